@@ -1,0 +1,138 @@
+//! Command-line interface: no subcommand opens the TUI; subcommands run headless.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use clap::{Parser, Subcommand};
+
+use crate::config::{Config, Dirs};
+use crate::dataset::{self, Loaded};
+use crate::theme;
+use crate::tui::keymap::Keymap;
+use crate::validate;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "prism",
+    version,
+    about = "A terminal workbench for diagnosing where and why LLMs hallucinate",
+    long_about = "Browse PRISM benchmarks by dimension, category and sub-task.\n\nWith no \
+                  subcommand, opens the TUI on PATH (a PRISM release directory, a .jsonl file \
+                  or a directory of them), or on the bundled sample data when PATH is omitted."
+)]
+pub struct Cli {
+    /// Dataset to open: a PRISM release directory, a .jsonl file, or a directory of .jsonl files.
+    pub path: Option<PathBuf>,
+    /// Colour theme (bundled: dark, light, high-contrast; or a file in the config dir's themes/).
+    #[arg(long, global = true)]
+    pub theme: Option<String>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check a dataset: every problem as file:line: field: reason, then counts. Exit 1 on errors.
+    Validate {
+        /// Dataset to check (omit for the bundled sample data).
+        path: Option<PathBuf>,
+        /// Print one JSON object (items, tasks, errors, per_dimension, per_category, per_task).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Configuration.
+    Config {
+        #[command(subcommand)]
+        what: ConfigCommand,
+    },
+    /// List the available themes.
+    Themes,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the path of the config file.
+    Path,
+    /// Print the config and data directories.
+    Dirs,
+}
+
+fn load(path: Option<&PathBuf>) -> anyhow::Result<(String, Loaded)> {
+    match path {
+        Some(p) => {
+            let loaded = dataset::load_path(p)?;
+            Ok((p.display().to_string(), loaded))
+        }
+        None => Ok(("<sample-data>".to_string(), dataset::load_sample())),
+    }
+}
+
+/// Runs the CLI and returns the process exit code.
+pub fn main(cli: Cli) -> anyhow::Result<i32> {
+    let dirs = Dirs::resolve();
+    match cli.command {
+        Some(Command::Validate { path, json }) => {
+            let (shown, loaded) = load(path.as_ref())?;
+            let report = validate::Report::new(&shown, &loaded);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!("{}", report.to_text(&loaded));
+            }
+            Ok(if loaded.errors() > 0 { 1 } else { 0 })
+        }
+        Some(Command::Config { what }) => {
+            match what {
+                ConfigCommand::Path => println!("{}", dirs.config_file().display()),
+                ConfigCommand::Dirs => {
+                    println!("config: {}", dirs.config.display());
+                    println!("themes: {}", dirs.themes().display());
+                    println!("data:   {}", dirs.data.display());
+                }
+            }
+            Ok(0)
+        }
+        Some(Command::Themes) => {
+            for name in theme::available(Some(&dirs.themes())) {
+                println!("{name}");
+            }
+            Ok(0)
+        }
+        None => {
+            let (config, config_warning) = Config::load(&dirs.config_file());
+            let (keymap, mut notices) = Keymap::with_overrides(&config.keys);
+            notices.extend(config_warning);
+            let theme_name = cli
+                .theme
+                .or(config.theme)
+                .unwrap_or_else(|| theme::DEFAULT_THEME.to_string());
+            let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+            let (theme, theme_warnings) =
+                theme::resolve(&theme_name, Some(&dirs.themes()), no_color);
+            notices.extend(theme_warnings);
+            let (shown, loaded) = load(cli.path.as_ref())?;
+            if loaded.dataset.items.is_empty() {
+                for p in &loaded.problems {
+                    eprintln!("{p}");
+                }
+                bail!("{shown}: no items could be loaded");
+            }
+            if !std::io::stdout().is_terminal() {
+                bail!(
+                    "the TUI needs a terminal; for scripts use `prism validate {shown}` (see --help)"
+                );
+            }
+            crate::tui::run(
+                Arc::new(loaded.dataset),
+                Arc::new(loaded.problems),
+                theme,
+                keymap,
+                notices,
+            )
+            .context("running the TUI")?;
+            Ok(0)
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! `prism`: a terminal workbench for diagnosing where and why large language models hallucinate.
+//!
+//! The library holds the engine (taxonomy, datasets, prompts) and the front-ends (the TUI and the
+//! headless CLI commands) that sit on it. Data flows one way: files → [`dataset::Dataset`] →
+//! front-ends; nothing in `dataset` knows about the terminal.
+
+pub mod cli;
+pub mod config;
+pub mod dataset;
+pub mod prompt;
+pub mod taxonomy;
+pub mod text;
+pub mod theme;
+pub mod tui;
+pub mod validate;

@@ -1,0 +1,54 @@
+//! Where each pane goes for a given terminal size. Shared by rendering and by mouse hit-testing,
+//! so a click always lands on what was drawn there.
+
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Areas {
+    pub title: Rect,
+    pub tree: Rect,
+    pub items: Rect,
+    pub detail: Rect,
+    pub status: Rect,
+}
+
+/// At or above this width the three panes sit side by side; below it the item list sits above the
+/// detail on the right.
+pub const WIDE: u16 = 140;
+
+impl Areas {
+    pub fn new(area: Rect) -> Areas {
+        let [title, body, status] = Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Min(3),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+        let tree_w = if area.width >= WIDE {
+            40
+        } else {
+            (area.width * 2 / 5).clamp(20, 36)
+        };
+        let [tree, right] =
+            Layout::horizontal([Constraint::Length(tree_w), Constraint::Min(10)]).areas(body);
+        let (items, detail) = if area.width >= WIDE {
+            let [i, d] =
+                Layout::horizontal([Constraint::Percentage(42), Constraint::Percentage(58)])
+                    .areas(right);
+            (i, d)
+        } else {
+            let [i, d] = Layout::default()
+                .direction(Direction::Vertical)
+                .constraints([Constraint::Percentage(40), Constraint::Percentage(60)])
+                .areas(right);
+            (i, d)
+        };
+        Areas {
+            title,
+            tree,
+            items,
+            detail,
+            status,
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! `prism validate PATH`: every problem as `file:line: field: reason`, then counts.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::dataset::{Counts, DatasetKind, Loaded, Problem};
+
+/// The `--json` report, one object for scripts.
+#[derive(Debug, Serialize)]
+pub struct Report<'a> {
+    pub path: &'a str,
+    pub kind: DatasetKind,
+    pub items: usize,
+    pub tasks: usize,
+    /// Items the registry declares (a slice of a release holds fewer than this).
+    pub declared_items: Option<u64>,
+    pub errors: Vec<&'a Problem>,
+    pub warnings: Vec<&'a Problem>,
+    #[serde(flatten)]
+    pub counts: Counts,
+}
+
+impl<'a> Report<'a> {
+    pub fn new(path: &'a str, loaded: &'a Loaded) -> Self {
+        let ds = &loaded.dataset;
+        Report {
+            path,
+            kind: ds.kind,
+            items: ds.items.len(),
+            tasks: ds.tasks.len(),
+            declared_items: ds.declared_items(),
+            errors: loaded.problems.iter().filter(|p| p.is_error()).collect(),
+            warnings: loaded.problems.iter().filter(|p| !p.is_error()).collect(),
+            counts: ds.counts(),
+        }
+    }
+
+    /// The human form: problems first (what to fix), then the counts.
+    pub fn to_text(&self, loaded: &Loaded) -> String {
+        let mut out = String::new();
+        for p in &loaded.problems {
+            let _ = writeln!(out, "{p}");
+        }
+        if !loaded.problems.is_empty() {
+            out.push('\n');
+        }
+        let ds = &loaded.dataset;
+        let _ = writeln!(
+            out,
+            "{}: {} items in {} tasks ({})",
+            self.path,
+            self.items,
+            self.tasks,
+            match self.kind {
+                DatasetKind::Release => "PRISM release",
+                DatasetKind::Jsonl => "JSONL items",
+            }
+        );
+        if let Some(declared) = self.declared_items
+            && declared != self.items as u64
+        {
+            let short = ds
+                .tasks
+                .iter()
+                .filter(|t| t.declared_items.is_some_and(|d| d > t.items.len() as u64))
+                .count();
+            let _ = writeln!(
+                out,
+                "note: tasks.json declares {declared} items; {} are present ({short} tasks hold fewer than declared, as a slice of a release does)",
+                self.items
+            );
+        }
+        let _ = writeln!(out, "\nper dimension:");
+        for d in crate::taxonomy::Dimension::ALL {
+            let n = self
+                .counts
+                .per_dimension
+                .get(d.code())
+                .copied()
+                .unwrap_or(0);
+            let _ = writeln!(out, "  {:<4} {:>6}  {}", d.code(), n, d.name());
+        }
+        let _ = writeln!(out, "\nper category:");
+        for c in crate::taxonomy::CATEGORIES.iter() {
+            let key = format!("{}-{}", c.dimension.code(), c.code);
+            if let Some(n) = self.counts.per_category.get(&key) {
+                let _ = writeln!(out, "  {:<8} {:>6}  {}", key, n, c.name);
+            }
+        }
+        let _ = writeln!(out, "\nper task:");
+        for t in &ds.tasks {
+            let declared = t
+                .declared_items
+                .filter(|&d| d != t.items.len() as u64)
+                .map(|d| format!(" of {d}"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  {:<34} {:>6}{:<9} {}",
+                t.id,
+                t.items.len(),
+                declared,
+                t.evaluator
+            );
+        }
+        let errors = self.errors.len();
+        let warnings = self.warnings.len();
+        let _ = writeln!(
+            out,
+            "\n{} error{}, {} warning{}",
+            errors,
+            if errors == 1 { "" } else { "s" },
+            warnings,
+            if warnings == 1 { "" } else { "s" }
+        );
+        out
+    }
+}
