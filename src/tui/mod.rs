@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crossterm::event::{DisableMouseCapture, EnableMouseCapture, Event, EventStream};
 use crossterm::execute;
-use futures::{FutureExt, Stream, StreamExt};
+use futures::{Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 
@@ -24,13 +24,11 @@ use keymap::Keymap;
 
 /// Runs the app loop until the user quits or the input ends.
 ///
-/// Input is drained before each draw, so a burst of events (a held key, a pasted string, a
-/// scroll wheel) costs one frame, not one per event.
-pub async fn run_loop<B, S>(
-    terminal: &mut Terminal<B>,
-    app: &mut App,
-    mut events: S,
-) -> io::Result<()>
+/// Input is taken in ready batches before each draw, so a burst of events (a held key, a pasted
+/// string, a scroll wheel) costs one frame, not one per event. (`ready_chunks` polls the stream
+/// with the loop's own waker; polling crossterm's `EventStream` with a throw-away waker, as
+/// `now_or_never` does, loses its wake-ups and freezes input.)
+pub async fn run_loop<B, S>(terminal: &mut Terminal<B>, app: &mut App, events: S) -> io::Result<()>
 where
     B: Backend,
     S: Stream<Item = io::Result<Event>> + Unpin,
@@ -39,24 +37,17 @@ where
     let size = terminal.size().map_err(Into::into)?;
     app.area = ratatui::layout::Rect::new(0, 0, size.width, size.height);
     app.keep_visible();
+    let mut batches = events.ready_chunks(256);
     loop {
-        terminal
-            .draw(|f| view::render(app, f))
-            .map_err(Into::into)?;
-        // Wait for one event, then take whatever else is already queued.
-        let Some(ev) = events.next().await else {
+        terminal.draw(|f| view::render(app, f)).map_err(Into::into)?;
+        let Some(batch) = batches.next().await else {
             return Ok(());
         };
-        app.handle_event(ev?);
-        while !app.quit {
-            match events.next().now_or_never() {
-                Some(Some(ev)) => app.handle_event(ev?),
-                Some(None) => return Ok(()),
-                None => break,
+        for ev in batch {
+            app.handle_event(ev?);
+            if app.quit {
+                return Ok(());
             }
-        }
-        if app.quit {
-            return Ok(());
         }
     }
 }
