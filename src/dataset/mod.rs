@@ -133,6 +133,7 @@ pub fn load_path(path: &Path) -> Result<Loaded, LoadError> {
         }
         if name.ends_with(".jsonl") || name.ends_with(".json") {
             let mut loaded = jsonl::load(&source, vec![name], "");
+            sort_problems(&mut loaded.problems);
             loaded.dataset.label = shown;
             return Ok(loaded);
         }
@@ -171,7 +172,7 @@ pub fn load_sample() -> Loaded {
 
 /// Loads a source as a release when it has a registry, else as JSONL items.
 pub fn load_source(source: Source) -> Loaded {
-    if source.is_file("data/tasks.json") {
+    let mut loaded = if source.is_file("data/tasks.json") {
         release::load(&source, "data")
     } else if source.is_file("tasks.json") {
         release::load(&source, "")
@@ -182,7 +183,14 @@ pub fn load_source(source: Source) -> Loaded {
             .filter(|f| !f.starts_with("prompts/"))
             .collect();
         jsonl::load(&source, files, "")
-    }
+    };
+    sort_problems(&mut loaded.problems);
+    loaded
+}
+
+/// Problems in reading order: by file, then line (stable, so one line's problems keep their order).
+fn sort_problems(problems: &mut [Problem]) {
+    problems.sort_by(|a, b| a.file.cmp(&b.file).then(a.line.cmp(&b.line)));
 }
 
 /// Lines read from one JSONL file: the records that parsed, and the problems found.
@@ -248,6 +256,12 @@ fn read_records(source: &Source, rel: &str, shown: &str) -> FileRecords {
             continue;
         }
         non_blank += 1;
+        // A byte-order mark (some editors write one) is not part of the first record.
+        let bytes = if no == 1 {
+            bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes)
+        } else {
+            bytes
+        };
         let text = match std::str::from_utf8(bytes) {
             Ok(t) => t,
             Err(e) => {

@@ -149,6 +149,10 @@ fn read_registry(
             return Vec::new();
         }
     };
+    let bytes = match bytes.strip_prefix(b"\xef\xbb\xbf") {
+        Some(rest) => rest.to_vec(),
+        None => bytes,
+    };
     let text = match std::str::from_utf8(&bytes) {
         Ok(t) => t,
         Err(e) => {

@@ -25,9 +25,9 @@ impl Areas {
         ])
         .areas(area);
         let tree_w = if area.width >= WIDE {
-            40
+            42
         } else {
-            (area.width * 2 / 5).clamp(20, 36)
+            (area.width * 2 / 5).clamp(24, 38)
         };
         let [tree, right] =
             Layout::horizontal([Constraint::Length(tree_w), Constraint::Min(10)]).areas(body);

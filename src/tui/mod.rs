@@ -32,14 +32,16 @@ pub async fn run_loop<B, S>(terminal: &mut Terminal<B>, app: &mut App, events: S
 where
     B: Backend,
     S: Stream<Item = io::Result<Event>> + Unpin,
-    B::Error: Into<io::Error>,
+    B::Error: std::error::Error + Send + Sync + 'static,
 {
-    let size = terminal.size().map_err(Into::into)?;
+    let size = terminal.size().map_err(io::Error::other)?;
     app.area = ratatui::layout::Rect::new(0, 0, size.width, size.height);
     app.keep_visible();
     let mut batches = events.ready_chunks(256);
     loop {
-        terminal.draw(|f| view::render(app, f)).map_err(Into::into)?;
+        terminal
+            .draw(|f| view::render(app, f))
+            .map_err(io::Error::other)?;
         let Some(batch) = batches.next().await else {
             return Ok(());
         };

@@ -336,8 +336,16 @@ fn item_detail(ds: &Dataset, item: &Item, t: &Theme, re: Option<&Regex>) -> Vec<
         Span::styled("── as the model sees it ", t.accent()),
         Span::styled(format!("({prompt_note}) "), t.muted()),
     ]));
-    let message = crate::prompt::user_message(ds, item);
-    for line in sanitize(&message).lines() {
+    // The task prompt is shared by every item of the task, so it is dimmed; the question, which
+    // is what differs, stands out. Together they are exactly the message sent.
+    if let Some(prompt) = task.prompt.as_ref().and_then(|p| ds.prompts.tasks.get(p)) {
+        for line in sanitize(prompt.trim_end()).lines() {
+            out.push(Line::styled(line.to_string(), t.muted()));
+        }
+        out.push(Line::raw(""));
+    }
+    let question = crate::prompt::format_question(item);
+    for line in sanitize(&question).lines() {
         out.push(Line::from(highlight(line, re, t.base(), t.search_match())));
     }
     out

@@ -1,0 +1,135 @@
+//! The headless CLI, run as a user would run it.
+
+use std::fs;
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn prism() -> Command {
+    let mut c = Command::cargo_bin("prism").unwrap();
+    // Never read the developer's own config.
+    let dir = std::env::temp_dir().join("prism-cli-test-config");
+    c.env("PRISM_CONFIG_DIR", &dir).env("PRISM_DATA_DIR", &dir);
+    c
+}
+
+fn mini() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/prism-mini")
+}
+
+#[test]
+fn validate_prism_mini_is_clean_and_counts() {
+    let out = prism().arg("validate").arg(mini()).assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(text.contains("322 items in 65 tasks"), "{text}");
+    assert!(text.contains("tasks.json declares 9448 items"), "{text}");
+    assert!(text.contains("KE-FD-DefAn"));
+    assert!(text.contains("0 errors"));
+}
+
+#[test]
+fn validate_reports_file_line_field_reason_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("items.jsonl");
+    fs::write(
+        &p,
+        "{\"id\":\"a\",\"task\":\"KE-FD-X\",\"dimension\":\"KE\",\"category\":\"FD\",\"question\":\"q\",\"answer\":\"x\"}\n\
+         {\"id\":\"b\",\"task\":\"KE-FD-X\",\"dimension\":\"KE\",\"category\":\"ZZ\",\"question\":\"q\"}\n\
+         not json\n",
+    )
+    .unwrap();
+    let out = prism().arg("validate").arg(&p).assert().code(1);
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let shown = p.display().to_string();
+    assert!(
+        text.contains(&format!("{shown}:2: category: unknown category \"ZZ\" for KE")),
+        "{text}"
+    );
+    assert!(text.contains(&format!("{shown}:3: -: invalid JSON")), "{text}");
+    assert!(text.contains("1 items in 1 tasks") || text.contains("1 items in 1 task"), "{text}");
+
+    let out = prism().args(["validate", "--json"]).arg(&p).assert().code(1);
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["items"], 1);
+    assert_eq!(v["tasks"], 1);
+    let errors = v["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 2, "{errors:#?}");
+    assert_eq!(errors[0]["line"], 2);
+    assert_eq!(errors[0]["field"], "category");
+    assert!(errors[0]["file"].as_str().unwrap().ends_with("items.jsonl"));
+    assert_eq!(v["per_dimension"]["KE"], 1);
+    assert_eq!(v["per_category"]["KE-FD"], 1);
+    assert_eq!(v["per_task"]["KE-FD-X"], 1);
+}
+
+#[test]
+fn validate_json_on_the_release() {
+    let out = prism()
+        .args(["validate", "--json"])
+        .arg(mini())
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["items"], 322);
+    assert_eq!(v["tasks"], 65);
+    assert_eq!(v["declared_items"], 9448);
+    assert_eq!(v["errors"].as_array().unwrap().len(), 0);
+    assert_eq!(v["per_task"].as_object().unwrap().len(), 65);
+}
+
+#[test]
+fn validate_without_a_path_checks_the_bundled_sample() {
+    prism()
+        .arg("validate")
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("bundled").or(predicates::str::contains("sample")));
+}
+
+#[test]
+fn a_missing_path_is_a_clear_error() {
+    prism()
+        .args(["validate", "/definitely/not/here"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("/definitely/not/here: no such file or directory"));
+}
+
+#[test]
+fn config_path_is_in_the_config_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("prism")
+        .unwrap()
+        .env("PRISM_CONFIG_DIR", dir.path())
+        .args(["config", "path"])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert_eq!(text.trim(), dir.path().join("config.toml").display().to_string());
+}
+
+#[test]
+fn themes_lists_bundled_and_user_themes() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("themes")).unwrap();
+    fs::write(dir.path().join("themes/mine.toml"), "[colors]\naccent = \"red\"\n").unwrap();
+    let out = Command::cargo_bin("prism")
+        .unwrap()
+        .env("PRISM_CONFIG_DIR", dir.path())
+        .arg("themes")
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    for t in ["dark", "light", "high-contrast", "mine"] {
+        assert!(text.lines().any(|l| l == t), "{t} missing from {text}");
+    }
+}
+
+#[test]
+fn the_tui_refuses_politely_without_a_terminal() {
+    prism()
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("needs a terminal"));
+}
