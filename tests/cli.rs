@@ -43,13 +43,25 @@ fn validate_reports_file_line_field_reason_and_exits_1() {
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     let shown = p.display().to_string();
     assert!(
-        text.contains(&format!("{shown}:2: category: unknown category \"ZZ\" for KE")),
+        text.contains(&format!(
+            "{shown}:2: category: unknown category \"ZZ\" for KE"
+        )),
         "{text}"
     );
-    assert!(text.contains(&format!("{shown}:3: -: invalid JSON")), "{text}");
-    assert!(text.contains("1 items in 1 tasks") || text.contains("1 items in 1 task"), "{text}");
+    assert!(
+        text.contains(&format!("{shown}:3: -: invalid JSON")),
+        "{text}"
+    );
+    assert!(
+        text.contains("1 items in 1 tasks") || text.contains("1 items in 1 task"),
+        "{text}"
+    );
 
-    let out = prism().args(["validate", "--json"]).arg(&p).assert().code(1);
+    let out = prism()
+        .args(["validate", "--json"])
+        .arg(&p)
+        .assert()
+        .code(1);
     let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(v["items"], 1);
     assert_eq!(v["tasks"], 1);
@@ -93,7 +105,9 @@ fn a_missing_path_is_a_clear_error() {
         .args(["validate", "/definitely/not/here"])
         .assert()
         .code(1)
-        .stderr(predicates::str::contains("/definitely/not/here: no such file or directory"));
+        .stderr(predicates::str::contains(
+            "/definitely/not/here: no such file or directory",
+        ));
 }
 
 #[test]
@@ -106,14 +120,21 @@ fn config_path_is_in_the_config_dir() {
         .assert()
         .success();
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    assert_eq!(text.trim(), dir.path().join("config.toml").display().to_string());
+    assert_eq!(
+        text.trim(),
+        dir.path().join("config.toml").display().to_string()
+    );
 }
 
 #[test]
 fn themes_lists_bundled_and_user_themes() {
     let dir = tempfile::tempdir().unwrap();
     fs::create_dir_all(dir.path().join("themes")).unwrap();
-    fs::write(dir.path().join("themes/mine.toml"), "[colors]\naccent = \"red\"\n").unwrap();
+    fs::write(
+        dir.path().join("themes/mine.toml"),
+        "[colors]\naccent = \"red\"\n",
+    )
+    .unwrap();
     let out = Command::cargo_bin("prism")
         .unwrap()
         .env("PRISM_CONFIG_DIR", dir.path())

@@ -92,7 +92,10 @@ fn prism_mini_keeps_every_field_of_the_source() {
 
 #[test]
 fn prism_mini_data_dir_and_tasks_json_resolve_to_the_release() {
-    for p in [prism_mini().join("data"), prism_mini().join("data/tasks.json")] {
+    for p in [
+        prism_mini().join("data"),
+        prism_mini().join("data/tasks.json"),
+    ] {
         let l = dataset::load_path(&p).unwrap();
         assert_eq!(l.dataset.items.len(), 322, "{}", p.display());
         assert!(l.dataset.prompts.tasks.contains_key("KE-FD"));
@@ -119,7 +122,10 @@ fn prompt_is_built_exactly_as_the_format_says() {
     );
     let code = ds.item_by_id("RE-MRF-Code_Generation-0001").unwrap();
     let m = prism::prompt::user_message(ds, code);
-    assert!(m.ends_with(&format!("\n\nTest Input:\n{}", code.test_input.as_ref().unwrap())));
+    assert!(m.ends_with(&format!(
+        "\n\nTest Input:\n{}",
+        code.test_input.as_ref().unwrap()
+    )));
 }
 
 #[test]
@@ -127,7 +133,11 @@ fn sample_data_covers_every_category_and_evaluator_without_problems() {
     let l = dataset::load_sample();
     assert!(l.problems.is_empty(), "{:#?}", l.problems);
     let ds = &l.dataset;
-    assert!(ds.items.len() >= 75, "about 80 items, got {}", ds.items.len());
+    assert!(
+        ds.items.len() >= 75,
+        "about 80 items, got {}",
+        ds.items.len()
+    );
     let c = ds.counts();
     for cat in CATEGORIES.iter() {
         let key = format!("{}-{}", cat.dimension, cat.code);
@@ -141,14 +151,18 @@ fn sample_data_covers_every_category_and_evaluator_without_problems() {
     // Every task prompt and the judge prompts the evaluators need are present.
     for t in &ds.tasks {
         let p = t.prompt.as_ref().unwrap();
-        assert!(ds.prompts.tasks.contains_key(p), "{} has no prompt {p}", t.id);
+        assert!(
+            ds.prompts.tasks.contains_key(p),
+            "{} has no prompt {p}",
+            t.id
+        );
     }
     for j in ["semantic_equivalence", "math_equivalence"] {
         assert!(ds.prompts.judges.contains_key(j));
     }
     // The bundled copy is the one in the repository.
-    let on_disk = dataset::load_path(&Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data"))
-        .unwrap();
+    let on_disk =
+        dataset::load_path(&Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data")).unwrap();
     assert_eq!(on_disk.dataset.items.len(), ds.items.len());
 }
 
@@ -236,7 +250,11 @@ fn the_fixture_itself_is_clean() {
 #[test]
 fn bad_json_is_reported_and_the_rest_loads() {
     let f = Fixture::new();
-    f.set_line("data/KE/FD/Alpha.jsonl", 2, r#"{"id": "KE-FD-Alpha-0002", "task": "#);
+    f.set_line(
+        "data/KE/FD/Alpha.jsonl",
+        2,
+        r#"{"id": "KE-FD-Alpha-0002", "task": "#,
+    );
     let l = f.load();
     let p = expect_error(&l, "Alpha.jsonl", 2, "-");
     assert!(p.reason.contains("invalid JSON"), "{}", p.reason);
@@ -319,7 +337,11 @@ fn duplicate_ids_keep_the_first() {
     );
     let l = f.load();
     let p = expect_error(&l, "Alpha.jsonl", 3, "id");
-    assert!(p.reason.contains("duplicate id") && p.reason.contains(":1"), "{}", p.reason);
+    assert!(
+        p.reason.contains("duplicate id") && p.reason.contains(":1"),
+        "{}",
+        p.reason
+    );
     assert_eq!(
         &*l.dataset.item_by_id("KE-FD-Alpha-0001").unwrap().question,
         "Q1"
@@ -345,8 +367,16 @@ fn missing_fields_the_evaluator_needs() {
         r#"{"task": "KE-FD-Alpha", "question": "Q1"}"#,
     );
     let l = f.load();
-    assert!(expect_error(&l, "Beta.jsonl", 1, "options").reason.contains("choice"));
-    assert!(expect_error(&l, "Beta.jsonl", 2, "answer").reason.contains("not an option letter"));
+    assert!(
+        expect_error(&l, "Beta.jsonl", 1, "options")
+            .reason
+            .contains("choice")
+    );
+    assert!(
+        expect_error(&l, "Beta.jsonl", 2, "answer")
+            .reason
+            .contains("not an option letter")
+    );
     expect_error(&l, "Alpha.jsonl", 1, "id");
     expect_error(&l, "Alpha.jsonl", 1, "answer");
 }
@@ -373,7 +403,11 @@ fn empty_file_missing_file_and_orphan_file() {
     f.write("data/RE/LF/Beta.jsonl", "\n\n");
     f.write("data/KE/FD/Stray.jsonl", "{}\n");
     let l = f.load();
-    assert!(expect_error(&l, "Beta.jsonl", 0, "-").reason.contains("empty file"));
+    assert!(
+        expect_error(&l, "Beta.jsonl", 0, "-")
+            .reason
+            .contains("empty file")
+    );
     assert!(
         expect_error(&l, "Stray.jsonl", 0, "task")
             .reason
@@ -384,7 +418,11 @@ fn empty_file_missing_file_and_orphan_file() {
     let f = Fixture::new();
     fs::remove_file(f.path().join("data/RE/LF/Beta.jsonl")).unwrap();
     let l = f.load();
-    assert!(expect_error(&l, "tasks.json", 4, "file").reason.contains("does not exist"));
+    assert!(
+        expect_error(&l, "tasks.json", 4, "file")
+            .reason
+            .contains("does not exist")
+    );
     assert_eq!(l.dataset.items.len(), 3);
 }
 
@@ -393,8 +431,15 @@ fn broken_registry_is_reported_not_fatal() {
     let f = Fixture::new();
     f.write("data/tasks.json", "[\n {\"task_id\": \"KE-FD-Alpha\",\n");
     let l = f.load();
-    assert!(errors(&l).iter().any(|p| p.file.ends_with("tasks.json") && p.reason.contains("invalid JSON")));
-    f.write("data/tasks.json", "[\n {\"task_id\": \"KE-FD-Alpha\"}, 7\n]");
+    assert!(
+        errors(&l)
+            .iter()
+            .any(|p| p.file.ends_with("tasks.json") && p.reason.contains("invalid JSON"))
+    );
+    f.write(
+        "data/tasks.json",
+        "[\n {\"task_id\": \"KE-FD-Alpha\"}, 7\n]",
+    );
     let l = f.load();
     // Missing keys of the first entry, and the number that is not an entry, each by line.
     expect_error(&l, "tasks.json", 2, "dimension");
@@ -406,7 +451,11 @@ fn missing_prompt_file_is_reported() {
     let f = Fixture::new();
     fs::remove_file(f.path().join("prompts/tasks/RE-LF.md")).unwrap();
     let l = f.load();
-    assert!(expect_error(&l, "tasks.json", 4, "prompt").reason.contains("RE-LF.md"));
+    assert!(
+        expect_error(&l, "tasks.json", 4, "prompt")
+            .reason
+            .contains("RE-LF.md")
+    );
 }
 
 #[test]

@@ -89,16 +89,29 @@ fn browse_screen_snapshots_in_every_theme() {
     for (name, _) in prism::theme::BUNDLED {
         let mut app = sample_app(Theme::bundled(name).unwrap());
         // Open a sub-task so all three panes have content.
-        let term = drive(&mut app, 100, 30, vec![key('j'), code(KeyCode::Enter), key('j')]);
+        let term = drive(
+            &mut app,
+            100,
+            30,
+            vec![key('j'), code(KeyCode::Enter), key('j')],
+        );
         insta::assert_snapshot!(format!("browse_text_{name}"), screen(&term));
-        insta::assert_snapshot!(format!("browse_styled_{name}"), format!("{:?}", term.backend().buffer()));
+        insta::assert_snapshot!(
+            format!("browse_styled_{name}"),
+            format!("{:?}", term.backend().buffer())
+        );
     }
 }
 
 #[test]
 fn no_color_snapshot_uses_no_colours() {
     let mut app = sample_app(Theme::monochrome());
-    let term = drive(&mut app, 100, 30, vec![key('j'), code(KeyCode::Enter), key('j')]);
+    let term = drive(
+        &mut app,
+        100,
+        30,
+        vec![key('j'), code(KeyCode::Enter), key('j')],
+    );
     let buf = term.backend().buffer();
     for cell in buf.content() {
         assert_eq!(cell.fg, ratatui::style::Color::Reset);
@@ -115,7 +128,13 @@ fn navigation_reaches_an_item_and_its_detail() {
         &mut app,
         120,
         40,
-        vec![key('j'), code(KeyCode::Enter), key('j'), code(KeyCode::Tab), key('j')],
+        vec![
+            key('j'),
+            code(KeyCode::Enter),
+            key('j'),
+            code(KeyCode::Tab),
+            key('j'),
+        ],
     );
     assert_eq!(app.focus, Focus::Items);
     let idx = app.current_item().unwrap();
@@ -142,18 +161,48 @@ fn search_highlights_and_jumps_with_n_and_shift_n() {
     assert!(screen(&term).contains("match 1/"), "{}", screen(&term));
     // The match is highlighted in the theme's match colours somewhere on screen.
     let hit = app.theme.match_bg;
-    assert!(term.backend().buffer().content().iter().any(|c| c.bg == hit));
+    assert!(
+        term.backend()
+            .buffer()
+            .content()
+            .iter()
+            .any(|c| c.bg == hit)
+    );
 
     let term = drive(&mut app, 120, 40, vec![key('n')]);
     let second = app.current_item().unwrap();
     assert_ne!(first, second);
-    assert!(app.ds.items[second].question.to_lowercase().contains("moon"));
+    assert!(
+        app.ds.items[second]
+            .question
+            .to_lowercase()
+            .contains("moon")
+    );
     assert!(screen(&term).contains("match 2/"));
-    drive(&mut app, 120, 40, vec![Event::Key(KeyEvent::new(KeyCode::Char('N'), KeyModifiers::SHIFT))]);
+    drive(
+        &mut app,
+        120,
+        40,
+        vec![Event::Key(KeyEvent::new(
+            KeyCode::Char('N'),
+            KeyModifiers::SHIFT,
+        ))],
+    );
     assert_eq!(app.current_item(), Some(first));
     // N from the first match wraps to the last.
-    drive(&mut app, 120, 40, vec![Event::Key(KeyEvent::new(KeyCode::Char('N'), KeyModifiers::SHIFT))]);
-    assert_eq!(app.current_item(), Some(*app.search.matches.last().unwrap()));
+    drive(
+        &mut app,
+        120,
+        40,
+        vec![Event::Key(KeyEvent::new(
+            KeyCode::Char('N'),
+            KeyModifiers::SHIFT,
+        ))],
+    );
+    assert_eq!(
+        app.current_item(),
+        Some(*app.search.matches.last().unwrap())
+    );
     // Esc clears the search.
     drive(&mut app, 120, 40, vec![code(KeyCode::Esc)]);
     assert!(app.search.matches.is_empty());
@@ -166,7 +215,10 @@ fn search_by_id_and_escape_restores_the_selection() {
     ev.extend(typed("RE-PF-Chains-0003"));
     ev.push(code(KeyCode::Enter));
     drive(&mut app, 120, 40, ev);
-    assert_eq!(&*app.ds.items[app.current_item().unwrap()].id, "RE-PF-Chains-0003");
+    assert_eq!(
+        &*app.ds.items[app.current_item().unwrap()].id,
+        "RE-PF-Chains-0003"
+    );
 
     let mut app = sample_app(Theme::default_theme());
     let before = (app.tree_sel, app.item_sel);
@@ -189,9 +241,15 @@ fn help_is_generated_from_the_keymap_including_overrides() {
     assert!(matches!(app.popup, Some(Popup::Help { .. })));
     let s = screen(&term);
     assert!(s.contains("search ids and text"), "{s}");
-    let line = s.lines().find(|l| l.contains("search ids and text")).unwrap();
+    let line = s
+        .lines()
+        .find(|l| l.contains("search ids and text"))
+        .unwrap();
     let keys = line.trim_matches(|c: char| c == '┃' || c == ' ' || c == '█');
-    assert!(keys.starts_with("s "), "the overridden key is shown: {line}");
+    assert!(
+        keys.starts_with("s "),
+        "the overridden key is shown: {line}"
+    );
     assert!(!line.contains('/'), "the default key is replaced: {line}");
     // q closes the popup before it quits.
     drive(&mut app, 100, 30, vec![key('q')]);
@@ -212,7 +270,10 @@ fn quit_stops_the_loop_before_later_input() {
         &mut app,
         100,
         30,
-        vec![Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL))],
+        vec![Event::Key(KeyEvent::new(
+            KeyCode::Char('c'),
+            KeyModifiers::CONTROL,
+        ))],
     );
     assert!(app.quit);
 }
@@ -234,11 +295,21 @@ fn mouse_clicks_select_and_the_wheel_scrolls() {
     drive(&mut app, 120, 40, vec![click(a2.tree.x + 3, a2.tree.y + 3)]);
     assert!(app.tree.visible.len() > n);
     // The wheel over the item list moves its selection without stealing focus.
-    drive(&mut app, 120, 40, vec![wheel_down(a2.items.x + 5, a2.items.y + 3)]);
+    drive(
+        &mut app,
+        120,
+        40,
+        vec![wheel_down(a2.items.x + 5, a2.items.y + 3)],
+    );
     assert_eq!(app.item_sel, 1);
     assert_eq!(app.focus, Focus::Tree);
     // A click on an item row selects it and focuses the list.
-    drive(&mut app, 120, 40, vec![click(a2.items.x + 5, a2.items.y + 3)]);
+    drive(
+        &mut app,
+        120,
+        40,
+        vec![click(a2.items.x + 5, a2.items.y + 3)],
+    );
     assert_eq!(app.item_sel, 2);
     assert_eq!(app.focus, Focus::Items);
 }
@@ -247,15 +318,29 @@ fn mouse_clicks_select_and_the_wheel_scrolls() {
 fn every_size_down_to_tiny_renders_without_panic() {
     for (w, h) in [(80, 24), (200, 60), (60, 20), (20, 6), (1, 1), (0, 0)] {
         let mut app = sample_app(Theme::default_theme());
-        let mut ev = vec![key('e'), key('G'), code(KeyCode::Tab), key('G'), code(KeyCode::Tab)];
+        let mut ev = vec![
+            key('e'),
+            key('G'),
+            code(KeyCode::Tab),
+            key('G'),
+            code(KeyCode::Tab),
+        ];
         ev.extend([key('G'), key('?'), code(KeyCode::Esc), key('!')]);
         drive(&mut app, w, h, ev);
     }
     // 80x24 keeps all three panes and the status line readable.
     let mut app = sample_app(Theme::default_theme());
-    let term = drive(&mut app, 80, 24, vec![key('j'), code(KeyCode::Enter), key('j')]);
+    let term = drive(
+        &mut app,
+        80,
+        24,
+        vec![key('j'), code(KeyCode::Enter), key('j')],
+    );
     let s = screen(&term);
-    assert!(s.contains("Taxonomy") && s.contains("Item") && s.contains("KE-FD-Myths-0001"), "{s}");
+    assert!(
+        s.contains("Taxonomy") && s.contains("Item") && s.contains("KE-FD-Myths-0001"),
+        "{s}"
+    );
     assert!(s.lines().last().unwrap().contains("help"));
 }
 
