@@ -7,7 +7,10 @@
 pub mod cli;
 pub mod config;
 pub mod dataset;
+pub mod engine;
 pub mod prompt;
+pub mod provider;
+pub mod store;
 pub mod taxonomy;
 pub mod text;
 pub mod theme;

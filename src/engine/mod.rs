@@ -1,0 +1,633 @@
+//! The run engine: a plan of items x models x samples becomes jobs; jobs run under a global and
+//! a per-model (adaptive) concurrency limit, with retries, timeouts and cancellation; every result
+//! is committed to the store before it is announced; typed [`Event`]s go to whichever front-end
+//! runs the engine. Nothing here knows about the terminal.
+
+mod backoff;
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use sha2::{Digest, Sha256};
+use tokio::sync::{Mutex, Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+
+pub use backoff::RetryPolicy;
+
+use crate::dataset::Dataset;
+use crate::prompt;
+use crate::provider::{
+    AdaptiveLimiter, ChatRequest, ChatStream, ModelConfig, Params, Provider, ProviderError,
+    RateLimiter, StreamEvent,
+};
+use crate::store::{JobRecord, ResponseRecord, RunConfig, RunRecord, StoreHandle, now_secs};
+
+/// Anything that answers a chat request with a stream: the HTTP providers, the local model.
+pub trait Backend: Send + Sync {
+    fn stream<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<ChatStream, ProviderError>>;
+    /// Identifies the backend in cache keys (provider kind and model id).
+    fn cache_identity(&self) -> String;
+}
+
+impl Backend for Provider {
+    fn stream<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<ChatStream, ProviderError>> {
+        Box::pin(Provider::stream(self, req))
+    }
+    fn cache_identity(&self) -> String {
+        format!("{}:{}", self.kind.as_str(), self.model_id)
+    }
+}
+
+/// Makes a backend for a model config. The CLI and TUI pass one that knows every provider kind
+/// (including the local model); tests can pass their own.
+pub type BackendFactory =
+    Arc<dyn Fn(&ModelConfig) -> Result<Arc<dyn Backend>, ProviderError> + Send + Sync>;
+
+/// The factory for the HTTP providers.
+pub fn http_backends() -> BackendFactory {
+    Arc::new(|cfg: &ModelConfig| {
+        if cfg.provider == crate::provider::ProviderKind::Local {
+            return Err(ProviderError::Config(format!(
+                "model {:?}: the local provider is not available in this build",
+                cfg.name
+            )));
+        }
+        Ok(Arc::new(Provider::from_config(cfg)?) as Arc<dyn Backend>)
+    })
+}
+
+/// One unit of work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    pub idx: u32,
+    /// Index into `Dataset::items`.
+    pub item: usize,
+    /// Index into the run's models.
+    pub model: usize,
+    pub sample: u32,
+}
+
+/// What a front-end hears.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// The run is recorded and about to start: its id, its models and every job.
+    Started {
+        run_id: String,
+        models: Vec<String>,
+        jobs: Arc<Vec<Job>>,
+        already_done: usize,
+    },
+    /// A request was sent (`attempt` counts from 1).
+    Sending { job: u32, attempt: u32 },
+    /// More text arrived.
+    Delta { job: u32, text: String },
+    /// The attempt failed and will be retried after `delay`; partial text is discarded.
+    Retrying {
+        job: u32,
+        attempt: u32,
+        max_attempts: u32,
+        reason: String,
+        delay: Duration,
+    },
+    /// The job finished and its response is committed.
+    Done { job: u32, response: Arc<ResponseRecord> },
+    /// The job failed for good; the failure is committed too.
+    Failed { job: u32, response: Arc<ResponseRecord> },
+    /// The run ended (finished or cancelled).
+    Finished(RunSummary),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunSummary {
+    pub run_id: String,
+    pub total: usize,
+    pub done: usize,
+    pub failed: usize,
+    /// Jobs not run because the run was cancelled (they stay pending for `--resume`).
+    pub cancelled: usize,
+    pub cache_hits: usize,
+}
+
+/// What to run.
+#[derive(Clone)]
+pub struct RunSpec {
+    pub dataset: Arc<Dataset>,
+    /// How the dataset is named in the store (a path, or `<sample-data>`).
+    pub dataset_ref: String,
+    /// Items, by index into the dataset.
+    pub items: Vec<usize>,
+    pub models: Vec<ModelConfig>,
+    pub samples: u32,
+    pub shots: u32,
+    /// Overrides over the per-task defaults and each model's params.
+    pub params: Params,
+    /// The most jobs in flight across all models.
+    pub concurrency: usize,
+    pub use_cache: bool,
+    pub filter: Option<String>,
+    pub limit: Option<usize>,
+    pub retry: RetryPolicy,
+}
+
+impl RunSpec {
+    pub fn new(dataset: Arc<Dataset>, dataset_ref: String, items: Vec<usize>, models: Vec<ModelConfig>) -> Self {
+        RunSpec {
+            dataset,
+            dataset_ref,
+            items,
+            models,
+            samples: 1,
+            shots: 0,
+            params: Params::default(),
+            concurrency: 64,
+            use_cache: true,
+            filter: None,
+            limit: None,
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    /// The plan: jobs ordered item by item, so models progress together and a side-by-side
+    /// view fills evenly.
+    pub fn plan(&self) -> Vec<Job> {
+        let mut jobs = Vec::with_capacity(self.items.len() * self.models.len() * self.samples as usize);
+        for &item in &self.items {
+            for sample in 0..self.samples.max(1) {
+                for model in 0..self.models.len() {
+                    jobs.push(Job {
+                        idx: jobs.len() as u32,
+                        item,
+                        model,
+                        sample,
+                    });
+                }
+            }
+        }
+        jobs
+    }
+}
+
+/// Per-model state during a run.
+struct ModelRuntime {
+    cfg: ModelConfig,
+    backend: Arc<dyn Backend>,
+    limiter: Arc<AdaptiveLimiter>,
+    rate: Option<RateLimiter>,
+}
+
+struct Shared {
+    spec: RunSpec,
+    run_id: String,
+    models: Vec<ModelRuntime>,
+    store: StoreHandle,
+    events: mpsc::UnboundedSender<Event>,
+    cancel: CancellationToken,
+    counts: std::sync::Mutex<RunSummary>,
+}
+
+/// Starts a new run: records it and its jobs, then runs them.
+pub async fn run(
+    spec: RunSpec,
+    store: StoreHandle,
+    factory: BackendFactory,
+    events: mpsc::UnboundedSender<Event>,
+    cancel: CancellationToken,
+) -> anyhow::Result<RunSummary> {
+    let jobs = spec.plan();
+    let run_id = crate::store::new_run_id();
+    let record = RunRecord {
+        id: run_id.clone(),
+        created_at: now_secs(),
+        dataset: spec.dataset_ref.clone(),
+        config: RunConfig {
+            models: spec.models.clone(),
+            samples: spec.samples,
+            shots: spec.shots,
+            params: spec.params.clone(),
+            filter: spec.filter.clone(),
+            limit: spec.limit,
+        },
+        status: "running".into(),
+    };
+    let job_records: Vec<JobRecord> = jobs
+        .iter()
+        .map(|j| {
+            let item = &spec.dataset.items[j.item];
+            JobRecord {
+                idx: j.idx,
+                item_id: item.id.to_string(),
+                task_id: spec.dataset.task_of(item).id.clone(),
+                model: spec.models[j.model].name.clone(),
+                sample: j.sample,
+            }
+        })
+        .collect();
+    // Backends first: a missing key or bad config fails before anything is recorded.
+    let models = runtimes(&spec.models, &factory)?;
+    store
+        .create_run(record, job_records)
+        .await
+        .map_err(|e| anyhow::anyhow!("recording the run: {e}"))?;
+    let jobs = Arc::new(jobs);
+    execute(spec, run_id, models, jobs.clone(), (*jobs).clone(), 0, store, events, cancel).await
+}
+
+/// Finishes an earlier run: only its jobs that are not done are run again.
+#[allow(clippy::too_many_arguments)]
+pub async fn resume(
+    run: &RunRecord,
+    dataset: Arc<Dataset>,
+    unfinished: Vec<JobRecord>,
+    all_jobs: Vec<JobRecord>,
+    store: StoreHandle,
+    factory: BackendFactory,
+    concurrency: usize,
+    events: mpsc::UnboundedSender<Event>,
+    cancel: CancellationToken,
+) -> anyhow::Result<RunSummary> {
+    let cfg = &run.config;
+    let model_index: HashMap<&str, usize> = cfg
+        .models
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.name.as_str(), i))
+        .collect();
+    let to_job = |j: &JobRecord| -> anyhow::Result<Job> {
+        let item = dataset.index_of(&j.item_id).ok_or_else(|| {
+            anyhow::anyhow!(
+                "run {}: item {} is not in the dataset {} any more",
+                run.id,
+                j.item_id,
+                run.dataset
+            )
+        })?;
+        let model = *model_index
+            .get(j.model.as_str())
+            .ok_or_else(|| anyhow::anyhow!("run {}: unknown model {}", run.id, j.model))?;
+        Ok(Job {
+            idx: j.idx,
+            item,
+            model,
+            sample: j.sample,
+        })
+    };
+    let all: Vec<Job> = all_jobs.iter().map(to_job).collect::<anyhow::Result<_>>()?;
+    let todo: Vec<Job> = unfinished.iter().map(to_job).collect::<anyhow::Result<_>>()?;
+    let mut spec = RunSpec::new(dataset, run.dataset.clone(), Vec::new(), cfg.models.clone());
+    spec.samples = cfg.samples;
+    spec.shots = cfg.shots;
+    spec.params = cfg.params.clone();
+    spec.concurrency = concurrency;
+    let models = runtimes(&spec.models, &factory)?;
+    store
+        .set_status(&run.id, "running")
+        .await
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let done_before = all.len() - todo.len();
+    execute(spec, run.id.clone(), models, Arc::new(all), todo, done_before, store, events, cancel).await
+}
+
+fn runtimes(models: &[ModelConfig], factory: &BackendFactory) -> anyhow::Result<Vec<ModelRuntime>> {
+    models
+        .iter()
+        .map(|cfg| {
+            let backend = factory(cfg).map_err(|e| anyhow::anyhow!("{e}"))?;
+            Ok(ModelRuntime {
+                cfg: cfg.clone(),
+                backend,
+                limiter: AdaptiveLimiter::new(cfg.max_concurrency),
+                rate: cfg.requests_per_minute.map(RateLimiter::per_minute),
+            })
+        })
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn execute(
+    spec: RunSpec,
+    run_id: String,
+    models: Vec<ModelRuntime>,
+    all_jobs: Arc<Vec<Job>>,
+    todo: Vec<Job>,
+    already_done: usize,
+    store: StoreHandle,
+    events: mpsc::UnboundedSender<Event>,
+    cancel: CancellationToken,
+) -> anyhow::Result<RunSummary> {
+    let total = todo.len();
+    let _ = events.send(Event::Started {
+        run_id: run_id.clone(),
+        models: spec.models.iter().map(|m| m.name.clone()).collect(),
+        jobs: all_jobs,
+        already_done,
+    });
+    let workers = spec.concurrency.max(1).min(total.max(1));
+    let shared = Arc::new(Shared {
+        run_id: run_id.clone(),
+        models,
+        store: store.clone(),
+        events: events.clone(),
+        cancel: cancel.clone(),
+        counts: std::sync::Mutex::new(RunSummary {
+            run_id: run_id.clone(),
+            total,
+            done: 0,
+            failed: 0,
+            cancelled: 0,
+            cache_hits: 0,
+        }),
+        spec,
+    });
+    // One queue and one pool of workers per model, so a slow or rate-limited model never holds
+    // up the others; the global semaphore caps the total in flight.
+    let mut queues: Vec<VecDeque<Job>> = (0..shared.models.len()).map(|_| VecDeque::new()).collect();
+    for j in todo {
+        queues[j.model].push_back(j);
+    }
+    let global = Arc::new(Semaphore::new(workers));
+    let mut handles = Vec::new();
+    for (mi, q) in queues.into_iter().enumerate() {
+        let n = shared.models[mi].cfg.max_concurrency.max(1).min(workers).min(q.len());
+        let queue = Arc::new(Mutex::new(q));
+        for _ in 0..n {
+            let (shared, queue, global) = (shared.clone(), queue.clone(), global.clone());
+            handles.push(tokio::spawn(async move {
+                loop {
+                    if shared.cancel.is_cancelled() {
+                        break;
+                    }
+                    let Some(job) = queue.lock().await.pop_front() else {
+                        break;
+                    };
+                    let _slot = tokio::select! {
+                        s = global.acquire() => s,
+                        _ = shared.cancel.cancelled() => break,
+                    };
+                    run_job(&shared, job).await;
+                }
+            }));
+        }
+    }
+    for h in handles {
+        let _ = h.await;
+    }
+    let summary = {
+        let mut c = shared.counts.lock().unwrap_or_else(|e| e.into_inner());
+        c.cancelled = c.total - c.done - c.failed;
+        c.clone()
+    };
+    let status = if summary.cancelled > 0 {
+        "cancelled"
+    } else {
+        "finished"
+    };
+    let _ = store.set_status(&run_id, status).await;
+    let _ = events.send(Event::Finished(summary.clone()));
+    Ok(summary)
+}
+
+/// The cache key: provider and model, the exact messages and parameters, and the sample index
+/// (so repeated samples of one item stay independent).
+pub fn cache_key(identity: &str, req: &ChatRequest, sample: u32) -> String {
+    let mut h = Sha256::new();
+    h.update(identity.as_bytes());
+    h.update([0]);
+    h.update(serde_json::to_vec(req).unwrap_or_default());
+    h.update([0]);
+    h.update(sample.to_le_bytes());
+    hex::encode(h.finalize())
+}
+
+/// Hash of the full request (what was asked, for audit), independent of the sample index.
+pub fn request_hash(identity: &str, req: &ChatRequest) -> String {
+    let mut h = Sha256::new();
+    h.update(identity.as_bytes());
+    h.update([0]);
+    h.update(serde_json::to_vec(req).unwrap_or_default());
+    hex::encode(&h.finalize()[..16])
+}
+
+enum Outcome {
+    Ok {
+        text: String,
+        finish: Option<String>,
+        usage: crate::provider::Usage,
+        first_token: Option<Duration>,
+    },
+    Err(ProviderError),
+    Cancelled,
+}
+
+async fn run_job(sh: &Shared, job: Job) {
+    let spec = &sh.spec;
+    let m = &sh.models[job.model];
+    let item = &spec.dataset.items[job.item];
+    let task = spec.dataset.task_of(item);
+    let params = prompt::default_params(task)
+        .overlay(&m.cfg.params)
+        .overlay(&spec.params);
+    let req = prompt::build_request(&spec.dataset, job.item, spec.shots as usize, params);
+    let identity = m.backend.cache_identity();
+    let key = cache_key(&identity, &req, job.sample);
+    let mut record = ResponseRecord {
+        run_id: sh.run_id.clone(),
+        job_idx: job.idx,
+        item_id: item.id.to_string(),
+        task_id: task.id.clone(),
+        model: m.cfg.name.clone(),
+        sample: job.sample,
+        text: None,
+        error: None,
+        finish_reason: None,
+        prompt_tokens: None,
+        completion_tokens: None,
+        latency_ms: None,
+        first_token_ms: None,
+        attempts: 0,
+        params: serde_json::to_string(&req.params).unwrap_or_default(),
+        request_hash: request_hash(&identity, &req),
+        cached: false,
+        created_at: 0,
+        cache_key: Some(key.clone()),
+    };
+    if spec.use_cache
+        && let Some(hit) = sh.store.cache_get(key).await
+    {
+        record.text = Some(hit.text.clone());
+        record.finish_reason = hit.finish_reason;
+        record.prompt_tokens = hit.prompt_tokens;
+        record.completion_tokens = hit.completion_tokens;
+        record.latency_ms = hit.latency_ms;
+        record.cached = true;
+        record.cache_key = None;
+        record.created_at = now_secs();
+        let _ = sh.events.send(Event::Delta {
+            job: job.idx,
+            text: hit.text,
+        });
+        finish(sh, job.idx, record, true).await;
+        return;
+    }
+
+    let max_attempts = m.cfg.max_retries + 1;
+    let started = Instant::now();
+    for attempt in 1..=max_attempts {
+        record.attempts = attempt;
+        let _permit = tokio::select! {
+            p = m.limiter.acquire() => p,
+            _ = sh.cancel.cancelled() => return,
+        };
+        if let Some(rate) = &m.rate {
+            tokio::select! {
+                _ = rate.wait() => {},
+                _ = sh.cancel.cancelled() => return,
+            }
+        }
+        let _ = sh.events.send(Event::Sending {
+            job: job.idx,
+            attempt,
+        });
+        let t0 = Instant::now();
+        let outcome = attempt_once(sh, &*m.backend, &req, job.idx, t0).await;
+        drop(_permit);
+        match outcome {
+            Outcome::Cancelled => return,
+            Outcome::Ok {
+                text,
+                finish: reason,
+                usage,
+                first_token,
+            } => {
+                m.limiter.on_success();
+                record.text = Some(text);
+                record.finish_reason = reason;
+                record.prompt_tokens = usage.prompt_tokens;
+                record.completion_tokens = usage.completion_tokens;
+                record.latency_ms = Some(t0.elapsed().as_millis() as u64);
+                record.first_token_ms = first_token.map(|d| d.as_millis() as u64);
+                record.created_at = now_secs();
+                finish(sh, job.idx, record, true).await;
+                return;
+            }
+            Outcome::Err(e) => {
+                if e.is_rate_limit() {
+                    m.limiter.on_rate_limited();
+                }
+                if e.retryable() && attempt < max_attempts {
+                    let delay = spec.retry.delay(attempt, e.retry_after());
+                    let _ = sh.events.send(Event::Retrying {
+                        job: job.idx,
+                        attempt: attempt + 1,
+                        max_attempts,
+                        reason: e.to_string(),
+                        delay,
+                    });
+                    tokio::select! {
+                        _ = tokio::time::sleep(delay) => {},
+                        _ = sh.cancel.cancelled() => return,
+                    }
+                    continue;
+                }
+                record.error = Some(e.to_string());
+                record.latency_ms = Some(started.elapsed().as_millis() as u64);
+                record.created_at = now_secs();
+                finish(sh, job.idx, record, false).await;
+                return;
+            }
+        }
+    }
+}
+
+/// One attempt: send, then read the stream to its end.
+async fn attempt_once(
+    sh: &Shared,
+    backend: &dyn Backend,
+    req: &ChatRequest,
+    job: u32,
+    t0: Instant,
+) -> Outcome {
+    let stream = tokio::select! {
+        s = backend.stream(req) => s,
+        _ = sh.cancel.cancelled() => return Outcome::Cancelled,
+    };
+    let mut stream = match stream {
+        Ok(s) => s,
+        Err(e) => return Outcome::Err(e),
+    };
+    let mut text = String::new();
+    let mut usage = crate::provider::Usage::default();
+    let mut first_token = None;
+    loop {
+        let ev = tokio::select! {
+            ev = stream.next() => ev,
+            _ = sh.cancel.cancelled() => return Outcome::Cancelled,
+        };
+        match ev {
+            Some(Ok(StreamEvent::Delta(d))) => {
+                if first_token.is_none() {
+                    first_token = Some(t0.elapsed());
+                }
+                text.push_str(&d);
+                let _ = sh.events.send(Event::Delta { job, text: d });
+            }
+            Some(Ok(StreamEvent::Usage(u))) => usage = u,
+            Some(Ok(StreamEvent::Finish { reason })) => {
+                return Outcome::Ok {
+                    text,
+                    finish: reason,
+                    usage,
+                    first_token,
+                };
+            }
+            Some(Err(e)) => return Outcome::Err(e),
+            None => {
+                return Outcome::Err(ProviderError::Stream(
+                    "stream ended before the answer finished".into(),
+                ));
+            }
+        }
+    }
+}
+
+/// Commits the record, then tells the front-end.
+async fn finish(sh: &Shared, job: u32, record: ResponseRecord, ok: bool) {
+    let cached = record.cached;
+    let record = Arc::new(record);
+    if let Err(e) = sh.store.save((*record).clone()).await {
+        // The store is the source of truth: a result that cannot be saved is a failure the user
+        // must see, not a silent loss.
+        let mut failed = (*record).clone();
+        failed.error = Some(format!("could not save the response: {e}"));
+        let _ = sh.events.send(Event::Failed {
+            job,
+            response: Arc::new(failed),
+        });
+        let mut c = sh.counts.lock().unwrap_or_else(|e| e.into_inner());
+        c.failed += 1;
+        return;
+    }
+    {
+        let mut c = sh.counts.lock().unwrap_or_else(|e| e.into_inner());
+        if ok {
+            c.done += 1;
+            if cached {
+                c.cache_hits += 1;
+            }
+        } else {
+            c.failed += 1;
+        }
+    }
+    let _ = sh.events.send(if ok {
+        Event::Done {
+            job,
+            response: record,
+        }
+    } else {
+        Event::Failed {
+            job,
+            response: record,
+        }
+    });
+}

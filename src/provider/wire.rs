@@ -1,0 +1,366 @@
+//! The three wire formats: how a request is written and how each SSE event is read.
+
+use serde_json::{Value, json};
+
+use super::config::{ProviderKind, Secret};
+use super::types::{ChatRequest, ProviderError, Role, StreamEvent, Usage};
+
+/// URL, JSON body and headers for one request.
+pub fn build(
+    kind: ProviderKind,
+    base: &str,
+    model: &str,
+    req: &ChatRequest,
+    key: Option<&Secret>,
+) -> (String, Value, Vec<(&'static str, String)>) {
+    let p = &req.params;
+    let mut headers = Vec::new();
+    match kind {
+        ProviderKind::Openai | ProviderKind::Local => {
+            let mut body = json!({
+                "model": model,
+                "messages": req.messages.iter().map(|m| json!({"role": m.role.as_str(), "content": m.content})).collect::<Vec<_>>(),
+                "stream": true,
+                "stream_options": {"include_usage": true},
+            });
+            let o = body.as_object_mut().expect("object");
+            if let Some(t) = p.temperature {
+                o.insert("temperature".into(), json!(t));
+            }
+            if let Some(t) = p.top_p {
+                o.insert("top_p".into(), json!(t));
+            }
+            if let Some(m) = p.max_tokens {
+                o.insert("max_tokens".into(), json!(m));
+            }
+            if !p.stop.is_empty() {
+                o.insert("stop".into(), json!(p.stop));
+            }
+            if let Some(s) = p.seed {
+                o.insert("seed".into(), json!(s));
+            }
+            if let Some(k) = key {
+                headers.push(("authorization", format!("Bearer {}", k.expose())));
+            }
+            (format!("{base}/chat/completions"), body, headers)
+        }
+        ProviderKind::Anthropic => {
+            let system: Vec<&str> = req
+                .messages
+                .iter()
+                .filter(|m| m.role == Role::System)
+                .map(|m| m.content.as_str())
+                .collect();
+            let mut body = json!({
+                "model": model,
+                "max_tokens": p.max_tokens.unwrap_or(1024),
+                "stream": true,
+                "messages": req.messages.iter().filter(|m| m.role != Role::System)
+                    .map(|m| json!({"role": m.role.as_str(), "content": m.content})).collect::<Vec<_>>(),
+            });
+            let o = body.as_object_mut().expect("object");
+            if !system.is_empty() {
+                o.insert("system".into(), json!(system.join("\n\n")));
+            }
+            if let Some(t) = p.temperature {
+                o.insert("temperature".into(), json!(t));
+            }
+            if let Some(t) = p.top_p {
+                o.insert("top_p".into(), json!(t));
+            }
+            if !p.stop.is_empty() {
+                o.insert("stop_sequences".into(), json!(p.stop));
+            }
+            headers.push(("anthropic-version", "2023-06-01".to_string()));
+            if let Some(k) = key {
+                headers.push(("x-api-key", k.expose().to_string()));
+            }
+            let url = if base.ends_with("/v1") {
+                format!("{base}/messages")
+            } else {
+                format!("{base}/v1/messages")
+            };
+            (url, body, headers)
+        }
+        ProviderKind::Gemini => {
+            let system: Vec<&str> = req
+                .messages
+                .iter()
+                .filter(|m| m.role == Role::System)
+                .map(|m| m.content.as_str())
+                .collect();
+            let contents: Vec<Value> = req
+                .messages
+                .iter()
+                .filter(|m| m.role != Role::System)
+                .map(|m| {
+                    let role = if m.role == Role::Assistant { "model" } else { "user" };
+                    json!({"role": role, "parts": [{"text": m.content}]})
+                })
+                .collect();
+            let mut gen_cfg = serde_json::Map::new();
+            if let Some(t) = p.temperature {
+                gen_cfg.insert("temperature".into(), json!(t));
+            }
+            if let Some(t) = p.top_p {
+                gen_cfg.insert("topP".into(), json!(t));
+            }
+            if let Some(m) = p.max_tokens {
+                gen_cfg.insert("maxOutputTokens".into(), json!(m));
+            }
+            if !p.stop.is_empty() {
+                gen_cfg.insert("stopSequences".into(), json!(p.stop));
+            }
+            if let Some(s) = p.seed {
+                gen_cfg.insert("seed".into(), json!(s));
+            }
+            let mut body = json!({"contents": contents, "generationConfig": gen_cfg});
+            if !system.is_empty() {
+                body.as_object_mut().expect("object").insert(
+                    "systemInstruction".into(),
+                    json!({"parts": [{"text": system.join("\n\n")}]}),
+                );
+            }
+            if let Some(k) = key {
+                // A header, not the `key=` query parameter: URLs end up in logs and errors.
+                headers.push(("x-goog-api-key", k.expose().to_string()));
+            }
+            let root = if base.ends_with("/v1beta") || base.ends_with("/v1") {
+                base.to_string()
+            } else {
+                format!("{base}/v1beta")
+            };
+            (
+                format!("{root}/models/{model}:streamGenerateContent?alt=sse"),
+                body,
+                headers,
+            )
+        }
+    }
+}
+
+/// Pulls a readable message out of an error body (`{"error": {"message": ...}}` in all three
+/// APIs), else the body itself, cut short.
+pub fn error_message(body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let msg = parsed
+        .as_ref()
+        .and_then(|v| {
+            v.pointer("/error/message")
+                .or_else(|| v.get("message"))
+                .or_else(|| v.get("error"))
+                .and_then(Value::as_str)
+        })
+        .map(str::to_string)
+        .unwrap_or_else(|| body.trim().to_string());
+    let msg = crate::text::one_line(&msg);
+    if msg.chars().count() > 300 {
+        format!("{}…", msg.chars().take(300).collect::<String>())
+    } else {
+        msg
+    }
+}
+
+/// Reads SSE events of one wire format into stream events.
+pub struct Parser {
+    kind: ProviderKind,
+    usage: Usage,
+    finish_reason: Option<String>,
+    saw_finish_reason: bool,
+    finished: bool,
+}
+
+impl Parser {
+    pub fn new(kind: ProviderKind) -> Parser {
+        Parser {
+            kind,
+            usage: Usage::default(),
+            finish_reason: None,
+            saw_finish_reason: false,
+            finished: false,
+        }
+    }
+
+    pub fn parse(&mut self, event: &str, data: &str) -> Vec<Result<StreamEvent, ProviderError>> {
+        let data = data.trim();
+        if data.is_empty() {
+            return Vec::new();
+        }
+        match self.kind {
+            ProviderKind::Openai | ProviderKind::Local => self.openai(data),
+            ProviderKind::Anthropic => self.anthropic(event, data),
+            ProviderKind::Gemini => self.gemini(data),
+        }
+    }
+
+    fn bad(data: &str, e: impl std::fmt::Display) -> Vec<Result<StreamEvent, ProviderError>> {
+        let snippet: String = data.chars().take(120).collect();
+        vec![Err(ProviderError::Protocol(format!(
+            "malformed event ({e}): {}",
+            crate::text::one_line(&snippet)
+        )))]
+    }
+
+    fn openai(&mut self, data: &str) -> Vec<Result<StreamEvent, ProviderError>> {
+        if data == "[DONE]" {
+            return self.finish();
+        }
+        let v: Value = match serde_json::from_str(data) {
+            Ok(v) => v,
+            Err(e) => return Self::bad(data, e),
+        };
+        if let Some(err) = v.get("error") {
+            let msg = err
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("error in stream");
+            return vec![Err(ProviderError::Stream(msg.to_string()))];
+        }
+        let mut out = Vec::new();
+        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+            self.usage.prompt_tokens = u.get("prompt_tokens").and_then(Value::as_u64).map(|x| x as u32);
+            self.usage.completion_tokens = u
+                .get("completion_tokens")
+                .and_then(Value::as_u64)
+                .map(|x| x as u32);
+        }
+        if let Some(choice) = v.pointer("/choices/0") {
+            if let Some(text) = choice
+                .pointer("/delta/content")
+                .and_then(Value::as_str)
+                .or_else(|| choice.get("text").and_then(Value::as_str))
+                && !text.is_empty()
+            {
+                out.push(Ok(StreamEvent::Delta(text.to_string())));
+            }
+            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+                // Usage may still follow in a last chunk, so the finish itself is emitted at
+                // [DONE] (or when the stream ends).
+                self.finish_reason = Some(reason.to_string());
+                self.saw_finish_reason = true;
+            }
+        }
+        out
+    }
+
+    fn anthropic(&mut self, event: &str, data: &str) -> Vec<Result<StreamEvent, ProviderError>> {
+        let v: Value = match serde_json::from_str(data) {
+            Ok(v) => v,
+            Err(e) => return Self::bad(data, e),
+        };
+        let ty = v.get("type").and_then(Value::as_str).unwrap_or(event);
+        match ty {
+            "message_start" => {
+                self.usage.prompt_tokens = v
+                    .pointer("/message/usage/input_tokens")
+                    .and_then(Value::as_u64)
+                    .map(|x| x as u32);
+                Vec::new()
+            }
+            "content_block_delta" => v
+                .pointer("/delta/text")
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+                .map(|t| vec![Ok(StreamEvent::Delta(t.to_string()))])
+                .unwrap_or_default(),
+            "message_delta" => {
+                if let Some(n) = v.pointer("/usage/output_tokens").and_then(Value::as_u64) {
+                    self.usage.completion_tokens = Some(n as u32);
+                }
+                if let Some(r) = v.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.finish_reason = Some(r.to_string());
+                    self.saw_finish_reason = true;
+                }
+                Vec::new()
+            }
+            "message_stop" => self.finish(),
+            "error" => {
+                let kind = v.pointer("/error/type").and_then(Value::as_str).unwrap_or("");
+                let msg = v
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("error in stream")
+                    .to_string();
+                if kind == "overloaded_error" || kind == "rate_limit_error" {
+                    vec![Err(ProviderError::Http {
+                        status: if kind == "overloaded_error" { 529 } else { 429 },
+                        message: msg,
+                        retry_after: None,
+                    })]
+                } else {
+                    vec![Err(ProviderError::Stream(msg))]
+                }
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn gemini(&mut self, data: &str) -> Vec<Result<StreamEvent, ProviderError>> {
+        let v: Value = match serde_json::from_str(data) {
+            Ok(v) => v,
+            Err(e) => return Self::bad(data, e),
+        };
+        if let Some(err) = v.get("error") {
+            let msg = err
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("error in stream");
+            return vec![Err(ProviderError::Stream(msg.to_string()))];
+        }
+        let mut out = Vec::new();
+        if let Some(u) = v.get("usageMetadata") {
+            self.usage.prompt_tokens = u
+                .get("promptTokenCount")
+                .and_then(Value::as_u64)
+                .map(|x| x as u32);
+            self.usage.completion_tokens = u
+                .get("candidatesTokenCount")
+                .and_then(Value::as_u64)
+                .map(|x| x as u32);
+        }
+        if let Some(c) = v.pointer("/candidates/0") {
+            if let Some(parts) = c.pointer("/content/parts").and_then(Value::as_array) {
+                for p in parts {
+                    if let Some(t) = p.get("text").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                        out.push(Ok(StreamEvent::Delta(t.to_string())));
+                    }
+                }
+            }
+            if let Some(r) = c.get("finishReason").and_then(Value::as_str) {
+                self.finish_reason = Some(r.to_string());
+                // Gemini has no end marker: the finish reason is the end.
+                out.extend(self.finish());
+            }
+        }
+        out
+    }
+
+    /// The connection closed. A stream that gave its finish reason but no end marker is complete
+    /// (some servers omit `[DONE]`); one that did not is broken and will be retried.
+    pub fn end(&mut self) -> Vec<Result<StreamEvent, ProviderError>> {
+        if self.finished {
+            Vec::new()
+        } else if self.saw_finish_reason {
+            self.finish()
+        } else {
+            vec![Err(ProviderError::Stream(
+                "connection closed before the answer finished".into(),
+            ))]
+        }
+    }
+
+    fn finish(&mut self) -> Vec<Result<StreamEvent, ProviderError>> {
+        if self.finished {
+            return Vec::new();
+        }
+        self.finished = true;
+        let mut out = Vec::new();
+        if self.usage != Usage::default() {
+            out.push(Ok(StreamEvent::Usage(self.usage)));
+        }
+        out.push(Ok(StreamEvent::Finish {
+            reason: self.finish_reason.take(),
+        }));
+        out
+    }
+}

@@ -1,0 +1,136 @@
+//! The store's writer thread and its async handle.
+//!
+//! SQLite connections are not shared between threads, and a commit is blocking I/O that must not
+//! stall the async runtime. One thread owns the connection; requests queue on a channel. The
+//! thread takes everything queued, saves it in one transaction, and answers each request only
+//! after the commit.
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::thread;
+
+use tokio::sync::oneshot;
+
+use super::{Cached, JobRecord, ResponseRecord, RunRecord, Store};
+
+enum Cmd {
+    Save(ResponseRecord, oneshot::Sender<Result<(), String>>),
+    CacheGet(String, oneshot::Sender<Option<Cached>>),
+    CreateRun(RunRecord, Vec<JobRecord>, oneshot::Sender<Result<(), String>>),
+    SetStatus(String, String, oneshot::Sender<Result<(), String>>),
+}
+
+/// A cheap, cloneable handle to the writer thread.
+#[derive(Clone)]
+pub struct StoreHandle {
+    tx: mpsc::Sender<Cmd>,
+    pub path: Option<PathBuf>,
+}
+
+impl StoreHandle {
+    /// Starts the writer thread on an opened store.
+    pub fn spawn(store: Store, path: Option<PathBuf>) -> StoreHandle {
+        let (tx, rx) = mpsc::channel::<Cmd>();
+        thread::Builder::new()
+            .name("prism-store".into())
+            .spawn(move || writer_loop(store, rx))
+            .expect("spawning the store thread");
+        StoreHandle { tx, path }
+    }
+
+    /// Saves one response; returns once it is committed.
+    pub async fn save(&self, r: ResponseRecord) -> Result<(), String> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(Cmd::Save(r, tx))
+            .map_err(|_| "store thread stopped".to_string())?;
+        rx.await.map_err(|_| "store thread stopped".to_string())?
+    }
+
+    pub async fn cache_get(&self, key: String) -> Option<Cached> {
+        let (tx, rx) = oneshot::channel();
+        self.tx.send(Cmd::CacheGet(key, tx)).ok()?;
+        rx.await.ok().flatten()
+    }
+
+    pub async fn create_run(&self, run: RunRecord, jobs: Vec<JobRecord>) -> Result<(), String> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(Cmd::CreateRun(run, jobs, tx))
+            .map_err(|_| "store thread stopped".to_string())?;
+        rx.await.map_err(|_| "store thread stopped".to_string())?
+    }
+
+    pub async fn set_status(&self, run_id: &str, status: &str) -> Result<(), String> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(Cmd::SetStatus(run_id.into(), status.into(), tx))
+            .map_err(|_| "store thread stopped".to_string())?;
+        rx.await.map_err(|_| "store thread stopped".to_string())?
+    }
+}
+
+type Ack = oneshot::Sender<Result<(), String>>;
+
+/// Saves waiting for one commit.
+#[derive(Default)]
+struct Batch {
+    records: Vec<ResponseRecord>,
+    acks: Vec<Ack>,
+}
+
+fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) {
+    let mut batch = Batch::default();
+    while let Ok(first) = rx.recv() {
+        let mut cmds = vec![first];
+        // Group commit: take whatever else is already waiting.
+        while let Ok(more) = rx.try_recv() {
+            cmds.push(more);
+            if cmds.len() >= 4096 {
+                break;
+            }
+        }
+        for cmd in cmds {
+            match cmd {
+                Cmd::Save(r, ack) => {
+                    batch.records.push(r);
+                    batch.acks.push(ack);
+                }
+                other => {
+                    // Keep order: anything else waits for the saves queued before it.
+                    flush(&mut store, &mut batch);
+                    match other {
+                        Cmd::CacheGet(key, reply) => {
+                            let _ = reply.send(store.cache_get(&key).ok().flatten());
+                        }
+                        Cmd::CreateRun(run, jobs, reply) => {
+                            let _ = reply.send(
+                                store.create_run(&run, &jobs).map_err(|e| e.to_string()),
+                            );
+                        }
+                        Cmd::SetStatus(id, status, reply) => {
+                            let _ = reply.send(
+                                store.set_run_status(&id, &status).map_err(|e| e.to_string()),
+                            );
+                        }
+                        Cmd::Save(..) => unreachable!("handled above"),
+                    }
+                }
+            }
+        }
+        flush(&mut store, &mut batch);
+    }
+}
+
+fn flush(store: &mut Store, batch: &mut Batch) {
+    if batch.records.is_empty() {
+        return;
+    }
+    let result = store
+        .save_responses(&batch.records)
+        .map_err(|e| e.to_string());
+    batch.records.clear();
+    for ack in batch.acks.drain(..) {
+        let _ = ack.send(result.clone());
+    }
+}
