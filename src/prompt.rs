@@ -70,8 +70,10 @@ pub fn step_text(v: &Value) -> String {
 
 /// Open-ended tasks (judged against a rubric, no single answer): RE-IIF-* and code generation.
 pub fn is_open_ended(task: &Task) -> bool {
-    matches!(task.evaluator, Evaluator::JudgeClaims | Evaluator::JudgeCode)
-        || task.id.starts_with("RE-IIF-")
+    matches!(
+        task.evaluator,
+        Evaluator::JudgeClaims | Evaluator::JudgeCode
+    ) || task.id.starts_with("RE-IIF-")
         || task.id == "RE-MRF-Code_Generation"
 }
 
@@ -103,7 +105,12 @@ pub fn shot_examples(ds: &Dataset, item_idx: usize, k: usize) -> Vec<usize> {
         .items
         .clone()
         .filter(|&i| i != item_idx && ds.items[i].answer.is_some())
-        .map(|i| (fnv1a(&[item.id.as_bytes(), b"\0", ds.items[i].id.as_bytes()]), i))
+        .map(|i| {
+            (
+                fnv1a(&[item.id.as_bytes(), b"\0", ds.items[i].id.as_bytes()]),
+                i,
+            )
+        })
         .collect();
     candidates.sort_unstable();
     candidates.into_iter().take(k).map(|(_, i)| i).collect()
@@ -166,7 +173,10 @@ mod tests {
         assert_eq!(one[0], a[0], "1-shot is the first of the 3-shot examples");
         let req = build_request(&ds, idx, 1, Params::default());
         assert_eq!(req.messages.len(), 3);
-        assert_eq!(req.messages[1].content, ds.items[a[0]].answer.as_deref().unwrap());
+        assert_eq!(
+            req.messages[1].content,
+            ds.items[a[0]].answer.as_deref().unwrap()
+        );
         assert_eq!(req.messages[2].content, user_message(&ds, &ds.items[idx]));
     }
 

@@ -1,5 +1,8 @@
 //! Command-line interface: no subcommand opens the TUI; subcommands run headless.
 
+pub mod exchange;
+pub mod run;
+
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -49,6 +52,34 @@ pub enum Command {
     },
     /// List the available themes.
     Themes,
+    /// Run items against models; prints the run id. Exit 0 all done, 2 some failed, 1 could not
+    /// start, 130 interrupted (finish with --resume).
+    Run(run::RunArgs),
+    /// List the configured models and whether each API key is set (never the key itself).
+    Models {
+        #[arg(long)]
+        models_file: Option<PathBuf>,
+    },
+    /// Write a run's answers as outputs/<model>/responses/<task_id>.jsonl for the official scripts.
+    Export {
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// The run to export (default: the latest).
+        #[arg(long)]
+        run: Option<String>,
+        #[arg(long, value_name = "DIR")]
+        prism_outputs: PathBuf,
+    },
+    /// Read outputs/<model>/responses/*.jsonl produced elsewhere into the store as a new run.
+    Import {
+        #[arg(long, value_name = "DIR")]
+        prism_outputs: PathBuf,
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// The dataset the answers belong to (recorded with the run).
+        #[arg(long)]
+        dataset: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -93,6 +124,40 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
                 }
             }
             Ok(0)
+        }
+        Some(Command::Run(args)) => run::run(args, &dirs, crate::engine::http_backends()),
+        Some(Command::Models { models_file }) => run::list_models(&dirs, models_file.as_deref()),
+        Some(Command::Export {
+            db,
+            run: run_id,
+            prism_outputs,
+        }) => {
+            let db = db.unwrap_or_else(|| run::default_db(&dirs));
+            let store = crate::store::Store::open(&db)?;
+            let (id, n) = exchange::export(&store, run_id.as_deref(), &prism_outputs)?;
+            eprintln!(
+                "exported {n} responses of run {id} to {}",
+                prism_outputs.display()
+            );
+            Ok(0)
+        }
+        Some(Command::Import {
+            prism_outputs,
+            db,
+            dataset,
+        }) => {
+            let db = db.unwrap_or_else(|| run::default_db(&dirs));
+            let mut store = crate::store::Store::open(&db)?;
+            let dataset_ref = dataset
+                .map(|d| std::fs::canonicalize(&d).unwrap_or(d).display().to_string())
+                .unwrap_or_else(|| "<unknown>".into());
+            let (id, n, problems) = exchange::import(&mut store, &prism_outputs, &dataset_ref)?;
+            for p in &problems {
+                eprintln!("{p}");
+            }
+            eprintln!("imported {n} responses as run {id}");
+            println!("{id}");
+            Ok(if problems.is_empty() { 0 } else { 2 })
         }
         Some(Command::Themes) => {
             for name in theme::available(Some(&dirs.themes())) {

@@ -49,14 +49,21 @@ mod tests {
         for attempt in 1..=6 {
             let full = (100u64 << (attempt - 1)).min(1000);
             let d = p.delay(attempt, None).as_millis() as u64;
-            assert!(d >= full / 2 && d <= full, "attempt {attempt}: {d} not in [{}, {full}]", full / 2);
+            assert!(
+                d >= full / 2 && d <= full,
+                "attempt {attempt}: {d} not in [{}, {full}]",
+                full / 2
+            );
         }
     }
 
     #[test]
     fn retry_after_wins_but_is_capped() {
         let p = RetryPolicy::default();
-        assert_eq!(p.delay(1, Some(Duration::from_secs(2))), Duration::from_secs(2));
+        assert_eq!(
+            p.delay(1, Some(Duration::from_secs(2))),
+            Duration::from_secs(2)
+        );
         assert_eq!(p.delay(1, Some(Duration::from_secs(3600))), p.cap);
     }
 }

@@ -26,13 +26,19 @@ use crate::store::{JobRecord, ResponseRecord, RunConfig, RunRecord, StoreHandle,
 
 /// Anything that answers a chat request with a stream: the HTTP providers, the local model.
 pub trait Backend: Send + Sync {
-    fn stream<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<ChatStream, ProviderError>>;
+    fn stream<'a>(
+        &'a self,
+        req: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatStream, ProviderError>>;
     /// Identifies the backend in cache keys (provider kind and model id).
     fn cache_identity(&self) -> String;
 }
 
 impl Backend for Provider {
-    fn stream<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<ChatStream, ProviderError>> {
+    fn stream<'a>(
+        &'a self,
+        req: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatStream, ProviderError>> {
         Box::pin(Provider::stream(self, req))
     }
     fn cache_identity(&self) -> String {
@@ -92,9 +98,15 @@ pub enum Event {
         delay: Duration,
     },
     /// The job finished and its response is committed.
-    Done { job: u32, response: Arc<ResponseRecord> },
+    Done {
+        job: u32,
+        response: Arc<ResponseRecord>,
+    },
     /// The job failed for good; the failure is committed too.
-    Failed { job: u32, response: Arc<ResponseRecord> },
+    Failed {
+        job: u32,
+        response: Arc<ResponseRecord>,
+    },
     /// The run ended (finished or cancelled).
     Finished(RunSummary),
 }
@@ -132,7 +144,12 @@ pub struct RunSpec {
 }
 
 impl RunSpec {
-    pub fn new(dataset: Arc<Dataset>, dataset_ref: String, items: Vec<usize>, models: Vec<ModelConfig>) -> Self {
+    pub fn new(
+        dataset: Arc<Dataset>,
+        dataset_ref: String,
+        items: Vec<usize>,
+        models: Vec<ModelConfig>,
+    ) -> Self {
         RunSpec {
             dataset,
             dataset_ref,
@@ -152,7 +169,8 @@ impl RunSpec {
     /// The plan: jobs ordered item by item, so models progress together and a side-by-side
     /// view fills evenly.
     pub fn plan(&self) -> Vec<Job> {
-        let mut jobs = Vec::with_capacity(self.items.len() * self.models.len() * self.samples as usize);
+        let mut jobs =
+            Vec::with_capacity(self.items.len() * self.models.len() * self.samples as usize);
         for &item in &self.items {
             for sample in 0..self.samples.max(1) {
                 for model in 0..self.models.len() {
@@ -231,7 +249,18 @@ pub async fn run(
         .await
         .map_err(|e| anyhow::anyhow!("recording the run: {e}"))?;
     let jobs = Arc::new(jobs);
-    execute(spec, run_id, models, jobs.clone(), (*jobs).clone(), 0, store, events, cancel).await
+    execute(
+        spec,
+        run_id,
+        models,
+        jobs.clone(),
+        (*jobs).clone(),
+        0,
+        store,
+        events,
+        cancel,
+    )
+    .await
 }
 
 /// Finishes an earlier run: only its jobs that are not done are run again.
@@ -274,7 +303,10 @@ pub async fn resume(
         })
     };
     let all: Vec<Job> = all_jobs.iter().map(to_job).collect::<anyhow::Result<_>>()?;
-    let todo: Vec<Job> = unfinished.iter().map(to_job).collect::<anyhow::Result<_>>()?;
+    let todo: Vec<Job> = unfinished
+        .iter()
+        .map(to_job)
+        .collect::<anyhow::Result<_>>()?;
     let mut spec = RunSpec::new(dataset, run.dataset.clone(), Vec::new(), cfg.models.clone());
     spec.samples = cfg.samples;
     spec.shots = cfg.shots;
@@ -286,7 +318,18 @@ pub async fn resume(
         .await
         .map_err(|e| anyhow::anyhow!(e))?;
     let done_before = all.len() - todo.len();
-    execute(spec, run.id.clone(), models, Arc::new(all), todo, done_before, store, events, cancel).await
+    execute(
+        spec,
+        run.id.clone(),
+        models,
+        Arc::new(all),
+        todo,
+        done_before,
+        store,
+        events,
+        cancel,
+    )
+    .await
 }
 
 fn runtimes(models: &[ModelConfig], factory: &BackendFactory) -> anyhow::Result<Vec<ModelRuntime>> {
@@ -342,14 +385,20 @@ async fn execute(
     });
     // One queue and one pool of workers per model, so a slow or rate-limited model never holds
     // up the others; the global semaphore caps the total in flight.
-    let mut queues: Vec<VecDeque<Job>> = (0..shared.models.len()).map(|_| VecDeque::new()).collect();
+    let mut queues: Vec<VecDeque<Job>> =
+        (0..shared.models.len()).map(|_| VecDeque::new()).collect();
     for j in todo {
         queues[j.model].push_back(j);
     }
     let global = Arc::new(Semaphore::new(workers));
     let mut handles = Vec::new();
     for (mi, q) in queues.into_iter().enumerate() {
-        let n = shared.models[mi].cfg.max_concurrency.max(1).min(workers).min(q.len());
+        let n = shared.models[mi]
+            .cfg
+            .max_concurrency
+            .max(1)
+            .min(workers)
+            .min(q.len());
         let queue = Arc::new(Mutex::new(q));
         for _ in 0..n {
             let (shared, queue, global) = (shared.clone(), queue.clone(), global.clone());

@@ -104,8 +104,7 @@ impl AdaptiveLimiter {
     pub fn on_rate_limited(&self) {
         let mut s = self.lock();
         let now = Instant::now();
-        if s
-            .last_decrease
+        if s.last_decrease
             .is_some_and(|t| now.duration_since(t) < Duration::from_secs(1))
         {
             return;

@@ -94,7 +94,11 @@ pub fn build(
                 .iter()
                 .filter(|m| m.role != Role::System)
                 .map(|m| {
-                    let role = if m.role == Role::Assistant { "model" } else { "user" };
+                    let role = if m.role == Role::Assistant {
+                        "model"
+                    } else {
+                        "user"
+                    };
                     json!({"role": role, "parts": [{"text": m.content}]})
                 })
                 .collect();
@@ -195,7 +199,9 @@ impl Parser {
 
     fn bad(data: &str, e: impl std::fmt::Display) -> Vec<Result<StreamEvent, ProviderError>> {
         let snippet: String = data.chars().take(120).collect();
-        vec![Err(ProviderError::Protocol(format!(
+        // A garbled event usually means a garbled connection (a proxy cut a line, say): treat it
+        // as a broken stream, which is retried, rather than as a final answer.
+        vec![Err(ProviderError::Stream(format!(
             "malformed event ({e}): {}",
             crate::text::one_line(&snippet)
         )))]
@@ -218,7 +224,10 @@ impl Parser {
         }
         let mut out = Vec::new();
         if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
-            self.usage.prompt_tokens = u.get("prompt_tokens").and_then(Value::as_u64).map(|x| x as u32);
+            self.usage.prompt_tokens = u
+                .get("prompt_tokens")
+                .and_then(Value::as_u64)
+                .map(|x| x as u32);
             self.usage.completion_tokens = u
                 .get("completion_tokens")
                 .and_then(Value::as_u64)
@@ -275,7 +284,10 @@ impl Parser {
             }
             "message_stop" => self.finish(),
             "error" => {
-                let kind = v.pointer("/error/type").and_then(Value::as_str).unwrap_or("");
+                let kind = v
+                    .pointer("/error/type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
                 let msg = v
                     .pointer("/error/message")
                     .and_then(Value::as_str)
@@ -321,7 +333,11 @@ impl Parser {
         if let Some(c) = v.pointer("/candidates/0") {
             if let Some(parts) = c.pointer("/content/parts").and_then(Value::as_array) {
                 for p in parts {
-                    if let Some(t) = p.get("text").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                    if let Some(t) = p
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .filter(|t| !t.is_empty())
+                    {
                         out.push(Ok(StreamEvent::Delta(t.to_string())));
                     }
                 }

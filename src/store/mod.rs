@@ -228,7 +228,9 @@ impl Store {
                 "INSERT INTO jobs (run_id, idx, item_id, task_id, model, sample) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?;
             for j in jobs {
-                st.execute(params![run.id, j.idx, j.item_id, j.task_id, j.model, j.sample])?;
+                st.execute(params![
+                    run.id, j.idx, j.item_id, j.task_id, j.model, j.sample
+                ])?;
             }
         }
         tx.commit()?;
@@ -253,7 +255,8 @@ impl Store {
                  request_hash, cached, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
             )?;
-            let mut job = tx.prepare_cached("UPDATE jobs SET state = ?3 WHERE run_id = ?1 AND idx = ?2")?;
+            let mut job =
+                tx.prepare_cached("UPDATE jobs SET state = ?3 WHERE run_id = ?1 AND idx = ?2")?;
             let mut cache = tx.prepare_cached(
                 "INSERT OR REPLACE INTO cache (key, text, finish_reason, prompt_tokens, completion_tokens, latency_ms, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -404,7 +407,9 @@ impl Store {
             .conn
             .prepare("SELECT state, COUNT(*) FROM jobs WHERE run_id = ?1 GROUP BY state")?;
         let mut out = (0, 0, 0);
-        for row in st.query_map([run_id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+        for row in st.query_map([run_id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+        })? {
             let (s, n) = row?;
             match s.as_str() {
                 "done" => out.0 = n as usize,
@@ -582,16 +587,25 @@ mod tests {
             .collect();
         s.create_run(&run, &jobs).unwrap();
         assert_eq!(s.run("r1").unwrap().unwrap(), run);
-        s.save_responses(&[resp("r1", 0, true), resp("r1", 1, false)]).unwrap();
+        s.save_responses(&[resp("r1", 0, true), resp("r1", 1, false)])
+            .unwrap();
         assert_eq!(s.job_counts("r1").unwrap(), (1, 1, 1));
         // Failed and never-run jobs are what a resume does.
-        let left: Vec<u32> = s.unfinished_jobs("r1").unwrap().iter().map(|j| j.idx).collect();
+        let left: Vec<u32> = s
+            .unfinished_jobs("r1")
+            .unwrap()
+            .iter()
+            .map(|j| j.idx)
+            .collect();
         assert_eq!(left, vec![1, 2]);
         // Only successes are cached.
         assert!(s.cache_get("key-0").unwrap().is_some());
         assert!(s.cache_get("key-1").unwrap().is_none());
         assert_eq!(s.responses("r1").unwrap().len(), 2);
-        assert_eq!(s.responses_for_item("item-0").unwrap()[0].text.as_deref(), Some("answer"));
+        assert_eq!(
+            s.responses_for_item("item-0").unwrap()[0].text.as_deref(),
+            Some("answer")
+        );
     }
 
     #[test]

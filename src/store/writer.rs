@@ -16,7 +16,11 @@ use super::{Cached, JobRecord, ResponseRecord, RunRecord, Store};
 enum Cmd {
     Save(ResponseRecord, oneshot::Sender<Result<(), String>>),
     CacheGet(String, oneshot::Sender<Option<Cached>>),
-    CreateRun(RunRecord, Vec<JobRecord>, oneshot::Sender<Result<(), String>>),
+    CreateRun(
+        RunRecord,
+        Vec<JobRecord>,
+        oneshot::Sender<Result<(), String>>,
+    ),
     SetStatus(String, String, oneshot::Sender<Result<(), String>>),
 }
 
@@ -104,13 +108,14 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) {
                             let _ = reply.send(store.cache_get(&key).ok().flatten());
                         }
                         Cmd::CreateRun(run, jobs, reply) => {
-                            let _ = reply.send(
-                                store.create_run(&run, &jobs).map_err(|e| e.to_string()),
-                            );
+                            let _ = reply
+                                .send(store.create_run(&run, &jobs).map_err(|e| e.to_string()));
                         }
                         Cmd::SetStatus(id, status, reply) => {
                             let _ = reply.send(
-                                store.set_run_status(&id, &status).map_err(|e| e.to_string()),
+                                store
+                                    .set_run_status(&id, &status)
+                                    .map_err(|e| e.to_string()),
                             );
                         }
                         Cmd::Save(..) => unreachable!("handled above"),

@@ -1,0 +1,218 @@
+//! `prism export` and `prism import`: the official results layout,
+//! `outputs/<model>/responses/<task_id>.jsonl` with `{"id", "response"}` per line.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use serde_json::json;
+
+use crate::provider::{ModelConfig, ProviderKind};
+use crate::store::{JobRecord, ResponseRecord, RunConfig, RunRecord, Store, new_run_id, now_secs};
+
+/// A model name as a directory name: path separators and odd characters become `_`.
+pub fn dir_name(model: &str) -> String {
+    let s: String = model
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() || s == "." || s == ".." {
+        "_".into()
+    } else {
+        s
+    }
+}
+
+/// Writes one responses file per model and task. Sample 0 is the answer (the official layout has
+/// one response per item); a failed job is written as `ERROR: reason`, as the official scripts do.
+pub fn export(store: &Store, run_id: Option<&str>, out: &Path) -> anyhow::Result<(String, usize)> {
+    let run = match run_id {
+        Some(id) => store
+            .run(id)?
+            .ok_or_else(|| anyhow::anyhow!("no run {id} in the store"))?,
+        None => store
+            .latest_run()?
+            .ok_or_else(|| anyhow::anyhow!("the store has no runs"))?,
+    };
+    let responses = store.responses(&run.id)?;
+    let mut files: BTreeMap<(String, String), Vec<(String, String)>> = BTreeMap::new();
+    for r in responses.into_iter().filter(|r| r.sample == 0) {
+        let text = match (&r.text, &r.error) {
+            (Some(t), None) => t.clone(),
+            (_, Some(e)) => format!("ERROR: {e}"),
+            (None, None) => String::new(),
+        };
+        files
+            .entry((r.model.clone(), r.task_id.clone()))
+            .or_default()
+            .push((r.item_id, text));
+    }
+    let mut n = 0;
+    for ((model, task), rows) in files {
+        let dir = out.join(dir_name(&model)).join("responses");
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let path = dir.join(format!("{}.jsonl", dir_name(&task)));
+        let mut f = std::io::BufWriter::new(
+            std::fs::File::create(&path).with_context(|| format!("writing {}", path.display()))?,
+        );
+        for (id, response) in rows {
+            writeln!(f, "{}", json!({"id": id, "response": response}))?;
+            n += 1;
+        }
+        f.flush()?;
+    }
+    Ok((run.id, n))
+}
+
+/// Reads `DIR/<model>/responses/*.jsonl` into a new run (status `imported`), so answers produced
+/// elsewhere can be browsed and scored. Lines that are not `{"id", "response"}` are reported by
+/// file and line and skipped.
+pub fn import(
+    store: &mut Store,
+    dir: &Path,
+    dataset_ref: &str,
+) -> anyhow::Result<(String, usize, Vec<String>)> {
+    let mut models = Vec::new();
+    let mut jobs = Vec::new();
+    let mut responses = Vec::new();
+    let mut problems = Vec::new();
+    let run_id = new_run_id();
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .flatten()
+        .filter(|e| e.path().join("responses").is_dir())
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let model = entry.file_name().to_string_lossy().into_owned();
+        models.push(ModelConfig {
+            name: model.clone(),
+            provider: ProviderKind::Openai,
+            base_url: None,
+            base_urls: Vec::new(),
+            model: None,
+            api_key_env: None,
+            max_concurrency: 1,
+            requests_per_minute: None,
+            params: Default::default(),
+            max_retries: 0,
+            connect_timeout_secs: None,
+            first_byte_timeout_secs: None,
+            idle_timeout_secs: None,
+            path: None,
+            completion: None,
+            threads: None,
+            context: None,
+            chat_template: None,
+        });
+        let mut files: Vec<_> = std::fs::read_dir(entry.path().join("responses"))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        files.sort();
+        for path in files {
+            let task = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let f = std::fs::File::open(&path)?;
+            for (i, line) in BufReader::new(f).lines().enumerate() {
+                let shown = format!("{}:{}", path.display(), i + 1);
+                let line = match line {
+                    Ok(l) => l,
+                    Err(e) => {
+                        problems.push(format!("{shown}: -: {e}"));
+                        continue;
+                    }
+                };
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let v: serde_json::Value = match serde_json::from_str(&line) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        problems.push(format!("{shown}: -: invalid JSON: {e}"));
+                        continue;
+                    }
+                };
+                let (Some(id), Some(resp)) = (
+                    v.get("id").and_then(|x| x.as_str()),
+                    v.get("response").and_then(|x| x.as_str()),
+                ) else {
+                    problems.push(format!("{shown}: id/response: missing or not text"));
+                    continue;
+                };
+                let idx = jobs.len() as u32;
+                jobs.push(JobRecord {
+                    idx,
+                    item_id: id.to_string(),
+                    task_id: task.clone(),
+                    model: model.clone(),
+                    sample: 0,
+                });
+                let (text, error) = match resp.strip_prefix("ERROR:") {
+                    Some(e) => (None, Some(e.trim().to_string())),
+                    None => (Some(resp.to_string()), None),
+                };
+                responses.push(ResponseRecord {
+                    run_id: run_id.clone(),
+                    job_idx: idx,
+                    item_id: id.to_string(),
+                    task_id: task.clone(),
+                    model: model.clone(),
+                    sample: 0,
+                    text,
+                    error,
+                    finish_reason: None,
+                    prompt_tokens: None,
+                    completion_tokens: None,
+                    latency_ms: None,
+                    first_token_ms: None,
+                    attempts: 0,
+                    params: "{}".into(),
+                    request_hash: String::new(),
+                    cached: false,
+                    created_at: now_secs(),
+                    cache_key: None,
+                });
+            }
+        }
+    }
+    if models.is_empty() {
+        bail!("{}: no <model>/responses/ directories", dir.display());
+    }
+    let run = RunRecord {
+        id: run_id.clone(),
+        created_at: now_secs(),
+        dataset: dataset_ref.to_string(),
+        config: RunConfig {
+            models,
+            samples: 1,
+            ..RunConfig::default()
+        },
+        status: "imported".into(),
+    };
+    store.create_run(&run, &jobs)?;
+    store.save_responses(&responses)?;
+    Ok((run_id, responses.len(), problems))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_names_become_safe_directory_names() {
+        assert_eq!(dir_name("meta-llama/Llama-3-8B"), "meta-llama_Llama-3-8B");
+        assert_eq!(dir_name(".."), "_");
+        assert_eq!(dir_name("gpt-4o"), "gpt-4o");
+    }
+}

@@ -1,0 +1,406 @@
+//! `prism run` and `prism models`: the headless front-end of the engine.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use globset::{Glob, GlobSetBuilder};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Dirs;
+use crate::dataset::Dataset;
+use crate::engine::{self, BackendFactory, Event, RunSpec, RunSummary};
+use crate::provider::{ModelsFile, Params, config::KeyStatus};
+use crate::store::{Store, StoreHandle};
+
+/// Options of `prism run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Dataset to run (omit for the bundled sample data; with --resume, the run's own dataset).
+    pub dataset: Option<PathBuf>,
+    /// Models to run, comma-separated names from the models file.
+    #[arg(long, value_delimiter = ',')]
+    pub models: Vec<String>,
+    /// Models file (default: models.toml in the config dir).
+    #[arg(long)]
+    pub models_file: Option<PathBuf>,
+    /// Store file (default: prism.db in the data dir).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// Only items whose task matches a glob (`KE-FD-*`) or whose id is given; comma-separated.
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// At most this many items (after the filter, in dataset order).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// The most requests in flight across all models.
+    #[arg(long, default_value_t = 64)]
+    pub concurrency: usize,
+    /// Answers per item and model (independent samples).
+    #[arg(long, default_value_t = 1)]
+    pub samples: u32,
+    /// In-context examples from the same sub-task: 0, 1 or 3.
+    #[arg(long, default_value_t = 0, value_parser = parse_shots)]
+    pub shots: u32,
+    /// Override the per-task temperature.
+    #[arg(long)]
+    pub temperature: Option<f64>,
+    /// Override the per-task top-p.
+    #[arg(long)]
+    pub top_p: Option<f64>,
+    #[arg(long)]
+    pub max_tokens: Option<u32>,
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Ignore the response cache (answers are still stored, and cached for next time).
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Print events as JSON lines (the default when stdout is not a terminal).
+    #[arg(long)]
+    pub json: bool,
+    /// Finish an earlier run: only its jobs that are not done run again.
+    #[arg(long, value_name = "RUN_ID")]
+    pub resume: Option<String>,
+}
+
+fn parse_shots(s: &str) -> Result<u32, String> {
+    match s.parse::<u32>() {
+        Ok(k @ (0 | 1 | 3)) => Ok(k),
+        _ => Err("shots must be 0, 1 or 3".into()),
+    }
+}
+
+pub fn default_db(dirs: &Dirs) -> PathBuf {
+    dirs.data.join("prism.db")
+}
+
+/// The models file: `--models-file`, else `models.toml` in the config dir, else none.
+pub fn load_models(dirs: &Dirs, file: Option<&Path>) -> anyhow::Result<ModelsFile> {
+    match file {
+        Some(f) => ModelsFile::load(f),
+        None => {
+            let p = dirs.config.join("models.toml");
+            if p.is_file() {
+                ModelsFile::load(&p)
+            } else {
+                Ok(ModelsFile::default())
+            }
+        }
+    }
+}
+
+/// `prism models`: names, providers, endpoints and whether each key is set (never the key).
+pub fn list_models(dirs: &Dirs, file: Option<&Path>) -> anyhow::Result<i32> {
+    let models = load_models(dirs, file)?;
+    if models.models.is_empty() {
+        println!(
+            "no models configured; add [[models]] entries to {} (see README)",
+            file.map(|f| f.display().to_string()).unwrap_or_else(|| dirs
+                .config
+                .join("models.toml")
+                .display()
+                .to_string())
+        );
+        return Ok(0);
+    }
+    println!(
+        "{:<16} {:<10} {:<24} {:<40} key",
+        "name", "provider", "model", "endpoint"
+    );
+    for m in &models.models {
+        let key = match m.key_status() {
+            KeyStatus::NotNeeded => "not needed".to_string(),
+            KeyStatus::Set(v) => format!("{v} set"),
+            KeyStatus::Missing(v) => format!("{v} NOT SET"),
+        };
+        let endpoint = if m.provider == crate::provider::ProviderKind::Local {
+            m.path
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "(default model)".into())
+        } else {
+            m.urls().join(", ")
+        };
+        println!(
+            "{:<16} {:<10} {:<24} {:<40} {}",
+            m.name,
+            m.provider.as_str(),
+            m.model_id(),
+            endpoint,
+            key
+        );
+    }
+    Ok(0)
+}
+
+/// Items selected by `--filter` and `--limit`, in dataset order.
+pub fn select_items(
+    ds: &Dataset,
+    filter: Option<&str>,
+    limit: Option<usize>,
+) -> anyhow::Result<Vec<usize>> {
+    let mut items: Vec<usize> = match filter {
+        None => (0..ds.items.len()).collect(),
+        Some(f) => {
+            let mut globs = GlobSetBuilder::new();
+            let mut ids = Vec::new();
+            for part in f.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                if ds.item_by_id(part).is_some() {
+                    ids.push(part.to_string());
+                } else {
+                    globs.add(Glob::new(part).with_context(|| format!("--filter {part:?}"))?);
+                }
+            }
+            let globs = globs.build()?;
+            (0..ds.items.len())
+                .filter(|&i| {
+                    let it = &ds.items[i];
+                    ids.iter().any(|id| **id == *it.id) || globs.is_match(&ds.task_of(it).id)
+                })
+                .collect()
+        }
+    };
+    if let Some(n) = limit {
+        items.truncate(n);
+    }
+    if items.is_empty() {
+        bail!("no items match --filter {:?}", filter.unwrap_or(""));
+    }
+    Ok(items)
+}
+
+/// Runs `prism run`. Exit codes: 0 all jobs done, 2 some failed, 1 could not start,
+/// 130 interrupted (resume with --resume).
+pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Result<i32> {
+    let db = args.db.clone().unwrap_or_else(|| default_db(dirs));
+    let store = Store::open(&db)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let json_mode = args.json || !std::io::stdout().is_terminal();
+    let cancel = CancellationToken::new();
+    let (tx, rx) = mpsc::unbounded_channel();
+
+    let (task, total_hint): (
+        std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<RunSummary>> + Send>>,
+        usize,
+    ) = if let Some(run_id) = &args.resume {
+        let run = store
+            .run(run_id)?
+            .ok_or_else(|| anyhow::anyhow!("no run {run_id} in {}", db.display()))?;
+        let (ds, _) = open_dataset(args.dataset.as_deref().or(dataset_path(&run.dataset)))?;
+        let unfinished = store.unfinished_jobs(&run.id)?;
+        let all: Vec<_> = store.jobs(&run.id)?.into_iter().map(|(j, _)| j).collect();
+        let n = unfinished.len();
+        let handle = StoreHandle::spawn(store, Some(db.clone()));
+        let cancel2 = cancel.clone();
+        (
+            Box::pin(async move {
+                engine::resume(
+                    &run,
+                    ds,
+                    unfinished,
+                    all,
+                    handle,
+                    factory,
+                    args.concurrency,
+                    tx,
+                    cancel2,
+                )
+                .await
+            }),
+            n,
+        )
+    } else {
+        if args.models.is_empty() {
+            bail!("--models is required (e.g. --models local,gpt)");
+        }
+        let models =
+            load_models(dirs, args.models_file.as_deref())?.select(&args.models.join(","))?;
+        let (ds, dataset_ref) = open_dataset(args.dataset.as_deref())?;
+        let items = select_items(&ds, args.filter.as_deref(), args.limit)?;
+        let mut spec = RunSpec::new(ds, dataset_ref, items, models);
+        spec.samples = args.samples.max(1);
+        spec.shots = args.shots;
+        spec.concurrency = args.concurrency.max(1);
+        spec.use_cache = !args.no_cache;
+        spec.filter = args.filter.clone();
+        spec.limit = args.limit;
+        spec.params = Params {
+            temperature: args.temperature,
+            top_p: args.top_p,
+            max_tokens: args.max_tokens,
+            stop: Vec::new(),
+            seed: args.seed,
+        };
+        let n = spec.plan().len();
+        let handle = StoreHandle::spawn(store, Some(db.clone()));
+        let cancel2 = cancel.clone();
+        (
+            Box::pin(async move { engine::run(spec, handle, factory, tx, cancel2).await }),
+            n,
+        )
+    };
+
+    let summary = rt.block_on(async {
+        let cancel3 = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel3.cancel();
+            }
+        });
+        let printer = tokio::spawn(report_events(rx, json_mode, total_hint));
+        let result = task.await;
+        let failures = printer.await.unwrap_or_default();
+        result.map(|s| (s, failures))
+    });
+    let (summary, failures) = summary?;
+    if !json_mode {
+        eprintln!(
+            "run {}: {} done ({} from cache), {} failed{}",
+            summary.run_id,
+            summary.done,
+            summary.cache_hits,
+            summary.failed,
+            if summary.cancelled > 0 {
+                format!(", {} not run (cancelled)", summary.cancelled)
+            } else {
+                String::new()
+            }
+        );
+        for f in failures.iter().take(20) {
+            eprintln!("  failed: {f}");
+        }
+        if failures.len() > 20 {
+            eprintln!("  ... and {} more", failures.len() - 20);
+        }
+        println!("{}", summary.run_id);
+    }
+    if summary.cancelled > 0 {
+        eprintln!(
+            "interrupted; finish it with: prism run --resume {} --db {}",
+            summary.run_id,
+            db.display()
+        );
+        return Ok(130);
+    }
+    Ok(if summary.failed > 0 { 2 } else { 0 })
+}
+
+/// `<sample-data>` names the bundled data; anything else is a path.
+fn dataset_path(r: &str) -> Option<&Path> {
+    (r != "<sample-data>").then(|| Path::new(r))
+}
+
+pub fn open_dataset(path: Option<&Path>) -> anyhow::Result<(Arc<Dataset>, String)> {
+    let (loaded, r) = match path {
+        Some(p) => {
+            let abs = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+            (crate::dataset::load_path(p)?, abs.display().to_string())
+        }
+        None => (crate::dataset::load_sample(), "<sample-data>".to_string()),
+    };
+    let errors = loaded.errors();
+    if errors > 0 {
+        eprintln!(
+            "warning: {errors} problem(s) in the dataset; those lines are skipped (see prism validate)"
+        );
+    }
+    if loaded.dataset.items.is_empty() {
+        bail!("the dataset has no items");
+    }
+    Ok((Arc::new(loaded.dataset), r))
+}
+
+/// Prints progress (terminal) or JSON lines; returns the failures, one line each.
+async fn report_events(
+    mut rx: mpsc::UnboundedReceiver<Event>,
+    json_mode: bool,
+    total: usize,
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    let bar = (!json_mode).then(|| {
+        let b = ProgressBar::new(total as u64);
+        b.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {per_sec} ETA {eta} {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        b.enable_steady_tick(Duration::from_millis(200));
+        b
+    });
+    let mut failed = 0usize;
+    let stdout = std::io::stdout();
+    while let Some(ev) = rx.recv().await {
+        let line = match &ev {
+            Event::Started {
+                run_id,
+                models: m,
+                jobs: j,
+                already_done,
+            } => {
+                json!({"event": "started", "run_id": run_id, "models": m, "jobs": j.len(), "already_done": already_done})
+            }
+            Event::Sending { job, attempt } => {
+                if !json_mode {
+                    continue;
+                }
+                json!({"event": "sending", "job": job, "attempt": attempt})
+            }
+            Event::Delta { .. } => continue,
+            Event::Retrying {
+                job,
+                attempt,
+                max_attempts,
+                reason,
+                delay,
+            } => {
+                if let Some(b) = &bar {
+                    b.set_message(format!("retrying: {}", crate::text::one_line(reason)));
+                }
+                json!({"event": "retrying", "job": job, "attempt": attempt, "max_attempts": max_attempts,
+                       "reason": reason, "delay_ms": delay.as_millis() as u64})
+            }
+            Event::Done { job, response } => {
+                if let Some(b) = &bar {
+                    b.inc(1);
+                }
+                json!({"event": "done", "job": job, "item": response.item_id, "model": response.model,
+                       "sample": response.sample, "cached": response.cached, "latency_ms": response.latency_ms,
+                       "completion_tokens": response.completion_tokens})
+            }
+            Event::Failed { job, response } => {
+                failed += 1;
+                let reason = response.error.clone().unwrap_or_default();
+                failures.push(format!(
+                    "{} on {} (sample {}): {}",
+                    response.item_id, response.model, response.sample, reason
+                ));
+                if let Some(b) = &bar {
+                    b.inc(1);
+                    b.set_message(format!("{failed} failed"));
+                }
+                json!({"event": "failed", "job": job, "item": response.item_id, "model": response.model,
+                       "sample": response.sample, "reason": reason, "attempts": response.attempts})
+            }
+            Event::Finished(s) => {
+                if let Some(b) = &bar {
+                    b.finish_and_clear();
+                }
+                json!({"event": "finished", "run_id": s.run_id, "total": s.total, "done": s.done,
+                       "failed": s.failed, "cancelled": s.cancelled, "cache_hits": s.cache_hits})
+            }
+        };
+        if json_mode {
+            let mut out = stdout.lock();
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    failures
+}

@@ -1,0 +1,357 @@
+//! A mock LLM server for tests (and the run benchmark): OpenAI chat completions, Anthropic
+//! Messages and Gemini streamGenerateContent, all streaming SSE, on 127.0.0.1 only.
+//!
+//! The model id picks the behaviour; faults hit the *first* attempt of each distinct prompt, so a
+//! retry succeeds:
+//! - `echo`: answers `ANSWER(<last user message, first 24 chars>)` in a few chunks.
+//! - `flaky429`: 429 with `retry-after-ms: 20` first. `flaky429s`: 429 with `Retry-After: 1`.
+//! - `flaky500`, `flaky503`: that status first.
+//! - `drop`: two chunks, then the connection is dropped.
+//! - `badsse`: a malformed data line first.
+//! - `stall`: one chunk, then silence for 5 s.
+//! - `always500`: 500 every time.
+//! - `slow`: `echo`, with 40 ms between chunks.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+#[derive(Default)]
+pub struct MockState {
+    /// Requests per (model, prompt).
+    pub attempts: Mutex<HashMap<(String, String), usize>>,
+    pub requests: AtomicUsize,
+    /// Authorization-like headers seen (to check keys are sent).
+    pub auth_seen: Mutex<Vec<String>>,
+    /// Bodies received (to check parameters).
+    pub bodies: Mutex<Vec<Value>>,
+    pub keep_bodies: bool,
+}
+
+pub struct Mock {
+    pub addr: SocketAddr,
+    pub state: Arc<MockState>,
+}
+
+impl Mock {
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+    pub fn requests(&self) -> usize {
+        self.state.requests.load(Ordering::SeqCst)
+    }
+    /// How many requests a prompt (by a substring of its last message) received from a model.
+    pub fn attempts_for(&self, model: &str, needle: &str) -> usize {
+        self.state
+            .attempts
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|((m, p), _)| m == model && p.contains(needle))
+            .map(|(_, n)| *n)
+            .sum()
+    }
+}
+
+/// Starts the mock on a free port of 127.0.0.1, on the current tokio runtime.
+pub async fn start(keep_bodies: bool) -> Mock {
+    let state = Arc::new(MockState {
+        keep_bodies,
+        ..Default::default()
+    });
+    let app = Router::new()
+        .route("/v1/chat/completions", post(openai))
+        .route("/v1/messages", post(anthropic))
+        .route("/v1beta/models/{model_action}", post(gemini))
+        .with_state(state.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Mock { addr, state }
+}
+
+/// Starts the mock on its own thread and runtime (for tests whose runtime is busy or absent).
+pub fn start_background() -> Mock {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let m = start(false).await;
+            tx.send(Mock {
+                addr: m.addr,
+                state: m.state.clone(),
+            })
+            .unwrap();
+            std::future::pending::<()>().await;
+        });
+    });
+    rx.recv().unwrap()
+}
+
+fn last_user(messages: &[Value]) -> String {
+    messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| {
+            m["content"]
+                .as_str()
+                .map(str::to_string)
+                .or_else(|| m["parts"][0]["text"].as_str().map(str::to_string))
+        })
+        .unwrap_or_default()
+}
+
+fn answer_for(prompt: &str) -> String {
+    let tail: String = prompt
+        .lines()
+        .last()
+        .unwrap_or("")
+        .chars()
+        .take(24)
+        .collect();
+    format!("ANSWER({tail})")
+}
+
+enum Plan {
+    Ok { delay: Duration },
+    Status(u16, Vec<(&'static str, String)>),
+    Drop,
+    BadSse,
+    Stall,
+}
+
+fn plan(state: &MockState, model: &str, prompt: &str) -> Plan {
+    state.requests.fetch_add(1, Ordering::SeqCst);
+    let n = {
+        let mut a = state.attempts.lock().unwrap();
+        let e = a
+            .entry((model.to_string(), prompt.to_string()))
+            .or_insert(0);
+        *e += 1;
+        *e
+    };
+    let first = n == 1;
+    match model {
+        "flaky429" if first => Plan::Status(429, vec![("retry-after-ms", "20".into())]),
+        "flaky429s" if first => Plan::Status(429, vec![("retry-after", "1".into())]),
+        "flaky500" if first => Plan::Status(500, vec![]),
+        "flaky503" if first => Plan::Status(503, vec![]),
+        "always500" => Plan::Status(500, vec![]),
+        "drop" if first => Plan::Drop,
+        "badsse" if first => Plan::BadSse,
+        "stall" if first => Plan::Stall,
+        "slow" => Plan::Ok {
+            delay: Duration::from_millis(40),
+        },
+        _ => Plan::Ok {
+            delay: Duration::ZERO,
+        },
+    }
+}
+
+fn chunks(text: &str) -> Vec<String> {
+    // Split into 4 pieces at char boundaries.
+    let chars: Vec<char> = text.chars().collect();
+    let n = chars.len().div_ceil(4).max(1);
+    chars.chunks(n).map(|c| c.iter().collect()).collect()
+}
+
+/// Builds an SSE body from pre-rendered events, with the fault of `plan`.
+fn sse(events: Vec<String>, plan: Plan) -> Response {
+    match plan {
+        Plan::Status(code, headers) => {
+            let mut r = (
+                StatusCode::from_u16(code).unwrap(),
+                json!({"error": {"message": format!("mock says {code}"), "type": "mock"}})
+                    .to_string(),
+            )
+                .into_response();
+            for (k, v) in headers {
+                r.headers_mut().insert(k, v.parse().unwrap());
+            }
+            r
+        }
+        Plan::Ok { delay } => {
+            let s = futures::stream::iter(events).then(move |e| async move {
+                if !delay.is_zero() {
+                    tokio::time::sleep(delay).await;
+                }
+                Ok::<_, Infallible>(Bytes::from(e))
+            });
+            stream_response(Body::from_stream(s))
+        }
+        Plan::Drop => {
+            let head: Vec<Result<Bytes, std::io::Error>> = events
+                .into_iter()
+                .take(2)
+                .map(|e| Ok(Bytes::from(e)))
+                .chain(std::iter::once(Err(std::io::Error::other(
+                    "mock drops the connection",
+                ))))
+                .collect();
+            stream_response(Body::from_stream(futures::stream::iter(head)))
+        }
+        Plan::BadSse => {
+            let mut ev =
+                vec!["data: {\"choices\": [{\"delta\": {\"content\": \"par\"\n\n".to_string()];
+            ev.extend(events);
+            let s = futures::stream::iter(ev).map(|e| Ok::<_, Infallible>(Bytes::from(e)));
+            stream_response(Body::from_stream(s))
+        }
+        Plan::Stall => {
+            let first = events.into_iter().next().unwrap_or_default();
+            let s = futures::stream::once(async move { Ok::<_, Infallible>(Bytes::from(first)) })
+                .chain(futures::stream::once(async {
+                    tokio::time::sleep(Duration::from_secs(5)).await;
+                    Ok::<_, Infallible>(Bytes::from_static(b""))
+                }));
+            stream_response(Body::from_stream(s))
+        }
+    }
+}
+
+fn stream_response(body: Body) -> Response {
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache")
+        .body(body)
+        .unwrap()
+}
+
+fn record(state: &MockState, headers: &HeaderMap, body: &Value) {
+    for h in ["authorization", "x-api-key", "x-goog-api-key"] {
+        if let Some(v) = headers.get(h) {
+            state
+                .auth_seen
+                .lock()
+                .unwrap()
+                .push(v.to_str().unwrap_or("").to_string());
+        }
+    }
+    if state.keep_bodies {
+        state.bodies.lock().unwrap().push(body.clone());
+    }
+}
+
+async fn openai(
+    State(st): State<Arc<MockState>>,
+    headers: HeaderMap,
+    body: axum::Json<Value>,
+) -> Response {
+    record(&st, &headers, &body);
+    let model = body["model"].as_str().unwrap_or("").to_string();
+    let prompt = last_user(
+        body["messages"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or(&[]),
+    );
+    let answer = answer_for(&prompt);
+    let p = plan(&st, &model, &prompt);
+    let mut events: Vec<String> = chunks(&answer)
+        .into_iter()
+        .map(|c| {
+            format!(
+                "data: {}\n\n",
+                json!({"choices": [{"index": 0, "delta": {"content": c}, "finish_reason": null}]})
+            )
+        })
+        .collect();
+    events.push(format!(
+        "data: {}\n\n",
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    ));
+    events.push(format!(
+        "data: {}\n\n",
+        json!({"choices": [], "usage": {"prompt_tokens": prompt.split_whitespace().count(), "completion_tokens": 4}})
+    ));
+    events.push("data: [DONE]\n\n".into());
+    sse(events, p)
+}
+
+async fn anthropic(
+    State(st): State<Arc<MockState>>,
+    headers: HeaderMap,
+    body: axum::Json<Value>,
+) -> Response {
+    record(&st, &headers, &body);
+    let model = body["model"].as_str().unwrap_or("").to_string();
+    let prompt = last_user(
+        body["messages"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or(&[]),
+    );
+    let answer = answer_for(&prompt);
+    let p = plan(&st, &model, &prompt);
+    let mut events = vec![format!(
+        "event: message_start\ndata: {}\n\n",
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 11}}})
+    )];
+    for c in chunks(&answer) {
+        events.push(format!(
+            "event: content_block_delta\ndata: {}\n\n",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": c}})
+        ));
+    }
+    events.push(format!(
+        "event: message_delta\ndata: {}\n\n",
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 4}})
+    ));
+    events.push("event: message_stop\ndata: {\"type\": \"message_stop\"}\n\n".into());
+    sse(events, p)
+}
+
+async fn gemini(
+    State(st): State<Arc<MockState>>,
+    Path(model_action): Path<String>,
+    headers: HeaderMap,
+    body: axum::Json<Value>,
+) -> Response {
+    record(&st, &headers, &body);
+    let model = model_action.split(':').next().unwrap_or("").to_string();
+    let prompt = last_user(
+        body["contents"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or(&[]),
+    );
+    let answer = answer_for(&prompt);
+    let p = plan(&st, &model, &prompt);
+    let parts = chunks(&answer);
+    let last = parts.len() - 1;
+    let events = parts
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut v =
+                json!({"candidates": [{"content": {"role": "model", "parts": [{"text": c}]}}]});
+            if i == last {
+                v["candidates"][0]["finishReason"] = json!("STOP");
+                v["usageMetadata"] = json!({"promptTokenCount": 9, "candidatesTokenCount": 4});
+            }
+            format!("data: {v}\n\n")
+        })
+        .collect();
+    sse(events, p)
+}

@@ -1,0 +1,491 @@
+//! The run engine against the mock server: three wire formats, faults and retries, the cache,
+//! samples, cancellation and resume, replicas, and secrets.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::mock;
+use prism::dataset::{self, Dataset};
+use prism::engine::{self, Event, RetryPolicy, RunSpec, RunSummary};
+use prism::provider::{ModelConfig, ModelsFile};
+use prism::store::{Store, StoreHandle};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+fn sample() -> Arc<Dataset> {
+    Arc::new(dataset::load_sample().dataset)
+}
+
+fn model(toml_body: &str) -> ModelConfig {
+    let f: ModelsFile = toml::from_str(&format!("[[models]]\n{toml_body}")).unwrap();
+    f.models.into_iter().next().unwrap()
+}
+
+fn openai(name: &str, url: &str, model_id: &str) -> ModelConfig {
+    model(&format!(
+        "name = \"{name}\"\nprovider = \"openai\"\nbase_url = \"{url}/v1\"\nmodel = \"{model_id}\"\nidle_timeout_secs = 0.5\nmax_retries = 3"
+    ))
+}
+
+fn first_items(ds: &Dataset, n: usize) -> Vec<usize> {
+    (0..n)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .filter(|&i| i < ds.items.len())
+        .collect()
+}
+
+struct Ran {
+    summary: RunSummary,
+    events: Vec<Event>,
+}
+
+async fn run_spec(spec: RunSpec, store: StoreHandle) -> Ran {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let summary = engine::run(
+        spec,
+        store,
+        engine::http_backends(),
+        tx,
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    let mut events = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        events.push(e);
+    }
+    Ran { summary, events }
+}
+
+fn fast(mut spec: RunSpec) -> RunSpec {
+    spec.retry = RetryPolicy {
+        base: Duration::from_millis(5),
+        cap: Duration::from_secs(2),
+    };
+    spec
+}
+
+fn memory_store() -> (StoreHandle, tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("prism.db");
+    let store = Store::open(&path).unwrap();
+    (StoreHandle::spawn(store, Some(path.clone())), dir, path)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_wire_formats_stream_and_store_answers() {
+    let m = mock::start(true).await;
+    let ds = sample();
+    let models = vec![
+        openai("oa", &m.url(), "echo"),
+        model(&format!(
+            "name = \"claude\"\nprovider = \"anthropic\"\nbase_url = \"{}\"\nmodel = \"echo\"",
+            m.url()
+        )),
+        model(&format!(
+            "name = \"gem\"\nprovider = \"gemini\"\nbase_url = \"{}\"\nmodel = \"echo\"",
+            m.url()
+        )),
+    ];
+    let (store, _dir, path) = memory_store();
+    let items = first_items(&ds, 3);
+    let spec = fast(RunSpec::new(
+        ds.clone(),
+        "<sample-data>".into(),
+        items.clone(),
+        models,
+    ));
+    let ran = run_spec(spec, store).await;
+    assert_eq!(ran.summary.done, 9, "{:?}", ran.summary);
+    assert_eq!(ran.summary.failed, 0);
+    let s = Store::open(&path).unwrap();
+    let rs = s.responses(&ran.summary.run_id).unwrap();
+    assert_eq!(rs.len(), 9);
+    for r in &rs {
+        let item = ds.item_by_id(&r.item_id).unwrap();
+        let tail: String = item
+            .question
+            .lines()
+            .last()
+            .unwrap()
+            .chars()
+            .take(24)
+            .collect();
+        assert_eq!(
+            r.text.as_deref(),
+            Some(format!("ANSWER({tail})").as_str()),
+            "{}",
+            r.model
+        );
+        assert_eq!(r.completion_tokens, Some(4), "{}", r.model);
+        assert!(r.latency_ms.is_some());
+        assert_eq!(r.attempts, 1);
+    }
+    // Deltas concatenate to the stored text.
+    let job0_text: String = ran
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Delta { job: 0, text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(Some(job0_text.as_str()), rs[0].text.as_deref());
+    // Parameters follow the paper's per-dimension defaults (the first items are KE: 0.8/0.8).
+    let bodies = m.state.bodies.lock().unwrap();
+    let oa = bodies
+        .iter()
+        .find(|b| b["model"] == "echo" && b.get("stream_options").is_some())
+        .unwrap();
+    assert_eq!(oa["temperature"], 0.8);
+    assert_eq!(oa["top_p"], 0.8);
+    assert_eq!(oa["stream"], true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_fault_is_retried_and_nothing_is_lost_or_duplicated() {
+    let m = mock::start(false).await;
+    let ds = sample();
+    let faults = [
+        "flaky429", "flaky500", "flaky503", "drop", "badsse", "stall",
+    ];
+    let models: Vec<ModelConfig> = faults.iter().map(|f| openai(f, &m.url(), f)).collect();
+    let (store, _dir, path) = memory_store();
+    let items = first_items(&ds, 4);
+    let spec = fast(RunSpec::new(
+        ds.clone(),
+        "<sample-data>".into(),
+        items,
+        models,
+    ));
+    let ran = run_spec(spec, store).await;
+    assert_eq!(ran.summary.done, 24, "{:?}", ran.summary);
+    assert_eq!(ran.summary.failed, 0);
+    let s = Store::open(&path).unwrap();
+    let rs = s.responses(&ran.summary.run_id).unwrap();
+    assert_eq!(rs.len(), 24, "one response per job, no duplicates");
+    for r in &rs {
+        assert_eq!(
+            r.attempts, 2,
+            "{}: the first attempt failed, the second worked",
+            r.model
+        );
+        let text = r.text.as_deref().unwrap();
+        assert!(
+            text.starts_with("ANSWER(") && text.ends_with(')'),
+            "{}: {text}",
+            r.model
+        );
+        assert_eq!(
+            text.matches("ANSWER(").count(),
+            1,
+            "partial text of the failed attempt is dropped"
+        );
+    }
+    // Each fault produced a retry event with its reason.
+    let reasons: Vec<String> = ran
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Retrying { reason, .. } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasons.len(), 24);
+    assert!(reasons.iter().any(|r| r.contains("HTTP 429")));
+    assert!(reasons.iter().any(|r| r.contains("HTTP 503")));
+    assert!(reasons.iter().any(|r| r.contains("idle-stream timeout")));
+    assert!(reasons.iter().any(|r| r.contains("malformed event")));
+    assert!(reasons.iter().any(|r| r.contains("stream")), "{reasons:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_after_seconds_is_honoured() {
+    let m = mock::start(false).await;
+    let ds = sample();
+    let (store, _dir, _) = memory_store();
+    let spec = fast(RunSpec::new(
+        ds.clone(),
+        "<sample-data>".into(),
+        vec![0],
+        vec![openai("m", &m.url(), "flaky429s")],
+    ));
+    let t = std::time::Instant::now();
+    let ran = run_spec(spec, store).await;
+    assert_eq!(ran.summary.done, 1);
+    let delay = ran
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::Retrying { delay, .. } => Some(*delay),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        delay,
+        Duration::from_secs(1),
+        "Retry-After: 1, not the 5 ms backoff"
+    );
+    assert!(t.elapsed() >= Duration::from_secs(1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permanent_failures_are_recorded_with_their_reason() {
+    let m = mock::start(false).await;
+    let ds = sample();
+    let (store, _dir, path) = memory_store();
+    let spec = fast(RunSpec::new(
+        ds.clone(),
+        "<sample-data>".into(),
+        vec![0, 1],
+        vec![
+            openai("bad", &m.url(), "always500"),
+            openai("good", &m.url(), "echo"),
+        ],
+    ));
+    let ran = run_spec(spec, store).await;
+    assert_eq!(ran.summary.done, 2);
+    assert_eq!(ran.summary.failed, 2);
+    assert_eq!(
+        m.attempts_for("always500", ""),
+        2 * 4,
+        "max_retries 3 = 4 attempts each"
+    );
+    let s = Store::open(&path).unwrap();
+    let failed: Vec<_> = s
+        .responses(&ran.summary.run_id)
+        .unwrap()
+        .into_iter()
+        .filter(|r| !r.is_ok())
+        .collect();
+    assert_eq!(failed.len(), 2);
+    assert!(failed[0].error.as_deref().unwrap().contains("HTTP 500"));
+    assert_eq!(failed[0].attempts, 4);
+    assert_eq!(s.job_counts(&ran.summary.run_id).unwrap(), (2, 2, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cache_makes_a_rerun_free_but_keeps_samples_independent_and_skips_errors() {
+    let m = mock::start(false).await;
+    let ds = sample();
+    let (store, _dir, _) = memory_store();
+    let models = vec![
+        openai("m", &m.url(), "echo"),
+        openai("x", &m.url(), "always500"),
+    ];
+    let mut spec = fast(RunSpec::new(
+        ds.clone(),
+        "<sample-data>".into(),
+        vec![0, 1, 2],
+        models,
+    ));
+    spec.samples = 2;
+    let first = run_spec(spec.clone(), store.clone()).await;
+    assert_eq!(first.summary.done, 6);
+    let echo_requests = m.attempts_for("echo", "");
+    assert_eq!(
+        echo_requests, 6,
+        "two samples of three items are six requests"
+    );
+    let failing = m.attempts_for("always500", "");
+
+    let second = run_spec(spec.clone(), store.clone()).await;
+    assert_eq!(second.summary.done, 6);
+    assert_eq!(second.summary.cache_hits, 6);
+    assert_eq!(m.attempts_for("echo", ""), echo_requests, "no new requests");
+    assert!(
+        m.attempts_for("always500", "") > failing,
+        "errors are never cached"
+    );
+
+    spec.use_cache = false;
+    let third = run_spec(spec, store).await;
+    assert_eq!(third.summary.cache_hits, 0);
+    assert_eq!(m.attempts_for("echo", ""), echo_requests + 6);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_keeps_finished_results_and_resume_finishes_the_rest() {
+    let m = mock::start(false).await;
+    let ds = sample();
+    let (store, _dir, path) = memory_store();
+    let mut model = openai("m", &m.url(), "slow");
+    model.max_concurrency = 2;
+    let items: Vec<usize> = (0..20).collect();
+    let spec = fast(RunSpec::new(
+        ds.clone(),
+        "<sample-data>".into(),
+        items,
+        vec![model],
+    ));
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let cancel = CancellationToken::new();
+    let c2 = cancel.clone();
+    let handle = tokio::spawn(engine::run(
+        spec,
+        store.clone(),
+        engine::http_backends(),
+        tx,
+        c2,
+    ));
+    // Cancel after a few jobs are done.
+    let mut done = 0;
+    while let Some(e) = rx.recv().await {
+        if matches!(e, Event::Done { .. }) {
+            done += 1;
+            if done == 4 {
+                cancel.cancel();
+                break;
+            }
+        }
+    }
+    let summary = handle.await.unwrap().unwrap();
+    assert!(summary.cancelled > 0, "{summary:?}");
+    assert!(summary.done >= 4);
+    let s = Store::open(&path).unwrap();
+    let run = s.run(&summary.run_id).unwrap().unwrap();
+    assert_eq!(run.status, "cancelled");
+    let (d, _, pending) = s.job_counts(&run.id).unwrap();
+    assert_eq!(d, summary.done);
+    assert_eq!(pending, 20 - d);
+    let requests_before = m.requests();
+
+    let unfinished = s.unfinished_jobs(&run.id).unwrap();
+    let all: Vec<_> = s
+        .jobs(&run.id)
+        .unwrap()
+        .into_iter()
+        .map(|(j, _)| j)
+        .collect();
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let resumed = engine::resume(
+        &run,
+        ds,
+        unfinished.clone(),
+        all,
+        store,
+        engine::http_backends(),
+        8,
+        tx,
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(resumed.done, unfinished.len());
+    assert_eq!(s.job_counts(&run.id).unwrap(), (20, 0, 0));
+    // Only the unfinished jobs were sent again (in-flight ones at cancel time are among them).
+    assert_eq!(m.requests() - requests_before, unfinished.len());
+    assert_eq!(s.run(&run.id).unwrap().unwrap().status, "finished");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_share_the_load() {
+    let a = mock::start(false).await;
+    let b = mock::start(false).await;
+    let ds = sample();
+    let (store, _dir, _) = memory_store();
+    let mut cfg = model(&format!(
+        "name = \"fleet\"\nprovider = \"openai\"\nbase_urls = [\"{}/v1\", \"{}/v1\"]\nmodel = \"slow\"\nmax_concurrency = 4",
+        a.url(),
+        b.url()
+    ));
+    cfg.max_retries = 0;
+    let spec = fast(RunSpec::new(
+        ds.clone(),
+        "<sample-data>".into(),
+        (0..16).collect(),
+        vec![cfg],
+    ));
+    let ran = run_spec(spec, store).await;
+    assert_eq!(ran.summary.done, 16);
+    assert!(
+        a.requests() >= 4 && b.requests() >= 4,
+        "a {} b {}",
+        a.requests(),
+        b.requests()
+    );
+    assert_eq!(a.requests() + b.requests(), 16);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_keys_are_sent_but_never_stored() {
+    let m = mock::start(false).await;
+    let ds = sample();
+    let secret = "sk-test-SECRET-4242";
+    // SAFETY: this test owns this variable name; no other test reads or writes it.
+    unsafe { std::env::set_var("PRISM_TEST_ENGINE_KEY", secret) };
+    let mut cfg = openai("keyed", &m.url(), "flaky500");
+    cfg.api_key_env = Some("PRISM_TEST_ENGINE_KEY".into());
+    let (store, dir, path) = memory_store();
+    let spec = fast(RunSpec::new(
+        ds.clone(),
+        "<sample-data>".into(),
+        vec![0, 1],
+        vec![cfg],
+    ));
+    let ran = run_spec(spec, store).await;
+    assert_eq!(ran.summary.done, 2);
+    assert!(
+        m.state
+            .auth_seen
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|h| h == &format!("Bearer {secret}"))
+    );
+    // Nothing in the store directory (db, WAL) holds the key; errors and events neither.
+    drop(Store::open(&path).unwrap());
+    for entry in std::fs::read_dir(dir.path()).unwrap().flatten() {
+        let bytes = std::fs::read(entry.path()).unwrap();
+        assert!(
+            !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+            "{} contains the key",
+            entry.path().display()
+        );
+    }
+    let dump = format!("{:?}", ran.events);
+    assert!(!dump.contains(secret));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_key_or_dead_server_is_a_clear_message_naming_the_model() {
+    let ds = sample();
+    let (store, _dir, _) = memory_store();
+    let mut cfg = openai("needs-key", "http://127.0.0.1:9", "echo");
+    cfg.api_key_env = Some("PRISM_TEST_SURELY_UNSET_KEY".into());
+    let spec = RunSpec::new(ds.clone(), "<sample-data>".into(), vec![0], vec![cfg]);
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let err = engine::run(
+        spec,
+        store.clone(),
+        engine::http_backends(),
+        tx,
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("needs-key") && err.contains("PRISM_TEST_SURELY_UNSET_KEY"),
+        "{err}"
+    );
+
+    // Port 9 (discard) is closed here: connecting fails fast and the job fails with the reason.
+    let mut cfg = openai("dead", "http://127.0.0.1:9", "echo");
+    cfg.max_retries = 1;
+    let spec = fast(RunSpec::new(ds, "<sample-data>".into(), vec![0], vec![cfg]));
+    let ran = run_spec(spec, store).await;
+    assert_eq!(ran.summary.failed, 1);
+    let reason = ran
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::Failed { response, .. } => response.error.clone(),
+            _ => None,
+        })
+        .unwrap();
+    assert!(reason.contains("127.0.0.1:9"), "{reason}");
+}
