@@ -260,7 +260,9 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
         result.map(|s| (s, failures))
     });
     let (summary, failures) = summary?;
-    if !json_mode {
+    // The summary and the failures go to stderr in both modes (stdout is for the run id or the
+    // JSON events, which scripts read).
+    {
         eprintln!(
             "run {}: {} done ({} from cache), {} failed{}",
             summary.run_id,
@@ -279,7 +281,9 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
         if failures.len() > 20 {
             eprintln!("  ... and {} more", failures.len() - 20);
         }
-        println!("{}", summary.run_id);
+        if !json_mode {
+            println!("{}", summary.run_id);
+        }
     }
     if summary.cancelled > 0 {
         eprintln!(

@@ -1,0 +1,342 @@
+//! `prism run`, `models`, `export` and `import` as a user runs them, against the mock server.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use common::mock;
+use prism::store::Store;
+
+struct Env {
+    dir: tempfile::TempDir,
+    mock: mock::Mock,
+}
+
+impl Env {
+    fn new() -> Env {
+        let mock = mock::start_background();
+        let dir = tempfile::tempdir().unwrap();
+        let models = format!(
+            r#"
+[[models]]
+name = "stub"
+provider = "openai"
+base_url = "{url}/v1"
+model = "echo"
+api_key_env = "PRISM_CLI_STUB_KEY"
+max_concurrency = 64
+
+[[models]]
+name = "flaky"
+provider = "openai"
+base_url = "{url}/v1"
+model = "flaky500"
+
+[[models]]
+name = "broken"
+provider = "openai"
+base_url = "{url}/v1"
+model = "always500"
+max_retries = 1
+
+[[models]]
+name = "slow"
+provider = "openai"
+base_url = "{url}/v1"
+model = "slow"
+max_concurrency = 2
+
+[[models]]
+name = "claude"
+provider = "anthropic"
+base_url = "{url}"
+model = "echo"
+api_key_env = "PRISM_CLI_UNSET_KEY"
+"#,
+            url = mock.url()
+        );
+        std::fs::write(dir.path().join("models.toml"), models).unwrap();
+        Env { dir, mock }
+    }
+
+    fn db(&self) -> PathBuf {
+        self.dir.path().join("prism.db")
+    }
+
+    fn prism(&self) -> Command {
+        let mut c = Command::cargo_bin("prism").unwrap();
+        c.env("PRISM_CONFIG_DIR", self.dir.path())
+            .env("PRISM_DATA_DIR", self.dir.path())
+            .env("PRISM_CLI_STUB_KEY", "sk-cli-SECRET-777")
+            .env_remove("PRISM_CLI_UNSET_KEY");
+        c
+    }
+}
+
+fn stdout(out: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8(out.get_output().stdout.clone()).unwrap()
+}
+
+fn stderr(out: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8(out.get_output().stderr.clone()).unwrap()
+}
+
+#[test]
+fn models_lists_key_status_but_never_the_key() {
+    let env = Env::new();
+    let out = env.prism().arg("models").assert().success();
+    let s = stdout(&out);
+    assert!(s.contains("PRISM_CLI_STUB_KEY set"), "{s}");
+    assert!(s.contains("PRISM_CLI_UNSET_KEY NOT SET"), "{s}");
+    assert!(!s.contains("sk-cli-SECRET-777"));
+}
+
+#[test]
+fn run_prints_json_events_and_exits_0_then_the_cache_answers() {
+    let env = Env::new();
+    let out = env
+        .prism()
+        .args([
+            "run", "--models", "stub", "--filter", "KE-FD-*", "--limit", "5", "--json",
+        ])
+        .assert()
+        .code(0);
+    let lines: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["event"], "started");
+    assert_eq!(lines[0]["jobs"], 5);
+    let last = lines.last().unwrap();
+    assert_eq!(last["event"], "finished");
+    assert_eq!(last["done"], 5);
+    let run_id = last["run_id"].as_str().unwrap().to_string();
+    assert_eq!(lines.iter().filter(|l| l["event"] == "done").count(), 5);
+    let requests = env.mock.requests();
+    assert_eq!(requests, 5);
+
+    // The same run again costs nothing.
+    let out = env
+        .prism()
+        .args([
+            "run", "--models", "stub", "--filter", "KE-FD-*", "--limit", "5", "--json",
+        ])
+        .assert()
+        .code(0);
+    let last: serde_json::Value =
+        serde_json::from_str(stdout(&out).lines().last().unwrap()).unwrap();
+    assert_eq!(last["cache_hits"], 5);
+    assert_eq!(env.mock.requests(), requests);
+
+    // The key is nowhere in the store.
+    let bytes = std::fs::read(env.db()).unwrap();
+    assert!(!bytes.windows(8).any(|w| w == b"sk-cli-S"));
+    let s = Store::open(&env.db()).unwrap();
+    assert_eq!(s.responses(&run_id).unwrap().len(), 5);
+}
+
+#[test]
+fn exit_2_lists_failures_and_1_when_it_cannot_start() {
+    let env = Env::new();
+    let out = env
+        .prism()
+        .args(["run", "--models", "stub,broken", "--limit", "2"])
+        .assert()
+        .code(2);
+    let err = stderr(&out);
+    assert!(err.contains("2 failed"), "{err}");
+    assert!(err.contains("failed: KE-FD-Myths-0001 on broken"), "{err}");
+    assert!(err.contains("HTTP 500"), "{err}");
+
+    let out = env
+        .prism()
+        .args(["run", "--models", "nope"])
+        .assert()
+        .code(1);
+    assert!(stderr(&out).contains("unknown model \"nope\""));
+    let out = env
+        .prism()
+        .args(["run", "--models", "claude"])
+        .assert()
+        .code(1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("claude") && err.contains("PRISM_CLI_UNSET_KEY"),
+        "{err}"
+    );
+    let out = env
+        .prism()
+        .args(["run", "--models", "stub", "--filter", "ZZ-*"])
+        .assert()
+        .code(1);
+    assert!(stderr(&out).contains("no items match"));
+    env.prism()
+        .args(["run", "--models", "stub", "--shots", "2"])
+        .assert()
+        .code(2); // clap usage error
+}
+
+#[test]
+fn retries_show_as_events() {
+    let env = Env::new();
+    let out = env
+        .prism()
+        .args(["run", "--models", "flaky", "--limit", "2", "--json"])
+        .assert()
+        .code(0);
+    let s = stdout(&out);
+    assert_eq!(s.matches("\"event\":\"retrying\"").count(), 2, "{s}");
+    assert!(s.contains("HTTP 500"));
+}
+
+#[test]
+fn export_then_import_round_trips_the_official_layout() {
+    let env = Env::new();
+    let out = env
+        .prism()
+        .args([
+            "run",
+            "--models",
+            "stub,broken",
+            "--filter",
+            "RE-LF-*,IFE-LC-*",
+            "--json",
+        ])
+        .assert()
+        .code(2);
+    let last: serde_json::Value =
+        serde_json::from_str(stdout(&out).lines().last().unwrap()).unwrap();
+    let run_id = last["run_id"].as_str().unwrap();
+    let outdir = env.dir.path().join("outputs");
+    env.prism()
+        .args(["export", "--run", run_id, "--prism-outputs"])
+        .arg(&outdir)
+        .assert()
+        .success();
+    let f = outdir.join("stub/responses/RE-LF-Syllogisms.jsonl");
+    let text = std::fs::read_to_string(&f).unwrap();
+    let rows: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 5);
+    assert_eq!(rows[0]["id"], "RE-LF-Syllogisms-0001");
+    assert!(rows[0]["response"].as_str().unwrap().starts_with("ANSWER("));
+    let broken =
+        std::fs::read_to_string(outdir.join("broken/responses/IFE-LC-WordBudget.jsonl")).unwrap();
+    assert!(broken.contains("\"ERROR: HTTP 500"), "{broken}");
+
+    // Import into a fresh store: same answers, errors kept as errors.
+    let db2 = env.dir.path().join("other.db");
+    let out = env
+        .prism()
+        .args(["import", "--prism-outputs"])
+        .arg(&outdir)
+        .arg("--db")
+        .arg(&db2)
+        .assert()
+        .success();
+    let new_id = stdout(&out).trim().to_string();
+    let s = Store::open(&db2).unwrap();
+    let rs = s.responses(&new_id).unwrap();
+    assert_eq!(rs.len(), 18);
+    assert_eq!(rs.iter().filter(|r| !r.is_ok()).count(), 9);
+    let run = s.run(&new_id).unwrap().unwrap();
+    assert_eq!(run.status, "imported");
+    let names: Vec<_> = run.config.models.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, vec!["broken", "stub"]);
+
+    // A malformed line is reported by file and line; the rest imports.
+    std::fs::write(
+        outdir.join("stub/responses/RE-LF-Syllogisms.jsonl"),
+        "{\"id\": \"x\", \"response\": \"y\"}\nnope\n",
+    )
+    .unwrap();
+    let out = env
+        .prism()
+        .args(["import", "--prism-outputs"])
+        .arg(&outdir)
+        .arg("--db")
+        .arg(&db2)
+        .assert()
+        .code(2);
+    assert!(
+        stderr(&out).contains("RE-LF-Syllogisms.jsonl:2: -: invalid JSON"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Counts rows with a given state, straight from SQLite.
+fn job_states(db: &Path, run: &str) -> (usize, usize, usize) {
+    Store::open(db).unwrap().job_counts(run).unwrap()
+}
+
+#[test]
+fn resume_after_kill_9_finishes_without_redoing_finished_jobs() {
+    let env = Env::new();
+    let bin = assert_cmd::cargo::cargo_bin("prism");
+    let mut child = StdCommand::new(&bin)
+        .args(["run", "--models", "slow", "--limit", "40", "--json"])
+        .env("PRISM_CONFIG_DIR", env.dir.path())
+        .env("PRISM_DATA_DIR", env.dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Read events until some jobs are done, then kill -9.
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut run_id = String::new();
+    let mut done = 0;
+    let start = Instant::now();
+    let mut line = String::new();
+    while done < 6 {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "run ended early");
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if v["event"] == "started" {
+            run_id = v["run_id"].as_str().unwrap().to_string();
+        }
+        if v["event"] == "done" {
+            done += 1;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let (d, f, pending) = job_states(&env.db(), &run_id);
+    assert!(
+        d >= 6 && pending > 0 && f == 0,
+        "done {d} pending {pending}"
+    );
+    let before: Vec<(String, usize)> = Store::open(&env.db())
+        .unwrap()
+        .responses(&run_id)
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let q = r.item_id.clone();
+            (q, 0)
+        })
+        .collect();
+    let requests_before = env.mock.requests();
+
+    env.prism()
+        .args(["run", "--resume", &run_id, "--json"])
+        .assert()
+        .code(0);
+    assert_eq!(job_states(&env.db(), &run_id), (40, 0, 0));
+    // Exactly the unfinished jobs were requested again.
+    assert_eq!(env.mock.requests() - requests_before, 40 - d);
+    // And the finished ones kept their first answer (one request each in total).
+    for (item, _) in before {
+        let s = Store::open(&env.db()).unwrap();
+        let r = s.responses_for_item(&item).unwrap();
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].attempts, 1);
+    }
+}
