@@ -64,6 +64,7 @@ fn drive(app: &mut App, w: u16, h: u16, events: Vec<Event>) -> Terminal<TestBack
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
     let stream = futures::stream::iter(events.into_iter().map(Ok::<_, io::Error>));
     let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
         .build()
         .unwrap();
     rt.block_on(run_loop(&mut term, app, stream)).unwrap();

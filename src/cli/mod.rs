@@ -31,6 +31,12 @@ pub struct Cli {
     /// Colour theme (bundled: dark, light, high-contrast; or a file in the config dir's themes/).
     #[arg(long, global = true)]
     pub theme: Option<String>,
+    /// Store for runs started in the TUI (default: prism.db in the data dir).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// Models file for the run picker (default: models.toml in the config dir).
+    #[arg(long)]
+    pub models_file: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -189,14 +195,39 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
                     "the TUI needs a terminal; for scripts use `prism validate {shown}` (see --help)"
                 );
             }
-            crate::tui::run(
+            let dataset_ref = match &cli.path {
+                Some(p) => std::fs::canonicalize(p)
+                    .unwrap_or_else(|_| p.clone())
+                    .display()
+                    .to_string(),
+                None => "<sample-data>".to_string(),
+            };
+            let models = match run::load_models(&dirs, cli.models_file.as_deref()) {
+                Ok(m) => m.models,
+                Err(e) => {
+                    notices.push(format!("{e:#}"));
+                    Vec::new()
+                }
+            };
+            let db = cli.db.clone().unwrap_or_else(|| run::default_db(&dirs));
+            let app = crate::tui::App::new(
                 Arc::new(loaded.dataset),
                 Arc::new(loaded.problems),
                 theme,
                 keymap,
-                notices,
-            )
-            .context("running the TUI")?;
+            );
+            let (app, services) = match crate::tui::Services::with_store(
+                &db,
+                crate::engine::http_backends(),
+                dataset_ref,
+            ) {
+                Ok(services) => (app.with_models(models), services),
+                Err(e) => {
+                    notices.push(format!("{e:#}; runs are disabled"));
+                    (app, crate::tui::Services::offline())
+                }
+            };
+            crate::tui::run(app, services, notices).context("running the TUI")?;
             Ok(0)
         }
     }

@@ -11,8 +11,10 @@ use regex::{Regex, RegexBuilder};
 
 use super::keymap::{Action, Keymap};
 use super::layout::Areas;
+use super::runs::Runs;
 use super::tree::{NodeId, Tree};
 use crate::dataset::{Dataset, Problem};
+use crate::provider::ModelConfig;
 use crate::theme::Theme;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,8 +43,53 @@ impl Focus {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Popup {
-    Help { scroll: u16 },
-    Problems { scroll: u16 },
+    Help {
+        scroll: u16,
+    },
+    Problems {
+        scroll: u16,
+    },
+    /// Choose the models of a run; `cursor` is the highlighted model.
+    Models {
+        cursor: usize,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Screen {
+    Browse,
+    Compare,
+}
+
+/// Work the loop does for the app (update itself never blocks or spawns).
+#[derive(Debug, Clone)]
+pub enum Command {
+    StartRun {
+        items: Vec<usize>,
+        models: Vec<ModelConfig>,
+    },
+    CancelRun,
+    /// Read an item's stored answers into `runs`.
+    LoadStored(usize),
+}
+
+/// The compare screen: answers of every model side by side for one item at a time.
+#[derive(Debug, Clone, Default)]
+pub struct Compare {
+    /// The items to step through with `[`/`]`.
+    pub items: Vec<usize>,
+    pub pos: usize,
+    /// Focused pane.
+    pub pane: usize,
+    /// Per model: scroll offset and whether the pane follows the tail of a stream.
+    pub scroll: std::collections::HashMap<String, (u16, bool)>,
+    pub sample: u32,
+}
+
+impl Compare {
+    pub fn item(&self) -> Option<usize> {
+        self.items.get(self.pos).copied()
+    }
 }
 
 /// `/` search: the input while typing, and the matches once there is a query.
@@ -81,10 +128,27 @@ pub struct App {
     /// The terminal size the last frame was laid out for (mouse hits and paging use it).
     pub area: Rect,
     pub quit: bool,
+    pub screen: Screen,
+    /// Items marked for a run (by dataset index), and how many.
+    pub marked: Vec<bool>,
+    pub marked_count: usize,
+    /// Marked items per task (the tree shows them without scanning items).
+    pub marked_per_task: Vec<usize>,
+    /// Configured models, and which are chosen in the picker.
+    pub models: Vec<ModelConfig>,
+    pub chosen: Vec<bool>,
+    pub runs: Runs,
+    pub compare: Compare,
+    /// Work for the loop to do.
+    pub commands: Vec<Command>,
+    /// Whether runs can be started (a store is open).
+    pub can_run: bool,
 }
 
 impl App {
     pub fn new(ds: Arc<Dataset>, problems: Arc<Vec<Problem>>, theme: Theme, keymap: Keymap) -> App {
+        let n_items = ds.items.len();
+        let n_tasks = ds.tasks.len();
         let mut tree = Tree::new(&ds);
         // Open the first dimension so the first screen shows some structure.
         if let Some(&first) = tree.roots.first() {
@@ -107,6 +171,38 @@ impl App {
             notice: None,
             area: Rect::new(0, 0, 120, 40),
             quit: false,
+            screen: Screen::Browse,
+            marked: vec![false; n_items],
+            marked_count: 0,
+            marked_per_task: vec![0; n_tasks],
+            models: Vec::new(),
+            chosen: Vec::new(),
+            runs: Runs::default(),
+            compare: Compare::default(),
+            commands: Vec::new(),
+            can_run: false,
+        }
+    }
+
+    /// Makes models available to the run picker (the first is chosen by default).
+    pub fn with_models(mut self, models: Vec<ModelConfig>) -> App {
+        self.chosen = (0..models.len()).map(|i| i == 0).collect();
+        self.models = models;
+        self.can_run = true;
+        self
+    }
+
+    /// Applies an engine event.
+    pub fn on_engine(&mut self, ev: crate::engine::Event) {
+        let ds = self.ds.clone();
+        let start = matches!(ev, crate::engine::Event::Started { .. });
+        self.runs.apply(ev, |i| ds.items[i].task as usize);
+        if start && let Some(run) = &self.runs.active {
+            self.compare = Compare {
+                items: run.items.clone(),
+                ..Compare::default()
+            };
+            self.screen = Screen::Compare;
         }
     }
 
@@ -165,7 +261,10 @@ impl App {
         }
         self.notice = None;
         if let Some(a) = action {
-            self.apply(a);
+            match self.screen {
+                Screen::Browse => self.apply(a),
+                Screen::Compare => self.apply_compare(a),
+            }
         }
     }
 
@@ -178,6 +277,10 @@ impl App {
             Action::Top => 0,
             _ => s,
         };
+        if let Popup::Models { cursor } = p {
+            self.on_picker_key(cursor, action);
+            return;
+        }
         match (p, action) {
             (_, Some(Action::Quit)) if matches!(p, Popup::Help { .. } | Popup::Problems { .. }) => {
                 // q closes a popup first; ctrl-c always quits.
@@ -199,6 +302,120 @@ impl App {
             }
             _ => {}
         }
+    }
+
+    fn on_picker_key(&mut self, cursor: usize, action: Option<Action>) {
+        let n = self.models.len();
+        match action {
+            Some(Action::Up) => {
+                self.popup = Some(Popup::Models {
+                    cursor: cursor.saturating_sub(1),
+                })
+            }
+            Some(Action::Down) => {
+                self.popup = Some(Popup::Models {
+                    cursor: (cursor + 1).min(n.saturating_sub(1)),
+                })
+            }
+            Some(Action::Mark) => {
+                if let Some(c) = self.chosen.get_mut(cursor) {
+                    *c = !*c;
+                }
+            }
+            Some(Action::Toggle) | Some(Action::Run) => {
+                let models: Vec<ModelConfig> = self
+                    .models
+                    .iter()
+                    .zip(&self.chosen)
+                    .filter(|(_, c)| **c)
+                    .map(|(m, _)| m.clone())
+                    .collect();
+                if models.is_empty() {
+                    self.notice = Some("choose at least one model (space)".into());
+                    return;
+                }
+                let items = self.run_items();
+                self.popup = None;
+                self.commands.push(Command::StartRun { items, models });
+            }
+            Some(Action::Cancel) | Some(Action::Quit) => self.popup = None,
+            _ => {}
+        }
+    }
+
+    /// The items a run would use: the marked ones, else the selected item (when the item list or
+    /// detail has focus), else every item under the selected tree node.
+    pub fn run_items(&self) -> Vec<usize> {
+        if self.marked_count > 0 {
+            return (0..self.marked.len()).filter(|&i| self.marked[i]).collect();
+        }
+        match (self.focus, self.current_item()) {
+            (Focus::Items | Focus::Detail, Some(i)) => vec![i],
+            _ => self.current_range().collect(),
+        }
+    }
+
+    fn toggle_mark(&mut self) {
+        let range = match self.focus {
+            Focus::Tree => self.current_range(),
+            _ => match self.current_item() {
+                Some(i) => i..i + 1,
+                None => return,
+            },
+        };
+        let all = range.clone().all(|i| self.marked[i]);
+        for i in range {
+            if self.marked[i] == all {
+                self.marked[i] = !all;
+                let t = self.ds.items[i].task as usize;
+                if all {
+                    self.marked_count -= 1;
+                    self.marked_per_task[t] -= 1;
+                } else {
+                    self.marked_count += 1;
+                    self.marked_per_task[t] += 1;
+                }
+            }
+        }
+        // Marking an item moves on to the next one, as in file managers.
+        if self.focus == Focus::Items {
+            self.move_by(1);
+        }
+    }
+
+    fn open_run_picker(&mut self) {
+        if !self.can_run {
+            self.notice =
+                Some("runs need a store: start prism with a writable data dir or --db".into());
+            return;
+        }
+        if self.models.is_empty() {
+            self.notice = Some(
+                "no models configured: add [[models]] to models.toml (see prism config dirs)"
+                    .into(),
+            );
+            return;
+        }
+        if self.runs.active.as_ref().is_some_and(|r| r.running()) {
+            self.notice = Some(
+                "a run is in progress; wait for it or cancel it (esc in the compare screen)".into(),
+            );
+            return;
+        }
+        self.popup = Some(Popup::Models { cursor: 0 });
+    }
+
+    /// Opens the compare screen on one item with whatever answers are stored for it.
+    fn open_item(&mut self, item: usize) {
+        self.commands.push(Command::LoadStored(item));
+        let items: Vec<usize> = self.current_range().collect();
+        let pos = items.iter().position(|&i| i == item).unwrap_or(0);
+        self.compare = Compare {
+            items,
+            pos,
+            ..Compare::default()
+        };
+        self.screen = Screen::Compare;
     }
 
     /// Performs an action in the browse screen.
@@ -263,9 +480,20 @@ impl App {
                         self.focus = Focus::Items;
                     }
                 }
-                Focus::Items => self.focus = Focus::Detail,
-                Focus::Detail => {}
+                Focus::Items | Focus::Detail => {
+                    if let Some(i) = self.current_item() {
+                        self.open_item(i);
+                    }
+                }
             },
+            Action::Mark => self.toggle_mark(),
+            Action::Run => self.open_run_picker(),
+            Action::Back => {
+                if self.runs.active.is_some() || !self.compare.items.is_empty() {
+                    self.screen = Screen::Compare;
+                }
+            }
+            Action::NextItem | Action::PrevItem | Action::NextSample => {}
         }
         self.keep_visible();
     }

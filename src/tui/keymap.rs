@@ -28,6 +28,12 @@ pub enum Action {
     PrevMatch,
     Problems,
     Cancel,
+    Mark,
+    Run,
+    NextItem,
+    PrevItem,
+    NextSample,
+    Back,
 }
 
 /// (action, config name, description, default keys), in help order.
@@ -98,6 +104,37 @@ const ACTIONS: &[(Action, &str, &str, &[&str])] = &[
         &["N"],
     ),
     (
+        Action::Mark,
+        "mark",
+        "mark the item, or every item under the node, for a run",
+        &["space"],
+    ),
+    (
+        Action::Run,
+        "run",
+        "run the marked items (or the selection) against chosen models",
+        &["r"],
+    ),
+    (Action::NextItem, "next_item", "compare: next item", &["]"]),
+    (
+        Action::PrevItem,
+        "prev_item",
+        "compare: previous item",
+        &["["],
+    ),
+    (
+        Action::NextSample,
+        "next_sample",
+        "compare: next sample",
+        &["s"],
+    ),
+    (
+        Action::Back,
+        "back",
+        "compare: back to browsing (a run goes on)",
+        &["backspace", "b"],
+    ),
+    (
         Action::Problems,
         "problems",
         "show the problems found while loading",
@@ -107,7 +144,7 @@ const ACTIONS: &[(Action, &str, &str, &[&str])] = &[
     (
         Action::Cancel,
         "cancel",
-        "close the popup / clear the search",
+        "close the popup / clear the search / cancel the run",
         &["esc"],
     ),
     (Action::Quit, "quit", "quit", &["q", "ctrl-c"]),
@@ -202,6 +239,8 @@ impl fmt::Display for Key {
             KeyCode::Home => f.write_str("home"),
             KeyCode::End => f.write_str("end"),
             KeyCode::F(n) => write!(f, "f{n}"),
+            KeyCode::Backspace => f.write_str("backspace"),
+            KeyCode::Delete => f.write_str("delete"),
             other => write!(f, "{other:?}"),
         }
     }

@@ -52,3 +52,38 @@ impl Areas {
         }
     }
 }
+
+/// The compare screen: the item on top, one pane per model side by side, the run gauge below.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompareAreas {
+    pub title: Rect,
+    pub header: Rect,
+    pub panes: Vec<Rect>,
+    pub gauge: Rect,
+    pub status: Rect,
+}
+
+impl CompareAreas {
+    pub fn new(area: Rect, n_panes: usize) -> CompareAreas {
+        let header_h = if area.height >= 30 { 8 } else { 5 };
+        let [title, header, body, gauge, status] = Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Length(header_h),
+            Constraint::Min(3),
+            Constraint::Length(1),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+        let n = n_panes.max(1);
+        let panes = Layout::horizontal(vec![Constraint::Fill(1); n])
+            .split(body)
+            .to_vec();
+        CompareAreas {
+            title,
+            header,
+            panes,
+            gauge,
+            status,
+        }
+    }
+}

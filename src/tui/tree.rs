@@ -156,6 +156,18 @@ impl Tree {
         self.nodes.iter().position(|p| p.children.contains(&n))
     }
 
+    /// The task indices under a node (itself, for a task node).
+    pub fn tasks_under(&self, n: usize) -> Vec<usize> {
+        match self.nodes[n].id {
+            NodeId::Task(t) => vec![t],
+            _ => self.nodes[n]
+                .children
+                .iter()
+                .flat_map(|&c| self.tasks_under(c))
+                .collect(),
+        }
+    }
+
     /// Opens the path to the task node of `task` and returns its visible row.
     pub fn reveal_task(&mut self, task: usize) -> Option<usize> {
         let node = self.nodes.iter().position(|n| n.id == NodeId::Task(task))?;

@@ -19,6 +19,10 @@ use crate::text::{one_line, sanitize};
 use crate::theme::Theme;
 
 pub fn render(app: &App, f: &mut Frame) {
+    if app.screen == super::app::Screen::Compare {
+        super::view_compare::render(app, f);
+        return;
+    }
     let area = f.area();
     let a = super::layout::Areas::new(area);
     f.render_widget(Block::default().style(app.theme.base()), area);
@@ -30,6 +34,7 @@ pub fn render(app: &App, f: &mut Frame) {
     match app.popup {
         Some(Popup::Help { scroll }) => help_popup(app, f, area, scroll),
         Some(Popup::Problems { scroll }) => problems_popup(app, f, area, scroll),
+        Some(Popup::Models { cursor }) => models_popup(app, f, area, cursor),
         None => {}
     }
 }
@@ -113,7 +118,31 @@ fn tree_pane(app: &App, f: &mut Frame, area: Rect) {
                 }
                 NodeId::Task(ti) => (app.ds.tasks[ti].name.clone(), t.base()),
             };
-            let count = node.items.len().to_string();
+            // The count column: run progress when a run covers the node, else the item count;
+            // marked items are flagged after the label.
+            let tasks = app.tree.tasks_under(n);
+            let progress = app.runs.active.as_ref().and_then(|run| {
+                let (d, t) = tasks
+                    .iter()
+                    .filter_map(|t| run.per_task.get(t))
+                    .fold((0, 0), |(a, b), (d, t)| (a + d, b + t));
+                (t > 0).then_some((d, t))
+            });
+            let marked: usize = tasks.iter().map(|&t| app.marked_per_task[t]).sum();
+            let count = match progress {
+                Some((d, t)) => format!("{d}/{t}"),
+                None => node.items.len().to_string(),
+            };
+            let count_style = match progress {
+                Some((d, t)) if d == t => t_success(t_theme(app)),
+                Some(_) => t.accent(),
+                None => t.muted(),
+            };
+            let label = if marked > 0 {
+                format!("{label} ✓{marked}")
+            } else {
+                label
+            };
             let used = indent.chars().count() + 2;
             let room = (inner.width as usize).saturating_sub(used + count_w);
             let label = truncate(&label, room);
@@ -125,7 +154,7 @@ fn tree_pane(app: &App, f: &mut Frame, area: Rect) {
                 Span::styled(marker, t.muted()),
                 Span::styled(label, style),
                 Span::raw(" ".repeat(pad)),
-                Span::styled(count, t.muted()),
+                Span::styled(count, count_style),
             ]);
             if row == app.tree_sel {
                 line.style(t.selected(focused))
@@ -181,8 +210,10 @@ fn items_pane(app: &App, f: &mut Frame, area: Rect) {
                 id_w.saturating_sub(unicode_width::UnicodeWidthStr::width(id.as_str())) + 1,
             );
             let preview = one_line(&item.question);
-            let room = (inner.width as usize).saturating_sub(id_w + 1);
-            let mut spans = highlight(&id, re, t.accent(), t.search_match());
+            let room = (inner.width as usize).saturating_sub(id_w + 2);
+            let mark = if app.marked[i] { "✓" } else { " " };
+            let mut spans = vec![Span::styled(mark, t.success())];
+            spans.extend(highlight(&id, re, t.accent(), t.search_match()));
             spans.push(Span::raw(pad));
             spans.extend(highlight(
                 &truncate(&preview, room),
@@ -463,7 +494,7 @@ fn popup_area(area: Rect, w: u16, h: u16) -> Rect {
     )
 }
 
-fn help_popup(app: &App, f: &mut Frame, area: Rect, scroll: u16) {
+pub(super) fn help_popup(app: &App, f: &mut Frame, area: Rect, scroll: u16) {
     let t = &app.theme;
     let rows = app.keymap.help_rows();
     let r = popup_area(area, 72, rows.len() as u16 + 6);
@@ -598,4 +629,73 @@ fn truncate(s: &str, max: usize) -> String {
     }
     out.push('…');
     out
+}
+
+fn t_theme(app: &App) -> &Theme {
+    &app.theme
+}
+
+fn t_success(t: &Theme) -> Style {
+    t.success()
+}
+
+pub(super) fn models_popup(app: &App, f: &mut Frame, area: Rect, cursor: usize) {
+    let t = &app.theme;
+    let items = app.run_items();
+    let r = popup_area(area, 76, app.models.len() as u16 + 7);
+    f.render_widget(Clear, r);
+    let chosen = app.chosen.iter().filter(|c| **c).count();
+    let block = pane(
+        t,
+        Line::from(format!(
+            " Run {} item{} × {chosen} model{} ",
+            items.len(),
+            if items.len() == 1 { "" } else { "s" },
+            if chosen == 1 { "" } else { "s" }
+        )),
+        true,
+    );
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    let mut lines: Vec<Line> = app
+        .models
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let check = if app.chosen.get(i).copied().unwrap_or(false) {
+                "[x]"
+            } else {
+                "[ ]"
+            };
+            let key = match m.key_status() {
+                crate::provider::config::KeyStatus::Missing(v) => format!("  {v} not set"),
+                _ => String::new(),
+            };
+            let line = Line::from(vec![
+                Span::styled(format!("{check} "), t.accent()),
+                Span::styled(format!("{:<18}", sanitize(&m.name)), t.base()),
+                Span::styled(
+                    format!("{} {}", m.provider.as_str(), sanitize(m.model_id())),
+                    t.muted(),
+                ),
+                Span::styled(key, t.error()),
+            ]);
+            if i == cursor {
+                line.style(t.selected(true))
+            } else {
+                line
+            }
+        })
+        .collect();
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(
+        format!(
+            "{} choose · {} start · {} cancel",
+            app.keymap.hint(Action::Mark),
+            app.keymap.hint(Action::Toggle),
+            app.keymap.hint(Action::Cancel)
+        ),
+        t.muted(),
+    ));
+    f.render_widget(Paragraph::new(lines), inner);
 }

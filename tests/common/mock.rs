@@ -68,6 +68,11 @@ impl Mock {
 
 /// Starts the mock on a free port of 127.0.0.1, on the current tokio runtime.
 pub async fn start(keep_bodies: bool) -> Mock {
+    start_on(0, keep_bodies).await
+}
+
+/// Starts the mock on a given port of 127.0.0.1 (0: any free port).
+pub async fn start_on(port: u16, keep_bodies: bool) -> Mock {
     let state = Arc::new(MockState {
         keep_bodies,
         ..Default::default()
@@ -77,7 +82,9 @@ pub async fn start(keep_bodies: bool) -> Mock {
         .route("/v1/messages", post(anthropic))
         .route("/v1beta/models/{model_action}", post(gemini))
         .with_state(state.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;

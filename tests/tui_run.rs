@@ -1,0 +1,154 @@
+//! The TUI running two models against the mock server: marking, the model picker, the live
+//! compare screen, and re-opening stored answers.
+
+mod common;
+
+use std::io;
+use std::sync::Arc;
+
+use common::mock;
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use prism::dataset;
+use prism::provider::ModelsFile;
+use prism::theme::Theme;
+use prism::tui::app::Screen;
+use prism::tui::keymap::Keymap;
+use prism::tui::{App, Services, run_loop_with};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+fn key(c: char) -> Event {
+    Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+}
+fn code(c: KeyCode) -> Event {
+    Event::Key(KeyEvent::new(c, KeyModifiers::NONE))
+}
+
+fn screen(term: &Terminal<TestBackend>) -> String {
+    let buf = term.backend().buffer();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            out.push_str(buf[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn models(url: &str) -> Vec<prism::provider::ModelConfig> {
+    let f: ModelsFile = toml::from_str(&format!(
+        r#"
+[[models]]
+name = "alpha"
+provider = "openai"
+base_url = "{url}/v1"
+model = "echo"
+
+[[models]]
+name = "beta"
+provider = "anthropic"
+base_url = "{url}"
+model = "flaky500"
+"#
+    ))
+    .unwrap();
+    f.models
+}
+
+#[test]
+fn two_models_answer_side_by_side_and_stay_stored() {
+    let mock = mock::start_background();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let loaded = dataset::load_sample();
+    let mut app = App::new(
+        Arc::new(loaded.dataset),
+        Arc::new(loaded.problems),
+        Theme::default_theme(),
+        Keymap::default(),
+    )
+    .with_models(models(&mock.url()));
+    let mut services = rt
+        .block_on(async {
+            Services::with_store(&db, prism::engine::http_backends(), "<sample-data>".into())
+        })
+        .unwrap();
+    // Open KE > FD > Myths, focus the items, mark three, open the picker, choose beta too, run.
+    let script = vec![
+        key('j'),
+        code(KeyCode::Enter),
+        key('j'),
+        code(KeyCode::Tab),
+        key(' '),
+        key(' '),
+        key(' '),
+        key('r'),
+        key('j'),
+        key(' '),
+        code(KeyCode::Enter),
+    ];
+    let mut term = Terminal::new(TestBackend::new(120, 36)).unwrap();
+    rt.block_on(async {
+        let stream = futures::stream::iter(script.into_iter().map(Ok::<_, io::Error>));
+        run_loop_with(&mut term, &mut app, stream, &mut services).await
+    })
+    .unwrap();
+    assert_eq!(app.marked_count, 3);
+    let run = app.runs.active.as_ref().expect("a run started");
+    assert_eq!(run.total, 6, "3 items x 2 models");
+    assert!(!run.running());
+    assert_eq!(run.done, 6);
+    assert_eq!(app.screen, Screen::Compare);
+    term.draw(|f| prism::tui::view::render(&app, f)).unwrap();
+    let s = screen(&term);
+    assert!(s.contains("alpha") && s.contains("beta"), "{s}");
+    assert!(s.contains("ANSWER("), "{s}");
+    assert!(s.contains("6/6"), "the gauge shows the run complete: {s}");
+    // Volatile parts (run id, timings, rate) are filtered before snapshotting.
+    let stable = regex::Regex::new(r"r\d{8}-\d{6}-[0-9a-f]{4}|\d+\.\d+s|\d+\.\d/s")
+        .unwrap()
+        .replace_all(&s, "<v>")
+        .into_owned();
+    insta::assert_snapshot!("compare_two_models", stable);
+
+    // The stored answers come back when the item is re-opened in a fresh session.
+    let loaded = dataset::load_sample();
+    let mut app2 = App::new(
+        Arc::new(loaded.dataset),
+        Arc::new(loaded.problems),
+        Theme::default_theme(),
+        Keymap::default(),
+    )
+    .with_models(models(&mock.url()));
+    let mut services2 = rt
+        .block_on(async {
+            Services::with_store(&db, prism::engine::http_backends(), "<sample-data>".into())
+        })
+        .unwrap();
+    let script = vec![
+        key('j'),
+        code(KeyCode::Enter),
+        key('j'),
+        code(KeyCode::Tab),
+        key('j'),
+        code(KeyCode::Enter),
+    ];
+    let mut term = Terminal::new(TestBackend::new(120, 36)).unwrap();
+    rt.block_on(async {
+        let stream = futures::stream::iter(script.into_iter().map(Ok::<_, io::Error>));
+        run_loop_with(&mut term, &mut app2, stream, &mut services2).await
+    })
+    .unwrap();
+    assert_eq!(app2.screen, Screen::Compare);
+    term.draw(|f| prism::tui::view::render(&app2, f)).unwrap();
+    let s = screen(&term);
+    assert!(s.contains("KE-FD-Myths-0002"), "{s}");
+    assert!(s.contains("stored"), "{s}");
+    assert!(s.contains("ANSWER("), "{s}");
+}
