@@ -369,6 +369,7 @@ async fn cancel_keeps_finished_results_and_resume_finishes_the_rest() {
         store,
         engine::http_backends(),
         8,
+        true,
         tx,
         CancellationToken::new(),
     )

@@ -209,6 +209,7 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
                     handle,
                     factory,
                     args.concurrency,
+                    false,
                     tx,
                     cancel2,
                 )
@@ -231,6 +232,8 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
         spec.use_cache = !args.no_cache;
         spec.filter = args.filter.clone();
         spec.limit = args.limit;
+        // Nothing here shows the stream; skip the per-token events.
+        spec.stream_deltas = false;
         spec.params = Params {
             temperature: args.temperature,
             top_p: args.top_p,

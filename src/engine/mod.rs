@@ -141,6 +141,9 @@ pub struct RunSpec {
     pub filter: Option<String>,
     pub limit: Option<usize>,
     pub retry: RetryPolicy,
+    /// Send a `Delta` event per piece of text (the TUI shows the stream live; the headless CLI
+    /// does not need them, and at tens of thousands of jobs they are most of the events).
+    pub stream_deltas: bool,
 }
 
 impl RunSpec {
@@ -163,6 +166,7 @@ impl RunSpec {
             filter: None,
             limit: None,
             retry: RetryPolicy::default(),
+            stream_deltas: true,
         }
     }
 
@@ -273,6 +277,7 @@ pub async fn resume(
     store: StoreHandle,
     factory: BackendFactory,
     concurrency: usize,
+    stream_deltas: bool,
     events: mpsc::UnboundedSender<Event>,
     cancel: CancellationToken,
 ) -> anyhow::Result<RunSummary> {
@@ -312,6 +317,7 @@ pub async fn resume(
     spec.shots = cfg.shots;
     spec.params = cfg.params.clone();
     spec.concurrency = concurrency;
+    spec.stream_deltas = stream_deltas;
     let models = runtimes(&spec.models, &factory)?;
     store
         .set_status(&run.id, "running")
@@ -437,25 +443,19 @@ async fn execute(
     Ok(summary)
 }
 
-/// The cache key: provider and model, the exact messages and parameters, and the sample index
-/// (so repeated samples of one item stay independent).
-pub fn cache_key(identity: &str, req: &ChatRequest, sample: u32) -> String {
+/// Hashes of one request: `request_hash` (what was asked: backend, messages, parameters; for
+/// audit) and `cache_key` (the same plus the sample index, so repeated samples of one item stay
+/// independent). The request is serialized and hashed once.
+pub fn request_hashes(identity: &str, req: &ChatRequest, sample: u32) -> (String, String) {
     let mut h = Sha256::new();
     h.update(identity.as_bytes());
     h.update([0]);
     h.update(serde_json::to_vec(req).unwrap_or_default());
-    h.update([0]);
-    h.update(sample.to_le_bytes());
-    hex::encode(h.finalize())
-}
-
-/// Hash of the full request (what was asked, for audit), independent of the sample index.
-pub fn request_hash(identity: &str, req: &ChatRequest) -> String {
-    let mut h = Sha256::new();
-    h.update(identity.as_bytes());
-    h.update([0]);
-    h.update(serde_json::to_vec(req).unwrap_or_default());
-    hex::encode(&h.finalize()[..16])
+    let full = h.finalize();
+    let mut k = Sha256::new();
+    k.update(full);
+    k.update(sample.to_le_bytes());
+    (hex::encode(&full[..16]), hex::encode(k.finalize()))
 }
 
 enum Outcome {
@@ -479,7 +479,7 @@ async fn run_job(sh: &Shared, job: Job) {
         .overlay(&spec.params);
     let req = prompt::build_request(&spec.dataset, job.item, spec.shots as usize, params);
     let identity = m.backend.cache_identity();
-    let key = cache_key(&identity, &req, job.sample);
+    let (req_hash, key) = request_hashes(&identity, &req, job.sample);
     let mut record = ResponseRecord {
         run_id: sh.run_id.clone(),
         job_idx: job.idx,
@@ -496,7 +496,7 @@ async fn run_job(sh: &Shared, job: Job) {
         first_token_ms: None,
         attempts: 0,
         params: serde_json::to_string(&req.params).unwrap_or_default(),
-        request_hash: request_hash(&identity, &req),
+        request_hash: req_hash,
         cached: false,
         created_at: 0,
         cache_key: Some(key.clone()),
@@ -512,10 +512,12 @@ async fn run_job(sh: &Shared, job: Job) {
         record.cached = true;
         record.cache_key = None;
         record.created_at = now_secs();
-        let _ = sh.events.send(Event::Delta {
-            job: job.idx,
-            text: hit.text,
-        });
+        if spec.stream_deltas {
+            let _ = sh.events.send(Event::Delta {
+                job: job.idx,
+                text: hit.text,
+            });
+        }
         finish(sh, job.idx, record, true).await;
         return;
     }
@@ -539,7 +541,7 @@ async fn run_job(sh: &Shared, job: Job) {
             attempt,
         });
         let t0 = Instant::now();
-        let outcome = attempt_once(sh, &*m.backend, &req, job.idx, t0).await;
+        let outcome = attempt_once(sh, &*m.backend, &req, job.idx, t0, spec.stream_deltas).await;
         drop(_permit);
         match outcome {
             Outcome::Cancelled => return,
@@ -596,6 +598,7 @@ async fn attempt_once(
     req: &ChatRequest,
     job: u32,
     t0: Instant,
+    deltas: bool,
 ) -> Outcome {
     let stream = tokio::select! {
         s = backend.stream(req) => s,
@@ -619,7 +622,9 @@ async fn attempt_once(
                     first_token = Some(t0.elapsed());
                 }
                 text.push_str(&d);
-                let _ = sh.events.send(Event::Delta { job, text: d });
+                if deltas {
+                    let _ = sh.events.send(Event::Delta { job, text: d });
+                }
             }
             Some(Ok(StreamEvent::Usage(u))) => usage = u,
             Some(Ok(StreamEvent::Finish { reason })) => {

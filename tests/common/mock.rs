@@ -11,6 +11,7 @@
 //! - `stall`: one chunk, then silence for 5 s.
 //! - `always500`: 500 every time.
 //! - `slow`: `echo`, with 40 ms between chunks.
+//! - `bench32`: a 32-token reply, every event in one write (for the throughput bench).
 #![allow(dead_code)]
 
 use std::collections::HashMap;
@@ -141,6 +142,8 @@ fn answer_for(prompt: &str) -> String {
 
 enum Plan {
     Ok { delay: Duration },
+    /// Everything in one body write.
+    AtOnce,
     Status(u16, Vec<(&'static str, String)>),
     Drop,
     BadSse,
@@ -167,6 +170,7 @@ fn plan(state: &MockState, model: &str, prompt: &str) -> Plan {
         "drop" if first => Plan::Drop,
         "badsse" if first => Plan::BadSse,
         "stall" if first => Plan::Stall,
+        "bench32" => Plan::AtOnce,
         "slow" => Plan::Ok {
             delay: Duration::from_millis(40),
         },
@@ -207,6 +211,7 @@ fn sse(events: Vec<String>, plan: Plan) -> Response {
             });
             stream_response(Body::from_stream(s))
         }
+        Plan::AtOnce => stream_response(Body::from(events.concat())),
         Plan::Drop => {
             let head: Vec<Result<Bytes, std::io::Error>> = events
                 .into_iter()
@@ -273,9 +278,13 @@ async fn openai(
             .map(Vec::as_slice)
             .unwrap_or(&[]),
     );
-    let answer = answer_for(&prompt);
     let p = plan(&st, &model, &prompt);
-    let mut events: Vec<String> = chunks(&answer)
+    let pieces: Vec<String> = if matches!(p, Plan::AtOnce) {
+        (0..32).map(|i| format!("tok{i} ")).collect()
+    } else {
+        chunks(&answer_for(&prompt))
+    };
+    let mut events: Vec<String> = pieces
         .into_iter()
         .map(|c| {
             format!(
