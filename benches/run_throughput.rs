@@ -18,7 +18,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use prism::engine::{self, Event, RunSpec};
 use prism::provider::ModelsFile;
@@ -91,7 +91,12 @@ async fn raw_capacity(url: &str, ds: &prism::dataset::Dataset, n: usize, conc: u
     let t = Instant::now();
     let mut hs = Vec::new();
     for _ in 0..conc {
-        let (client, bodies, next, url) = (client.clone(), bodies.clone(), next.clone(), url.to_string());
+        let (client, bodies, next, url) = (
+            client.clone(),
+            bodies.clone(),
+            next.clone(),
+            url.to_string(),
+        );
         hs.push(tokio::spawn(async move {
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
@@ -210,6 +215,18 @@ fn main() {
         );
         drop(stub);
     });
+    let hwm = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(|l| l.to_string())
+        })
+        .unwrap_or_default();
+    println!(
+        "process peak RSS (stub server, load loop and run, one process): {}",
+        hwm.trim_start_matches("VmHWM:").trim()
+    );
 
     // Resume of a 200,000-job run whose jobs are all done.
     let dir = tempfile::tempdir().unwrap();
@@ -283,9 +300,20 @@ fn main() {
         let all: Vec<_> = s.jobs("big").unwrap().into_iter().map(|(j, _)| j).collect();
         let (tx, _rx) = mpsc::unbounded_channel();
         let handle = StoreHandle::spawn(s, Some(db.clone()));
-        engine::resume(&run, ds.clone(), unfinished, all, handle, engine::http_backends(), 64, false, tx, CancellationToken::new())
-            .await
-            .unwrap()
+        engine::resume(
+            &run,
+            ds.clone(),
+            unfinished,
+            all,
+            handle,
+            engine::http_backends(),
+            64,
+            false,
+            tx,
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap()
     });
     let secs = t.elapsed();
     assert_eq!(summary.total, 0);
@@ -293,5 +321,4 @@ fn main() {
         "resume of a {n_jobs}-job run with every job done: {:.0} ms",
         secs.as_secs_f64() * 1000.0
     );
-    let _ = Duration::ZERO;
 }

@@ -163,7 +163,11 @@ impl Provider {
         let guard = InFlight(ep.clone());
         let (url, body, headers) =
             wire::build(self.kind, &ep.url, &self.model_id, req, self.key.as_ref());
-        let mut rb = self.client.post(&url).json(&body);
+        let mut rb = self
+            .client
+            .post(&url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body);
         for (k, v) in headers {
             rb = rb.header(k, v);
         }

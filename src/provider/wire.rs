@@ -5,40 +5,32 @@ use serde_json::{Value, json};
 use super::config::{ProviderKind, Secret};
 use super::types::{ChatRequest, ProviderError, Role, StreamEvent, Usage};
 
-/// URL, JSON body and headers for one request.
+/// URL, JSON body (serialized) and headers for one request.
 pub fn build(
     kind: ProviderKind,
     base: &str,
     model: &str,
     req: &ChatRequest,
     key: Option<&Secret>,
-) -> (String, Value, Vec<(&'static str, String)>) {
+) -> (String, Vec<u8>, Vec<(&'static str, String)>) {
     let p = &req.params;
     let mut headers = Vec::new();
     match kind {
         ProviderKind::Openai | ProviderKind::Local => {
-            let mut body = json!({
-                "model": model,
-                "messages": req.messages.iter().map(|m| json!({"role": m.role.as_str(), "content": m.content})).collect::<Vec<_>>(),
-                "stream": true,
-                "stream_options": {"include_usage": true},
-            });
-            let o = body.as_object_mut().expect("object");
-            if let Some(t) = p.temperature {
-                o.insert("temperature".into(), json!(t));
-            }
-            if let Some(t) = p.top_p {
-                o.insert("top_p".into(), json!(t));
-            }
-            if let Some(m) = p.max_tokens {
-                o.insert("max_tokens".into(), json!(m));
-            }
-            if !p.stop.is_empty() {
-                o.insert("stop".into(), json!(p.stop));
-            }
-            if let Some(s) = p.seed {
-                o.insert("seed".into(), json!(s));
-            }
+            let body = serde_json::to_vec(&OpenAiBody {
+                model,
+                messages: &req.messages,
+                stream: true,
+                stream_options: StreamOptions {
+                    include_usage: true,
+                },
+                temperature: p.temperature,
+                top_p: p.top_p,
+                max_tokens: p.max_tokens,
+                stop: &p.stop,
+                seed: p.seed,
+            })
+            .unwrap_or_default();
             if let Some(k) = key {
                 headers.push(("authorization", format!("Bearer {}", k.expose())));
             }
@@ -80,7 +72,7 @@ pub fn build(
             } else {
                 format!("{base}/v1/messages")
             };
-            (url, body, headers)
+            (url, serde_json::to_vec(&body).unwrap_or_default(), headers)
         }
         ProviderKind::Gemini => {
             let system: Vec<&str> = req
@@ -136,7 +128,7 @@ pub fn build(
             };
             (
                 format!("{root}/models/{model}:streamGenerateContent?alt=sse"),
-                body,
+                serde_json::to_vec(&body).unwrap_or_default(),
                 headers,
             )
         }
@@ -211,11 +203,13 @@ impl Parser {
         if data == "[DONE]" {
             return self.finish();
         }
-        let v: Value = match serde_json::from_str(data) {
+        // Typed and borrowing: a chunk is parsed tens of thousands of times a second in a big
+        // run, and a generic `Value` costs an allocation per key.
+        let chunk: OpenAiChunk<'_> = match serde_json::from_str(data) {
             Ok(v) => v,
             Err(e) => return Self::bad(data, e),
         };
-        if let Some(err) = v.get("error") {
+        if let Some(err) = chunk.error {
             let msg = err
                 .get("message")
                 .and_then(Value::as_str)
@@ -223,29 +217,23 @@ impl Parser {
             return vec![Err(ProviderError::Stream(msg.to_string()))];
         }
         let mut out = Vec::new();
-        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
-            self.usage.prompt_tokens = u
-                .get("prompt_tokens")
-                .and_then(Value::as_u64)
-                .map(|x| x as u32);
-            self.usage.completion_tokens = u
-                .get("completion_tokens")
-                .and_then(Value::as_u64)
-                .map(|x| x as u32);
+        if let Some(u) = chunk.usage {
+            self.usage.prompt_tokens = u.prompt_tokens;
+            self.usage.completion_tokens = u.completion_tokens;
         }
-        if let Some(choice) = v.pointer("/choices/0") {
-            if let Some(text) = choice
-                .pointer("/delta/content")
-                .and_then(Value::as_str)
-                .or_else(|| choice.get("text").and_then(Value::as_str))
-                && !text.is_empty()
-            {
-                out.push(Ok(StreamEvent::Delta(text.to_string())));
+        if let Some(choice) = chunk.choices.into_iter().next() {
+            let text = choice
+                .delta
+                .and_then(|d| d.content)
+                .or(choice.text)
+                .filter(|t| !t.is_empty());
+            if let Some(t) = text {
+                out.push(Ok(StreamEvent::Delta(t.into_owned())));
             }
-            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            if let Some(reason) = choice.finish_reason {
                 // Usage may still follow in a last chunk, so the finish itself is emitted at
                 // [DONE] (or when the stream ends).
-                self.finish_reason = Some(reason.to_string());
+                self.finish_reason = Some(reason.into_owned());
                 self.saw_finish_reason = true;
             }
         }
@@ -379,4 +367,148 @@ impl Parser {
         }));
         out
     }
+}
+
+#[derive(serde::Deserialize)]
+struct OpenAiChunk<'a> {
+    #[serde(default, borrow)]
+    choices: Vec<OpenAiChoice<'a>>,
+    #[serde(default)]
+    usage: Option<OpenAiUsage>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(serde::Deserialize)]
+struct OpenAiChoice<'a> {
+    #[serde(default, borrow)]
+    delta: Option<OpenAiDelta<'a>>,
+    /// Legacy completions stream `text` instead of `delta.content`.
+    #[serde(default, borrow)]
+    text: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    finish_reason: Option<std::borrow::Cow<'a, str>>,
+}
+
+#[derive(serde::Deserialize)]
+struct OpenAiDelta<'a> {
+    #[serde(default, borrow)]
+    content: Option<std::borrow::Cow<'a, str>>,
+}
+
+#[derive(serde::Deserialize)]
+struct OpenAiUsage {
+    #[serde(default)]
+    prompt_tokens: Option<u32>,
+    #[serde(default)]
+    completion_tokens: Option<u32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(p: &mut Parser, lines: &[(&str, &str)]) -> (String, Vec<StreamEvent>, Vec<String>) {
+        let mut text = String::new();
+        let mut evs = Vec::new();
+        let mut errs = Vec::new();
+        for (ev, data) in lines {
+            for r in p.parse(ev, data) {
+                match r {
+                    Ok(StreamEvent::Delta(d)) => text.push_str(&d),
+                    Ok(e) => evs.push(e),
+                    Err(e) => errs.push(e.to_string()),
+                }
+            }
+        }
+        (text, evs, errs)
+    }
+
+    #[test]
+    fn openai_chunks_with_escapes_usage_and_done() {
+        let mut p = Parser::new(ProviderKind::Openai);
+        let (text, evs, errs) = texts(
+            &mut p,
+            &[
+                ("", r#"{"choices":[{"delta":{"role":"assistant"}}]}"#),
+                (
+                    "",
+                    r#"{"choices":[{"delta":{"content":"a \"q\"\n"},"finish_reason":null}]}"#,
+                ),
+                ("", r#"{"choices":[{"delta":{},"finish_reason":"length"}]}"#),
+                (
+                    "",
+                    r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2}}"#,
+                ),
+                ("", "[DONE]"),
+            ],
+        );
+        assert_eq!(text, "a \"q\"\n");
+        assert!(errs.is_empty());
+        assert_eq!(
+            evs,
+            vec![
+                StreamEvent::Usage(Usage {
+                    prompt_tokens: Some(5),
+                    completion_tokens: Some(2)
+                }),
+                StreamEvent::Finish {
+                    reason: Some("length".into())
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn a_stream_that_ends_early_is_broken_but_one_without_done_is_fine() {
+        let mut p = Parser::new(ProviderKind::Openai);
+        p.parse("", r#"{"choices":[{"delta":{"content":"x"}}]}"#);
+        assert!(matches!(p.end()[0], Err(ProviderError::Stream(_))));
+        let mut p = Parser::new(ProviderKind::Openai);
+        p.parse(
+            "",
+            r#"{"choices":[{"delta":{"content":"x"},"finish_reason":"stop"}]}"#,
+        );
+        assert!(matches!(
+            p.end().last(),
+            Some(Ok(StreamEvent::Finish { .. }))
+        ));
+    }
+
+    #[test]
+    fn anthropic_and_gemini_errors_map_to_retryable_kinds() {
+        let mut p = Parser::new(ProviderKind::Anthropic);
+        let r = p.parse(
+            "error",
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"busy"}}"#,
+        );
+        assert!(matches!(&r[0], Err(e) if e.retryable()));
+        let mut g = Parser::new(ProviderKind::Gemini);
+        let r = g.parse("", "{not json");
+        assert!(matches!(&r[0], Err(e) if e.retryable()));
+    }
+}
+
+/// The OpenAI request body, serialized straight from the request (no intermediate map).
+#[derive(serde::Serialize)]
+struct OpenAiBody<'a> {
+    model: &'a str,
+    messages: &'a [crate::provider::Message],
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    stop: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<u64>,
+}
+
+#[derive(serde::Serialize)]
+struct StreamOptions {
+    include_usage: bool,
 }

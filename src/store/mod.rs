@@ -67,7 +67,7 @@ const MIGRATIONS: &[&str] = &[
         completion_tokens INTEGER,
         latency_ms INTEGER,
         created_at INTEGER NOT NULL
-    );
+    ) WITHOUT ROWID;
     "#,
 ];
 
@@ -178,6 +178,9 @@ impl Store {
         // crash or power loss can lose the last transactions.
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
+        // Fewer, larger checkpoints and a bigger page cache: a run writes a response per job.
+        conn.pragma_update(None, "cache_size", -32_000)?;
+        conn.pragma_update(None, "wal_autocheckpoint", 4_000)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         let mut store = Store { conn };
         store.migrate()?;

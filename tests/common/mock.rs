@@ -141,7 +141,9 @@ fn answer_for(prompt: &str) -> String {
 }
 
 enum Plan {
-    Ok { delay: Duration },
+    Ok {
+        delay: Duration,
+    },
     /// Everything in one body write.
     AtOnce,
     Status(u16, Vec<(&'static str, String)>),
