@@ -175,7 +175,7 @@ fn main() {
                             let total_ms = t0.elapsed().as_secs_f64() * 1000.0;
                             overheads.push((total_ms - ms as f64).max(0.0));
                         }
-                        if done % 2_000 == 0 {
+                        if done.is_multiple_of(2_000) {
                             heap_series.push(CURRENT.load(Ordering::Relaxed));
                         }
                     }
