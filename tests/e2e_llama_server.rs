@@ -115,7 +115,11 @@ fn prism_mini_items_run_against_a_real_llama_cpp_server() {
             .unwrap();
         let stdout = String::from_utf8(out.stdout).unwrap();
         let stderr = String::from_utf8(out.stderr).unwrap();
-        assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "stdout:\n{stdout}\nstderr:\n{stderr}"
+        );
         let last: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
         last
     };
@@ -139,7 +143,11 @@ fn prism_mini_items_run_against_a_real_llama_cpp_server() {
     assert_eq!(fresh["cache_hits"], 0);
     let r2 = store.responses(fresh["run_id"].as_str().unwrap()).unwrap();
     for (a, b) in responses.iter().zip(&r2) {
-        assert_eq!(a.text, b.text, "{}: greedy answers differ between runs", a.item_id);
+        assert_eq!(
+            a.text, b.text,
+            "{}: greedy answers differ between runs",
+            a.item_id
+        );
     }
     drop(server);
 }
