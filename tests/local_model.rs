@@ -29,7 +29,7 @@ fn gguf() -> Option<PathBuf> {
     }
 }
 
-fn model(path: &PathBuf) -> LocalModel {
+fn model(path: &std::path::Path) -> LocalModel {
     LocalModel::load(path, 2, 2048, 1, false, None).unwrap()
 }
 
