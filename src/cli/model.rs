@@ -48,7 +48,8 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
 /// verified.
 pub fn install(dirs: &Dirs, hub_url: &str) -> anyhow::Result<PathBuf> {
     let target = default_path(dirs);
-    if target.is_file() && sha256_file(&target)? == DEFAULT_SHA256 {
+    if verified_before(&target) || (target.is_file() && sha256_file(&target)? == DEFAULT_SHA256) {
+        mark_verified(&target);
         eprintln!("{} is installed and verified", target.display());
         return Ok(target);
     }
@@ -63,6 +64,29 @@ pub fn install(dirs: &Dirs, hub_url: &str) -> anyhow::Result<PathBuf> {
     verify(&target)
 }
 
+/// The marker written after a successful check: `<file>.sha256`, newer than the file.
+fn marker(path: &Path) -> PathBuf {
+    path.with_extension("gguf.sha256")
+}
+
+/// Whether the file was verified before and has not changed since (so a second install, or every
+/// start of the demo script, does not hash 253 MB again).
+fn verified_before(path: &Path) -> bool {
+    let (Ok(file), Ok(mark)) = (std::fs::metadata(path), std::fs::metadata(marker(path))) else {
+        return false;
+    };
+    let same = std::fs::read_to_string(marker(path)).is_ok_and(|s| s.trim() == DEFAULT_SHA256);
+    let newer = match (file.modified(), mark.modified()) {
+        (Ok(f), Ok(m)) => m >= f,
+        _ => false,
+    };
+    same && newer
+}
+
+fn mark_verified(path: &Path) {
+    let _ = std::fs::write(marker(path), DEFAULT_SHA256);
+}
+
 fn verify(path: &Path) -> anyhow::Result<PathBuf> {
     let got = sha256_file(path)?;
     if got != DEFAULT_SHA256 {
@@ -72,6 +96,7 @@ fn verify(path: &Path) -> anyhow::Result<PathBuf> {
             path.display()
         );
     }
+    mark_verified(path);
     eprintln!("installed {} (SHA-256 verified)", path.display());
     Ok(path.to_path_buf())
 }
