@@ -99,10 +99,13 @@ pub fn load_models(dirs: &Dirs, file: Option<&Path>) -> anyhow::Result<ModelsFil
     Ok(f)
 }
 
-/// The built-in `local` model: the default GGUF in the data dir, run in-process.
+/// The built-in `local` model: the default GGUF in the data dir, run in-process. It is a base
+/// model, so it is prompted completion-style: on the sample data that gives the reference answer
+/// 20.0% of the time against 5.5% with the chat template, and parrots the task prompt 27% of the
+/// time against 87% (`cargo run --release --example prompt_style`).
 pub fn builtin_local() -> crate::provider::ModelConfig {
     let f: ModelsFile = toml::from_str(
-        "[[models]]\nname = \"local\"\nprovider = \"local\"\nmax_concurrency = 1\nmax_retries = 0\nparams = { max_tokens = 128 }\n",
+        "[[models]]\nname = \"local\"\nprovider = \"local\"\nmodel = \"gemma-3-270m\"\ncompletion = true\nmax_concurrency = 1\nmax_retries = 0\nparams = { max_tokens = 128 }\n",
     )
     .expect("the built-in local model config parses");
     f.models.into_iter().next().expect("one model")

@@ -183,6 +183,7 @@ fn pane(app: &App, f: &mut Frame, r: Rect, i: usize, model: &str) {
     let mut title = vec![
         Span::styled(format!(" {} ", sanitize(model)), t.accent()),
         status_span(answer, t),
+        Span::raw(" "),
     ];
     if let Some(a) = answer {
         let mut facts = Vec::new();
@@ -196,7 +197,7 @@ fn pane(app: &App, f: &mut Frame, r: Rect, i: usize, model: &str) {
             facts.push(format!("{} attempts", a.attempts));
         }
         if !facts.is_empty() {
-            title.push(Span::styled(format!("  {} ", facts.join(" · ")), t.muted()));
+            title.push(Span::styled(format!("· {} ", facts.join(" · ")), t.muted()));
         }
     }
     let block = Block::default()

@@ -1,0 +1,347 @@
+//! The embedded local model: speed against llama.cpp itself, load time, memory, and the TUI's
+//! input latency while it generates.
+//!
+//! `cargo bench --bench local_model` (needs the default model installed, or `PRISM_GEMMA_GGUF`;
+//! the llama.cpp comparison needs `PRISM_LLAMA_PYTHON`, a python with llama-cpp-python, which
+//! `.ci/run` sets up). Same file, same thread count, same prompt text, measured in one run:
+//! - prompt processing: tokens/s to the first generated token;
+//! - generation: tokens/s from the first to the last token, greedy, 128 tokens;
+//! - llama.cpp (through llama-cpp-python's low-level streaming API) timed the same way;
+//! - load time and peak RSS;
+//! - TUI input latency: while the local model streams into the compare screen, keys are sent
+//!   every 100 ms and the time to the next completed frame is recorded.
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use prism::provider::local::LocalModel;
+use prism::provider::{ChatRequest, Message, Params, StreamEvent};
+use ratatui::Terminal;
+use ratatui::backend::{Backend, ClearType, TestBackend, WindowSize};
+use ratatui::buffer::Cell;
+use ratatui::layout::{Position, Size};
+
+const GEN_TOKENS: u32 = 128;
+
+fn prompt_text() -> String {
+    // About 400 tokens of a realistic PRISM-style prompt.
+    let para = "Read the following context carefully. The committee examined the budget, the \
+                schedule and the staffing plan of the new hospital wing, and noted that the \
+                contractor had revised the cost estimate twice in six months. ";
+    format!(
+        "{}\nNow answer: what did the committee note?",
+        para.repeat(10)
+    )
+}
+
+struct Timing {
+    prompt_tokens: usize,
+    pp_tps: f64,
+    gen_tps: f64,
+}
+
+fn time_prism(m: &LocalModel, rt: &tokio::runtime::Runtime, text: &str) -> Timing {
+    let req = ChatRequest {
+        messages: vec![Message::user(text)],
+        params: Params {
+            temperature: Some(0.0),
+            max_tokens: Some(GEN_TOKENS),
+            seed: Some(1),
+            // No stop: always exactly GEN_TOKENS unless the model ends.
+            ..Params::default()
+        },
+    };
+    rt.block_on(async {
+        let t0 = Instant::now();
+        let mut s = m.stream(&req, Duration::from_secs(300)).await.unwrap();
+        let mut first = None;
+        let mut last = t0;
+        let mut usage = None;
+        while let Some(Ok(ev)) = s.next().await {
+            match ev {
+                StreamEvent::Delta(_) => {
+                    let now = Instant::now();
+                    first.get_or_insert(now);
+                    last = now;
+                }
+                StreamEvent::Usage(u) => usage = Some(u),
+                StreamEvent::Finish { .. } => break,
+            }
+        }
+        let u = usage.unwrap();
+        let pt = u.prompt_tokens.unwrap() as usize;
+        let generated = u.completion_tokens.unwrap() as f64;
+        let first = first.unwrap();
+        Timing {
+            prompt_tokens: pt,
+            pp_tps: pt as f64 / (first - t0).as_secs_f64(),
+            gen_tps: (generated - 1.0) / (last - first).as_secs_f64(),
+        }
+    })
+}
+
+/// llama.cpp timed the same way through llama-cpp-python (tokens in, greedy, no sampling chain).
+fn time_llama_cpp(
+    python: &PathBuf,
+    gguf: &PathBuf,
+    prompt: &str,
+    threads: i32,
+) -> Option<(f64, f64, usize)> {
+    let script = r#"
+import sys, time, json
+from llama_cpp import Llama
+path, threads, n_gen = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+prompt = sys.stdin.read()
+llm = Llama(model_path=path, n_ctx=4096, n_threads=threads, n_threads_batch=threads, n_batch=512, verbose=False)
+toks = llm.tokenize(prompt.encode(), add_bos=True, special=True)
+def run():
+    llm.reset()
+    t0 = time.perf_counter()
+    first = last = None
+    n = 0
+    for tok in llm.generate(toks, top_k=1, temp=0.0, reset=True):
+        now = time.perf_counter()
+        if first is None:
+            first = now
+        last = now
+        n += 1
+        if n >= n_gen or llm.token_eos() == tok:
+            break
+    return len(toks) / (first - t0), (n - 1) / (last - first)
+run()  # warm-up
+pp, tg = run()
+print(json.dumps({"pp": pp, "tg": tg, "prompt_tokens": len(toks)}))
+"#;
+    let mut child = std::process::Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .arg(gguf)
+        .arg(threads.to_string())
+        .arg(GEN_TOKENS.to_string())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    use std::io::Write;
+    child.stdin.take()?.write_all(prompt.as_bytes()).ok()?;
+    let out = child.wait_with_output().ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    Some((
+        v["pp"].as_f64()?,
+        v["tg"].as_f64()?,
+        v["prompt_tokens"].as_u64()? as usize,
+    ))
+}
+
+fn rss_peak_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|k| k.parse::<f64>().ok())
+            })
+        })
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(0.0)
+}
+
+/// A TestBackend that records when each frame is flushed.
+struct Timed {
+    inner: TestBackend,
+    flushes: Arc<Mutex<Vec<Instant>>>,
+}
+
+impl Backend for Timed {
+    type Error = <TestBackend as Backend>::Error;
+    fn draw<'a, I>(&mut self, content: I) -> Result<(), Self::Error>
+    where
+        I: Iterator<Item = (u16, u16, &'a Cell)>,
+    {
+        self.inner.draw(content)
+    }
+    fn hide_cursor(&mut self) -> Result<(), Self::Error> {
+        self.inner.hide_cursor()
+    }
+    fn show_cursor(&mut self) -> Result<(), Self::Error> {
+        self.inner.show_cursor()
+    }
+    fn get_cursor_position(&mut self) -> Result<Position, Self::Error> {
+        self.inner.get_cursor_position()
+    }
+    fn set_cursor_position<P: Into<Position>>(&mut self, p: P) -> Result<(), Self::Error> {
+        self.inner.set_cursor_position(p)
+    }
+    fn clear(&mut self) -> Result<(), Self::Error> {
+        self.inner.clear()
+    }
+    fn clear_region(&mut self, t: ClearType) -> Result<(), Self::Error> {
+        self.inner.clear_region(t)
+    }
+    fn size(&self) -> Result<Size, Self::Error> {
+        self.inner.size()
+    }
+    fn window_size(&mut self) -> Result<WindowSize, Self::Error> {
+        self.inner.window_size()
+    }
+    fn flush(&mut self) -> Result<(), Self::Error> {
+        self.flushes.lock().unwrap().push(Instant::now());
+        self.inner.flush()
+    }
+}
+
+fn main() {
+    let dirs = prism::config::Dirs::resolve();
+    let gguf = std::env::var_os("PRISM_GEMMA_GGUF")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| prism::cli::model::default_path(&dirs));
+    if !gguf.is_file() {
+        eprintln!(
+            "no model at {}: run `prism model install` or set PRISM_GEMMA_GGUF",
+            gguf.display()
+        );
+        return;
+    }
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get() as i32)
+        .unwrap_or(2);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+
+    let t = Instant::now();
+    let m = LocalModel::load(&gguf, threads, 4096, 1, false, None).unwrap();
+    let load = t.elapsed();
+    let rendered = m.render(&[Message::user(prompt_text())]).unwrap();
+    let _warm = time_prism(&m, &rt, &prompt_text());
+    let ours = time_prism(&m, &rt, &prompt_text());
+    println!("model {} ({threads} threads)", gguf.display());
+    println!("load: {:.0} ms", load.as_secs_f64() * 1000.0);
+    println!(
+        "prism:     prompt {:>4} tokens at {:>7.1} tok/s; generation {:>6.1} tok/s",
+        ours.prompt_tokens, ours.pp_tps, ours.gen_tps
+    );
+    match std::env::var_os("PRISM_LLAMA_PYTHON").map(PathBuf::from) {
+        Some(py) => match time_llama_cpp(&py, &gguf, &rendered, threads) {
+            Some((pp, tg, n)) => {
+                println!(
+                    "llama.cpp: prompt {n:>4} tokens at {pp:>7.1} tok/s; generation {tg:>6.1} tok/s (llama-cpp-python)"
+                );
+                println!(
+                    "ratio prism/llama.cpp: prompt {:.2}, generation {:.2}",
+                    ours.pp_tps / pp,
+                    ours.gen_tps / tg
+                );
+            }
+            None => println!("llama.cpp: the llama-cpp-python run failed"),
+        },
+        None => println!("llama.cpp: set PRISM_LLAMA_PYTHON to compare"),
+    }
+    println!(
+        "peak RSS after load and generation: {:.0} MB",
+        rss_peak_mb()
+    );
+
+    // TUI input latency while the local model streams.
+    let loaded = prism::dataset::load_sample();
+    let mut local = prism::cli::run::builtin_local();
+    local.path = Some(gguf.clone());
+    local.params.max_tokens = Some(200);
+    local.threads = Some(threads as u32);
+    let mut app = prism::tui::App::new(
+        Arc::new(loaded.dataset),
+        Arc::new(loaded.problems),
+        prism::theme::Theme::default_theme(),
+        prism::tui::keymap::Keymap::default(),
+    )
+    .with_models(vec![local]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut services = rt
+        .block_on(async {
+            prism::tui::Services::with_store(
+                &dir.path().join("prism.db"),
+                prism::engine::backends(gguf.clone()),
+                "<sample-data>".into(),
+            )
+        })
+        .unwrap();
+    let flushes = Arc::new(Mutex::new(Vec::new()));
+    let mut term = Terminal::new(Timed {
+        inner: TestBackend::new(120, 40),
+        flushes: flushes.clone(),
+    })
+    .unwrap();
+    let sends = Arc::new(Mutex::new(Vec::new()));
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<io::Result<Event>>();
+    let key = |c: KeyCode| Ok(Event::Key(KeyEvent::new(c, KeyModifiers::NONE)));
+    // Start a run of three items, then press keys while it streams.
+    for k in [
+        KeyCode::Char('j'),
+        KeyCode::Enter,
+        KeyCode::Char('j'),
+        KeyCode::Tab,
+        KeyCode::Char(' '),
+        KeyCode::Char(' '),
+        KeyCode::Char(' '),
+        KeyCode::Char('r'),
+        KeyCode::Enter,
+    ] {
+        tx.send(key(k)).unwrap();
+    }
+    let sends2 = sends.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1500));
+        for i in 0..40 {
+            let k = if i % 2 == 0 {
+                KeyCode::Tab
+            } else {
+                KeyCode::BackTab
+            };
+            sends2.lock().unwrap().push(Instant::now());
+            if tx.send(key(k)).is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    rt.block_on(async {
+        let stream = tokio_stream_from(rx);
+        prism::tui::run_loop_with(&mut term, &mut app, stream, &mut services).await
+    })
+    .unwrap();
+    let flushes = flushes.lock().unwrap();
+    let mut lat: Vec<f64> = sends
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|s| {
+            flushes
+                .iter()
+                .find(|f| *f > s)
+                .map(|f| (*f - *s).as_secs_f64() * 1000.0)
+        })
+        .collect();
+    lat.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    if !lat.is_empty() {
+        println!(
+            "TUI key-to-frame latency while the local model streams: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms ({} keys)",
+            lat[lat.len() / 2],
+            lat[((lat.len() - 1) as f64 * 0.99) as usize],
+            lat[lat.len() - 1],
+            lat.len()
+        );
+    }
+}
+
+fn tokio_stream_from(
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<io::Result<Event>>,
+) -> impl futures::Stream<Item = io::Result<Event>> + Unpin {
+    Box::pin(futures::stream::poll_fn(move |cx| rx.poll_recv(cx)))
+}
