@@ -112,7 +112,9 @@ def run():
             break
     return len(toks) / (first - t0), (n - 1) / (last - first)
 run()  # warm-up
-pp, tg = run()
+runs = [run() for _ in range(5)]
+pp = sorted(r[0] for r in runs)[2]
+tg = sorted(r[1] for r in runs)[2]
 print(json.dumps({"pp": pp, "tg": tg, "prompt_tokens": len(toks)}))
 "#;
     let mut child = std::process::Command::new(python)
@@ -135,6 +137,68 @@ print(json.dumps({"pp": pp, "tg": tg, "prompt_tokens": len(toks)}))
         v["tg"].as_f64()?,
         v["prompt_tokens"].as_u64()? as usize,
     ))
+}
+
+/// The same prompt through llama-cpp-2 directly (the llama.cpp build prism links), with no prism
+/// code around it: separates prism's own overhead from differences between llama.cpp builds.
+fn time_raw_llama_cpp_2(gguf: &PathBuf, prompt: &str, threads: i32) -> (f64, f64) {
+    use llama_cpp_2::context::params::LlamaContextParams;
+    use llama_cpp_2::llama_backend::LlamaBackend;
+    use llama_cpp_2::llama_batch::LlamaBatch;
+    use llama_cpp_2::model::LlamaModel;
+    use llama_cpp_2::model::params::LlamaModelParams;
+    use llama_cpp_2::sampling::LlamaSampler;
+    // Runs in a child process of its own (`--raw`): llama.cpp's backend is initialised once per
+    // process, and prism's is already up in the parent.
+    let mut backend = LlamaBackend::init().unwrap();
+    backend.void_logs();
+    let backend = &backend;
+    let model = LlamaModel::load_from_file(backend, gguf, &LlamaModelParams::default()).unwrap();
+    let mut runs = Vec::new();
+    for _ in 0..6 {
+        let mut ctx = model
+            .new_context(
+                backend,
+                LlamaContextParams::default()
+                    .with_flash_attention_policy(0)
+                    .with_n_ctx(std::num::NonZeroU32::new(4096))
+                    .with_n_batch(512)
+                    .with_n_threads(threads)
+                    .with_n_threads_batch(threads),
+            )
+            .unwrap();
+        let toks = model.vocab().tokenize(prompt.as_bytes(), true, true);
+        let t0 = Instant::now();
+        let mut batch = LlamaBatch::new(512, 1);
+        for (i, &t) in toks.iter().enumerate() {
+            batch.add(t, i as i32, &[0], i == toks.len() - 1).unwrap();
+        }
+        ctx.decode(&mut batch).unwrap();
+        let mut sampler = LlamaSampler::greedy();
+        let mut tok = sampler.sample(&ctx, batch.n_tokens() - 1);
+        let first = Instant::now();
+        let mut n = 1;
+        let mut pos = toks.len() as i32;
+        while n < GEN_TOKENS {
+            batch.clear();
+            batch.add(tok, pos, &[0], true).unwrap();
+            pos += 1;
+            ctx.decode(&mut batch).unwrap();
+            tok = sampler.sample(&ctx, batch.n_tokens() - 1);
+            n += 1;
+        }
+        let last = Instant::now();
+        runs.push((
+            toks.len() as f64 / (first - t0).as_secs_f64(),
+            (n - 1) as f64 / (last - first).as_secs_f64(),
+        ));
+    }
+    runs.remove(0);
+    let mut pp: Vec<f64> = runs.iter().map(|r| r.0).collect();
+    let mut tg: Vec<f64> = runs.iter().map(|r| r.1).collect();
+    pp.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    tg.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    (pp[2], tg[2])
 }
 
 fn rss_peak_mb() -> f64 {
@@ -196,6 +260,16 @@ impl Backend for Timed {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--raw") {
+        let gguf = PathBuf::from(&args[i + 1]);
+        let threads: i32 = args[i + 2].parse().unwrap();
+        let mut prompt = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut prompt).unwrap();
+        let (pp, tg) = time_raw_llama_cpp_2(&gguf, &prompt, threads);
+        println!("{pp} {tg}");
+        return;
+    }
     let dirs = prism::config::Dirs::resolve();
     let gguf = std::env::var_os("PRISM_GEMMA_GGUF")
         .map(PathBuf::from)
@@ -221,7 +295,18 @@ fn main() {
     let load = t.elapsed();
     let rendered = m.render(&[Message::user(prompt_text())]).unwrap();
     let _warm = time_prism(&m, &rt, &prompt_text());
-    let ours = time_prism(&m, &rt, &prompt_text());
+    // Median of five, as for llama.cpp below.
+    let mut runs: Vec<Timing> = (0..5)
+        .map(|_| time_prism(&m, &rt, &prompt_text()))
+        .collect();
+    runs.sort_by(|a, b| a.pp_tps.partial_cmp(&b.pp_tps).unwrap());
+    let pp_median = runs[2].pp_tps;
+    runs.sort_by(|a, b| a.gen_tps.partial_cmp(&b.gen_tps).unwrap());
+    let ours = Timing {
+        prompt_tokens: runs[2].prompt_tokens,
+        pp_tps: pp_median,
+        gen_tps: runs[2].gen_tps,
+    };
     println!("model {} ({threads} threads)", gguf.display());
     println!("load: {:.0} ms", load.as_secs_f64() * 1000.0);
     println!(
@@ -248,6 +333,34 @@ fn main() {
         "peak RSS after load and generation: {:.0} MB",
         rss_peak_mb()
     );
+    let raw = std::process::Command::new(std::env::current_exe().unwrap())
+        .arg("--raw")
+        .arg(&gguf)
+        .arg(threads.to_string())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(rendered.as_bytes())?;
+            c.wait_with_output()
+        })
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| {
+            let mut it = s.split_whitespace().filter_map(|x| x.parse::<f64>().ok());
+            Some((it.next()?, it.next()?))
+        });
+    if let Some((raw_pp, raw_tg)) = raw {
+        println!(
+            "llama-cpp-2 directly (prism's llama.cpp build, no prism code): prompt {raw_pp:.1} tok/s; generation {raw_tg:.1} tok/s"
+        );
+        println!(
+            "ratio prism/direct: prompt {:.2}, generation {:.2}",
+            ours.pp_tps / raw_pp,
+            ours.gen_tps / raw_tg
+        );
+    }
 
     // TUI input latency while the local model streams.
     let loaded = prism::dataset::load_sample();

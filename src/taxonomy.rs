@@ -123,6 +123,17 @@ pub fn category(dimension: Dimension, code: &str) -> Option<&'static Category> {
         })
 }
 
+/// Looks a category up, or says why not: `unknown category "X" for KE (expected one of ...)`.
+pub fn category_or_reason(dimension: Dimension, code: &str) -> Result<&'static Category, String> {
+    category(dimension, code).ok_or_else(|| {
+        let known: Vec<_> = dimension.categories().map(|c| c.code).collect();
+        format!(
+            "unknown category {code:?} for {dimension} (expected one of {})",
+            known.join(", ")
+        )
+    })
+}
+
 /// Index of a category in [`CATEGORIES`] (its display order).
 pub fn category_index(cat: &Category) -> usize {
     CATEGORIES

@@ -138,19 +138,10 @@ fn place(
         }
     };
     let cat = match (dim, rec.category.as_deref()) {
-        (Some(d), Some(c)) => match taxonomy::category(d, c) {
-            Some(cat) => Some(cat),
-            None => {
-                let known: Vec<_> = d.categories().map(|c| c.code).collect();
-                problems.push(Problem::error(
-                    shown,
-                    line,
-                    "category",
-                    format!(
-                        "unknown category {c:?} for {d} (expected one of {})",
-                        known.join(", ")
-                    ),
-                ));
+        (Some(d), Some(c)) => match taxonomy::category_or_reason(d, c) {
+            Ok(cat) => Some(cat),
+            Err(reason) => {
+                problems.push(Problem::error(shown, line, "category", reason));
                 None
             }
         },

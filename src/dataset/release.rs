@@ -232,19 +232,10 @@ fn registry_task(
     });
     let cat_code = text("subcategory", problems);
     let category = match (dim, &cat_code) {
-        (Some(d), Some(c)) => match taxonomy::category(d, c) {
-            Some(cat) => Some(cat),
-            None => {
-                let known: Vec<_> = d.categories().map(|c| c.code).collect();
-                problems.push(Problem::error(
-                    shown,
-                    line,
-                    "subcategory",
-                    format!(
-                        "unknown category {c:?} for {d} (expected one of {})",
-                        known.join(", ")
-                    ),
-                ));
+        (Some(d), Some(c)) => match taxonomy::category_or_reason(d, c) {
+            Ok(cat) => Some(cat),
+            Err(reason) => {
+                problems.push(Problem::error(shown, line, "subcategory", reason));
                 None
             }
         },

@@ -281,6 +281,9 @@ impl LocalModel {
 
 fn context_params(context: u32, threads: i32) -> LlamaContextParams {
     LlamaContextParams::default()
+        // Flash attention off (0 = LLAMA_FLASH_ATTN_TYPE_DISABLED), as llama.cpp's servers run
+        // on CPU by default: with it on ("auto"), prompt processing measured slower here.
+        .with_flash_attention_policy(0)
         .with_n_ctx(NonZeroU32::new(context))
         .with_n_batch(512)
         .with_n_threads(threads)
