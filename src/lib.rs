@@ -8,6 +8,7 @@ pub mod cli;
 pub mod config;
 pub mod dataset;
 pub mod engine;
+pub mod eval;
 pub mod prompt;
 pub mod provider;
 pub mod store;

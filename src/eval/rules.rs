@@ -1,0 +1,252 @@
+//! The rule evaluators that need no judge: exact, fuzzy, choice, abstain, truth_label and
+//! word_range, each exactly per PRISM-FORMAT.md. A score is in [0, 1]; each comes with the detail
+//! a user needs to see why (the extracted letter, the label found, the word count).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::text::{digit_runs, loose, normal};
+
+/// A score with its explanation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub score: f64,
+    pub detail: String,
+}
+
+impl Verdict {
+    fn new(ok: bool, detail: impl Into<String>) -> Verdict {
+        Verdict {
+            score: if ok { 1.0 } else { 0.0 },
+            detail: detail.into(),
+        }
+    }
+}
+
+pub fn exact(response: &str, answer: &str) -> Verdict {
+    let ok = normal(response) == normal(answer);
+    Verdict::new(
+        ok,
+        if ok {
+            "matches the answer".to_string()
+        } else {
+            format!("expected {:?}", normal(answer))
+        },
+    )
+}
+
+pub fn fuzzy(response: &str, answer: &str) -> Verdict {
+    let (r, a) = (loose(response), loose(answer));
+    if r.is_empty() || a.is_empty() {
+        return Verdict::new(false, "empty after normalisation");
+    }
+    if r == a {
+        return Verdict::new(true, "equal");
+    }
+    if r.contains(&a) || a.contains(&r) {
+        return Verdict::new(true, "one contains the other");
+    }
+    let ad = digit_runs(&a);
+    if !ad.is_empty() && ad == digit_runs(&r) {
+        return Verdict::new(true, "same numbers");
+    }
+    Verdict::new(false, format!("expected {a:?}"))
+}
+
+/// The option letter a response chooses, following PRISM's extraction order.
+pub fn extract_choice(response: &str, n_options: usize) -> Option<char> {
+    let n = n_options.clamp(4, 26);
+    let allowed = |c: char| c.is_ascii_uppercase() && ((c as u8 - b'A') as usize) < n;
+    let lines: Vec<&str> = response.lines().map(str::trim).collect();
+    let last5: Vec<&str> = lines.iter().rev().take(5).copied().collect();
+    static BOLD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\*\*([A-Z])\*\*").unwrap());
+    static ANSWER_IS: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?i)the answer is\s*:?\s*\**\s*([A-Z])\b").unwrap());
+    static ANSWER_COLON: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?i)answer\s*:\s*\**\s*([A-Z])\b").unwrap());
+    static ONLY_LETTER: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^\**([A-Z])\**\s*[.):]?$").unwrap());
+    static ENDS_LETTER: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?:^|[^A-Za-z0-9])([A-Z])\s*[.。]?$").unwrap());
+    static ANY_LETTER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b([A-Z])\b").unwrap());
+    let one = |l: &str| {
+        let mut cs = l.chars();
+        match (cs.next(), cs.next()) {
+            (Some(c), None) if allowed(c) => Some(c),
+            _ => None,
+        }
+    };
+    let first_cap = |re: &Regex, l: &str| -> Option<char> {
+        re.captures_iter(l)
+            .filter_map(|c| c.get(1)?.as_str().chars().next())
+            .find(|c| allowed(*c))
+    };
+    // 1. In the last five lines, in this order of patterns.
+    if let Some(c) = last5.iter().find_map(|l| one(l)) {
+        return Some(c);
+    }
+    if let Some(c) = last5.iter().find_map(|l| {
+        l.strip_prefix("**")
+            .and_then(|x| x.strip_suffix("**"))
+            .and_then(one)
+    }) {
+        return Some(c);
+    }
+    for re in [&*BOLD, &*ANSWER_IS, &*ANSWER_COLON] {
+        if let Some(c) = last5.iter().find_map(|l| first_cap(re, l)) {
+            return Some(c);
+        }
+    }
+    // 2. From the end: a line that is only the letter, with optional asterisks and . ) :
+    if let Some(c) = lines.iter().rev().find_map(|l| first_cap(&ONLY_LETTER, l)) {
+        return Some(c);
+    }
+    // 3. In the last ten lines: a line ending in a standalone letter.
+    if let Some(c) = lines
+        .iter()
+        .rev()
+        .take(10)
+        .find_map(|l| first_cap(&ENDS_LETTER, l))
+    {
+        return Some(c);
+    }
+    // 4. The last standalone letter anywhere.
+    ANY_LETTER
+        .captures_iter(response)
+        .filter_map(|c| c.get(1)?.as_str().chars().next())
+        .filter(|c| allowed(*c))
+        .last()
+}
+
+pub fn choice(response: &str, answer: &str, n_options: usize) -> Verdict {
+    let want = answer.trim().chars().next();
+    match extract_choice(response, n_options) {
+        Some(c) => Verdict::new(
+            Some(c) == want,
+            format!("extracted {c}, expected {}", want.unwrap_or('?')),
+        ),
+        None => Verdict::new(false, "no option letter found"),
+    }
+}
+
+pub fn abstain(response: &str) -> Verdict {
+    static ONLY: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)^\W*NO_INFO\W*$").unwrap());
+    let ok = response.to_uppercase().contains("[NO_INFO]") || ONLY.is_match(response.trim());
+    Verdict::new(
+        ok,
+        if ok {
+            "abstained"
+        } else {
+            "answered instead of abstaining"
+        },
+    )
+}
+
+/// The single label in a response, if exactly one is there.
+pub fn truth_label_of(response: &str) -> Option<&'static str> {
+    let up = response.to_uppercase();
+    let found: Vec<&'static str> = ["[TRUE]", "[FALSE]", "[NO_INFO]"]
+        .into_iter()
+        .filter(|l| up.contains(l))
+        .collect();
+    match found.len() {
+        1 => Some(found[0]),
+        0 => {
+            static BARE: LazyLock<Regex> =
+                LazyLock::new(|| Regex::new(r"^\W*(TRUE|FALSE|NO_INFO)\W*$").unwrap());
+            BARE.captures(up.trim()).map(|c| match &c[1] {
+                "TRUE" => "[TRUE]",
+                "FALSE" => "[FALSE]",
+                _ => "[NO_INFO]",
+            })
+        }
+        _ => None,
+    }
+}
+
+pub fn truth_label(response: &str, answer: &str) -> Verdict {
+    let want = answer.trim().to_uppercase();
+    match truth_label_of(response) {
+        Some(l) => Verdict::new(l == want, format!("label {l}, expected {want}")),
+        None => Verdict::new(false, "no single label found"),
+    }
+}
+
+pub fn word_range(response: &str, min: i64, max: i64) -> Verdict {
+    let n = response.split_whitespace().count() as i64;
+    Verdict::new(
+        (min..=max).contains(&n),
+        format!("{n} words, allowed {min}-{max}"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_and_fuzzy() {
+        assert_eq!(exact(" 206 \n", "206").score, 1.0);
+        assert_eq!(exact("206 bones", "206").score, 0.0);
+        assert_eq!(
+            fuzzy("The answer is Lisbon, Portugal.", "Lisbon, Portugal").score,
+            1.0
+        );
+        assert_eq!(
+            fuzzy("Portugal", "Lisbon, Portugal").score,
+            1.0,
+            "reference contains it"
+        );
+        assert_eq!(
+            fuzzy("I count 3 apples plus 4 pears", "3 apples and 4 pears").score,
+            1.0,
+            "same digit runs"
+        );
+        // Loose forms drop the comma: 19,213 is the run 19213, not 19 and 213.
+        assert_eq!(fuzzy("about 19 213 of them", "19,213").score, 0.0);
+        assert_eq!(fuzzy("19,214", "19,213").score, 0.0);
+        assert_eq!(fuzzy("...", "x").score, 0.0);
+    }
+
+    #[test]
+    fn choice_follows_the_extraction_order() {
+        assert_eq!(extract_choice("Reasoning...\nB", 4), Some('B'));
+        assert_eq!(extract_choice("**C**", 4), Some('C'));
+        assert_eq!(extract_choice("I pick **D** here", 4), Some('D'));
+        assert_eq!(extract_choice("The answer is: **A**", 4), Some('A'));
+        assert_eq!(extract_choice("Answer: C", 4), Some('C'));
+        assert_eq!(extract_choice("B)\nmore words here", 4), Some('B'));
+        assert_eq!(extract_choice("so the best option is D.", 4), Some('D'));
+        assert_eq!(extract_choice("A seems wrong, C is right", 4), Some('C'));
+        assert_eq!(extract_choice("no letters here", 4), None);
+        // Letters beyond the allowed set are ignored (E with four options).
+        assert_eq!(extract_choice("E", 4), None);
+        assert_eq!(extract_choice("E", 5), Some('E'));
+        // Two-option questions still allow A-D.
+        assert_eq!(extract_choice("C", 2), Some('C'));
+        assert_eq!(choice("B", "B", 2).score, 1.0);
+        assert_eq!(choice("x", "B", 2).detail, "no option letter found");
+    }
+
+    #[test]
+    fn abstain_and_truth_labels() {
+        assert_eq!(abstain("I don't know. [no_info]").score, 1.0);
+        assert_eq!(abstain("  NO_INFO. ").score, 1.0);
+        assert_eq!(abstain("The winner was X").score, 0.0);
+        assert_eq!(truth_label("[TRUE] because...", "[TRUE]").score, 1.0);
+        assert_eq!(truth_label("false", "[FALSE]").score, 1.0);
+        assert_eq!(truth_label("[TRUE] or [FALSE]", "[TRUE]").score, 0.0);
+        assert_eq!(truth_label("It is true that", "[TRUE]").score, 0.0);
+    }
+
+    #[test]
+    fn word_ranges_are_inclusive() {
+        assert_eq!(word_range("one two three", 3, 5).score, 1.0);
+        assert_eq!(word_range("one two", 3, 5).score, 0.0);
+        assert_eq!(
+            word_range("a b c d e f", 3, 5).detail,
+            "6 words, allowed 3-5"
+        );
+    }
+}
