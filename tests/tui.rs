@@ -1,10 +1,13 @@
 //! The TUI driven in-process: the real app loop on `TestBackend` with scripted input, and
 //! snapshots of the browse screen in every bundled theme.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::io;
 use std::sync::Arc;
 
+use common::screen::{code, key, screen};
 use crossterm::event::{
     Event, KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
@@ -15,14 +18,6 @@ use prism::tui::keymap::Keymap;
 use prism::tui::{App, run_loop};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-
-fn key(c: char) -> Event {
-    Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
-}
-
-fn code(c: KeyCode) -> Event {
-    Event::Key(KeyEvent::new(c, KeyModifiers::NONE))
-}
 
 fn typed(s: &str) -> Vec<Event> {
     s.chars().map(key).collect()
@@ -71,18 +66,6 @@ fn drive(app: &mut App, w: u16, h: u16, events: Vec<Event>) -> Terminal<TestBack
     // The loop draws before waiting; draw once more so the buffer shows the final state.
     term.draw(|f| prism::tui::view::render(app, f)).unwrap();
     term
-}
-
-fn screen(term: &Terminal<TestBackend>) -> String {
-    let buf = term.backend().buffer();
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        for x in 0..buf.area.width {
-            out.push_str(buf[(x, y)].symbol());
-        }
-        out.push('\n');
-    }
-    out
 }
 
 #[test]

@@ -7,7 +7,8 @@ use std::io;
 use std::sync::Arc;
 
 use common::mock;
-use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use common::screen::{code, key, screen};
+use crossterm::event::KeyCode;
 use prism::dataset;
 use prism::provider::ModelsFile;
 use prism::theme::Theme;
@@ -16,25 +17,6 @@ use prism::tui::keymap::Keymap;
 use prism::tui::{App, Services, run_loop_with};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-
-fn key(c: char) -> Event {
-    Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
-}
-fn code(c: KeyCode) -> Event {
-    Event::Key(KeyEvent::new(c, KeyModifiers::NONE))
-}
-
-fn screen(term: &Terminal<TestBackend>) -> String {
-    let buf = term.backend().buffer();
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        for x in 0..buf.area.width {
-            out.push_str(buf[(x, y)].symbol());
-        }
-        out.push('\n');
-    }
-    out
-}
 
 fn models(url: &str) -> Vec<prism::provider::ModelConfig> {
     let f: ModelsFile = toml::from_str(&format!(
