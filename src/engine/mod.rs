@@ -4,6 +4,8 @@
 //! runs the engine. Nothing here knows about the terminal.
 
 mod backoff;
+mod call;
+pub mod score;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -15,6 +17,7 @@ use tokio::sync::{Mutex, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 pub use backoff::RetryPolicy;
+pub use call::{Caller, Reply};
 
 use crate::dataset::Dataset;
 use crate::prompt;
@@ -648,9 +651,28 @@ async fn attempt_once(
     t0: Instant,
     deltas: bool,
 ) -> Outcome {
+    read_stream(backend, req, &sh.cancel, t0, |d| {
+        if deltas {
+            let _ = sh.events.send(Event::Delta {
+                job,
+                text: d.to_string(),
+            });
+        }
+    })
+    .await
+}
+
+/// Sends a request and reads its stream to the end, handing each piece of text to `on_delta`.
+async fn read_stream(
+    backend: &dyn Backend,
+    req: &ChatRequest,
+    cancel: &CancellationToken,
+    t0: Instant,
+    mut on_delta: impl FnMut(&str),
+) -> Outcome {
     let stream = tokio::select! {
         s = backend.stream(req) => s,
-        _ = sh.cancel.cancelled() => return Outcome::Cancelled,
+        _ = cancel.cancelled() => return Outcome::Cancelled,
     };
     let mut stream = match stream {
         Ok(s) => s,
@@ -662,7 +684,7 @@ async fn attempt_once(
     loop {
         let ev = tokio::select! {
             ev = stream.next() => ev,
-            _ = sh.cancel.cancelled() => return Outcome::Cancelled,
+            _ = cancel.cancelled() => return Outcome::Cancelled,
         };
         match ev {
             Some(Ok(StreamEvent::Delta(d))) => {
@@ -670,9 +692,7 @@ async fn attempt_once(
                     first_token = Some(t0.elapsed());
                 }
                 text.push_str(&d);
-                if deltas {
-                    let _ = sh.events.send(Event::Delta { job, text: d });
-                }
+                on_delta(&d);
             }
             Some(Ok(StreamEvent::Usage(u))) => usage = u,
             Some(Ok(StreamEvent::Finish { reason })) => {

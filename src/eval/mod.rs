@@ -1,6 +1,12 @@
-//! Scoring: text normalisation, the rule evaluators and the metrics (issue 4, in progress: the
-//! judged evaluators, data formats, language detection and IFEval checks are still to come).
+//! Scoring: text normalisation, the rule evaluators (exact, fuzzy, choice, abstain, truth_label,
+//! word_range, data_format, language, ifeval), the LLM judges, and the metrics.
 
+pub mod formats;
+pub mod ifeval;
+pub mod judge;
+pub mod language;
 pub mod metrics;
 pub mod rules;
+pub mod score;
+pub mod summary;
 pub mod text;

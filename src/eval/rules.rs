@@ -16,7 +16,15 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    fn new(ok: bool, detail: impl Into<String>) -> Verdict {
+    pub fn pass(detail: impl Into<String>) -> Verdict {
+        Verdict::new(true, detail)
+    }
+
+    pub fn fail(detail: impl Into<String>) -> Verdict {
+        Verdict::new(false, detail)
+    }
+
+    pub(crate) fn new(ok: bool, detail: impl Into<String>) -> Verdict {
         Verdict {
             score: if ok { 1.0 } else { 0.0 },
             detail: detail.into(),

@@ -69,6 +69,26 @@ const MIGRATIONS: &[&str] = &[
         created_at INTEGER NOT NULL
     ) WITHOUT ROWID;
     "#,
+    // 2: scores, derived from responses and replaced on re-scoring (responses are never touched).
+    r#"
+    CREATE TABLE scores (
+        run_id TEXT NOT NULL,
+        job_idx INTEGER NOT NULL,
+        item_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        sample INTEGER NOT NULL,
+        evaluator TEXT NOT NULL,
+        score REAL,
+        detail TEXT NOT NULL,
+        judge TEXT,
+        judge_reply TEXT,
+        judge_attempts INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (run_id, job_idx)
+    ) WITHOUT ROWID;
+    CREATE INDEX scores_item ON scores(item_id, model);
+    "#,
 ];
 
 pub fn now_secs() -> i64 {
@@ -141,6 +161,27 @@ impl ResponseRecord {
     pub fn is_ok(&self) -> bool {
         self.error.is_none()
     }
+}
+
+/// The score of one stored response. `score` is `None` when the item needs a judge and none was
+/// given: unscored, never counted as wrong.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ScoreRecord {
+    pub run_id: String,
+    pub job_idx: u32,
+    pub item_id: String,
+    pub task_id: String,
+    pub model: String,
+    pub sample: u32,
+    pub evaluator: String,
+    pub score: Option<f64>,
+    pub detail: String,
+    /// The judge model's name, for judged scores.
+    pub judge: Option<String>,
+    /// The judge's full last reply.
+    pub judge_reply: Option<String>,
+    pub judge_attempts: u32,
+    pub created_at: i64,
 }
 
 /// A cached answer.
@@ -305,6 +346,96 @@ impl Store {
             }
         }
         tx.commit()?;
+        Ok(())
+    }
+
+    /// Saves scores in one transaction, replacing earlier scores of the same responses.
+    pub fn save_scores(&mut self, rs: &[ScoreRecord]) -> anyhow::Result<()> {
+        let tx = self.conn.transaction()?;
+        {
+            let mut ins = tx.prepare_cached(
+                "INSERT OR REPLACE INTO scores (run_id, job_idx, item_id, task_id, model, sample, evaluator,
+                 score, detail, judge, judge_reply, judge_attempts, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            )?;
+            for r in rs {
+                ins.execute(params![
+                    r.run_id,
+                    r.job_idx,
+                    r.item_id,
+                    r.task_id,
+                    r.model,
+                    r.sample,
+                    r.evaluator,
+                    r.score,
+                    r.detail,
+                    r.judge,
+                    r.judge_reply,
+                    r.judge_attempts,
+                    r.created_at
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn score_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ScoreRecord> {
+        Ok(ScoreRecord {
+            run_id: r.get(0)?,
+            job_idx: r.get(1)?,
+            item_id: r.get(2)?,
+            task_id: r.get(3)?,
+            model: r.get(4)?,
+            sample: r.get(5)?,
+            evaluator: r.get(6)?,
+            score: r.get(7)?,
+            detail: r.get(8)?,
+            judge: r.get(9)?,
+            judge_reply: r.get(10)?,
+            judge_attempts: r.get(11)?,
+            created_at: r.get(12)?,
+        })
+    }
+
+    const SCORE_COLS: &str = "run_id, job_idx, item_id, task_id, model, sample, evaluator, score, detail, judge, judge_reply, judge_attempts, created_at";
+
+    /// Every score of a run (or of every run), in job order.
+    pub fn scores(&self, run_id: Option<&str>) -> anyhow::Result<Vec<ScoreRecord>> {
+        let sql = format!(
+            "SELECT {} FROM scores WHERE (?1 IS NULL OR run_id = ?1) ORDER BY run_id, job_idx",
+            Self::SCORE_COLS
+        );
+        let mut st = self.conn.prepare(&sql)?;
+        let rows = st.query_map([run_id], Self::score_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The scores of one item across runs and models.
+    pub fn scores_for_item(&self, item_id: &str) -> anyhow::Result<Vec<ScoreRecord>> {
+        let sql = format!(
+            "SELECT {} FROM scores WHERE item_id = ?1 ORDER BY run_id, job_idx",
+            Self::SCORE_COLS
+        );
+        let mut st = self.conn.prepare(&sql)?;
+        let rows = st.query_map([item_id], Self::score_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    pub fn cache_put(&self, key: &str, c: &Cached) -> anyhow::Result<()> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO cache (key, text, finish_reason, prompt_tokens, completion_tokens, latency_ms, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                key,
+                c.text,
+                c.finish_reason,
+                c.prompt_tokens,
+                c.completion_tokens,
+                c.latency_ms.map(|v| v as i64),
+                now_secs()
+            ],
+        )?;
         Ok(())
     }
 

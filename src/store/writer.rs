@@ -11,7 +11,7 @@ use std::thread;
 
 use tokio::sync::oneshot;
 
-use super::{Cached, JobRecord, ResponseRecord, RunRecord, Store};
+use super::{Cached, JobRecord, ResponseRecord, RunRecord, ScoreRecord, Store};
 
 enum Cmd {
     Save(ResponseRecord, oneshot::Sender<Result<(), String>>),
@@ -22,6 +22,8 @@ enum Cmd {
         oneshot::Sender<Result<(), String>>,
     ),
     SetStatus(String, String, oneshot::Sender<Result<(), String>>),
+    CachePut(String, Cached, oneshot::Sender<Result<(), String>>),
+    SaveScores(Vec<ScoreRecord>, oneshot::Sender<Result<(), String>>),
 }
 
 /// A cheap, cloneable handle to the writer thread.
@@ -61,6 +63,23 @@ impl StoreHandle {
         let (tx, rx) = oneshot::channel();
         self.tx
             .send(Cmd::CreateRun(run, jobs, tx))
+            .map_err(|_| "store thread stopped".to_string())?;
+        rx.await.map_err(|_| "store thread stopped".to_string())?
+    }
+
+    pub async fn cache_put(&self, key: String, c: Cached) -> Result<(), String> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(Cmd::CachePut(key, c, tx))
+            .map_err(|_| "store thread stopped".to_string())?;
+        rx.await.map_err(|_| "store thread stopped".to_string())?
+    }
+
+    /// Saves scores; returns once they are committed.
+    pub async fn save_scores(&self, rs: Vec<ScoreRecord>) -> Result<(), String> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(Cmd::SaveScores(rs, tx))
             .map_err(|_| "store thread stopped".to_string())?;
         rx.await.map_err(|_| "store thread stopped".to_string())?
     }
@@ -117,6 +136,13 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) {
                                     .set_run_status(&id, &status)
                                     .map_err(|e| e.to_string()),
                             );
+                        }
+                        Cmd::CachePut(key, c, reply) => {
+                            let _ =
+                                reply.send(store.cache_put(&key, &c).map_err(|e| e.to_string()));
+                        }
+                        Cmd::SaveScores(rs, reply) => {
+                            let _ = reply.send(store.save_scores(&rs).map_err(|e| e.to_string()));
                         }
                         Cmd::Save(..) => unreachable!("handled above"),
                     }

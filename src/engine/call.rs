@@ -1,0 +1,137 @@
+//! Single requests outside a run's job plan (the LLM judges): the same per-model limiter, rate
+//! spacing, retries with backoff and response cache as run jobs, without the job bookkeeping.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{BackendFactory, Outcome, RetryPolicy, read_stream, request_hashes};
+use crate::provider::{AdaptiveLimiter, ChatRequest, ModelConfig, RateLimiter};
+use crate::store::{Cached, StoreHandle};
+
+/// A finished request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    pub text: String,
+    /// Requests sent (0 when the cache answered).
+    pub attempts: u32,
+    pub cached: bool,
+}
+
+/// Sends requests to one model, sharing its limits across every concurrent caller.
+pub struct Caller {
+    pub cfg: ModelConfig,
+    backend: Arc<dyn super::Backend>,
+    limiter: Arc<AdaptiveLimiter>,
+    rate: Option<RateLimiter>,
+    retry: RetryPolicy,
+    store: Option<StoreHandle>,
+    use_cache: bool,
+    cancel: CancellationToken,
+}
+
+impl Caller {
+    pub fn new(
+        cfg: &ModelConfig,
+        factory: &BackendFactory,
+        store: Option<StoreHandle>,
+        use_cache: bool,
+        cancel: CancellationToken,
+    ) -> anyhow::Result<Caller> {
+        let backend = factory(cfg).map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok(Caller {
+            cfg: cfg.clone(),
+            backend,
+            limiter: AdaptiveLimiter::new(cfg.max_concurrency),
+            rate: cfg.requests_per_minute.map(RateLimiter::per_minute),
+            retry: RetryPolicy::default(),
+            store,
+            use_cache,
+            cancel,
+        })
+    }
+
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Caller {
+        self.retry = retry;
+        self
+    }
+
+    /// Sends `req` (retrying what can be retried) and returns the whole reply. `variant`
+    /// separates cache entries of repeated asks of one request (a judge asked again after an
+    /// unreadable reply must not get the same cached reply).
+    pub async fn complete(&self, req: &ChatRequest, variant: u32) -> Result<Reply, String> {
+        let (_, key) = request_hashes(&self.backend.cache_identity(), req, variant);
+        if self.use_cache
+            && let Some(store) = &self.store
+            && let Some(hit) = store.cache_get(key.clone()).await
+        {
+            return Ok(Reply {
+                text: hit.text,
+                attempts: 0,
+                cached: true,
+            });
+        }
+        let max_attempts = self.cfg.max_retries + 1;
+        for attempt in 1..=max_attempts {
+            let permit = tokio::select! {
+                p = self.limiter.acquire() => p,
+                _ = self.cancel.cancelled() => return Err("cancelled".into()),
+            };
+            if let Some(rate) = &self.rate {
+                tokio::select! {
+                    _ = rate.wait() => {},
+                    _ = self.cancel.cancelled() => return Err("cancelled".into()),
+                }
+            }
+            let t0 = Instant::now();
+            let outcome = read_stream(&*self.backend, req, &self.cancel, t0, |_| {}).await;
+            drop(permit);
+            match outcome {
+                Outcome::Cancelled => return Err("cancelled".into()),
+                Outcome::Ok {
+                    text,
+                    finish,
+                    usage,
+                    ..
+                } => {
+                    self.limiter.on_success();
+                    if let Some(store) = &self.store {
+                        let _ = store
+                            .cache_put(
+                                key,
+                                Cached {
+                                    text: text.clone(),
+                                    finish_reason: finish,
+                                    prompt_tokens: usage.prompt_tokens,
+                                    completion_tokens: usage.completion_tokens,
+                                    latency_ms: Some(t0.elapsed().as_millis() as u64),
+                                },
+                            )
+                            .await;
+                    }
+                    return Ok(Reply {
+                        text,
+                        attempts: attempt,
+                        cached: false,
+                    });
+                }
+                Outcome::Err(e) => {
+                    if e.is_rate_limit() {
+                        self.limiter.on_rate_limited();
+                    }
+                    if e.retryable() && attempt < max_attempts {
+                        let delay = self.retry.delay(attempt, e.retry_after());
+                        tokio::select! {
+                            _ = tokio::time::sleep(delay) => {},
+                            _ = self.cancel.cancelled() => return Err("cancelled".into()),
+                        }
+                        continue;
+                    }
+                    return Err(e.to_string());
+                }
+            }
+        }
+        Err("no attempt made".into())
+    }
+}

@@ -1,0 +1,228 @@
+//! Scoring stored (or imported) responses: rules first, judges through [`Caller`] for what the
+//! rules cannot settle. Every score is saved the moment it is known (rule scores in one batch,
+//! judged scores one by one as their judge answers) and announced on a channel.
+
+use std::sync::Arc;
+
+use tokio::sync::{Semaphore, mpsc};
+
+use super::Caller;
+use crate::dataset::Dataset;
+use crate::eval::judge::{self, JudgeKind};
+use crate::eval::score::{Step, step};
+use crate::store::{ScoreRecord, StoreHandle, now_secs};
+
+/// A response to score.
+#[derive(Debug, Clone)]
+pub struct ToScore {
+    pub run_id: String,
+    pub job_idx: u32,
+    /// Index into the dataset's items.
+    pub item: usize,
+    pub model: String,
+    pub sample: u32,
+    /// The answer; `None` or an `ERROR:` text for a failed response.
+    pub response: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ScoreCounts {
+    pub scored: usize,
+    pub by_rule: usize,
+    pub by_judge: usize,
+    /// Left unscored: a judge was needed and none was given (or it has no prompt).
+    pub unscored: usize,
+    /// The judge could not be reached (recorded with the reason, left unscored).
+    pub judge_errors: usize,
+    /// Judge replies unreadable after every attempt (the fallback score applied).
+    pub fallbacks: usize,
+}
+
+fn record(t: &ToScore, ds: &Dataset) -> ScoreRecord {
+    let item = &ds.items[t.item];
+    let task = ds.task_of(item);
+    ScoreRecord {
+        run_id: t.run_id.clone(),
+        job_idx: t.job_idx,
+        item_id: item.id.to_string(),
+        task_id: task.id.clone(),
+        model: t.model.clone(),
+        sample: t.sample,
+        evaluator: task.evaluator.as_str().to_string(),
+        score: None,
+        detail: String::new(),
+        judge: None,
+        judge_reply: None,
+        judge_attempts: 0,
+        created_at: now_secs(),
+    }
+}
+
+/// Scores `inputs`. Without a judge, items that need one are saved unscored (`score: None`),
+/// never as wrong.
+pub async fn score_all(
+    ds: Arc<Dataset>,
+    inputs: Vec<ToScore>,
+    judge: Option<Arc<Caller>>,
+    concurrency: usize,
+    store: Option<StoreHandle>,
+    out: mpsc::UnboundedSender<ScoreRecord>,
+) -> anyhow::Result<ScoreCounts> {
+    let mut counts = ScoreCounts::default();
+    let mut settled = Vec::new();
+    let mut asks = Vec::new();
+    for t in &inputs {
+        let mut rec = record(t, &ds);
+        match step(&ds, &ds.items[t.item], t.response.as_deref()) {
+            Step::Done(v) => {
+                rec.score = Some(v.score);
+                rec.detail = v.detail;
+                counts.scored += 1;
+                counts.by_rule += 1;
+                settled.push(rec);
+            }
+            Step::NoPrompt(kind) => {
+                rec.detail = format!("unscored: no {} judge prompt", kind.name());
+                counts.unscored += 1;
+                settled.push(rec);
+            }
+            Step::Judge(ask) => match &judge {
+                None => {
+                    rec.detail = format!(
+                        "unscored: needs the {} judge (--judge MODEL)",
+                        ask.kind.name()
+                    );
+                    counts.unscored += 1;
+                    settled.push(rec);
+                }
+                Some(_) => asks.push((rec, ask)),
+            },
+        }
+    }
+    if let Some(store) = &store {
+        for chunk in settled.chunks(4096) {
+            store
+                .save_scores(chunk.to_vec())
+                .await
+                .map_err(|e| anyhow::anyhow!("saving scores: {e}"))?;
+        }
+    }
+    for r in settled {
+        let _ = out.send(r);
+    }
+    let Some(judge) = judge else {
+        return Ok(counts);
+    };
+    let gate = Arc::new(Semaphore::new(concurrency.max(1)));
+    let mut handles = Vec::with_capacity(asks.len());
+    for (mut rec, ask) in asks {
+        let (judge, gate, store, out) = (judge.clone(), gate.clone(), store.clone(), out.clone());
+        handles.push(tokio::spawn(async move {
+            let _slot = gate.acquire_owned().await;
+            let outcome = ask_judge(&judge, &ask).await;
+            rec.judge = Some(judge.cfg.name.clone());
+            rec.created_at = now_secs();
+            let kind_of = match outcome {
+                Judged::Read {
+                    verdict,
+                    reply,
+                    attempts,
+                } => {
+                    rec.score = Some(verdict.score);
+                    rec.detail = verdict.detail;
+                    rec.judge_reply = Some(reply);
+                    rec.judge_attempts = attempts;
+                    0
+                }
+                Judged::Fallback { reply, attempts } => {
+                    let v = ask.kind.fallback();
+                    rec.score = Some(v.score);
+                    rec.detail = v.detail;
+                    rec.judge_reply = Some(reply);
+                    rec.judge_attempts = attempts;
+                    1
+                }
+                Judged::Error(e) => {
+                    rec.detail = format!("unscored: judge failed: {e}");
+                    2
+                }
+            };
+            let saved = match &store {
+                Some(s) => s.save_scores(vec![rec.clone()]).await,
+                None => Ok(()),
+            };
+            let _ = out.send(rec);
+            (kind_of, saved)
+        }));
+    }
+    for h in handles {
+        let (kind, saved) = h.await?;
+        saved.map_err(|e| anyhow::anyhow!("saving a score: {e}"))?;
+        match kind {
+            0 => {
+                counts.scored += 1;
+                counts.by_judge += 1;
+            }
+            1 => {
+                counts.scored += 1;
+                counts.by_judge += 1;
+                counts.fallbacks += 1;
+            }
+            _ => {
+                counts.unscored += 1;
+                counts.judge_errors += 1;
+            }
+        }
+    }
+    Ok(counts)
+}
+
+enum Judged {
+    Read {
+        verdict: crate::eval::rules::Verdict,
+        reply: String,
+        attempts: u32,
+    },
+    Fallback {
+        reply: String,
+        attempts: u32,
+    },
+    Error(String),
+}
+
+/// Asks up to [`judge::ATTEMPTS`] times until a reply can be read.
+async fn ask_judge(caller: &Caller, ask: &judge::JudgeAsk) -> Judged {
+    let req = ask.request();
+    let mut last = String::new();
+    for attempt in 0..judge::ATTEMPTS {
+        match caller.complete(&req, attempt).await {
+            Ok(reply) => {
+                if let Some(verdict) = judge::read(ask.kind, &reply.text) {
+                    return Judged::Read {
+                        verdict,
+                        reply: reply.text,
+                        attempts: attempt + 1,
+                    };
+                }
+                last = reply.text;
+            }
+            Err(e) => return Judged::Error(e),
+        }
+    }
+    Judged::Fallback {
+        reply: last,
+        attempts: judge::ATTEMPTS,
+    }
+}
+
+/// The judge kinds an evaluator may call (for listing what a run will need).
+pub fn needs_judge(ev: crate::taxonomy::Evaluator) -> Option<JudgeKind> {
+    use crate::taxonomy::Evaluator as E;
+    match ev {
+        E::FactJudge | E::JudgeEquiv | E::AnswerMatch => Some(JudgeKind::Equivalence),
+        E::JudgeMath => Some(JudgeKind::Math),
+        E::JudgeCode => Some(JudgeKind::Code),
+        E::JudgeClaims => Some(JudgeKind::Claims),
+        _ => None,
+    }
+}

@@ -1,0 +1,374 @@
+//! The LLM judges: which prompt, how it is filled, and how a reply is read.
+//!
+//! Four judges, per PRISM-FORMAT.md: semantic equivalence (temperature 0; a reply containing YES
+//! means correct), math equivalence (`{"correct": 0|1}`), the code rubric (four 0-10 scores, the
+//! total recomputed here) and the claim audit (`total_claims`, `hallucinated_claims`,
+//! `hallucination_rate`). JSON is read after stripping code fences, from the whole reply or else
+//! from the first `{...}` that holds the required keys. An unreadable reply is asked again, up to
+//! [`ATTEMPTS`] times; then the fallback applies.
+
+use serde_json::Value;
+
+use super::rules::Verdict;
+use crate::dataset::{Dataset, Item, Task};
+use crate::provider::{ChatRequest, Message, Params};
+
+/// How many times a judge is asked before its fallback applies.
+pub const ATTEMPTS: u32 = 3;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JudgeKind {
+    Equivalence,
+    Math,
+    Code,
+    Claims,
+}
+
+impl JudgeKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            JudgeKind::Equivalence => "semantic_equivalence",
+            JudgeKind::Math => "math_equivalence",
+            JudgeKind::Code => "code_rubric",
+            JudgeKind::Claims => "claim_audit",
+        }
+    }
+
+    pub fn temperature(self) -> f64 {
+        match self {
+            JudgeKind::Equivalence => 0.0,
+            _ => 0.1,
+        }
+    }
+
+    /// The score when the judge never gave a readable reply.
+    pub fn fallback(self) -> Verdict {
+        match self {
+            JudgeKind::Claims => Verdict::fail("judge unreadable: fallback rate 1.0"),
+            JudgeKind::Code => Verdict::fail("judge unreadable: fallback total 0"),
+            JudgeKind::Math | JudgeKind::Equivalence => {
+                Verdict::fail("judge unreadable: fallback incorrect")
+            }
+        }
+    }
+}
+
+/// A question for a judge: its kind and the filled prompt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JudgeAsk {
+    pub kind: JudgeKind,
+    pub prompt: String,
+}
+
+impl JudgeAsk {
+    pub fn request(&self) -> ChatRequest {
+        ChatRequest {
+            messages: vec![Message::user(self.prompt.clone())],
+            params: Params {
+                temperature: Some(self.kind.temperature()),
+                ..Params::default()
+            },
+        }
+    }
+}
+
+/// Our own judge prompts, used when the dataset has none (the sample data's, compiled in).
+fn builtin(stem: &str) -> Option<&'static str> {
+    crate::dataset::SAMPLE_DATA
+        .get_file(format!("prompts/judges/{stem}.md"))
+        .and_then(|f| f.contents_utf8())
+}
+
+/// The judge prompt template for a task: the dataset's own `prompts/judges/*.md` when present
+/// (by task id for the per-task judges), else ours.
+pub fn template(ds: &Dataset, task: &Task, kind: JudgeKind) -> Option<String> {
+    let (specific, generic): (&[&str], &[&str]) = match kind {
+        JudgeKind::Equivalence => (&[], &["semantic_equivalence"]),
+        JudgeKind::Math => (&[], &["math_equivalence"]),
+        JudgeKind::Code => (
+            &[task.id.as_str()],
+            &["RE-MRF-Code_Generation", "RE-MRF-Code"],
+        ),
+        JudgeKind::Claims => (&[task.id.as_str()], &["RE-IIF"]),
+    };
+    specific
+        .iter()
+        .chain(generic)
+        .find_map(|s| ds.prompts.judges.get(*s).cloned())
+        .or_else(|| {
+            specific
+                .iter()
+                .chain(generic)
+                .find_map(|s| builtin(s))
+                .map(str::to_string)
+        })
+}
+
+/// Replaces `{name}` placeholders in one pass, so braces in the values (or the JSON examples in
+/// the template) are never touched.
+pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out =
+        String::with_capacity(template.len() + values.iter().map(|v| v.1.len()).sum::<usize>());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let hit = after.find('}').and_then(|close| {
+            let name = &after[..close];
+            values
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| (close, *v))
+        });
+        match hit {
+            Some((close, v)) => {
+                out.push_str(v);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Builds the judge question for an item's response.
+pub fn ask(ds: &Dataset, item: &Item, kind: JudgeKind, response: &str) -> Option<JudgeAsk> {
+    let task = ds.task_of(item);
+    let t = template(ds, task, kind)?;
+    let prompt = fill(
+        &t,
+        &[
+            ("question", &item.question),
+            ("model_answer", response),
+            ("reference", item.answer.as_deref().unwrap_or("")),
+            ("test_input", item.test_input.as_deref().unwrap_or("")),
+            ("test_output", item.test_output.as_deref().unwrap_or("")),
+        ],
+    );
+    Some(JudgeAsk { kind, prompt })
+}
+
+/// Reads a judge's reply; `None` when it holds no usable answer (ask again).
+pub fn read(kind: JudgeKind, reply: &str) -> Option<Verdict> {
+    match kind {
+        JudgeKind::Equivalence => {
+            let t = reply.trim();
+            if t.is_empty() {
+                return None;
+            }
+            let yes = t.to_uppercase().contains("YES");
+            Some(Verdict::new(
+                yes,
+                if yes {
+                    "judge: same meaning"
+                } else {
+                    "judge: different meaning"
+                },
+            ))
+        }
+        JudgeKind::Math => {
+            let v = json_with(reply, &["correct"])?;
+            let c = number(&v["correct"])?;
+            let ok = c >= 0.5;
+            Some(Verdict::new(
+                ok,
+                if ok {
+                    "judge: equivalent"
+                } else {
+                    "judge: not equivalent"
+                },
+            ))
+        }
+        JudgeKind::Code => {
+            let keys = ["correctness", "completeness", "efficiency", "readability"];
+            let v = json_with(reply, &keys)?;
+            let mut parts = [0.0; 4];
+            for (p, k) in parts.iter_mut().zip(keys) {
+                *p = number(&v[k])?.clamp(0.0, 10.0);
+            }
+            let total = code_total(parts);
+            Some(Verdict {
+                score: total as f64 / 5.0,
+                detail: format!(
+                    "judge: correctness {}, completeness {}, efficiency {}, readability {} → total {total}/5",
+                    parts[0], parts[1], parts[2], parts[3]
+                ),
+            })
+        }
+        JudgeKind::Claims => {
+            let v = json_with(
+                reply,
+                &["total_claims", "hallucinated_claims", "hallucination_rate"],
+            )?;
+            let total = number(&v["total_claims"])?;
+            let bad = number(&v["hallucinated_claims"])?;
+            let rate = number(&v["hallucination_rate"])?;
+            let score = if total > 0.0 {
+                1.0 - (bad / total).clamp(0.0, 1.0)
+            } else {
+                (1.0 - rate).clamp(0.0, 1.0)
+            };
+            Some(Verdict {
+                score,
+                detail: format!("judge: {bad} of {total} claims hallucinated"),
+            })
+        }
+    }
+}
+
+/// The code total on 0-5: round(sum / 40 × 5), halves to even, from sub-scores clamped to 0-10.
+pub fn code_total(parts: [f64; 4]) -> u32 {
+    let sum: f64 = parts.iter().map(|p| p.clamp(0.0, 10.0)).sum();
+    (sum / 40.0 * 5.0).round_ties_even() as u32
+}
+
+fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().trim_end_matches('%').parse().ok(),
+        Value::Bool(b) => Some(f64::from(u8::from(*b))),
+        _ => None,
+    }
+    .filter(|n: &f64| n.is_finite())
+}
+
+/// The reply's JSON object holding `keys`: the whole text after stripping code fences, else the
+/// first balanced `{...}` that parses and holds them.
+pub fn json_with(reply: &str, keys: &[&str]) -> Option<Value> {
+    let has = |v: &Value| v.is_object() && keys.iter().all(|k| v.get(k).is_some());
+    let stripped = strip_fences(reply);
+    if let Ok(v) = serde_json::from_str::<Value>(stripped.trim())
+        && has(&v)
+    {
+        return Some(v);
+    }
+    let b = stripped.as_bytes();
+    for (start, _) in stripped.match_indices('{') {
+        // The balanced span from this brace, skipping braces inside strings.
+        let (mut depth, mut in_str, mut esc) = (0usize, false, false);
+        for (i, &c) in b.iter().enumerate().skip(start) {
+            if in_str {
+                match (esc, c) {
+                    (true, _) => esc = false,
+                    (false, b'\\') => esc = true,
+                    (false, b'"') => in_str = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match c {
+                b'"' => in_str = true,
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        if let Ok(v) = serde_json::from_str::<Value>(&stripped[start..=i])
+                            && has(&v)
+                        {
+                            return Some(v);
+                        }
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+fn strip_fences(s: &str) -> String {
+    s.lines()
+        .filter(|l| !l.trim_start().starts_with("```"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_total_rounds_halves_to_even() {
+        // 16/40*5 = 2.0; 20/40*5 = 2.5 → 2; 28/40*5 = 3.5 → 4; 36/40*5 = 4.5 → 4.
+        assert_eq!(code_total([4.0, 4.0, 4.0, 4.0]), 2);
+        assert_eq!(code_total([5.0, 5.0, 5.0, 5.0]), 2);
+        assert_eq!(code_total([7.0, 7.0, 7.0, 7.0]), 4);
+        assert_eq!(code_total([9.0, 9.0, 9.0, 9.0]), 4);
+        assert_eq!(code_total([10.0, 10.0, 10.0, 10.0]), 5);
+        // Out-of-range sub-scores are clamped first.
+        assert_eq!(code_total([15.0, 10.0, 10.0, -3.0]), 4);
+        // The judge's own total is ignored.
+        let v = read(
+            JudgeKind::Code,
+            r#"{"correctness":5,"completeness":5,"efficiency":5,"readability":5,"total":5}"#,
+        )
+        .unwrap();
+        assert_eq!(v.score, 0.4);
+    }
+
+    #[test]
+    fn json_is_found_in_fenced_chatty_and_broken_replies() {
+        let keys = ["correct"];
+        assert!(json_with("```json\n{\"correct\": 1}\n```", &keys).is_some());
+        assert!(
+            json_with(
+                "Sure! Here it is: {\"correct\": 0} Hope that helps {x}",
+                &keys
+            )
+            .is_some()
+        );
+        assert!(json_with("{\"other\": 1} then {\"correct\": 1}", &keys).is_some());
+        assert!(json_with("{\"note\": \"a } in a string\", \"correct\": 1}", &keys).is_some());
+        assert!(json_with("{\"correct\": 1", &keys).is_none(), "truncated");
+        assert!(json_with("I think it is correct.", &keys).is_none());
+        assert_eq!(
+            read(JudgeKind::Math, "{\"correct\": \"1\"}").unwrap().score,
+            1.0
+        );
+        assert!(read(JudgeKind::Math, "{\"correct\": null}").is_none());
+    }
+
+    #[test]
+    fn claims_and_equivalence() {
+        let v = read(
+            JudgeKind::Claims,
+            r#"{ "total_claims": 6, "hallucinated_claims": 2, "hallucination_rate": 0.9 }"#,
+        )
+        .unwrap();
+        assert!((v.score - (1.0 - 2.0 / 6.0)).abs() < 1e-12);
+        let v = read(
+            JudgeKind::Claims,
+            r#"{ "total_claims": 0, "hallucinated_claims": 0, "hallucination_rate": 0.25 }"#,
+        )
+        .unwrap();
+        assert_eq!(v.score, 0.75);
+        let v = read(
+            JudgeKind::Claims,
+            r#"{ "total_claims": 2, "hallucinated_claims": 5, "hallucination_rate": 1 }"#,
+        )
+        .unwrap();
+        assert_eq!(v.score, 0.0);
+        assert_eq!(read(JudgeKind::Equivalence, "YES").unwrap().score, 1.0);
+        assert_eq!(read(JudgeKind::Equivalence, "No.").unwrap().score, 0.0);
+        assert!(read(JudgeKind::Equivalence, "  ").is_none());
+        assert_eq!(JudgeKind::Claims.fallback().score, 0.0);
+    }
+
+    #[test]
+    fn placeholders_are_filled_once_and_literally() {
+        let t = "Q: {question}\nA: {model_answer}\nJSON: {\"total\": 0-5}\n{unknown}";
+        let out = fill(
+            t,
+            &[("question", "2+2"), ("model_answer", "{question} is {4}")],
+        );
+        assert_eq!(
+            out,
+            "Q: 2+2\nA: {question} is {4}\nJSON: {\"total\": 0-5}\n{unknown}"
+        );
+    }
+}

@@ -1,0 +1,109 @@
+//! One response to one verdict: the evaluator of the item's task decides, by rule where it can,
+//! else by asking a judge. Pure: no I/O here; whoever calls a judge feeds its reply back through
+//! [`judge::read`](super::judge::read).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::judge::{self, JudgeAsk, JudgeKind};
+use super::rules::{self, Verdict};
+use super::text::{is_failed, loose};
+use super::{formats, ifeval, language};
+use crate::dataset::{Dataset, Item};
+use crate::taxonomy::Evaluator;
+
+/// What the rules say about a response.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Settled without a judge.
+    Done(Verdict),
+    /// Needs this judge (the rule could not settle it).
+    Judge(JudgeAsk),
+    /// Needs a judge, but the dataset has no prompt for it (nor do we): left unscored.
+    NoPrompt(JudgeKind),
+}
+
+/// Scores a response by rule, or says which judge must decide.
+pub fn step(ds: &Dataset, item: &Item, response: Option<&str>) -> Step {
+    let ev = ds.task_of(item).evaluator;
+    let Some(r) = response.filter(|r| !is_failed(Some(r))) else {
+        return Step::Done(Verdict::fail(match response {
+            Some(r) if r.starts_with("ERROR:") => "failed response (API error)",
+            _ => "failed response (empty)",
+        }));
+    };
+    let answer = item.answer.as_deref().unwrap_or("");
+    let judged = |kind: JudgeKind| match judge::ask(ds, item, kind, r) {
+        Some(a) => Step::Judge(a),
+        None => Step::NoPrompt(kind),
+    };
+    let v = match ev {
+        Evaluator::Exact => rules::exact(r, answer),
+        Evaluator::Fuzzy => rules::fuzzy(r, answer),
+        Evaluator::Choice => rules::choice(r, answer, item.options.as_ref().map_or(0, |o| o.len())),
+        Evaluator::Abstain => rules::abstain(r),
+        Evaluator::TruthLabel => rules::truth_label(r, answer),
+        Evaluator::WordRange => match item.word_range {
+            Some([lo, hi]) => rules::word_range(r, lo, hi),
+            None => Verdict::fail("item has no word_range"),
+        },
+        Evaluator::DataFormat => match item.format.as_deref() {
+            Some(f) => formats::data_format(r, f),
+            None => Verdict::fail("item has no format"),
+        },
+        Evaluator::Language => match item.language.as_deref() {
+            Some(want) => {
+                let want = language::canonical(want);
+                match language::detect(r) {
+                    Some(got) => Verdict::new(
+                        got == want,
+                        format!(
+                            "detected {}, expected {}",
+                            language::name(got),
+                            language::name(&want)
+                        ),
+                    ),
+                    None => Verdict::fail("no language detected"),
+                }
+            }
+            None => Verdict::fail("item has no language"),
+        },
+        Evaluator::Ifeval => {
+            ifeval::ifeval(r, item.instruction_id.as_deref(), item.kwargs.as_deref())
+        }
+        Evaluator::FactJudge => match (yes_no(r), yes_no(answer)) {
+            (Some(a), Some(b)) if a == b => Verdict::pass(format!("both say {a}")),
+            _ => return judged(JudgeKind::Equivalence),
+        },
+        Evaluator::AnswerMatch => {
+            if rules::abstain(r).score == 1.0 {
+                Verdict::fail("abstained")
+            } else {
+                let (la, lr) = (loose(answer), loose(r));
+                if !la.is_empty() && lr.contains(&la) {
+                    Verdict::pass("contains the answer")
+                } else {
+                    return judged(JudgeKind::Equivalence);
+                }
+            }
+        }
+        Evaluator::JudgeEquiv => return judged(JudgeKind::Equivalence),
+        Evaluator::JudgeMath => return judged(JudgeKind::Math),
+        Evaluator::JudgeCode => return judged(JudgeKind::Code),
+        Evaluator::JudgeClaims => return judged(JudgeKind::Claims),
+    };
+    Step::Done(v)
+}
+
+/// The one of yes/no a text commits to (whole words, any case); a text with both commits to
+/// neither.
+pub fn yes_no(s: &str) -> Option<&'static str> {
+    static YES: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\byes\b").unwrap());
+    static NO: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\bno\b").unwrap());
+    match (YES.is_match(s), NO.is_match(s)) {
+        (true, false) => Some("yes"),
+        (false, true) => Some("no"),
+        _ => None,
+    }
+}

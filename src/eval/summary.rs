@@ -1,0 +1,373 @@
+//! From item scores to per-model summaries: task S (items averaged over their samples first),
+//! per-dimension and per-category rates with coverage, the H-Score, and the official
+//! `summary.json` form. Fed by plain points so the store, imported outputs and benchmarks all
+//! share one path.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::{Value, json};
+
+use super::metrics::{self, DimRate, Rates};
+use crate::dataset::Dataset;
+use crate::taxonomy::{CATEGORIES, Dimension};
+
+/// Which tasks exist, for coverage: per task its dimension and category code, and how many
+/// items it has.
+#[derive(Debug, Clone, Default)]
+pub struct Catalogue {
+    pub tasks: BTreeMap<String, (Dimension, &'static str, usize)>,
+}
+
+impl Catalogue {
+    pub fn of(ds: &Dataset) -> Catalogue {
+        let tasks = ds
+            .tasks
+            .iter()
+            .map(|t| (t.id.clone(), (t.dimension, t.category.code, t.items.len())))
+            .collect();
+        Catalogue { tasks }
+    }
+
+    /// Tasks per dimension, in `Dimension::ALL` order.
+    pub fn per_dimension(&self) -> [usize; 4] {
+        let mut n = [0; 4];
+        for (d, _, _) in self.tasks.values() {
+            n[d.index()] += 1;
+        }
+        n
+    }
+
+    fn category_of(&self, task: &str) -> Option<&'static str> {
+        self.tasks.get(task).map(|t| t.1).or_else(|| {
+            let mut parts = task.split('-');
+            let d: Dimension = parts.next()?.parse().ok()?;
+            crate::taxonomy::category(d, parts.next()?).map(|c| c.code)
+        })
+    }
+}
+
+/// One task of one model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskResult {
+    /// S over the scored items.
+    pub s: f64,
+    /// Items with a score.
+    pub scored: usize,
+    /// Items with an unscored answer (judge needed).
+    pub unscored: usize,
+    /// Items the task has (0 when unknown).
+    pub of: usize,
+}
+
+impl TaskResult {
+    /// Every answered item is scored (a subset of items still counts: the run chose them).
+    pub fn complete(&self) -> bool {
+        self.unscored == 0 && self.scored > 0
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelSummary {
+    pub model: String,
+    pub tasks: BTreeMap<String, TaskResult>,
+    pub rates: Rates,
+    /// Per category code (in CATEGORIES order): the mean task H and its coverage.
+    pub categories: Vec<(&'static str, Option<DimRate>)>,
+}
+
+impl ModelSummary {
+    /// Task S of the complete tasks, as the official summary has them.
+    pub fn task_scores(&self) -> BTreeMap<String, f64> {
+        self.tasks
+            .iter()
+            .filter(|(_, t)| t.complete())
+            .map(|(k, t)| (k.clone(), t.s))
+            .collect()
+    }
+
+    pub fn h_score(&self) -> Option<f64> {
+        self.rates.h_score()
+    }
+
+    /// The official `summary.json`, plus `coverage` and `partial_rates` so a partial dimension
+    /// is never mistaken for a complete one (its official rate is null).
+    pub fn to_json(&self, judge: Option<&str>) -> Value {
+        let mut rates = serde_json::Map::new();
+        let mut partial = serde_json::Map::new();
+        let mut coverage = serde_json::Map::new();
+        for d in Dimension::ALL {
+            let r = self.rates.get(d);
+            rates.insert(
+                d.code().into(),
+                r.filter(DimRate::complete).map(|r| round4(r.rate)).into(),
+            );
+            if let Some(r) = r.filter(|r| !r.complete()) {
+                partial.insert(d.code().into(), round4(r.rate).into());
+            }
+            coverage.insert(
+                d.code().into(),
+                json!({"tasks": r.map_or(0, |r| r.tasks), "of": r.map_or(0, |r| r.of)}),
+            );
+        }
+        let unscored: BTreeMap<&String, usize> = self
+            .tasks
+            .iter()
+            .filter(|(_, t)| t.unscored > 0)
+            .map(|(k, t)| (k, t.unscored))
+            .collect();
+        json!({
+            "model": self.model,
+            "judge": judge,
+            "task_scores": self.task_scores().into_iter().map(|(k, v)| (k, round4(v))).collect::<BTreeMap<_, _>>(),
+            "dimension_hallucination_rates": rates,
+            "h_score": self.h_score().map(round4),
+            "coverage": coverage,
+            "partial_rates": partial,
+            "unscored_items_by_task": unscored,
+        })
+    }
+}
+
+fn round4(v: f64) -> f64 {
+    (v * 10_000.0).round() / 10_000.0
+}
+
+/// One scored answer.
+pub struct Point<'a> {
+    pub model: &'a str,
+    pub task: &'a str,
+    pub item: &'a str,
+    pub score: Option<f64>,
+}
+
+/// Accumulates points, then summarises each model.
+#[derive(Default)]
+pub struct Aggregator {
+    models: Vec<String>,
+    model_ix: HashMap<String, u32>,
+    tasks: Vec<String>,
+    task_ix: HashMap<String, u32>,
+    items: HashMap<String, u32>,
+    /// (model, item) → (task, sum, n scored, any unscored)
+    cells: HashMap<(u32, u32), (u32, f64, u32, bool)>,
+}
+
+fn intern(names: &mut Vec<String>, ix: &mut HashMap<String, u32>, s: &str) -> u32 {
+    if let Some(&i) = ix.get(s) {
+        return i;
+    }
+    let i = names.len() as u32;
+    names.push(s.to_string());
+    ix.insert(s.to_string(), i);
+    i
+}
+
+impl Aggregator {
+    pub fn add(&mut self, p: Point<'_>) {
+        let m = intern(&mut self.models, &mut self.model_ix, p.model);
+        let t = intern(&mut self.tasks, &mut self.task_ix, p.task);
+        let next = self.items.len() as u32;
+        let i = match self.items.get(p.item) {
+            Some(&i) => i,
+            None => {
+                self.items.insert(p.item.to_string(), next);
+                next
+            }
+        };
+        let c = self.cells.entry((m, i)).or_insert((t, 0.0, 0, false));
+        match p.score {
+            Some(s) => {
+                c.1 += s;
+                c.2 += 1;
+            }
+            None => c.3 = true,
+        }
+    }
+
+    /// Summaries in the order models were first seen.
+    pub fn finish(self, cat: &Catalogue) -> Vec<ModelSummary> {
+        let nm = self.models.len();
+        // (model, task) → (sum of item means, items scored, items unscored)
+        let mut per: HashMap<(u32, u32), (f64, usize, usize)> = HashMap::new();
+        for ((m, _), (t, sum, n, unscored)) in self.cells {
+            let e = per.entry((m, t)).or_default();
+            if unscored {
+                e.2 += 1;
+            } else if n > 0 {
+                e.0 += sum / n as f64;
+                e.1 += 1;
+            }
+        }
+        let mut out: Vec<ModelSummary> = (0..nm)
+            .map(|m| ModelSummary {
+                model: self.models[m].clone(),
+                tasks: BTreeMap::new(),
+                rates: Rates { dims: [None; 4] },
+                categories: Vec::new(),
+            })
+            .collect();
+        for ((m, t), (sum, scored, unscored)) in per {
+            let task = &self.tasks[t as usize];
+            out[m as usize].tasks.insert(
+                task.clone(),
+                TaskResult {
+                    s: if scored > 0 {
+                        100.0 * sum / scored as f64
+                    } else {
+                        0.0
+                    },
+                    scored,
+                    unscored,
+                    of: cat.tasks.get(task).map_or(0, |t| t.2),
+                },
+            );
+        }
+        let expected = cat.per_dimension();
+        let expected = (!cat.tasks.is_empty()).then_some(&expected);
+        for s in &mut out {
+            let complete = s.task_scores();
+            s.rates = metrics::rates(&complete, expected);
+            s.categories = category_rates(cat, &complete);
+        }
+        out
+    }
+}
+
+fn category_rates(
+    cat: &Catalogue,
+    scores: &BTreeMap<String, f64>,
+) -> Vec<(&'static str, Option<DimRate>)> {
+    CATEGORIES
+        .iter()
+        .map(|c| {
+            let mut sum = 0.0;
+            let mut n = 0;
+            for (task, s) in scores {
+                if metrics::dimension_of(task) == Some(c.dimension)
+                    && cat.category_of(task) == Some(c.code)
+                {
+                    sum += 100.0 - s;
+                    n += 1;
+                }
+            }
+            let of = cat
+                .tasks
+                .values()
+                .filter(|(d, code, _)| *d == c.dimension && *code == c.code)
+                .count();
+            let rate = (n > 0).then(|| DimRate {
+                rate: sum / n as f64,
+                tasks: n,
+                of: if cat.tasks.is_empty() { n } else { of },
+            });
+            (c.code, rate)
+        })
+        .collect()
+}
+
+/// Judge-versus-human agreement: the mean absolute deviation of judge from human scores, and the
+/// standard deviation of those deviations. `None` without pairs.
+pub fn agreement(pairs: &[(f64, f64)]) -> Option<(f64, f64)> {
+    if pairs.is_empty() {
+        return None;
+    }
+    let devs: Vec<f64> = pairs.iter().map(|(j, h)| (j - h).abs()).collect();
+    let n = devs.len() as f64;
+    let mad = devs.iter().sum::<f64>() / n;
+    let sd = (devs.iter().map(|d| (d - mad).powi(2)).sum::<f64>() / n).sqrt();
+    Some((mad, sd))
+}
+
+/// An item's hallucination rate over its scored answers (all models and samples): 100 × (1 −
+/// mean score).
+pub fn item_rate(scores: &[f64]) -> Option<f64> {
+    metrics::task_score(scores).map(|s| 100.0 - s)
+}
+
+/// The Spearman correlation between every pair of dimensions over the models' rates (paper
+/// Figure 4); `None` where fewer than three models have both rates.
+pub fn dimension_correlations(models: &[ModelSummary]) -> [[Option<f64>; 4]; 4] {
+    let mut m = [[None; 4]; 4];
+    for (i, a) in Dimension::ALL.iter().enumerate() {
+        for (j, b) in Dimension::ALL.iter().enumerate() {
+            let (xs, ys): (Vec<f64>, Vec<f64>) = models
+                .iter()
+                .filter_map(|s| Some((s.rates.get(*a)?.rate, s.rates.get(*b)?.rate)))
+                .unzip();
+            m[i][j] = metrics::spearman(&xs, &ys);
+        }
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agg(points: &[(&str, &str, &str, Option<f64>)]) -> Vec<ModelSummary> {
+        let mut a = Aggregator::default();
+        for (m, t, i, s) in points {
+            a.add(Point {
+                model: m,
+                task: t,
+                item: i,
+                score: *s,
+            });
+        }
+        a.finish(&Catalogue::default())
+    }
+
+    #[test]
+    fn samples_average_per_item_then_items_per_task() {
+        let s = agg(&[
+            ("m", "KE-FD-A", "1", Some(1.0)),
+            ("m", "KE-FD-A", "1", Some(0.0)),
+            ("m", "KE-FD-A", "1", Some(1.0)),
+            ("m", "KE-FD-A", "2", Some(0.0)),
+        ]);
+        // item 1: 2/3, item 2: 0 → S = 100 * (2/3) / 2.
+        let t = &s[0].tasks["KE-FD-A"];
+        assert!((t.s - 100.0 / 3.0).abs() < 1e-9);
+        assert!(t.complete());
+        assert_eq!(s[0].rates.get(Dimension::KE).unwrap().rate, 100.0 - t.s);
+    }
+
+    #[test]
+    fn unscored_items_make_a_task_incomplete_not_wrong() {
+        let s = agg(&[
+            ("m", "KE-FD-A", "1", Some(1.0)),
+            ("m", "KE-FD-A", "2", None),
+            ("m", "KE-EIC-B", "3", Some(0.0)),
+        ]);
+        let t = &s[0].tasks["KE-FD-A"];
+        assert_eq!((t.scored, t.unscored, t.s), (1, 1, 100.0));
+        assert!(!t.complete());
+        assert_eq!(s[0].task_scores().len(), 1);
+        assert_eq!(s[0].rates.get(Dimension::KE).unwrap().rate, 100.0);
+        let j = s[0].to_json(None);
+        assert_eq!(j["unscored_items_by_task"]["KE-FD-A"], 1);
+        assert!(j["h_score"].is_null());
+    }
+
+    #[test]
+    fn categories_and_agreement() {
+        let s = agg(&[
+            ("m", "KE-FD-A", "1", Some(1.0)),
+            ("m", "KE-FD-B", "2", Some(0.5)),
+            ("m", "KE-EIC-C", "3", Some(0.0)),
+        ]);
+        let fd = s[0]
+            .categories
+            .iter()
+            .find(|c| c.0 == "FD")
+            .unwrap()
+            .1
+            .unwrap();
+        assert_eq!((fd.rate, fd.tasks), (25.0, 2));
+        let (mad, sd) = agreement(&[(1.0, 1.0), (0.5, 1.0), (0.0, 1.0)]).unwrap();
+        assert!((mad - 0.5).abs() < 1e-12);
+        assert!((sd - (1.0f64 / 6.0).sqrt()).abs() < 1e-12);
+        assert_eq!(agreement(&[]), None);
+        assert_eq!(item_rate(&[1.0, 0.0, 0.0, 0.0]), Some(75.0));
+    }
+}
