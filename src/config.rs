@@ -13,6 +13,8 @@ use serde::Deserialize;
 pub struct Config {
     /// Theme name (bundled or a file in `<config dir>/themes/`).
     pub theme: Option<String>,
+    /// The judge model for `prism score` (a name from the models file) when `--judge` is not given.
+    pub judge: Option<String>,
     /// Keybindings: `action = ["key", ...]`, replacing that action's defaults.
     #[serde(default)]
     pub keys: BTreeMap<String, Vec<String>>,

@@ -74,6 +74,78 @@ pub fn export(store: &Store, run_id: Option<&str>, out: &Path) -> anyhow::Result
 /// Reads `DIR/<model>/responses/*.jsonl` into a new run (status `imported`), so answers produced
 /// elsewhere can be browsed and scored. Lines that are not `{"id", "response"}` are reported by
 /// file and line and skipped.
+/// One line of an official `responses/<task_id>.jsonl`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OfficialResponse {
+    pub task: String,
+    pub id: String,
+    /// As written: an API error is a text starting with `ERROR:`.
+    pub response: String,
+}
+
+/// Reads every `*.jsonl` in a `responses/` directory; bad lines become `file:line: field: reason`
+/// problems and the rest still loads.
+pub fn read_responses(
+    dir: &Path,
+    problems: &mut Vec<String>,
+) -> anyhow::Result<Vec<OfficialResponse>> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for path in files {
+        let task = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let f =
+            std::fs::File::open(&path).with_context(|| format!("opening {}", path.display()))?;
+        for (i, line) in BufReader::new(f).lines().enumerate() {
+            let shown = format!("{}:{}", path.display(), i + 1);
+            let line = match line {
+                Ok(l) => l,
+                Err(e) => {
+                    problems.push(format!("{shown}: -: {e}"));
+                    continue;
+                }
+            };
+            if line.trim().is_empty() {
+                continue;
+            }
+            let v: serde_json::Value = match serde_json::from_str(&line) {
+                Ok(v) => v,
+                Err(e) => {
+                    problems.push(format!("{shown}: -: invalid JSON: {e}"));
+                    continue;
+                }
+            };
+            let Some(id) = v.get("id").and_then(|x| x.as_str()) else {
+                problems.push(format!("{shown}: id: missing or not text"));
+                continue;
+            };
+            // A null response is a missing answer: it scores 0 like any failed one.
+            let response = match v.get("response") {
+                Some(serde_json::Value::String(r)) => r.clone(),
+                Some(serde_json::Value::Null) | None => String::new(),
+                Some(_) => {
+                    problems.push(format!("{shown}: response: not text"));
+                    continue;
+                }
+            };
+            out.push(OfficialResponse {
+                task: task.clone(),
+                id: id.to_string(),
+                response,
+            });
+        }
+    }
+    Ok(out)
+}
+
 pub fn import(
     store: &mut Store,
     dir: &Path,
@@ -112,78 +184,40 @@ pub fn import(
             context: None,
             chat_template: None,
         });
-        let mut files: Vec<_> = std::fs::read_dir(entry.path().join("responses"))?
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-            .collect();
-        files.sort();
-        for path in files {
-            let task = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let f = std::fs::File::open(&path)?;
-            for (i, line) in BufReader::new(f).lines().enumerate() {
-                let shown = format!("{}:{}", path.display(), i + 1);
-                let line = match line {
-                    Ok(l) => l,
-                    Err(e) => {
-                        problems.push(format!("{shown}: -: {e}"));
-                        continue;
-                    }
-                };
-                if line.trim().is_empty() {
-                    continue;
-                }
-                let v: serde_json::Value = match serde_json::from_str(&line) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        problems.push(format!("{shown}: -: invalid JSON: {e}"));
-                        continue;
-                    }
-                };
-                let (Some(id), Some(resp)) = (
-                    v.get("id").and_then(|x| x.as_str()),
-                    v.get("response").and_then(|x| x.as_str()),
-                ) else {
-                    problems.push(format!("{shown}: id/response: missing or not text"));
-                    continue;
-                };
-                let idx = jobs.len() as u32;
-                jobs.push(JobRecord {
-                    idx,
-                    item_id: id.to_string(),
-                    task_id: task.clone(),
-                    model: model.clone(),
-                    sample: 0,
-                });
-                let (text, error) = match resp.strip_prefix("ERROR:") {
-                    Some(e) => (None, Some(e.trim().to_string())),
-                    None => (Some(resp.to_string()), None),
-                };
-                responses.push(ResponseRecord {
-                    run_id: run_id.clone(),
-                    job_idx: idx,
-                    item_id: id.to_string(),
-                    task_id: task.clone(),
-                    model: model.clone(),
-                    sample: 0,
-                    text,
-                    error,
-                    finish_reason: None,
-                    prompt_tokens: None,
-                    completion_tokens: None,
-                    latency_ms: None,
-                    first_token_ms: None,
-                    attempts: 0,
-                    params: "{}".into(),
-                    request_hash: String::new(),
-                    cached: false,
-                    created_at: now_secs(),
-                    cache_key: None,
-                });
-            }
+        for r in read_responses(&entry.path().join("responses"), &mut problems)? {
+            let idx = jobs.len() as u32;
+            jobs.push(JobRecord {
+                idx,
+                item_id: r.id.clone(),
+                task_id: r.task.clone(),
+                model: model.clone(),
+                sample: 0,
+            });
+            let (text, error) = match r.response.strip_prefix("ERROR:") {
+                Some(e) => (None, Some(e.trim().to_string())),
+                None => (Some(r.response), None),
+            };
+            responses.push(ResponseRecord {
+                run_id: run_id.clone(),
+                job_idx: idx,
+                item_id: r.id,
+                task_id: r.task,
+                model: model.clone(),
+                sample: 0,
+                text,
+                error,
+                finish_reason: None,
+                prompt_tokens: None,
+                completion_tokens: None,
+                latency_ms: None,
+                first_token_ms: None,
+                attempts: 0,
+                params: "{}".into(),
+                request_hash: String::new(),
+                cached: false,
+                created_at: now_secs(),
+                cache_key: None,
+            });
         }
     }
     if models.is_empty() {

@@ -3,6 +3,7 @@
 pub mod exchange;
 pub mod model;
 pub mod run;
+pub mod score;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -62,6 +63,9 @@ pub enum Command {
     /// Run items against models; prints the run id. Exit 0 all done, 2 some failed, 1 could not
     /// start, 130 interrupted (finish with --resume).
     Run(run::RunArgs),
+    /// Score stored responses (or an official outputs/<model>/responses/ directory): rules first,
+    /// the judge where needed; prints per-dimension hallucination rates and the H-Score.
+    Score(score::ScoreArgs),
     /// The default local model: install, list, path.
     Model {
         #[command(subcommand)]
@@ -152,6 +156,7 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
             Ok(0)
         }
         Some(Command::Run(args)) => run::run(args, &dirs, run::factory(&dirs)),
+        Some(Command::Score(args)) => score::score(args, &dirs, run::factory(&dirs)),
         Some(Command::Model { what }) => {
             match what {
                 ModelCommand::Install { hub_url } => {

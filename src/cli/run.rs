@@ -322,7 +322,7 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
 }
 
 /// `<sample-data>` names the bundled data; anything else is a path.
-fn dataset_path(r: &str) -> Option<&Path> {
+pub(crate) fn dataset_path(r: &str) -> Option<&Path> {
     (r != "<sample-data>").then(|| Path::new(r))
 }
 

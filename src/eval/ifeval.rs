@@ -189,9 +189,109 @@ pub const SUPPORTED: &[&str] = &[
     "punctuation:no_comma",
 ];
 
+/// The instructions of an item, with arguments the kwargs lack read from the question where it
+/// states them. Real PRISM items do this: `IFE-EF-Text_Structure` names
+/// `detectable_format:number_bullet_lists` with empty kwargs and asks for "exactly 3 bullet
+/// points" in the question. What is read is said in the notes.
+pub fn instructions_for(
+    instruction_id: Option<&str>,
+    kwargs: Option<&[Value]>,
+    question: &str,
+) -> (Vec<Instruction>, Vec<String>) {
+    let (mut list, mut notes) = instructions(instruction_id, kwargs);
+    for i in &mut list {
+        if i.kwargs.is_empty()
+            && let Some(found) = args_from_question(&i.id, question)
+        {
+            let shown: Vec<String> = found.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            notes.push(format!("{} from the question", shown.join(", ")));
+            i.kwargs = found;
+        }
+    }
+    (list, notes)
+}
+
+/// A count written as digits or as a word up to twenty.
+fn count_at(s: &str) -> Option<u64> {
+    const WORDS: [&str; 21] = [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
+    ];
+    s.parse().ok().or_else(|| {
+        WORDS
+            .iter()
+            .position(|w| w.eq_ignore_ascii_case(s))
+            .map(|i| i as u64)
+    })
+}
+
+const NUM: &str = r"(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty)";
+
+fn args_from_question(id: &str, q: &str) -> Option<Map<String, Value>> {
+    let find = |pat: &str| -> Option<u64> {
+        let re = Regex::new(&format!("(?i){}", pat.replace("NUM", NUM))).ok()?;
+        count_at(re.captures(q)?.get(1)?.as_str())
+    };
+    let mut m = Map::new();
+    match id {
+        "detectable_format:number_highlighted_sections" => {
+            let n = find(r"highlight(?:ed)?\W+(?:at least\s+)?NUM\b")
+                .or_else(|| find(r"NUM\s+highlighted"))?;
+            m.insert("num_highlights".into(), n.into());
+        }
+        "detectable_format:number_bullet_lists" => {
+            let n = find(r"NUM\s+bullet")?;
+            m.insert("num_bullets".into(), n.into());
+        }
+        "detectable_format:multiple_sections" => {
+            let spliter = Regex::new(
+                r"(?i)(?:label|mark)\s+(?:the beginning of\s+)?each\s+\w+\s+with\s+(\w+)\s+X",
+            )
+            .ok()?
+            .captures(q)?
+            .get(1)?
+            .as_str()
+            .to_string();
+            let n = find(r"NUM[\s-]+(?:paragraph|section|part)s?\b")?;
+            m.insert("section_spliter".into(), spliter.into());
+            m.insert("num_sections".into(), n.into());
+        }
+        "length_constraints:number_paragraphs" => {
+            let n = find(r"NUM\s+paragraphs?")?;
+            m.insert("num_paragraphs".into(), n.into());
+        }
+        _ => return None,
+    }
+    Some(m)
+}
+
 /// The evaluator: every instruction must pass.
-pub fn ifeval(response: &str, instruction_id: Option<&str>, kwargs: Option<&[Value]>) -> Verdict {
-    let (list, notes) = instructions(instruction_id, kwargs);
+pub fn ifeval(
+    response: &str,
+    instruction_id: Option<&str>,
+    kwargs: Option<&[Value]>,
+    question: &str,
+) -> Verdict {
+    let (list, notes) = instructions_for(instruction_id, kwargs, question);
     if list.is_empty() {
         return Verdict::fail("no instruction to check");
     }
@@ -752,13 +852,13 @@ mod tests {
 
     fn run(r: &str, id: &str, kwargs: Value) -> Verdict {
         let kw: Vec<Value> = kwargs.as_array().cloned().unwrap_or_default();
-        ifeval(r, Some(id), Some(&kw))
+        ifeval(r, Some(id), Some(&kw), "")
     }
 
     /// Only the instructions the kwargs name (no main id).
     fn runk(r: &str, kwargs: Value) -> Verdict {
         let kw: Vec<Value> = kwargs.as_array().cloned().unwrap_or_default();
-        ifeval(r, None, Some(&kw))
+        ifeval(r, None, Some(&kw), "")
     }
 
     fn ids(id: &str, kwargs: Value) -> Vec<String> {
@@ -842,6 +942,7 @@ mod tests {
             "A robber met a robber.",
             Some("keywords:frequency: {'keyword': 'robber', 'frequency': 2}"),
             None,
+            "",
         );
         assert_eq!(r.score, 1.0, "{}", r.detail);
         assert_eq!(
@@ -1100,6 +1201,81 @@ mod tests {
     }
 
     #[test]
+    fn arguments_missing_from_kwargs_are_read_from_the_question() {
+        let q = "Your answer must contain exactly 3 bullet points in the markdown format";
+        let v = ifeval(
+            "* a\n* b\n* c",
+            Some("detectable_format:number_bullet_lists"),
+            Some(&[]),
+            q,
+        );
+        assert_eq!(v.score, 1.0, "{}", v.detail);
+        assert!(
+            v.detail.contains("num_bullets=3 from the question"),
+            "{}",
+            v.detail
+        );
+        assert_eq!(
+            ifeval(
+                "* a\n* b",
+                Some("detectable_format:number_bullet_lists"),
+                Some(&[]),
+                q
+            )
+            .score,
+            0.0
+        );
+        let q = "highlight at least 3 sections that has titles in markdown format";
+        assert_eq!(
+            ifeval(
+                "*a* *b*",
+                Some("detectable_format:number_highlighted_sections"),
+                None,
+                q
+            )
+            .score,
+            0.0
+        );
+        assert_eq!(
+            ifeval(
+                "*a* *b* *c*",
+                Some("detectable_format:number_highlighted_sections"),
+                None,
+                q
+            )
+            .score,
+            1.0
+        );
+        let q = "Write a 2 paragraph critique ... Label each paragraph with PARAGRAPH X.";
+        let r = "PARAGRAPH 1\nIT IS BAD.\nPARAGRAPH 2\nFOLLOW IT.";
+        assert_eq!(
+            ifeval(r, Some("detectable_format:multiple_sections"), None, q).score,
+            1.0
+        );
+        assert_eq!(
+            ifeval(
+                "IT IS BAD.",
+                Some("detectable_format:multiple_sections"),
+                None,
+                q
+            )
+            .score,
+            0.0
+        );
+        // Nothing in the question: the check says what is missing and fails.
+        assert!(
+            ifeval(
+                "x",
+                Some("detectable_format:number_bullet_lists"),
+                None,
+                "Write a poem"
+            )
+            .detail
+            .contains("missing")
+        );
+    }
+
+    #[test]
     fn every_instruction_must_pass_and_unknown_ones_fail() {
         let v = run(
             "one, two",
@@ -1124,6 +1300,9 @@ mod tests {
             "{}",
             v.detail
         );
-        assert_eq!(ifeval("x", None, None).detail, "no instruction to check");
+        assert_eq!(
+            ifeval("x", None, None, "").detail,
+            "no instruction to check"
+        );
     }
 }

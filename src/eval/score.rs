@@ -69,9 +69,12 @@ pub fn step(ds: &Dataset, item: &Item, response: Option<&str>) -> Step {
             }
             None => Verdict::fail("item has no language"),
         },
-        Evaluator::Ifeval => {
-            ifeval::ifeval(r, item.instruction_id.as_deref(), item.kwargs.as_deref())
-        }
+        Evaluator::Ifeval => ifeval::ifeval(
+            r,
+            item.instruction_id.as_deref(),
+            item.kwargs.as_deref(),
+            &item.question,
+        ),
         Evaluator::FactJudge => match (yes_no(r), yes_no(answer)) {
             (Some(a), Some(b)) if a == b => Verdict::pass(format!("both say {a}")),
             _ => return judged(JudgeKind::Equivalence),

@@ -12,6 +12,7 @@
 //! - `always500`: 500 every time.
 //! - `slow`: `echo`, with 40 ms between chunks.
 //! - `bench32`: a 32-token reply, every event in one write (for the throughput bench).
+//! - `judge`: answers like a PRISM judge, from the prompt (see [`judge_reply`]).
 #![allow(dead_code)]
 
 use std::collections::HashMap;
@@ -138,6 +139,37 @@ fn answer_for(prompt: &str) -> String {
         .take(24)
         .collect();
     format!("ANSWER({tail})")
+}
+
+/// A judge's reply to a PRISM judge prompt, steered by markers in the judged answer:
+/// `[[same]]` makes the semantic judge say YES (else NO); `[[truncated]]` cuts the JSON short
+/// every time; `[[garbage-once]]` answers without JSON on the first attempt only. The code
+/// judge gives 5/10 on all four dimensions (a total of 2.5 that must round to 2), in chatty
+/// prose; the claim judge a fenced `{4 claims, 1 hallucinated}`; the math judge `{"correct": 1}`.
+pub fn judge_reply(prompt: &str, attempt: usize) -> String {
+    if prompt.contains("[[garbage-once]]") && attempt == 1 {
+        return "Let me think about this carefully.".into();
+    }
+    let truncated = prompt.contains("[[truncated]]");
+    let json = if prompt.contains("total_claims") {
+        "```json\n{ \"total_claims\": 4, \"hallucinated_claims\": 1, \"hallucination_rate\": 0.25 }\n```".to_string()
+    } else if prompt.contains("correctness") {
+        "Here is my evaluation: {\"correctness\":5,\"completeness\":5,\"efficiency\":5,\"readability\":5,\"total\":5} Hope this helps {really}.".to_string()
+    } else if prompt.contains("\"correct\"") {
+        "{\"correct\": 1}".to_string()
+    } else {
+        return if prompt.contains("[[same]]") {
+            "YES"
+        } else {
+            "NO"
+        }
+        .into();
+    };
+    if truncated {
+        json[..json.len() / 2].to_string()
+    } else {
+        json
+    }
 }
 
 enum Plan {
@@ -283,6 +315,9 @@ async fn openai(
     let p = plan(&st, &model, &prompt);
     let pieces: Vec<String> = if matches!(p, Plan::AtOnce) {
         (0..32).map(|i| format!("tok{i} ")).collect()
+    } else if model == "judge" {
+        let n = st.attempts.lock().unwrap()[&(model.clone(), prompt.clone())];
+        chunks(&judge_reply(&prompt, n))
     } else {
         chunks(&answer_for(&prompt))
     };

@@ -1,0 +1,431 @@
+//! `prism score`: score stored responses (after changing the judge or the rules, without calling
+//! the models again), or score an official `outputs/<model>/responses/` directory and write its
+//! `scores/*.jsonl` and `summary.json`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::exchange;
+use super::run::{dataset_path, default_db, load_models, open_dataset};
+use crate::config::{Config, Dirs};
+use crate::dataset::Dataset;
+use crate::engine::score::{ScoreCounts, ToScore, score_all};
+use crate::engine::{BackendFactory, Caller};
+use crate::eval::summary::{self, Aggregator, Catalogue, ModelSummary, Point};
+use crate::store::{ScoreRecord, Store, StoreHandle};
+use crate::taxonomy::Dimension;
+
+#[derive(Debug, clap::Args)]
+pub struct ScoreArgs {
+    /// Store with the responses to score (default: prism.db in the data dir).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// The run to score (default: the latest).
+    #[arg(long)]
+    pub run: Option<String>,
+    /// The judge model (a name from the models file; default: `judge` in config.toml). Without
+    /// one, items that need a judge are left unscored, never scored as wrong.
+    #[arg(long)]
+    pub judge: Option<String>,
+    /// The dataset (a PRISM release dir); default: the run's own, or the sample data.
+    #[arg(long, value_name = "PRISM_DIR")]
+    pub data: Option<PathBuf>,
+    /// Score OUT_DIR/<model>/responses/*.jsonl instead of a store; writes scores/ and summary.json.
+    #[arg(long, value_name = "OUT_DIR", requires = "model")]
+    pub prism_outputs: Option<PathBuf>,
+    /// With --prism-outputs: the model directory to score.
+    #[arg(long)]
+    pub model: Option<String>,
+    #[arg(long)]
+    pub models_file: Option<PathBuf>,
+    /// Judge requests in flight at once.
+    #[arg(long, default_value_t = 16)]
+    pub concurrency: usize,
+    /// Ask the judge again instead of reusing cached judge replies.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn score(args: ScoreArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Result<i32> {
+    let (config, _) = Config::load(&dirs.config_file());
+    let judge_name = args.judge.clone().or(config.judge);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    match &args.prism_outputs {
+        Some(out) => score_outputs(&args, out, judge_name.as_deref(), dirs, factory, &rt),
+        None => score_store(&args, judge_name.as_deref(), dirs, factory, &rt),
+    }
+}
+
+fn judge_caller(
+    name: Option<&str>,
+    args: &ScoreArgs,
+    dirs: &Dirs,
+    factory: &BackendFactory,
+    store: Option<StoreHandle>,
+) -> anyhow::Result<Option<Arc<Caller>>> {
+    let Some(name) = name else { return Ok(None) };
+    let models = load_models(dirs, args.models_file.as_deref())?;
+    let Some(cfg) = models.get(name) else {
+        let known: Vec<&str> = models.models.iter().map(|m| m.name.as_str()).collect();
+        bail!(
+            "no model {name:?} to judge with (configured: {})",
+            known.join(", ")
+        );
+    };
+    let caller = Caller::new(
+        cfg,
+        factory,
+        store,
+        !args.no_cache,
+        CancellationToken::new(),
+    )?;
+    Ok(Some(Arc::new(caller)))
+}
+
+/// Runs the scoring with a progress line for judge calls on a terminal.
+fn drive(
+    rt: &tokio::runtime::Runtime,
+    ds: Arc<Dataset>,
+    inputs: Vec<ToScore>,
+    judge: Option<Arc<Caller>>,
+    concurrency: usize,
+    store: Option<StoreHandle>,
+) -> anyhow::Result<(ScoreCounts, Vec<ScoreRecord>)> {
+    let total = inputs.len();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    rt.block_on(async move {
+        let task = tokio::spawn(score_all(ds, inputs, judge, concurrency, store, tx));
+        let tty = std::io::stderr().is_terminal();
+        let mut got = Vec::with_capacity(total);
+        while let Some(r) = rx.recv().await {
+            got.push(r);
+            if tty && (got.len() % 25 == 0 || got.len() == total) {
+                eprint!("\rscored {}/{total}", got.len());
+            }
+        }
+        if tty && total > 0 {
+            eprintln!();
+        }
+        let counts = task.await??;
+        Ok((counts, got))
+    })
+}
+
+fn score_store(
+    args: &ScoreArgs,
+    judge: Option<&str>,
+    dirs: &Dirs,
+    factory: BackendFactory,
+    rt: &tokio::runtime::Runtime,
+) -> anyhow::Result<i32> {
+    let db = args.db.clone().unwrap_or_else(|| default_db(dirs));
+    if !db.is_file() {
+        bail!(
+            "no store at {} (run `prism run` first, or pass --db)",
+            db.display()
+        );
+    }
+    let store = Store::open(&db)?;
+    let run = match &args.run {
+        Some(id) => store
+            .run(id)?
+            .ok_or_else(|| anyhow::anyhow!("no run {id} in {}", db.display()))?,
+        None => store
+            .latest_run()?
+            .ok_or_else(|| anyhow::anyhow!("no runs in {}", db.display()))?,
+    };
+    let (ds, _) = open_dataset(args.data.as_deref().or(dataset_path(&run.dataset)))?;
+    let index: HashMap<&str, usize> = ds
+        .items
+        .iter()
+        .enumerate()
+        .map(|(i, it)| (&*it.id, i))
+        .collect();
+    let mut inputs = Vec::new();
+    let mut missing = 0;
+    for r in store.responses(&run.id)? {
+        let Some(&item) = index.get(r.item_id.as_str()) else {
+            missing += 1;
+            continue;
+        };
+        let response = match (&r.text, &r.error) {
+            (Some(t), None) => Some(t.clone()),
+            (_, Some(e)) => Some(format!("ERROR: {e}")),
+            (None, None) => None,
+        };
+        inputs.push(ToScore {
+            run_id: r.run_id,
+            job_idx: r.job_idx,
+            item,
+            model: r.model,
+            sample: r.sample,
+            response,
+        });
+    }
+    if missing > 0 {
+        eprintln!("warning: {missing} responses name items not in the dataset; skipped");
+    }
+    let handle = StoreHandle::spawn(store, Some(db.clone()));
+    let caller = judge_caller(judge, args, dirs, &factory, Some(handle.clone()))?;
+    let (counts, _) = drive(
+        rt,
+        ds.clone(),
+        inputs,
+        caller,
+        args.concurrency,
+        Some(handle),
+    )?;
+    // Summaries from what the store now holds (the source of truth).
+    let store = Store::open(&db)?;
+    let scores = store.scores(Some(&run.id))?;
+    let models = summarise(&ds, &scores);
+    let report = json!({
+        "run": run.id,
+        "dataset": run.dataset,
+        "judge": judge,
+        "counts": counts,
+        "models": models.iter().map(|m| m.to_json(judge)).collect::<Vec<_>>(),
+        "dimension_correlations": correlations_json(&models),
+        "judge_human_agreement": agreement_json(&ds, &scores),
+    });
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", table(&run.id, &counts, &models));
+    }
+    Ok(0)
+}
+
+pub fn summarise(ds: &Dataset, scores: &[ScoreRecord]) -> Vec<ModelSummary> {
+    let mut agg = Aggregator::default();
+    for s in scores {
+        agg.add(Point {
+            model: &s.model,
+            task: &s.task_id,
+            item: &s.item_id,
+            score: s.score,
+        });
+    }
+    agg.finish(&Catalogue::of(ds))
+}
+
+fn correlations_json(models: &[ModelSummary]) -> Value {
+    if models.len() < 3 {
+        return Value::Null;
+    }
+    let m = summary::dimension_correlations(models);
+    let mut out = serde_json::Map::new();
+    for (i, a) in Dimension::ALL.iter().enumerate() {
+        let row: serde_json::Map<String, Value> = Dimension::ALL
+            .iter()
+            .enumerate()
+            .map(|(j, b)| (b.code().to_string(), m[i][j].into()))
+            .collect();
+        out.insert(a.code().into(), row.into());
+    }
+    out.into()
+}
+
+/// Judge-versus-human agreement over judged scores whose item carries a `human_score`.
+fn agreement_json(ds: &Dataset, scores: &[ScoreRecord]) -> Value {
+    let human: HashMap<&str, f64> = ds
+        .items
+        .iter()
+        .filter_map(|it| {
+            let v = it.extra.iter().find(|(k, _)| &**k == "human_score")?;
+            Some((&*it.id, v.1.as_f64()?))
+        })
+        .collect();
+    let pairs: Vec<(f64, f64)> = scores
+        .iter()
+        .filter(|s| s.judge.is_some())
+        .filter_map(|s| Some((s.score?, *human.get(s.item_id.as_str())?)))
+        .collect();
+    match summary::agreement(&pairs) {
+        Some((mad, sd)) => json!({"pairs": pairs.len(), "mad": mad, "sd": sd}),
+        None => Value::Null,
+    }
+}
+
+/// The terminal table: one row per model, partial rates marked `*` with n/N tasks below.
+pub fn table(run: &str, c: &ScoreCounts, models: &[ModelSummary]) -> String {
+    let mut s = format!(
+        "run {run}: {} scored ({} by rule, {} by judge), {} unscored",
+        c.scored, c.by_rule, c.by_judge, c.unscored
+    );
+    if c.judge_errors > 0 {
+        s.push_str(&format!(", {} judge errors", c.judge_errors));
+    }
+    if c.fallbacks > 0 {
+        s.push_str(&format!(", {} judge fallbacks", c.fallbacks));
+    }
+    s.push('\n');
+    if c.unscored > c.judge_errors {
+        s.push_str("  (items needing a judge are left unscored: pass --judge MODEL)\n");
+    }
+    let w = models
+        .iter()
+        .map(|m| m.model.len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    s.push_str(&format!(
+        "\n{:<w$}  {:>8} {:>8} {:>8} {:>8} {:>8}\n",
+        "model", "KE", "KM", "RE", "IFE", "H-Score"
+    ));
+    let mut partial = false;
+    for m in models {
+        s.push_str(&format!("{:<w$} ", m.model));
+        for d in Dimension::ALL {
+            let cell = match m.rates.get(d) {
+                Some(r) if r.complete() => format!("{:.2}", r.rate),
+                Some(r) => {
+                    partial = true;
+                    format!("{:.2}*", r.rate)
+                }
+                None => "-".into(),
+            };
+            s.push_str(&format!(" {cell:>8}"));
+        }
+        let h = m.h_score().map_or("-".into(), |h| format!("{h:.2}"));
+        s.push_str(&format!(" {h:>8}\n"));
+    }
+    if partial {
+        s.push_str("\n* partial: ");
+        let m = &models[0];
+        let cov: Vec<String> = Dimension::ALL
+            .iter()
+            .filter_map(|d| {
+                m.rates
+                    .get(*d)
+                    .map(|r| format!("{d} {} of {} tasks", r.tasks, r.of))
+            })
+            .collect();
+        s.push_str(&cov.join(", "));
+        s.push_str(&format!(" ({})\n", m.model));
+    }
+    s
+}
+
+fn score_outputs(
+    args: &ScoreArgs,
+    out: &Path,
+    judge: Option<&str>,
+    dirs: &Dirs,
+    factory: BackendFactory,
+    rt: &tokio::runtime::Runtime,
+) -> anyhow::Result<i32> {
+    let model = args.model.as_deref().expect("clap requires --model");
+    let (ds, _) = open_dataset(args.data.as_deref())?;
+    let mdir = out.join(exchange::dir_name(model));
+    let mut problems = Vec::new();
+    let rows = exchange::read_responses(&mdir.join("responses"), &mut problems)?;
+    let index: HashMap<&str, usize> = ds
+        .items
+        .iter()
+        .enumerate()
+        .map(|(i, it)| (&*it.id, i))
+        .collect();
+    let mut inputs = Vec::new();
+    for (n, r) in rows.into_iter().enumerate() {
+        let Some(&item) = index.get(r.id.as_str()) else {
+            problems.push(format!("{}: id: {:?} is not in the dataset", r.task, r.id));
+            continue;
+        };
+        inputs.push(ToScore {
+            run_id: String::new(),
+            job_idx: n as u32,
+            item,
+            model: model.to_string(),
+            sample: 0,
+            response: Some(r.response),
+        });
+    }
+    for p in &problems {
+        eprintln!("{p}");
+    }
+    // Judge replies are cached in the default store, so scoring again costs no judge calls.
+    let cache = Store::open(&default_db(dirs))
+        .ok()
+        .map(|s| StoreHandle::spawn(s, None));
+    let caller = judge_caller(judge, args, dirs, &factory, cache)?;
+    let (counts, mut scores) = drive(rt, ds.clone(), inputs, caller, args.concurrency, None)?;
+    scores.sort_by_key(|s| s.job_idx);
+    write_scores(&mdir.join("scores"), &scores)?;
+    let models = summarise(&ds, &scores);
+    let summary = models
+        .first()
+        .map(|m| m.to_json(judge))
+        .unwrap_or_else(|| json!({"model": model, "judge": judge, "task_scores": {}}));
+    let path = mdir.join("summary.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&summary)? + "\n")
+        .with_context(|| format!("writing {}", path.display()))?;
+    let unscored: Vec<&ScoreRecord> = scores.iter().filter(|s| s.score.is_none()).collect();
+    if !unscored.is_empty() {
+        eprintln!(
+            "{} items left unscored (they need a judge):",
+            unscored.len()
+        );
+        for s in unscored.iter().take(20) {
+            eprintln!("  {} ({})", s.item_id, s.detail);
+        }
+        if unscored.len() > 20 {
+            eprintln!("  ... and {} more (see summary.json)", unscored.len() - 20);
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print!("{}", table(model, &counts, &models));
+        eprintln!(
+            "wrote {} and {}",
+            mdir.join("scores").display(),
+            path.display()
+        );
+    }
+    Ok(if problems.is_empty() { 0 } else { 2 })
+}
+
+/// `scores/<task_id>.jsonl`: `{"id", "task", "score", ...detail}` per scored item.
+fn write_scores(dir: &Path, scores: &[ScoreRecord]) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut by_task: BTreeMap<&str, Vec<&ScoreRecord>> = BTreeMap::new();
+    for s in scores.iter().filter(|s| s.score.is_some()) {
+        by_task.entry(&s.task_id).or_default().push(s);
+    }
+    for (task, rows) in by_task {
+        let path = dir.join(format!("{task}.jsonl"));
+        let mut f = std::io::BufWriter::new(
+            std::fs::File::create(&path).with_context(|| format!("writing {}", path.display()))?,
+        );
+        for s in rows {
+            let mut v = json!({
+                "id": s.item_id,
+                "task": s.task_id,
+                "score": s.score,
+                "evaluator": s.evaluator,
+                "detail": s.detail,
+            });
+            if let Some(j) = &s.judge {
+                v["judge"] = j.clone().into();
+                v["judge_reply"] = s.judge_reply.clone().into();
+                v["judge_attempts"] = s.judge_attempts.into();
+            }
+            writeln!(f, "{v}")?;
+        }
+        f.flush()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,373 @@
+//! `prism score` as a user runs it: on an official outputs directory of real prism-mini items
+//! (without a judge, then with one served by the mock), and on a store.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use common::mock;
+use prism::dataset::{self, Dataset};
+use serde_json::{Value, json};
+
+fn mini() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/prism-mini")
+}
+
+fn load_mini() -> Dataset {
+    dataset::load_path(&mini()).unwrap().dataset
+}
+
+struct Env {
+    dir: tempfile::TempDir,
+    mock: mock::Mock,
+}
+
+impl Env {
+    fn new() -> Env {
+        let mock = mock::start_background();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("models.toml"),
+            format!(
+                "[[models]]\nname = \"j\"\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"judge\"\nmax_retries = 0\n",
+                mock.url()
+            ),
+        )
+        .unwrap();
+        Env { dir, mock }
+    }
+
+    fn prism(&self) -> Command {
+        let mut c = Command::cargo_bin("prism").unwrap();
+        c.env("PRISM_CONFIG_DIR", self.dir.path())
+            .env("PRISM_DATA_DIR", self.dir.path());
+        c
+    }
+
+    fn out(&self) -> PathBuf {
+        self.dir.path().join("outputs")
+    }
+}
+
+/// Answers for eight real tasks, written as the official scripts would.
+fn write_responses(ds: &Dataset, out: &Path) -> BTreeMap<String, Vec<(String, String)>> {
+    let mut by_task: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for it in &ds.items {
+        let task = ds.task_of(it).id.clone();
+        let answer = it.answer.as_deref().unwrap_or("");
+        let n = by_task.get(&task).map_or(0, Vec::len);
+        let response = match task.as_str() {
+            // The first answer is an API error: scores 0, stays in the denominator.
+            "KE-FD-DefAn" if n == 0 => "ERROR: HTTP 500".to_string(),
+            "KE-FD-DefAn" => format!("  {}\n", answer.to_uppercase()),
+            "RE-LF-Critical_Reasoning" => format!("Let me think.\nThe answer is **{answer}**"),
+            "KM-FK-Dynasty" if n == 1 => "It was founded in 1402.".to_string(),
+            "KM-FK-Dynasty" => "I have no record of that. [NO_INFO]".to_string(),
+            "KE-EIC-SelfBuilt" if n == 0 => "[[same]] the answer".to_string(),
+            "KE-EIC-SelfBuilt" => "something else".to_string(),
+            "RE-MRF-Code_Generation" => "def f(x):\n    return x".to_string(),
+            "RE-IIF-Summarize" => "A summary.".to_string(),
+            "RE-MRF-Mathematics" if n == 0 => "[[truncated]] 42".to_string(),
+            "RE-MRF-Mathematics" if n == 1 => "[[garbage-once]] 42".to_string(),
+            "RE-MRF-Mathematics" => "42".to_string(),
+            "IFE-CCL-No_Comma" if n == 0 => "One, two".to_string(),
+            _ => continue,
+        };
+        by_task
+            .entry(task)
+            .or_default()
+            .push((it.id.to_string(), response));
+    }
+    let dir = out.join("m").join("responses");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (task, rows) in &by_task {
+        let body: String = rows
+            .iter()
+            .map(|(id, r)| format!("{}\n", json!({"id": id, "response": r})))
+            .collect();
+        std::fs::write(dir.join(format!("{task}.jsonl")), body).unwrap();
+    }
+    by_task
+}
+
+fn scores(out: &Path, task: &str) -> Vec<Value> {
+    let p = out.join("m/scores").join(format!("{task}.jsonl"));
+    std::fs::read_to_string(&p)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn outputs_without_a_judge_score_by_rule_and_leave_judged_items_unscored() {
+    let env = Env::new();
+    let ds = load_mini();
+    let written = write_responses(&ds, &env.out());
+    let a = env
+        .prism()
+        .args(["score", "--json", "--model", "m", "--data"])
+        .arg(mini())
+        .arg("--prism-outputs")
+        .arg(env.out())
+        .assert()
+        .success();
+    let out = a.get_output();
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let on_disk: Value =
+        serde_json::from_str(&std::fs::read_to_string(env.out().join("m/summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary, on_disk);
+    assert_eq!(summary["model"], "m");
+
+    // exact: the API error scores 0 and stays in the denominator; case and spaces are normalised.
+    let n = written["KE-FD-DefAn"].len() as f64;
+    let s = summary["task_scores"]["KE-FD-DefAn"].as_f64().unwrap();
+    assert!((s - 100.0 * (n - 1.0) / n).abs() < 1e-3, "{s}");
+    let defan = scores(&env.out(), "KE-FD-DefAn");
+    assert_eq!(defan[0]["score"], 0.0);
+    assert_eq!(defan[0]["detail"], "failed response (API error)");
+    // choice, including the two-option questions.
+    assert_eq!(summary["task_scores"]["RE-LF-Critical_Reasoning"], 100.0);
+    // abstain: one answered instead of abstaining.
+    let fk = written["KM-FK-Dynasty"].len() as f64;
+    let s = summary["task_scores"]["KM-FK-Dynasty"].as_f64().unwrap();
+    assert!((s - 100.0 * (fk - 1.0) / fk).abs() < 1e-3);
+    // ifeval: the comma fails with its instruction named.
+    let nc = scores(&env.out(), "IFE-CCL-No_Comma");
+    assert_eq!(nc[0]["score"], 0.0);
+    assert!(
+        nc[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("punctuation:no_comma")
+    );
+
+    // Judged tasks: unscored, listed, never written as wrong.
+    for task in [
+        "KE-EIC-SelfBuilt",
+        "RE-MRF-Code_Generation",
+        "RE-IIF-Summarize",
+        "RE-MRF-Mathematics",
+    ] {
+        assert!(scores(&env.out(), task).is_empty(), "{task}");
+        assert!(summary["task_scores"].get(task).is_none(), "{task}");
+        assert!(summary["unscored_items_by_task"][task].as_u64().unwrap() > 0);
+    }
+    assert!(stderr.contains("left unscored"), "{stderr}");
+    assert!(stderr.contains("KE-EIC-SelfBuilt-"), "{stderr}");
+    // Partial dimensions have no official rate and no H-Score, but say how partial they are.
+    assert!(summary["dimension_hallucination_rates"]["KE"].is_null());
+    assert!(summary["partial_rates"]["KE"].as_f64().is_some());
+    assert_eq!(summary["coverage"]["KE"]["of"], 15);
+    assert!(summary["h_score"].is_null());
+    assert_eq!(env.mock.requests(), 0);
+}
+
+#[test]
+fn outputs_with_a_judge_go_through_the_engine_and_keep_the_reply() {
+    let env = Env::new();
+    let ds = load_mini();
+    write_responses(&ds, &env.out());
+    let run = || {
+        env.prism()
+            .args(["score", "--json", "--model", "m", "--judge", "j", "--data"])
+            .arg(mini())
+            .arg("--prism-outputs")
+            .arg(env.out())
+            .assert()
+            .success()
+    };
+    let a = run();
+    let summary: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(summary["judge"], "j");
+    // Semantic equivalence: YES only for the marked answer.
+    let eq = scores(&env.out(), "KE-EIC-SelfBuilt");
+    assert_eq!(eq[0]["score"], 1.0);
+    assert_eq!(eq[0]["judge_reply"], "YES");
+    assert_eq!(eq[1]["score"], 0.0);
+    // Code: 5+5+5+5 → 2.5 → 2 (halves to even), not the judge's own total of 5.
+    let code = scores(&env.out(), "RE-MRF-Code_Generation");
+    assert!(code.iter().all(|c| c["score"] == 0.4), "{code:?}");
+    assert!(
+        code[0]["judge_reply"]
+            .as_str()
+            .unwrap()
+            .contains("\"total\":5")
+    );
+    // Claims from a fenced reply: 1 of 4 hallucinated.
+    let claims = scores(&env.out(), "RE-IIF-Summarize");
+    assert!(claims.iter().all(|c| c["score"] == 0.75));
+    // Math: truncated JSON three times → fallback incorrect; garbage once → read on attempt 2.
+    let math = scores(&env.out(), "RE-MRF-Mathematics");
+    assert_eq!(
+        (
+            math[0]["score"].as_f64(),
+            math[0]["judge_attempts"].as_u64()
+        ),
+        (Some(0.0), Some(3))
+    );
+    assert!(math[0]["detail"].as_str().unwrap().contains("fallback"));
+    assert_eq!(
+        (
+            math[1]["score"].as_f64(),
+            math[1]["judge_attempts"].as_u64()
+        ),
+        (Some(1.0), Some(2))
+    );
+    assert_eq!(math[2]["score"], 1.0);
+    assert_eq!(math[2]["judge_attempts"], 1);
+    assert!(
+        summary["task_scores"]["RE-MRF-Mathematics"]
+            .as_f64()
+            .is_some()
+    );
+    assert!(
+        summary["unscored_items_by_task"]
+            .as_object()
+            .unwrap()
+            .is_empty()
+    );
+
+    // Scoring again reuses the judge's cached replies: no new request.
+    let before = env.mock.requests();
+    assert!(before > 0);
+    let again: Value = serde_json::from_slice(&run().get_output().stdout).unwrap();
+    assert_eq!(env.mock.requests(), before);
+    assert_eq!(again["task_scores"], summary["task_scores"]);
+}
+
+#[test]
+fn a_store_is_rescored_in_place_and_reported_per_model() {
+    let env = Env::new();
+    let ds = load_mini();
+    write_responses(&ds, &env.out());
+    let db = env.dir.path().join("s.db");
+    let a = env
+        .prism()
+        .args(["import", "--prism-outputs"])
+        .arg(env.out())
+        .arg("--db")
+        .arg(&db)
+        .arg("--dataset")
+        .arg(mini())
+        .assert()
+        .success();
+    let run_id = String::from_utf8_lossy(&a.get_output().stdout)
+        .trim()
+        .to_string();
+    let score = |judge: bool| -> Value {
+        let mut c = env.prism();
+        c.args(["score", "--json", "--db"])
+            .arg(&db)
+            .args(["--run", &run_id]);
+        if judge {
+            c.args(["--judge", "j"]);
+        }
+        serde_json::from_slice(&c.assert().success().get_output().stdout).unwrap()
+    };
+    let first = score(false);
+    assert_eq!(first["run"], run_id.as_str());
+    let c = &first["counts"];
+    assert!(c["unscored"].as_u64().unwrap() > 0);
+    assert_eq!(c["by_judge"], 0);
+    let second = score(true);
+    assert_eq!(second["counts"]["unscored"], 0);
+    assert!(second["counts"]["by_judge"].as_u64().unwrap() > 0);
+    assert_eq!(second["counts"]["fallbacks"], 1);
+    // The store holds one score per response, replaced by the re-score.
+    let store = prism::store::Store::open(&db).unwrap();
+    let all = store.scores(Some(&run_id)).unwrap();
+    assert_eq!(all.len(), store.responses(&run_id).unwrap().len());
+    assert!(all.iter().all(|s| s.score.is_some()));
+    let judged: Vec<_> = all.iter().filter(|s| s.judge.is_some()).collect();
+    assert!(judged.iter().all(|s| s.judge_reply.is_some()));
+    // The table form names the models and marks partial rates.
+    let t = env
+        .prism()
+        .args(["score", "--db"])
+        .arg(&db)
+        .args(["--run", &run_id])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&t.get_output().stdout).to_string();
+    assert!(text.contains("H-Score") && text.contains("\nm "), "{text}");
+    assert!(text.contains("* partial: KE"), "{text}");
+}
+
+#[test]
+fn every_ifeval_instruction_in_prism_mini_is_supported() {
+    let ds = load_mini();
+    let mut seen = 0;
+    for it in &ds.items {
+        if ds.task_of(it).evaluator != prism::taxonomy::Evaluator::Ifeval {
+            continue;
+        }
+        let (list, notes) = prism::eval::ifeval::instructions_for(
+            it.instruction_id.as_deref(),
+            it.kwargs.as_deref(),
+            &it.question,
+        );
+        assert!(
+            notes.iter().all(|n| n.ends_with("from the question")),
+            "{}: {notes:?}",
+            it.id
+        );
+        assert!(!list.is_empty(), "{}", it.id);
+        for i in &list {
+            assert!(
+                prism::eval::ifeval::SUPPORTED.contains(&i.id.as_str()),
+                "{}: {}",
+                it.id,
+                i.id
+            );
+            // Every argument the check needs is there: an empty answer fails for a reason other
+            // than a missing argument.
+            if let Err(why) = prism::eval::ifeval::check(i, "x") {
+                assert!(!why.contains("not checked"), "{}: {} {why}", it.id, i.id);
+            }
+        }
+        seen += list.len();
+    }
+    assert!(seen >= 40, "{seen}");
+}
+
+#[test]
+fn a_bad_outputs_line_is_reported_and_the_rest_scored() {
+    let env = Env::new();
+    let dir = env.out().join("m/responses");
+    std::fs::create_dir_all(&dir).unwrap();
+    let ds = load_mini();
+    let id = ds
+        .items
+        .iter()
+        .find(|i| &*ds.task_of(i).id == "KE-FD-DefAn")
+        .unwrap();
+    std::fs::write(
+        dir.join("KE-FD-DefAn.jsonl"),
+        format!(
+            "{}\nnot json\n{}\n",
+            json!({"id": id.id, "response": id.answer}),
+            json!({"id": "KE-FD-DefAn-9999", "response": "x"})
+        ),
+    )
+    .unwrap();
+    let a = env
+        .prism()
+        .args(["score", "--model", "m", "--data"])
+        .arg(mini())
+        .arg("--prism-outputs")
+        .arg(env.out())
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(
+        err.contains("KE-FD-DefAn.jsonl:2: -: invalid JSON"),
+        "{err}"
+    );
+    assert!(err.contains("KE-FD-DefAn-9999"), "{err}");
+    assert_eq!(scores(&env.out(), "KE-FD-DefAn").len(), 1);
+}
