@@ -98,6 +98,18 @@ fn two_models_answer_side_by_side_and_stay_stored() {
         .replace_all(&s, "<v>")
         .into_owned();
     insta::assert_snapshot!("compare_two_models", stable);
+    // Every finished answer was scored and its score saved (fact_judge with no judge set:
+    // unscored, saying which judge it needs).
+    let scores = prism::store::Store::open(&db)
+        .unwrap()
+        .scores(None)
+        .unwrap();
+    assert_eq!(scores.len(), 6);
+    assert!(
+        scores
+            .iter()
+            .all(|s| s.score.is_none() && s.detail.contains("semantic_equivalence"))
+    );
 
     // The stored answers come back when the item is re-opened in a fresh session.
     let loaded = dataset::load_sample();

@@ -252,7 +252,20 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
                 theme,
                 keymap,
             );
-            let (app, services) =
+            let judge_cfg =
+                config
+                    .judge
+                    .as_deref()
+                    .and_then(|j| match models.iter().find(|m| m.name == j) {
+                        Some(m) => Some(m.clone()),
+                        None => {
+                            notices.push(format!(
+                                "judge {j:?} is not a configured model; judged items stay unscored"
+                            ));
+                            None
+                        }
+                    });
+            let (mut app, services) =
                 match crate::tui::Services::with_store(&db, run::factory(&dirs), dataset_ref) {
                     Ok(services) => (app.with_models(models), services),
                     Err(e) => {
@@ -260,6 +273,13 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
                         (app, crate::tui::Services::offline())
                     }
                 };
+            let mut services = services;
+            if let Some(cfg) = judge_cfg
+                && let Err(e) = services.set_judge(&cfg)
+            {
+                notices.push(format!("judge: {e:#}; judged items stay unscored"));
+            }
+            services.load_scores(&mut app);
             crate::tui::run(app, services, notices).context("running the TUI")?;
             Ok(0)
         }

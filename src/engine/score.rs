@@ -82,16 +82,13 @@ pub async fn score_all(
                 settled.push(rec);
             }
             Step::NoPrompt(kind) => {
-                rec.detail = format!("unscored: no {} judge prompt", kind.name());
+                rec.detail = format!("no {} judge prompt", kind.name());
                 counts.unscored += 1;
                 settled.push(rec);
             }
             Step::Judge(ask) => match &judge {
                 None => {
-                    rec.detail = format!(
-                        "unscored: needs the {} judge (--judge MODEL)",
-                        ask.kind.name()
-                    );
+                    rec.detail = format!("needs the {} judge", ask.kind.name());
                     counts.unscored += 1;
                     settled.push(rec);
                 }
@@ -143,7 +140,7 @@ pub async fn score_all(
                     1
                 }
                 Judged::Error(e) => {
-                    rec.detail = format!("unscored: judge failed: {e}");
+                    rec.detail = format!("judge failed: {e}");
                     2
                 }
             };

@@ -71,6 +71,13 @@ pub enum Command {
     CancelRun,
     /// Read an item's stored answers into `runs`.
     LoadStored(usize),
+    /// Score an item's answers again, once its stored answers are loaded.
+    Rescore(usize),
+    /// Score answers (rules; the judge too when `judge` is set and one is configured).
+    Score {
+        inputs: Vec<crate::engine::score::ToScore>,
+        judge: bool,
+    },
 }
 
 /// The compare screen: answers of every model side by side for one item at a time.
@@ -84,6 +91,8 @@ pub struct Compare {
     /// Per model: scroll offset and whether the pane follows the tail of a stream.
     pub scroll: std::collections::HashMap<String, (u16, bool)>,
     pub sample: u32,
+    /// Show the judge's full reply under each judged answer.
+    pub show_judge: bool,
 }
 
 impl Compare {
@@ -194,6 +203,16 @@ impl App {
 
     /// Applies an engine event.
     pub fn on_engine(&mut self, ev: crate::engine::Event) {
+        // A finished answer is scored at once (and saved with its score).
+        if let crate::engine::Event::Done { response, .. }
+        | crate::engine::Event::Failed { response, .. } = &ev
+            && let Some(item) = self.ds.index_of(&response.item_id)
+        {
+            self.commands.push(Command::Score {
+                inputs: vec![to_score(item, response)],
+                judge: true,
+            });
+        }
         let ds = self.ds.clone();
         let start = matches!(ev, crate::engine::Event::Started { .. });
         self.runs.apply(ev, |i| ds.items[i].task as usize);
@@ -203,6 +222,42 @@ impl App {
                 ..Compare::default()
             };
             self.screen = Screen::Compare;
+        }
+    }
+
+    /// A score arrived: shown under its answer and counted in the tree.
+    pub fn on_score(&mut self, rec: crate::store::ScoreRecord) {
+        if let Some(item) = self.ds.index_of(&rec.item_id) {
+            let task = self.ds.items[item].task as usize;
+            self.runs.apply_score(item, task, rec);
+        }
+    }
+
+    /// Asks for the answers of `item` on screen to be scored again.
+    pub fn rescore(&mut self, item: usize, judge: bool) {
+        let inputs: Vec<_> = self
+            .runs
+            .answers
+            .iter()
+            .filter(|((i, _, _), a)| {
+                *i == item && a.status.is_final() && a.status != super::runs::Status::Cancelled
+            })
+            .map(|((_, m, sample), a)| crate::engine::score::ToScore {
+                run_id: a.run_id.clone(),
+                job_idx: a.job_idx,
+                item,
+                model: m.clone(),
+                sample: *sample,
+                response: match &a.status {
+                    super::runs::Status::Failed(e) => Some(format!("ERROR: {e}")),
+                    _ => Some(a.text.clone()),
+                },
+            })
+            .collect();
+        if inputs.is_empty() {
+            self.notice = Some("no finished answers to score".into());
+        } else {
+            self.commands.push(Command::Score { inputs, judge });
         }
     }
 
@@ -424,6 +479,15 @@ impl App {
             Action::Quit => self.quit = true,
             Action::Help => self.popup = Some(Popup::Help { scroll: 0 }),
             Action::Problems => self.popup = Some(Popup::Problems { scroll: 0 }),
+            Action::Rescore => {
+                if let Some(i) = self.current_item() {
+                    // Load first: the item's stored answers may not be in memory yet.
+                    self.commands.push(Command::LoadStored(i));
+                    self.commands.push(Command::Rescore(i));
+                    self.notice = Some("scoring again".into());
+                }
+            }
+            Action::ToggleJudge => self.compare.show_judge = !self.compare.show_judge,
             Action::Cancel => {
                 if self.search.regex.is_some() {
                     self.search = Search::default();
@@ -818,5 +882,20 @@ fn fit(sel: usize, offset: usize, height: usize) -> usize {
         sel + 1 - height
     } else {
         offset
+    }
+}
+
+/// A stored response as something to score.
+pub fn to_score(item: usize, r: &crate::store::ResponseRecord) -> crate::engine::score::ToScore {
+    crate::engine::score::ToScore {
+        run_id: r.run_id.clone(),
+        job_idx: r.job_idx,
+        item,
+        model: r.model.clone(),
+        sample: r.sample,
+        response: match (&r.text, &r.error) {
+            (_, Some(e)) => Some(format!("ERROR: {e}")),
+            (t, None) => t.clone(),
+        },
     }
 }

@@ -119,6 +119,13 @@ impl App {
                     self.compare.scroll.clear();
                 }
             }
+            Action::Rescore => {
+                if let Some(i) = self.compare.item() {
+                    self.rescore(i, true);
+                    self.notice = Some("scoring again".into());
+                }
+            }
+            Action::ToggleJudge => self.compare.show_judge = !self.compare.show_judge,
             Action::Run => {
                 self.screen = Screen::Browse;
                 self.apply(Action::Run);

@@ -34,6 +34,8 @@ pub enum Action {
     PrevItem,
     NextSample,
     Back,
+    Rescore,
+    ToggleJudge,
 }
 
 /// (action, config name, description, default keys), in help order.
@@ -127,6 +129,18 @@ const ACTIONS: &[(Action, &str, &str, &[&str])] = &[
         "next_sample",
         "compare: next sample",
         &["s"],
+    ),
+    (
+        Action::Rescore,
+        "rescore",
+        "compare: score the item's answers again (with the judge, if one is set)",
+        &["S"],
+    ),
+    (
+        Action::ToggleJudge,
+        "toggle_judge",
+        "compare: show or hide the judge's reply under each answer",
+        &["J"],
     ),
     (
         Action::Back,

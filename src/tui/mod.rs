@@ -36,6 +36,8 @@ pub struct Services {
     pub dataset_ref: String,
     /// Most requests in flight for runs started here.
     pub concurrency: usize,
+    /// The judge for judged evaluators (`judge` in config.toml), if any.
+    pub judge: Option<std::sync::Arc<crate::engine::Caller>>,
 }
 
 impl Services {
@@ -46,6 +48,7 @@ impl Services {
             factory: crate::engine::http_backends(),
             dataset_ref: "<sample-data>".into(),
             concurrency: 16,
+            judge: None,
         }
     }
 
@@ -63,7 +66,35 @@ impl Services {
             factory,
             dataset_ref,
             concurrency: 16,
+            judge: None,
         })
+    }
+
+    /// Uses `cfg` as the judge, sharing the store's cache.
+    pub fn set_judge(&mut self, cfg: &crate::provider::ModelConfig) -> anyhow::Result<()> {
+        let caller = crate::engine::Caller::new(
+            cfg,
+            &self.factory,
+            self.store.clone(),
+            true,
+            CancellationToken::new(),
+        )?;
+        self.judge = Some(std::sync::Arc::new(caller));
+        Ok(())
+    }
+
+    /// Every stored score, into the app (the tree's rates and the verdicts of shown answers).
+    pub fn load_scores(&self, app: &mut App) {
+        if let Some(reader) = &self.reader {
+            match reader.scores(None) {
+                Ok(all) => {
+                    for r in all {
+                        app.on_score(r);
+                    }
+                }
+                Err(e) => app.notice = Some(format!("reading scores: {e}")),
+            }
+        }
     }
 }
 
@@ -72,6 +103,8 @@ enum Background {
     Engine(crate::engine::Event),
     /// A run could not start (bad config, missing key, store error).
     RunError(String),
+    /// An answer was scored (and saved).
+    Scored(crate::store::ScoreRecord),
 }
 
 /// The longest the loop waits before drawing again after a change (about 60 frames a second).
@@ -163,6 +196,7 @@ where
                     match m {
                         Background::Engine(ev) => app.on_engine(ev),
                         Background::RunError(e) => app.notice = Some(e),
+                        Background::Scored(r) => app.on_score(r),
                     }
                     next = rx.try_recv().ok();
                 }
@@ -229,10 +263,54 @@ fn perform(
             if let Some(reader) = &services.reader {
                 let id = app.ds.items[item].id.to_string();
                 match reader.responses_for_item(&id) {
-                    Ok(records) => app.runs.load_stored(item, &records),
+                    Ok(records) => {
+                        app.runs.load_stored(item, &records);
+                        let scored = reader.scores_for_item(&id).unwrap_or_default();
+                        // Answers never scored are scored by rule now (no judge: browsing
+                        // must not spend judge calls; `S` asks the judge).
+                        let unscored: Vec<_> = records
+                            .iter()
+                            .filter(|r| {
+                                !scored
+                                    .iter()
+                                    .any(|s| s.run_id == r.run_id && s.job_idx == r.job_idx)
+                            })
+                            .map(|r| app::to_score(item, r))
+                            .collect();
+                        for s in scored {
+                            app.on_score(s);
+                        }
+                        if !unscored.is_empty() {
+                            app.commands.push(app::Command::Score {
+                                inputs: unscored,
+                                judge: false,
+                            });
+                        }
+                    }
                     Err(e) => app.notice = Some(format!("reading stored answers: {e}")),
                 }
             }
+        }
+        app::Command::Rescore(item) => app.rescore(item, true),
+        app::Command::Score { inputs, judge } => {
+            let judge = if judge { services.judge.clone() } else { None };
+            let (stx, mut srx) = mpsc::unbounded_channel();
+            let fwd = tx.clone();
+            tokio::spawn(async move {
+                while let Some(r) = srx.recv().await {
+                    if fwd.send(Background::Scored(r)).is_err() {
+                        break;
+                    }
+                }
+            });
+            let (ds, store, err_tx) = (app.ds.clone(), services.store.clone(), tx.clone());
+            tokio::spawn(async move {
+                if let Err(e) =
+                    crate::engine::score::score_all(ds, inputs, judge, 4, store, stx).await
+                {
+                    let _ = err_tx.send(Background::RunError(format!("scoring: {e}")));
+                }
+            });
         }
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::engine::{Event, Job};
-use crate::store::ResponseRecord;
+use crate::store::{ResponseRecord, ScoreRecord};
 
 /// The state of one answer pane.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,8 +48,11 @@ pub struct Answer {
     pub cached: bool,
     pub error: Option<String>,
     pub attempts: u32,
-    /// The run the answer came from.
+    /// The run the answer came from, and its job there (to score it).
     pub run_id: String,
+    pub job_idx: u32,
+    /// Its score, once scored.
+    pub verdict: Option<ScoreRecord>,
 }
 
 impl Answer {
@@ -64,6 +67,8 @@ impl Answer {
             error: None,
             attempts: 0,
             run_id: run_id.to_string(),
+            job_idx: 0,
+            verdict: None,
         }
     }
 
@@ -81,6 +86,8 @@ impl Answer {
             error: r.error.clone(),
             attempts: r.attempts,
             run_id: r.run_id.clone(),
+            job_idx: r.job_idx,
+            verdict: None,
         }
     }
 }
@@ -136,6 +143,12 @@ impl ActiveRun {
 pub struct Runs {
     pub answers: HashMap<AnswerKey, Answer>,
     pub active: Option<ActiveRun>,
+    /// Scores known for answers (loaded from the store or just computed), by answer.
+    pub scores: HashMap<AnswerKey, f64>,
+    /// (task index, model) → (sum of scores, count): the tree's rates, rebuilt on change.
+    pub task_scores: HashMap<(usize, String), (f64, usize)>,
+    /// Models with any score, in the order first seen (the tree's rate columns).
+    pub scored_models: Vec<String>,
 }
 
 impl Runs {
@@ -246,6 +259,49 @@ impl Runs {
                 }
             }
         }
+    }
+
+    /// Records a score: on its answer (when shown) and in the tree's rates.
+    pub fn apply_score(&mut self, item: usize, task: usize, rec: ScoreRecord) {
+        let key = (item, rec.model.clone(), rec.sample);
+        if let Some(score) = rec.score {
+            let old = self.scores.insert(key.clone(), score);
+            let e = self
+                .task_scores
+                .entry((task, rec.model.clone()))
+                .or_insert((0.0, 0));
+            match old {
+                Some(o) => e.0 += score - o,
+                None => {
+                    e.0 += score;
+                    e.1 += 1;
+                }
+            }
+            if !self.scored_models.contains(&rec.model) {
+                self.scored_models.push(rec.model.clone());
+            }
+        }
+        if let Some(a) = self.answers.get_mut(&key)
+            && a.run_id == rec.run_id
+        {
+            a.verdict = Some(rec);
+        }
+    }
+
+    /// The hallucination rate of `model` over `tasks`: the mean task H (macro over tasks, as
+    /// PRISM reports dimensions), over the tasks with scores; with how many tasks that is.
+    pub fn rate(&self, tasks: &[usize], model: &str) -> Option<(f64, usize)> {
+        let mut sum = 0.0;
+        let mut n = 0;
+        for &t in tasks {
+            if let Some((s, c)) = self.task_scores.get(&(t, model.to_string()))
+                && *c > 0
+            {
+                sum += 100.0 - 100.0 * s / *c as f64;
+                n += 1;
+            }
+        }
+        (n > 0).then(|| (sum / n as f64, n))
     }
 
     fn job(&self, idx: u32) -> Option<&Job> {

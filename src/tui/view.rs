@@ -80,11 +80,26 @@ fn title_bar(app: &App, f: &mut Frame, area: Rect) {
 fn tree_pane(app: &App, f: &mut Frame, area: Rect) {
     let t = &app.theme;
     let focused = app.focus == Focus::Tree;
-    let block = pane(t, Line::from(" Taxonomy "), focused);
+    // Once answers are scored, each node shows the hallucination rate of up to three models
+    // (named in the title, in column order).
+    let rate_models: Vec<&String> = app.runs.scored_models.iter().take(3).collect();
+    let title = if rate_models.is_empty() {
+        Line::from(" Taxonomy ")
+    } else {
+        let names: Vec<String> = rate_models
+            .iter()
+            .map(|m| sanitize(m).into_owned())
+            .collect();
+        Line::from(vec![
+            Span::raw(" Taxonomy "),
+            Span::styled(format!("· H% {} ", names.join(" | ")), t.muted()),
+        ])
+    };
+    let block = pane(t, title, focused);
     let inner = block.inner(area);
     f.render_widget(block, area);
     let height = inner.height as usize;
-    let count_w = 6usize;
+    let count_w = 6usize + 6 * rate_models.len();
     let rows: Vec<Line> = app
         .tree
         .visible
@@ -143,19 +158,33 @@ fn tree_pane(app: &App, f: &mut Frame, area: Rect) {
             } else {
                 label
             };
+            let rates: Vec<Span> = rate_models
+                .iter()
+                .map(|m| match app.runs.rate(&tasks, m) {
+                    Some((r, _)) => {
+                        Span::styled(format!("{r:>5.1} "), Style::default().fg(t.heat(r)))
+                    }
+                    None => Span::styled("    - ", t.muted()),
+                })
+                .collect();
+            let rates_w = 6 * rates.len();
             let used = indent.chars().count() + 2;
             let room = (inner.width as usize).saturating_sub(used + count_w);
             let label = truncate(&label, room);
             let pad = (inner.width as usize).saturating_sub(
-                used + unicode_width::UnicodeWidthStr::width(label.as_str()) + count.len(),
+                used + unicode_width::UnicodeWidthStr::width(label.as_str())
+                    + count.len()
+                    + rates_w,
             );
-            let line = Line::from(vec![
+            let mut spans = vec![
                 Span::raw(indent),
                 Span::styled(marker, t.muted()),
                 Span::styled(label, style),
                 Span::raw(" ".repeat(pad)),
-                Span::styled(count, count_style),
-            ]);
+            ];
+            spans.extend(rates);
+            spans.push(Span::styled(count, count_style));
+            let line = Line::from(spans);
             if row == app.tree_sel {
                 line.style(t.selected(focused))
             } else {

@@ -209,10 +209,26 @@ fn pane(app: &App, f: &mut Frame, r: Rect, i: usize, model: &str) {
         })
         .border_style(t.border(focused))
         .title(Line::from(title));
+    let block = match answer.and_then(|a| a.verdict.as_ref()) {
+        Some(v) => block.title_bottom(verdict_line(v, t, app.compare.show_judge)),
+        None => block,
+    };
     let inner = block.inner(r);
-    let text = answer
+    let mut text = answer
         .map(|a| sanitize(&a.text).into_owned())
         .unwrap_or_default();
+    if app.compare.show_judge
+        && let Some(v) = answer.and_then(|a| a.verdict.as_ref())
+        && let Some(reply) = &v.judge_reply
+    {
+        text.push_str(&format!(
+            "\n\n── judge {} ({} attempt{}) ──\n{}",
+            sanitize(v.judge.as_deref().unwrap_or("")),
+            v.judge_attempts,
+            if v.judge_attempts == 1 { "" } else { "s" },
+            sanitize(reply)
+        ));
+    }
     let offset = app.pane_offset(model, i);
     let para = Paragraph::new(text).wrap(Wrap { trim: false });
     let total = para.line_count(inner.width.max(1));
@@ -231,6 +247,38 @@ fn pane(app: &App, f: &mut Frame, r: Rect, i: usize, model: &str) {
             &mut state,
         );
     }
+}
+
+/// The verdict under an answer: a mark and the score (so it reads without colour), the
+/// evaluator's detail, and who judged.
+fn verdict_line(v: &crate::store::ScoreRecord, t: &Theme, showing: bool) -> Line<'static> {
+    let (mark, style) = match v.score {
+        Some(s) if s >= 1.0 => ("✓".to_string(), t.success()),
+        Some(s) if s <= 0.0 => ("✗".to_string(), t.error()),
+        Some(_) => ("~".to_string(), t.accent()),
+        None => ("?".to_string(), t.muted()),
+    };
+    let score = v
+        .score
+        .map_or("unscored".to_string(), |s| format!("{s:.2}"));
+    let mut spans = vec![
+        Span::styled(
+            format!(" {mark} {score} "),
+            style.add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(
+            format!("{} · {} ", sanitize(&v.detail), v.evaluator),
+            t.base(),
+        ),
+    ];
+    if let Some(j) = &v.judge {
+        let hint = if showing { "J hides" } else { "J shows" };
+        spans.push(Span::styled(
+            format!("· judge {} ({hint} reply) ", sanitize(j)),
+            t.muted(),
+        ));
+    }
+    Line::from(spans)
 }
 
 fn gauge(app: &App, f: &mut Frame, area: Rect) {
