@@ -146,3 +146,93 @@ fn two_models_answer_side_by_side_and_stay_stored() {
     assert!(s.contains("stored"), "{s}");
     assert!(s.contains("ANSWER("), "{s}");
 }
+
+#[test]
+fn answers_are_judged_shown_with_their_verdict_and_counted_in_the_tree() {
+    let mock = mock::start_background();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let loaded = dataset::load_sample();
+    let mut app = App::new(
+        Arc::new(loaded.dataset),
+        Arc::new(loaded.problems),
+        Theme::default_theme(),
+        Keymap::default(),
+    )
+    .with_models(models(&mock.url()));
+    let judge: ModelsFile = toml::from_str(&format!(
+        "[[models]]\nname = \"j\"\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"judge\"\n",
+        mock.url()
+    ))
+    .unwrap();
+    let mut services = rt
+        .block_on(async {
+            Services::with_store(&db, prism::engine::http_backends(), "<sample-data>".into())
+        })
+        .unwrap();
+    rt.block_on(async { services.set_judge(&judge.models[0]) })
+        .unwrap();
+    // Run the first Myths item (fact_judge) on alpha; the mock's echo answer commits to neither
+    // yes nor no, so the semantic judge decides: NO. Then J shows the judge's reply.
+    let script = vec![
+        key('j'),
+        code(KeyCode::Enter),
+        key('j'),
+        code(KeyCode::Tab),
+        key(' '),
+        key('r'),
+        code(KeyCode::Enter),
+    ];
+    let mut term = Terminal::new(TestBackend::new(120, 36)).unwrap();
+    rt.block_on(async {
+        let stream = futures::stream::iter(script.into_iter().map(Ok::<_, io::Error>));
+        run_loop_with(&mut term, &mut app, stream, &mut services).await
+    })
+    .unwrap();
+    assert_eq!(app.screen, Screen::Compare);
+    term.draw(|f| prism::tui::view::render(&app, f)).unwrap();
+    let s = screen(&term);
+    assert!(
+        s.contains("✗ 0.00 judge: different meaning · fact_judge"),
+        "{s}"
+    );
+    assert!(s.contains("judge j (J shows reply)"), "{s}");
+    // J: the judge's full reply under the answer.
+    let mut term = Terminal::new(TestBackend::new(120, 36)).unwrap();
+    rt.block_on(async {
+        let stream = futures::stream::iter(vec![Ok::<_, io::Error>(key('J'))]);
+        run_loop_with(&mut term, &mut app, stream, &mut services).await
+    })
+    .unwrap();
+    term.draw(|f| prism::tui::view::render(&app, f)).unwrap();
+    let s = screen(&term);
+    assert!(s.contains("── judge j (1 attempt) ──"), "{s}");
+    // The store holds the judged score with the reply.
+    let stored = prism::store::Store::open(&db)
+        .unwrap()
+        .scores(None)
+        .unwrap();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].judge.as_deref(), Some("j"));
+    assert_eq!(stored[0].judge_reply.as_deref(), Some("NO"));
+    // S asks again: the cached judge reply answers (no new judge request), same verdict.
+    let judge_calls = mock.attempts_for("judge", "");
+    let mut term = Terminal::new(TestBackend::new(120, 36)).unwrap();
+    rt.block_on(async {
+        let stream = futures::stream::iter(vec![Ok::<_, io::Error>(key('S')), Ok(key('b'))]);
+        run_loop_with(&mut term, &mut app, stream, &mut services).await
+    })
+    .unwrap();
+    assert_eq!(mock.attempts_for("judge", ""), judge_calls);
+    // Back in the tree: the Myths node and its parents show alpha's rate, 100.0.
+    term.draw(|f| prism::tui::view::render(&app, f)).unwrap();
+    let s = screen(&term);
+    assert!(s.contains("H% alpha"), "{s}");
+    let fd_line = s.lines().find(|l| l.contains("FD Factual")).unwrap();
+    assert!(fd_line.contains("100.0"), "{fd_line}");
+}

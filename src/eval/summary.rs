@@ -115,6 +115,23 @@ impl ModelSummary {
             .filter(|(_, t)| t.unscored > 0)
             .map(|(k, t)| (k, t.unscored))
             .collect();
+        let categories: serde_json::Map<String, Value> = self
+            .categories
+            .iter()
+            .filter_map(|(code, r)| {
+                let r = r.as_ref()?;
+                let key = CATEGORIES
+                    .iter()
+                    .find(|c| c.code == *code)
+                    .map_or(code.to_string(), |c| {
+                        format!("{}-{}", c.dimension.code(), c.code)
+                    });
+                Some((
+                    key,
+                    json!({"rate": round4(r.rate), "tasks": r.tasks, "of": r.of}),
+                ))
+            })
+            .collect();
         json!({
             "model": self.model,
             "judge": judge,
@@ -123,6 +140,7 @@ impl ModelSummary {
             "h_score": self.h_score().map(round4),
             "coverage": coverage,
             "partial_rates": partial,
+            "category_hallucination_rates": categories,
             "unscored_items_by_task": unscored,
         })
     }
@@ -141,6 +159,10 @@ pub struct Point<'a> {
 }
 
 /// Accumulates points, then summarises each model.
+///
+/// Built for the heatmap's scale (50 models x 9,448 items from the store in well under 200 ms):
+/// names are interned once, consecutive points of one model or task skip the lookup, and the
+/// per-answer cells are a dense table indexed by model and item.
 #[derive(Default)]
 pub struct Aggregator {
     models: Vec<String>,
@@ -148,9 +170,26 @@ pub struct Aggregator {
     tasks: Vec<String>,
     task_ix: HashMap<String, u32>,
     items: HashMap<String, u32>,
-    /// (model, item) → (task, sum, n scored, any unscored)
-    cells: HashMap<(u32, u32), (u32, f64, u32, bool)>,
+    last_model: Option<(String, u32)>,
+    last_task: Option<(String, u32)>,
+    /// Per model, per item: (task, sum, n scored, any unscored); task u32::MAX = no answer.
+    cells: Vec<Vec<Cell>>,
 }
+
+#[derive(Clone, Copy)]
+struct Cell {
+    task: u32,
+    sum: f64,
+    n: u32,
+    unscored: bool,
+}
+
+const EMPTY: Cell = Cell {
+    task: u32::MAX,
+    sum: 0.0,
+    n: 0,
+    unscored: false,
+};
 
 fn intern(names: &mut Vec<String>, ix: &mut HashMap<String, u32>, s: &str) -> u32 {
     if let Some(&i) = ix.get(s) {
@@ -162,10 +201,44 @@ fn intern(names: &mut Vec<String>, ix: &mut HashMap<String, u32>, s: &str) -> u3
     i
 }
 
+/// Interns with a one-entry memo: runs of one name (rows come grouped) cost a string compare.
+fn memo(
+    last: &mut Option<(String, u32)>,
+    names: &mut Vec<String>,
+    ix: &mut HashMap<String, u32>,
+    s: &str,
+) -> u32 {
+    if let Some((name, i)) = last
+        && name == s
+    {
+        return *i;
+    }
+    let i = intern(names, ix, s);
+    match last {
+        Some((name, j)) => {
+            name.clear();
+            name.push_str(s);
+            *j = i;
+        }
+        None => *last = Some((s.to_string(), i)),
+    }
+    i
+}
+
 impl Aggregator {
     pub fn add(&mut self, p: Point<'_>) {
-        let m = intern(&mut self.models, &mut self.model_ix, p.model);
-        let t = intern(&mut self.tasks, &mut self.task_ix, p.task);
+        let m = memo(
+            &mut self.last_model,
+            &mut self.models,
+            &mut self.model_ix,
+            p.model,
+        ) as usize;
+        let t = memo(
+            &mut self.last_task,
+            &mut self.tasks,
+            &mut self.task_ix,
+            p.task,
+        );
         let next = self.items.len() as u32;
         let i = match self.items.get(p.item) {
             Some(&i) => i,
@@ -173,63 +246,85 @@ impl Aggregator {
                 self.items.insert(p.item.to_string(), next);
                 next
             }
-        };
-        let c = self.cells.entry((m, i)).or_insert((t, 0.0, 0, false));
+        } as usize;
+        if self.cells.len() <= m {
+            self.cells.resize_with(m + 1, Vec::new);
+        }
+        let row = &mut self.cells[m];
+        if row.len() <= i {
+            row.resize(i + 1, EMPTY);
+        }
+        let c = &mut row[i];
+        c.task = t;
         match p.score {
             Some(s) => {
-                c.1 += s;
-                c.2 += 1;
+                c.sum += s;
+                c.n += 1;
             }
-            None => c.3 = true,
+            None => c.unscored = true,
         }
     }
 
     /// Summaries in the order models were first seen.
     pub fn finish(self, cat: &Catalogue) -> Vec<ModelSummary> {
-        let nm = self.models.len();
-        // (model, task) → (sum of item means, items scored, items unscored)
-        let mut per: HashMap<(u32, u32), (f64, usize, usize)> = HashMap::new();
-        for ((m, _), (t, sum, n, unscored)) in self.cells {
-            let e = per.entry((m, t)).or_default();
-            if unscored {
-                e.2 += 1;
-            } else if n > 0 {
-                e.0 += sum / n as f64;
-                e.1 += 1;
-            }
-        }
-        let mut out: Vec<ModelSummary> = (0..nm)
-            .map(|m| ModelSummary {
-                model: self.models[m].clone(),
-                tasks: BTreeMap::new(),
-                rates: Rates { dims: [None; 4] },
-                categories: Vec::new(),
-            })
-            .collect();
-        for ((m, t), (sum, scored, unscored)) in per {
-            let task = &self.tasks[t as usize];
-            out[m as usize].tasks.insert(
-                task.clone(),
-                TaskResult {
-                    s: if scored > 0 {
-                        100.0 * sum / scored as f64
-                    } else {
-                        0.0
-                    },
-                    scored,
-                    unscored,
-                    of: cat.tasks.get(task).map_or(0, |t| t.2),
-                },
-            );
-        }
+        let nt = self.tasks.len();
         let expected = cat.per_dimension();
         let expected = (!cat.tasks.is_empty()).then_some(&expected);
-        for s in &mut out {
-            let complete = s.task_scores();
-            s.rates = metrics::rates(&complete, expected);
-            s.categories = category_rates(cat, &complete);
-        }
-        out
+        let of: Vec<usize> = self
+            .tasks
+            .iter()
+            .map(|t| cat.tasks.get(t).map_or(0, |t| t.2))
+            .collect();
+        self.models
+            .iter()
+            .enumerate()
+            .map(|(m, name)| {
+                // Per task: (sum of item means, items scored, items unscored).
+                let mut per = vec![(0.0f64, 0usize, 0usize); nt];
+                for c in self.cells.get(m).map(Vec::as_slice).unwrap_or_default() {
+                    if c.task == u32::MAX {
+                        continue;
+                    }
+                    let e = &mut per[c.task as usize];
+                    if c.unscored {
+                        e.2 += 1;
+                    } else if c.n > 0 {
+                        e.0 += c.sum / c.n as f64;
+                        e.1 += 1;
+                    }
+                }
+                let tasks: BTreeMap<String, TaskResult> = per
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (_, scored, unscored))| scored + unscored > 0)
+                    .map(|(t, &(sum, scored, unscored))| {
+                        (
+                            self.tasks[t].clone(),
+                            TaskResult {
+                                s: if scored > 0 {
+                                    100.0 * sum / scored as f64
+                                } else {
+                                    0.0
+                                },
+                                scored,
+                                unscored,
+                                of: of[t],
+                            },
+                        )
+                    })
+                    .collect();
+                let mut s = ModelSummary {
+                    model: name.clone(),
+                    tasks,
+                    rates: Rates { dims: [None; 4] },
+                    categories: Vec::new(),
+                };
+                let complete = s.task_scores();
+                s.rates = metrics::rates(&complete, expected);
+                s.categories = category_rates(cat, &complete);
+                s
+            })
+            .collect()
     }
 }
 

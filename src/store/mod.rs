@@ -411,6 +411,30 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// The lean read behind rates and heatmaps: (model, task, item, score) of a run's scores,
+    /// handed over without building a record per row.
+    pub fn score_points(
+        &self,
+        run_id: &str,
+        mut f: impl FnMut(&str, &str, &str, Option<f64>),
+    ) -> anyhow::Result<usize> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT model, task_id, item_id, score FROM scores WHERE run_id = ?1",
+        )?;
+        let mut rows = st.query([run_id])?;
+        let mut n = 0;
+        while let Some(r) = rows.next()? {
+            f(
+                r.get_ref(0)?.as_str()?,
+                r.get_ref(1)?.as_str()?,
+                r.get_ref(2)?.as_str()?,
+                r.get_ref(3)?.as_f64_or_null()?,
+            );
+            n += 1;
+        }
+        Ok(n)
+    }
+
     /// The scores of one item across runs and models.
     pub fn scores_for_item(&self, item_id: &str) -> anyhow::Result<Vec<ScoreRecord>> {
         let sql = format!(

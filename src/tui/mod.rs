@@ -145,13 +145,16 @@ where
     let mut batches = events.ready_chunks(256);
     let mut input_done = false;
     let mut run: Option<(CancellationToken, tokio::task::JoinHandle<()>)> = None;
+    // Scoring in flight (judge calls can take seconds); the loop waits for it like for a run.
+    let mut scoring: Vec<tokio::task::JoinHandle<()>> = Vec::new();
     let mut dirty = true;
     let mut last_draw: Option<Instant> = None;
     loop {
         for cmd in std::mem::take(&mut app.commands) {
-            perform(cmd, app, services, &tx, &mut run);
+            perform(cmd, app, services, &tx, &mut run, &mut scoring);
         }
-        let running = run.as_ref().is_some_and(|(_, h)| !h.is_finished());
+        scoring.retain(|h| !h.is_finished());
+        let running = run.as_ref().is_some_and(|(_, h)| !h.is_finished()) || !scoring.is_empty();
         if app.quit {
             if let Some((cancel, handle)) = run.take() {
                 // Finished answers are already stored; the rest stay pending for --resume.
@@ -216,6 +219,7 @@ fn perform(
     services: &mut Services,
     tx: &mpsc::UnboundedSender<Background>,
     run: &mut Option<(CancellationToken, tokio::task::JoinHandle<()>)>,
+    scoring: &mut Vec<tokio::task::JoinHandle<()>>,
 ) {
     match cmd {
         app::Command::StartRun { items, models } => {
@@ -295,22 +299,20 @@ fn perform(
         app::Command::Score { inputs, judge } => {
             let judge = if judge { services.judge.clone() } else { None };
             let (stx, mut srx) = mpsc::unbounded_channel();
-            let fwd = tx.clone();
-            tokio::spawn(async move {
-                while let Some(r) = srx.recv().await {
-                    if fwd.send(Background::Scored(r)).is_err() {
-                        break;
+            let (ds, store, fwd) = (app.ds.clone(), services.store.clone(), tx.clone());
+            // One task scores and forwards, so when it ends every score has reached the loop.
+            scoring.push(tokio::spawn(async move {
+                let work = crate::engine::score::score_all(ds, inputs, judge, 4, store, stx);
+                let forward = async {
+                    while let Some(r) = srx.recv().await {
+                        let _ = fwd.send(Background::Scored(r));
                     }
+                };
+                let (result, ()) = tokio::join!(work, forward);
+                if let Err(e) = result {
+                    let _ = fwd.send(Background::RunError(format!("scoring: {e}")));
                 }
-            });
-            let (ds, store, err_tx) = (app.ds.clone(), services.store.clone(), tx.clone());
-            tokio::spawn(async move {
-                if let Err(e) =
-                    crate::engine::score::score_all(ds, inputs, judge, 4, store, stx).await
-                {
-                    let _ = err_tx.send(Background::RunError(format!("scoring: {e}")));
-                }
-            });
+            }));
         }
     }
 }

@@ -124,6 +124,20 @@ fn header(app: &App, f: &mut Frame, area: Rect) {
         ),
         Span::styled(format!("  {}", task.evaluator), t.muted()),
     ])];
+    // The item's own hallucination rate over every scored answer (all models and samples).
+    let scores: Vec<f64> = app
+        .runs
+        .scores
+        .iter()
+        .filter(|((i, _, _), _)| *i == idx)
+        .map(|(_, s)| *s)
+        .collect();
+    if let Some(h) = crate::eval::summary::item_rate(&scores) {
+        lines[0].spans.push(Span::styled(
+            format!("  item H {h:.1}% over {} scored", scores.len()),
+            Style::default().fg(t.heat(h)),
+        ));
+    }
     if let Some(ans) = &item.answer {
         lines.push(Line::from(vec![
             Span::styled("reference  ", t.muted()),
