@@ -110,3 +110,71 @@ pub fn yes_no(s: &str) -> Option<&'static str> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ds() -> Dataset {
+        crate::dataset::load_sample().dataset
+    }
+
+    fn at<'a>(ds: &'a Dataset, id: &str) -> &'a Item {
+        ds.item_by_id(id).unwrap()
+    }
+
+    #[test]
+    fn yes_no_commitment() {
+        assert_eq!(yes_no("No. He excelled"), Some("no"));
+        assert_eq!(yes_no("YES, it is"), Some("yes"));
+        assert_eq!(yes_no("yes and no"), None);
+        assert_eq!(yes_no("Nobody knows; eyes"), None, "whole words only");
+    }
+
+    #[test]
+    fn judged_evaluators_settle_by_rule_when_they_can() {
+        let ds = ds();
+        let myth = at(&ds, "KE-FD-Myths-0001");
+        // fact_judge: both say no → correct without a judge.
+        assert!(
+            matches!(step(&ds, myth, Some("No, that is a myth.")), Step::Done(v) if v.score == 1.0)
+        );
+        // Disagreeing or uncommitted → the semantic judge, with the answer and reference filled in.
+        match step(&ds, myth, Some("Yes, he failed.")) {
+            Step::Judge(a) => {
+                assert_eq!(a.kind, JudgeKind::Equivalence);
+                assert!(a.prompt.contains("Yes, he failed."));
+                assert!(a.prompt.contains("He excelled at mathematics"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let open = at(&ds, "KM-DSK-OpenScience-0001");
+        // answer_match: containment on loose forms; abstaining scores 0; else the judge.
+        assert!(
+            matches!(step(&ds, open, Some("It is Carbon Dioxide.")), Step::Done(v) if v.score == 1.0)
+        );
+        assert!(matches!(step(&ds, open, Some("[NO_INFO]")), Step::Done(v) if v.score == 0.0));
+        assert!(matches!(step(&ds, open, Some("CO2")), Step::Judge(_)));
+        // Failed responses score 0 before any judge is asked.
+        assert!(
+            matches!(step(&ds, myth, Some("ERROR: HTTP 429")), Step::Done(v) if v.score == 0.0 && v.detail.contains("API error"))
+        );
+        assert!(matches!(step(&ds, myth, None), Step::Done(v) if v.score == 0.0));
+    }
+
+    #[test]
+    fn language_and_choice_through_the_dispatch() {
+        let ds = ds();
+        let fr = at(&ds, "IFE-LgC-Languages-0001");
+        assert!(
+            matches!(step(&ds, fr, Some("Aujourd'hui il fait très beau, allons nous promener dans le parc.")), Step::Done(v) if v.score == 1.0 && v.detail == "detected French, expected French")
+        );
+        assert!(
+            matches!(step(&ds, fr, Some("The weather is lovely today, let us walk in the park.")), Step::Done(v) if v.score == 0.0)
+        );
+        let syl = at(&ds, "RE-LF-Syllogisms-0001");
+        assert!(
+            matches!(step(&ds, syl, Some("Reasoning...\nC")), Step::Done(v) if v.detail == "extracted C, expected C")
+        );
+    }
+}
