@@ -11,6 +11,7 @@ pub mod engine;
 pub mod eval;
 pub mod prompt;
 pub mod provider;
+pub mod report;
 pub mod store;
 pub mod taxonomy;
 pub mod text;

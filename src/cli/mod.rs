@@ -2,6 +2,7 @@
 
 pub mod exchange;
 pub mod model;
+pub mod report;
 pub mod run;
 pub mod score;
 
@@ -66,6 +67,9 @@ pub enum Command {
     /// Score stored responses (or an official outputs/<model>/responses/ directory): rules first,
     /// the judge where needed; prints per-dimension hallucination rates and the H-Score.
     Score(score::ScoreArgs),
+    /// Report hallucination rates: a terminal table, CSV, Markdown, JSON or a self-contained HTML
+    /// file, from a scored run, official summaries, outputs directories and reference rows.
+    Report(report::ReportArgs),
     /// The default local model: install, list, path.
     Model {
         #[command(subcommand)]
@@ -157,6 +161,7 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
         }
         Some(Command::Run(args)) => run::run(args, &dirs, run::factory(&dirs)),
         Some(Command::Score(args)) => score::score(args, &dirs, run::factory(&dirs)),
+        Some(Command::Report(args)) => report::report(args, &dirs),
         Some(Command::Model { what }) => {
             match what {
                 ModelCommand::Install { hub_url } => {

@@ -328,7 +328,7 @@ impl Aggregator {
     }
 }
 
-fn category_rates(
+pub fn category_rates(
     cat: &Catalogue,
     scores: &BTreeMap<String, f64>,
 ) -> Vec<(&'static str, Option<DimRate>)> {

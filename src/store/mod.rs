@@ -88,8 +88,29 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, job_idx)
     ) WITHOUT ROWID;
     CREATE INDEX scores_item ON scores(item_id, model);
+    CREATE INDEX scores_task ON scores(run_id, model, task_id, score);
     "#,
 ];
+
+/// `YYYY-MM-DD HH:MM UTC` for a Unix time (civil-from-days, so no time crate is needed).
+pub fn format_time(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60
+    )
+}
 
 pub fn now_secs() -> i64 {
     SystemTime::now()
@@ -435,6 +456,44 @@ impl Store {
         Ok(n)
     }
 
+    /// The lowest-scored answer of a model in a task of a run, with its response text (the example
+    /// failure a report shows next to a bad sub-task).
+    pub fn worst_answer(
+        &self,
+        run_id: &str,
+        model: &str,
+        task_id: &str,
+    ) -> anyhow::Result<Option<(ScoreRecord, Option<String>)>> {
+        let sql = format!(
+            "SELECT {} FROM scores WHERE run_id = ?1 AND model = ?2 AND task_id = ?3 AND score IS NOT NULL
+             ORDER BY score, job_idx LIMIT 1",
+            Self::SCORE_COLS
+        );
+        let mut st = self.conn.prepare_cached(&sql)?;
+        let Some(s) = st
+            .query_row(params![run_id, model, task_id], Self::score_row)
+            .optional()?
+        else {
+            return Ok(None);
+        };
+        let text: Option<String> = self
+            .conn
+            .prepare_cached("SELECT coalesce(text, 'ERROR: ' || error) FROM responses WHERE run_id = ?1 AND job_idx = ?2")?
+            .query_row(params![run_id, s.job_idx], |r| r.get(0))
+            .optional()?
+            .flatten();
+        Ok(Some((s, text)))
+    }
+
+    /// The judges that scored a run.
+    pub fn judges(&self, run_id: &str) -> anyhow::Result<Vec<String>> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT DISTINCT judge FROM scores WHERE run_id = ?1 AND judge IS NOT NULL ORDER BY judge",
+        )?;
+        let rows = st.query_map([run_id], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// The scores of one item across runs and models.
     pub fn scores_for_item(&self, item_id: &str) -> anyhow::Result<Vec<ScoreRecord>> {
         let sql = format!(
@@ -688,6 +747,13 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_format_as_utc_dates() {
+        assert_eq!(format_time(0), "1970-01-01 00:00 UTC");
+        assert_eq!(format_time(1_796_000_000), "2026-11-30 00:53 UTC");
+        assert_eq!(format_time(951_782_400), "2000-02-29 00:00 UTC");
+    }
 
     fn resp(run: &str, idx: u32, ok: bool) -> ResponseRecord {
         ResponseRecord {

@@ -1,0 +1,150 @@
+//! `prism report`: the heatmap's numbers as a terminal table, CSV, Markdown, JSON or a
+//! self-contained HTML file, from a store run, official summaries, outputs directories and
+//! reference CSVs, optionally against a baseline.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+
+use super::run::{dataset_path, default_db};
+use crate::config::Dirs;
+use crate::report::{Report, Row, build, html, render};
+use crate::store::Store;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Csv,
+    Md,
+    Json,
+    Html,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Store to read scored runs from (default: prism.db in the data dir; used unless only
+    /// files are given).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// The run to report (default: the latest).
+    #[arg(long)]
+    pub run: Option<String>,
+    /// Official summary.json files (each one row).
+    #[arg(long, num_args = 1.., value_name = "FILE")]
+    pub summary: Vec<PathBuf>,
+    /// A PRISM outputs/ directory (a row per model: its summary.json, else its scores/).
+    #[arg(long, value_name = "DIR")]
+    pub prism_outputs: Option<PathBuf>,
+    /// Published figures to place beside yours, marked as references (e.g. the paper's Table 2,
+    /// shipped as sample-data/references/paper-table2.csv).
+    #[arg(long, value_name = "CSV")]
+    pub references: Vec<PathBuf>,
+    /// Show each cell's change against an earlier run (models matched by name) or against one
+    /// model of the report.
+    #[arg(long, value_name = "RUN_ID|MODEL")]
+    pub baseline: Option<String>,
+    /// The dataset (for questions in examples and for coverage); default: the run's own.
+    #[arg(long, value_name = "PRISM_DIR")]
+    pub data: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Write to this file instead of stdout.
+    #[arg(short = 'o', long)]
+    pub output: Option<PathBuf>,
+}
+
+pub fn report(args: ReportArgs, dirs: &Dirs) -> anyhow::Result<i32> {
+    let mut problems = Vec::new();
+    let mut rows: Vec<Row> = Vec::new();
+    let mut meta = crate::report::Meta {
+        prism_version: env!("CARGO_PKG_VERSION").to_string(),
+        ..Default::default()
+    };
+    let files_only = args.db.is_none()
+        && args.run.is_none()
+        && (!args.summary.is_empty()
+            || args.prism_outputs.is_some()
+            || !args.references.is_empty());
+    let store = if files_only {
+        None
+    } else {
+        let db = args.db.clone().unwrap_or_else(|| default_db(dirs));
+        if !db.is_file() {
+            bail!(
+                "no store at {} (pass --db, or --summary/--prism-outputs)",
+                db.display()
+            );
+        }
+        Some(Store::open(&db)?)
+    };
+    let load_ds = |r: &str| -> Option<crate::dataset::Dataset> {
+        let p = args.data.as_deref().or(dataset_path(r));
+        match p {
+            Some(p) => crate::dataset::load_path(p).ok().map(|l| l.dataset),
+            None => Some(crate::dataset::load_sample().dataset),
+        }
+    };
+    if let Some(store) = &store {
+        let run = match &args.run {
+            Some(id) => store
+                .run(id)?
+                .with_context(|| format!("no run {id} in the store"))?,
+            None => store.latest_run()?.context("no runs in the store")?,
+        };
+        let ds = load_ds(&run.dataset);
+        let (r, m) = build::from_store(store, &run.id, ds.as_ref())?;
+        rows.extend(r);
+        meta = m;
+    }
+    for f in &args.summary {
+        rows.push(build::from_summary_file(f)?);
+    }
+    if let Some(dir) = &args.prism_outputs {
+        rows.extend(build::from_outputs(dir, &mut problems)?);
+    }
+    for f in &args.references {
+        rows.extend(build::references_csv(f, &mut problems)?);
+    }
+    if rows.is_empty() {
+        bail!("nothing to report");
+    }
+    if let Some(b) = &args.baseline {
+        let from_run = match &store {
+            Some(s) => match s.run(b)? {
+                Some(run) => {
+                    let ds = load_ds(&run.dataset);
+                    Some(build::from_store(s, &run.id, ds.as_ref())?.0)
+                }
+                None => None,
+            },
+            None => None,
+        };
+        let base = match from_run {
+            Some(r) => r,
+            None => match rows.iter().find(|r| &r.name == b) {
+                Some(r) => vec![r.clone()],
+                None => bail!("--baseline {b}: no run or model of that name"),
+            },
+        };
+        build::attach_baseline(&mut rows, &base);
+    }
+    for p in &problems {
+        eprintln!("{p}");
+    }
+    let rep = Report::new(rows, meta);
+    let out = match args.format {
+        Format::Table => render::table(&rep),
+        Format::Csv => render::csv(&rep),
+        Format::Md => render::markdown(&rep),
+        Format::Json => serde_json::to_string_pretty(&render::json(&rep))? + "\n",
+        Format::Html => html::html(&rep),
+    };
+    match &args.output {
+        Some(p) => {
+            std::fs::write(p, out).with_context(|| format!("writing {}", p.display()))?;
+            eprintln!("wrote {}", p.display());
+        }
+        None => print!("{out}"),
+    }
+    Ok(if problems.is_empty() { 0 } else { 2 })
+}

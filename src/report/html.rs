@@ -1,0 +1,299 @@
+//! The HTML report: one self-contained file (inline CSS and SVG, no script, no network), with
+//! the heatmap in the theme's colours, per-category and per-sub-task tables, the Spearman matrix,
+//! the run's metadata and each model's worst sub-tasks with an example failure. Every piece of
+//! text from a model or a file is escaped.
+
+use std::fmt::Write;
+
+use ratatui::style::Color;
+
+use super::render::arrow;
+use super::{Report, View};
+use crate::taxonomy::{CATEGORIES, Dimension};
+use crate::theme::Theme;
+
+/// Escapes text for HTML content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            // Control characters from model output are dropped (they cannot be shown).
+            c if c.is_control() && c != '\n' && c != '\t' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn hex(theme: &Theme, rate: f64) -> String {
+    match theme.heat(rate) {
+        Color::Rgb(r, g, b) => format!("#{r:02x}{g:02x}{b:02x}"),
+        _ => "#888888".into(),
+    }
+}
+
+/// Black or white text, whichever reads on the cell colour.
+fn ink(bg: &str) -> &'static str {
+    let v = u32::from_str_radix(bg.trim_start_matches('#'), 16).unwrap_or(0x888888);
+    let (r, g, b) = ((v >> 16) & 255, (v >> 8) & 255, v & 255);
+    if 299 * r + 587 * g + 114 * b > 140_000 {
+        "#111"
+    } else {
+        "#fff"
+    }
+}
+
+fn heat_cell(theme: &Theme, rep: &Report, row: usize, view: View, col: usize) -> String {
+    match rep.cell(row, view, col) {
+        Some(c) => {
+            let bg = hex(theme, c.value);
+            let delta = rep
+                .delta(row, view, col)
+                .map(|d| format!(" <small>{}</small>", arrow(d)))
+                .unwrap_or_default();
+            let title = if c.partial {
+                format!(" title=\"partial: {} of {} tasks\"", c.tasks, c.of)
+            } else {
+                String::new()
+            };
+            format!(
+                "<td class=\"heat\" style=\"background:{bg};color:{}\"{title}>{}{delta}</td>",
+                ink(&bg),
+                c.text()
+            )
+        }
+        None => "<td class=\"none\">-</td>".into(),
+    }
+}
+
+fn svg_heatmap(theme: &Theme, rep: &Report) -> String {
+    let cols = rep.columns(View::Dimensions);
+    let label_w = 12
+        + 8 * rep
+            .rows
+            .iter()
+            .map(|r| r.name.chars().count() + 6)
+            .max()
+            .unwrap_or(10)
+            .min(40);
+    let (cw, ch) = (92, 30);
+    let w = label_w + cw * cols.len() + 10;
+    let h = 34 + ch * rep.rows.len() + 10;
+    let mut s = format!(
+        "<svg id=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"hallucination rate heatmap\" font-family=\"sans-serif\" font-size=\"13\">"
+    );
+    for (j, c) in cols.iter().enumerate() {
+        let _ = write!(
+            s,
+            "<text x=\"{}\" y=\"22\" text-anchor=\"middle\" font-weight=\"bold\">{}</text>",
+            label_w + cw * j + cw / 2,
+            esc(c)
+        );
+    }
+    for (i, r) in rep.rows.iter().enumerate() {
+        let y = 34 + ch * i;
+        let label = if r.is_reference() {
+            format!("{} (ref)", r.name)
+        } else {
+            r.name.clone()
+        };
+        let _ = write!(
+            s,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\"{}>{}</text>",
+            label_w - 8,
+            y + 20,
+            if r.is_reference() {
+                " font-style=\"italic\""
+            } else {
+                ""
+            },
+            esc(&label)
+        );
+        for (j, col) in cols.iter().enumerate() {
+            let x = label_w + cw * j;
+            match rep.cell(i, View::Dimensions, j) {
+                Some(c) => {
+                    let bg = hex(theme, c.value);
+                    let delta = rep
+                        .delta(i, View::Dimensions, j)
+                        .map(|d| format!(" {}", arrow(d)))
+                        .unwrap_or_default();
+                    let _ = write!(
+                        s,
+                        "<g class=\"cell\" data-model=\"{}\" data-col=\"{}\" data-value=\"{:.2}\"><rect x=\"{x}\" y=\"{y}\" width=\"{}\" height=\"{}\" fill=\"{bg}\" rx=\"3\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{}\">{}{}</text></g>",
+                        esc(&r.name),
+                        esc(col),
+                        c.value,
+                        cw - 2,
+                        ch - 2,
+                        x + cw / 2,
+                        y + 19,
+                        ink(&bg),
+                        c.text(),
+                        esc(&delta)
+                    );
+                }
+                None => {
+                    let _ = write!(
+                        s,
+                        "<g class=\"cell empty\" data-model=\"{}\" data-col=\"{}\"><rect x=\"{x}\" y=\"{y}\" width=\"{}\" height=\"{}\" fill=\"#eee\" rx=\"3\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#777\">-</text></g>",
+                        esc(&r.name),
+                        esc(col),
+                        cw - 2,
+                        ch - 2,
+                        x + cw / 2,
+                        y + 19
+                    );
+                }
+            }
+        }
+    }
+    s.push_str("</svg>");
+    s
+}
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2rem;color:#222;max-width:1400px}
+h1{margin-bottom:.2rem}h2{margin-top:2rem;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;font-size:13px;margin:.5rem 0}
+th,td{border:1px solid #ddd;padding:3px 7px;text-align:right}th{background:#f4f4f4}
+td.name,th.name{text-align:left}td.none{color:#999}
+.meta td{text-align:left}.scroll{overflow-x:auto}
+pre{white-space:pre-wrap;background:#f7f7f7;padding:.5rem;border-radius:4px;font-size:12px;max-height:14rem;overflow:auto}
+small{opacity:.85}.ref{font-style:italic}";
+
+/// The whole report as one HTML document.
+pub fn html(rep: &Report) -> String {
+    let theme = Theme::default_theme();
+    let mut s = String::with_capacity(64 * 1024);
+    let _ = write!(
+        s,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>prism report</title><style>{STYLE}</style></head><body>\n<h1>prism report</h1>\n<p>Hallucination rates in % (lower is better) per PRISM dimension, and the H-Score (their mean). <code>*</code> marks a partial rate (not every task of the dimension scored); <i>(ref)</i> rows are published figures.</p>\n"
+    );
+    // Metadata.
+    let m = &rep.meta;
+    s.push_str("<h2>Run</h2><table class=\"meta\">");
+    let mut meta_row = |k: &str, v: &str| {
+        let _ = write!(s, "<tr><th class=\"name\">{k}</th><td>{}</td></tr>", esc(v));
+    };
+    meta_row("dataset", m.dataset.as_deref().unwrap_or("-"));
+    meta_row("date", m.date.as_deref().unwrap_or("-"));
+    meta_row(
+        "judge",
+        &if m.judges.is_empty() {
+            "none".to_string()
+        } else {
+            m.judges.join(", ")
+        },
+    );
+    if let Some(n) = m.samples {
+        meta_row("samples", &n.to_string());
+    }
+    if let Some(n) = m.shots {
+        meta_row("shots", &n.to_string());
+    }
+    for (name, desc) in &m.models {
+        meta_row(&format!("model {}", esc(name)), desc);
+    }
+    meta_row("prism", &m.prism_version);
+    s.push_str("</table>\n");
+
+    s.push_str("<h2>Heatmap</h2>\n");
+    s.push_str(&svg_heatmap(&theme, rep));
+
+    // Categories.
+    s.push_str("\n<h2>Categories</h2><div class=\"scroll\"><table id=\"categories\"><tr><th class=\"name\">model</th>");
+    for c in CATEGORIES.iter() {
+        let _ = write!(
+            s,
+            "<th title=\"{}\">{}-{}</th>",
+            esc(c.name),
+            c.dimension.code(),
+            c.code
+        );
+    }
+    s.push_str("</tr>");
+    for (i, r) in rep.rows.iter().enumerate() {
+        // Published rows have only the four rates.
+        if r.categories.iter().all(Option::is_none) {
+            continue;
+        }
+        let _ = write!(s, "<tr><td class=\"name\">{}</td>", esc(&r.name));
+        for c in 0..CATEGORIES.len() {
+            s.push_str(&heat_cell(&theme, rep, i, View::Categories, c));
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</table></div>\n");
+
+    // Sub-tasks: one row per task, one column per model.
+    let with_tasks: Vec<usize> = (0..rep.rows.len())
+        .filter(|&i| !rep.rows[i].task_scores.is_empty())
+        .collect();
+    if !rep.tasks.is_empty() {
+        s.push_str("<h2>Sub-tasks</h2><div class=\"scroll\"><table id=\"subtasks\"><tr><th class=\"name\">sub-task</th>");
+        for &i in &with_tasks {
+            let _ = write!(s, "<th>{}</th>", esc(&rep.rows[i].name));
+        }
+        s.push_str("</tr>");
+        for (t, task) in rep.tasks.iter().enumerate() {
+            let _ = write!(s, "<tr><td class=\"name\">{}</td>", esc(task));
+            for &i in &with_tasks {
+                s.push_str(&heat_cell(&theme, rep, i, View::Tasks, t));
+            }
+            s.push_str("</tr>");
+        }
+        s.push_str("</table></div>\n");
+    }
+
+    // Spearman.
+    let corr = rep.correlations();
+    s.push_str("<h2>Rank correlation between dimensions</h2><p>Spearman correlation of the models' rankings (rows with complete rates).</p><table id=\"spearman\"><tr><th></th>");
+    for d in Dimension::ALL {
+        let _ = write!(s, "<th>{d}</th>");
+    }
+    s.push_str("</tr>");
+    for (i, a) in Dimension::ALL.iter().enumerate() {
+        let _ = write!(s, "<tr><th>{a}</th>");
+        for v in corr[i] {
+            match v {
+                Some(v) => {
+                    let _ = write!(s, "<td>{v:.2}</td>");
+                }
+                None => s.push_str("<td class=\"none\">-</td>"),
+            }
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</table>\n");
+
+    // Worst sub-tasks.
+    if rep.rows.iter().any(|r| !r.worst.is_empty()) {
+        s.push_str("<h2>Worst sub-tasks</h2>");
+        for r in rep.rows.iter().filter(|r| !r.worst.is_empty()) {
+            let _ = write!(s, "<h3>{}</h3><ol>", esc(&r.name));
+            for w in &r.worst {
+                let _ = write!(s, "<li><b>{}</b>: {:.1}%", esc(&w.task), w.rate);
+                if let Some(e) = &w.example {
+                    let _ = write!(
+                        s,
+                        "<br>e.g. <code>{}</code> scored {:.2}: {}<pre>{}</pre><pre>{}</pre>",
+                        esc(&e.item_id),
+                        e.score,
+                        esc(&e.detail),
+                        esc(&e.question),
+                        esc(&e.answer)
+                    );
+                }
+                s.push_str("</li>");
+            }
+            s.push_str("</ol>");
+        }
+    }
+    s.push_str("\n</body></html>\n");
+    s
+}

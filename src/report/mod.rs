@@ -1,0 +1,257 @@
+//! Reports: the rows a heatmap or a shared report shows (the user's models from a store, official
+//! summaries or outputs directories, and published reference rows), their cells in three views
+//! (dimensions, categories, sub-tasks), baseline deltas, and the renderers (terminal table, CSV,
+//! Markdown, JSON, self-contained HTML).
+
+pub mod build;
+pub mod html;
+pub mod render;
+
+use std::collections::BTreeMap;
+
+use crate::eval::metrics::DimRate;
+use crate::eval::summary::ModelSummary;
+use crate::taxonomy::{CATEGORIES, Dimension};
+
+/// Where a row comes from.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Source {
+    /// A run in the store.
+    Run { run_id: String },
+    /// An official `summary.json` or outputs directory.
+    File { path: String },
+    /// Published figures (not run here).
+    Reference { source: String },
+}
+
+/// One failure shown as an example.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Example {
+    pub item_id: String,
+    pub question: String,
+    pub answer: String,
+    pub score: f64,
+    pub detail: String,
+}
+
+/// A sub-task among a model's worst.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Worst {
+    pub task: String,
+    /// Task H (100 - S).
+    pub rate: f64,
+    pub example: Option<Example>,
+}
+
+/// One model's numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub name: String,
+    pub source: Source,
+    /// Per dimension (Dimension::ALL order).
+    pub dims: [Option<DimRate>; 4],
+    /// Per category (CATEGORIES order).
+    pub categories: Vec<Option<DimRate>>,
+    /// Task S by task id (complete tasks).
+    pub task_scores: BTreeMap<String, f64>,
+    pub worst: Vec<Worst>,
+    /// The same model in the baseline, for deltas.
+    pub baseline: Option<Box<Row>>,
+}
+
+impl Row {
+    pub fn from_summary(s: &ModelSummary, source: Source) -> Row {
+        Row {
+            name: s.model.clone(),
+            source,
+            dims: s.rates.dims,
+            categories: s.categories.iter().map(|c| c.1).collect(),
+            task_scores: s.task_scores(),
+            worst: Vec::new(),
+            baseline: None,
+        }
+    }
+
+    /// The H-Score: only when all four dimensions are complete.
+    pub fn h_score(&self) -> Option<f64> {
+        let mut sum = 0.0;
+        for d in &self.dims {
+            let d = d.as_ref().filter(|d| d.complete())?;
+            sum += d.rate;
+        }
+        Some(sum / 4.0)
+    }
+
+    pub fn is_reference(&self) -> bool {
+        matches!(self.source, Source::Reference { .. })
+    }
+
+    /// The value of a column in a view.
+    pub fn cell(&self, view: View, col: usize, tasks: &[String]) -> Option<Cell> {
+        match view {
+            View::Dimensions if col < 4 => self.dims[col].map(Cell::of),
+            View::Dimensions => self.h_score().map(|v| Cell {
+                value: v,
+                partial: false,
+                tasks: 0,
+                of: 0,
+            }),
+            View::Categories => self.categories.get(col).copied().flatten().map(Cell::of),
+            View::Tasks => {
+                let s = self.task_scores.get(tasks.get(col)?)?;
+                Some(Cell {
+                    value: 100.0 - s,
+                    partial: false,
+                    tasks: 1,
+                    of: 1,
+                })
+            }
+        }
+    }
+
+    /// Change against the baseline in a cell.
+    pub fn delta(&self, view: View, col: usize, tasks: &[String]) -> Option<f64> {
+        let b = self.baseline.as_ref()?.cell(view, col, tasks)?;
+        Some(self.cell(view, col, tasks)?.value - b.value)
+    }
+}
+
+/// A cell: a hallucination rate (lower is better), and whether it covers every task.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cell {
+    pub value: f64,
+    pub partial: bool,
+    pub tasks: usize,
+    pub of: usize,
+}
+
+impl Cell {
+    fn of(r: DimRate) -> Cell {
+        Cell {
+            value: r.rate,
+            partial: !r.complete(),
+            tasks: r.tasks,
+            of: r.of,
+        }
+    }
+
+    /// The number as printed everywhere: two decimals (as the paper), `*` when partial.
+    pub fn text(&self) -> String {
+        format!("{:.2}{}", self.value, if self.partial { "*" } else { "" })
+    }
+}
+
+/// Which columns a heatmap shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum View {
+    #[default]
+    Dimensions,
+    Categories,
+    Tasks,
+}
+
+impl View {
+    pub fn next(self) -> View {
+        match self {
+            View::Dimensions => View::Categories,
+            View::Categories => View::Tasks,
+            View::Tasks => View::Dimensions,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            View::Dimensions => "dimensions",
+            View::Categories => "categories",
+            View::Tasks => "sub-tasks",
+        }
+    }
+}
+
+/// Run metadata for the report's header.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Meta {
+    pub dataset: Option<String>,
+    pub date: Option<String>,
+    pub judges: Vec<String>,
+    /// Per model: provider, model id and parameters, as configured for the run.
+    pub models: Vec<(String, String)>,
+    pub samples: Option<u32>,
+    pub shots: Option<u32>,
+    pub prism_version: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub rows: Vec<Row>,
+    /// Every sub-task with a score in any row, in taxonomy order.
+    pub tasks: Vec<String>,
+    pub meta: Meta,
+}
+
+impl Report {
+    pub fn new(rows: Vec<Row>, meta: Meta) -> Report {
+        let mut tasks: Vec<String> = rows
+            .iter()
+            .flat_map(|r| r.task_scores.keys().cloned())
+            .collect();
+        tasks.sort_by_key(|t| task_order(t));
+        tasks.dedup();
+        Report { rows, tasks, meta }
+    }
+
+    pub fn columns(&self, view: View) -> Vec<String> {
+        match view {
+            View::Dimensions => Dimension::ALL
+                .iter()
+                .map(|d| d.code().to_string())
+                .chain(["H-Score".to_string()])
+                .collect(),
+            View::Categories => CATEGORIES
+                .iter()
+                .map(|c| format!("{}-{}", c.dimension.code(), c.code))
+                .collect(),
+            View::Tasks => self.tasks.clone(),
+        }
+    }
+
+    pub fn cell(&self, row: usize, view: View, col: usize) -> Option<Cell> {
+        self.rows.get(row)?.cell(view, col, &self.tasks)
+    }
+
+    pub fn delta(&self, row: usize, view: View, col: usize) -> Option<f64> {
+        self.rows.get(row)?.delta(view, col, &self.tasks)
+    }
+
+    /// Spearman correlation of the rows' rankings between every pair of dimensions (rows with
+    /// complete rates, references included: the paper's Figure 4 is over its 24 models).
+    pub fn correlations(&self) -> [[Option<f64>; 4]; 4] {
+        std::array::from_fn(|i| {
+            std::array::from_fn(|j| {
+                let (a, b): (Vec<f64>, Vec<f64>) = self
+                    .rows
+                    .iter()
+                    .filter_map(|r| {
+                        let x = r.dims[i].filter(DimRate::complete)?.rate;
+                        let y = r.dims[j].filter(DimRate::complete)?.rate;
+                        Some((x, y))
+                    })
+                    .unzip();
+                crate::eval::metrics::spearman(&a, &b)
+            })
+        })
+    }
+}
+
+/// Taxonomy order of a task id: dimension, then category, then name.
+fn task_order(t: &str) -> (usize, usize, String) {
+    let mut p = t.splitn(3, '-');
+    let d = p.next().and_then(|d| d.parse::<Dimension>().ok());
+    let c = d.and_then(|d| crate::taxonomy::category(d, p.next().unwrap_or("")));
+    (
+        d.map_or(9, |d| d.index()),
+        c.map_or(99, crate::taxonomy::category_index),
+        t.to_string(),
+    )
+}
