@@ -301,10 +301,29 @@ pub fn from_outputs(dir: &Path, problems: &mut Vec<String>) -> anyhow::Result<Ve
 /// paper's Table 2 has this shape). The H-Score is recomputed from the four rates; a published
 /// one that disagrees by more than 0.02 is reported as a problem.
 pub fn references_csv(path: &Path, problems: &mut Vec<String>) -> anyhow::Result<Vec<Row>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    references_from_text(&text, path, problems)
+}
+
+/// The bundled reference rows: the paper's Table 2 (sample-data/references/paper-table2.csv).
+pub fn bundled_references() -> Vec<Row> {
+    let text = crate::dataset::SAMPLE_DATA
+        .get_file("references/paper-table2.csv")
+        .and_then(|f| f.contents_utf8())
+        .unwrap_or("");
+    references_from_text(text, Path::new("paper-table2.csv"), &mut Vec::new()).unwrap_or_default()
+}
+
+/// Reference rows from CSV text; `path` names it in problems and as the rows' source.
+pub fn references_from_text(
+    text: &str,
+    path: &Path,
+    problems: &mut Vec<String>,
+) -> anyhow::Result<Vec<Row>> {
     let mut rd = csv::ReaderBuilder::new()
         .flexible(true)
-        .from_path(path)
-        .with_context(|| format!("reading {}", path.display()))?;
+        .from_reader(text.as_bytes());
     let headers = rd.headers()?.clone();
     let col = |name: &str| {
         headers

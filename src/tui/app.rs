@@ -59,6 +59,7 @@ pub enum Popup {
 pub enum Screen {
     Browse,
     Compare,
+    Heatmap,
 }
 
 /// Work the loop does for the app (update itself never blocks or spawns).
@@ -93,6 +94,8 @@ pub struct Compare {
     pub sample: u32,
     /// Show the judge's full reply under each judged answer.
     pub show_judge: bool,
+    /// Where back leads (the heatmap's drill-down, else browsing).
+    pub return_to: Option<Screen>,
 }
 
 impl Compare {
@@ -148,6 +151,7 @@ pub struct App {
     pub chosen: Vec<bool>,
     pub runs: Runs,
     pub compare: Compare,
+    pub heat: super::heatmap::Heat,
     /// Work for the loop to do.
     pub commands: Vec<Command>,
     /// Whether runs can be started (a store is open).
@@ -188,6 +192,7 @@ impl App {
             chosen: Vec::new(),
             runs: Runs::default(),
             compare: Compare::default(),
+            heat: Default::default(),
             commands: Vec::new(),
             can_run: false,
         }
@@ -230,6 +235,9 @@ impl App {
         if let Some(item) = self.ds.index_of(&rec.item_id) {
             let task = self.ds.items[item].task as usize;
             self.runs.apply_score(item, task, rec);
+            if self.screen == Screen::Heatmap && self.heat.drill.is_none() {
+                self.refresh_heat();
+            }
         }
     }
 
@@ -319,6 +327,7 @@ impl App {
             match self.screen {
                 Screen::Browse => self.apply(a),
                 Screen::Compare => self.apply_compare(a),
+                Screen::Heatmap => self.apply_heatmap(a),
             }
         }
     }
@@ -488,6 +497,12 @@ impl App {
                 }
             }
             Action::ToggleJudge => self.compare.show_judge = !self.compare.show_judge,
+            Action::Heatmap => self.open_heatmap(),
+            Action::HeatView
+            | Action::Sort
+            | Action::Spearman
+            | Action::References
+            | Action::Baseline => {}
             Action::Cancel => {
                 if self.search.regex.is_some() {
                     self.search = Search::default();

@@ -94,10 +94,11 @@ impl App {
                     self.commands.push(Command::CancelRun);
                     self.notice = Some("cancelling: finished answers are kept".into());
                 } else {
-                    self.screen = Screen::Browse;
+                    self.screen = self.compare.return_to.unwrap_or(Screen::Browse);
                 }
             }
-            Action::Back => self.screen = Screen::Browse,
+            Action::Back => self.screen = self.compare.return_to.unwrap_or(Screen::Browse),
+            Action::Heatmap => self.open_heatmap(),
             Action::NextPane | Action::Expand if panes > 0 => {
                 self.compare.pane = (self.compare.pane + 1) % panes;
             }

@@ -36,6 +36,12 @@ pub enum Action {
     Back,
     Rescore,
     ToggleJudge,
+    Heatmap,
+    HeatView,
+    Sort,
+    Spearman,
+    References,
+    Baseline,
 }
 
 /// (action, config name, description, default keys), in help order.
@@ -141,6 +147,42 @@ const ACTIONS: &[(Action, &str, &str, &[&str])] = &[
         "toggle_judge",
         "compare: show or hide the judge's reply under each answer",
         &["J"],
+    ),
+    (
+        Action::Heatmap,
+        "heatmap",
+        "open the heatmap of hallucination rates per model",
+        &["H"],
+    ),
+    (
+        Action::HeatView,
+        "heat_view",
+        "heatmap: dimensions, categories or sub-tasks",
+        &["v"],
+    ),
+    (
+        Action::Sort,
+        "sort",
+        "heatmap: sort by the column (again: ascending, then off)",
+        &["o"],
+    ),
+    (
+        Action::Spearman,
+        "spearman",
+        "heatmap: rank correlation between dimensions",
+        &["x"],
+    ),
+    (
+        Action::References,
+        "references",
+        "heatmap: show or hide the paper's published rows",
+        &["R"],
+    ),
+    (
+        Action::Baseline,
+        "baseline",
+        "heatmap: compare every row against the selected one (again: off)",
+        &["B"],
     ),
     (
         Action::Back,

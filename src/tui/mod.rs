@@ -3,12 +3,14 @@
 
 pub mod app;
 mod compare;
+pub mod heatmap;
 pub mod keymap;
 pub mod layout;
 pub mod runs;
 pub mod tree;
 pub mod view;
 mod view_compare;
+mod view_heatmap;
 
 use std::io;
 use std::time::{Duration, Instant};

@@ -23,6 +23,13 @@ pub fn render(app: &App, f: &mut Frame) {
         super::view_compare::render(app, f);
         return;
     }
+    if app.screen == super::app::Screen::Heatmap {
+        super::view_heatmap::render(app, f);
+        if let Some(Popup::Help { scroll }) = app.popup {
+            help_popup(app, f, f.area(), scroll);
+        }
+        return;
+    }
     let area = f.area();
     let a = super::layout::Areas::new(area);
     f.render_widget(Block::default().style(app.theme.base()), area);
