@@ -235,9 +235,8 @@ impl App {
         if let Some(item) = self.ds.index_of(&rec.item_id) {
             let task = self.ds.items[item].task as usize;
             self.runs.apply_score(item, task, rec);
-            if self.screen == Screen::Heatmap && self.heat.drill.is_none() {
-                self.refresh_heat();
-            }
+            // Rebuilt once before the next frame, however many scores arrive in between.
+            self.heat.dirty = true;
         }
     }
 

@@ -4,12 +4,13 @@
 //! column, a baseline row for deltas, and a drill-down from a cell to its items (worst first)
 //! and on to the compare screen.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::app::{App, Command, Screen};
 use super::keymap::Action;
 use crate::dataset::Dataset;
-use crate::eval::summary::{Aggregator, Catalogue, Point};
+use crate::eval::metrics;
+use crate::eval::summary::{Catalogue, category_rates};
 use crate::report::{Report, Row, Source, View, build};
 use crate::taxonomy::{CATEGORIES, Dimension};
 
@@ -43,35 +44,46 @@ pub struct Heat {
     pub order: Vec<usize>,
     pub drill: Option<Drill>,
     pub spearman: bool,
+    /// Scores arrived since the rows were built.
+    pub dirty: bool,
 }
 
-/// Rows from scores: (item index, model, sample) → score.
-pub fn rows_from_scores(ds: &Dataset, scores: &HashMap<(usize, String, u32), f64>) -> Vec<Row> {
-    let mut keys: Vec<&(usize, String, u32)> = scores.keys().collect();
-    // Grouped by model then task: the aggregator's memo makes grouped input cheap.
-    keys.sort_by(|a, b| {
-        a.1.cmp(&b.1)
-            .then(ds.items[a.0].task.cmp(&ds.items[b.0].task))
-    });
-    let mut agg = Aggregator::default();
-    for k in keys {
-        let item = &ds.items[k.0];
-        agg.add(Point {
-            model: &k.1,
-            task: &ds.task_of(item).id,
-            item: &item.id,
-            score: Some(scores[k]),
-        });
+/// Rows from the running per-(task, model) sums the app keeps as scores arrive, so opening or
+/// refreshing the heatmap costs tasks x models, not one step per answer (472,400 answers: see
+/// BENCHMARKS.md). Task S is the mean over the task's scored answers.
+pub fn rows_from_task_scores(
+    ds: &Dataset,
+    task_scores: &HashMap<(usize, String), (f64, usize)>,
+) -> Vec<Row> {
+    let cat = Catalogue::of(ds);
+    let expected = cat.per_dimension();
+    let mut per_model: BTreeMap<&str, BTreeMap<String, f64>> = BTreeMap::new();
+    for ((task, model), (sum, n)) in task_scores {
+        if *n > 0 {
+            per_model
+                .entry(model)
+                .or_default()
+                .insert(ds.tasks[*task].id.clone(), 100.0 * sum / *n as f64);
+        }
     }
-    agg.finish(&Catalogue::of(ds))
-        .iter()
-        .map(|s| {
-            Row::from_summary(
-                s,
-                Source::Run {
+    per_model
+        .into_iter()
+        .map(|(model, scores)| {
+            let rates = metrics::rates(&scores, Some(&expected));
+            Row {
+                name: model.to_string(),
+                source: Source::Run {
                     run_id: "store".into(),
                 },
-            )
+                dims: rates.dims,
+                categories: category_rates(&cat, &scores)
+                    .into_iter()
+                    .map(|c| c.1)
+                    .collect(),
+                task_scores: scores,
+                worst: Vec::new(),
+                baseline: None,
+            }
         })
         .collect()
 }
@@ -114,9 +126,16 @@ impl Heat {
 }
 
 impl App {
+    /// Before a frame: the heatmap on screen reflects every score that has arrived.
+    pub fn before_draw(&mut self) {
+        if self.heat.dirty && self.screen == Screen::Heatmap {
+            self.refresh_heat();
+        }
+    }
+
     /// Rebuilds the heatmap's rows from the scores known now.
     pub fn refresh_heat(&mut self) {
-        let mut rows = rows_from_scores(&self.ds, &self.runs.scores);
+        let mut rows = rows_from_task_scores(&self.ds, &self.runs.task_scores);
         if self.heat.refs {
             rows.extend(build::bundled_references());
         }
@@ -126,6 +145,7 @@ impl App {
                 None => self.heat.baseline = None,
             }
         }
+        self.heat.dirty = false;
         let meta = crate::report::Meta::default();
         self.heat.report = Some(Report::new(rows, meta));
         let ncols = self.heat.columns().len();

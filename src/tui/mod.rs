@@ -167,6 +167,7 @@ where
         }
         let since = last_draw.map(|t| t.elapsed()).unwrap_or(FRAME);
         if dirty && since >= FRAME {
+            app.before_draw();
             terminal
                 .draw(|f| view::render(app, f))
                 .map_err(io::Error::other)?;
