@@ -331,6 +331,35 @@ impl App {
         }
     }
 
+    /// Scored answers and items behind a cell of a model (for the status line's coverage).
+    pub fn cell_coverage(&self, model: &str, view: View, col: usize) -> (usize, usize) {
+        let tasks: Vec<usize> = (0..self.ds.tasks.len())
+            .filter(|&t| {
+                let task = &self.ds.tasks[t];
+                match view {
+                    View::Dimensions if col < 4 => task.dimension == Dimension::ALL[col],
+                    View::Dimensions => true,
+                    View::Categories => CATEGORIES.get(col).is_some_and(|c| {
+                        c.dimension == task.dimension && c.code == task.category.code
+                    }),
+                    View::Tasks => self
+                        .heat
+                        .report
+                        .as_ref()
+                        .and_then(|r| r.tasks.get(col))
+                        .is_some_and(|id| *id == task.id),
+                }
+            })
+            .collect();
+        let scored = tasks
+            .iter()
+            .filter_map(|&t| self.runs.task_scores.get(&(t, model.to_string())))
+            .map(|(_, n)| n)
+            .sum();
+        let items = tasks.iter().map(|&t| self.ds.tasks[t].items.len()).sum();
+        (scored, items)
+    }
+
     fn current_row_name(&self) -> Option<String> {
         self.heat.current_row().map(|r| r.name.clone())
     }

@@ -281,6 +281,10 @@ fn status_line(app: &App, f: &mut Frame, area: Rect) {
                 None => "-".into(),
             };
             let mut s = format!(" {} · {col} · {what}", sanitize(&row.name));
+            if !row.is_reference() {
+                let (n, of) = app.cell_coverage(&row.name, h.view, h.col);
+                s.push_str(&format!(" · {n}/{of} items scored"));
+            }
             if let (Some(d), Some(b)) = (rep.delta(ri, h.view, h.col), &h.baseline) {
                 s.push_str(&format!(" · {} vs {}", arrow(d), sanitize(b)));
             }
