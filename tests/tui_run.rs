@@ -38,29 +38,56 @@ model = "flaky500"
     f.models
 }
 
-#[test]
-fn two_models_answer_side_by_side_and_stay_stored() {
-    let mock = mock::start_background();
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("prism.db");
-    let rt = tokio::runtime::Builder::new_multi_thread()
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+/// A fresh app on the sample data with the mock's models, and services on the store `db`.
+fn session(rt: &tokio::runtime::Runtime, url: &str, db: &std::path::Path) -> (App, Services) {
     let loaded = dataset::load_sample();
-    let mut app = App::new(
+    let app = App::new(
         Arc::new(loaded.dataset),
         Arc::new(loaded.problems),
         Theme::default_theme(),
         Keymap::default(),
     )
-    .with_models(models(&mock.url()));
-    let mut services = rt
+    .with_models(models(url));
+    let services = rt
         .block_on(async {
-            Services::with_store(&db, prism::engine::http_backends(), "<sample-data>".into())
+            Services::with_store(db, prism::engine::http_backends(), "<sample-data>".into())
         })
         .unwrap();
+    (app, services)
+}
+
+/// Plays keys through the real loop (which waits for runs and scoring to finish), then draws.
+fn play(
+    rt: &tokio::runtime::Runtime,
+    app: &mut App,
+    services: &mut Services,
+    keys: Vec<crossterm::event::Event>,
+) -> Terminal<TestBackend> {
+    let mut term = Terminal::new(TestBackend::new(120, 36)).unwrap();
+    rt.block_on(async {
+        let stream = futures::stream::iter(keys.into_iter().map(Ok::<_, io::Error>));
+        run_loop_with(&mut term, app, stream, services).await
+    })
+    .unwrap();
+    term.draw(|f| prism::tui::view::render(app, f)).unwrap();
+    term
+}
+
+#[test]
+fn two_models_answer_side_by_side_and_stay_stored() {
+    let mock = mock::start_background();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    let rt = runtime();
+    let (mut app, mut services) = session(&rt, &mock.url(), &db);
     // Open KE > FD > Myths, focus the items, mark three, open the picker, choose beta too, run.
     let script = vec![
         key('j'),
@@ -75,19 +102,13 @@ fn two_models_answer_side_by_side_and_stay_stored() {
         key(' '),
         code(KeyCode::Enter),
     ];
-    let mut term = Terminal::new(TestBackend::new(120, 36)).unwrap();
-    rt.block_on(async {
-        let stream = futures::stream::iter(script.into_iter().map(Ok::<_, io::Error>));
-        run_loop_with(&mut term, &mut app, stream, &mut services).await
-    })
-    .unwrap();
+    let term = play(&rt, &mut app, &mut services, script);
     assert_eq!(app.marked_count, 3);
     let run = app.runs.active.as_ref().expect("a run started");
     assert_eq!(run.total, 6, "3 items x 2 models");
     assert!(!run.running());
     assert_eq!(run.done, 6);
     assert_eq!(app.screen, Screen::Compare);
-    term.draw(|f| prism::tui::view::render(&app, f)).unwrap();
     let s = screen(&term);
     assert!(s.contains("alpha") && s.contains("beta"), "{s}");
     assert!(s.contains("ANSWER("), "{s}");
@@ -112,19 +133,7 @@ fn two_models_answer_side_by_side_and_stay_stored() {
     );
 
     // The stored answers come back when the item is re-opened in a fresh session.
-    let loaded = dataset::load_sample();
-    let mut app2 = App::new(
-        Arc::new(loaded.dataset),
-        Arc::new(loaded.problems),
-        Theme::default_theme(),
-        Keymap::default(),
-    )
-    .with_models(models(&mock.url()));
-    let mut services2 = rt
-        .block_on(async {
-            Services::with_store(&db, prism::engine::http_backends(), "<sample-data>".into())
-        })
-        .unwrap();
+    let (mut app2, mut services2) = session(&rt, &mock.url(), &db);
     let script = vec![
         key('j'),
         code(KeyCode::Enter),
@@ -133,14 +142,8 @@ fn two_models_answer_side_by_side_and_stay_stored() {
         key('j'),
         code(KeyCode::Enter),
     ];
-    let mut term = Terminal::new(TestBackend::new(120, 36)).unwrap();
-    rt.block_on(async {
-        let stream = futures::stream::iter(script.into_iter().map(Ok::<_, io::Error>));
-        run_loop_with(&mut term, &mut app2, stream, &mut services2).await
-    })
-    .unwrap();
+    let term = play(&rt, &mut app2, &mut services2, script);
     assert_eq!(app2.screen, Screen::Compare);
-    term.draw(|f| prism::tui::view::render(&app2, f)).unwrap();
     let s = screen(&term);
     assert!(s.contains("KE-FD-Myths-0002"), "{s}");
     assert!(s.contains("stored"), "{s}");
@@ -152,29 +155,13 @@ fn answers_are_judged_shown_with_their_verdict_and_counted_in_the_tree() {
     let mock = mock::start_background();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("prism.db");
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let loaded = dataset::load_sample();
-    let mut app = App::new(
-        Arc::new(loaded.dataset),
-        Arc::new(loaded.problems),
-        Theme::default_theme(),
-        Keymap::default(),
-    )
-    .with_models(models(&mock.url()));
+    let rt = runtime();
+    let (mut app, mut services) = session(&rt, &mock.url(), &db);
     let judge: ModelsFile = toml::from_str(&format!(
         "[[models]]\nname = \"j\"\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"judge\"\n",
         mock.url()
     ))
     .unwrap();
-    let mut services = rt
-        .block_on(async {
-            Services::with_store(&db, prism::engine::http_backends(), "<sample-data>".into())
-        })
-        .unwrap();
     rt.block_on(async { services.set_judge(&judge.models[0]) })
         .unwrap();
     // Run the first Myths item (fact_judge) on alpha; the mock's echo answer commits to neither
@@ -188,14 +175,8 @@ fn answers_are_judged_shown_with_their_verdict_and_counted_in_the_tree() {
         key('r'),
         code(KeyCode::Enter),
     ];
-    let mut term = Terminal::new(TestBackend::new(120, 36)).unwrap();
-    rt.block_on(async {
-        let stream = futures::stream::iter(script.into_iter().map(Ok::<_, io::Error>));
-        run_loop_with(&mut term, &mut app, stream, &mut services).await
-    })
-    .unwrap();
+    let term = play(&rt, &mut app, &mut services, script);
     assert_eq!(app.screen, Screen::Compare);
-    term.draw(|f| prism::tui::view::render(&app, f)).unwrap();
     let s = screen(&term);
     assert!(
         s.contains("✗ 0.00 judge: different meaning · fact_judge"),
@@ -203,13 +184,7 @@ fn answers_are_judged_shown_with_their_verdict_and_counted_in_the_tree() {
     );
     assert!(s.contains("judge j (J shows reply)"), "{s}");
     // J: the judge's full reply under the answer.
-    let mut term = Terminal::new(TestBackend::new(120, 36)).unwrap();
-    rt.block_on(async {
-        let stream = futures::stream::iter(vec![Ok::<_, io::Error>(key('J'))]);
-        run_loop_with(&mut term, &mut app, stream, &mut services).await
-    })
-    .unwrap();
-    term.draw(|f| prism::tui::view::render(&app, f)).unwrap();
+    let term = play(&rt, &mut app, &mut services, vec![key('J')]);
     let s = screen(&term);
     assert!(s.contains("── judge j (1 attempt) ──"), "{s}");
     // The store holds the judged score with the reply.
@@ -222,15 +197,9 @@ fn answers_are_judged_shown_with_their_verdict_and_counted_in_the_tree() {
     assert_eq!(stored[0].judge_reply.as_deref(), Some("NO"));
     // S asks again: the cached judge reply answers (no new judge request), same verdict.
     let judge_calls = mock.attempts_for("judge", "");
-    let mut term = Terminal::new(TestBackend::new(120, 36)).unwrap();
-    rt.block_on(async {
-        let stream = futures::stream::iter(vec![Ok::<_, io::Error>(key('S')), Ok(key('b'))]);
-        run_loop_with(&mut term, &mut app, stream, &mut services).await
-    })
-    .unwrap();
+    let term = play(&rt, &mut app, &mut services, vec![key('S'), key('b')]);
     assert_eq!(mock.attempts_for("judge", ""), judge_calls);
     // Back in the tree: the Myths node and its parents show alpha's rate, 100.0.
-    term.draw(|f| prism::tui::view::render(&app, f)).unwrap();
     let s = screen(&term);
     assert!(s.contains("H% alpha"), "{s}");
     let fd_line = s.lines().find(|l| l.contains("FD Factual")).unwrap();

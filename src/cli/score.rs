@@ -147,16 +147,10 @@ fn score_store(
             .ok_or_else(|| anyhow::anyhow!("no runs in {}", db.display()))?,
     };
     let (ds, _) = open_dataset(args.data.as_deref().or(dataset_path(&run.dataset)))?;
-    let index: HashMap<&str, usize> = ds
-        .items
-        .iter()
-        .enumerate()
-        .map(|(i, it)| (&*it.id, i))
-        .collect();
     let mut inputs = Vec::new();
     let mut missing = 0;
     for r in store.responses(&run.id)? {
-        let Some(&item) = index.get(r.item_id.as_str()) else {
+        let Some(item) = ds.index_of(&r.item_id) else {
             missing += 1;
             continue;
         };
@@ -332,15 +326,9 @@ fn score_outputs(
     let mdir = out.join(exchange::dir_name(model));
     let mut problems = Vec::new();
     let rows = exchange::read_responses(&mdir.join("responses"), &mut problems)?;
-    let index: HashMap<&str, usize> = ds
-        .items
-        .iter()
-        .enumerate()
-        .map(|(i, it)| (&*it.id, i))
-        .collect();
     let mut inputs = Vec::new();
     for (n, r) in rows.into_iter().enumerate() {
-        let Some(&item) = index.get(r.id.as_str()) else {
+        let Some(item) = ds.index_of(&r.id) else {
             problems.push(format!("{}: id: {:?} is not in the dataset", r.task, r.id));
             continue;
         };
