@@ -81,7 +81,7 @@ fn prism_mini_items_run_against_a_real_llama_cpp_server() {
     std::fs::write(
         dir.path().join("models.toml"),
         format!(
-            "[[models]]\nname = \"gemma\"\nprovider = \"openai\"\nbase_url = \"{base}/v1\"\nmodel = \"gemma-3-270m\"\nmax_concurrency = 1\nidle_timeout_secs = 120\nfirst_byte_timeout_secs = 300\n"
+            "[[models]]\nname = \"gemma\"\nprovider = \"openai\"\nbase_url = \"{base}/v1\"\nmodel = \"gemma-3-270m\"\nmax_concurrency = 1\nidle_timeout_secs = 120\nfirst_byte_timeout_secs = 300\n\n[[models]]\nname = \"gemma-judge\"\nprovider = \"openai\"\nbase_url = \"{base}/v1\"\nmodel = \"gemma-3-270m\"\nmax_concurrency = 1\nparams = {{ max_tokens = 16, seed = 7 }}\n"
         ),
     )
     .unwrap();
@@ -148,6 +148,84 @@ fn prism_mini_items_run_against_a_real_llama_cpp_server() {
             "{}: greedy answers differ between runs",
             a.item_id
         );
+    }
+
+    // Scoring with the same server as judge: the rule-scored items need no judge; a judged
+    // sub-task (KE-EIC-SelfBuilt, semantic equivalence) asks the real server through the engine
+    // and keeps its reply.
+    let prism = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_prism"))
+            .env("PRISM_CONFIG_DIR", dir.path())
+            .env("PRISM_DATA_DIR", dir.path())
+            .args(args)
+            .arg("--db")
+            .arg(&db)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    };
+    let scored: serde_json::Value = serde_json::from_str(&prism(&[
+        "score",
+        "--run",
+        &run_id,
+        "--judge",
+        "gemma-judge",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(scored["counts"]["by_rule"], 6, "{scored}");
+    let judged_run = Command::new(env!("CARGO_BIN_EXE_prism"))
+        .env("PRISM_CONFIG_DIR", dir.path())
+        .env("PRISM_DATA_DIR", dir.path())
+        .arg("run")
+        .arg(&mini)
+        .args([
+            "--models",
+            "gemma",
+            "--filter",
+            "KE-EIC-SelfBuilt",
+            "--limit",
+            "2",
+            "--max-tokens",
+            "24",
+            "--temperature",
+            "0",
+            "--json",
+            "--db",
+        ])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let last = String::from_utf8(judged_run.stdout).unwrap();
+    let last: serde_json::Value = serde_json::from_str(last.lines().last().unwrap()).unwrap();
+    let judged_id = last["run_id"].as_str().unwrap().to_string();
+    let scored: serde_json::Value = serde_json::from_str(&prism(&[
+        "score",
+        "--run",
+        &judged_id,
+        "--judge",
+        "gemma-judge",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(scored["counts"]["by_judge"], 2, "{scored}");
+    assert_eq!(scored["counts"]["judge_errors"], 0, "{scored}");
+    let scores = store.scores(Some(&judged_id)).unwrap();
+    assert_eq!(scores.len(), 2);
+    for s in &scores {
+        assert_eq!(s.judge.as_deref(), Some("gemma-judge"));
+        assert!(
+            !s.judge_reply.as_deref().unwrap_or("").trim().is_empty(),
+            "{s:?}"
+        );
+        assert!(matches!(s.score, Some(v) if v == 0.0 || v == 1.0), "{s:?}");
     }
     drop(server);
 }

@@ -189,7 +189,10 @@ enum Judged {
 
 /// Asks up to [`judge::ATTEMPTS`] times until a reply can be read.
 async fn ask_judge(caller: &Caller, ask: &judge::JudgeAsk) -> Judged {
-    let req = ask.request();
+    let mut req = ask.request();
+    // The judge model's own parameters (max_tokens, stop, ...) apply; the judge's temperature
+    // (0 or 0.1, per PRISM) wins over them.
+    req.params = caller.cfg.params.overlay(&req.params);
     let mut last = String::new();
     for attempt in 0..judge::ATTEMPTS {
         match caller.complete(&req, attempt).await {
