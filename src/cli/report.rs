@@ -97,7 +97,7 @@ pub fn report(args: ReportArgs, dirs: &Dirs) -> anyhow::Result<i32> {
         meta = m;
     }
     for f in &args.summary {
-        rows.push(build::from_summary_file(f)?);
+        rows.push(build::from_summary_file(f, &mut problems)?);
     }
     if let Some(dir) = &args.prism_outputs {
         rows.extend(build::from_outputs(dir, &mut problems)?);

@@ -155,7 +155,8 @@ fn from_task_scores(
 }
 
 /// A row from an official `summary.json` (or ours).
-pub fn from_summary_file(path: &Path) -> anyhow::Result<Row> {
+/// Task scores that are not numbers are skipped and reported in `problems`.
+pub fn from_summary_file(path: &Path, problems: &mut Vec<String>) -> anyhow::Result<Row> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let v: Value =
@@ -172,14 +173,18 @@ pub fn from_summary_file(path: &Path) -> anyhow::Result<Row> {
     let source = Source::File {
         path: path.display().to_string(),
     };
-    let task_scores: BTreeMap<String, f64> = v["task_scores"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, s)| Some((k.clone(), s.as_f64()?)))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut task_scores: BTreeMap<String, f64> = BTreeMap::new();
+    for (k, s) in v["task_scores"].as_object().into_iter().flatten() {
+        match s.as_f64() {
+            Some(s) => {
+                task_scores.insert(k.clone(), s);
+            }
+            None => problems.push(format!(
+                "{}: task_scores.{k}: not a number ({s})",
+                path.display()
+            )),
+        }
+    }
     if !task_scores.is_empty() {
         return Ok(from_task_scores(
             &name,
@@ -230,7 +235,7 @@ pub fn from_outputs(dir: &Path, problems: &mut Vec<String>) -> anyhow::Result<Ve
     for m in models {
         let summary = m.join("summary.json");
         if summary.is_file() {
-            match from_summary_file(&summary) {
+            match from_summary_file(&summary, problems) {
                 Ok(r) => rows.push(r),
                 Err(e) => problems.push(format!("{e:#}")),
             }
