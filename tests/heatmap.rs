@@ -153,7 +153,7 @@ fn every_cell_prints_its_number_and_sorting_keeps_the_cursor_on_its_model() {
     let poor = s.lines().find(|l| l.contains("│poor")).unwrap();
     assert!(poor.contains("▲+71.7") && poor.contains("▼-24.0"), "{poor}");
     // The correlation popup over 27 complete rows.
-    press(&mut app, &[key('x')]);
+    press(&mut app, &[key('c')]);
     let s = screen(&draw(&app, 120, 40));
     assert!(
         s.contains("Spearman") && s.contains("over 27 complete rows"),

@@ -170,7 +170,7 @@ const ACTIONS: &[(Action, &str, &str, &[&str])] = &[
         Action::Spearman,
         "spearman",
         "heatmap: rank correlation between dimensions",
-        &["x"],
+        &["c"],
     ),
     (
         Action::References,
