@@ -139,19 +139,19 @@ const ACTIONS: &[(Action, &str, &str, &[&str])] = &[
     (
         Action::Rescore,
         "rescore",
-        "compare: score the item's answers again (with the judge, if one is set)",
+        "score the item's answers again (and judge them)",
         &["S"],
     ),
     (
         Action::ToggleJudge,
         "toggle_judge",
-        "compare: show or hide the judge's reply under each answer",
+        "compare: show or hide the judges' replies",
         &["J"],
     ),
     (
         Action::Heatmap,
         "heatmap",
-        "open the heatmap of hallucination rates per model",
+        "the heatmap of hallucination rates per model",
         &["H"],
     ),
     (
@@ -163,7 +163,7 @@ const ACTIONS: &[(Action, &str, &str, &[&str])] = &[
     (
         Action::Sort,
         "sort",
-        "heatmap: sort by the column (again: ascending, then off)",
+        "heatmap: sort by the column (again: flip, off)",
         &["o"],
     ),
     (
@@ -175,13 +175,13 @@ const ACTIONS: &[(Action, &str, &str, &[&str])] = &[
     (
         Action::References,
         "references",
-        "heatmap: show or hide the paper's published rows",
+        "heatmap: the paper's published rows, on or off",
         &["R"],
     ),
     (
         Action::Baseline,
         "baseline",
-        "heatmap: compare every row against the selected one (again: off)",
+        "heatmap: compare every row with this one",
         &["B"],
     ),
     (
