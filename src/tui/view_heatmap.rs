@@ -19,7 +19,7 @@ const LABEL_W: usize = 24;
 
 fn cell_w(view: View) -> usize {
     match view {
-        View::Dimensions => 16,
+        View::Dimensions => 13,
         _ => 9,
     }
 }
