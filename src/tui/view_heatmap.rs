@@ -17,9 +17,11 @@ use crate::text::{one_line, sanitize};
 
 const LABEL_W: usize = 24;
 
-fn cell_w(view: View) -> usize {
-    match view {
-        View::Dimensions => 13,
+/// Room for `100.00*`, or for `100.00 ▲+100.0` when a baseline adds deltas (dimensions only).
+fn cell_w(view: View, deltas: bool) -> usize {
+    match (view, deltas) {
+        (View::Dimensions, false) => 10,
+        (View::Dimensions, true) => 16,
         _ => 9,
     }
 }
@@ -115,7 +117,7 @@ fn grid(app: &App, f: &mut Frame, area: Rect) {
     let inner = block.inner(area);
     f.render_widget(block, area);
     let cols = rep.columns(h.view);
-    let cw = cell_w(h.view);
+    let cw = cell_w(h.view, h.baseline.is_some());
     let visible_cols = ((inner.width as usize).saturating_sub(LABEL_W) / cw).max(1);
     // Keep the cursor's column in view.
     let mut off = h.col_offset.min(h.col);
