@@ -220,7 +220,11 @@ fn the_tui_runs_three_sample_items_against_local() {
         .filter_map(|a| a.verdict.as_ref())
         .collect();
     assert_eq!(verdicts.len(), 3);
-    assert!(verdicts.iter().all(|v| v.evaluator == "fact_judge" && !v.detail.is_empty()));
+    assert!(
+        verdicts
+            .iter()
+            .all(|v| v.evaluator == "fact_judge" && !v.detail.is_empty())
+    );
     // Mask what varies between machines: the answer text inside the pane and the verdict under
     // it, the item's rate, timings, the run id.
     let areas = app.compare_areas();
@@ -229,10 +233,8 @@ fn the_tui_runs_three_sample_items_against_local() {
     let mut screen = String::new();
     for y in 0..buf.area.height {
         for x in 0..buf.area.width {
-            let inside = x > pane.x
-                && x < pane.x + pane.width - 1
-                && y > pane.y
-                && y < pane.y + pane.height;
+            let inside =
+                x > pane.x && x < pane.x + pane.width - 1 && y > pane.y && y < pane.y + pane.height;
             screen.push_str(if inside { "·" } else { buf[(x, y)].symbol() });
         }
         screen.push('\n');
