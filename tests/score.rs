@@ -371,3 +371,35 @@ fn a_bad_outputs_line_is_reported_and_the_rest_scored() {
     assert!(err.contains("KE-FD-DefAn-9999"), "{err}");
     assert_eq!(scores(&env.out(), "KE-FD-DefAn").len(), 1);
 }
+
+#[test]
+fn the_judge_can_come_from_the_config_and_an_unknown_one_is_named() {
+    let env = Env::new();
+    let ds = load_mini();
+    write_responses(&ds, &env.out());
+    std::fs::write(env.dir.path().join("config.toml"), "judge = \"j\"\n").unwrap();
+    let a = env
+        .prism()
+        .args(["score", "--json", "--model", "m", "--data"])
+        .arg(mini())
+        .arg("--prism-outputs")
+        .arg(env.out())
+        .assert()
+        .success();
+    let summary: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(summary["judge"], "j");
+    assert!(env.mock.requests() > 0);
+    let a = env
+        .prism()
+        .args(["score", "--model", "m", "--judge", "nobody", "--data"])
+        .arg(mini())
+        .arg("--prism-outputs")
+        .arg(env.out())
+        .assert()
+        .failure();
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(
+        err.contains("no model \"nobody\" to judge with (configured: local, j)"),
+        "{err}"
+    );
+}

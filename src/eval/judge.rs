@@ -372,3 +372,52 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod template_tests {
+    use super::*;
+
+    #[test]
+    fn the_releases_own_judge_prompts_come_first_then_ours() {
+        let mini = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/prism-mini");
+        let ds = crate::dataset::load_path(&mini).unwrap().dataset;
+        let task = ds
+            .tasks
+            .iter()
+            .find(|t| t.id == "RE-IIF-Summarize")
+            .unwrap();
+        let t = template(&ds, task, JudgeKind::Claims).unwrap();
+        assert_eq!(
+            t, ds.prompts.judges["RE-IIF-Summarize"],
+            "the per-task prompt of the release"
+        );
+        let code = ds
+            .tasks
+            .iter()
+            .find(|t| t.id == "RE-MRF-Code_Generation")
+            .unwrap();
+        assert!(
+            template(&ds, code, JudgeKind::Code)
+                .unwrap()
+                .contains("[TEST INPUT]")
+        );
+        // The sample data has no per-task claim prompt: our generic one.
+        let sample = crate::dataset::load_sample().dataset;
+        let summ = sample
+            .tasks
+            .iter()
+            .find(|t| t.evaluator == crate::taxonomy::Evaluator::JudgeClaims)
+            .unwrap();
+        let ours = template(&sample, summ, JudgeKind::Claims).unwrap();
+        assert!(ours.contains("You audit texts for invented content."));
+        // A dataset without judge prompts falls back to ours too.
+        let mut bare = sample.clone();
+        bare.prompts.judges.clear();
+        assert_eq!(template(&bare, summ, JudgeKind::Claims).unwrap(), ours);
+        assert!(
+            template(&bare, summ, JudgeKind::Equivalence)
+                .unwrap()
+                .contains("{model_answer}")
+        );
+    }
+}
