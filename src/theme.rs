@@ -291,6 +291,18 @@ impl Theme {
     }
 }
 
+/// Black or white text, whichever reads on `bg` (by perceived luminance); `Reset` on a colour
+/// that is not RGB. Shared by the heatmap screen and the HTML report.
+pub fn ink_on(bg: Color) -> Color {
+    match bg {
+        Color::Rgb(r, g, b) if 299 * r as u32 + 587 * g as u32 + 114 * b as u32 > 140_000 => {
+            Color::Black
+        }
+        Color::Rgb(..) => Color::White,
+        _ => Color::Reset,
+    }
+}
+
 fn parse_color(s: &str) -> Result<Color, String> {
     if s.eq_ignore_ascii_case("reset") || s.eq_ignore_ascii_case("default") {
         return Ok(Color::Reset);

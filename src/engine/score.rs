@@ -8,7 +8,7 @@ use tokio::sync::{Semaphore, mpsc};
 
 use super::Caller;
 use crate::dataset::Dataset;
-use crate::eval::judge::{self, JudgeKind};
+use crate::eval::judge;
 use crate::eval::score::{Step, step};
 use crate::store::{ScoreRecord, StoreHandle, now_secs};
 
@@ -116,75 +116,49 @@ pub async fn score_all(
         let (judge, gate, store, out) = (judge.clone(), gate.clone(), store.clone(), out.clone());
         handles.push(tokio::spawn(async move {
             let _slot = gate.acquire_owned().await;
-            let outcome = ask_judge(&judge, &ask).await;
+            let judged = ask_judge(&judge, &ask).await;
             rec.judge = Some(judge.cfg.name.clone());
             rec.created_at = now_secs();
-            let kind_of = match outcome {
-                Judged::Read {
-                    verdict,
-                    reply,
-                    attempts,
-                } => {
-                    rec.score = Some(verdict.score);
-                    rec.detail = verdict.detail;
-                    rec.judge_reply = Some(reply);
-                    rec.judge_attempts = attempts;
-                    0
-                }
-                Judged::Fallback { reply, attempts } => {
-                    let v = ask.kind.fallback();
+            match &judged.verdict {
+                Ok(v) => {
                     rec.score = Some(v.score);
-                    rec.detail = v.detail;
-                    rec.judge_reply = Some(reply);
-                    rec.judge_attempts = attempts;
-                    1
+                    rec.detail = v.detail.clone();
                 }
-                Judged::Error(e) => {
-                    rec.detail = format!("judge failed: {e}");
-                    2
-                }
-            };
+                Err(e) => rec.detail = format!("judge failed: {e}"),
+            }
+            rec.judge_reply = judged.reply.clone();
+            rec.judge_attempts = judged.attempts;
             let saved = match &store {
                 Some(s) => s.save_scores(vec![rec.clone()]).await,
                 None => Ok(()),
             };
             let _ = out.send(rec);
-            (kind_of, saved)
+            (judged, saved)
         }));
     }
     for h in handles {
-        let (kind, saved) = h.await?;
+        let (judged, saved) = h.await?;
         saved.map_err(|e| anyhow::anyhow!("saving a score: {e}"))?;
-        match kind {
-            0 => {
-                counts.scored += 1;
-                counts.by_judge += 1;
-            }
-            1 => {
-                counts.scored += 1;
-                counts.by_judge += 1;
-                counts.fallbacks += 1;
-            }
-            _ => {
-                counts.unscored += 1;
-                counts.judge_errors += 1;
-            }
+        if judged.verdict.is_ok() {
+            counts.scored += 1;
+            counts.by_judge += 1;
+            counts.fallbacks += usize::from(judged.fallback);
+        } else {
+            counts.unscored += 1;
+            counts.judge_errors += 1;
         }
     }
     Ok(counts)
 }
 
-enum Judged {
-    Read {
-        verdict: crate::eval::rules::Verdict,
-        reply: String,
-        attempts: u32,
-    },
-    Fallback {
-        reply: String,
-        attempts: u32,
-    },
-    Error(String),
+/// What asking a judge came to: its verdict (the fallback's when no reply could be read), or
+/// why the judge could not be reached.
+struct Judged {
+    verdict: Result<crate::eval::rules::Verdict, String>,
+    /// The last reply, when there was one.
+    reply: Option<String>,
+    attempts: u32,
+    fallback: bool,
 }
 
 /// Asks up to [`judge::ATTEMPTS`] times until a reply can be read.
@@ -198,31 +172,29 @@ async fn ask_judge(caller: &Caller, ask: &judge::JudgeAsk) -> Judged {
         match caller.complete(&req, attempt).await {
             Ok(reply) => {
                 if let Some(verdict) = judge::read(ask.kind, &reply.text) {
-                    return Judged::Read {
-                        verdict,
-                        reply: reply.text,
+                    return Judged {
+                        verdict: Ok(verdict),
+                        reply: Some(reply.text),
                         attempts: attempt + 1,
+                        fallback: false,
                     };
                 }
                 last = reply.text;
             }
-            Err(e) => return Judged::Error(e),
+            Err(e) => {
+                return Judged {
+                    verdict: Err(e),
+                    reply: None,
+                    attempts: 0,
+                    fallback: false,
+                };
+            }
         }
     }
-    Judged::Fallback {
-        reply: last,
+    Judged {
+        verdict: Ok(ask.kind.fallback()),
+        reply: Some(last),
         attempts: judge::ATTEMPTS,
-    }
-}
-
-/// The judge kinds an evaluator may call (for listing what a run will need).
-pub fn needs_judge(ev: crate::taxonomy::Evaluator) -> Option<JudgeKind> {
-    use crate::taxonomy::Evaluator as E;
-    match ev {
-        E::FactJudge | E::JudgeEquiv | E::AnswerMatch => Some(JudgeKind::Equivalence),
-        E::JudgeMath => Some(JudgeKind::Math),
-        E::JudgeCode => Some(JudgeKind::Code),
-        E::JudgeClaims => Some(JudgeKind::Claims),
-        _ => None,
+        fallback: true,
     }
 }

@@ -477,24 +477,8 @@ pub fn check(i: &Instruction, r: &str) -> Result<(), String> {
                 "capitalised words",
             )
         }
-        "change_case:english_capital" => {
-            let lang = language::detect(r);
-            ok_if(is_upper(r) && lang == Some("en"), || {
-                format!(
-                    "not all-capital English (detected {})",
-                    lang.unwrap_or("nothing")
-                )
-            })
-        }
-        "change_case:english_lowercase" => {
-            let lang = language::detect(r);
-            ok_if(is_lower(r) && lang == Some("en"), || {
-                format!(
-                    "not all-lowercase English (detected {})",
-                    lang.unwrap_or("nothing")
-                )
-            })
-        }
+        "change_case:english_capital" => english_case(r, is_upper, "all-capital"),
+        "change_case:english_lowercase" => english_case(r, is_lower, "all-lowercase"),
         "startend:end_checker" => {
             let phrase = string(kw, "end_phrase")?.trim().to_lowercase();
             let v = r.trim().trim_matches('"').to_lowercase();
@@ -521,6 +505,17 @@ pub fn check(i: &Instruction, r: &str) -> Result<(), String> {
         }),
         other => Err(format!("unsupported instruction {other:?}")),
     }
+}
+
+/// The whole response in one case, and in English.
+fn english_case(r: &str, in_case: fn(&str) -> bool, what: &str) -> Result<(), String> {
+    let lang = language::detect(r);
+    ok_if(in_case(r) && lang == Some("en"), || {
+        format!(
+            "not {what} English (detected {})",
+            lang.unwrap_or("nothing")
+        )
+    })
 }
 
 fn ok_if(ok: bool, why: impl FnOnce() -> String) -> Result<(), String> {

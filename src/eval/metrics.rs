@@ -110,6 +110,19 @@ pub fn spearman(a: &[f64], b: &[f64]) -> Option<f64> {
     (va > 0.0 && vb > 0.0).then(|| cov / (va * vb).sqrt())
 }
 
+/// The Spearman correlation between every pair of dimensions over rows of rates (one row per
+/// model, in `Dimension::ALL` order; paper Figure 4). `None` where fewer than three rows have
+/// both rates.
+pub fn dimension_correlations(rows: &[[Option<f64>; 4]]) -> [[Option<f64>; 4]; 4] {
+    std::array::from_fn(|i| {
+        std::array::from_fn(|j| {
+            let (xs, ys): (Vec<f64>, Vec<f64>) =
+                rows.iter().filter_map(|r| Some((r[i]?, r[j]?))).unzip();
+            spearman(&xs, &ys)
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -382,17 +382,11 @@ pub fn item_rate(scores: &[f64]) -> Option<f64> {
 /// The Spearman correlation between every pair of dimensions over the models' rates (paper
 /// Figure 4); `None` where fewer than three models have both rates.
 pub fn dimension_correlations(models: &[ModelSummary]) -> [[Option<f64>; 4]; 4] {
-    let mut m = [[None; 4]; 4];
-    for (i, a) in Dimension::ALL.iter().enumerate() {
-        for (j, b) in Dimension::ALL.iter().enumerate() {
-            let (xs, ys): (Vec<f64>, Vec<f64>) = models
-                .iter()
-                .filter_map(|s| Some((s.rates.get(*a)?.rate, s.rates.get(*b)?.rate)))
-                .unzip();
-            m[i][j] = metrics::spearman(&xs, &ys);
-        }
-    }
-    m
+    let rows: Vec<[Option<f64>; 4]> = models
+        .iter()
+        .map(|s| std::array::from_fn(|d| s.rates.dims[d].map(|r| r.rate)))
+        .collect();
+    metrics::dimension_correlations(&rows)
 }
 
 #[cfg(test)]

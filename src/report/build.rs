@@ -139,12 +139,24 @@ fn from_task_scores(
             }
         }
     }
-    let rates = metrics::rates(&task_scores, Some(&expected));
+    row_from_task_scores(name, task_scores, source, &cat, &expected)
+}
+
+/// A row from task scores, given which tasks exist (for categories) and how many tasks each
+/// dimension has (for coverage).
+pub fn row_from_task_scores(
+    name: &str,
+    task_scores: BTreeMap<String, f64>,
+    source: Source,
+    cat: &Catalogue,
+    expected: &[usize; 4],
+) -> Row {
+    let rates = metrics::rates(&task_scores, Some(expected));
     Row {
         name: name.to_string(),
         source,
         dims: rates.dims,
-        categories: category_rates(&cat, &task_scores)
+        categories: category_rates(cat, &task_scores)
             .into_iter()
             .map(|c| c.1)
             .collect(),

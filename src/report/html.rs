@@ -30,28 +30,24 @@ pub fn esc(s: &str) -> String {
     out
 }
 
-fn hex(theme: &Theme, rate: f64) -> String {
-    match theme.heat(rate) {
+/// The cell colour for a rate as `#rrggbb`, and the text colour that reads on it.
+fn colours(theme: &Theme, rate: f64) -> (String, &'static str) {
+    let bg = theme.heat(rate);
+    let hex = match bg {
         Color::Rgb(r, g, b) => format!("#{r:02x}{g:02x}{b:02x}"),
         _ => "#888888".into(),
-    }
-}
-
-/// Black or white text, whichever reads on the cell colour.
-fn ink(bg: &str) -> &'static str {
-    let v = u32::from_str_radix(bg.trim_start_matches('#'), 16).unwrap_or(0x888888);
-    let (r, g, b) = ((v >> 16) & 255, (v >> 8) & 255, v & 255);
-    if 299 * r + 587 * g + 114 * b > 140_000 {
-        "#111"
-    } else {
-        "#fff"
-    }
+    };
+    let ink = match crate::theme::ink_on(bg) {
+        Color::Black => "#111",
+        _ => "#fff",
+    };
+    (hex, ink)
 }
 
 fn heat_cell(theme: &Theme, rep: &Report, row: usize, view: View, col: usize) -> String {
     match rep.cell(row, view, col) {
         Some(c) => {
-            let bg = hex(theme, c.value);
+            let (bg, ink) = colours(theme, c.value);
             let delta = rep
                 .delta(row, view, col)
                 .map(|d| format!(" <small>{}</small>", arrow(d)))
@@ -63,7 +59,7 @@ fn heat_cell(theme: &Theme, rep: &Report, row: usize, view: View, col: usize) ->
             };
             format!(
                 "<td class=\"heat\" style=\"background:{bg};color:{}\"{title}>{}{delta}</td>",
-                ink(&bg),
+                ink,
                 c.text()
             )
         }
@@ -118,7 +114,7 @@ fn svg_heatmap(theme: &Theme, rep: &Report) -> String {
             let x = label_w + cw * j;
             match rep.cell(i, View::Dimensions, j) {
                 Some(c) => {
-                    let bg = hex(theme, c.value);
+                    let (bg, ink) = colours(theme, c.value);
                     let delta = rep
                         .delta(i, View::Dimensions, j)
                         .map(|d| format!(" {}", arrow(d)))
@@ -133,7 +129,7 @@ fn svg_heatmap(theme: &Theme, rep: &Report) -> String {
                         ch - 2,
                         x + cw / 2,
                         y + 19,
-                        ink(&bg),
+                        ink,
                         c.text(),
                         esc(&delta)
                     );

@@ -227,20 +227,12 @@ impl Report {
     /// Spearman correlation of the rows' rankings between every pair of dimensions (rows with
     /// complete rates, references included: the paper's Figure 4 is over its 24 models).
     pub fn correlations(&self) -> [[Option<f64>; 4]; 4] {
-        std::array::from_fn(|i| {
-            std::array::from_fn(|j| {
-                let (a, b): (Vec<f64>, Vec<f64>) = self
-                    .rows
-                    .iter()
-                    .filter_map(|r| {
-                        let x = r.dims[i].filter(DimRate::complete)?.rate;
-                        let y = r.dims[j].filter(DimRate::complete)?.rate;
-                        Some((x, y))
-                    })
-                    .unzip();
-                crate::eval::metrics::spearman(&a, &b)
-            })
-        })
+        let rows: Vec<[Option<f64>; 4]> = self
+            .rows
+            .iter()
+            .map(|r| std::array::from_fn(|d| r.dims[d].filter(DimRate::complete).map(|x| x.rate)))
+            .collect();
+        crate::eval::metrics::dimension_correlations(&rows)
     }
 }
 

@@ -215,6 +215,10 @@ pub struct Cached {
     pub latency_ms: Option<u64>,
 }
 
+/// Fills the cache: a run's successful answers, and single requests (the judges).
+const CACHE_PUT: &str = "INSERT OR REPLACE INTO cache (key, text, finish_reason, prompt_tokens, completion_tokens, latency_ms, created_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+
 pub struct Store {
     conn: Connection,
 }
@@ -322,10 +326,7 @@ impl Store {
             )?;
             let mut job =
                 tx.prepare_cached("UPDATE jobs SET state = ?3 WHERE run_id = ?1 AND idx = ?2")?;
-            let mut cache = tx.prepare_cached(
-                "INSERT OR REPLACE INTO cache (key, text, finish_reason, prompt_tokens, completion_tokens, latency_ms, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?;
+            let mut cache = tx.prepare_cached(CACHE_PUT)?;
             for r in rs {
                 ins.execute(params![
                     r.run_id,
@@ -507,8 +508,7 @@ impl Store {
 
     pub fn cache_put(&self, key: &str, c: &Cached) -> anyhow::Result<()> {
         self.conn.execute(
-            "INSERT OR REPLACE INTO cache (key, text, finish_reason, prompt_tokens, completion_tokens, latency_ms, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            CACHE_PUT,
             params![
                 key,
                 c.text,

@@ -9,8 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::app::{App, Command, Screen};
 use super::keymap::Action;
 use crate::dataset::Dataset;
-use crate::eval::metrics;
-use crate::eval::summary::{Catalogue, category_rates};
+use crate::eval::summary::Catalogue;
 use crate::report::{Report, Row, Source, View, build};
 use crate::taxonomy::{CATEGORIES, Dimension};
 
@@ -69,21 +68,10 @@ pub fn rows_from_task_scores(
     per_model
         .into_iter()
         .map(|(model, scores)| {
-            let rates = metrics::rates(&scores, Some(&expected));
-            Row {
-                name: model.to_string(),
-                source: Source::Run {
-                    run_id: "store".into(),
-                },
-                dims: rates.dims,
-                categories: category_rates(&cat, &scores)
-                    .into_iter()
-                    .map(|c| c.1)
-                    .collect(),
-                task_scores: scores,
-                worst: Vec::new(),
-                baseline: None,
-            }
+            let source = Source::Run {
+                run_id: "store".into(),
+            };
+            build::row_from_task_scores(model, scores, source, &cat, &expected)
         })
         .collect()
 }
@@ -165,38 +153,33 @@ impl App {
     }
 
     /// The items of a cell for a model, worst first.
-    fn drill_items(&self, model: &str, view: View, col: usize) -> (String, Vec<(usize, f64)>) {
-        let ds = &self.ds;
-        let (label, keep): (String, Box<dyn Fn(usize) -> bool>) = match view {
-            View::Dimensions if col < 4 => {
-                let d = Dimension::ALL[col];
-                (
-                    d.code().into(),
-                    Box::new(move |i| ds.task_of(&ds.items[i]).dimension == d),
-                )
-            }
-            View::Dimensions => ("all".into(), Box::new(|_| true)),
-            View::Categories => {
-                let c = &CATEGORIES[col.min(CATEGORIES.len() - 1)];
-                (
-                    format!("{}-{}", c.dimension.code(), c.code),
-                    Box::new(move |i| {
-                        let t = ds.task_of(&ds.items[i]);
-                        t.dimension == c.dimension && t.category.code == c.code
-                    }),
-                )
-            }
-            View::Tasks => {
-                let task = self
-                    .heat
-                    .report
-                    .as_ref()
-                    .and_then(|r| r.tasks.get(col).cloned())
-                    .unwrap_or_default();
-                let t2 = task.clone();
-                (task, Box::new(move |i| ds.task_of(&ds.items[i]).id == t2))
-            }
+    /// Which tasks (by index) a column of a view covers.
+    fn column_tasks(&self, view: View, col: usize) -> Vec<bool> {
+        let task_id = match view {
+            View::Tasks => self.heat.report.as_ref().and_then(|r| r.tasks.get(col)),
+            _ => None,
         };
+        self.ds
+            .tasks
+            .iter()
+            .map(|task| match view {
+                View::Dimensions if col < 4 => task.dimension == Dimension::ALL[col],
+                View::Dimensions => true,
+                View::Categories => CATEGORIES
+                    .get(col)
+                    .is_some_and(|c| c.dimension == task.dimension && c.code == task.category.code),
+                View::Tasks => task_id.is_some_and(|id| *id == task.id),
+            })
+            .collect()
+    }
+
+    fn drill_items(&self, model: &str, view: View, col: usize) -> (String, Vec<(usize, f64)>) {
+        let label = match view {
+            View::Dimensions if col >= 4 => "all".to_string(),
+            _ => self.heat.columns().get(col).cloned().unwrap_or_default(),
+        };
+        let in_column = self.column_tasks(view, col);
+        let keep = |i: usize| in_column[self.ds.items[i].task as usize];
         let mut per: HashMap<usize, (f64, u32)> = HashMap::new();
         for ((i, m, _), s) in &self.runs.scores {
             if m == model && keep(*i) {
@@ -333,24 +316,8 @@ impl App {
 
     /// Scored answers and items behind a cell of a model (for the status line's coverage).
     pub fn cell_coverage(&self, model: &str, view: View, col: usize) -> (usize, usize) {
-        let tasks: Vec<usize> = (0..self.ds.tasks.len())
-            .filter(|&t| {
-                let task = &self.ds.tasks[t];
-                match view {
-                    View::Dimensions if col < 4 => task.dimension == Dimension::ALL[col],
-                    View::Dimensions => true,
-                    View::Categories => CATEGORIES.get(col).is_some_and(|c| {
-                        c.dimension == task.dimension && c.code == task.category.code
-                    }),
-                    View::Tasks => self
-                        .heat
-                        .report
-                        .as_ref()
-                        .and_then(|r| r.tasks.get(col))
-                        .is_some_and(|id| *id == task.id),
-                }
-            })
-            .collect();
+        let in_column = self.column_tasks(view, col);
+        let tasks: Vec<usize> = (0..self.ds.tasks.len()).filter(|&t| in_column[t]).collect();
         let scored = tasks
             .iter()
             .filter_map(|&t| self.runs.task_scores.get(&(t, model.to_string())))

@@ -145,8 +145,11 @@ pub struct Runs {
     pub active: Option<ActiveRun>,
     /// Scores known for answers (loaded from the store or just computed), by answer.
     pub scores: HashMap<AnswerKey, f64>,
-    /// (task index, model) → (sum of scores, count): the tree's rates, rebuilt on change.
+    /// (task index, model) → (sum of scores, count): the tree's and heatmap's rates, kept up
+    /// to date as scores arrive.
     pub task_scores: HashMap<(usize, String), (f64, usize)>,
+    /// Item index → (sum of scores, count) over every model and sample: the item's own rate.
+    pub item_scores: HashMap<usize, (f64, usize)>,
     /// Models with any score, in the order first seen (the tree's rate columns).
     pub scored_models: Vec<String>,
 }
@@ -266,17 +269,19 @@ impl Runs {
         let key = (item, rec.model.clone(), rec.sample);
         if let Some(score) = rec.score {
             let old = self.scores.insert(key.clone(), score);
-            let e = self
-                .task_scores
-                .entry((task, rec.model.clone()))
-                .or_insert((0.0, 0));
-            match old {
+            // A re-score replaces the answer's earlier score in the running sums.
+            let add = |e: &mut (f64, usize)| match old {
                 Some(o) => e.0 += score - o,
                 None => {
                     e.0 += score;
                     e.1 += 1;
                 }
-            }
+            };
+            add(self
+                .task_scores
+                .entry((task, rec.model.clone()))
+                .or_insert((0.0, 0)));
+            add(self.item_scores.entry(item).or_insert((0.0, 0)));
             if !self.scored_models.contains(&rec.model) {
                 self.scored_models.push(rec.model.clone());
             }

@@ -645,7 +645,7 @@ pub fn highlight(text: &str, re: Option<&Regex>, base: Style, hit: Style) -> Vec
 }
 
 /// Cuts `s` to at most `max` terminal columns, marking the cut with `…`.
-fn truncate(s: &str, max: usize) -> String {
+pub(super) fn truncate(s: &str, max: usize) -> String {
     use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
     if s.width() <= max {
         return s.to_string();

@@ -125,16 +125,10 @@ fn header(app: &App, f: &mut Frame, area: Rect) {
         Span::styled(format!("  {}", task.evaluator), t.muted()),
     ])];
     // The item's own hallucination rate over every scored answer (all models and samples).
-    let scores: Vec<f64> = app
-        .runs
-        .scores
-        .iter()
-        .filter(|((i, _, _), _)| *i == idx)
-        .map(|(_, s)| *s)
-        .collect();
-    if let Some(h) = crate::eval::summary::item_rate(&scores) {
+    if let Some(&(sum, n)) = app.runs.item_scores.get(&idx).filter(|(_, n)| *n > 0) {
+        let h = 100.0 - 100.0 * sum / n as f64;
         lines[0].spans.push(Span::styled(
-            format!("  item H {h:.1}% over {} scored", scores.len()),
+            format!("  item H {h:.1}% over {n} scored"),
             Style::default().fg(t.heat(h)),
         ));
     }

@@ -4,16 +4,18 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 
 use super::app::App;
 use super::keymap::Action;
+use super::view::truncate;
 use crate::report::View;
 use crate::report::render::arrow;
 use crate::taxonomy::Dimension;
 use crate::text::{one_line, sanitize};
+use crate::theme::ink_on;
 
 const LABEL_W: usize = 24;
 
@@ -24,26 +26,6 @@ fn cell_w(view: View, deltas: bool) -> usize {
         (View::Dimensions, true) => 16,
         _ => 9,
     }
-}
-
-/// Black or white, whichever reads on `bg`.
-fn ink(bg: Color) -> Color {
-    match bg {
-        Color::Rgb(r, g, b) if 299 * r as u32 + 587 * g as u32 + 114 * b as u32 > 140_000 => {
-            Color::Black
-        }
-        Color::Rgb(..) => Color::White,
-        _ => Color::Reset,
-    }
-}
-
-fn truncate(s: &str, w: usize) -> String {
-    let mut out: String = s.chars().take(w).collect();
-    if s.chars().count() > w && w > 0 {
-        out.pop();
-        out.push('…');
-    }
-    out
 }
 
 pub fn render(app: &App, f: &mut Frame) {
@@ -182,7 +164,7 @@ fn grid(app: &App, f: &mut Frame, area: Rect) {
             let mut style = match cell {
                 Some(cv) if !t.monochrome => {
                     let bg = t.heat(cv.value);
-                    Style::default().bg(bg).fg(ink(bg))
+                    Style::default().bg(bg).fg(ink_on(bg))
                 }
                 Some(_) => t.base(),
                 None => t.muted(),
@@ -236,7 +218,7 @@ fn drill(app: &App, f: &mut Frame, area: Rect, d: &super::heatmap::Drill) {
                 t.base()
             } else {
                 let bg = t.heat(h);
-                Style::default().bg(bg).fg(ink(bg))
+                Style::default().bg(bg).fg(ink_on(bg))
             };
             let line = Line::from(vec![
                 Span::styled(format!(" {score:.2} "), style),
