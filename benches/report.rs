@@ -169,7 +169,7 @@ fn main() {
         let store = Store::open(&path).unwrap();
         let (rows, meta) = build::from_store(&store, "bench", Some(&ds)).unwrap();
         let rep = Report::new(rows, meta);
-        let doc = html::html(&rep);
+        let doc = html::html(&rep, &Theme::default_theme());
         size = doc.len();
         times.push(t.elapsed().as_secs_f64() * 1000.0);
     }

@@ -365,3 +365,24 @@ fn the_html_report_renders_in_headless_chromium() {
     assert!(!dom.contains("<script>alert"));
     eprintln!("screenshot: {}", png.display());
 }
+
+#[test]
+fn the_html_heatmap_follows_the_chosen_theme() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = |theme: &str| {
+        out(&prism(dir.path())
+            .args(["report", "--format", "html", "--theme", theme, "--summary"])
+            .arg(shared("reference/gpt-5.2-summary.json"))
+            .assert()
+            .success())
+    };
+    let fill = |doc: &str| {
+        let at = doc.find("data-col=\"KE\"").unwrap();
+        let rest = &doc[at..];
+        let f = rest.find("fill=\"").unwrap() + 6;
+        rest[f..f + 7].to_string()
+    };
+    let (dark, light) = (html("dark"), html("light"));
+    assert_ne!(fill(&dark), fill(&light));
+    assert!(dark.contains("data-value=\"17.83\"") && light.contains("data-value=\"17.83\""));
+}

@@ -24,7 +24,9 @@ use crate::validate;
     name = "prism",
     version,
     about = "A terminal workbench for diagnosing where and why LLMs hallucinate",
-    long_about = "Browse PRISM benchmarks by dimension, category and sub-task.\n\nWith no \
+    long_about = "Browse PRISM benchmarks by dimension, category and sub-task; run items against \
+                  several models live; score the answers as PRISM does; see the heatmap of \
+                  hallucination rates and report it.\n\nWith no \
                   subcommand, opens the TUI on PATH (a PRISM release directory, a .jsonl file \
                   or a directory of them), or on the bundled sample data when PATH is omitted."
 )]
@@ -161,7 +163,19 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
         }
         Some(Command::Run(args)) => run::run(args, &dirs, run::factory(&dirs)),
         Some(Command::Score(args)) => score::score(args, &dirs, run::factory(&dirs)),
-        Some(Command::Report(args)) => report::report(args, &dirs),
+        Some(Command::Report(args)) => {
+            let (config, _) = Config::load(&dirs.config_file());
+            let name = cli
+                .theme
+                .or(config.theme)
+                .unwrap_or_else(|| theme::DEFAULT_THEME.to_string());
+            // A file keeps its colours: NO_COLOR is about the terminal.
+            let (theme, warnings) = theme::resolve(&name, Some(&dirs.themes()), false);
+            for w in warnings {
+                eprintln!("warning: {w}");
+            }
+            report::report(args, &dirs, &theme)
+        }
         Some(Command::Model { what }) => {
             match what {
                 ModelCommand::Install { hub_url } => {

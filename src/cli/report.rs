@@ -53,7 +53,8 @@ pub struct ReportArgs {
     pub output: Option<PathBuf>,
 }
 
-pub fn report(args: ReportArgs, dirs: &Dirs) -> anyhow::Result<i32> {
+/// `theme` colours the HTML heatmap (`--theme`, else the config's, else the default).
+pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> anyhow::Result<i32> {
     let mut problems = Vec::new();
     let mut rows: Vec<Row> = Vec::new();
     let mut meta = crate::report::Meta {
@@ -137,7 +138,7 @@ pub fn report(args: ReportArgs, dirs: &Dirs) -> anyhow::Result<i32> {
         Format::Csv => render::csv(&rep),
         Format::Md => render::markdown(&rep),
         Format::Json => serde_json::to_string_pretty(&render::json(&rep))? + "\n",
-        Format::Html => html::html(&rep),
+        Format::Html => html::html(&rep, theme),
     };
     match &args.output {
         Some(p) => {

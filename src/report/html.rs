@@ -162,9 +162,8 @@ td.name,th.name{text-align:left}td.none{color:#999}
 pre{white-space:pre-wrap;background:#f7f7f7;padding:.5rem;border-radius:4px;font-size:12px;max-height:14rem;overflow:auto}
 small{opacity:.85}.ref{font-style:italic}";
 
-/// The whole report as one HTML document.
-pub fn html(rep: &Report) -> String {
-    let theme = Theme::default_theme();
+/// The whole report as one HTML document, its heatmap in `theme`'s gradient.
+pub fn html(rep: &Report, theme: &Theme) -> String {
     let mut s = String::with_capacity(64 * 1024);
     let _ = write!(
         s,
@@ -199,7 +198,7 @@ pub fn html(rep: &Report) -> String {
     s.push_str("</table>\n");
 
     s.push_str("<h2>Heatmap</h2>\n");
-    s.push_str(&svg_heatmap(&theme, rep));
+    s.push_str(&svg_heatmap(theme, rep));
 
     // Categories.
     s.push_str("\n<h2>Categories</h2><div class=\"scroll\"><table id=\"categories\"><tr><th class=\"name\">model</th>");
@@ -220,7 +219,7 @@ pub fn html(rep: &Report) -> String {
         }
         let _ = write!(s, "<tr><td class=\"name\">{}</td>", esc(&r.name));
         for c in 0..CATEGORIES.len() {
-            s.push_str(&heat_cell(&theme, rep, i, View::Categories, c));
+            s.push_str(&heat_cell(theme, rep, i, View::Categories, c));
         }
         s.push_str("</tr>");
     }
@@ -239,7 +238,7 @@ pub fn html(rep: &Report) -> String {
         for (t, task) in rep.tasks.iter().enumerate() {
             let _ = write!(s, "<tr><td class=\"name\">{}</td>", esc(task));
             for &i in &with_tasks {
-                s.push_str(&heat_cell(&theme, rep, i, View::Tasks, t));
+                s.push_str(&heat_cell(theme, rep, i, View::Tasks, t));
             }
             s.push_str("</tr>");
         }
