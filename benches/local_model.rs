@@ -86,7 +86,7 @@ fn time_prism(m: &LocalModel, rt: &tokio::runtime::Runtime, text: &str) -> Timin
 /// llama.cpp timed the same way through llama-cpp-python (tokens in, greedy, no sampling chain).
 fn time_llama_cpp(
     python: &PathBuf,
-    gguf: &PathBuf,
+    gguf: &std::path::Path,
     prompt: &str,
     threads: i32,
 ) -> Option<(f64, f64, usize)> {
@@ -141,7 +141,7 @@ print(json.dumps({"pp": pp, "tg": tg, "prompt_tokens": len(toks)}))
 
 /// The same prompt through llama-cpp-2 directly (the llama.cpp build prism links), with no prism
 /// code around it: separates prism's own overhead from differences between llama.cpp builds.
-fn time_raw_llama_cpp_2(gguf: &PathBuf, prompt: &str, threads: i32) -> (f64, f64) {
+fn time_raw_llama_cpp_2(gguf: &std::path::Path, prompt: &str, threads: i32) -> (f64, f64) {
     use llama_cpp_2::context::params::LlamaContextParams;
     use llama_cpp_2::llama_backend::LlamaBackend;
     use llama_cpp_2::llama_batch::LlamaBatch;
@@ -259,6 +259,80 @@ impl Backend for Timed {
     }
 }
 
+/// Load time, prompt and generation speed of one GGUF, against llama.cpp (llama-cpp-python) and
+/// against llama-cpp-2 used directly, on the same rendered prompt.
+fn speed(gguf: &std::path::Path, threads: i32, rt: &tokio::runtime::Runtime) {
+    let t = Instant::now();
+    let m = LocalModel::load(gguf, threads, 4096, 1, false, None).unwrap();
+    let load = t.elapsed();
+    let rendered = m.render(&[Message::user(prompt_text())]).unwrap();
+    let _warm = time_prism(&m, rt, &prompt_text());
+    // Median of five, as for llama.cpp below.
+    let mut runs: Vec<Timing> = (0..5).map(|_| time_prism(&m, rt, &prompt_text())).collect();
+    runs.sort_by(|a, b| a.pp_tps.partial_cmp(&b.pp_tps).unwrap());
+    let pp_median = runs[2].pp_tps;
+    runs.sort_by(|a, b| a.gen_tps.partial_cmp(&b.gen_tps).unwrap());
+    let ours = Timing {
+        prompt_tokens: runs[2].prompt_tokens,
+        pp_tps: pp_median,
+        gen_tps: runs[2].gen_tps,
+    };
+    println!("model {} ({threads} threads)", gguf.display());
+    println!("load: {:.0} ms", load.as_secs_f64() * 1000.0);
+    println!(
+        "prism:     prompt {:>4} tokens at {:>7.1} tok/s; generation {:>6.1} tok/s",
+        ours.prompt_tokens, ours.pp_tps, ours.gen_tps
+    );
+    match std::env::var_os("PRISM_LLAMA_PYTHON").map(PathBuf::from) {
+        Some(py) => match time_llama_cpp(&py, gguf, &rendered, threads) {
+            Some((pp, tg, n)) => {
+                println!(
+                    "llama.cpp: prompt {n:>4} tokens at {pp:>7.1} tok/s; generation {tg:>6.1} tok/s (llama-cpp-python)"
+                );
+                println!(
+                    "ratio prism/llama.cpp: prompt {:.2}, generation {:.2}",
+                    ours.pp_tps / pp,
+                    ours.gen_tps / tg
+                );
+            }
+            None => println!("llama.cpp: the llama-cpp-python run failed"),
+        },
+        None => println!("llama.cpp: set PRISM_LLAMA_PYTHON to compare"),
+    }
+    println!(
+        "peak RSS after load and generation: {:.0} MB",
+        rss_peak_mb()
+    );
+    let raw = std::process::Command::new(std::env::current_exe().unwrap())
+        .arg("--raw")
+        .arg(gguf)
+        .arg(threads.to_string())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(rendered.as_bytes())?;
+            c.wait_with_output()
+        })
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| {
+            let mut it = s.split_whitespace().filter_map(|x| x.parse::<f64>().ok());
+            Some((it.next()?, it.next()?))
+        });
+    if let Some((raw_pp, raw_tg)) = raw {
+        println!(
+            "llama-cpp-2 directly (prism's llama.cpp build, no prism code): prompt {raw_pp:.1} tok/s; generation {raw_tg:.1} tok/s"
+        );
+        println!(
+            "ratio prism/direct: prompt {:.2}, generation {:.2}",
+            ours.pp_tps / raw_pp,
+            ours.gen_tps / raw_tg
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--raw") {
@@ -290,77 +364,21 @@ fn main() {
         .build()
         .unwrap();
 
-    let t = Instant::now();
-    let m = LocalModel::load(&gguf, threads, 4096, 1, false, None).unwrap();
-    let load = t.elapsed();
-    let rendered = m.render(&[Message::user(prompt_text())]).unwrap();
-    let _warm = time_prism(&m, &rt, &prompt_text());
-    // Median of five, as for llama.cpp below.
-    let mut runs: Vec<Timing> = (0..5)
-        .map(|_| time_prism(&m, &rt, &prompt_text()))
-        .collect();
-    runs.sort_by(|a, b| a.pp_tps.partial_cmp(&b.pp_tps).unwrap());
-    let pp_median = runs[2].pp_tps;
-    runs.sort_by(|a, b| a.gen_tps.partial_cmp(&b.gen_tps).unwrap());
-    let ours = Timing {
-        prompt_tokens: runs[2].prompt_tokens,
-        pp_tps: pp_median,
-        gen_tps: runs[2].gen_tps,
-    };
-    println!("model {} ({threads} threads)", gguf.display());
-    println!("load: {:.0} ms", load.as_secs_f64() * 1000.0);
-    println!(
-        "prism:     prompt {:>4} tokens at {:>7.1} tok/s; generation {:>6.1} tok/s",
-        ours.prompt_tokens, ours.pp_tps, ours.gen_tps
-    );
-    match std::env::var_os("PRISM_LLAMA_PYTHON").map(PathBuf::from) {
-        Some(py) => match time_llama_cpp(&py, &gguf, &rendered, threads) {
-            Some((pp, tg, n)) => {
-                println!(
-                    "llama.cpp: prompt {n:>4} tokens at {pp:>7.1} tok/s; generation {tg:>6.1} tok/s (llama-cpp-python)"
-                );
-                println!(
-                    "ratio prism/llama.cpp: prompt {:.2}, generation {:.2}",
-                    ours.pp_tps / pp,
-                    ours.gen_tps / tg
-                );
-            }
-            None => println!("llama.cpp: the llama-cpp-python run failed"),
-        },
-        None => println!("llama.cpp: set PRISM_LLAMA_PYTHON to compare"),
-    }
-    println!(
-        "peak RSS after load and generation: {:.0} MB",
-        rss_peak_mb()
-    );
-    let raw = std::process::Command::new(std::env::current_exe().unwrap())
-        .arg("--raw")
-        .arg(&gguf)
-        .arg(threads.to_string())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            use std::io::Write;
-            c.stdin.take().unwrap().write_all(rendered.as_bytes())?;
-            c.wait_with_output()
-        })
-        .ok()
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .and_then(|s| {
-            let mut it = s.split_whitespace().filter_map(|x| x.parse::<f64>().ok());
-            Some((it.next()?, it.next()?))
-        });
-    if let Some((raw_pp, raw_tg)) = raw {
+    speed(&gguf, threads, &rt);
+    // The second built-in model (SmolLM2 135M Instruct), measured the same way.
+    let smol = std::env::var_os("PRISM_SMOL_GGUF")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| prism::cli::model::SMOL.path(&dirs));
+    if smol.is_file() {
+        println!();
+        speed(&smol, threads, &rt);
+    } else {
         println!(
-            "llama-cpp-2 directly (prism's llama.cpp build, no prism code): prompt {raw_pp:.1} tok/s; generation {raw_tg:.1} tok/s"
-        );
-        println!(
-            "ratio prism/direct: prompt {:.2}, generation {:.2}",
-            ours.pp_tps / raw_pp,
-            ours.gen_tps / raw_tg
+            "\nno SmolLM2 at {}: `prism model install smol` or set PRISM_SMOL_GGUF",
+            smol.display()
         );
     }
+    println!();
 
     // TUI input latency while the local model streams.
     let loaded = prism::dataset::load_sample();

@@ -49,14 +49,7 @@ pub fn user_message(dataset: &Dataset, item: &Item) -> String {
     }
 }
 
-/// `A`, `B`, ... `Z`, then `AA` for the (unlikely) 27th option.
-pub fn option_letter(i: usize) -> String {
-    if i < 26 {
-        ((b'A' + i as u8) as char).to_string()
-    } else {
-        format!("{}{}", option_letter(i / 26 - 1), option_letter(i % 26))
-    }
-}
+pub use crate::taxonomy::option_letter;
 
 /// A procedure step: a string as is; a list (often a triple) joined by spaces.
 pub fn step_text(v: &Value) -> String {

@@ -274,6 +274,21 @@ impl FromStr for Evaluator {
     }
 }
 
+/// `A`, `B`, ... `Z`, then `AA` for the (unlikely) 27th option.
+pub fn option_letter(i: usize) -> String {
+    if i < 26 {
+        ((b'A' + i as u8) as char).to_string()
+    } else {
+        format!("{}{}", option_letter(i / 26 - 1), option_letter(i % 26))
+    }
+}
+
+/// How many option letters a choice item allows: A-D, or up to its option count when it has
+/// more, never beyond H (PRISM's extraction considers eight letters at most).
+pub fn choice_letters(n_options: usize) -> usize {
+    n_options.clamp(4, 8)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

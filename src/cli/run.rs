@@ -80,7 +80,7 @@ pub fn default_db(dirs: &Dirs) -> PathBuf {
 }
 
 /// The models file: `--models-file`, else `models.toml` in the config dir, else none; plus the
-/// built-in `local` model (the embedded default) unless the file defines its own `local`.
+/// built-in local models (`local`, `smol`) unless the file defines models of those names.
 pub fn load_models(dirs: &Dirs, file: Option<&Path>) -> anyhow::Result<ModelsFile> {
     let mut f = match file {
         Some(f) => ModelsFile::load(f)?,
@@ -93,10 +93,36 @@ pub fn load_models(dirs: &Dirs, file: Option<&Path>) -> anyhow::Result<ModelsFil
             }
         }
     };
-    if cfg!(feature = "local") && f.get("local").is_none() {
-        f.models.insert(0, builtin_local());
+    if cfg!(feature = "local") {
+        let builtins = [builtin_local(), builtin_smol(dirs)];
+        for (i, m) in builtins.into_iter().enumerate() {
+            if f.get(&m.name).is_none() {
+                f.models.insert(i.min(f.models.len()), m);
+            }
+        }
     }
     Ok(f)
+}
+
+/// The built-in `smol` model: SmolLM2 135M Instruct in the data dir, run in-process with the chat
+/// template from its own metadata (it is an instruct model).
+pub fn builtin_smol(dirs: &Dirs) -> crate::provider::ModelConfig {
+    let f: ModelsFile = toml::from_str(
+        "[[models]]\nname = \"smol\"\nprovider = \"local\"\nmodel = \"smollm2-135m-instruct\"\nmax_concurrency = 1\nmax_retries = 0\nparams = { max_tokens = 128 }\n",
+    )
+    .expect("the built-in smol model config parses");
+    let mut m = f.models.into_iter().next().expect("one model");
+    m.path = Some(super::model::SMOL.path(dirs));
+    m
+}
+
+/// Whether a model is one of the built-in local ones and its file is installed (the TUI
+/// preselects these, so the demo runs both side by side with no key and no server).
+pub fn is_installed_builtin(dirs: &Dirs, m: &crate::provider::ModelConfig) -> bool {
+    m.provider == crate::provider::ProviderKind::Local
+        && super::model::builtin(&m.name).is_some_and(|b| {
+            m.path.as_deref().unwrap_or(&b.path(dirs)) == b.path(dirs) && b.is_installed(dirs)
+        })
 }
 
 /// The built-in `local` model: the default GGUF in the data dir, run in-process. It is a base

@@ -105,6 +105,7 @@ pub(super) fn load(source: &Source, files: Vec<String>, root_rel: &str) -> Loade
         DatasetKind::Jsonl,
         drafts,
         prompts,
+        None,
         &mut problems,
         |t| task_files.get(&t.id).cloned().unwrap_or_default(),
     );

@@ -73,11 +73,23 @@ pub struct Prompts {
     pub judges: BTreeMap<String, String>,
 }
 
+/// A task the dataset's registry names, whether or not its items loaded: a dimension's rate is
+/// complete only when every registered task of it is scored (PRISM-FORMAT.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Registered {
+    pub id: String,
+    pub dimension: Dimension,
+    pub category: &'static Category,
+}
+
 #[derive(Debug, Clone)]
 pub struct Dataset {
     /// Where it came from, for titles and reports.
     pub label: String,
     pub kind: DatasetKind,
+    /// Every task the registry (`tasks.json`) names, loaded or not; for plain JSONL, the tasks
+    /// that loaded.
+    pub registry: Vec<Registered>,
     /// Tasks in display order: dimension, then category, then registry index or name.
     pub tasks: Vec<Task>,
     /// Items grouped by task (in task order), each task's items in file order.
@@ -351,25 +363,37 @@ fn record_to_item(
     if evaluator == Evaluator::Choice
         && let (Some(ans), Some(opts)) = (&item.answer, &item.options)
     {
+        let ans = ans.trim();
         let letters = opts.len().max(4);
-        let ok =
-            ans.trim().len() == 1
-                && ans.trim().chars().next().is_some_and(|c| {
-                    c.is_ascii_uppercase() && ((c as u8 - b'A') as usize) < letters
-                });
-        if !ok {
-            problems.push(Problem::error(
+        match (0..letters).position(|i| taxonomy::option_letter(i) == ans) {
+            Some(i) if i >= taxonomy::choice_letters(opts.len()) => {
+                problems.push(Problem::warning(
+                    shown,
+                    l,
+                    "answer",
+                    format!(
+                        "{ans:?} is beyond H, the last letter PRISM's extraction considers: no \
+                         response can match it"
+                    ),
+                ));
+            }
+            Some(_) => {}
+            None => problems.push(Problem::error(
                 shown,
                 l,
                 "answer",
                 format!(
                     "{ans:?} is not an option letter (A..{})",
-                    (b'A' + letters as u8 - 1) as char
+                    taxonomy::option_letter(letters - 1)
                 ),
-            ));
+            )),
         }
     }
-    (problems.len() == before).then_some(item)
+    // Warnings keep the item; an error skips its line.
+    problems[before..]
+        .iter()
+        .all(|p| !p.is_error())
+        .then_some(item)
 }
 
 /// A task before its items are attached.
@@ -386,6 +410,7 @@ impl Dataset {
         kind: DatasetKind,
         mut drafts: Vec<TaskDraft>,
         prompts: Prompts,
+        registry: Option<Vec<Registered>>,
         problems: &mut Vec<Problem>,
         shown_file: impl Fn(&Task) -> String,
     ) -> Dataset {
@@ -435,9 +460,20 @@ impl Dataset {
             task.items = start..items.len();
             tasks.push(task);
         }
+        let registry = registry.unwrap_or_else(|| {
+            tasks
+                .iter()
+                .map(|t| Registered {
+                    id: t.id.clone(),
+                    dimension: t.dimension,
+                    category: t.category,
+                })
+                .collect()
+        });
         Dataset {
             label,
             kind,
+            registry,
             tasks,
             items,
             prompts,

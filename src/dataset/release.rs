@@ -23,10 +23,19 @@ pub(super) fn load(source: &Source, data_rel: &str) -> Loaded {
     let mut drafts: Vec<(TaskDraft, String)> = Vec::new();
     let mut seen_ids: HashMap<String, usize> = HashMap::new();
     let mut seen_files: HashMap<String, usize> = HashMap::new();
+    // Every valid entry counts for completeness, even when its file is missing or skipped.
+    let mut registry = Vec::new();
     for (line, obj) in entries {
         let Some(task) = registry_task(&obj, line, &registry_shown, &mut problems) else {
             continue;
         };
+        if !seen_ids.contains_key(&task.id) {
+            registry.push(super::Registered {
+                id: task.id.clone(),
+                dimension: task.dimension,
+                category: task.category,
+            });
+        }
         if let Some(prev) = seen_ids.insert(task.id.clone(), line) {
             problems.push(Problem::error(
                 &registry_shown,
@@ -114,7 +123,7 @@ pub(super) fn load(source: &Source, data_rel: &str) -> Loaded {
                 None => problems.push(Problem::error(shown, line as usize, "task", "missing")),
             }
             let item = record_to_item(rec, line, 0, task.evaluator, shown, &mut problems);
-            if let (Some(item), true) = (item, problems.len() == before) {
+            if let (Some(item), true) = (item, problems[before..].iter().all(|p| !p.is_error())) {
                 draft.items.push(item);
             }
         }
@@ -129,6 +138,7 @@ pub(super) fn load(source: &Source, data_rel: &str) -> Loaded {
         DatasetKind::Release,
         drafts.into_iter().map(|(d, _)| d).collect(),
         prompts,
+        Some(registry),
         &mut problems,
         |t| tasks_shown.get(&t.id).cloned().unwrap_or_default(),
     );

@@ -189,23 +189,26 @@ pub const SUPPORTED: &[&str] = &[
     "punctuation:no_comma",
 ];
 
-/// The instructions of an item, with arguments the kwargs lack read from the question where it
-/// states them. Real PRISM items do this: `IFE-EF-Text_Structure` names
-/// `detectable_format:number_bullet_lists` with empty kwargs and asks for "exactly 3 bullet
-/// points" in the question. What is read is said in the notes.
+/// The instructions of an item, and notes: what could not be read, and, for a check whose kwargs
+/// lack its arguments, the count the question asks for. Real PRISM items do this:
+/// `IFE-EF-Text_Structure` names `detectable_format:number_bullet_lists` with empty kwargs and
+/// asks for "exactly 3 bullet points" in the question. The official checks use their defaults
+/// there (PRISM-FORMAT.md), so the question's count is only shown, never scored.
 pub fn instructions_for(
     instruction_id: Option<&str>,
     kwargs: Option<&[Value]>,
     question: &str,
 ) -> (Vec<Instruction>, Vec<String>) {
-    let (mut list, mut notes) = instructions(instruction_id, kwargs);
-    for i in &mut list {
+    let (list, mut notes) = instructions(instruction_id, kwargs);
+    for i in &list {
         if i.kwargs.is_empty()
             && let Some(found) = args_from_question(&i.id, question)
         {
             let shown: Vec<String> = found.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            notes.push(format!("{} from the question", shown.join(", ")));
-            i.kwargs = found;
+            notes.push(format!(
+                "the question asks for {}; scored with the check's default, as PRISM does",
+                shown.join(", ")
+            ));
         }
     }
     (list, notes)
@@ -412,25 +415,42 @@ pub fn check(i: &Instruction, r: &str) -> Result<(), String> {
                 LazyLock::new(|| Regex::new(r"(?m)^\s*\*[^\*].*$").unwrap());
             static DASH: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^\s*-.*$").unwrap());
             let n = STAR.find_iter(r).count() + DASH.find_iter(r).count();
-            let want = int(kw, "num_bullets")?;
-            ok_if(n == want, || format!("{n} bullets, need exactly {want}"))
+            // Without `num_bullets` the official check asks for at least one bullet.
+            match opt_int(kw, "num_bullets") {
+                Some(want) => ok_if(n == want, || format!("{n} bullets, need exactly {want}")),
+                None => ok_if(n >= 1, || {
+                    "no bullet line (default: at least 1)".to_string()
+                }),
+            }
         }
         "detectable_format:number_highlighted_sections" => {
             let n = count_highlights(r);
-            let want = int(kw, "num_highlights")?;
+            // Without `num_highlights` the official check asks for at least one.
+            let want = opt_int(kw, "num_highlights").unwrap_or(1);
             ok_if(n >= want, || {
                 format!("{n} highlights, need at least {want}")
             })
         }
         "detectable_format:multiple_sections" => {
-            let sep = string(kw, "section_spliter")?;
-            let want = int(kw, "num_sections")?;
-            let re = Regex::new(&format!(r"\s?{}\s?\d+\s?", regex::escape(&sep)))
-                .map_err(|e| e.to_string())?;
-            let n = re.split(r).count() - 1;
-            ok_if(n >= want, || {
-                format!("{n} {sep} sections, need at least {want}")
-            })
+            match (string(kw, "section_spliter"), opt_int(kw, "num_sections")) {
+                (Ok(sep), Some(want)) => {
+                    let re = Regex::new(&format!(r"\s?{}\s?\d+\s?", regex::escape(&sep)))
+                        .map_err(|e| e.to_string())?;
+                    let n = re.split(r).count() - 1;
+                    ok_if(n >= want, || {
+                        format!("{n} {sep} sections, need at least {want}")
+                    })
+                }
+                // Without both arguments the official check asks for one "section N" or
+                // "paragraph N", in any case.
+                _ => {
+                    static RE: LazyLock<Regex> =
+                        LazyLock::new(|| Regex::new(r"(?i)(?:section|paragraph)\s?\d+").unwrap());
+                    ok_if(RE.is_match(r), || {
+                        "no \"Section N\" or \"Paragraph N\" (default: at least 1)".to_string()
+                    })
+                }
+            }
         }
         "detectable_format:json_format" => {
             let v = r.trim();
@@ -526,7 +546,7 @@ fn string(kw: &Map<String, Value>, key: &str) -> Result<String, String> {
     match kw.get(key) {
         Some(Value::String(s)) => Ok(s.clone()),
         Some(Value::Number(n)) => Ok(n.to_string()),
-        _ => Err(format!("argument {key} missing, not checked")),
+        _ => Err(missing(key)),
     }
 }
 
@@ -537,20 +557,28 @@ fn strings(kw: &Map<String, Value>, key: &str) -> Result<Vec<String>, String> {
             .filter_map(|v| v.as_str().map(str::to_string))
             .collect()),
         Some(Value::String(s)) => Ok(vec![s.clone()]),
-        _ => Err(format!("argument {key} missing, not checked")),
+        _ => Err(missing(key)),
     }
 }
 
 fn int(kw: &Map<String, Value>, key: &str) -> Result<usize, String> {
-    let v = kw.get(key);
-    v.and_then(|v| match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    })
-    .filter(|n| *n >= 0.0)
-    .map(|n| n as usize)
-    .ok_or_else(|| format!("argument {key} missing, not checked"))
+    opt_int(kw, key).ok_or_else(|| missing(key))
+}
+
+fn opt_int(kw: &Map<String, Value>, key: &str) -> Option<usize> {
+    kw.get(key)
+        .and_then(|v| match v {
+            Value::Number(n) => n.as_f64(),
+            Value::String(s) => s.trim().parse().ok(),
+            _ => None,
+        })
+        .filter(|n| n.is_finite() && *n >= 0.0)
+        .map(|n| n as usize)
+}
+
+/// An instruction whose arguments are missing cannot be followed: it fails, and says why.
+fn missing(key: &str) -> String {
+    format!("argument {key} missing from kwargs, counted as not followed")
 }
 
 /// Compares a count under the item's relation: "less than", "at most", "exactly", else "at least".
@@ -1196,77 +1224,95 @@ mod tests {
     }
 
     #[test]
-    fn arguments_missing_from_kwargs_are_read_from_the_question() {
+    fn checks_without_arguments_use_the_official_defaults_not_the_question() {
+        // The question asks for exactly 3 bullets; the official check, given no num_bullets,
+        // asks for at least one. The question's count is a note, never the score.
         let q = "Your answer must contain exactly 3 bullet points in the markdown format";
-        let v = ifeval(
-            "* a\n* b\n* c",
-            Some("detectable_format:number_bullet_lists"),
-            Some(&[]),
-            q,
-        );
+        let bullets = |r: &str| {
+            ifeval(
+                r,
+                Some("detectable_format:number_bullet_lists"),
+                Some(&[]),
+                q,
+            )
+        };
+        let v = bullets("* a\n* b");
         assert_eq!(v.score, 1.0, "{}", v.detail);
         assert!(
-            v.detail.contains("num_bullets=3 from the question"),
+            v.detail
+                .contains("the question asks for num_bullets=3; scored with the check's default"),
             "{}",
             v.detail
         );
+        assert_eq!(bullets("- only one").score, 1.0);
+        let v = bullets("no bullets at all");
+        assert_eq!(v.score, 0.0);
+        assert!(!v.detail.contains("not checked"), "{}", v.detail);
+        assert!(v.detail.contains("at least 1"), "{}", v.detail);
+        // With num_bullets: exactly that many.
+        let exact = json!([{"num_bullets": 2}]);
         assert_eq!(
-            ifeval(
+            run(
                 "* a\n* b",
-                Some("detectable_format:number_bullet_lists"),
-                Some(&[]),
-                q
+                "detectable_format:number_bullet_lists",
+                exact.clone()
+            )
+            .score,
+            1.0
+        );
+        assert_eq!(
+            run(
+                "* a\n* b\n* c",
+                "detectable_format:number_bullet_lists",
+                exact
             )
             .score,
             0.0
         );
+
         let q = "highlight at least 3 sections that has titles in markdown format";
-        assert_eq!(
+        let hl = |r: &str| {
             ifeval(
+                r,
+                Some("detectable_format:number_highlighted_sections"),
+                None,
+                q,
+            )
+            .score
+        };
+        assert_eq!(hl("*a* only"), 1.0);
+        assert_eq!(hl("**bold** only"), 1.0);
+        assert_eq!(hl("* * nothing highlighted"), 0.0);
+        assert_eq!(
+            run(
                 "*a* *b*",
-                Some("detectable_format:number_highlighted_sections"),
-                None,
-                q
+                "detectable_format:number_highlighted_sections",
+                json!([{"num_highlights": 3}])
             )
             .score,
             0.0
         );
-        assert_eq!(
-            ifeval(
-                "*a* *b* *c*",
-                Some("detectable_format:number_highlighted_sections"),
-                None,
-                q
-            )
-            .score,
-            1.0
-        );
+
         let q = "Write a 2 paragraph critique ... Label each paragraph with PARAGRAPH X.";
-        let r = "PARAGRAPH 1\nIT IS BAD.\nPARAGRAPH 2\nFOLLOW IT.";
+        let ms = |r: &str| ifeval(r, Some("detectable_format:multiple_sections"), None, q).score;
+        assert_eq!(ms("PARAGRAPH 1\nIT IS BAD."), 1.0);
+        assert_eq!(ms("section 3 stands alone"), 1.0);
+        assert_eq!(ms("Paragraph2 without a space"), 1.0);
+        assert_eq!(ms("IT IS BAD."), 0.0);
+        assert_eq!(ms("a paragraph, then a section"), 0.0);
+        let two = json!([{"section_spliter": "SECTION", "num_sections": 2}]);
         assert_eq!(
-            ifeval(r, Some("detectable_format:multiple_sections"), None, q).score,
+            run(
+                "SECTION 1 a SECTION 2 b",
+                "detectable_format:multiple_sections",
+                two.clone()
+            )
+            .score,
             1.0
         );
         assert_eq!(
-            ifeval(
-                "IT IS BAD.",
-                Some("detectable_format:multiple_sections"),
-                None,
-                q
-            )
-            .score,
+            run("SECTION 1 a", "detectable_format:multiple_sections", two).score,
             0.0
-        );
-        // Nothing in the question: the check says what is missing and fails.
-        assert!(
-            ifeval(
-                "x",
-                Some("detectable_format:number_bullet_lists"),
-                None,
-                "Write a poem"
-            )
-            .detail
-            .contains("missing")
         );
     }
 
@@ -1291,7 +1337,8 @@ mod tests {
         let v = run("x", "keywords:existence", json!([{}]));
         assert_eq!(v.score, 0.0);
         assert!(
-            v.detail.contains("argument keywords missing"),
+            v.detail
+                .contains("argument keywords missing from kwargs, counted as not followed"),
             "{}",
             v.detail
         );

@@ -64,7 +64,7 @@ pub fn fuzzy(response: &str, answer: &str) -> Verdict {
 
 /// The option letter a response chooses, following PRISM's extraction order.
 pub fn extract_choice(response: &str, n_options: usize) -> Option<char> {
-    let n = n_options.clamp(4, 26);
+    let n = crate::taxonomy::choice_letters(n_options);
     let allowed = |c: char| c.is_ascii_uppercase() && ((c as u8 - b'A') as usize) < n;
     let lines: Vec<&str> = response.lines().map(str::trim).collect();
     let last5: Vec<&str> = lines.iter().rev().take(5).copied().collect();
@@ -128,11 +128,13 @@ pub fn extract_choice(response: &str, n_options: usize) -> Option<char> {
 }
 
 pub fn choice(response: &str, answer: &str, n_options: usize) -> Verdict {
-    let want = answer.trim().chars().next();
+    let want = answer.trim();
     match extract_choice(response, n_options) {
+        // The extracted letter is always one of the allowed ones, so an answer beyond them (a
+        // ninth option, "AA") never matches.
         Some(c) => Verdict::new(
-            Some(c) == want,
-            format!("extracted {c}, expected {}", want.unwrap_or('?')),
+            want.len() == 1 && want.starts_with(c),
+            format!("extracted {c}, expected {want}"),
         ),
         None => Verdict::new(false, "no option letter found"),
     }
@@ -235,6 +237,16 @@ mod tests {
         assert_eq!(extract_choice("C", 2), Some('C'));
         assert_eq!(choice("B", "B", 2).score, 1.0);
         assert_eq!(choice("x", "B", 2).detail, "no option letter found");
+        // At most eight letters, A-H, however many options the item has.
+        assert_eq!(extract_choice("H", 12), Some('H'));
+        assert_eq!(extract_choice("I", 12), None);
+        assert_eq!(extract_choice("The answer is J.", 12), None);
+        assert_eq!(choice("J", "J", 12).score, 0.0);
+        assert_eq!(choice("I\nso it is I", "I", 9).score, 0.0);
+        assert_eq!(choice("H", "H", 9).score, 1.0);
+        // An answer that is not one letter never matches.
+        assert_eq!(choice("A", "AA", 200).score, 0.0);
+        assert_eq!(choice("A", " A ", 4).score, 1.0);
     }
 
     #[test]

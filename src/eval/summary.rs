@@ -18,12 +18,38 @@ pub struct Catalogue {
     pub tasks: BTreeMap<String, (Dimension, &'static str, usize)>,
 }
 
+/// The official release's 65 task ids, in registry order (a copy of its `tasks.json` ids):
+/// the registry a `summary.json` is read against when it does not say how many tasks each
+/// dimension has.
+const OFFICIAL_TASKS: &str = include_str!("../../sample-data/references/prism-tasks.txt");
+
 impl Catalogue {
+    /// The dataset's registry: every task `tasks.json` names, with the items of those that
+    /// loaded (0 for a task whose file is missing, which still counts for completeness).
     pub fn of(ds: &Dataset) -> Catalogue {
-        let tasks = ds
-            .tasks
+        let mut tasks: BTreeMap<String, (Dimension, &'static str, usize)> = ds
+            .registry
             .iter()
-            .map(|t| (t.id.clone(), (t.dimension, t.category.code, t.items.len())))
+            .map(|t| (t.id.clone(), (t.dimension, t.category.code, 0)))
+            .collect();
+        for t in &ds.tasks {
+            tasks.insert(t.id.clone(), (t.dimension, t.category.code, t.items.len()));
+        }
+        Catalogue { tasks }
+    }
+
+    /// The official PRISM release's registry (65 tasks; item counts unknown here).
+    pub fn official() -> Catalogue {
+        let tasks = OFFICIAL_TASKS
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .filter_map(|id| {
+                let mut p = id.split('-');
+                let d: Dimension = p.next()?.parse().ok()?;
+                let c = crate::taxonomy::category(d, p.next()?)?;
+                Some((id.to_string(), (d, c.code, 0)))
+            })
             .collect();
         Catalogue { tasks }
     }

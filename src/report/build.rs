@@ -119,7 +119,7 @@ fn from_task_scores(
     source: Source,
     coverage: Option<&Value>,
 ) -> Row {
-    let cat = Catalogue {
+    let own = Catalogue {
         tasks: task_scores
             .keys()
             .filter_map(|t| {
@@ -130,15 +130,28 @@ fn from_task_scores(
             })
             .collect(),
     };
-    // Our own summaries say how many tasks each dimension has; official ones have them all.
-    let mut expected = cat.per_dimension();
-    if let Some(cov) = coverage {
-        for d in Dimension::ALL {
-            if let Some(of) = cov[d.code()]["of"].as_u64() {
-                expected[d.index()] = expected[d.index()].max(of as usize);
+    let (cat, expected) = match coverage {
+        // Our own summaries say how many tasks each dimension of their dataset has.
+        Some(cov) => {
+            let mut expected = own.per_dimension();
+            for d in Dimension::ALL {
+                if let Some(of) = cov[d.code()]["of"].as_u64() {
+                    expected[d.index()] = expected[d.index()].max(of as usize);
+                }
             }
+            (own, expected)
         }
-    }
+        // Others are read against the official registry (plus any task it lacks): a summary
+        // listing only some tasks is partial for every dimension it does not cover entirely.
+        None => {
+            let mut cat = Catalogue::official();
+            for (t, v) in own.tasks {
+                cat.tasks.entry(t).or_insert(v);
+            }
+            let expected = cat.per_dimension();
+            (cat, expected)
+        }
+    };
     row_from_task_scores(name, task_scores, source, &cat, &expected)
 }
 

@@ -206,6 +206,20 @@ impl App {
         self
     }
 
+    /// Chooses these models in the picker (by name) instead of the first; unknown names are
+    /// ignored, and with none left the first stays chosen.
+    pub fn with_chosen(mut self, names: &[String]) -> App {
+        let chosen: Vec<bool> = self
+            .models
+            .iter()
+            .map(|m| names.contains(&m.name))
+            .collect();
+        if chosen.iter().any(|c| *c) {
+            self.chosen = chosen;
+        }
+        self
+    }
+
     /// Applies an engine event.
     pub fn on_engine(&mut self, ev: crate::engine::Event) {
         // A finished answer is scored at once (and saved with its score).

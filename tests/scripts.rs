@@ -1,0 +1,119 @@
+//! The install checks of `scripts/lib/tools.sh` (used by `scripts/demo` and `.ci/run`) test the
+//! thing that is actually used, not something with a similar name: a machine with only
+//! `libclang-cpp.so.14` (pulled in by other packages) lacks the libclang bindgen loads.
+
+use std::path::Path;
+use std::process::Command;
+
+/// Runs `snippet` in bash after sourcing tools.sh; returns (exit code, stdout).
+fn tools(snippet: &str, env: &[(&str, &str)]) -> (i32, String) {
+    let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/lib/tools.sh");
+    let mut cmd = Command::new("/bin/bash");
+    cmd.arg("-c")
+        .arg(format!("source '{}'; {snippet}", lib.display()));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("bash runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+fn dir_with(files: &[&str]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    for f in files {
+        std::fs::write(d.path().join(f), b"").unwrap();
+    }
+    d
+}
+
+#[test]
+fn libclang_cpp_alone_is_not_libclang() {
+    let d = dir_with(&["libclang-cpp.so.14", "libclangBasic.a", "libclang-cpp.so"]);
+    let (code, _) = tools(&format!("have_libclang '{}'", d.path().display()), &[]);
+    assert_eq!(code, 1, "libclang-cpp must not count as libclang");
+}
+
+#[test]
+fn the_names_bindgen_loads_count() {
+    for name in [
+        "libclang.so",
+        "libclang.so.1",
+        "libclang-14.so",
+        "libclang-14.so.1",
+        "libclang-14.0.6.so",
+        "libclang.so.18.1",
+    ] {
+        let d = dir_with(&["libclang-cpp.so.14", name]);
+        let (code, _) = tools(&format!("have_libclang '{}'", d.path().display()), &[]);
+        assert_eq!(code, 0, "{name} is libclang");
+    }
+    let empty = dir_with(&[]);
+    let (code, _) = tools(&format!("have_libclang '{}'", empty.path().display()), &[]);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn a_cmake_too_old_or_absent_is_missing() {
+    let bin = tempfile::tempdir().unwrap();
+    let fake = |version: &str| {
+        let p = bin.path().join("cmake");
+        std::fs::write(&p, format!("#!/bin/sh\necho 'cmake version {version}'\n")).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    // Only the fake cmake and the tools the check itself uses are on PATH.
+    for tool in ["sed", "mktemp", "rm"] {
+        let real = ["/usr/bin", "/bin"]
+            .iter()
+            .map(|d| Path::new(d).join(tool))
+            .find(|p| p.exists())
+            .unwrap();
+        std::os::unix::fs::symlink(real, bin.path().join(tool)).unwrap();
+    }
+    let path = bin.path().display().to_string();
+    fake("3.10.2");
+    assert_eq!(tools("have_cmake", &[("PATH", &path)]).0, 1);
+    fake("3.25.1");
+    assert_eq!(tools("have_cmake", &[("PATH", &path)]).0, 0);
+    fake("4.0.0");
+    assert_eq!(tools("have_cmake", &[("PATH", &path)]).0, 0);
+    std::fs::remove_file(bin.path().join("cmake")).unwrap();
+    assert_eq!(tools("have_cmake", &[("PATH", &path)]).0, 1);
+}
+
+#[test]
+fn a_compiler_that_cannot_compile_is_missing() {
+    // `c++` named but broken (a dangling link to a removed g++) must not count.
+    let (code, _) = tools("have_compilers", &[("CXX", "/nonexistent/g++")]);
+    assert_eq!(code, 1);
+    let (code, _) = tools("have_compilers", &[("CC", "/bin/false")]);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn missing_packages_names_debian_packages() {
+    // On a machine that lacks libclang the build need names libclang-dev; here we only check
+    // the output is package names (one per line) and an unknown need is refused.
+    let (code, out) = tools("missing_packages build python tmux chromium", &[]);
+    assert_eq!(code, 0);
+    for line in out.lines() {
+        assert!(
+            [
+                "build-essential",
+                "cmake",
+                "libclang-dev",
+                "python3",
+                "python3-venv",
+                "tmux",
+                "chromium-headless-shell"
+            ]
+            .contains(&line),
+            "{line}"
+        );
+    }
+    let (code, _) = tools("missing_packages nonsense", &[]);
+    assert_eq!(code, 2);
+}
