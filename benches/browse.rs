@@ -75,21 +75,21 @@ fn benches(c: &mut Criterion) {
         Keymap::default(),
     );
     app.area = ratatui::layout::Rect::new(0, 0, 200, 60);
-    app.apply(Action::ExpandAll);
-    assert!(app.tree.all_expanded());
+    app.act(Action::ExpandAll);
+    assert!(app.browse().tree.all_expanded());
     let mut term = Terminal::new(TestBackend::new(200, 60)).unwrap();
     let mut g = c.benchmark_group("render");
     g.bench_function("browse_frame_200x60_expanded", |b| {
         b.iter(|| {
-            term.draw(|f| prism::tui::view::render(&app, f)).unwrap();
+            term.draw(|f| app.draw(f)).unwrap();
         })
     });
     // The same with a search active (highlighting every visible row).
-    app.apply(Action::Down);
-    app.apply(Action::Down);
+    app.act(Action::Down);
+    app.act(Action::Down);
     g.bench_function("browse_frame_200x60_task_selected", |b| {
         b.iter(|| {
-            term.draw(|f| prism::tui::view::render(&app, f)).unwrap();
+            term.draw(|f| app.draw(f)).unwrap();
         })
     });
     g.finish();

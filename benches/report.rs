@@ -46,7 +46,7 @@ fn main() {
     );
     for (m, model) in models.iter().enumerate() {
         for (k, it) in ds.items.iter().enumerate() {
-            app.on_score(ScoreRecord {
+            app.session.apply_score(ScoreRecord {
                 run_id: "bench".into(),
                 job_idx: (m * 9_448 + k) as u32,
                 item_id: it.id.to_string(),
@@ -63,29 +63,48 @@ fn main() {
             });
         }
     }
+    // What a frame costs after a score arrives: the summaries (the same aggregator as `prism
+    // score`) are rebuilt from every answer's state.
+    app.before_draw();
     let mut refresh = Vec::new();
-    for _ in 0..5 {
+    for i in 0..5 {
+        let it = &ds.items[i];
+        app.session.apply_score(ScoreRecord {
+            run_id: "bench".into(),
+            job_idx: i as u32,
+            item_id: it.id.to_string(),
+            task_id: ds.task_of(it).id.clone(),
+            model: models[0].clone(),
+            sample: 0,
+            evaluator: "exact".into(),
+            score: Some(1.0 - score_of(0, i)),
+            detail: String::new(),
+            judge: None,
+            judge_reply: None,
+            judge_attempts: 0,
+            created_at: 0,
+        });
         let t = Instant::now();
-        app.refresh_heat();
+        assert!(app.session.refresh());
         refresh.push(t.elapsed().as_secs_f64() * 1000.0);
     }
-    app.apply(Action::Heatmap);
-    app.apply_heatmap(Action::HeatView);
-    app.apply_heatmap(Action::HeatView);
+    app.act(Action::Heatmap);
+    app.act(Action::HeatView);
+    app.act(Action::HeatView);
     let mut term = Terminal::new(TestBackend::new(200, 60)).unwrap();
     let mut frames = Vec::new();
     for i in 0..300 {
         // Move the cursor so frames differ (crosshair, horizontal scroll).
-        app.apply_heatmap(if i % 2 == 0 {
+        app.act(if i % 2 == 0 {
             Action::Expand
         } else {
             Action::Down
         });
         let t = Instant::now();
-        term.draw(|f| prism::tui::view::render(&app, f)).unwrap();
+        term.draw(|f| app.draw(f)).unwrap();
         frames.push(t.elapsed().as_secs_f64() * 1000.0);
     }
-    let cols = app.heat.columns().len();
+    let cols = app.heatmap().unwrap().columns().len();
     println!(
         "heatmap frame, 50 models x {cols} sub-tasks at 200x60: {:.3} ms (median of 300 frames; p99 {:.3} ms)",
         median(frames.clone()),
@@ -95,8 +114,8 @@ fn main() {
         }
     );
     println!(
-        "heatmap rows rebuilt from {} scores: {:.1} ms (median of 5)",
-        app.runs.scores.len(),
+        "summaries (tree, heatmap) rebuilt after a score arrives, {} answers: {:.1} ms (median of 5)",
+        app.session.points.len(),
         median(refresh)
     );
 
@@ -110,7 +129,7 @@ fn main() {
                 created_at: 1_796_000_000,
                 dataset: dir.path().display().to_string(),
                 config: RunConfig::default(),
-                status: "finished".into(),
+                status: prism::store::RunStatus::Finished,
             },
             &Vec::<JobRecord>::new(),
         )

@@ -250,11 +250,15 @@ fn main() {
             created_at: 0,
             dataset: "<sample-data>".into(),
             config: RunConfig {
-                models: models.models,
+                models: models
+                    .models
+                    .iter()
+                    .map(prism::store::ModelSnapshot::from)
+                    .collect(),
                 samples: per_item as u32,
                 ..RunConfig::default()
             },
-            status: "finished".into(),
+            status: prism::store::RunStatus::Finished,
         };
         s.create_run(&run, &jobs).unwrap();
         s.save_responses(&responses).unwrap();

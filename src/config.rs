@@ -15,9 +15,18 @@ pub struct Config {
     pub theme: Option<String>,
     /// The judge model for `prism score` (a name from the models file) when `--judge` is not given.
     pub judge: Option<String>,
-    /// Keybindings: `action = ["key", ...]`, replacing that action's defaults.
+    /// Keybindings: `action = ["key", ...]` replaces that action's keys everywhere;
+    /// `[keys.<mode>]` tables (`browse`, `compare`, `heatmap`, ...) replace them in one mode.
     #[serde(default)]
-    pub keys: BTreeMap<String, Vec<String>>,
+    pub keys: BTreeMap<String, KeyEntry>,
+}
+
+/// One entry of `[keys]`: an action's keys for every mode, or a mode's own table.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum KeyEntry {
+    Keys(Vec<String>),
+    Mode(BTreeMap<String, Vec<String>>),
 }
 
 /// Where prism keeps things.
@@ -93,7 +102,7 @@ mod tests {
         std::fs::write(&good, "theme = \"light\"\n[keys]\nquit = [\"x\"]\n").unwrap();
         let (c, w) = Config::load(&good);
         assert_eq!(c.theme.as_deref(), Some("light"));
-        assert_eq!(c.keys["quit"], vec!["x"]);
+        assert_eq!(c.keys["quit"], KeyEntry::Keys(vec!["x".into()]));
         assert!(w.is_none());
     }
 }

@@ -6,9 +6,30 @@
 
 use std::borrow::Cow;
 
-/// Removes control characters (ANSI escapes included) except newlines; tabs become spaces.
+/// Unicode format characters that change how text is shown without being seen: the bidi
+/// controls (U+202A-U+202E, U+2066-U+2069, U+200E/F, U+061C) that can make `evil.exe` read as
+/// `exe.live`, zero-width spaces and joiners, word joiners and invisible operators, the BOM, the
+/// soft hyphen, the interlinear annotation marks and the tag characters.
+pub fn is_hidden_format(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{061C}' | '\u{180E}'
+        | '\u{200B}'..='\u{200F}'
+        | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{206F}'
+        | '\u{FEFF}'
+        | '\u{FFF9}'..='\u{FFFB}'
+        | '\u{E0000}'..='\u{E007F}')
+}
+
+fn unsafe_char(c: char) -> bool {
+    (c.is_control() && c != '\n') || is_hidden_format(c)
+}
+
+/// Removes control characters (ANSI escapes included) except newlines, and the invisible format
+/// characters of [`is_hidden_format`]; tabs become spaces.
 pub fn sanitize(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(|c| c.is_control() && c != '\n') {
+    if !s.chars().any(unsafe_char) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len());
@@ -18,11 +39,20 @@ pub fn sanitize(s: &str) -> Cow<'_, str> {
             '\n' => out.push('\n'),
             '\t' => out.push_str("    "),
             '\u{1b}' => skip_escape(&mut chars),
-            c if c.is_control() => {}
+            c if unsafe_char(c) => {}
             c => out.push(c),
         }
     }
     Cow::Owned(out)
+}
+
+/// [`sanitize`] for one line of terminal output (CLI messages, table cells): newlines become
+/// spaces too.
+pub fn clean_line(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| unsafe_char(c) || c == '\n') {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(sanitize(s).replace('\n', " "))
 }
 
 /// One line: sanitized, with line breaks folded to spaces (for list previews).
@@ -83,6 +113,21 @@ mod tests {
         assert_eq!(sanitize("x\u{1b}]8;;http://e\u{1b}\\y"), "xy");
         assert_eq!(sanitize("tab\there\r\n\u{0}"), "tab    here\n");
         assert_eq!(sanitize("中文 ok"), "中文 ok");
+    }
+
+    #[test]
+    fn strips_bidi_and_zero_width_characters() {
+        // "evil\u{202E}txt.exe" shows as "evilexe.txt" in a bidi-aware terminal.
+        assert_eq!(sanitize("evil\u{202E}txt.exe"), "eviltxt.exe");
+        assert_eq!(
+            sanitize("a\u{200B}b\u{200D}c\u{FEFF}d\u{2066}e\u{2069}"),
+            "abcde"
+        );
+        assert_eq!(sanitize("soft\u{00AD}hyphen"), "softhyphen");
+        assert_eq!(clean_line("two\nlines\u{202E}"), "two lines");
+        // Joiners inside emoji sequences are dropped too: the emoji still shows, split.
+        assert_eq!(sanitize("👩\u{200D}💻"), "👩💻");
+        assert!(matches!(sanitize("plain ünïcode"), Cow::Borrowed(_)));
     }
 
     #[test]

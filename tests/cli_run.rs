@@ -245,7 +245,8 @@ fn export_then_import_round_trips_the_official_layout() {
     assert_eq!(rs.len(), 18);
     assert_eq!(rs.iter().filter(|r| !r.is_ok()).count(), 9);
     let run = s.run(&new_id).unwrap().unwrap();
-    assert_eq!(run.status, "imported");
+    assert_eq!(run.status, prism::store::RunStatus::Imported);
+    assert!(run.config.models.iter().all(|m| m.is_imported()));
     let names: Vec<_> = run.config.models.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(names, vec!["broken", "stub"]);
 
@@ -272,7 +273,8 @@ fn export_then_import_round_trips_the_official_layout() {
 
 /// Counts rows with a given state, straight from SQLite.
 fn job_states(db: &Path, run: &str) -> (usize, usize, usize) {
-    Store::open(db).unwrap().job_counts(run).unwrap()
+    let c = Store::open(db).unwrap().job_counts(run).unwrap();
+    (c.done, c.failed, c.pending)
 }
 
 #[test]

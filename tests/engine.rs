@@ -264,7 +264,8 @@ async fn permanent_failures_are_recorded_with_their_reason() {
     assert_eq!(failed.len(), 2);
     assert!(failed[0].error.as_deref().unwrap().contains("HTTP 500"));
     assert_eq!(failed[0].attempts, 4);
-    assert_eq!(s.job_counts(&ran.summary.run_id).unwrap(), (2, 2, 0));
+    let c = s.job_counts(&ran.summary.run_id).unwrap();
+    assert_eq!((c.done, c.failed, c.pending), (2, 2, 0));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -347,10 +348,10 @@ async fn cancel_keeps_finished_results_and_resume_finishes_the_rest() {
     assert!(summary.done >= 4);
     let s = Store::open(&path).unwrap();
     let run = s.run(&summary.run_id).unwrap().unwrap();
-    assert_eq!(run.status, "cancelled");
-    let (d, _, pending) = s.job_counts(&run.id).unwrap();
-    assert_eq!(d, summary.done);
-    assert_eq!(pending, 20 - d);
+    assert_eq!(run.status, prism::store::RunStatus::Cancelled);
+    let c = s.job_counts(&run.id).unwrap();
+    assert_eq!(c.done, summary.done);
+    assert_eq!(c.pending, 20 - c.done);
     let requests_before = m.requests();
 
     let unfinished = s.unfinished_jobs(&run.id).unwrap();
@@ -376,10 +377,14 @@ async fn cancel_keeps_finished_results_and_resume_finishes_the_rest() {
     .await
     .unwrap();
     assert_eq!(resumed.done, unfinished.len());
-    assert_eq!(s.job_counts(&run.id).unwrap(), (20, 0, 0));
+    let c = s.job_counts(&run.id).unwrap();
+    assert_eq!((c.done, c.failed, c.pending), (20, 0, 0));
     // Only the unfinished jobs were sent again (in-flight ones at cancel time are among them).
     assert_eq!(m.requests() - requests_before, unfinished.len());
-    assert_eq!(s.run(&run.id).unwrap().unwrap().status, "finished");
+    assert_eq!(
+        s.run(&run.id).unwrap().unwrap().status,
+        prism::store::RunStatus::Finished
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,7 +11,7 @@ use prism::dataset;
 use prism::store::ScoreRecord;
 use prism::theme::Theme;
 use prism::tui::App;
-use prism::tui::app::Screen;
+use prism::tui::component::ScreenId;
 use prism::tui::keymap::Keymap;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -35,7 +35,7 @@ fn app() -> App {
                 "shaky" => f64::from(k % 2 == 0),
                 _ => f64::from(task.dimension != prism::taxonomy::Dimension::KE),
             };
-            app.on_score(ScoreRecord {
+            app.session.apply_score(ScoreRecord {
                 run_id: "r".into(),
                 job_idx: k as u32,
                 item_id: it.id.to_string(),
@@ -61,9 +61,9 @@ fn press(app: &mut App, keys: &[Event]) {
     }
 }
 
-fn draw(app: &App, w: u16, h: u16) -> Terminal<TestBackend> {
+fn draw(app: &mut App, w: u16, h: u16) -> Terminal<TestBackend> {
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| prism::tui::view::render(app, f)).unwrap();
+    term.draw(|f| app.draw(f)).unwrap();
     term
 }
 
@@ -71,14 +71,14 @@ fn draw(app: &App, w: u16, h: u16) -> Terminal<TestBackend> {
 fn three_views_with_their_colours() {
     let mut app = app();
     press(&mut app, &[key('H')]);
-    assert_eq!(app.screen, Screen::Heatmap);
-    let term = draw(&app, 100, 12);
+    assert_eq!(app.top(), ScreenId::Heatmap);
+    let term = draw(&mut app, 100, 12);
     insta::assert_snapshot!(
         "heatmap_dimensions",
         format!("{:?}", term.backend().buffer())
     );
     press(&mut app, &[key('v')]);
-    let term = draw(&app, 100, 12);
+    let term = draw(&mut app, 100, 12);
     insta::assert_snapshot!(
         "heatmap_categories",
         format!("{:?}", term.backend().buffer())
@@ -99,7 +99,7 @@ fn three_views_with_their_colours() {
             key('l'),
         ],
     );
-    let term = draw(&app, 100, 12);
+    let term = draw(&mut app, 100, 12);
     let s = screen(&term);
     // Scrolled horizontally to keep the cursor's sub-task in view.
     assert!(s.contains('◀'), "{s}");
@@ -110,7 +110,7 @@ fn three_views_with_their_colours() {
 fn every_cell_prints_its_number_and_sorting_keeps_the_cursor_on_its_model() {
     let mut app = app();
     press(&mut app, &[key('H')]);
-    let s = screen(&draw(&app, 120, 14));
+    let s = screen(&draw(&mut app, 120, 14));
     // poor: every KE item wrong, the rest right: KE 100, others 0, H-Score 25.
     let poor = s.lines().find(|l| l.contains("poor")).unwrap();
     let nums: Vec<&str> = poor
@@ -128,10 +128,10 @@ fn every_cell_prints_its_number_and_sorting_keeps_the_cursor_on_its_model() {
         .collect();
     assert_eq!(order, ["poor", "shaky", "steady"]);
     press(&mut app, &[key('j'), key('j'), key('o')]);
-    let s = screen(&draw(&app, 120, 14));
+    let s = screen(&draw(&mut app, 120, 14));
     assert!(s.contains("sorted by KE ↓"), "{s}");
     press(&mut app, &[key('o')]);
-    let s = screen(&draw(&app, 120, 14));
+    let s = screen(&draw(&mut app, 120, 14));
     assert!(s.contains("sorted by KE ↑"), "{s}");
     let first = s.lines().nth(3).unwrap();
     assert!(first.contains("steady"), "{s}");
@@ -141,26 +141,27 @@ fn every_cell_prints_its_number_and_sorting_keeps_the_cursor_on_its_model() {
     );
     // Published rows and a baseline.
     press(&mut app, &[key('R')]);
-    let s = screen(&draw(&app, 120, 40));
+    let s = screen(&draw(&mut app, 120, 40));
     assert!(
         s.contains("GPT-5.2 (ref)") && s.contains("+ 24 published"),
         "{s}"
     );
     // Baseline: the row under the cursor (steady); poor is worse on KE, better elsewhere.
     press(&mut app, &[key('B')]);
-    let s = screen(&draw(&app, 120, 40));
+    let s = screen(&draw(&mut app, 120, 40));
     assert!(s.contains("baseline steady"), "{s}");
     let poor = s.lines().find(|l| l.contains("│poor")).unwrap();
     assert!(poor.contains("▲+71.7") && poor.contains("▼-24.0"), "{poor}");
     // The correlation popup over 27 complete rows.
     press(&mut app, &[key('c')]);
-    let s = screen(&draw(&app, 120, 40));
+    let s = screen(&draw(&mut app, 120, 40));
     assert!(
         s.contains("Spearman") && s.contains("over 27 complete rows"),
         "{s}"
     );
+    assert_eq!(app.popup(), Some(ScreenId::Correlation));
     press(&mut app, &[code(KeyCode::Esc)]);
-    assert!(!app.heat.spearman);
+    assert!(app.popup().is_none());
 }
 
 #[test]
@@ -168,9 +169,14 @@ fn drill_down_to_items_then_compare_and_back_to_the_same_cell() {
     let mut app = app();
     // Cursor on shaky (row 2), column RE (3rd).
     press(&mut app, &[key('H'), key('j'), key('l'), key('l')]);
-    let (row, col) = (app.heat.row, app.heat.col);
+    let (row, col) = (app.heatmap().unwrap().row, app.heatmap().unwrap().col);
     press(&mut app, &[code(KeyCode::Enter)]);
-    let d = app.heat.drill.as_ref().expect("drilled into the cell");
+    let d = app
+        .heatmap()
+        .unwrap()
+        .drill
+        .as_ref()
+        .expect("drilled into the cell");
     assert_eq!(d.model, "shaky");
     assert_eq!(d.label, "RE");
     assert!(d.items.windows(2).all(|w| w[0].1 <= w[1].1), "worst first");
@@ -178,27 +184,30 @@ fn drill_down_to_items_then_compare_and_back_to_the_same_cell() {
         |(i, _)| app.ds.task_of(&app.ds.items[*i]).dimension == prism::taxonomy::Dimension::RE
     ));
     let first = d.items[0].0;
-    let s = screen(&draw(&app, 120, 20));
+    let s = screen(&draw(&mut app, 120, 20));
     assert!(
         s.contains("shaky · RE ·") && s.contains("worst first"),
         "{s}"
     );
     // Enter opens the compare screen on that item, with every model's score.
     press(&mut app, &[code(KeyCode::Enter)]);
-    assert_eq!(app.screen, Screen::Compare);
-    assert_eq!(app.compare.item(), Some(first));
+    assert_eq!(app.top(), ScreenId::Compare);
+    assert_eq!(app.compare().unwrap().item(), Some(first));
     // Back: the item list; back again: the heatmap, on the same cell.
     press(&mut app, &[key('b')]);
-    assert_eq!(app.screen, Screen::Heatmap);
-    assert!(app.heat.drill.is_some());
+    assert_eq!(app.top(), ScreenId::Heatmap);
+    assert!(app.heatmap().unwrap().drill.is_some());
     press(&mut app, &[key('b')]);
-    assert!(app.heat.drill.is_none());
-    assert_eq!((app.heat.row, app.heat.col), (row, col));
+    assert!(app.heatmap().unwrap().drill.is_none());
+    assert_eq!(
+        (app.heatmap().unwrap().row, app.heatmap().unwrap().col),
+        (row, col)
+    );
     // A published row has nothing to drill into.
     press(
         &mut app,
         &[key('R'), code(KeyCode::End), code(KeyCode::Enter)],
     );
-    assert!(app.heat.drill.is_none());
+    assert!(app.heatmap().unwrap().drill.is_none());
     assert!(app.notice.as_deref().unwrap_or("").contains("published"));
 }

@@ -223,13 +223,13 @@ fn the_tui_runs_three_sample_items_against_local() {
         prism::tui::run_loop_with(&mut term, &mut app, stream, &mut services).await
     })
     .unwrap();
-    let run = app.runs.active.as_ref().unwrap();
+    term.draw(|f| app.draw(f)).unwrap();
+    let run = app.session.active.as_ref().unwrap();
     assert_eq!((run.done, run.failed, run.total), (3, 0, 3));
-    term.draw(|f| prism::tui::view::render(&app, f)).unwrap();
     // Every answer was scored as it finished (the verdict depends on the text, so it is checked
     // here and masked in the snapshot below).
     let verdicts: Vec<_> = app
-        .runs
+        .session
         .answers
         .values()
         .filter_map(|a| a.verdict.as_ref())
@@ -242,7 +242,7 @@ fn the_tui_runs_three_sample_items_against_local() {
     );
     // Mask what varies between machines: the answer text inside the pane and the verdict under
     // it, the item's rate, timings, the run id.
-    let areas = app.compare_areas();
+    let areas = app.compare().unwrap().areas().unwrap();
     let pane = areas.panes[0];
     let buf = term.backend().buffer();
     let mut screen = String::new();
@@ -358,22 +358,22 @@ fn the_tui_runs_both_built_in_models_side_by_side() {
         prism::tui::run_loop_with(&mut term, &mut app, stream, &mut services).await
     })
     .unwrap();
-    let run = app.runs.active.as_ref().unwrap();
+    let run = app.session.active.as_ref().unwrap();
     assert_eq!(run.models, vec!["local".to_string(), "smol".to_string()]);
     assert_eq!((run.done, run.failed, run.total), (4, 0, 4));
     // Two panes side by side, each answer scored.
     assert_eq!(
-        app.compare_models(),
+        app.compare().unwrap().models(&app.session),
         vec!["local".to_string(), "smol".to_string()]
     );
     let scored = app
-        .runs
+        .session
         .answers
         .iter()
         .filter(|(_, a)| a.verdict.is_some() && !a.text.trim().is_empty())
         .count();
     assert_eq!(scored, 4);
-    term.draw(|f| prism::tui::view::render(&app, f)).unwrap();
+    term.draw(|f| app.draw(f)).unwrap();
     let buf = term.backend().buffer();
     let screen: String = (0..buf.area.height)
         .map(|y| {

@@ -148,7 +148,7 @@ fn fixture(db: &Path, run_id: &str, half_score: f64) {
                 created_at: 1_796_000_000,
                 dataset: "<sample-data>".into(),
                 config: RunConfig::default(),
-                status: "finished".into(),
+                status: prism::store::RunStatus::Finished,
             },
             &jobs,
         )

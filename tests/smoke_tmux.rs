@@ -95,9 +95,11 @@ fn tui_opens_moves_searches_and_quits_in_a_real_terminal() {
 
     // Help opens and closes.
     tmux.keys(&["?"]);
-    tmux.wait_for("help", |s| s.contains("Keys (esc to close)"));
+    tmux.wait_for("help", |s| s.contains("Keys: browse (esc to close)"));
     tmux.keys(&["Escape"]);
-    tmux.wait_for("help closed", |s| !s.contains("Keys (esc to close)"));
+    tmux.wait_for("help closed", |s| {
+        !s.contains("Keys: browse (esc to close)")
+    });
 
     tmux.keys(&["q"]);
     let start = Instant::now();

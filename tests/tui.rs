@@ -13,8 +13,9 @@ use crossterm::event::{
 };
 use prism::dataset::{self, Loaded};
 use prism::theme::Theme;
-use prism::tui::app::{Focus, Popup};
+use prism::tui::component::ScreenId;
 use prism::tui::keymap::Keymap;
+use prism::tui::screens::Focus;
 use prism::tui::{App, run_loop};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -64,7 +65,7 @@ fn drive(app: &mut App, w: u16, h: u16, events: Vec<Event>) -> Terminal<TestBack
         .unwrap();
     rt.block_on(run_loop(&mut term, app, stream)).unwrap();
     // The loop draws before waiting; draw once more so the buffer shows the final state.
-    term.draw(|f| prism::tui::view::render(app, f)).unwrap();
+    term.draw(|f| app.draw(f)).unwrap();
     term
 }
 
@@ -120,8 +121,8 @@ fn navigation_reaches_an_item_and_its_detail() {
             key('j'),
         ],
     );
-    assert_eq!(app.focus, Focus::Items);
-    let idx = app.current_item().unwrap();
+    assert_eq!(app.browse().focus, Focus::Items);
+    let idx = app.browse().current_item().unwrap();
     assert_eq!(&*app.ds.items[idx].id, "KE-FD-Myths-0002");
     let s = screen(&term);
     assert!(s.contains("KE-FD-Myths-0002"), "{s}");
@@ -138,9 +139,9 @@ fn search_highlights_and_jumps_with_n_and_shift_n() {
     ev.extend(typed("moon"));
     ev.push(code(KeyCode::Enter));
     let term = drive(&mut app, 120, 40, ev);
-    let n = app.search.matches.len();
+    let n = app.browse().search.matches.len();
     assert!(n >= 2, "several sample items mention the Moon");
-    let first = app.current_item().unwrap();
+    let first = app.browse().current_item().unwrap();
     assert!(app.ds.items[first].question.to_lowercase().contains("moon"));
     assert!(screen(&term).contains("match 1/"), "{}", screen(&term));
     // The match is highlighted in the theme's match colours somewhere on screen.
@@ -154,7 +155,7 @@ fn search_highlights_and_jumps_with_n_and_shift_n() {
     );
 
     let term = drive(&mut app, 120, 40, vec![key('n')]);
-    let second = app.current_item().unwrap();
+    let second = app.browse().current_item().unwrap();
     assert_ne!(first, second);
     assert!(
         app.ds.items[second]
@@ -172,7 +173,7 @@ fn search_highlights_and_jumps_with_n_and_shift_n() {
             KeyModifiers::SHIFT,
         ))],
     );
-    assert_eq!(app.current_item(), Some(first));
+    assert_eq!(app.browse().current_item(), Some(first));
     // N from the first match wraps to the last.
     drive(
         &mut app,
@@ -184,12 +185,12 @@ fn search_highlights_and_jumps_with_n_and_shift_n() {
         ))],
     );
     assert_eq!(
-        app.current_item(),
-        Some(*app.search.matches.last().unwrap())
+        app.browse().current_item(),
+        Some(*app.browse().search.matches.last().unwrap())
     );
     // Esc clears the search.
     drive(&mut app, 120, 40, vec![code(KeyCode::Esc)]);
-    assert!(app.search.matches.is_empty());
+    assert!(app.browse().search.matches.is_empty());
 }
 
 #[test]
@@ -200,29 +201,32 @@ fn search_by_id_and_escape_restores_the_selection() {
     ev.push(code(KeyCode::Enter));
     drive(&mut app, 120, 40, ev);
     assert_eq!(
-        &*app.ds.items[app.current_item().unwrap()].id,
+        &*app.ds.items[app.browse().current_item().unwrap()].id,
         "RE-PF-Chains-0003"
     );
 
     let mut app = sample_app(Theme::default_theme());
-    let before = (app.tree_sel, app.item_sel);
+    let before = (app.browse().tree_sel, app.browse().item_sel);
     let mut ev = vec![key('/')];
     ev.extend(typed("spider"));
     ev.push(code(KeyCode::Esc));
     drive(&mut app, 120, 40, ev);
-    assert_eq!((app.tree_sel, app.item_sel), before);
-    assert!(app.search.regex.is_none());
+    assert_eq!((app.browse().tree_sel, app.browse().item_sel), before);
+    assert!(app.browse().search.regex.is_none());
 }
 
 #[test]
 fn help_is_generated_from_the_keymap_including_overrides() {
     let mut overrides = BTreeMap::new();
-    overrides.insert("search".to_string(), vec!["s".to_string()]);
+    overrides.insert(
+        "search".to_string(),
+        prism::config::KeyEntry::Keys(vec!["s".to_string()]),
+    );
     let (km, warnings) = Keymap::with_overrides(&overrides);
     assert!(warnings.is_empty());
     let mut app = app_with(dataset::load_sample(), Theme::default_theme(), km);
     let term = drive(&mut app, 100, 30, vec![key('?')]);
-    assert!(matches!(app.popup, Some(Popup::Help { .. })));
+    assert!(app.popup() == Some(ScreenId::Help));
     let s = screen(&term);
     assert!(s.contains("search ids and text"), "{s}");
     let line = s
@@ -237,7 +241,7 @@ fn help_is_generated_from_the_keymap_including_overrides() {
     assert!(!line.contains('/'), "the default key is replaced: {line}");
     // q closes the popup before it quits.
     drive(&mut app, 100, 30, vec![key('q')]);
-    assert!(app.popup.is_none());
+    assert!(app.popup().is_none());
     assert!(!app.quit);
     drive(&mut app, 100, 30, vec![key('q')]);
     assert!(app.quit);
@@ -248,7 +252,7 @@ fn quit_stops_the_loop_before_later_input() {
     let mut app = sample_app(Theme::default_theme());
     drive(&mut app, 100, 30, vec![key('q'), key('j'), key('j')]);
     assert!(app.quit);
-    assert_eq!(app.tree_sel, 0, "events after q are not processed");
+    assert_eq!(app.browse().tree_sel, 0, "events after q are not processed");
     let mut app = sample_app(Theme::default_theme());
     drive(
         &mut app,
@@ -265,19 +269,23 @@ fn quit_stops_the_loop_before_later_input() {
 #[test]
 fn mouse_clicks_select_and_the_wheel_scrolls() {
     let mut app = sample_app(Theme::default_theme());
-    let a = app.areas();
+    let a = app.browse().areas();
     drive(&mut app, 100, 30, vec![]);
-    assert_ne!(a, app.areas(), "the loop lays out for the real size");
+    assert_ne!(
+        a,
+        app.browse().areas(),
+        "the loop lays out for the real size"
+    );
     drive(&mut app, 120, 40, vec![]);
-    let a2 = app.areas();
+    let a2 = app.browse().areas();
     // Click the third tree row (inside the border: row + 1).
     drive(&mut app, 120, 40, vec![click(a2.tree.x + 3, a2.tree.y + 3)]);
-    assert_eq!(app.tree_sel, 2);
-    assert_eq!(app.focus, Focus::Tree);
+    assert_eq!(app.browse().tree_sel, 2);
+    assert_eq!(app.browse().focus, Focus::Tree);
     // Clicking it again opens it.
-    let n = app.tree.visible.len();
+    let n = app.browse().tree.visible.len();
     drive(&mut app, 120, 40, vec![click(a2.tree.x + 3, a2.tree.y + 3)]);
-    assert!(app.tree.visible.len() > n);
+    assert!(app.browse().tree.visible.len() > n);
     // The wheel over the item list moves its selection without stealing focus.
     drive(
         &mut app,
@@ -285,8 +293,8 @@ fn mouse_clicks_select_and_the_wheel_scrolls() {
         40,
         vec![wheel_down(a2.items.x + 5, a2.items.y + 3)],
     );
-    assert_eq!(app.item_sel, 1);
-    assert_eq!(app.focus, Focus::Tree);
+    assert_eq!(app.browse().item_sel, 1);
+    assert_eq!(app.browse().focus, Focus::Tree);
     // A click on an item row selects it and focuses the list.
     drive(
         &mut app,
@@ -294,8 +302,8 @@ fn mouse_clicks_select_and_the_wheel_scrolls() {
         40,
         vec![click(a2.items.x + 5, a2.items.y + 3)],
     );
-    assert_eq!(app.item_sel, 2);
-    assert_eq!(app.focus, Focus::Items);
+    assert_eq!(app.browse().item_sel, 2);
+    assert_eq!(app.browse().focus, Focus::Items);
 }
 
 #[test]
@@ -331,9 +339,21 @@ fn every_size_down_to_tiny_renders_without_panic() {
 #[test]
 fn resize_relayouts() {
     let mut app = sample_app(Theme::default_theme());
-    drive(&mut app, 120, 40, vec![Event::Resize(80, 24)]);
+    let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(run_loop(&mut term, &mut app, futures::stream::empty()))
+        .unwrap();
+    assert_eq!(app.browse().areas().tree.height, 38);
+    // The terminal shrinks (as a real one does before it sends the event); the next frame is
+    // laid out for the new size, and the layout the screen recorded follows.
+    term.backend_mut().resize(80, 24);
+    let events = futures::stream::iter([Ok::<_, io::Error>(Event::Resize(80, 24))]);
+    rt.block_on(run_loop(&mut term, &mut app, events)).unwrap();
     assert_eq!(app.area.width, 80);
-    assert_eq!(app.areas().tree.height, 22);
+    assert_eq!(app.browse().areas().tree.height, 22);
 }
 
 #[test]
@@ -341,9 +361,9 @@ fn expand_all_shows_every_task() {
     let mut app = sample_app(Theme::default_theme());
     drive(&mut app, 120, 40, vec![key('e')]);
     let tasks = app.ds.tasks.len();
-    assert_eq!(app.tree.visible.len(), 4 + 15 + tasks);
+    assert_eq!(app.browse().tree.visible.len(), 4 + 15 + tasks);
     drive(&mut app, 120, 40, vec![key('e')]);
-    assert_eq!(app.tree.visible.len(), 4);
+    assert_eq!(app.browse().tree.visible.len(), 4);
 }
 
 #[test]

@@ -12,7 +12,7 @@ use crossterm::event::KeyCode;
 use prism::dataset;
 use prism::provider::ModelsFile;
 use prism::theme::Theme;
-use prism::tui::app::Screen;
+use prism::tui::component::ScreenId;
 use prism::tui::keymap::Keymap;
 use prism::tui::{App, Services, run_loop_with};
 use ratatui::Terminal;
@@ -77,7 +77,7 @@ fn play(
         run_loop_with(&mut term, app, stream, services).await
     })
     .unwrap();
-    term.draw(|f| prism::tui::view::render(app, f)).unwrap();
+    term.draw(|f| app.draw(f)).unwrap();
     term
 }
 
@@ -103,12 +103,12 @@ fn two_models_answer_side_by_side_and_stay_stored() {
         code(KeyCode::Enter),
     ];
     let term = play(&rt, &mut app, &mut services, script);
-    assert_eq!(app.marked_count, 3);
-    let run = app.runs.active.as_ref().expect("a run started");
+    assert_eq!(app.browse().marked_count, 3);
+    let run = app.session.active.as_ref().expect("a run started");
     assert_eq!(run.total, 6, "3 items x 2 models");
     assert!(!run.running());
     assert_eq!(run.done, 6);
-    assert_eq!(app.screen, Screen::Compare);
+    assert_eq!(app.top(), ScreenId::Compare);
     let s = screen(&term);
     assert!(s.contains("alpha") && s.contains("beta"), "{s}");
     assert!(s.contains("ANSWER("), "{s}");
@@ -143,7 +143,7 @@ fn two_models_answer_side_by_side_and_stay_stored() {
         code(KeyCode::Enter),
     ];
     let term = play(&rt, &mut app2, &mut services2, script);
-    assert_eq!(app2.screen, Screen::Compare);
+    assert_eq!(app2.top(), ScreenId::Compare);
     let s = screen(&term);
     assert!(s.contains("KE-FD-Myths-0002"), "{s}");
     assert!(s.contains("stored"), "{s}");
@@ -176,7 +176,7 @@ fn answers_are_judged_shown_with_their_verdict_and_counted_in_the_tree() {
         code(KeyCode::Enter),
     ];
     let term = play(&rt, &mut app, &mut services, script);
-    assert_eq!(app.screen, Screen::Compare);
+    assert_eq!(app.top(), ScreenId::Compare);
     let s = screen(&term);
     assert!(
         s.contains("✗ 0.00 judge: different meaning · fact_judge"),

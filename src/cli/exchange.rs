@@ -8,8 +8,10 @@ use std::path::Path;
 use anyhow::{Context, bail};
 use serde_json::json;
 
-use crate::provider::{ModelConfig, ProviderKind};
-use crate::store::{JobRecord, ResponseRecord, RunConfig, RunRecord, Store, new_run_id, now_secs};
+use crate::store::{
+    JobRecord, ModelSnapshot, ResponseRecord, RunConfig, RunRecord, RunStatus, Store, new_run_id,
+    now_secs,
+};
 
 /// A model name as a directory name: path separators and odd characters become `_`.
 pub fn dir_name(model: &str) -> String {
@@ -164,26 +166,8 @@ pub fn import(
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
         let model = entry.file_name().to_string_lossy().into_owned();
-        models.push(ModelConfig {
-            name: model.clone(),
-            provider: ProviderKind::Openai,
-            base_url: None,
-            base_urls: Vec::new(),
-            model: None,
-            api_key_env: None,
-            max_concurrency: 1,
-            requests_per_minute: None,
-            params: Default::default(),
-            max_retries: 0,
-            connect_timeout_secs: None,
-            first_byte_timeout_secs: None,
-            idle_timeout_secs: None,
-            path: None,
-            completion: None,
-            threads: None,
-            context: None,
-            chat_template: None,
-        });
+        // Answers read from files: no endpoint was called, and none may be on resume.
+        models.push(ModelSnapshot::imported(&model));
         for r in read_responses(&entry.path().join("responses"), &mut problems)? {
             let idx = jobs.len() as u32;
             jobs.push(JobRecord {
@@ -232,7 +216,7 @@ pub fn import(
             samples: 1,
             ..RunConfig::default()
         },
-        status: "imported".into(),
+        status: RunStatus::Imported,
     };
     store.create_run(&run, &jobs)?;
     store.save_responses(&responses)?;

@@ -25,7 +25,10 @@ use crate::provider::{
     AdaptiveLimiter, ChatRequest, ChatStream, ModelConfig, Params, Provider, ProviderError,
     RateLimiter, StreamEvent,
 };
-use crate::store::{JobRecord, ResponseRecord, RunConfig, RunRecord, StoreHandle, now_secs};
+use crate::store::{
+    JobRecord, ModelSnapshot, ResponseRecord, RunConfig, RunRecord, RunStatus, StoreHandle,
+    now_secs,
+};
 
 /// Anything that answers a chat request with a stream: the HTTP providers, the local model.
 pub trait Backend: Send + Sync {
@@ -275,14 +278,14 @@ pub async fn run(
         created_at: now_secs(),
         dataset: spec.dataset_ref.clone(),
         config: RunConfig {
-            models: spec.models.clone(),
+            models: spec.models.iter().map(ModelSnapshot::from).collect(),
             samples: spec.samples,
             shots: spec.shots,
             params: spec.params.clone(),
             filter: spec.filter.clone(),
             limit: spec.limit,
         },
-        status: "running".into(),
+        status: RunStatus::Running,
     };
     let job_records: Vec<JobRecord> = jobs
         .iter()
@@ -363,7 +366,15 @@ pub async fn resume(
         .iter()
         .map(to_job)
         .collect::<anyhow::Result<_>>()?;
-    let mut spec = RunSpec::new(dataset, run.dataset.clone(), Vec::new(), cfg.models.clone());
+    let models: Vec<ModelConfig> = cfg
+        .models
+        .iter()
+        .map(|m| {
+            m.to_config()
+                .map_err(|e| anyhow::anyhow!("run {}: {e}", run.id))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let mut spec = RunSpec::new(dataset, run.dataset.clone(), Vec::new(), models);
     spec.samples = cfg.samples;
     spec.shots = cfg.shots;
     spec.params = cfg.params.clone();
@@ -371,7 +382,7 @@ pub async fn resume(
     spec.stream_deltas = stream_deltas;
     let models = runtimes(&spec.models, &factory)?;
     store
-        .set_status(&run.id, "running")
+        .set_status(&run.id, RunStatus::Running)
         .await
         .map_err(|e| anyhow::anyhow!(e))?;
     let done_before = all.len() - todo.len();
@@ -485,9 +496,9 @@ async fn execute(
         c.clone()
     };
     let status = if summary.cancelled > 0 {
-        "cancelled"
+        RunStatus::Cancelled
     } else {
-        "finished"
+        RunStatus::Finished
     };
     let _ = store.set_status(&run_id, status).await;
     let _ = events.send(Event::Finished(summary.clone()));

@@ -184,12 +184,15 @@ pub struct Point<'a> {
     pub score: Option<f64>,
 }
 
-/// Accumulates points, then summarises each model.
+/// Accumulates points, then summarises each model. The one way rates are computed: `prism
+/// score`, `prism report`, the TUI's tree, compare header and heatmap all go through it, so they
+/// cannot disagree.
 ///
 /// Built for the heatmap's scale (50 models x 9,448 items from the store in well under 200 ms):
 /// names are interned once, consecutive points of one model or task skip the lookup, and the
-/// per-answer cells are a dense table indexed by model and item.
-#[derive(Default)]
+/// per-answer cells are a dense table indexed by model and item. The TUI keeps one alive and
+/// [`update`](Aggregator::update)s it as answers finish and scores arrive.
+#[derive(Default, Clone)]
 pub struct Aggregator {
     models: Vec<String>,
     model_ix: HashMap<String, u32>,
@@ -198,7 +201,8 @@ pub struct Aggregator {
     items: HashMap<String, u32>,
     last_model: Option<(String, u32)>,
     last_task: Option<(String, u32)>,
-    /// Per model, per item: (task, sum, n scored, any unscored); task u32::MAX = no answer.
+    /// Per model, per item: (task, sum, samples scored, samples unscored); task u32::MAX = no
+    /// answer.
     cells: Vec<Vec<Cell>>,
 }
 
@@ -207,14 +211,14 @@ struct Cell {
     task: u32,
     sum: f64,
     n: u32,
-    unscored: bool,
+    unscored: u32,
 }
 
 const EMPTY: Cell = Cell {
     task: u32::MAX,
     sum: 0.0,
     n: 0,
-    unscored: false,
+    unscored: 0,
 };
 
 fn intern(names: &mut Vec<String>, ix: &mut HashMap<String, u32>, s: &str) -> u32 {
@@ -252,7 +256,16 @@ fn memo(
 }
 
 impl Aggregator {
+    /// Counts one more answer (a sample) with its score, or unscored.
     pub fn add(&mut self, p: Point<'_>) {
+        let score = p.score;
+        self.update(p, None, score);
+    }
+
+    /// Changes what one answer counts for: `old` is its earlier state (`None` when it was not
+    /// counted yet; `Some(None)` when it was counted unscored), `new` its score now (`None`:
+    /// finished but unscored). `p.score` is ignored.
+    pub fn update(&mut self, p: Point<'_>, old: Option<Option<f64>>, new: Option<f64>) {
         let m = memo(
             &mut self.last_model,
             &mut self.models,
@@ -282,17 +295,31 @@ impl Aggregator {
         }
         let c = &mut row[i];
         c.task = t;
-        match p.score {
+        match old {
+            Some(Some(s)) => {
+                c.sum -= s;
+                c.n = c.n.saturating_sub(1);
+            }
+            Some(None) => c.unscored = c.unscored.saturating_sub(1),
+            None => {}
+        }
+        match new {
             Some(s) => {
                 c.sum += s;
                 c.n += 1;
             }
-            None => c.unscored = true,
+            None => c.unscored += 1,
         }
     }
 
     /// Summaries in the order models were first seen.
     pub fn finish(self, cat: &Catalogue) -> Vec<ModelSummary> {
+        self.summarize(cat)
+    }
+
+    /// Summaries in the order models were first seen, leaving the aggregator as it is (the TUI
+    /// keeps updating it).
+    pub fn summarize(&self, cat: &Catalogue) -> Vec<ModelSummary> {
         let nt = self.tasks.len();
         let expected = cat.per_dimension();
         let expected = (!cat.tasks.is_empty()).then_some(&expected);
@@ -312,7 +339,7 @@ impl Aggregator {
                         continue;
                     }
                     let e = &mut per[c.task as usize];
-                    if c.unscored {
+                    if c.unscored > 0 {
                         e.2 += 1;
                     } else if c.n > 0 {
                         e.0 += c.sum / c.n as f64;

@@ -176,6 +176,7 @@ pub fn row_from_task_scores(
         task_scores,
         worst: Vec::new(),
         baseline: None,
+        pending: BTreeMap::new(),
     }
 }
 
@@ -243,6 +244,7 @@ pub fn from_summary_file(path: &Path, problems: &mut Vec<String>) -> anyhow::Res
         task_scores,
         worst: Vec::new(),
         baseline: None,
+        pending: BTreeMap::new(),
     })
 }
 
@@ -418,6 +420,7 @@ pub fn references_from_text(
             task_scores: BTreeMap::new(),
             worst: Vec::new(),
             baseline: None,
+            pending: BTreeMap::new(),
         };
         if let Some(published) = h_col
             .and_then(|c| rec.get(c))

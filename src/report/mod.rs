@@ -58,6 +58,9 @@ pub struct Row {
     pub worst: Vec<Worst>,
     /// The same model in the baseline, for deltas.
     pub baseline: Option<Box<Row>>,
+    /// Tasks whose answers are not all scored yet (a judge is needed): items scored, items
+    /// answered. Their rate is not final, so a cell covering them says how far scoring got.
+    pub pending: BTreeMap<String, (usize, usize)>,
 }
 
 impl Row {
@@ -70,7 +73,34 @@ impl Row {
             task_scores: s.task_scores(),
             worst: Vec::new(),
             baseline: None,
+            pending: pending_of(s),
         }
+    }
+
+    /// Items scored and answered over the pending tasks a column covers, if any.
+    pub fn pending_in(&self, view: View, col: usize, tasks: &[String]) -> Option<(usize, usize)> {
+        let covers = |t: &str| {
+            let mut p = t.splitn(3, '-');
+            let d = p.next().and_then(|d| d.parse::<Dimension>().ok());
+            let c = p.next().unwrap_or("");
+            match view {
+                View::Dimensions if col < 4 => d == Some(Dimension::ALL[col]),
+                View::Dimensions => true,
+                View::Categories => CATEGORIES
+                    .get(col)
+                    .is_some_and(|cat| d == Some(cat.dimension) && cat.code == c),
+                View::Tasks => tasks.get(col).is_some_and(|id| id == t),
+            }
+        };
+        let (mut scored, mut answered, mut any) = (0, 0, false);
+        for (t, (s, a)) in &self.pending {
+            if covers(t) {
+                scored += s;
+                answered += a;
+                any = true;
+            }
+        }
+        any.then_some((scored, answered))
     }
 
     /// The H-Score: only when all four dimensions are complete.
@@ -115,6 +145,15 @@ impl Row {
         let b = self.baseline.as_ref()?.cell(view, col, tasks)?;
         Some(self.cell(view, col, tasks)?.value - b.value)
     }
+}
+
+/// The tasks of a summary with unscored answers: (items scored, items answered).
+pub fn pending_of(s: &ModelSummary) -> BTreeMap<String, (usize, usize)> {
+    s.tasks
+        .iter()
+        .filter(|(_, t)| t.unscored > 0)
+        .map(|(k, t)| (k.clone(), (t.scored, t.scored + t.unscored)))
+        .collect()
 }
 
 /// A cell: a hallucination rate (lower is better), and whether it covers every task.
@@ -194,7 +233,7 @@ impl Report {
     pub fn new(rows: Vec<Row>, meta: Meta) -> Report {
         let mut tasks: Vec<String> = rows
             .iter()
-            .flat_map(|r| r.task_scores.keys().cloned())
+            .flat_map(|r| r.task_scores.keys().chain(r.pending.keys()).cloned())
             .collect();
         tasks.sort_by_key(|t| task_order(t));
         tasks.dedup();
@@ -222,6 +261,10 @@ impl Report {
 
     pub fn delta(&self, row: usize, view: View, col: usize) -> Option<f64> {
         self.rows.get(row)?.delta(view, col, &self.tasks)
+    }
+
+    pub fn pending(&self, row: usize, view: View, col: usize) -> Option<(usize, usize)> {
+        self.rows.get(row)?.pending_in(view, col, &self.tasks)
     }
 
     /// Spearman correlation of the rows' rankings between every pair of dimensions (rows with

@@ -11,7 +11,7 @@ use std::thread;
 
 use tokio::sync::oneshot;
 
-use super::{Cached, JobRecord, ResponseRecord, RunRecord, ScoreRecord, Store};
+use super::{Cached, JobRecord, ResponseRecord, RunRecord, RunStatus, ScoreRecord, Store};
 
 enum Cmd {
     Save(ResponseRecord, oneshot::Sender<Result<(), String>>),
@@ -21,7 +21,7 @@ enum Cmd {
         Vec<JobRecord>,
         oneshot::Sender<Result<(), String>>,
     ),
-    SetStatus(String, String, oneshot::Sender<Result<(), String>>),
+    SetStatus(String, RunStatus, oneshot::Sender<Result<(), String>>),
     CachePut(String, Cached, oneshot::Sender<Result<(), String>>),
     SaveScores(Vec<ScoreRecord>, oneshot::Sender<Result<(), String>>),
 }
@@ -84,10 +84,10 @@ impl StoreHandle {
         rx.await.map_err(|_| "store thread stopped".to_string())?
     }
 
-    pub async fn set_status(&self, run_id: &str, status: &str) -> Result<(), String> {
+    pub async fn set_status(&self, run_id: &str, status: RunStatus) -> Result<(), String> {
         let (tx, rx) = oneshot::channel();
         self.tx
-            .send(Cmd::SetStatus(run_id.into(), status.into(), tx))
+            .send(Cmd::SetStatus(run_id.into(), status, tx))
             .map_err(|_| "store thread stopped".to_string())?;
         rx.await.map_err(|_| "store thread stopped".to_string())?
     }
@@ -131,11 +131,8 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) {
                                 .send(store.create_run(&run, &jobs).map_err(|e| e.to_string()));
                         }
                         Cmd::SetStatus(id, status, reply) => {
-                            let _ = reply.send(
-                                store
-                                    .set_run_status(&id, &status)
-                                    .map_err(|e| e.to_string()),
-                            );
+                            let _ = reply
+                                .send(store.set_run_status(&id, status).map_err(|e| e.to_string()));
                         }
                         Cmd::CachePut(key, c, reply) => {
                             let _ =

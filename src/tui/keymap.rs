@@ -1,9 +1,14 @@
-//! Actions and the keys bound to them. The defaults are compiled in; the config's `[keys]` table
-//! replaces an action's keys (`quit = ["q", "ctrl-c"]`). The help overlay is generated from this.
+//! Actions and the keys bound to them, by mode: each screen and popup has a [`Mode`], and only
+//! the actions of the focused mode are looked up, so a key can mean one thing on one screen and
+//! another elsewhere without clashing. The defaults are compiled in; the config's `[keys]` table
+//! replaces an action's keys in every mode (`quit = ["q", "ctrl-c"]`) and `[keys.<mode>]` in one
+//! mode (`[keys.compare]` `next_sample = ["x"]`). The help overlay is generated from this, for
+//! the mode it was opened from.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
+pub use crate::config::KeyEntry;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// Everything a key can do.
@@ -42,169 +47,389 @@ pub enum Action {
     Spearman,
     References,
     Baseline,
+    MoreSamples,
+    FewerSamples,
 }
 
-/// (action, config name, description, default keys), in help order.
-const ACTIONS: &[(Action, &str, &str, &[&str])] = &[
-    (Action::Up, "up", "move up", &["up", "k"]),
-    (Action::Down, "down", "move down", &["down", "j"]),
-    (Action::PageUp, "page_up", "page up", &["pageup", "ctrl-u"]),
-    (
-        Action::PageDown,
-        "page_down",
-        "page down",
-        &["pagedown", "ctrl-d"],
-    ),
-    (Action::Top, "top", "go to the first row", &["home", "g"]),
-    (
-        Action::Bottom,
-        "bottom",
-        "go to the last row",
-        &["end", "G"],
-    ),
-    (
-        Action::Collapse,
-        "collapse",
-        "collapse node / go to parent / previous pane",
-        &["left", "h"],
-    ),
-    (
-        Action::Expand,
-        "expand",
-        "expand node / next pane",
-        &["right", "l"],
-    ),
-    (
-        Action::Toggle,
-        "toggle",
-        "open or close the node; open the item",
-        &["enter"],
-    ),
-    (
-        Action::ExpandAll,
-        "expand_all",
-        "expand or collapse the whole tree",
-        &["e"],
-    ),
-    (
-        Action::NextPane,
-        "next_pane",
-        "focus the next pane",
-        &["tab"],
-    ),
-    (
-        Action::PrevPane,
-        "prev_pane",
-        "focus the previous pane",
-        &["backtab"],
-    ),
-    (Action::Search, "search", "search ids and text", &["/"]),
-    (
-        Action::NextMatch,
-        "next_match",
-        "jump to the next match",
-        &["n"],
-    ),
-    (
-        Action::PrevMatch,
-        "prev_match",
-        "jump to the previous match",
-        &["N"],
-    ),
-    (
-        Action::Mark,
-        "mark",
-        "mark the item, or every item under the node, for a run",
-        &["space"],
-    ),
-    (
-        Action::Run,
-        "run",
-        "run the marked items (or the selection) against chosen models",
-        &["r"],
-    ),
-    (Action::NextItem, "next_item", "compare: next item", &["]"]),
-    (
-        Action::PrevItem,
-        "prev_item",
-        "compare: previous item",
-        &["["],
-    ),
-    (
-        Action::NextSample,
-        "next_sample",
-        "compare: next sample",
-        &["s"],
-    ),
-    (
-        Action::Rescore,
-        "rescore",
-        "score the item's answers again (and judge them)",
-        &["S"],
-    ),
-    (
-        Action::ToggleJudge,
-        "toggle_judge",
-        "compare: show or hide the judges' replies",
-        &["J"],
-    ),
-    (
-        Action::Heatmap,
-        "heatmap",
-        "the heatmap of hallucination rates per model",
-        &["H"],
-    ),
-    (
-        Action::HeatView,
-        "heat_view",
-        "heatmap: dimensions, categories or sub-tasks",
-        &["v"],
-    ),
-    (
-        Action::Sort,
-        "sort",
-        "heatmap: sort by the column (again: flip, off)",
-        &["o"],
-    ),
-    (
-        Action::Spearman,
-        "spearman",
-        "heatmap: rank correlation between dimensions",
-        &["c"],
-    ),
-    (
-        Action::References,
-        "references",
-        "heatmap: the paper's published rows, on or off",
-        &["R"],
-    ),
-    (
-        Action::Baseline,
-        "baseline",
-        "heatmap: compare every row with this one",
-        &["B"],
-    ),
-    (
-        Action::Back,
-        "back",
-        "compare: back to browsing (a run goes on)",
-        &["backspace", "b"],
-    ),
-    (
-        Action::Problems,
-        "problems",
-        "show the problems found while loading",
-        &["!"],
-    ),
-    (Action::Help, "help", "show this help", &["?", "f1"]),
-    (
-        Action::Cancel,
-        "cancel",
-        "close the popup / clear the search / cancel the run",
-        &["esc"],
-    ),
-    (Action::Quit, "quit", "quit", &["q", "ctrl-c"]),
+/// Where input goes: a screen, a sub-state of one, or a popup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Mode {
+    Browse,
+    Compare,
+    Heatmap,
+    /// The heatmap's list of items behind a cell.
+    Drill,
+    /// The heatmap's rank-correlation popup.
+    Correlation,
+    Help,
+    Problems,
+    Picker,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 8] = [
+        Mode::Browse,
+        Mode::Compare,
+        Mode::Heatmap,
+        Mode::Drill,
+        Mode::Correlation,
+        Mode::Help,
+        Mode::Problems,
+        Mode::Picker,
+    ];
+
+    /// The name used in the config (`[keys.compare]`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Browse => "browse",
+            Mode::Compare => "compare",
+            Mode::Heatmap => "heatmap",
+            Mode::Drill => "drill",
+            Mode::Correlation => "correlation",
+            Mode::Help => "help",
+            Mode::Problems => "problems",
+            Mode::Picker => "picker",
+        }
+    }
+
+    /// What the help overlay calls it.
+    pub fn title(self) -> &'static str {
+        match self {
+            Mode::Browse => "browse",
+            Mode::Compare => "compare answers",
+            Mode::Heatmap => "heatmap",
+            Mode::Drill => "heatmap items",
+            Mode::Correlation => "rank correlation",
+            Mode::Help => "help",
+            Mode::Problems => "problems",
+            Mode::Picker => "run picker",
+        }
+    }
+}
+
+use Mode::{Browse, Compare, Correlation, Drill, Heatmap, Help, Picker, Problems};
+
+/// The screens (not popups): where the global actions apply.
+const SCREENS: &[Mode] = &[Browse, Compare, Heatmap, Drill];
+const SCROLL: &[Mode] = &[Browse, Compare, Heatmap, Drill, Help, Problems, Picker];
+
+/// One action: config name, (mode, description) pairs saying where it applies and what it does
+/// there, and its default keys.
+struct Def {
+    action: Action,
+    name: &'static str,
+    keys: &'static [&'static str],
+    uses: &'static [(&'static [Mode], &'static str)],
+}
+
+/// Every action, in help order.
+const DEFS: &[Def] = &[
+    Def {
+        action: Action::Up,
+        name: "up",
+        keys: &["up", "k"],
+        uses: &[(SCROLL, "move up"), (&[Compare], "scroll the pane up")],
+    },
+    Def {
+        action: Action::Down,
+        name: "down",
+        keys: &["down", "j"],
+        uses: &[(SCROLL, "move down"), (&[Compare], "scroll the pane down")],
+    },
+    Def {
+        action: Action::PageUp,
+        name: "page_up",
+        keys: &["pageup", "ctrl-u"],
+        uses: &[
+            (&[Browse, Drill, Help, Problems, Compare], "page up"),
+            (&[Heatmap], "ten columns left"),
+        ],
+    },
+    Def {
+        action: Action::PageDown,
+        name: "page_down",
+        keys: &["pagedown", "ctrl-d"],
+        uses: &[
+            (&[Browse, Drill, Help, Problems, Compare], "page down"),
+            (&[Heatmap], "ten columns right"),
+        ],
+    },
+    Def {
+        action: Action::Top,
+        name: "top",
+        keys: &["home", "g"],
+        uses: &[
+            (
+                &[Browse, Drill, Help, Problems, Heatmap],
+                "go to the first row",
+            ),
+            (&[Compare], "scroll to the top"),
+        ],
+    },
+    Def {
+        action: Action::Bottom,
+        name: "bottom",
+        keys: &["end", "G"],
+        uses: &[
+            (&[Browse, Drill, Heatmap], "go to the last row"),
+            (&[Compare], "scroll to the end and follow the stream"),
+        ],
+    },
+    Def {
+        action: Action::Collapse,
+        name: "collapse",
+        keys: &["left", "h"],
+        uses: &[
+            (&[Browse], "collapse node / go to parent / previous pane"),
+            (&[Compare], "previous pane"),
+            (&[Heatmap], "previous column"),
+            (&[Drill], "back to the grid"),
+        ],
+    },
+    Def {
+        action: Action::Expand,
+        name: "expand",
+        keys: &["right", "l"],
+        uses: &[
+            (&[Browse], "expand node / next pane"),
+            (&[Compare], "next pane"),
+            (&[Heatmap], "next column"),
+            (&[Drill], "open the item"),
+        ],
+    },
+    Def {
+        action: Action::Toggle,
+        name: "toggle",
+        keys: &["enter"],
+        uses: &[
+            (&[Browse], "open or close the node; open the item"),
+            (&[Heatmap], "the items behind the cell, worst first"),
+            (&[Drill], "open the item with every model's answer"),
+            (&[Picker], "start the run"),
+        ],
+    },
+    Def {
+        action: Action::ExpandAll,
+        name: "expand_all",
+        keys: &["e"],
+        uses: &[(&[Browse], "expand or collapse the whole tree")],
+    },
+    Def {
+        action: Action::NextPane,
+        name: "next_pane",
+        keys: &["tab"],
+        uses: &[
+            (&[Browse], "focus the next pane"),
+            (&[Compare], "next model's pane"),
+        ],
+    },
+    Def {
+        action: Action::PrevPane,
+        name: "prev_pane",
+        keys: &["backtab"],
+        uses: &[
+            (&[Browse], "focus the previous pane"),
+            (&[Compare], "previous model's pane"),
+        ],
+    },
+    Def {
+        action: Action::Search,
+        name: "search",
+        keys: &["/"],
+        uses: &[(&[Browse], "search ids and text")],
+    },
+    Def {
+        action: Action::NextMatch,
+        name: "next_match",
+        keys: &["n"],
+        uses: &[(&[Browse], "jump to the next match")],
+    },
+    Def {
+        action: Action::PrevMatch,
+        name: "prev_match",
+        keys: &["N"],
+        uses: &[(&[Browse], "jump to the previous match")],
+    },
+    Def {
+        action: Action::Mark,
+        name: "mark",
+        keys: &["space"],
+        uses: &[
+            (
+                &[Browse],
+                "mark the item, or every item under the node, for a run",
+            ),
+            (&[Picker], "choose the model or not"),
+        ],
+    },
+    Def {
+        action: Action::Run,
+        name: "run",
+        keys: &["r"],
+        uses: &[
+            (
+                &[Browse, Compare],
+                "run the marked items (or the selection) against chosen models",
+            ),
+            (&[Picker], "start the run"),
+        ],
+    },
+    Def {
+        action: Action::MoreSamples,
+        name: "more_samples",
+        keys: &["+", "="],
+        uses: &[(&[Picker], "one more sample per item")],
+    },
+    Def {
+        action: Action::FewerSamples,
+        name: "fewer_samples",
+        keys: &["-"],
+        uses: &[(&[Picker], "one sample fewer per item")],
+    },
+    Def {
+        action: Action::NextItem,
+        name: "next_item",
+        keys: &["]"],
+        uses: &[(&[Compare], "next item")],
+    },
+    Def {
+        action: Action::PrevItem,
+        name: "prev_item",
+        keys: &["["],
+        uses: &[(&[Compare], "previous item")],
+    },
+    Def {
+        action: Action::NextSample,
+        name: "next_sample",
+        keys: &["s"],
+        uses: &[(&[Compare], "next sample")],
+    },
+    Def {
+        action: Action::Rescore,
+        name: "rescore",
+        keys: &["S"],
+        uses: &[(
+            &[Browse, Compare],
+            "score the item's answers again (and judge them)",
+        )],
+    },
+    Def {
+        action: Action::ToggleJudge,
+        name: "toggle_judge",
+        keys: &["J"],
+        uses: &[(&[Compare], "show or hide the judges' replies")],
+    },
+    Def {
+        action: Action::Heatmap,
+        name: "heatmap",
+        keys: &["H"],
+        uses: &[
+            (
+                &[Browse, Compare],
+                "the heatmap of hallucination rates per model",
+            ),
+            (&[Heatmap], "back to browsing"),
+        ],
+    },
+    Def {
+        action: Action::HeatView,
+        name: "heat_view",
+        keys: &["v"],
+        uses: &[(&[Heatmap], "dimensions, categories or sub-tasks")],
+    },
+    Def {
+        action: Action::Sort,
+        name: "sort",
+        keys: &["o"],
+        uses: &[(&[Heatmap], "sort by the column (again: flip, off)")],
+    },
+    Def {
+        action: Action::Spearman,
+        name: "spearman",
+        keys: &["c"],
+        uses: &[
+            (&[Heatmap], "rank correlation between dimensions"),
+            (&[Correlation], "close"),
+        ],
+    },
+    Def {
+        action: Action::References,
+        name: "references",
+        keys: &["R"],
+        uses: &[(&[Heatmap], "the paper's published rows, on or off")],
+    },
+    Def {
+        action: Action::Baseline,
+        name: "baseline",
+        keys: &["B"],
+        uses: &[(&[Heatmap], "compare every row with this one")],
+    },
+    Def {
+        action: Action::Back,
+        name: "back",
+        keys: &["backspace", "b"],
+        uses: &[
+            (&[Browse], "back to the run's answers"),
+            (&[Compare], "back (a run goes on)"),
+            (&[Heatmap], "back to browsing"),
+            (&[Drill], "back to the grid"),
+            (&[Correlation], "close"),
+        ],
+    },
+    Def {
+        action: Action::Problems,
+        name: "problems",
+        keys: &["!"],
+        uses: &[
+            (&[Browse], "show the problems found while loading"),
+            (&[Problems], "close"),
+        ],
+    },
+    Def {
+        action: Action::Help,
+        name: "help",
+        keys: &["?", "f1"],
+        uses: &[
+            (SCREENS, "show the keys of this screen"),
+            (&[Help], "close"),
+        ],
+    },
+    Def {
+        action: Action::Cancel,
+        name: "cancel",
+        keys: &["esc"],
+        uses: &[
+            (&[Browse], "clear the search"),
+            (&[Compare], "cancel the run, else back"),
+            (&[Heatmap], "back to browsing"),
+            (&[Drill], "back to the grid"),
+            (&[Correlation, Help, Problems, Picker], "close"),
+        ],
+    },
+    Def {
+        action: Action::Quit,
+        name: "quit",
+        keys: &["q", "ctrl-c"],
+        uses: &[
+            (SCREENS, "quit"),
+            (
+                &[Correlation, Help, Problems, Picker],
+                "close (ctrl-c quits)",
+            ),
+        ],
+    },
 ];
+
+impl Def {
+    fn describe(&self, mode: Mode) -> Option<&'static str> {
+        // The most specific entry wins (a mode listed alone before a shared list).
+        self.uses
+            .iter()
+            .filter(|(modes, _)| modes.contains(&mode))
+            .min_by_key(|(modes, _)| modes.len())
+            .map(|(_, d)| *d)
+    }
+}
 
 /// A key with its modifiers, as written in the config (`ctrl-d`, `G`, `enter`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -304,81 +529,158 @@ impl fmt::Display for Key {
 
 #[derive(Debug, Clone)]
 pub struct Keymap {
-    bindings: BTreeMap<Action, Vec<Key>>,
+    bindings: HashMap<(Mode, Action), Vec<Key>>,
 }
 
 impl Default for Keymap {
     fn default() -> Self {
-        Keymap {
-            bindings: ACTIONS
-                .iter()
-                .map(|(a, _, _, keys)| {
-                    (*a, keys.iter().filter_map(|k| Key::parse(k).ok()).collect())
-                })
-                .collect(),
+        let mut bindings = HashMap::new();
+        for d in DEFS {
+            let keys: Vec<Key> = d.keys.iter().filter_map(|k| Key::parse(k).ok()).collect();
+            for m in Mode::ALL {
+                if d.describe(m).is_some() {
+                    bindings.insert((m, d.action), keys.clone());
+                }
+            }
         }
+        Keymap { bindings }
     }
 }
 
 impl Keymap {
-    /// Defaults with the config's overrides applied. Unknown actions and unparsable keys are
-    /// returned as warnings; the rest of the config still applies.
-    pub fn with_overrides(overrides: &BTreeMap<String, Vec<String>>) -> (Keymap, Vec<String>) {
+    /// Defaults with the config's overrides applied: an action's keys in every mode, then a
+    /// mode's own table. Unknown actions or modes and unparsable keys are returned as warnings;
+    /// the rest of the config still applies.
+    pub fn with_overrides(overrides: &BTreeMap<String, KeyEntry>) -> (Keymap, Vec<String>) {
         let mut km = Keymap::default();
         let mut warnings = Vec::new();
-        for (name, keys) in overrides {
-            let Some((action, ..)) = ACTIONS.iter().find(|(_, n, _, _)| n == name) else {
-                let known: Vec<_> = ACTIONS.iter().map(|(_, n, _, _)| *n).collect();
+        let known: Vec<&str> = DEFS.iter().map(|d| d.name).collect();
+        let apply = |km: &mut Keymap,
+                     warnings: &mut Vec<String>,
+                     scope: Option<Mode>,
+                     name: &str,
+                     keys: &[String]| {
+            let shown = match scope {
+                Some(m) => format!("keys.{}.{name}", m.name()),
+                None => format!("keys.{name}"),
+            };
+            let Some(def) = DEFS.iter().find(|d| d.name == name) else {
                 warnings.push(format!(
-                    "keys.{name}: unknown action (known: {})",
+                    "{shown}: unknown action (known: {})",
                     known.join(", ")
                 ));
-                continue;
+                return;
             };
             let mut parsed = Vec::new();
             for k in keys {
                 match Key::parse(k) {
                     Ok(key) => parsed.push(key),
-                    Err(e) => warnings.push(format!("keys.{name}: {e}")),
+                    Err(e) => warnings.push(format!("{shown}: {e}")),
                 }
             }
-            if !parsed.is_empty() {
-                km.bindings.insert(*action, parsed);
+            if parsed.is_empty() {
+                return;
+            }
+            let modes: Vec<Mode> = match scope {
+                Some(m) if def.describe(m).is_none() => {
+                    warnings.push(format!("{shown}: {name} does nothing in {}", m.name()));
+                    return;
+                }
+                Some(m) => vec![m],
+                None => Mode::ALL
+                    .into_iter()
+                    .filter(|m| def.describe(*m).is_some())
+                    .collect(),
+            };
+            for m in modes {
+                km.bindings.insert((m, def.action), parsed.clone());
+            }
+        };
+        // Every-mode entries first, so a mode's own table wins over them.
+        for (name, entry) in overrides {
+            if let KeyEntry::Keys(keys) = entry {
+                apply(&mut km, &mut warnings, None, name, keys);
+            }
+        }
+        for (name, entry) in overrides {
+            if let KeyEntry::Mode(table) = entry {
+                match Mode::ALL.into_iter().find(|m| m.name() == name) {
+                    Some(m) => {
+                        for (action, keys) in table {
+                            apply(&mut km, &mut warnings, Some(m), action, keys);
+                        }
+                    }
+                    None => warnings.push(format!(
+                        "keys.{name}: not an action or a mode (modes: {})",
+                        Mode::ALL.map(Mode::name).join(", ")
+                    )),
+                }
             }
         }
         (km, warnings)
     }
 
-    pub fn action_for(&self, e: &KeyEvent) -> Option<Action> {
+    /// The action a key does in `mode`, if any.
+    pub fn action_for(&self, mode: Mode, e: &KeyEvent) -> Option<Action> {
         let k = Key::from_event(e);
-        // Bindings are checked in help order, so an override never silently shadows `quit`.
-        ACTIONS
-            .iter()
-            .map(|(a, ..)| *a)
-            .find(|a| self.bindings.get(a).is_some_and(|keys| keys.contains(&k)))
+        // Looked up in help order, so an override never silently shadows `quit`.
+        DEFS.iter().map(|d| d.action).find(|a| {
+            self.bindings
+                .get(&(mode, *a))
+                .is_some_and(|keys| keys.contains(&k))
+        })
     }
 
-    pub fn keys(&self, a: Action) -> &[Key] {
-        self.bindings.get(&a).map(Vec::as_slice).unwrap_or(&[])
+    pub fn keys(&self, mode: Mode, a: Action) -> &[Key] {
+        self.bindings
+            .get(&(mode, a))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
 
-    /// The first key of an action, for hints in the status bar.
-    pub fn hint(&self, a: Action) -> String {
-        self.keys(a)
+    /// The first key of an action in a mode, for hints in the status bar.
+    pub fn hint(&self, mode: Mode, a: Action) -> String {
+        self.keys(mode, a)
             .first()
             .map(|k| k.to_string())
             .unwrap_or_else(|| "unbound".into())
     }
 
-    /// (keys, description) rows for the help overlay.
-    pub fn help_rows(&self) -> Vec<(String, &'static str)> {
-        ACTIONS
-            .iter()
-            .map(|(a, _, desc, _)| {
-                let keys: Vec<String> = self.keys(*a).iter().map(|k| k.to_string()).collect();
-                (keys.join(", "), *desc)
+    /// (keys, description) rows for the help overlay of one mode.
+    pub fn help_rows(&self, mode: Mode) -> Vec<(String, &'static str)> {
+        DEFS.iter()
+            .filter_map(|d| {
+                let desc = d.describe(mode)?;
+                let keys: Vec<String> = self
+                    .keys(mode, d.action)
+                    .iter()
+                    .map(|k| k.to_string())
+                    .collect();
+                Some((keys.join(", "), desc))
             })
             .collect()
+    }
+
+    /// Keys bound to two actions in one mode (after overrides), for the config check.
+    pub fn clashes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for m in Mode::ALL {
+            let mut seen: HashMap<Key, Action> = HashMap::new();
+            for d in DEFS {
+                for k in self.keys(m, d.action) {
+                    if let Some(prev) = seen.insert(*k, d.action)
+                        && prev != d.action
+                    {
+                        out.push(format!(
+                            "{}: {k} is bound to both {prev:?} and {:?}",
+                            m.name(),
+                            d.action
+                        ));
+                    }
+                }
+            }
+        }
+        out
     }
 }
 
@@ -390,59 +692,119 @@ mod tests {
         KeyEvent::new(code, m)
     }
 
+    fn keys(pairs: &[(&str, &[&str])]) -> BTreeMap<String, KeyEntry> {
+        pairs
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.to_string(),
+                    KeyEntry::Keys(v.iter().map(|s| s.to_string()).collect()),
+                )
+            })
+            .collect()
+    }
+
     #[test]
     fn defaults_map_common_keys() {
         let km = Keymap::default();
+        let none = KeyModifiers::NONE;
         assert_eq!(
-            km.action_for(&ev(KeyCode::Char('q'), KeyModifiers::NONE)),
+            km.action_for(Mode::Browse, &ev(KeyCode::Char('q'), none)),
             Some(Action::Quit)
         );
         assert_eq!(
-            km.action_for(&ev(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+            km.action_for(
+                Mode::Compare,
+                &ev(KeyCode::Char('c'), KeyModifiers::CONTROL)
+            ),
             Some(Action::Quit)
         );
         assert_eq!(
-            km.action_for(&ev(KeyCode::Char('N'), KeyModifiers::SHIFT)),
+            km.action_for(Mode::Browse, &ev(KeyCode::Char('N'), KeyModifiers::SHIFT)),
             Some(Action::PrevMatch)
         );
         assert_eq!(
-            km.action_for(&ev(KeyCode::Char('n'), KeyModifiers::NONE)),
-            Some(Action::NextMatch)
+            km.action_for(Mode::Browse, &ev(KeyCode::Char('z'), none)),
+            None
+        );
+        // Keys act only where their action does: `s` steps samples in compare, nothing in browse.
+        assert_eq!(
+            km.action_for(Mode::Compare, &ev(KeyCode::Char('s'), none)),
+            Some(Action::NextSample)
         );
         assert_eq!(
-            km.action_for(&ev(KeyCode::Char('z'), KeyModifiers::NONE)),
+            km.action_for(Mode::Browse, &ev(KeyCode::Char('s'), none)),
             None
+        );
+        assert_eq!(
+            km.action_for(Mode::Picker, &ev(KeyCode::Char('+'), none)),
+            Some(Action::MoreSamples)
         );
     }
 
     #[test]
+    fn no_key_means_two_things_in_one_mode() {
+        assert_eq!(Keymap::default().clashes(), Vec::<String>::new());
+    }
+
+    #[test]
     fn overrides_replace_an_actions_keys_and_report_mistakes() {
-        let mut o = BTreeMap::new();
+        let mut o = keys(&[
+            ("quit", &["x", "ctrl-q"]),
+            ("fly", &["f"]),
+            ("down", &["notakey"]),
+        ]);
         o.insert(
-            "quit".to_string(),
-            vec!["x".to_string(), "ctrl-q".to_string()],
+            "compare".into(),
+            KeyEntry::Mode([("next_sample".to_string(), vec!["z".to_string()])].into()),
         );
-        o.insert("fly".to_string(), vec!["f".to_string()]);
-        o.insert("down".to_string(), vec!["notakey".to_string()]);
+        o.insert(
+            "nowhere".into(),
+            KeyEntry::Mode([("quit".to_string(), vec!["y".to_string()])].into()),
+        );
+        o.insert(
+            "heatmap".into(),
+            KeyEntry::Mode([("search".to_string(), vec!["y".to_string()])].into()),
+        );
         let (km, warnings) = Keymap::with_overrides(&o);
+        let none = KeyModifiers::NONE;
+        for m in [Mode::Browse, Mode::Compare, Mode::Heatmap] {
+            assert_eq!(
+                km.action_for(m, &ev(KeyCode::Char('x'), none)),
+                Some(Action::Quit)
+            );
+            assert_eq!(km.action_for(m, &ev(KeyCode::Char('q'), none)), None);
+        }
         assert_eq!(
-            km.action_for(&ev(KeyCode::Char('x'), KeyModifiers::NONE)),
-            Some(Action::Quit)
+            km.action_for(Mode::Compare, &ev(KeyCode::Char('z'), none)),
+            Some(Action::NextSample)
         );
         assert_eq!(
-            km.action_for(&ev(KeyCode::Char('q'), KeyModifiers::CONTROL)),
-            Some(Action::Quit)
-        );
-        assert_eq!(
-            km.action_for(&ev(KeyCode::Char('q'), KeyModifiers::NONE)),
+            km.action_for(Mode::Compare, &ev(KeyCode::Char('s'), none)),
             None
         );
         // A bad override leaves the defaults in place.
         assert_eq!(
-            km.action_for(&ev(KeyCode::Char('j'), KeyModifiers::NONE)),
+            km.action_for(Mode::Browse, &ev(KeyCode::Char('j'), none)),
             Some(Action::Down)
         );
-        assert_eq!(warnings.len(), 2);
+        assert_eq!(warnings.len(), 4, "{warnings:?}");
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("search does nothing in heatmap"))
+        );
+    }
+
+    #[test]
+    fn help_shows_the_keys_of_the_mode() {
+        let km = Keymap::default();
+        let compare: Vec<&str> = km.help_rows(Mode::Compare).iter().map(|r| r.1).collect();
+        assert!(compare.contains(&"next sample"));
+        assert!(!compare.contains(&"search ids and text"));
+        let browse: Vec<&str> = km.help_rows(Mode::Browse).iter().map(|r| r.1).collect();
+        assert!(browse.contains(&"search ids and text"));
+        assert!(!browse.contains(&"next sample"));
     }
 
     #[test]

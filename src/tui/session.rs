@@ -1,11 +1,15 @@
-//! What the TUI knows about runs: the answers on screen (live or from the store), the progress of
-//! the active run, and per-task counters for the tree. Fed only by engine events and store reads.
+//! What the TUI knows from background work, shared by every screen: the answers (live or from
+//! the store), the progress of the active run, and every finished answer's score, summarised by
+//! the same aggregator `prism score` and `prism report` use. Changed only by the app, when
+//! engine events, store reads and scores arrive; screens read it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::dataset::Dataset;
 use crate::engine::{Event, Job};
+use crate::eval::summary::{Aggregator, Catalogue, ModelSummary, Point};
 use crate::store::{ResponseRecord, ScoreRecord};
 
 /// The state of one answer pane.
@@ -139,24 +143,70 @@ impl ActiveRun {
     }
 }
 
-#[derive(Debug, Default)]
-pub struct Runs {
+/// A node's (or cell's) hallucination rate for one model.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum NodeRate {
+    /// Every answered item under it is scored: the mean task H (macro over tasks, as PRISM
+    /// reports dimensions).
+    Rate(f64),
+    /// Some answers await a score (a judge): how many answered items are scored. No rate that
+    /// could be mistaken for a final one.
+    Partial { scored: usize, answered: usize },
+}
+
+/// An item's answers over every model and sample: the sum of scores, how many are scored, how
+/// many await a score.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ItemTally {
+    pub sum: f64,
+    pub scored: usize,
+    pub unscored: usize,
+}
+
+pub struct Session {
+    ds: Arc<Dataset>,
     pub answers: HashMap<AnswerKey, Answer>,
     pub active: Option<ActiveRun>,
-    /// Scores known for answers (loaded from the store or just computed), by answer.
-    pub scores: HashMap<AnswerKey, f64>,
-    /// (task index, model) → (sum of scores, count): the tree's and heatmap's rates, kept up
-    /// to date as scores arrive.
-    pub task_scores: HashMap<(usize, String), (f64, usize)>,
-    /// Item index → (sum of scores, count) over every model and sample: the item's own rate.
-    pub item_scores: HashMap<usize, (f64, usize)>,
-    /// Models with any score, in the order first seen (the tree's rate columns).
+    /// Every finished answer's latest score: `Some(score)`, or `None` while unscored.
+    pub points: HashMap<AnswerKey, Option<f64>>,
+    /// The points, aggregated as `prism score` does (items averaged over samples first).
+    agg: Aggregator,
+    cat: Catalogue,
+    /// Summaries of `agg`, rebuilt before a frame when points changed.
+    summaries: HashMap<String, ModelSummary>,
+    stale: bool,
+    /// Bumped each time the summaries are rebuilt (screens built from them compare it).
+    version: usize,
+    pub items: HashMap<usize, ItemTally>,
+    /// Models with any finished answer, in the order first seen (the tree's rate columns).
     pub scored_models: Vec<String>,
 }
 
-impl Runs {
-    /// Applies one engine event. `task_of` maps an item index to its task index.
-    pub fn apply(&mut self, ev: Event, task_of: impl Fn(usize) -> usize) {
+impl Session {
+    pub fn new(ds: Arc<Dataset>) -> Session {
+        Session {
+            cat: Catalogue::of(&ds),
+            ds,
+            answers: HashMap::new(),
+            active: None,
+            points: HashMap::new(),
+            agg: Aggregator::default(),
+            summaries: HashMap::new(),
+            stale: false,
+            version: 0,
+            items: HashMap::new(),
+            scored_models: Vec::new(),
+        }
+    }
+
+    fn task_of(&self, item: usize) -> usize {
+        self.ds.items[item].task as usize
+    }
+
+    /// Applies one engine event.
+    pub fn apply(&mut self, ev: Event) {
+        let ds = self.ds.clone();
+        let task_of = |i: usize| ds.items[i].task as usize;
         match ev {
             Event::Started {
                 run_id,
@@ -230,6 +280,10 @@ impl Runs {
                         a.status = Status::Done;
                     }
                 }
+                // Finished: it counts, unscored until its score arrives.
+                if let Some(item) = item {
+                    self.set_point(item, &response.model, response.sample, None);
+                }
                 if let (Some(run), Some(item)) = (self.active.as_mut(), item) {
                     if ok {
                         run.done += 1;
@@ -264,28 +318,14 @@ impl Runs {
         }
     }
 
-    /// Records a score: on its answer (when shown) and in the tree's rates.
-    pub fn apply_score(&mut self, item: usize, task: usize, rec: ScoreRecord) {
+    /// Records a score (or that an answer awaits one): on its answer when shown, and in the
+    /// rates.
+    pub fn apply_score(&mut self, rec: ScoreRecord) {
+        let Some(item) = self.ds.index_of(&rec.item_id) else {
+            return;
+        };
+        self.set_point(item, &rec.model, rec.sample, rec.score);
         let key = (item, rec.model.clone(), rec.sample);
-        if let Some(score) = rec.score {
-            let old = self.scores.insert(key.clone(), score);
-            // A re-score replaces the answer's earlier score in the running sums.
-            let add = |e: &mut (f64, usize)| match old {
-                Some(o) => e.0 += score - o,
-                None => {
-                    e.0 += score;
-                    e.1 += 1;
-                }
-            };
-            add(self
-                .task_scores
-                .entry((task, rec.model.clone()))
-                .or_insert((0.0, 0)));
-            add(self.item_scores.entry(item).or_insert((0.0, 0)));
-            if !self.scored_models.contains(&rec.model) {
-                self.scored_models.push(rec.model.clone());
-            }
-        }
         if let Some(a) = self.answers.get_mut(&key)
             && a.run_id == rec.run_id
         {
@@ -293,20 +333,119 @@ impl Runs {
         }
     }
 
-    /// The hallucination rate of `model` over `tasks`: the mean task H (macro over tasks, as
-    /// PRISM reports dimensions), over the tasks with scores; with how many tasks that is.
-    pub fn rate(&self, tasks: &[usize], model: &str) -> Option<(f64, usize)> {
-        let mut sum = 0.0;
-        let mut n = 0;
+    /// A finished answer's score state changes (a new answer counts unscored until scored).
+    fn set_point(&mut self, item: usize, model: &str, sample: u32, score: Option<f64>) {
+        let key = (item, model.to_string(), sample);
+        let old = self.points.insert(key, score);
+        if old == Some(score) {
+            return;
+        }
+        let task = self.task_of(item);
+        let p = Point {
+            model,
+            task: &self.ds.tasks[task].id,
+            item: &self.ds.items[item].id,
+            score: None,
+        };
+        self.agg.update(p, old, score);
+        let t = self.items.entry(item).or_default();
+        match old {
+            Some(Some(s)) => {
+                t.sum -= s;
+                t.scored -= 1;
+            }
+            Some(None) => t.unscored -= 1,
+            None => {}
+        }
+        match score {
+            Some(s) => {
+                t.sum += s;
+                t.scored += 1;
+            }
+            None => t.unscored += 1,
+        }
+        if !self.scored_models.iter().any(|m| m == model) {
+            self.scored_models.push(model.to_string());
+        }
+        self.stale = true;
+    }
+
+    /// Rebuilds the summaries if points changed since (once per frame at most: about a
+    /// millisecond for 50 models x 9,448 items).
+    pub fn refresh(&mut self) -> bool {
+        if !self.stale {
+            return false;
+        }
+        self.summaries = self
+            .agg
+            .summarize(&self.cat)
+            .into_iter()
+            .map(|s| (s.model.clone(), s))
+            .collect();
+        self.stale = false;
+        self.version += 1;
+        true
+    }
+
+    /// Which build of the summaries is current.
+    pub fn version(&self) -> usize {
+        self.version
+    }
+
+    /// Every model's summary, as `prism score` computes it.
+    pub fn summaries(&self) -> impl Iterator<Item = &ModelSummary> {
+        self.scored_models
+            .iter()
+            .filter_map(|m| self.summaries.get(m))
+    }
+
+    /// The rate of `model` over tasks (by index): the tree's cells.
+    pub fn node_rate(&self, tasks: &[usize], model: &str) -> Option<NodeRate> {
+        let s = self.summaries.get(model)?;
+        let (mut sum, mut n, mut scored, mut answered, mut pending) = (0.0, 0, 0, 0, false);
         for &t in tasks {
-            if let Some((s, c)) = self.task_scores.get(&(t, model.to_string()))
-                && *c > 0
-            {
-                sum += 100.0 - 100.0 * s / *c as f64;
-                n += 1;
+            if let Some(r) = s.tasks.get(&self.ds.tasks[t].id) {
+                scored += r.scored;
+                answered += r.scored + r.unscored;
+                if r.complete() {
+                    sum += 100.0 - r.s;
+                    n += 1;
+                } else {
+                    pending = true;
+                }
             }
         }
-        (n > 0).then(|| (sum / n as f64, n))
+        if pending {
+            Some(NodeRate::Partial { scored, answered })
+        } else {
+            (n > 0).then(|| NodeRate::Rate(sum / n as f64))
+        }
+    }
+
+    /// The finished answers of `item` on screen, as something to score again.
+    pub fn score_inputs(&self, item: usize) -> Vec<crate::engine::score::ToScore> {
+        self.answers
+            .iter()
+            .filter(|((i, _, _), a)| {
+                *i == item && a.status.is_final() && a.status != Status::Cancelled
+            })
+            .map(|((_, m, sample), a)| crate::engine::score::ToScore {
+                run_id: a.run_id.clone(),
+                job_idx: a.job_idx,
+                item,
+                model: m.clone(),
+                sample: *sample,
+                response: match &a.status {
+                    Status::Failed(e) => Some(format!("ERROR: {e}")),
+                    _ => Some(a.text.clone()),
+                },
+            })
+            .collect()
+    }
+
+    /// The item's answers over every model and sample.
+    pub fn item_tally(&self, item: usize) -> ItemTally {
+        self.items.get(&item).copied().unwrap_or_default()
     }
 
     fn job(&self, idx: u32) -> Option<&Job> {

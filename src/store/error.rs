@@ -1,0 +1,37 @@
+//! What can go wrong in the store, with the file or record it concerns.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("{0}")]
+    Value(#[from] rusqlite::types::FromSqlError),
+    #[error("opening store {path}: {source}")]
+    Open {
+        path: PathBuf,
+        source: Box<StoreError>,
+    },
+    #[error("creating {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("this store was written by a newer prism (schema {found}, this one knows {known})")]
+    NewerSchema { found: usize, known: usize },
+    #[error("run {run}: unreadable config: {source}")]
+    RunConfig {
+        run: String,
+        source: serde_json::Error,
+    },
+    #[error("{what}: {source}")]
+    Json {
+        what: &'static str,
+        source: serde_json::Error,
+    },
+    #[error("unknown {what} {value:?} in the store")]
+    Unknown { what: &'static str, value: String },
+}
+
+pub type Result<T> = std::result::Result<T, StoreError>;

@@ -1,0 +1,184 @@
+//! Every answer (or failure) a run received, as it arrived.
+
+use rusqlite::params;
+use serde::{Deserialize, Serialize};
+
+use super::Store;
+use super::cache::CACHE_PUT;
+use super::error::Result;
+use super::runs::JobState;
+
+/// One stored answer (or failure).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponseRecord {
+    pub run_id: String,
+    pub job_idx: u32,
+    pub item_id: String,
+    pub task_id: String,
+    pub model: String,
+    pub sample: u32,
+    pub text: Option<String>,
+    pub error: Option<String>,
+    pub finish_reason: Option<String>,
+    pub prompt_tokens: Option<u32>,
+    pub completion_tokens: Option<u32>,
+    pub latency_ms: Option<u64>,
+    pub first_token_ms: Option<u64>,
+    pub attempts: u32,
+    pub params: String,
+    pub request_hash: String,
+    pub cached: bool,
+    pub created_at: i64,
+    /// Cache key to fill on success (not stored in `responses`).
+    #[serde(skip)]
+    pub cache_key: Option<String>,
+}
+
+impl ResponseRecord {
+    pub fn is_ok(&self) -> bool {
+        self.error.is_none()
+    }
+}
+
+impl Store {
+    /// Saves responses (and fills the cache with the successful ones) in one transaction.
+    pub fn save_responses(&mut self, rs: &[ResponseRecord]) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        {
+            let mut ins = tx.prepare_cached(
+                "INSERT OR REPLACE INTO responses (run_id, job_idx, item_id, task_id, model, sample, text, error,
+                 finish_reason, prompt_tokens, completion_tokens, latency_ms, first_token_ms, attempts, params,
+                 request_hash, cached, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+            )?;
+            let mut job =
+                tx.prepare_cached("UPDATE jobs SET state = ?3 WHERE run_id = ?1 AND idx = ?2")?;
+            let mut cache = tx.prepare_cached(CACHE_PUT)?;
+            for r in rs {
+                ins.execute(params![
+                    r.run_id,
+                    r.job_idx,
+                    r.item_id,
+                    r.task_id,
+                    r.model,
+                    r.sample,
+                    r.text,
+                    r.error,
+                    r.finish_reason,
+                    r.prompt_tokens,
+                    r.completion_tokens,
+                    r.latency_ms.map(|v| v as i64),
+                    r.first_token_ms.map(|v| v as i64),
+                    r.attempts,
+                    r.params,
+                    r.request_hash,
+                    r.cached,
+                    r.created_at
+                ])?;
+                job.execute(params![
+                    r.run_id,
+                    r.job_idx,
+                    if r.is_ok() {
+                        JobState::Done.as_str()
+                    } else {
+                        JobState::Failed.as_str()
+                    }
+                ])?;
+                // Errors are never cached.
+                if let (Some(key), true, Some(text)) = (&r.cache_key, r.is_ok(), &r.text) {
+                    cache.execute(params![
+                        key,
+                        text,
+                        r.finish_reason,
+                        r.prompt_tokens,
+                        r.completion_tokens,
+                        r.latency_ms.map(|v| v as i64),
+                        r.created_at
+                    ])?;
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    const RESPONSE_COLS: &'static str = "run_id, job_idx, item_id, task_id, model, sample, text, error, finish_reason, prompt_tokens, completion_tokens, latency_ms, first_token_ms, attempts, params, request_hash, cached, created_at";
+
+    fn response_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ResponseRecord> {
+        Ok(ResponseRecord {
+            run_id: r.get(0)?,
+            job_idx: r.get(1)?,
+            item_id: r.get(2)?,
+            task_id: r.get(3)?,
+            model: r.get(4)?,
+            sample: r.get(5)?,
+            text: r.get(6)?,
+            error: r.get(7)?,
+            finish_reason: r.get(8)?,
+            prompt_tokens: r.get(9)?,
+            completion_tokens: r.get(10)?,
+            latency_ms: r.get::<_, Option<i64>>(11)?.map(|v| v as u64),
+            first_token_ms: r.get::<_, Option<i64>>(12)?.map(|v| v as u64),
+            attempts: r.get(13)?,
+            params: r.get(14)?,
+            request_hash: r.get(15)?,
+            cached: r.get(16)?,
+            created_at: r.get(17)?,
+            cache_key: None,
+        })
+    }
+
+    pub fn responses(&self, run_id: &str) -> Result<Vec<ResponseRecord>> {
+        let mut st = self.conn.prepare(&format!(
+            "SELECT {} FROM responses WHERE run_id = ?1 ORDER BY job_idx",
+            Self::RESPONSE_COLS
+        ))?;
+        let rows = st
+            .query_map([run_id], Self::response_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
+    /// The latest answer of each (model, sample) for an item, across runs (re-opening an item
+    /// shows what is stored).
+    pub fn responses_for_item(&self, item_id: &str) -> Result<Vec<ResponseRecord>> {
+        let mut st = self.conn.prepare(&format!(
+            "SELECT {} FROM responses WHERE item_id = ?1 ORDER BY created_at, run_id, job_idx",
+            Self::RESPONSE_COLS
+        ))?;
+        let rows = st
+            .query_map([item_id], Self::response_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut latest: Vec<ResponseRecord> = Vec::new();
+        for r in rows {
+            if let Some(pos) = latest
+                .iter()
+                .position(|l| l.model == r.model && l.sample == r.sample)
+            {
+                latest[pos] = r;
+            } else {
+                latest.push(r);
+            }
+        }
+        Ok(latest)
+    }
+
+    /// Stored answers that have no score yet (answered, never scored: the TUI scores them by
+    /// rule when it opens the store).
+    pub fn unscored_responses(&self) -> Result<Vec<ResponseRecord>> {
+        let cols: Vec<String> = Self::RESPONSE_COLS
+            .split(", ")
+            .map(|c| format!("r.{c}"))
+            .collect();
+        let mut st = self.conn.prepare(&format!(
+            "SELECT {} FROM responses r WHERE NOT EXISTS \
+             (SELECT 1 FROM scores s WHERE s.run_id = r.run_id AND s.job_idx = r.job_idx) \
+             ORDER BY r.run_id, r.job_idx",
+            cols.join(", ")
+        ))?;
+        let rows = st
+            .query_map([], Self::response_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+}

@@ -1,0 +1,483 @@
+//! Runs and their jobs: what was asked, of which models with which settings, and how far each
+//! job got.
+
+use std::collections::BTreeMap;
+
+use rusqlite::{OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::Store;
+use super::error::{Result, StoreError};
+use crate::provider::{ModelConfig, Params, ProviderKind};
+
+/// A run: what was asked. Its config never holds an API key (only the variable's name).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunRecord {
+    pub id: String,
+    pub created_at: i64,
+    /// The dataset path, or `<sample-data>`.
+    pub dataset: String,
+    pub config: RunConfig,
+    pub status: RunStatus,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RunConfig {
+    pub models: Vec<ModelSnapshot>,
+    #[serde(default)]
+    pub samples: u32,
+    #[serde(default)]
+    pub shots: u32,
+    /// The run's own parameter overrides (over the per-task defaults and each model's).
+    #[serde(default)]
+    pub params: Params,
+    #[serde(default)]
+    pub filter: Option<String>,
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// The settings a model ran with, as the run keeps them. Not the user-facing [`ModelConfig`]
+/// (which rejects unknown keys so typos are caught): every field has a default and keys this
+/// version does not know are kept as they were, so renaming a config key later never makes an
+/// old run unreadable.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct ModelSnapshot {
+    pub name: String,
+    /// `openai`, `anthropic`, `gemini`, `local`; `imported` for answers read from files.
+    pub provider: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub base_urls: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    pub max_concurrency: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests_per_minute: Option<u32>,
+    pub params: Params,
+    pub max_retries: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connect_timeout_secs: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_byte_timeout_secs: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_timeout_secs: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<std::path::PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completion: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chat_template: Option<String>,
+    /// Keys this version does not know (written by a later or earlier prism), kept verbatim.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, Value>,
+}
+
+/// The provider name of runs read from an outputs directory (no endpoint was ever called).
+pub const IMPORTED: &str = "imported";
+
+impl From<&ModelConfig> for ModelSnapshot {
+    fn from(m: &ModelConfig) -> ModelSnapshot {
+        ModelSnapshot {
+            name: m.name.clone(),
+            provider: m.provider.as_str().to_string(),
+            base_url: m.base_url.clone(),
+            base_urls: m.base_urls.clone(),
+            model: m.model.clone(),
+            api_key_env: m.api_key_env.clone(),
+            max_concurrency: Some(m.max_concurrency),
+            requests_per_minute: m.requests_per_minute,
+            params: m.params.clone(),
+            max_retries: Some(m.max_retries),
+            connect_timeout_secs: m.connect_timeout_secs,
+            first_byte_timeout_secs: m.first_byte_timeout_secs,
+            idle_timeout_secs: m.idle_timeout_secs,
+            path: m.path.clone(),
+            completion: m.completion,
+            threads: m.threads,
+            context: m.context,
+            chat_template: m.chat_template.clone(),
+            other: BTreeMap::new(),
+        }
+    }
+}
+
+impl ModelSnapshot {
+    /// A model whose answers were imported from files: it has no endpoint to call.
+    pub fn imported(name: &str) -> ModelSnapshot {
+        ModelSnapshot {
+            name: name.to_string(),
+            provider: IMPORTED.into(),
+            ..ModelSnapshot::default()
+        }
+    }
+
+    pub fn is_imported(&self) -> bool {
+        self.provider == IMPORTED
+    }
+
+    /// The settings as a model to call again (resuming a run); an imported model has none.
+    pub fn to_config(&self) -> std::result::Result<ModelConfig, String> {
+        let provider = match self.provider.as_str() {
+            "openai" => ProviderKind::Openai,
+            "anthropic" => ProviderKind::Anthropic,
+            "gemini" => ProviderKind::Gemini,
+            "local" => ProviderKind::Local,
+            IMPORTED => {
+                return Err(format!(
+                    "model {:?} was imported from files: there is no endpoint to call; name a \
+                     configured model to answer in its place",
+                    self.name
+                ));
+            }
+            other => return Err(format!("model {:?}: unknown provider {other:?}", self.name)),
+        };
+        Ok(ModelConfig {
+            name: self.name.clone(),
+            provider,
+            base_url: self.base_url.clone(),
+            base_urls: self.base_urls.clone(),
+            model: self.model.clone(),
+            api_key_env: self.api_key_env.clone(),
+            max_concurrency: self.max_concurrency.unwrap_or(8).max(1),
+            requests_per_minute: self.requests_per_minute,
+            params: self.params.clone(),
+            max_retries: self.max_retries.unwrap_or(4),
+            connect_timeout_secs: self.connect_timeout_secs,
+            first_byte_timeout_secs: self.first_byte_timeout_secs,
+            idle_timeout_secs: self.idle_timeout_secs,
+            path: self.path.clone(),
+            completion: self.completion,
+            threads: self.threads,
+            context: self.context,
+            chat_template: self.chat_template.clone(),
+        })
+    }
+}
+
+/// Where a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Running,
+    Finished,
+    Cancelled,
+    /// Answers read from an outputs directory.
+    Imported,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Finished => "finished",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Imported => "imported",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<RunStatus> {
+        Ok(match s {
+            "running" => RunStatus::Running,
+            "finished" => RunStatus::Finished,
+            "cancelled" => RunStatus::Cancelled,
+            "imported" => RunStatus::Imported,
+            other => {
+                return Err(StoreError::Unknown {
+                    what: "run status",
+                    value: other.into(),
+                });
+            }
+        })
+    }
+}
+
+/// Where a job stands. A failed job is tried again on resume.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobState {
+    Pending,
+    Done,
+    Failed,
+}
+
+impl JobState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Pending => "pending",
+            JobState::Done => "done",
+            JobState::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<JobState> {
+        Ok(match s {
+            "pending" => JobState::Pending,
+            "done" => JobState::Done,
+            "failed" => JobState::Failed,
+            other => {
+                return Err(StoreError::Unknown {
+                    what: "job state",
+                    value: other.into(),
+                });
+            }
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobRecord {
+    pub idx: u32,
+    pub item_id: String,
+    pub task_id: String,
+    pub model: String,
+    pub sample: u32,
+}
+
+/// Job counts of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JobCounts {
+    pub done: usize,
+    pub failed: usize,
+    pub pending: usize,
+}
+
+/// A new run id: sortable by time, readable, unique enough (`r20261129-194512-3fa9`).
+pub fn new_run_id() -> String {
+    format!(
+        "r{}-{:04x}",
+        super::time::compact_time(super::time::now_secs()),
+        rand::random::<u16>()
+    )
+}
+
+fn parse_run(mut run: RunRecord, cfg: &str) -> Result<RunRecord> {
+    run.config = serde_json::from_str(cfg).map_err(|source| StoreError::RunConfig {
+        run: run.id.clone(),
+        source,
+    })?;
+    Ok(run)
+}
+
+type RunRow = (RunRecord, String, String);
+
+fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
+    Ok((
+        RunRecord {
+            id: r.get(0)?,
+            created_at: r.get(1)?,
+            dataset: r.get(2)?,
+            config: RunConfig::default(),
+            status: RunStatus::Running,
+        },
+        r.get(3)?,
+        r.get(4)?,
+    ))
+}
+
+fn finish_run((run, cfg, status): RunRow) -> Result<RunRecord> {
+    let mut run = parse_run(run, &cfg)?;
+    run.status = RunStatus::parse(&status)?;
+    Ok(run)
+}
+
+fn job_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<JobRecord> {
+    Ok(JobRecord {
+        idx: r.get(0)?,
+        item_id: r.get(1)?,
+        task_id: r.get(2)?,
+        model: r.get(3)?,
+        sample: r.get(4)?,
+    })
+}
+
+impl Store {
+    /// Records a new run and all of its jobs in one transaction.
+    pub fn create_run(&mut self, run: &RunRecord, jobs: &[JobRecord]) -> Result<()> {
+        let config = serde_json::to_string(&run.config).map_err(|source| StoreError::Json {
+            what: "run config",
+            source,
+        })?;
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT INTO runs (id, created_at, dataset, config, status) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![run.id, run.created_at, run.dataset, config, run.status.as_str()],
+        )?;
+        {
+            let mut st = tx.prepare(
+                "INSERT INTO jobs (run_id, idx, item_id, task_id, model, sample) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            for j in jobs {
+                st.execute(params![
+                    run.id, j.idx, j.item_id, j.task_id, j.model, j.sample
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn set_run_status(&self, run_id: &str, status: RunStatus) -> Result<()> {
+        self.conn.execute(
+            "UPDATE runs SET status = ?2 WHERE id = ?1",
+            params![run_id, status.as_str()],
+        )?;
+        Ok(())
+    }
+
+    pub fn run(&self, id: &str) -> Result<Option<RunRecord>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT id, created_at, dataset, config, status FROM runs WHERE id = ?1")?;
+        st.query_row([id], run_row)
+            .optional()?
+            .map(finish_run)
+            .transpose()
+    }
+
+    /// Runs, newest first.
+    pub fn runs(&self) -> Result<Vec<RunRecord>> {
+        let mut st = self.conn.prepare(
+            "SELECT id, created_at, dataset, config, status FROM runs ORDER BY created_at DESC, id DESC",
+        )?;
+        let rows = st
+            .query_map([], run_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        rows.into_iter().map(finish_run).collect()
+    }
+
+    pub fn latest_run(&self) -> Result<Option<RunRecord>> {
+        Ok(self.runs()?.into_iter().next())
+    }
+
+    pub fn jobs(&self, run_id: &str) -> Result<Vec<(JobRecord, JobState)>> {
+        let mut st = self.conn.prepare(
+            "SELECT idx, item_id, task_id, model, sample, state FROM jobs WHERE run_id = ?1 ORDER BY idx",
+        )?;
+        let rows = st
+            .query_map([run_id], |r| Ok((job_row(r)?, r.get::<_, String>(5)?)))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        rows.into_iter()
+            .map(|(j, s)| Ok((j, JobState::parse(&s)?)))
+            .collect()
+    }
+
+    /// Jobs still to do: never finished, or failed (a resume tries failures again).
+    pub fn unfinished_jobs(&self, run_id: &str) -> Result<Vec<JobRecord>> {
+        let mut st = self.conn.prepare(
+            "SELECT idx, item_id, task_id, model, sample FROM jobs WHERE run_id = ?1 AND state != 'done' ORDER BY idx",
+        )?;
+        let rows = st
+            .query_map([run_id], job_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
+    pub fn job_counts(&self, run_id: &str) -> Result<JobCounts> {
+        let mut st = self
+            .conn
+            .prepare("SELECT state, COUNT(*) FROM jobs WHERE run_id = ?1 GROUP BY state")?;
+        let mut out = JobCounts::default();
+        for row in st.query_map([run_id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+        })? {
+            let (s, n) = row?;
+            match JobState::parse(&s)? {
+                JobState::Done => out.done = n as usize,
+                JobState::Failed => out.failed = n as usize,
+                JobState::Pending => out.pending = n as usize,
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run's config exactly as prism 0.1 (before snapshots) wrote it for a configured model.
+    const STORED_BY_0_1: &str = r#"{"models":[{"name":"gpt","provider":"openai","base_url":"http://127.0.0.1:9/v1","model":"gpt-4o-mini","api_key_env":"OPENAI_API_KEY","max_concurrency":8,"params":{"temperature":0.2,"max_tokens":64},"max_retries":4,"idle_timeout_secs":30.0}],"samples":1,"shots":0,"params":{},"filter":null,"limit":null}"#;
+
+    fn store_with_config(config: &str) -> Store {
+        let s = Store::open_in_memory().unwrap();
+        s.conn
+            .execute(
+                "INSERT INTO runs (id, created_at, dataset, config, status) VALUES ('r1', 1, 'd', ?1, 'finished')",
+                [config],
+            )
+            .unwrap();
+        s
+    }
+
+    #[test]
+    fn a_run_stored_by_todays_code_reads_back_and_resumes_with_its_settings() {
+        // The literal is what a ModelConfig serializes to (how runs stored it before snapshots).
+        let cfg: crate::provider::config::ModelsFile = toml::from_str(
+            "[[models]]\nname = \"gpt\"\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"gpt-4o-mini\"\napi_key_env = \"OPENAI_API_KEY\"\nparams = { temperature = 0.2, max_tokens = 64 }\nidle_timeout_secs = 30.0\n",
+        )
+        .unwrap();
+        let stored: Value = serde_json::from_str(STORED_BY_0_1).unwrap();
+        assert_eq!(
+            serde_json::to_value(&cfg.models[0]).unwrap(),
+            stored["models"][0]
+        );
+        let s = store_with_config(STORED_BY_0_1);
+        let run = s.run("r1").unwrap().unwrap();
+        assert_eq!(run.status, RunStatus::Finished);
+        let m = run.config.models[0].to_config().unwrap();
+        assert_eq!(m.model_id(), "gpt-4o-mini");
+        assert_eq!(m.params.max_tokens, Some(64));
+        assert_eq!(m.idle_timeout_secs, Some(30.0));
+        assert_eq!(m.api_key_env.as_deref(), Some("OPENAI_API_KEY"));
+    }
+
+    #[test]
+    fn renaming_a_config_key_later_leaves_old_runs_readable() {
+        // Suppose `idle_timeout_secs` is renamed `stream_idle_secs` in models.toml: the stored
+        // run still has the old key, which the user-facing config now rejects.
+        let renamed = STORED_BY_0_1.replace("idle_timeout_secs", "stream_idle_secs");
+        let as_config: std::result::Result<ModelConfig, _> = serde_json::from_str(
+            &serde_json::to_string(&serde_json::from_str::<Value>(&renamed).unwrap()["models"][0])
+                .unwrap(),
+        );
+        assert!(as_config.is_err(), "ModelConfig rejects unknown keys");
+        let s = store_with_config(&renamed);
+        let run = s.run("r1").unwrap().unwrap();
+        let snap = &run.config.models[0];
+        assert_eq!(snap.name, "gpt");
+        assert_eq!(snap.other["stream_idle_secs"], 30.0);
+        assert_eq!(s.runs().unwrap().len(), 1);
+        // A key dropped altogether is defaulted.
+        let dropped = STORED_BY_0_1.replace(r#""max_retries":4,"#, "");
+        let s = store_with_config(&dropped);
+        let m = s.run("r1").unwrap().unwrap().config.models[0]
+            .to_config()
+            .unwrap();
+        assert_eq!(m.max_retries, 4);
+    }
+
+    #[test]
+    fn an_imported_model_has_nothing_to_call() {
+        let e = ModelSnapshot::imported("m").to_config().unwrap_err();
+        assert!(e.contains("imported"), "{e}");
+    }
+
+    #[test]
+    fn unknown_status_values_are_named() {
+        let s = store_with_config(STORED_BY_0_1);
+        s.conn
+            .execute("UPDATE runs SET status = 'exploded'", [])
+            .unwrap();
+        let e = s.run("r1").unwrap_err().to_string();
+        assert!(e.contains("run status \"exploded\""), "{e}");
+    }
+}

@@ -1,0 +1,116 @@
+//! The schema and its migrations. A table is added by appending a migration; `PRAGMA
+//! user_version` records how many ran. Every migration that is due runs in one `IMMEDIATE`
+//! transaction, so two processes opening a new store at once do not race: the second waits for
+//! the first (busy timeout) and then finds nothing left to do.
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::error::{Result, StoreError};
+
+/// Schema migrations, applied in order.
+pub(super) const MIGRATIONS: &[&str] = &[
+    // 1: runs, jobs, responses, cache.
+    r#"
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        created_at INTEGER NOT NULL,
+        dataset TEXT NOT NULL,
+        config TEXT NOT NULL,
+        status TEXT NOT NULL
+    );
+    CREATE TABLE jobs (
+        run_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        item_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        sample INTEGER NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending',
+        PRIMARY KEY (run_id, idx)
+    ) WITHOUT ROWID;
+    CREATE INDEX jobs_state ON jobs(run_id, state);
+    CREATE TABLE responses (
+        run_id TEXT NOT NULL,
+        job_idx INTEGER NOT NULL,
+        item_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        sample INTEGER NOT NULL,
+        text TEXT,
+        error TEXT,
+        finish_reason TEXT,
+        prompt_tokens INTEGER,
+        completion_tokens INTEGER,
+        latency_ms INTEGER,
+        first_token_ms INTEGER,
+        attempts INTEGER NOT NULL,
+        params TEXT NOT NULL,
+        request_hash TEXT NOT NULL,
+        cached INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (run_id, job_idx)
+    );
+    CREATE INDEX responses_item ON responses(item_id, model);
+    CREATE TABLE cache (
+        key TEXT PRIMARY KEY,
+        text TEXT NOT NULL,
+        finish_reason TEXT,
+        prompt_tokens INTEGER,
+        completion_tokens INTEGER,
+        latency_ms INTEGER,
+        created_at INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    "#,
+    // 2: scores, derived from responses and replaced on re-scoring (responses are never touched).
+    r#"
+    CREATE TABLE scores (
+        run_id TEXT NOT NULL,
+        job_idx INTEGER NOT NULL,
+        item_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        sample INTEGER NOT NULL,
+        evaluator TEXT NOT NULL,
+        score REAL,
+        detail TEXT NOT NULL,
+        judge TEXT,
+        judge_reply TEXT,
+        judge_attempts INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (run_id, job_idx)
+    ) WITHOUT ROWID;
+    CREATE INDEX scores_item ON scores(item_id, model);
+    CREATE INDEX scores_task ON scores(run_id, model, task_id, score);
+    "#,
+];
+
+fn version(conn: &Connection) -> Result<usize> {
+    Ok(conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))? as usize)
+}
+
+/// Brings the schema up to date.
+pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
+    // A quick look first: an up-to-date store takes no write lock at all.
+    if version(conn)? == MIGRATIONS.len() {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let found = version(&tx)?;
+    if found > MIGRATIONS.len() {
+        return Err(StoreError::NewerSchema {
+            found,
+            known: MIGRATIONS.len(),
+        });
+    }
+    for m in MIGRATIONS.iter().skip(found) {
+        tx.execute_batch(m)?;
+    }
+    tx.pragma_update(None, "user_version", MIGRATIONS.len() as i64)?;
+    tx.commit()?;
+    Ok(())
+}
+
+pub(super) fn schema_version(conn: &Connection) -> i64 {
+    conn.pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap_or(0)
+}

@@ -1,0 +1,122 @@
+//! What every screen and popup is: a [`Component`] that owns its state, turns input into
+//! [`Cmd`]s, and draws itself from its state plus a read-only [`Cx`].
+//!
+//! Data flows one way. Input reaches the focused component (the top popup, else the top
+//! screen); it changes only its own state and returns commands; the app carries them out
+//! (navigation, background jobs, notices); results of background work change the shared
+//! [`Session`] and are handed back to the component that asked. Drawing reads state and records
+//! the geometry it drew (areas, line counts) in the component, so the next update uses what is
+//! on screen without calling the view.
+
+use std::sync::Arc;
+
+use crossterm::event::{KeyEvent, MouseEvent};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+
+use super::jobs::{JobRequest, Msg};
+use super::keymap::{Action, Keymap, Mode};
+use super::session::Session;
+use crate::dataset::{Dataset, Problem};
+use crate::provider::ModelConfig;
+use crate::theme::Theme;
+
+/// The read-only context every component draws and updates with.
+pub struct Cx<'a> {
+    pub ds: &'a Arc<Dataset>,
+    pub problems: &'a [Problem],
+    pub theme: &'a Theme,
+    pub keymap: &'a Keymap,
+    pub session: &'a Session,
+    /// Configured models, and which are chosen in the run picker.
+    pub models: &'a [ModelConfig],
+    pub chosen: &'a [bool],
+    /// Whether runs can be started (a store is open).
+    pub can_run: bool,
+    /// The notice shown in the status bar, if any.
+    pub notice: Option<&'a str>,
+}
+
+/// Input for a component: an action from its mode's bindings, or the raw event for a component
+/// that takes text (or the mouse).
+#[derive(Debug, Clone)]
+pub enum Input {
+    Action(Action),
+    /// A key no binding of the mode claims, or any key while a text field has focus.
+    Key(KeyEvent),
+    Paste(String),
+    Mouse(MouseEvent),
+}
+
+/// What a component asks the app to do.
+pub enum Cmd {
+    /// Open a screen on top of the current one.
+    Push(Box<dyn Component>),
+    /// Replace the top screen (a new run's answers replace the compare screen shown).
+    Replace(Box<dyn Component>),
+    /// Back to the screen below (the browse screen stays).
+    Pop,
+    /// Open a popup; popups get input before screens.
+    Popup(Box<dyn Component>),
+    ClosePopup,
+    /// Background work; its results come back to the component that asked.
+    Job(JobRequest),
+    /// Cancel the run in progress (finished answers are kept).
+    CancelRun,
+    /// Remember which models the run picker has chosen.
+    Choose(Vec<bool>),
+    /// Deliver an action to whatever is on top after the other commands.
+    Then(Action),
+    Notice(String),
+    ClearNotice,
+    Quit,
+}
+
+/// Screens and popups. A new screen is a new file implementing this, plus its [`ScreenId`] arm.
+pub trait Component {
+    fn id(&self) -> ScreenId;
+
+    /// Which keymap mode applies now (a screen can have sub-modes, like the heatmap's drill-down).
+    fn mode(&self) -> Mode;
+
+    /// A focused text field: every key goes to [`update`](Component::update) as `Input::Key`,
+    /// before any binding.
+    fn takes_text(&self) -> bool {
+        false
+    }
+
+    /// Called once when the component is opened (e.g. to load what it shows).
+    fn on_open(&mut self, _cx: &Cx) -> Vec<Cmd> {
+        Vec::new()
+    }
+
+    fn update(&mut self, input: Input, cx: &Cx) -> Vec<Cmd>;
+
+    /// A result of background work this component asked for, after the session has applied it.
+    fn on_msg(&mut self, _msg: &Msg, _cx: &Cx) -> Vec<Cmd> {
+        Vec::new()
+    }
+
+    /// Draws into `area`, recording the geometry it drew for the next update.
+    fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx);
+
+    /// Popups: whether the screen below should still be drawn first (they all are today).
+    fn is_overlay(&self) -> bool {
+        false
+    }
+
+    /// For tests and the app: downcasting to the concrete screen.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+/// Every kind of screen and popup, for routing results and for tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScreenId {
+    Browse,
+    Compare,
+    Heatmap,
+    Help,
+    Problems,
+    Picker,
+    Correlation,
+}

@@ -1,0 +1,434 @@
+//! Popups: the help overlay (the keys of the screen it was opened from), the problems found while
+//! loading, the run picker (models and samples per item), and the heatmap's rank correlations.
+//! Each is a component on the popup stack, drawn over the screen below and given input first.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span, Text};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Row, Table, Wrap};
+
+use super::component::{Cmd, Component, Cx, Input, ScreenId};
+use super::jobs::JobRequest;
+use super::keymap::{Action, Mode};
+use super::widgets::{pane, popup_area};
+use crate::report::Report;
+use crate::taxonomy::Dimension;
+use crate::text::one_line;
+
+fn scroll(s: u16, a: Action) -> u16 {
+    match a {
+        Action::Down => s.saturating_add(1),
+        Action::Up => s.saturating_sub(1),
+        Action::PageDown => s.saturating_add(10),
+        Action::PageUp => s.saturating_sub(10),
+        Action::Top => 0,
+        _ => s,
+    }
+}
+
+fn wheel(s: &mut u16, m: &crossterm::event::MouseEvent) {
+    use crossterm::event::MouseEventKind;
+    match m.kind {
+        MouseEventKind::ScrollDown => *s = s.saturating_add(3),
+        MouseEventKind::ScrollUp => *s = s.saturating_sub(3),
+        _ => {}
+    }
+}
+
+/// The keys of one mode.
+pub struct Help {
+    of: Mode,
+    scroll: u16,
+}
+
+impl Help {
+    pub fn new(of: Mode) -> Help {
+        Help { of, scroll: 0 }
+    }
+
+    /// The mode whose keys it shows.
+    pub fn of(&self) -> Mode {
+        self.of
+    }
+}
+
+impl Component for Help {
+    fn id(&self) -> ScreenId {
+        ScreenId::Help
+    }
+    fn mode(&self) -> Mode {
+        Mode::Help
+    }
+    fn is_overlay(&self) -> bool {
+        true
+    }
+    fn update(&mut self, input: Input, _cx: &Cx) -> Vec<Cmd> {
+        match input {
+            Input::Action(Action::Help | Action::Cancel | Action::Quit) => vec![Cmd::ClosePopup],
+            Input::Action(a) => {
+                self.scroll = scroll(self.scroll, a);
+                Vec::new()
+            }
+            Input::Mouse(m) => {
+                wheel(&mut self.scroll, &m);
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+    fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {
+        let t = cx.theme;
+        let rows = cx.keymap.help_rows(self.of);
+        let r = popup_area(area, 72, rows.len() as u16 + 6);
+        f.render_widget(Clear, r);
+        let block = pane(
+            t,
+            Line::from(format!(" Keys: {} (esc to close) ", self.of.title())),
+            true,
+        );
+        let inner = block.inner(r);
+        f.render_widget(block, r);
+        let table_rows: Vec<Row> = rows
+            .into_iter()
+            .skip(self.scroll as usize)
+            .map(|(keys, desc)| {
+                Row::new(vec![
+                    Span::styled(keys, t.accent()),
+                    Span::styled(desc, t.base()),
+                ])
+            })
+            .collect();
+        let [table_area, foot] =
+            Layout::vertical([Constraint::Min(1), Constraint::Length(2)]).areas(inner);
+        f.render_widget(
+            Table::new(table_rows, [Constraint::Length(20), Constraint::Min(10)]).style(t.base()),
+            table_area,
+        );
+        f.render_widget(
+            Paragraph::new(Text::from(vec![
+                Line::raw(""),
+                Line::styled(
+                    "Mouse: wheel scrolls the pane under it; click selects; click again opens.",
+                    t.muted(),
+                ),
+            ])),
+            foot,
+        );
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// Every problem found while loading the dataset.
+#[derive(Default)]
+pub struct Problems {
+    scroll: u16,
+}
+
+impl Component for Problems {
+    fn id(&self) -> ScreenId {
+        ScreenId::Problems
+    }
+    fn mode(&self) -> Mode {
+        Mode::Problems
+    }
+    fn is_overlay(&self) -> bool {
+        true
+    }
+    fn update(&mut self, input: Input, _cx: &Cx) -> Vec<Cmd> {
+        match input {
+            Input::Action(Action::Problems | Action::Cancel | Action::Quit) => {
+                vec![Cmd::ClosePopup]
+            }
+            Input::Action(a) => {
+                self.scroll = scroll(self.scroll, a);
+                Vec::new()
+            }
+            Input::Mouse(m) => {
+                wheel(&mut self.scroll, &m);
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+    fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {
+        let t = cx.theme;
+        let r = popup_area(
+            area,
+            area.width.saturating_sub(8),
+            area.height.saturating_sub(4),
+        );
+        f.render_widget(Clear, r);
+        let n = cx.problems.len();
+        let block = pane(
+            t,
+            Line::from(format!(
+                " {n} problem{} found while loading (esc to close) ",
+                if n == 1 { "" } else { "s" }
+            )),
+            true,
+        );
+        let lines: Vec<Line> = if cx.problems.is_empty() {
+            vec![Line::styled("Every line loaded. No problems.", t.success())]
+        } else {
+            cx.problems
+                .iter()
+                .map(|p| {
+                    Line::styled(
+                        one_line(&p.to_string()),
+                        if p.is_error() { t.error() } else { t.warning() },
+                    )
+                })
+                .collect()
+        };
+        f.render_widget(
+            Paragraph::new(lines)
+                .wrap(Wrap { trim: false })
+                .scroll((self.scroll, 0))
+                .block(block),
+            r,
+        );
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// The most samples per item the picker offers.
+pub const MAX_SAMPLES: u32 = 20;
+
+/// Choose the models of a run, and how many answers (samples) each gives per item.
+pub struct Picker {
+    items: Vec<usize>,
+    chosen: Vec<bool>,
+    pub cursor: usize,
+    pub samples: u32,
+}
+
+impl Picker {
+    pub fn new(items: Vec<usize>, chosen: Vec<bool>) -> Picker {
+        Picker {
+            items,
+            chosen,
+            cursor: 0,
+            samples: 1,
+        }
+    }
+}
+
+impl Component for Picker {
+    fn id(&self) -> ScreenId {
+        ScreenId::Picker
+    }
+    fn mode(&self) -> Mode {
+        Mode::Picker
+    }
+    fn is_overlay(&self) -> bool {
+        true
+    }
+    fn update(&mut self, input: Input, cx: &Cx) -> Vec<Cmd> {
+        let Input::Action(a) = input else {
+            return Vec::new();
+        };
+        let n = cx.models.len();
+        self.chosen.resize(n, false);
+        match a {
+            Action::Up => self.cursor = self.cursor.saturating_sub(1),
+            Action::Down => self.cursor = (self.cursor + 1).min(n.saturating_sub(1)),
+            Action::Mark => {
+                if let Some(c) = self.chosen.get_mut(self.cursor) {
+                    *c = !*c;
+                }
+                return vec![Cmd::Choose(self.chosen.clone())];
+            }
+            Action::MoreSamples => self.samples = (self.samples + 1).min(MAX_SAMPLES),
+            Action::FewerSamples => self.samples = self.samples.saturating_sub(1).max(1),
+            Action::Toggle | Action::Run => {
+                let models: Vec<_> = cx
+                    .models
+                    .iter()
+                    .zip(&self.chosen)
+                    .filter(|(_, c)| **c)
+                    .map(|(m, _)| m.clone())
+                    .collect();
+                if models.is_empty() {
+                    return vec![Cmd::Notice("choose at least one model (space)".into())];
+                }
+                return vec![
+                    Cmd::ClosePopup,
+                    Cmd::Job(JobRequest::Run {
+                        items: self.items.clone(),
+                        models,
+                        samples: self.samples,
+                    }),
+                ];
+            }
+            Action::Cancel | Action::Quit => return vec![Cmd::ClosePopup],
+            _ => {}
+        }
+        Vec::new()
+    }
+    fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {
+        let t = cx.theme;
+        let r = popup_area(area, 76, cx.models.len() as u16 + 8);
+        f.render_widget(Clear, r);
+        let chosen = self.chosen.iter().filter(|c| **c).count();
+        let n = self.items.len();
+        let samples = if self.samples > 1 {
+            format!(" × {} samples", self.samples)
+        } else {
+            String::new()
+        };
+        let block = pane(
+            t,
+            Line::from(format!(
+                " Run {n} item{} × {chosen} model{}{samples} ",
+                if n == 1 { "" } else { "s" },
+                if chosen == 1 { "" } else { "s" }
+            )),
+            true,
+        );
+        let inner = block.inner(r);
+        f.render_widget(block, r);
+        let mut lines: Vec<Line> = cx
+            .models
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let check = if self.chosen.get(i).copied().unwrap_or(false) {
+                    "[x]"
+                } else {
+                    "[ ]"
+                };
+                let key = match m.key_status() {
+                    crate::provider::config::KeyStatus::Missing(v) => format!("  {v} not set"),
+                    _ => String::new(),
+                };
+                let line = Line::from(vec![
+                    Span::styled(format!("{check} "), t.accent()),
+                    Span::styled(format!("{:<18}", one_line(&m.name)), t.base()),
+                    Span::styled(
+                        format!("{} {}", m.provider.as_str(), one_line(m.model_id())),
+                        t.muted(),
+                    ),
+                    Span::styled(key, t.error()),
+                ]);
+                if i == self.cursor {
+                    line.style(t.selected(true))
+                } else {
+                    line
+                }
+            })
+            .collect();
+        let k = |a| cx.keymap.hint(Mode::Picker, a);
+        lines.push(Line::raw(""));
+        lines.push(Line::styled(
+            format!(
+                "samples per item: {}  ({}/{} to change)",
+                self.samples,
+                k(Action::FewerSamples),
+                k(Action::MoreSamples)
+            ),
+            t.muted(),
+        ));
+        lines.push(Line::styled(
+            format!(
+                "{} choose · {} start · {} cancel",
+                k(Action::Mark),
+                k(Action::Toggle),
+                k(Action::Cancel)
+            ),
+            t.muted(),
+        ));
+        f.render_widget(Paragraph::new(lines), inner);
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// The Spearman rank correlation between dimensions over the heatmap's rows (paper Figure 4).
+pub struct Correlation {
+    matrix: [[Option<f64>; 4]; 4],
+    rows: usize,
+}
+
+impl Correlation {
+    pub fn of(rep: &Report) -> Correlation {
+        Correlation {
+            matrix: rep.correlations(),
+            rows: rep
+                .rows
+                .iter()
+                .filter(|r| r.dims.iter().all(|d| d.is_some_and(|d| d.complete())))
+                .count(),
+        }
+    }
+}
+
+impl Component for Correlation {
+    fn id(&self) -> ScreenId {
+        ScreenId::Correlation
+    }
+    fn mode(&self) -> Mode {
+        Mode::Correlation
+    }
+    fn is_overlay(&self) -> bool {
+        true
+    }
+    fn update(&mut self, input: Input, _cx: &Cx) -> Vec<Cmd> {
+        match input {
+            Input::Action(Action::Spearman | Action::Cancel | Action::Back | Action::Quit) => {
+                vec![Cmd::ClosePopup]
+            }
+            _ => Vec::new(),
+        }
+    }
+    fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {
+        let t = cx.theme;
+        let w = 46.min(area.width);
+        let hgt = 10.min(area.height);
+        let r = Rect::new(
+            area.x + (area.width - w) / 2,
+            area.y + (area.height - hgt) / 2,
+            w,
+            hgt,
+        );
+        f.render_widget(Clear, r);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_type(BorderType::Rounded)
+            .border_style(t.border(true))
+            .title(" Spearman ρ between dimensions ")
+            .style(t.base());
+        let mut lines = vec![Line::from(
+            std::iter::once(Span::raw("      "))
+                .chain(
+                    Dimension::ALL
+                        .iter()
+                        .map(|d| Span::styled(format!("{:>8}", d.code()), t.muted())),
+                )
+                .collect::<Vec<_>>(),
+        )];
+        for (i, a) in Dimension::ALL.iter().enumerate() {
+            let mut spans = vec![Span::styled(format!("{:<6}", a.code()), t.muted())];
+            for v in self.matrix[i] {
+                spans.push(Span::styled(
+                    v.map_or(format!("{:>8}", "-"), |v| format!("{v:>8.2}")),
+                    t.base(),
+                ));
+            }
+            lines.push(Line::from(spans));
+        }
+        lines.push(Line::raw(""));
+        lines.push(Line::styled(
+            format!(" over {} complete rows (3 needed)", self.rows),
+            t.muted(),
+        ));
+        f.render_widget(Paragraph::new(lines).block(block), r);
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}

@@ -1,0 +1,1081 @@
+//! The browse screen: the taxonomy tree (dimension → category → sub-task, with counts, run
+//! progress and per-model rates), the item list, and the item exactly as the model sees it;
+//! `/` search, marks for a run.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEventKind};
+use ratatui::Frame;
+use ratatui::layout::{Alignment, Constraint, Layout, Position, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui_textarea::TextArea;
+use regex::{Regex, RegexBuilder};
+
+use crate::dataset::{Dataset, Item};
+use crate::taxonomy::CATEGORIES;
+use crate::text::{one_line, sanitize};
+use crate::theme::Theme;
+use crate::tui::component::{Cmd, Component, Cx, Input, ScreenId};
+use crate::tui::jobs::JobRequest;
+use crate::tui::keymap::{Action, Mode};
+use crate::tui::layout::Areas;
+use crate::tui::popups::{Picker, Problems};
+use crate::tui::session::NodeRate;
+use crate::tui::tree::{NodeId, Tree};
+use crate::tui::widgets::{clamp_add, fit, highlight, pane, scrollbar, title_line, truncate};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Tree,
+    Items,
+    Detail,
+}
+
+impl Focus {
+    fn next(self) -> Focus {
+        match self {
+            Focus::Tree => Focus::Items,
+            Focus::Items => Focus::Detail,
+            Focus::Detail => Focus::Tree,
+        }
+    }
+    fn prev(self) -> Focus {
+        match self {
+            Focus::Tree => Focus::Detail,
+            Focus::Items => Focus::Tree,
+            Focus::Detail => Focus::Items,
+        }
+    }
+}
+
+/// `/` search: the input while typing, and the matches once there is a query.
+#[derive(Debug, Default)]
+pub struct Search {
+    /// Present while the user is typing the query.
+    pub input: Option<TextArea<'static>>,
+    pub query: String,
+    pub regex: Option<Regex>,
+    /// Matching item indices, in dataset order.
+    pub matches: Vec<usize>,
+    /// Position in `matches` of the item jumped to last.
+    pub current: Option<usize>,
+    /// The selection before typing began, restored when the search is cancelled.
+    saved: Option<(usize, usize)>,
+}
+
+pub struct Browse {
+    pub tree: Tree,
+    /// Selected visible row of the tree, and the first row shown.
+    pub tree_sel: usize,
+    pub tree_offset: usize,
+    /// Selected item within the selected node's range, and the first row shown.
+    pub item_sel: usize,
+    pub item_offset: usize,
+    pub detail_scroll: u16,
+    pub focus: Focus,
+    pub search: Search,
+    /// Items marked for a run (by dataset index), and how many.
+    pub marked: Vec<bool>,
+    pub marked_count: usize,
+    /// Marked items per task (the tree shows them without scanning items).
+    pub marked_per_task: Vec<usize>,
+    /// Where the panes were last drawn, and how far the detail could scroll there.
+    areas: Areas,
+    detail_max: usize,
+}
+
+impl Browse {
+    pub fn new(ds: &Dataset) -> Browse {
+        let mut tree = Tree::new(ds);
+        // Open the first dimension so the first screen shows some structure.
+        if let Some(&first) = tree.roots.first() {
+            tree.set_expanded(first, true);
+        }
+        Browse {
+            tree,
+            tree_sel: 0,
+            tree_offset: 0,
+            item_sel: 0,
+            item_offset: 0,
+            detail_scroll: 0,
+            focus: Focus::Tree,
+            search: Search::default(),
+            marked: vec![false; ds.items.len()],
+            marked_count: 0,
+            marked_per_task: vec![0; ds.tasks.len()],
+            areas: Areas::new(Rect::new(0, 0, 120, 40)),
+            detail_max: 0,
+        }
+    }
+
+    /// Where the panes were last drawn.
+    pub fn areas(&self) -> Areas {
+        self.areas
+    }
+
+    /// The selected tree node, if the tree has any.
+    fn node(&self) -> Option<usize> {
+        self.tree.visible.get(self.tree_sel).copied()
+    }
+
+    /// The item range of the selected tree node.
+    pub fn current_range(&self) -> std::ops::Range<usize> {
+        self.node()
+            .map(|n| self.tree.nodes[n].items.clone())
+            .unwrap_or(0..0)
+    }
+
+    /// The dataset index of the selected item.
+    pub fn current_item(&self) -> Option<usize> {
+        let r = self.current_range();
+        let i = r.start + self.item_sel;
+        (i < r.end).then_some(i)
+    }
+
+    /// The items a run would use: the marked ones, else the selected item (when the item list or
+    /// detail has focus), else every item under the selected tree node.
+    pub fn run_items(&self) -> Vec<usize> {
+        if self.marked_count > 0 {
+            return (0..self.marked.len()).filter(|&i| self.marked[i]).collect();
+        }
+        match (self.focus, self.current_item()) {
+            (Focus::Items | Focus::Detail, Some(i)) => vec![i],
+            _ => self.current_range().collect(),
+        }
+    }
+
+    fn toggle_mark(&mut self, ds: &Dataset) {
+        let range = match self.focus {
+            Focus::Tree => self.current_range(),
+            _ => match self.current_item() {
+                Some(i) => i..i + 1,
+                None => return,
+            },
+        };
+        let all = range.clone().all(|i| self.marked[i]);
+        for i in range {
+            if self.marked[i] == all {
+                self.marked[i] = !all;
+                let t = ds.items[i].task as usize;
+                if all {
+                    self.marked_count -= 1;
+                    self.marked_per_task[t] -= 1;
+                } else {
+                    self.marked_count += 1;
+                    self.marked_per_task[t] += 1;
+                }
+            }
+        }
+        // Marking an item moves on to the next one, as in file managers.
+        if self.focus == Focus::Items {
+            self.move_by(1);
+        }
+    }
+
+    fn open_run_picker(&self, cx: &Cx) -> Vec<Cmd> {
+        let notice = |s: &str| vec![Cmd::Notice(s.to_string())];
+        if !cx.can_run {
+            return notice("runs need a store: start prism with a writable data dir or --db");
+        }
+        if cx.models.is_empty() {
+            return notice(
+                "no models configured: add [[models]] to models.toml (see prism config dirs)",
+            );
+        }
+        if cx.session.active.as_ref().is_some_and(|r| r.running()) {
+            return notice(
+                "a run is in progress; wait for it or cancel it (esc in the compare screen)",
+            );
+        }
+        let items = self.run_items();
+        if items.is_empty() {
+            return notice("no items to run here");
+        }
+        vec![Cmd::Popup(Box::new(Picker::new(items, cx.chosen.to_vec())))]
+    }
+
+    /// Opens the compare screen on one item with whatever answers are stored for it.
+    fn open_item(&self, item: usize) -> Vec<Cmd> {
+        let items: Vec<usize> = self.current_range().collect();
+        let pos = items.iter().position(|&i| i == item).unwrap_or(0);
+        vec![Cmd::Push(Box::new(super::compare::Compare::new(
+            items, pos,
+        )))]
+    }
+
+    /// Performs an action.
+    fn apply(&mut self, a: Action, cx: &Cx) -> Vec<Cmd> {
+        let mut out = Vec::new();
+        match a {
+            Action::Quit => out.push(Cmd::Quit),
+            Action::Help => out.push(Cmd::Popup(Box::new(crate::tui::popups::Help::new(
+                Mode::Browse,
+            )))),
+            Action::Problems => out.push(Cmd::Popup(Box::new(Problems::default()))),
+            Action::Rescore => {
+                if let Some(item) = self.current_item() {
+                    out.push(Cmd::Job(JobRequest::LoadStored {
+                        item,
+                        rescore: true,
+                    }));
+                    out.push(Cmd::Notice("scoring again".into()));
+                }
+            }
+            Action::Heatmap => out.push(Cmd::Push(Box::new(super::heatmap::Heatmap::default()))),
+            Action::Cancel if self.search.regex.is_some() => self.search = Search::default(),
+            Action::NextPane => self.focus = self.focus.next(),
+            Action::PrevPane => self.focus = self.focus.prev(),
+            Action::Search => self.start_search(),
+            Action::NextMatch => self.jump_match(true, cx.ds),
+            Action::PrevMatch => self.jump_match(false, cx.ds),
+            Action::ExpandAll => {
+                let open = !self.tree.all_expanded();
+                let node = self.node();
+                self.tree.expand_all(open);
+                self.reselect_node(node);
+            }
+            Action::Up => self.move_by(-1),
+            Action::Down => self.move_by(1),
+            Action::PageUp => self.move_by(-(self.page() as isize)),
+            Action::PageDown => self.move_by(self.page() as isize),
+            Action::Top => self.move_by(isize::MIN / 2),
+            Action::Bottom => self.move_by(isize::MAX / 2),
+            Action::Expand => match (self.focus, self.node()) {
+                (Focus::Tree, Some(n)) => {
+                    if self.tree.has_children(n) && !self.tree.is_expanded(n) {
+                        self.tree.set_expanded(n, true);
+                    } else {
+                        self.focus = Focus::Items;
+                    }
+                }
+                (Focus::Tree, None) => {}
+                (Focus::Items, _) => self.focus = Focus::Detail,
+                (Focus::Detail, _) => {}
+            },
+            Action::Collapse => match (self.focus, self.node()) {
+                (Focus::Tree, Some(n)) => {
+                    if self.tree.is_expanded(n) {
+                        self.tree.set_expanded(n, false);
+                    } else if let Some(p) = self.tree.parent(n) {
+                        self.reselect_node(Some(p));
+                    }
+                }
+                (Focus::Tree, None) => {}
+                (Focus::Items, _) => self.focus = Focus::Tree,
+                (Focus::Detail, _) => self.focus = Focus::Items,
+            },
+            Action::Toggle => match (self.focus, self.node()) {
+                (Focus::Tree, Some(n)) => {
+                    if self.tree.has_children(n) {
+                        let open = !self.tree.is_expanded(n);
+                        self.tree.set_expanded(n, open);
+                    } else {
+                        self.focus = Focus::Items;
+                    }
+                }
+                (Focus::Tree, None) => {}
+                (Focus::Items | Focus::Detail, _) => {
+                    if let Some(i) = self.current_item() {
+                        out.extend(self.open_item(i));
+                    }
+                }
+            },
+            Action::Mark => self.toggle_mark(cx.ds),
+            Action::Run => out.extend(self.open_run_picker(cx)),
+            Action::Back => {
+                // Back to the answers of the run in progress (or the last one).
+                if let Some(run) = &cx.session.active {
+                    out.push(Cmd::Push(Box::new(super::compare::Compare::new(
+                        run.items.clone(),
+                        0,
+                    ))));
+                }
+            }
+            _ => {}
+        }
+        self.keep_visible();
+        out
+    }
+
+    /// Rows a page key moves in the focused pane.
+    fn page(&self) -> usize {
+        let a = self.areas;
+        let h = match self.focus {
+            Focus::Tree => a.tree.height,
+            Focus::Items => a.items.height,
+            Focus::Detail => a.detail.height,
+        };
+        h.saturating_sub(3).max(1) as usize
+    }
+
+    fn move_by(&mut self, delta: isize) {
+        match self.focus {
+            Focus::Tree => {
+                let last = self.tree.visible.len().saturating_sub(1);
+                let new = clamp_add(self.tree_sel, delta, last);
+                if new != self.tree_sel {
+                    self.tree_sel = new;
+                    self.item_sel = 0;
+                    self.item_offset = 0;
+                    self.detail_scroll = 0;
+                }
+            }
+            Focus::Items => {
+                let last = self.current_range().len().saturating_sub(1);
+                let new = clamp_add(self.item_sel, delta, last);
+                if new != self.item_sel {
+                    self.item_sel = new;
+                    self.detail_scroll = 0;
+                }
+            }
+            Focus::Detail => {
+                // The limit is what the last frame measured for the detail shown.
+                let max = self.detail_max.max(self.detail_scroll as usize);
+                self.detail_scroll = clamp_add(self.detail_scroll as usize, delta, max) as u16;
+            }
+        }
+    }
+
+    /// Selects a tree node by index (if visible), keeping it on screen.
+    fn reselect_node(&mut self, node: Option<usize>) {
+        if let Some(n) = node
+            && let Some(row) = self.tree.visible.iter().position(|&v| v == n)
+        {
+            if row != self.tree_sel {
+                self.item_sel = 0;
+                self.item_offset = 0;
+                self.detail_scroll = 0;
+            }
+            self.tree_sel = row;
+        }
+        self.tree_sel = self.tree_sel.min(self.tree.visible.len().saturating_sub(1));
+    }
+
+    /// Adjusts scroll offsets so the selections are inside their panes.
+    pub fn keep_visible(&mut self) {
+        let a = self.areas;
+        let th = a.tree.height.saturating_sub(2).max(1) as usize;
+        self.tree_offset = fit(self.tree_sel, self.tree_offset, th);
+        let ih = a.items.height.saturating_sub(2).max(1) as usize;
+        self.item_offset = fit(self.item_sel, self.item_offset, ih);
+    }
+
+    // ----- search -----
+
+    fn start_search(&mut self) {
+        let mut input = TextArea::default();
+        input.insert_str(&self.search.query);
+        self.search.saved = Some((self.tree_sel, self.item_sel));
+        self.search.input = Some(input);
+    }
+
+    fn on_search_key(&mut self, k: KeyEvent, ds: &Dataset) -> Vec<Cmd> {
+        match k.code {
+            KeyCode::Esc => {
+                let saved = self.search.saved.take();
+                self.search = Search::default();
+                if let Some((t, i)) = saved {
+                    self.tree_sel = t.min(self.tree.visible.len().saturating_sub(1));
+                    self.item_sel = i;
+                }
+                self.keep_visible();
+            }
+            KeyCode::Enter => {
+                self.search.input = None;
+                self.search.saved = None;
+                if self.search.query.is_empty() {
+                    self.search = Search::default();
+                }
+            }
+            KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => {
+                return vec![Cmd::Quit];
+            }
+            _ => {
+                if let Some(input) = self.search.input.as_mut() {
+                    // Single-line input: Enter never reaches it (handled above).
+                    input.input(k);
+                }
+                self.refresh_search(ds);
+            }
+        }
+        Vec::new()
+    }
+
+    /// Re-runs the search for the current input text and jumps to the first match at or after
+    /// the selection (incremental search).
+    fn refresh_search(&mut self, ds: &Dataset) {
+        let Some(input) = &self.search.input else {
+            return;
+        };
+        let query = input.lines().join(" ");
+        if query == self.search.query {
+            return;
+        }
+        self.search.query = query.clone();
+        if query.trim().is_empty() {
+            self.search.regex = None;
+            self.search.matches.clear();
+            self.search.current = None;
+            return;
+        }
+        let re = RegexBuilder::new(&regex::escape(query.trim()))
+            .case_insensitive(true)
+            .build()
+            .ok();
+        self.search.matches = match &re {
+            Some(re) => find_matches(ds, re),
+            None => Vec::new(),
+        };
+        self.search.regex = re;
+        self.search.current = None;
+        // Incremental: jump from where the user was when they pressed `/`.
+        let origin = self
+            .search
+            .saved
+            .map(|(t, i)| {
+                self.tree
+                    .visible
+                    .get(t)
+                    .map(|&n| self.tree.nodes[n].items.start + i)
+                    .unwrap_or(0)
+            })
+            .unwrap_or(0);
+        if let Some(pos) = self.search.matches.iter().position(|&m| m >= origin) {
+            self.goto_match(pos, ds);
+        } else if !self.search.matches.is_empty() {
+            self.goto_match(0, ds);
+        }
+    }
+
+    fn jump_match(&mut self, forward: bool, ds: &Dataset) {
+        let n = self.search.matches.len();
+        if n == 0 {
+            return;
+        }
+        let cur = self.current_item();
+        let pos = match (self.search.current, forward) {
+            (Some(p), true) if cur == Some(self.search.matches[p]) => (p + 1) % n,
+            (Some(p), false) if cur == Some(self.search.matches[p]) => (p + n - 1) % n,
+            // The user moved away since: continue from the selection.
+            (_, true) => {
+                let c = cur.unwrap_or(0);
+                self.search.matches.iter().position(|&m| m > c).unwrap_or(0)
+            }
+            (_, false) => {
+                let c = cur.unwrap_or(0);
+                self.search
+                    .matches
+                    .iter()
+                    .rposition(|&m| m < c)
+                    .unwrap_or(n - 1)
+            }
+        };
+        self.goto_match(pos, ds);
+    }
+
+    /// Selects the item of match `pos`: its task in the tree, the item in the list.
+    fn goto_match(&mut self, pos: usize, ds: &Dataset) {
+        let idx = self.search.matches[pos];
+        self.search.current = Some(pos);
+        let task = ds.items[idx].task as usize;
+        if let Some(row) = self.tree.reveal_task(task) {
+            self.tree_sel = row;
+            let start = self.tree.nodes[self.tree.visible[row]].items.start;
+            self.item_sel = idx - start;
+            self.detail_scroll = 0;
+        }
+        self.keep_visible();
+    }
+
+    // ----- mouse -----
+
+    fn on_mouse(&mut self, m: crossterm::event::MouseEvent, cx: &Cx) -> Vec<Cmd> {
+        if self.search.input.is_some() {
+            return Vec::new();
+        }
+        let a = self.areas;
+        let pos = Position::new(m.column, m.row);
+        let pane = if a.tree.contains(pos) {
+            Focus::Tree
+        } else if a.items.contains(pos) {
+            Focus::Items
+        } else if a.detail.contains(pos) {
+            Focus::Detail
+        } else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        match m.kind {
+            MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
+                let prev = self.focus;
+                self.focus = pane;
+                let step = if pane == Focus::Detail { 3 } else { 1 };
+                self.move_by(if m.kind == MouseEventKind::ScrollDown {
+                    step
+                } else {
+                    -step
+                });
+                self.focus = prev;
+            }
+            MouseEventKind::Down(MouseButton::Left) => {
+                self.focus = pane;
+                let rect = match pane {
+                    Focus::Tree => a.tree,
+                    Focus::Items => a.items,
+                    Focus::Detail => a.detail,
+                };
+                let Some(row) = crate::tui::widgets::row_in(rect, m.row) else {
+                    return out;
+                };
+                match pane {
+                    Focus::Tree => {
+                        let target = self.tree_offset + row;
+                        if target < self.tree.visible.len() {
+                            if target == self.tree_sel {
+                                out = self.apply(Action::Toggle, cx);
+                                self.focus = Focus::Tree;
+                            } else {
+                                self.tree_sel = target;
+                                self.item_sel = 0;
+                                self.item_offset = 0;
+                                self.detail_scroll = 0;
+                            }
+                        }
+                    }
+                    Focus::Items => {
+                        let target = self.item_offset + row;
+                        if target < self.current_range().len() {
+                            self.item_sel = target;
+                            self.detail_scroll = 0;
+                        }
+                    }
+                    Focus::Detail => {}
+                }
+            }
+            _ => {}
+        }
+        self.keep_visible();
+        out
+    }
+
+    /// The label of a tree node, for the title of the item list.
+    fn node_title(&self, ds: &Dataset, id: NodeId) -> String {
+        match id {
+            NodeId::Dim(d) => format!("{} {}", d.code(), d.name()),
+            NodeId::Cat(c) => {
+                let cat = &CATEGORIES[c];
+                format!("{}-{} {}", cat.dimension, cat.code, cat.name)
+            }
+            NodeId::Task(t) => sanitize(&ds.tasks[t].id).into_owned(),
+        }
+    }
+}
+
+impl Component for Browse {
+    fn id(&self) -> ScreenId {
+        ScreenId::Browse
+    }
+
+    fn mode(&self) -> Mode {
+        Mode::Browse
+    }
+
+    fn takes_text(&self) -> bool {
+        self.search.input.is_some()
+    }
+
+    fn update(&mut self, input: Input, cx: &Cx) -> Vec<Cmd> {
+        match input {
+            Input::Key(k) if self.search.input.is_some() => self.on_search_key(k, cx.ds),
+            Input::Paste(text) => {
+                if let Some(input) = self.search.input.as_mut() {
+                    input.insert_str(text.replace(['\n', '\r'], " "));
+                    self.refresh_search(cx.ds);
+                }
+                Vec::new()
+            }
+            Input::Action(a) => {
+                let mut out = vec![Cmd::ClearNotice];
+                out.extend(self.apply(a, cx));
+                out
+            }
+            Input::Mouse(m) => self.on_mouse(m, cx),
+            Input::Key(_) => Vec::new(),
+        }
+    }
+
+    fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {
+        let a = Areas::new(area);
+        if a != self.areas {
+            self.areas = a;
+            self.keep_visible();
+        }
+        f.render_widget(Block::default().style(cx.theme.base()), area);
+        title_bar(cx, f, a.title);
+        self.tree_pane(cx, f, a.tree);
+        self.items_pane(cx, f, a.items);
+        self.detail_max = self.detail_pane(cx, f, a.detail);
+        self.status_bar(cx, f, a.status);
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+fn title_bar(cx: &Cx, f: &mut Frame, area: Rect) {
+    let t = cx.theme;
+    let ds = cx.ds;
+    let mut spans = vec![
+        Span::raw(" "),
+        Span::styled(sanitize(&ds.label).into_owned(), t.base()),
+        Span::styled(
+            format!("  {} items · {} tasks", ds.items.len(), ds.tasks.len()),
+            t.muted(),
+        ),
+    ];
+    let errors = cx.problems.iter().filter(|p| p.is_error()).count();
+    if errors > 0 {
+        spans.push(Span::styled(
+            format!(
+                "  ⚠ {errors} skipped ({} for details)",
+                cx.keymap.hint(Mode::Browse, Action::Problems)
+            ),
+            t.warning(),
+        ));
+    }
+    f.render_widget(Paragraph::new(title_line(t, spans)).style(t.base()), area);
+}
+
+impl Browse {
+    fn tree_pane(&self, cx: &Cx, f: &mut Frame, area: Rect) {
+        let t = cx.theme;
+        let focused = self.focus == Focus::Tree;
+        // Once answers are scored, each node shows the hallucination rate of up to three models
+        // (named in the title, in column order).
+        let rate_models: Vec<&String> = cx.session.scored_models.iter().take(3).collect();
+        let title = if rate_models.is_empty() {
+            Line::from(" Taxonomy ")
+        } else {
+            let names: Vec<String> = rate_models
+                .iter()
+                .map(|m| sanitize(m).into_owned())
+                .collect();
+            Line::from(vec![
+                Span::raw(" Taxonomy "),
+                Span::styled(format!("· H% {} ", names.join(" | ")), t.muted()),
+            ])
+        };
+        let block = pane(t, title, focused);
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        let height = inner.height as usize;
+        let count_w = 6usize + 6 * rate_models.len();
+        if self.tree.visible.is_empty() {
+            f.render_widget(
+                Paragraph::new(Line::styled("no tasks in this dataset", t.muted())),
+                inner,
+            );
+            return;
+        }
+        let rows: Vec<Line> = self
+            .tree
+            .visible
+            .iter()
+            .enumerate()
+            .skip(self.tree_offset)
+            .take(height)
+            .map(|(row, &n)| {
+                let node = &self.tree.nodes[n];
+                let marker = if !self.tree.has_children(n) {
+                    "  "
+                } else if self.tree.is_expanded(n) {
+                    "▾ "
+                } else {
+                    "▸ "
+                };
+                let indent = "  ".repeat(node.depth as usize);
+                let (label, style) = match node.id {
+                    NodeId::Dim(d) => (
+                        format!("{} {}", d.code(), d.name()),
+                        Style::default()
+                            .fg(t.dimension(d))
+                            .add_modifier(Modifier::BOLD),
+                    ),
+                    NodeId::Cat(c) => {
+                        let cat = &CATEGORIES[c];
+                        (
+                            format!("{} {}", cat.code, cat.name),
+                            Style::default().fg(t.dimension(cat.dimension)),
+                        )
+                    }
+                    NodeId::Task(ti) => (sanitize(&cx.ds.tasks[ti].name).into_owned(), t.base()),
+                };
+                // The count column: run progress when a run covers the node, else the item
+                // count; marked items are flagged after the label.
+                let tasks = self.tree.tasks_under(n);
+                let progress = cx.session.active.as_ref().and_then(|run| {
+                    let (d, t) = tasks
+                        .iter()
+                        .filter_map(|t| run.per_task.get(t))
+                        .fold((0, 0), |(a, b), (d, t)| (a + d, b + t));
+                    (t > 0).then_some((d, t))
+                });
+                let marked: usize = tasks.iter().map(|&t| self.marked_per_task[t]).sum();
+                let count = match progress {
+                    Some((d, t)) => format!("{d}/{t}"),
+                    None => node.items.len().to_string(),
+                };
+                let count_style = match progress {
+                    Some((d, tt)) if d == tt => t.success(),
+                    Some(_) => t.accent(),
+                    None => t.muted(),
+                };
+                let label = if marked > 0 {
+                    format!("{label} ✓{marked}")
+                } else {
+                    label
+                };
+                let rates: Vec<Span> = rate_models
+                    .iter()
+                    .map(|m| rate_span(cx.session.node_rate(&tasks, m), t))
+                    .collect();
+                let rates_w = 6 * rates.len();
+                let used = indent.chars().count() + 2;
+                let room = (inner.width as usize).saturating_sub(used + count_w);
+                let label = truncate(&label, room);
+                let pad = (inner.width as usize).saturating_sub(
+                    used + unicode_width::UnicodeWidthStr::width(label.as_str())
+                        + count.len()
+                        + rates_w,
+                );
+                let mut spans = vec![
+                    Span::raw(indent),
+                    Span::styled(marker, t.muted()),
+                    Span::styled(label, style),
+                    Span::raw(" ".repeat(pad)),
+                ];
+                spans.extend(rates);
+                spans.push(Span::styled(count, count_style));
+                let line = Line::from(spans);
+                if row == self.tree_sel {
+                    line.style(t.selected(focused))
+                } else {
+                    line
+                }
+            })
+            .collect();
+        f.render_widget(Paragraph::new(rows), inner);
+        scrollbar(f, area, self.tree.visible.len(), self.tree_offset, height);
+    }
+
+    fn items_pane(&self, cx: &Cx, f: &mut Frame, area: Rect) {
+        let t = cx.theme;
+        let focused = self.focus == Focus::Items;
+        let range = self.current_range();
+        let node_title = self
+            .node()
+            .map(|n| self.node_title(cx.ds, self.tree.nodes[n].id))
+            .unwrap_or_default();
+        let title = Line::from(vec![
+            Span::raw(" "),
+            Span::styled(
+                truncate(&node_title, area.width.saturating_sub(14) as usize),
+                t.accent(),
+            ),
+            Span::styled(format!(" {} ", range.len()), t.muted()),
+        ]);
+        let block = pane(t, title, focused);
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        let height = inner.height as usize;
+        let re = self.search.regex.as_ref();
+        let ids: Vec<(usize, String)> = range
+            .clone()
+            .enumerate()
+            .skip(self.item_offset)
+            .take(height)
+            .map(|(row, i)| (row, one_line(&cx.ds.items[i].id)))
+            .collect();
+        let id_w = ids
+            .iter()
+            .map(|(_, id)| unicode_width::UnicodeWidthStr::width(id.as_str()))
+            .max()
+            .unwrap_or(0)
+            .min(inner.width as usize / 2);
+        let rows: Vec<Line> = ids
+            .into_iter()
+            .map(|(row, id)| {
+                let i = range.start + row;
+                let item = &cx.ds.items[i];
+                let id = truncate(&id, id_w);
+                let pad = " ".repeat(
+                    id_w.saturating_sub(unicode_width::UnicodeWidthStr::width(id.as_str())) + 1,
+                );
+                let preview = one_line(&item.question);
+                let room = (inner.width as usize).saturating_sub(id_w + 2);
+                let mark = if self.marked[i] { "✓" } else { " " };
+                let mut spans = vec![Span::styled(mark, t.success())];
+                spans.extend(highlight(&id, re, t.accent(), t.search_match()));
+                spans.push(Span::raw(pad));
+                spans.extend(highlight(
+                    &truncate(&preview, room),
+                    re,
+                    t.base(),
+                    t.search_match(),
+                ));
+                let line = Line::from(spans);
+                if row == self.item_sel {
+                    line.style(t.selected(focused))
+                } else {
+                    line
+                }
+            })
+            .collect();
+        if rows.is_empty() {
+            f.render_widget(
+                Paragraph::new(Line::styled("no items here", t.muted()))
+                    .alignment(Alignment::Center),
+                inner,
+            );
+        } else {
+            f.render_widget(Paragraph::new(rows), inner);
+        }
+        scrollbar(f, area, range.len(), self.item_offset, height);
+    }
+
+    /// Draws the detail and returns how far it can scroll at this size.
+    fn detail_pane(&self, cx: &Cx, f: &mut Frame, area: Rect) -> usize {
+        let t = cx.theme;
+        let focused = self.focus == Focus::Detail;
+        let block = pane(t, Line::from(" Item "), focused);
+        let inner = block.inner(area);
+        let lines = match self.current_item() {
+            Some(idx) => item_detail(cx.ds, &cx.ds.items[idx], t, self.search.regex.as_ref()),
+            None => vec![Line::styled("Select an item.", t.muted())],
+        };
+        let para = Paragraph::new(lines).wrap(Wrap { trim: false });
+        let total = para.line_count(inner.width.max(1));
+        let max = total.saturating_sub(inner.height as usize);
+        let scroll = (self.detail_scroll as usize).min(max);
+        f.render_widget(para.scroll((scroll as u16, 0)).block(block), area);
+        scrollbar(f, area, total, scroll, inner.height as usize);
+        max
+    }
+
+    fn status_bar(&self, cx: &Cx, f: &mut Frame, area: Rect) {
+        let t = cx.theme;
+        if let Some(input) = &self.search.input {
+            let [label, field, count] = Layout::horizontal([
+                Constraint::Length(2),
+                Constraint::Min(10),
+                Constraint::Length(18),
+            ])
+            .areas(area);
+            f.render_widget(Paragraph::new(Span::styled("/", t.accent())), label);
+            let mut ta = input.clone();
+            ta.set_style(t.base());
+            ta.set_cursor_line_style(Style::default());
+            f.render_widget(&ta, field);
+            f.render_widget(
+                Paragraph::new(Span::styled(self.match_count(), t.muted()))
+                    .alignment(Alignment::Right),
+                count,
+            );
+            return;
+        }
+        let line = if let Some(n) = cx.notice {
+            Line::styled(format!(" {}", one_line(n)), t.warning())
+        } else {
+            let k = |a| cx.keymap.hint(Mode::Browse, a);
+            let mut spans = Vec::new();
+            if self.search.regex.is_some() {
+                spans.push(Span::styled(
+                    format!(" /{} ", one_line(&self.search.query)),
+                    t.accent(),
+                ));
+                spans.push(Span::styled(
+                    format!(
+                        "{}  {}/{} next/prev · {} clear  ",
+                        self.match_count(),
+                        k(Action::NextMatch),
+                        k(Action::PrevMatch),
+                        k(Action::Cancel)
+                    ),
+                    t.muted(),
+                ));
+            }
+            spans.push(Span::styled(
+                format!(
+                    " {} move  {} open  {} pane  {} search  {} expand all  {} help  {} quit",
+                    "↑↓",
+                    k(Action::Toggle),
+                    k(Action::NextPane),
+                    k(Action::Search),
+                    k(Action::ExpandAll),
+                    k(Action::Help),
+                    k(Action::Quit)
+                ),
+                t.muted(),
+            ));
+            Line::from(spans)
+        };
+        f.render_widget(Paragraph::new(line).style(t.base()), area);
+    }
+
+    fn match_count(&self) -> String {
+        let n = self.search.matches.len();
+        match (n, self.search.current) {
+            (0, _) if self.search.query.trim().is_empty() => String::new(),
+            (0, _) => "no matches".into(),
+            (n, Some(c)) => format!("match {}/{}", c + 1, n),
+            (n, None) => format!("{n} matches"),
+        }
+    }
+}
+
+/// A tree cell: the rate, or how many answers are scored while some await a judge.
+fn rate_span(rate: Option<NodeRate>, t: &Theme) -> Span<'static> {
+    match rate {
+        Some(NodeRate::Rate(r)) => {
+            Span::styled(format!("{r:>5.1} "), Style::default().fg(t.heat(r)))
+        }
+        Some(NodeRate::Partial { scored, answered }) => {
+            let s = format!("{scored}/{answered}");
+            Span::styled(format!("{:>5} ", truncate(&s, 5)), t.warning())
+        }
+        None => Span::styled("    - ", t.muted()),
+    }
+}
+
+/// Every item any of whose searchable fields matches, in dataset order.
+pub fn find_matches(ds: &Dataset, re: &Regex) -> Vec<usize> {
+    ds.items
+        .iter()
+        .enumerate()
+        .filter(|(_, it)| it.search_fields().any(|f| re.is_match(f)))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The item detail: its fields, what the evaluator checks, and the message sent.
+pub fn item_detail(ds: &Dataset, item: &Item, t: &Theme, re: Option<&Regex>) -> Vec<Line<'static>> {
+    let task = ds.task_of(item);
+    let mut out: Vec<Line<'static>> = Vec::new();
+    let label = |s: &str| Span::styled(format!("{s:<12}"), t.muted());
+    let hl = |s: &str, base: Style| highlight(&one_line(s), re, base, t.search_match());
+    let mut id_line = vec![label("id")];
+    id_line.extend(hl(&item.id, t.accent()));
+    out.push(Line::from(id_line));
+    out.push(Line::from(vec![
+        label("task"),
+        Span::styled(one_line(&task.id), t.base()),
+        Span::styled(
+            format!(
+                "  {} {} · {}",
+                task.dimension.code(),
+                task.category.name,
+                task.dimension.name()
+            ),
+            Style::default().fg(t.dimension(task.dimension)),
+        ),
+    ]));
+    out.push(Line::from(vec![
+        label("evaluator"),
+        Span::styled(
+            task.evaluator.to_string(),
+            t.base().add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(format!("  {}", task.evaluator.describe()), t.muted()),
+    ]));
+    if let Some(s) = &item.source_id {
+        let mut l = vec![label("source id")];
+        l.extend(hl(s, t.base()));
+        out.push(Line::from(l));
+    }
+    if let Some(a) = &item.answer {
+        let mut l = vec![label("reference")];
+        l.extend(hl(a, t.success().add_modifier(Modifier::BOLD)));
+        out.push(Line::from(l));
+    }
+    // Constraints: what the evaluator will check beyond the answer.
+    if let Some([lo, hi]) = item.word_range {
+        out.push(Line::from(vec![
+            label("word range"),
+            Span::styled(format!("{lo}–{hi} words"), t.warning()),
+        ]));
+    }
+    if let Some(lang) = &item.language {
+        out.push(Line::from(vec![
+            label("language"),
+            Span::styled(
+                format!("{} ({})", one_line(lang), crate::eval::language::name(lang)),
+                t.warning(),
+            ),
+        ]));
+    }
+    if let Some(fmt) = &item.format {
+        out.push(Line::from(vec![
+            label("format"),
+            Span::styled(one_line(fmt), t.warning()),
+        ]));
+    }
+    if let Some(id) = &item.instruction_id {
+        out.push(Line::from(vec![
+            label("instruction"),
+            Span::styled(one_line(id), t.warning()),
+        ]));
+    }
+    if let Some(kw) = &item.kwargs {
+        for o in kw
+            .iter()
+            .filter(|o| o.as_object().is_some_and(|m| !m.is_empty()))
+        {
+            out.push(Line::from(vec![
+                label("  kwargs"),
+                Span::styled(one_line(&o.to_string()), t.warning()),
+            ]));
+        }
+    }
+    if let Some(exp) = &item.test_output {
+        out.push(Line::from(vec![
+            label("expected"),
+            Span::styled(sanitize(exp).into_owned(), t.success()),
+        ]));
+    }
+    for (k, v) in item.extra.iter() {
+        let shown = match v {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        out.push(Line::from(vec![
+            label(&one_line(k)),
+            Span::styled(one_line(&shown), t.base()),
+        ]));
+    }
+    out.push(Line::raw(""));
+    let prompt_note = match &task.prompt {
+        Some(p) if ds.prompts.tasks.contains_key(p) => {
+            format!("prompt {}.md + question", one_line(p))
+        }
+        Some(p) => format!("prompt {}.md is missing: question only", one_line(p)),
+        None => "no task prompt: question only".into(),
+    };
+    out.push(Line::from(vec![
+        Span::styled("── as the model sees it ", t.accent()),
+        Span::styled(format!("({prompt_note}) "), t.muted()),
+    ]));
+    // The task prompt is shared by every item of the task, so it is dimmed; the question, which
+    // is what differs, stands out. Together they are exactly the message sent.
+    if let Some(prompt) = task.prompt.as_ref().and_then(|p| ds.prompts.tasks.get(p)) {
+        for line in sanitize(prompt.trim_end()).lines() {
+            out.push(Line::styled(line.to_string(), t.muted()));
+        }
+        out.push(Line::raw(""));
+    }
+    let question = crate::prompt::format_question(item);
+    for line in sanitize(&question).lines() {
+        out.push(Line::from(highlight(line, re, t.base(), t.search_match())));
+    }
+    out
+}

@@ -1,0 +1,564 @@
+//! The compare screen: one item at a time, every model's answer side by side (streaming live
+//! during a run), each with its status and verdict; the run's gauge below.
+
+use std::collections::HashMap;
+
+use crossterm::event::{MouseButton, MouseEventKind};
+use ratatui::Frame;
+use ratatui::layout::{Position, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, LineGauge, Paragraph, Wrap};
+
+use crate::text::{one_line, sanitize};
+use crate::theme::Theme;
+use crate::tui::component::{Cmd, Component, Cx, Input, ScreenId};
+use crate::tui::jobs::{JobRequest, Msg};
+use crate::tui::keymap::{Action, Mode};
+use crate::tui::layout::CompareAreas;
+use crate::tui::session::{Answer, Session, Status};
+use crate::tui::widgets::{scrollbar, title_line};
+
+/// What the last frame drew for one pane.
+#[derive(Debug, Clone, Copy, Default)]
+struct Drawn {
+    /// Rows the answer takes wrapped, and the rows the pane shows.
+    lines: usize,
+    height: usize,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Compare {
+    /// The items to step through with `[`/`]`.
+    pub items: Vec<usize>,
+    pub pos: usize,
+    /// Focused pane.
+    pub pane: usize,
+    /// Per model: scroll offset and whether the pane follows the tail of a stream.
+    pub scroll: HashMap<String, (u16, bool)>,
+    pub sample: u32,
+    /// Show the judge's full reply under each judged answer.
+    pub show_judge: bool,
+    /// Where the panes were last drawn, and what each showed.
+    areas: Option<CompareAreas>,
+    drawn: HashMap<String, Drawn>,
+}
+
+impl Compare {
+    pub fn new(items: Vec<usize>, pos: usize) -> Compare {
+        Compare {
+            items,
+            pos,
+            ..Compare::default()
+        }
+    }
+
+    /// Where the panes were last drawn.
+    pub fn areas(&self) -> Option<CompareAreas> {
+        self.areas.clone()
+    }
+
+    pub fn item(&self) -> Option<usize> {
+        self.items.get(self.pos).copied()
+    }
+
+    /// The models shown as panes for the current item.
+    pub fn models(&self, session: &Session) -> Vec<String> {
+        match self.item() {
+            Some(i) => session.models_for(i),
+            None => Vec::new(),
+        }
+    }
+
+    fn answer<'s>(&self, session: &'s Session, model: &str) -> Option<&'s Answer> {
+        let item = self.item()?;
+        session.answers.get(&(item, model.to_string(), self.sample))
+    }
+
+    /// The scroll offset a pane shows: the tail while following, else its own offset (limited
+    /// to what the last frame measured).
+    fn offset(&self, model: &str) -> u16 {
+        let d = self.drawn.get(model).copied().unwrap_or_default();
+        let max = d.lines.saturating_sub(d.height) as u16;
+        match self.scroll.get(model) {
+            Some(&(off, false)) => off.min(max),
+            _ => max,
+        }
+    }
+
+    fn scroll_pane(&mut self, model: &str, delta: i32) {
+        let d = self.drawn.get(model).copied().unwrap_or_default();
+        let max = d.lines.saturating_sub(d.height) as i32;
+        let cur = self.offset(model) as i32;
+        let new = (cur + delta).clamp(0, max);
+        // Scrolling to the bottom resumes following the stream.
+        let follow = new >= max && delta > 0;
+        self.scroll.insert(model.to_string(), (new as u16, follow));
+    }
+
+    fn step_item(&mut self, forward: bool) -> Vec<Cmd> {
+        let n = self.items.len();
+        if n == 0 {
+            return Vec::new();
+        }
+        self.pos = if forward {
+            (self.pos + 1).min(n - 1)
+        } else {
+            self.pos.saturating_sub(1)
+        };
+        self.scroll.clear();
+        self.sample = 0;
+        self.load()
+    }
+
+    fn load(&self) -> Vec<Cmd> {
+        match self.item() {
+            Some(item) => vec![Cmd::Job(JobRequest::LoadStored {
+                item,
+                rescore: false,
+            })],
+            None => Vec::new(),
+        }
+    }
+
+    fn apply(&mut self, a: Action, cx: &Cx) -> Vec<Cmd> {
+        let models = self.models(cx.session);
+        let panes = models.len();
+        let focused = models.get(self.pane).cloned();
+        let mut out = vec![Cmd::ClearNotice];
+        match a {
+            Action::Quit => out.push(Cmd::Quit),
+            Action::Help => out.push(Cmd::Popup(Box::new(crate::tui::popups::Help::new(
+                Mode::Compare,
+            )))),
+            Action::Cancel => {
+                if cx.session.active.as_ref().is_some_and(|r| r.running()) {
+                    out.push(Cmd::CancelRun);
+                    out.push(Cmd::Notice("cancelling: finished answers are kept".into()));
+                } else {
+                    out.push(Cmd::Pop);
+                }
+            }
+            Action::Back => out.push(Cmd::Pop),
+            Action::Heatmap => out.push(Cmd::Push(Box::new(super::heatmap::Heatmap::default()))),
+            Action::NextPane | Action::Expand if panes > 0 => self.pane = (self.pane + 1) % panes,
+            Action::PrevPane | Action::Collapse if panes > 0 => {
+                self.pane = (self.pane + panes - 1) % panes
+            }
+            Action::Down
+            | Action::Up
+            | Action::PageDown
+            | Action::PageUp
+            | Action::Top
+            | Action::Bottom => {
+                if let Some(m) = focused {
+                    let delta = match a {
+                        Action::Down => 1,
+                        Action::Up => -1,
+                        Action::PageDown => 10,
+                        Action::PageUp => -10,
+                        Action::Top => i32::MIN / 2,
+                        _ => i32::MAX / 2,
+                    };
+                    self.scroll_pane(&m, delta);
+                }
+            }
+            Action::NextItem => out.extend(self.step_item(true)),
+            Action::PrevItem => out.extend(self.step_item(false)),
+            Action::NextSample => {
+                if let Some(i) = self.item() {
+                    let n = cx.session.samples_for(i);
+                    self.sample = (self.sample + 1) % n.max(1);
+                    self.scroll.clear();
+                }
+            }
+            Action::Rescore => {
+                if let Some(item) = self.item() {
+                    out.push(Cmd::Job(JobRequest::LoadStored {
+                        item,
+                        rescore: true,
+                    }));
+                    out.push(Cmd::Notice("scoring again".into()));
+                }
+            }
+            Action::ToggleJudge => self.show_judge = !self.show_judge,
+            // Runs are chosen while browsing: back there, then the run picker.
+            Action::Run => {
+                out.push(Cmd::Pop);
+                out.push(Cmd::Then(Action::Run));
+            }
+            _ => {}
+        }
+        self.pane = self.pane.min(panes.saturating_sub(1));
+        out
+    }
+
+    fn on_mouse(&mut self, m: crossterm::event::MouseEvent, cx: &Cx) -> Vec<Cmd> {
+        let Some(areas) = &self.areas else {
+            return Vec::new();
+        };
+        let models = self.models(cx.session);
+        let pos = Position::new(m.column, m.row);
+        let Some(i) = areas.panes.iter().position(|r| r.contains(pos)) else {
+            return Vec::new();
+        };
+        let Some(model) = models.get(i).cloned() else {
+            return Vec::new();
+        };
+        match m.kind {
+            MouseEventKind::ScrollDown => self.scroll_pane(&model, 3),
+            MouseEventKind::ScrollUp => self.scroll_pane(&model, -3),
+            MouseEventKind::Down(MouseButton::Left) => self.pane = i,
+            _ => {}
+        }
+        Vec::new()
+    }
+}
+
+impl Component for Compare {
+    fn id(&self) -> ScreenId {
+        ScreenId::Compare
+    }
+
+    fn mode(&self) -> Mode {
+        Mode::Compare
+    }
+
+    fn on_open(&mut self, _cx: &Cx) -> Vec<Cmd> {
+        self.load()
+    }
+
+    fn update(&mut self, input: Input, cx: &Cx) -> Vec<Cmd> {
+        match input {
+            Input::Action(a) => self.apply(a, cx),
+            Input::Mouse(m) => self.on_mouse(m, cx),
+            _ => Vec::new(),
+        }
+    }
+
+    fn on_msg(&mut self, msg: &Msg, _cx: &Cx) -> Vec<Cmd> {
+        match msg {
+            Msg::Failed(e) => vec![Cmd::Notice(e.clone())],
+            _ => Vec::new(),
+        }
+    }
+
+    fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {
+        let t = cx.theme;
+        f.render_widget(Block::default().style(t.base()), area);
+        let models = self.models(cx.session);
+        let a = CompareAreas::new(area, models.len());
+
+        let pos = if self.items.is_empty() {
+            String::new()
+        } else {
+            format!("item {}/{}", self.pos + 1, self.items.len())
+        };
+        let mut title = vec![
+            Span::styled(" compare ", t.base().add_modifier(Modifier::BOLD)),
+            Span::styled(pos, t.muted()),
+        ];
+        if let Some(i) = self.item() {
+            let n = cx.session.samples_for(i);
+            if n > 1 {
+                title.push(Span::styled(
+                    format!("  sample {}/{n}", self.sample + 1),
+                    t.warning(),
+                ));
+            }
+        }
+        f.render_widget(Paragraph::new(title_line(t, title)), a.title);
+
+        self.header(cx, f, a.header);
+        if models.is_empty() {
+            let msg = if cx.can_run {
+                format!(
+                    "No answers stored for this item yet. Press {} to choose models and run it.",
+                    cx.keymap.hint(Mode::Compare, Action::Run)
+                )
+            } else {
+                "No answers stored for this item.".to_string()
+            };
+            let r = a.panes.first().copied().unwrap_or(a.header);
+            f.render_widget(
+                Paragraph::new(Line::styled(msg, t.muted()))
+                    .wrap(Wrap { trim: true })
+                    .block(
+                        Block::default()
+                            .borders(Borders::ALL)
+                            .border_style(t.border(false)),
+                    ),
+                r,
+            );
+        }
+        let mut drawn = HashMap::new();
+        for (i, model) in models.iter().enumerate() {
+            if let Some(r) = a.panes.get(i) {
+                drawn.insert(model.clone(), self.pane_draw(cx, f, *r, i, model));
+            }
+        }
+        self.drawn = drawn;
+        gauge(cx, f, a.gauge);
+        let k = |a| cx.keymap.hint(Mode::Compare, a);
+        let running = cx.session.active.as_ref().is_some_and(|r| r.running());
+        let hint = cx.notice.map(one_line).unwrap_or_else(|| {
+            format!(
+                " {}/{} item  {} pane  ↑↓ scroll  {} follow  {} sample  {} {}  {} browse  {} help  {} quit",
+                k(Action::PrevItem),
+                k(Action::NextItem),
+                k(Action::NextPane),
+                k(Action::Bottom),
+                k(Action::NextSample),
+                k(Action::Cancel),
+                if running { "cancel run" } else { "back" },
+                k(Action::Back),
+                k(Action::Help),
+                k(Action::Quit)
+            )
+        });
+        let style = if cx.notice.is_some() {
+            t.warning()
+        } else {
+            t.muted()
+        };
+        f.render_widget(Paragraph::new(Line::styled(hint, style)), a.status);
+        self.areas = Some(a);
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl Compare {
+    fn header(&self, cx: &Cx, f: &mut Frame, area: Rect) {
+        let t = cx.theme;
+        let Some(idx) = self.item() else {
+            return;
+        };
+        let ds = cx.ds;
+        let item = &ds.items[idx];
+        let task = ds.task_of(item);
+        let mut lines = vec![Line::from(vec![
+            Span::styled(one_line(&item.id), t.accent()),
+            Span::styled(format!("  {}  ", one_line(&task.id)), t.base()),
+            Span::styled(
+                format!("{} {}", task.dimension.code(), task.category.name),
+                Style::default().fg(t.dimension(task.dimension)),
+            ),
+            Span::styled(format!("  {}", task.evaluator), t.muted()),
+        ])];
+        // The item's own hallucination rate over every answer (all models and samples); while
+        // some await a score, only how many are scored.
+        let tally = cx.session.item_tally(idx);
+        if tally.unscored > 0 {
+            lines[0].spans.push(Span::styled(
+                format!(
+                    "  item: {}/{} answers scored",
+                    tally.scored,
+                    tally.scored + tally.unscored
+                ),
+                t.warning(),
+            ));
+        } else if tally.scored > 0 {
+            let h = 100.0 - 100.0 * tally.sum / tally.scored as f64;
+            lines[0].spans.push(Span::styled(
+                format!("  item H {h:.1}% over {} scored", tally.scored),
+                Style::default().fg(t.heat(h)),
+            ));
+        }
+        if let Some(ans) = &item.answer {
+            lines.push(Line::from(vec![
+                Span::styled("reference  ", t.muted()),
+                Span::styled(one_line(ans), t.success().add_modifier(Modifier::BOLD)),
+            ]));
+        }
+        let q = crate::prompt::format_question(item);
+        lines.push(Line::styled(sanitize(&q).into_owned(), t.base()));
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_type(BorderType::Rounded)
+            .border_style(t.border(false))
+            .title(" Item ");
+        f.render_widget(
+            Paragraph::new(lines)
+                .wrap(Wrap { trim: false })
+                .block(block),
+            area,
+        );
+    }
+
+    fn pane_draw(&self, cx: &Cx, f: &mut Frame, r: Rect, i: usize, model: &str) -> Drawn {
+        let t = cx.theme;
+        let focused = self.pane == i;
+        let answer = self.answer(cx.session, model);
+        let mut title = vec![
+            Span::styled(format!(" {} ", one_line(model)), t.accent()),
+            status_span(answer, t),
+            Span::raw(" "),
+        ];
+        if let Some(a) = answer {
+            let mut facts = Vec::new();
+            if let Some(ms) = a.latency_ms {
+                facts.push(format!("{:.1}s", ms as f64 / 1000.0));
+            }
+            if let Some(n) = a.tokens {
+                facts.push(format!("{n} tok"));
+            }
+            if a.attempts > 1 {
+                facts.push(format!("{} attempts", a.attempts));
+            }
+            if !facts.is_empty() {
+                title.push(Span::styled(format!("· {} ", facts.join(" · ")), t.muted()));
+            }
+        }
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_type(if focused {
+                BorderType::Thick
+            } else {
+                BorderType::Rounded
+            })
+            .border_style(t.border(focused))
+            .title(Line::from(title));
+        let block = match answer.and_then(|a| a.verdict.as_ref()) {
+            Some(v) => block.title_bottom(verdict_line(v, t, self.show_judge)),
+            None => block,
+        };
+        let inner = block.inner(r);
+        let mut text = answer
+            .map(|a| sanitize(&a.text).into_owned())
+            .unwrap_or_default();
+        if self.show_judge
+            && let Some(v) = answer.and_then(|a| a.verdict.as_ref())
+            && let Some(reply) = &v.judge_reply
+        {
+            text.push_str(&format!(
+                "\n\n── judge {} ({} attempt{}) ──\n{}",
+                one_line(v.judge.as_deref().unwrap_or("")),
+                v.judge_attempts,
+                if v.judge_attempts == 1 { "" } else { "s" },
+                sanitize(reply)
+            ));
+        }
+        let para = Paragraph::new(text).wrap(Wrap { trim: false });
+        let d = Drawn {
+            lines: para.line_count(inner.width.max(1)),
+            height: inner.height as usize,
+        };
+        let max = d.lines.saturating_sub(d.height) as u16;
+        let offset = match self.scroll.get(model) {
+            Some(&(off, false)) => off.min(max),
+            _ => max,
+        };
+        f.render_widget(para.scroll((offset, 0)).block(block).style(t.base()), r);
+        scrollbar(f, r, d.lines, offset as usize, d.height);
+        d
+    }
+}
+
+fn status_span(a: Option<&Answer>, t: &Theme) -> Span<'static> {
+    let Some(a) = a else {
+        return Span::styled("no answer", t.muted());
+    };
+    match &a.status {
+        Status::Queued => Span::styled("queued", t.muted()),
+        Status::Sending { attempt } if *attempt > 1 => {
+            Span::styled(format!("sending (attempt {attempt})"), t.warning())
+        }
+        Status::Sending { .. } => Span::styled("sending", t.muted()),
+        Status::Streaming => Span::styled("streaming", t.accent()),
+        Status::Retrying {
+            attempt,
+            max,
+            reason,
+        } => Span::styled(
+            format!("retry {attempt} of {max}: {}", one_line(reason)),
+            t.warning(),
+        ),
+        Status::Done if a.cached => Span::styled("done (cached)", t.success()),
+        Status::Done => Span::styled("done", t.success()),
+        Status::Stored => Span::styled("stored", t.success()),
+        Status::Failed(e) => Span::styled(format!("failed: {}", one_line(e)), t.error()),
+        Status::Cancelled => Span::styled("cancelled", t.warning()),
+    }
+}
+
+/// The verdict under an answer: a mark and the score (so it reads without colour), the
+/// evaluator's detail, and who judged.
+fn verdict_line(v: &crate::store::ScoreRecord, t: &Theme, showing: bool) -> Line<'static> {
+    let (mark, style) = match v.score {
+        Some(s) if s >= 1.0 => ("✓".to_string(), t.success()),
+        Some(s) if s <= 0.0 => ("✗".to_string(), t.error()),
+        Some(_) => ("~".to_string(), t.accent()),
+        None => ("?".to_string(), t.muted()),
+    };
+    let score = v
+        .score
+        .map_or("unscored".to_string(), |s| format!("{s:.2}"));
+    let mut spans = vec![
+        Span::styled(
+            format!(" {mark} {score} "),
+            style.add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(
+            format!("{} · {} ", one_line(&v.detail), v.evaluator),
+            t.base(),
+        ),
+    ];
+    if let Some(j) = &v.judge {
+        let hint = if showing { "J hides" } else { "J shows" };
+        spans.push(Span::styled(
+            format!("· judge {} ({hint} reply) ", one_line(j)),
+            t.muted(),
+        ));
+    }
+    Line::from(spans)
+}
+
+fn gauge(cx: &Cx, f: &mut Frame, area: Rect) {
+    let t = cx.theme;
+    let Some(run) = &cx.session.active else {
+        f.render_widget(
+            Paragraph::new(Line::styled(" no run in progress", t.muted())),
+            area,
+        );
+        return;
+    };
+    let finished = run.done + run.failed;
+    let ratio = if run.total == 0 {
+        1.0
+    } else {
+        finished as f64 / run.total as f64
+    };
+    let state = if run.running() {
+        match run.eta() {
+            Some(eta) => format!("ETA {}s", eta.as_secs()),
+            None => "running".into(),
+        }
+    } else if run.cancelled {
+        "cancelled".into()
+    } else {
+        "finished".into()
+    };
+    let label = format!(
+        " {} {finished}/{} · {} failed · {:.1}/s · {state} ",
+        run.run_id,
+        run.total,
+        run.failed,
+        run.rate()
+    );
+    let filled = if run.failed > 0 {
+        t.warning()
+    } else {
+        t.success()
+    };
+    f.render_widget(
+        LineGauge::default()
+            .ratio(ratio.clamp(0.0, 1.0))
+            .label(label)
+            .filled_style(filled)
+            .unfilled_style(t.muted()),
+        area,
+    );
+}

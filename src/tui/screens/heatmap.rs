@@ -1,0 +1,696 @@
+//! The heatmap screen: rows are models (every scored answer in the store and this session, plus
+//! the paper's published rows on demand), columns the four dimensions and the H-Score, the 15
+//! categories, or the sub-tasks. Every cell prints its number on the theme's gradient (so it
+//! reads without colour); a cell over answers that still await a judge prints how many are
+//! scored instead. A crosshair cursor, sorting by any column, a baseline row for deltas, and a
+//! drill-down from a cell to its items (worst first) and on to the compare screen.
+
+use std::collections::HashMap;
+
+use crossterm::event::{MouseButton, MouseEventKind};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Paragraph};
+
+use crate::report::render::arrow;
+use crate::report::{Report, Row, Source, View, build};
+use crate::taxonomy::{CATEGORIES, Dimension};
+use crate::text::{one_line, sanitize};
+use crate::theme::ink_on;
+use crate::tui::component::{Cmd, Component, Cx, Input, ScreenId};
+use crate::tui::keymap::{Action, Mode};
+use crate::tui::popups::{Correlation, Help};
+use crate::tui::session::Session;
+use crate::tui::widgets::{row_in, title_line, truncate};
+
+const LABEL_W: usize = 24;
+
+/// Room for `100.00*`, or for `100.00 ▲+100.0` when a baseline adds deltas (dimensions only).
+fn cell_w(view: View, deltas: bool) -> usize {
+    match (view, deltas) {
+        (View::Dimensions, false) => 10,
+        (View::Dimensions, true) => 16,
+        _ => 9,
+    }
+}
+
+/// The items behind one cell, worst first.
+#[derive(Debug, Clone, Default)]
+pub struct Drill {
+    pub model: String,
+    /// What the cell is (`KE`, `KE-FD`, a task id, `all`).
+    pub label: String,
+    /// (item index, mean score over its samples).
+    pub items: Vec<(usize, f64)>,
+    pub sel: usize,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Heatmap {
+    pub view: View,
+    /// Cursor: row in display order, column in the view.
+    pub row: usize,
+    pub col: usize,
+    /// First column shown (the sub-task view scrolls horizontally).
+    pub col_offset: usize,
+    /// Sorted by this column, descending when true.
+    pub sort: Option<(usize, bool)>,
+    pub refs: bool,
+    /// The row everything is compared against.
+    pub baseline: Option<String>,
+    pub report: Option<Report>,
+    /// Display order of the report's rows.
+    pub order: Vec<usize>,
+    pub drill: Option<Drill>,
+    /// The session's scores this report was built from (rebuilt when they change).
+    built_from: usize,
+    /// What the last frame drew: the grid's inner area, the first row and column shown, and
+    /// how many columns fit.
+    grid: Rect,
+    row_off: usize,
+    shown_cols: Vec<usize>,
+}
+
+impl Heatmap {
+    pub fn columns(&self) -> Vec<String> {
+        self.report
+            .as_ref()
+            .map(|r| r.columns(self.view))
+            .unwrap_or_default()
+    }
+
+    /// The report row under the cursor.
+    pub fn current_row(&self) -> Option<&Row> {
+        let r = self.report.as_ref()?;
+        r.rows.get(*self.order.get(self.row)?)
+    }
+
+    fn reorder(&mut self) {
+        let Some(rep) = &self.report else { return };
+        let mut order: Vec<usize> = (0..rep.rows.len()).collect();
+        if let Some((col, desc)) = self.sort {
+            let view = self.view;
+            order.sort_by(|&a, &b| {
+                let va = rep.cell(a, view, col).map(|c| c.value);
+                let vb = rep.cell(b, view, col).map(|c| c.value);
+                match (va, vb) {
+                    (Some(x), Some(y)) if desc => y.total_cmp(&x),
+                    (Some(x), Some(y)) => x.total_cmp(&y),
+                    // Rows without the value go last either way.
+                    (Some(_), None) => std::cmp::Ordering::Less,
+                    (None, Some(_)) => std::cmp::Ordering::Greater,
+                    (None, None) => std::cmp::Ordering::Equal,
+                }
+            });
+        }
+        self.order = order;
+        self.row = self.row.min(self.order.len().saturating_sub(1));
+    }
+
+    /// Rebuilds the rows from the session's summaries (the same aggregator as `prism score`).
+    fn refresh(&mut self, session: &Session) {
+        let mut rows: Vec<Row> = session
+            .summaries()
+            .map(|s| {
+                Row::from_summary(
+                    s,
+                    Source::Run {
+                        run_id: "store".into(),
+                    },
+                )
+            })
+            .collect();
+        // Models in name order (published rows after them).
+        rows.sort_by(|a, b| a.name.cmp(&b.name));
+        if self.refs {
+            rows.extend(build::bundled_references());
+        }
+        if let Some(b) = &self.baseline {
+            match rows.iter().find(|r| &r.name == b).cloned() {
+                Some(base) => build::attach_baseline(&mut rows, &[base]),
+                None => self.baseline = None,
+            }
+        }
+        self.built_from = session.version();
+        self.report = Some(Report::new(rows, crate::report::Meta::default()));
+        let ncols = self.columns().len();
+        self.col = self.col.min(ncols.saturating_sub(1));
+        self.reorder();
+    }
+
+    /// Which tasks (by index) a column of a view covers.
+    fn column_tasks(&self, cx: &Cx, view: View, col: usize) -> Vec<bool> {
+        let task_id = match view {
+            View::Tasks => self.report.as_ref().and_then(|r| r.tasks.get(col)),
+            _ => None,
+        };
+        cx.ds
+            .tasks
+            .iter()
+            .map(|task| match view {
+                View::Dimensions if col < 4 => task.dimension == Dimension::ALL[col],
+                View::Dimensions => true,
+                View::Categories => CATEGORIES
+                    .get(col)
+                    .is_some_and(|c| c.dimension == task.dimension && c.code == task.category.code),
+                View::Tasks => task_id.is_some_and(|id| *id == task.id),
+            })
+            .collect()
+    }
+
+    /// The items of a cell for a model, worst first (mean score over their samples).
+    fn drill_items(&self, cx: &Cx, model: &str) -> (String, Vec<(usize, f64)>) {
+        let (view, col) = (self.view, self.col);
+        let label = match view {
+            View::Dimensions if col >= 4 => "all".to_string(),
+            _ => self.columns().get(col).cloned().unwrap_or_default(),
+        };
+        let in_column = self.column_tasks(cx, view, col);
+        let keep = |i: usize| in_column[cx.ds.items[i].task as usize];
+        let mut per: HashMap<usize, (f64, u32)> = HashMap::new();
+        for ((i, m, _), s) in &cx.session.points {
+            if let Some(s) = s
+                && m == model
+                && keep(*i)
+            {
+                let e = per.entry(*i).or_default();
+                e.0 += s;
+                e.1 += 1;
+            }
+        }
+        let mut items: Vec<(usize, f64)> = per
+            .into_iter()
+            .map(|(i, (s, n))| (i, s / n as f64))
+            .collect();
+        items.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        (label, items)
+    }
+
+    /// Scored answers and items behind the cursor's cell (the status line's coverage).
+    fn cell_coverage(&self, cx: &Cx, model: &str) -> (usize, usize) {
+        let in_column = self.column_tasks(cx, self.view, self.col);
+        let scored = cx
+            .session
+            .points
+            .iter()
+            .filter(|((i, m, _), s)| {
+                s.is_some() && m == model && in_column[cx.ds.items[*i].task as usize]
+            })
+            .count();
+        let items = (0..cx.ds.tasks.len())
+            .filter(|&t| in_column[t])
+            .map(|t| cx.ds.tasks[t].items.len())
+            .sum();
+        (scored, items)
+    }
+
+    fn current_row_name(&self) -> Option<String> {
+        self.current_row().map(|r| r.name.clone())
+    }
+
+    fn select_row(&mut self, name: &str) {
+        if let Some(rep) = &self.report
+            && let Some(p) = self.order.iter().position(|&i| rep.rows[i].name == name)
+        {
+            self.row = p;
+        }
+    }
+
+    fn apply_drill(&mut self, a: Action) -> Vec<Cmd> {
+        let Some(d) = self.drill.as_mut() else {
+            return Vec::new();
+        };
+        let n = d.items.len();
+        let last = n.saturating_sub(1);
+        match a {
+            Action::Quit => return vec![Cmd::Quit],
+            Action::Help => return vec![Cmd::Popup(Box::new(Help::new(Mode::Drill)))],
+            Action::Down => d.sel = (d.sel + 1).min(last),
+            Action::Up => d.sel = d.sel.saturating_sub(1),
+            Action::PageDown => d.sel = (d.sel + 10).min(last),
+            Action::PageUp => d.sel = d.sel.saturating_sub(10),
+            Action::Top => d.sel = 0,
+            Action::Bottom => d.sel = last,
+            Action::Toggle | Action::Expand if n > 0 => {
+                let items: Vec<usize> = d.items.iter().map(|x| x.0).collect();
+                // Back from compare returns here, to the same cell and item.
+                return vec![Cmd::Push(Box::new(super::compare::Compare::new(
+                    items, d.sel,
+                )))];
+            }
+            Action::Back | Action::Cancel | Action::Collapse => self.drill = None,
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn apply(&mut self, a: Action, cx: &Cx) -> Vec<Cmd> {
+        if self.drill.is_some() {
+            return self.apply_drill(a);
+        }
+        let ncols = self.columns().len();
+        let last_col = ncols.saturating_sub(1);
+        let nrows = self.order.len();
+        match a {
+            Action::Quit => return vec![Cmd::Quit],
+            Action::Help => return vec![Cmd::Popup(Box::new(Help::new(Mode::Heatmap)))],
+            Action::Down => self.row = (self.row + 1).min(nrows.saturating_sub(1)),
+            Action::Up => self.row = self.row.saturating_sub(1),
+            Action::Expand => self.col = (self.col + 1).min(last_col),
+            Action::Collapse => self.col = self.col.saturating_sub(1),
+            Action::Top => self.row = 0,
+            Action::Bottom => self.row = nrows.saturating_sub(1),
+            Action::PageDown => self.col = (self.col + 10).min(last_col),
+            Action::PageUp => self.col = self.col.saturating_sub(10),
+            Action::HeatView => {
+                self.view = self.view.next();
+                self.col = 0;
+                self.col_offset = 0;
+                self.sort = None;
+                self.reorder();
+            }
+            Action::Sort => {
+                let col = self.col;
+                let name = self.current_row_name();
+                self.sort = match self.sort {
+                    Some((c, true)) if c == col => Some((col, false)),
+                    Some((c, false)) if c == col => None,
+                    _ => Some((col, true)),
+                };
+                self.reorder();
+                // The cursor stays on the same model.
+                if let Some(name) = name {
+                    self.select_row(&name);
+                }
+            }
+            Action::References => {
+                let name = self.current_row_name();
+                self.refs = !self.refs;
+                self.refresh(cx.session);
+                if let Some(name) = name {
+                    self.select_row(&name);
+                }
+            }
+            Action::Baseline => {
+                let name = self.current_row_name();
+                self.baseline = match (&self.baseline, &name) {
+                    (Some(b), Some(n)) if b == n => None,
+                    _ => name.clone(),
+                };
+                self.refresh(cx.session);
+            }
+            Action::Spearman => {
+                if let Some(rep) = &self.report {
+                    return vec![Cmd::Popup(Box::new(Correlation::of(rep)))];
+                }
+            }
+            Action::Toggle => {
+                let Some(row) = self.current_row().cloned() else {
+                    return Vec::new();
+                };
+                if row.is_reference() {
+                    return vec![Cmd::Notice(
+                        "published figures: there are no answers behind them".into(),
+                    )];
+                }
+                let (label, items) = self.drill_items(cx, &row.name);
+                if items.is_empty() {
+                    return vec![Cmd::Notice(format!(
+                        "{}: no scored answers in {label}",
+                        one_line(&row.name)
+                    ))];
+                }
+                self.drill = Some(Drill {
+                    model: row.name,
+                    label,
+                    items,
+                    sel: 0,
+                });
+            }
+            Action::Back | Action::Cancel | Action::Heatmap => return vec![Cmd::Pop],
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn on_mouse(&mut self, m: crossterm::event::MouseEvent) -> Vec<Cmd> {
+        let down = |n: usize, by: usize| n.saturating_add(by);
+        match m.kind {
+            MouseEventKind::ScrollDown => match self.drill.as_mut() {
+                Some(d) => d.sel = down(d.sel, 1).min(d.items.len().saturating_sub(1)),
+                None => self.row = down(self.row, 1).min(self.order.len().saturating_sub(1)),
+            },
+            MouseEventKind::ScrollUp => match self.drill.as_mut() {
+                Some(d) => d.sel = d.sel.saturating_sub(1),
+                None => self.row = self.row.saturating_sub(1),
+            },
+            MouseEventKind::Down(MouseButton::Left) if self.drill.is_none() => {
+                // The grid's first line is the header; each cell is cell_w columns wide after
+                // the label.
+                let g = self.grid;
+                if let Some(line) = row_in(Rect::new(g.x, g.y - 1, g.width, g.height + 2), m.row)
+                    && line > 0
+                {
+                    let r = self.row_off + line - 1;
+                    if r < self.order.len() {
+                        self.row = r;
+                    }
+                    let x = m.column.saturating_sub(g.x) as usize;
+                    let cw = cell_w(self.view, self.baseline.is_some());
+                    if x >= LABEL_W
+                        && let Some(&c) = self.shown_cols.get((x - LABEL_W) / cw)
+                    {
+                        self.col = c;
+                    }
+                }
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+}
+
+impl Component for Heatmap {
+    fn id(&self) -> ScreenId {
+        ScreenId::Heatmap
+    }
+
+    fn mode(&self) -> Mode {
+        if self.drill.is_some() {
+            Mode::Drill
+        } else {
+            Mode::Heatmap
+        }
+    }
+
+    fn on_open(&mut self, cx: &Cx) -> Vec<Cmd> {
+        self.refresh(cx.session);
+        if self.report.as_ref().is_some_and(|r| r.rows.is_empty()) {
+            return vec![Cmd::Notice(
+                "no scored answers yet: run items (r) or press R for the paper's published rows"
+                    .into(),
+            )];
+        }
+        Vec::new()
+    }
+
+    fn update(&mut self, input: Input, cx: &Cx) -> Vec<Cmd> {
+        // Scores that arrived since the last build are in before the key acts.
+        if self.built_from != cx.session.version() {
+            self.refresh(cx.session);
+        }
+        match input {
+            Input::Action(a) => {
+                let mut out = vec![Cmd::ClearNotice];
+                out.extend(self.apply(a, cx));
+                out
+            }
+            Input::Mouse(m) => self.on_mouse(m),
+            _ => Vec::new(),
+        }
+    }
+
+    fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {
+        if self.built_from != cx.session.version() {
+            self.refresh(cx.session);
+        }
+        let t = cx.theme;
+        f.render_widget(Block::default().style(t.base()), area);
+        let [title, body, status] = Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Min(3),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+        let Some(rep) = &self.report else { return };
+        let refs = rep.rows.iter().filter(|r| r.is_reference()).count();
+        let mut spans = vec![
+            Span::styled(" heatmap ", t.base().add_modifier(Modifier::BOLD)),
+            Span::styled(
+                format!(
+                    "{} · {} models{}",
+                    self.view.name(),
+                    rep.rows.len() - refs,
+                    if refs > 0 {
+                        format!(" + {refs} published")
+                    } else {
+                        String::new()
+                    }
+                ),
+                t.muted(),
+            ),
+        ];
+        if let Some((c, desc)) = self.sort {
+            let cols = rep.columns(self.view);
+            spans.push(Span::styled(
+                format!(
+                    " · sorted by {} {}",
+                    cols.get(c).map_or("", |s| s),
+                    if desc { "↓" } else { "↑" }
+                ),
+                t.muted(),
+            ));
+        }
+        if let Some(b) = &self.baseline {
+            spans.push(Span::styled(
+                format!(" · baseline {}", one_line(b)),
+                t.warning(),
+            ));
+        }
+        f.render_widget(Paragraph::new(title_line(t, spans)), title);
+        match &self.drill {
+            Some(d) => draw_drill(cx, f, body, d),
+            None => self.draw_grid(cx, f, body),
+        }
+        self.status_line(cx, f, status);
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl Heatmap {
+    fn draw_grid(&mut self, cx: &Cx, f: &mut Frame, area: Rect) {
+        let t = cx.theme;
+        let Some(rep) = &self.report else { return };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_type(BorderType::Rounded)
+            .border_style(t.border(true))
+            .title(" Hallucination rate % (lower is better) · * partial ");
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        let cols = rep.columns(self.view);
+        let cw = cell_w(self.view, self.baseline.is_some());
+        let visible_cols = ((inner.width as usize).saturating_sub(LABEL_W) / cw).max(1);
+        // Keep the cursor's column in view.
+        let mut off = self.col_offset.min(self.col);
+        if self.col >= off + visible_cols {
+            off = self.col + 1 - visible_cols;
+        }
+        self.col_offset = off;
+        let shown: Vec<usize> = (off..cols.len()).take(visible_cols).collect();
+        let mut lines = Vec::new();
+        // Header: column names, the cursor's column highlighted.
+        let mut head = vec![Span::raw(format!(
+            "{:<LABEL_W$}",
+            if off > 0 { "◀" } else { "" }
+        ))];
+        for &c in &shown {
+            let name = truncate(&cols[c], cw - 1);
+            let style = if c == self.col {
+                t.accent()
+                    .add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
+            } else {
+                t.muted().add_modifier(Modifier::BOLD)
+            };
+            head.push(Span::styled(format!("{name:>w$} ", w = cw - 1), style));
+        }
+        if off + visible_cols < cols.len() {
+            head.push(Span::styled("▶", t.muted()));
+        }
+        lines.push(Line::from(head));
+        let rows_room = (inner.height as usize).saturating_sub(1);
+        let row_off = self.row.saturating_sub(rows_room.saturating_sub(1));
+        for (pos, &ri) in self.order.iter().enumerate().skip(row_off).take(rows_room) {
+            let row = &rep.rows[ri];
+            let on_row = pos == self.row;
+            // A reference keeps its marker however long its name.
+            let label = if row.is_reference() {
+                format!("{} (ref)", truncate(&row.name, LABEL_W - 7))
+            } else {
+                row.name.clone()
+            };
+            let label_style = match (on_row, row.is_reference()) {
+                (true, _) => t.accent().add_modifier(Modifier::BOLD),
+                (false, true) => t.muted().add_modifier(Modifier::ITALIC),
+                (false, false) => t.base(),
+            };
+            let mut spans = vec![Span::styled(
+                format!(
+                    "{:<w$} ",
+                    truncate(&one_line(&label), LABEL_W - 1),
+                    w = LABEL_W - 1
+                ),
+                label_style,
+            )];
+            for &c in &shown {
+                let cell = rep.cell(ri, self.view, c);
+                let pending = rep.pending(ri, self.view, c);
+                let mut text = match (pending, cell) {
+                    // Answers await a judge here: how far scoring got, no rate.
+                    (Some((s, a)), _) => format!("{s}/{a}"),
+                    (None, Some(c)) => c.text(),
+                    (None, None) => "-".to_string(),
+                };
+                if pending.is_none()
+                    && let Some(d) = rep.delta(ri, self.view, c)
+                    && self.view == View::Dimensions
+                {
+                    text.push(' ');
+                    text.push_str(&arrow(d));
+                }
+                let text = format!("{:>w$} ", truncate(&text, cw - 1), w = cw - 1);
+                let mut style = match (pending, cell) {
+                    (Some(_), _) => t.warning(),
+                    (None, Some(cv)) if !t.monochrome => {
+                        let bg = t.heat(cv.value);
+                        Style::default().bg(bg).fg(ink_on(bg))
+                    }
+                    (None, Some(_)) => t.base(),
+                    (None, None) => t.muted(),
+                };
+                if on_row || c == self.col {
+                    style = style.add_modifier(Modifier::BOLD);
+                }
+                if on_row && c == self.col {
+                    style = style.add_modifier(Modifier::REVERSED);
+                }
+                spans.push(Span::styled(text, style));
+            }
+            lines.push(Line::from(spans));
+        }
+        if self.order.is_empty() {
+            lines.push(Line::styled(
+                "No scored answers yet. Run items (r from browsing) or press R for the paper's published rows.",
+                t.muted(),
+            ));
+        }
+        f.render_widget(Paragraph::new(lines), inner);
+        self.grid = inner;
+        self.row_off = row_off;
+        self.shown_cols = shown;
+    }
+
+    fn status_line(&self, cx: &Cx, f: &mut Frame, area: Rect) {
+        let t = cx.theme;
+        let k = |a| cx.keymap.hint(self.mode(), a);
+        let line = if let Some(n) = cx.notice {
+            Line::styled(format!(" {}", one_line(n)), t.warning())
+        } else if self.drill.is_some() {
+            Line::styled(
+                format!(
+                    " {} open in compare  {} back to the cell  {} help",
+                    k(Action::Toggle),
+                    k(Action::Back),
+                    k(Action::Help)
+                ),
+                t.muted(),
+            )
+        } else {
+            let mut spans = Vec::new();
+            if let (Some(rep), Some(&ri)) = (&self.report, self.order.get(self.row)) {
+                let cols = rep.columns(self.view);
+                let row = &rep.rows[ri];
+                let col = cols.get(self.col).cloned().unwrap_or_default();
+                let what = match (
+                    rep.pending(ri, self.view, self.col),
+                    rep.cell(ri, self.view, self.col),
+                ) {
+                    (Some((s, a)), _) => {
+                        format!("{s}/{a} answered items scored, the rest await a judge")
+                    }
+                    (None, Some(c)) if c.partial => {
+                        format!("{} (partial: {} of {} tasks)", c.text(), c.tasks, c.of)
+                    }
+                    (None, Some(c)) => c.text(),
+                    (None, None) => "-".into(),
+                };
+                let mut s = format!(" {} · {col} · {what}", one_line(&row.name));
+                if !row.is_reference() {
+                    let (n, of) = self.cell_coverage(cx, &row.name);
+                    s.push_str(&format!(" · {n}/{of} items scored"));
+                }
+                if let (Some(d), Some(b)) = (rep.delta(ri, self.view, self.col), &self.baseline) {
+                    s.push_str(&format!(" · {} vs {}", arrow(d), sanitize(b)));
+                }
+                spans.push(Span::styled(s, t.base()));
+            }
+            spans.push(Span::styled(
+                format!(
+                    "   {} items  {} view  {} sort  {} published  {} baseline  {} correlation  {} back",
+                    k(Action::Toggle),
+                    k(Action::HeatView),
+                    k(Action::Sort),
+                    k(Action::References),
+                    k(Action::Baseline),
+                    k(Action::Spearman),
+                    k(Action::Back)
+                ),
+                t.muted(),
+            ));
+            Line::from(spans)
+        };
+        f.render_widget(Paragraph::new(line), area);
+    }
+}
+
+fn draw_drill(cx: &Cx, f: &mut Frame, area: Rect, d: &Drill) {
+    let t = cx.theme;
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Thick)
+        .border_style(t.border(true))
+        .title(Line::from(vec![
+            Span::styled(format!(" {} ", one_line(&d.model)), t.accent()),
+            Span::styled(
+                format!("· {} · {} items, worst first ", d.label, d.items.len()),
+                t.muted(),
+            ),
+        ]));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let room = inner.height as usize;
+    let off = d.sel.saturating_sub(room.saturating_sub(1));
+    let lines: Vec<Line> = d
+        .items
+        .iter()
+        .enumerate()
+        .skip(off)
+        .take(room)
+        .map(|(pos, &(i, score))| {
+            let item = &cx.ds.items[i];
+            let h = 100.0 * (1.0 - score);
+            let style = if t.monochrome {
+                t.base()
+            } else {
+                let bg = t.heat(h);
+                Style::default().bg(bg).fg(ink_on(bg))
+            };
+            let line = Line::from(vec![
+                Span::styled(format!(" {score:.2} "), style),
+                Span::styled(format!(" {:<28} ", one_line(&item.id)), t.accent()),
+                Span::styled(one_line(&item.question), t.base()),
+            ]);
+            if pos == d.sel {
+                line.style(t.selected(true))
+            } else {
+                line
+            }
+        })
+        .collect();
+    f.render_widget(Paragraph::new(lines), inner);
+}
