@@ -5,7 +5,7 @@ fn main() {
     match prism::cli::main(cli) {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("prism: {e:#}");
+            prism::warn!("prism: {e:#}");
             std::process::exit(1);
         }
     }

@@ -55,6 +55,20 @@ pub fn clean_line(s: &str) -> Cow<'_, str> {
     Cow::Owned(sanitize(s).replace('\n', " "))
 }
 
+/// `println!` for text that may hold strings of outside origin (dataset ids, model names, error
+/// messages from servers): formatted, then [`sanitize`]d, so no escape sequence or bidi control
+/// reaches the terminal.
+#[macro_export]
+macro_rules! say {
+    ($($t:tt)*) => { println!("{}", $crate::text::sanitize(&format!($($t)*))) };
+}
+
+/// [`say!`] on stderr.
+#[macro_export]
+macro_rules! warn {
+    ($($t:tt)*) => { eprintln!("{}", $crate::text::sanitize(&format!($($t)*))) };
+}
+
 /// One line: sanitized, with line breaks folded to spaces (for list previews).
 pub fn one_line(s: &str) -> String {
     let clean = sanitize(s);

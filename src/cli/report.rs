@@ -130,11 +130,12 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
         build::attach_baseline(&mut rows, &base);
     }
     for p in &problems {
-        eprintln!("{p}");
+        crate::warn!("{p}");
     }
     let rep = Report::new(rows, meta);
     let out = match args.format {
-        Format::Table => render::table(&rep),
+        // A table is for the terminal: outside strings in it are sanitized.
+        Format::Table => crate::text::sanitize(&render::table(&rep)).into_owned(),
         Format::Csv => render::csv(&rep),
         Format::Md => render::markdown(&rep),
         Format::Json => serde_json::to_string_pretty(&render::json(&rep))? + "\n",
@@ -143,7 +144,7 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
     match &args.output {
         Some(p) => {
             std::fs::write(p, out).with_context(|| format!("writing {}", p.display()))?;
-            eprintln!("wrote {}", p.display());
+            crate::warn!("wrote {}", p.display());
         }
         None => print!("{out}"),
     }

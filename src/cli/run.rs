@@ -146,7 +146,7 @@ pub fn factory(dirs: &Dirs) -> BackendFactory {
 pub fn list_models(dirs: &Dirs, file: Option<&Path>) -> anyhow::Result<i32> {
     let models = load_models(dirs, file)?;
     if models.models.is_empty() {
-        println!(
+        crate::say!(
             "no models configured; add [[models]] entries to {} (see README)",
             file.map(|f| f.display().to_string()).unwrap_or_else(|| dirs
                 .config
@@ -156,9 +156,12 @@ pub fn list_models(dirs: &Dirs, file: Option<&Path>) -> anyhow::Result<i32> {
         );
         return Ok(0);
     }
-    println!(
+    crate::say!(
         "{:<16} {:<10} {:<24} {:<40} key",
-        "name", "provider", "model", "endpoint"
+        "name",
+        "provider",
+        "model",
+        "endpoint"
     );
     for m in &models.models {
         let key = match m.key_status() {
@@ -174,7 +177,7 @@ pub fn list_models(dirs: &Dirs, file: Option<&Path>) -> anyhow::Result<i32> {
         } else {
             m.urls().join(", ")
         };
-        println!(
+        crate::say!(
             "{:<16} {:<10} {:<24} {:<40} {}",
             m.name,
             m.provider.as_str(),
@@ -314,7 +317,7 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
     // The summary and the failures go to stderr in both modes (stdout is for the run id or the
     // JSON events, which scripts read).
     {
-        eprintln!(
+        crate::warn!(
             "run {}: {} done ({} from cache), {} failed{}",
             summary.run_id,
             summary.done,
@@ -327,17 +330,17 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
             }
         );
         for f in failures.iter().take(20) {
-            eprintln!("  failed: {f}");
+            crate::warn!("  failed: {f}");
         }
         if failures.len() > 20 {
-            eprintln!("  ... and {} more", failures.len() - 20);
+            crate::warn!("  ... and {} more", failures.len() - 20);
         }
         if !json_mode {
-            println!("{}", summary.run_id);
+            crate::say!("{}", summary.run_id);
         }
     }
     if summary.cancelled > 0 {
-        eprintln!(
+        crate::warn!(
             "interrupted; finish it with: prism run --resume {} --db {}",
             summary.run_id,
             db.display()
@@ -362,7 +365,7 @@ pub fn open_dataset(path: Option<&Path>) -> anyhow::Result<(Arc<Dataset>, String
     };
     let errors = loaded.errors();
     if errors > 0 {
-        eprintln!(
+        crate::warn!(
             "warning: {errors} problem(s) in the dataset; those lines are skipped (see prism validate)"
         );
     }

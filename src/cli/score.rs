@@ -169,7 +169,7 @@ fn score_store(
         });
     }
     if missing > 0 {
-        eprintln!("warning: {missing} responses name items not in the dataset; skipped");
+        crate::warn!("warning: {missing} responses name items not in the dataset; skipped");
     }
     let handle = StoreHandle::spawn(store, Some(db.clone()));
     let caller = judge_caller(judge, args, dirs, &factory, Some(handle.clone()))?;
@@ -197,7 +197,10 @@ fn score_store(
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", table(&run.id, &counts, &models));
+        print!(
+            "{}",
+            crate::text::sanitize(&table(&run.id, &counts, &models))
+        );
     }
     Ok(0)
 }
@@ -342,7 +345,7 @@ fn score_outputs(
         });
     }
     for p in &problems {
-        eprintln!("{p}");
+        crate::warn!("{p}");
     }
     // Judge replies are cached in the default store, so scoring again costs no judge calls.
     let cache = Store::open(&default_db(dirs))
@@ -362,22 +365,22 @@ fn score_outputs(
         .with_context(|| format!("writing {}", path.display()))?;
     let unscored: Vec<&ScoreRecord> = scores.iter().filter(|s| s.score.is_none()).collect();
     if !unscored.is_empty() {
-        eprintln!(
+        crate::warn!(
             "{} items left unscored (they need a judge):",
             unscored.len()
         );
         for s in unscored.iter().take(20) {
-            eprintln!("  {} ({})", s.item_id, s.detail);
+            crate::warn!("  {} ({})", s.item_id, s.detail);
         }
         if unscored.len() > 20 {
-            eprintln!("  ... and {} more (see summary.json)", unscored.len() - 20);
+            crate::warn!("  ... and {} more (see summary.json)", unscored.len() - 20);
         }
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
-        print!("{}", table(model, &counts, &models));
-        eprintln!(
+        print!("{}", crate::text::sanitize(&table(model, &counts, &models)));
+        crate::warn!(
             "wrote {} and {}",
             mdir.join("scores").display(),
             path.display()

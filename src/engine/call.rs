@@ -52,11 +52,6 @@ impl Caller {
         })
     }
 
-    pub fn with_retry(mut self, retry: RetryPolicy) -> Caller {
-        self.retry = retry;
-        self
-    }
-
     /// Sends `req` (retrying what can be retried) and returns the whole reply. `variant`
     /// separates cache entries of repeated asks of one request (a judge asked again after an
     /// unreadable reply must not get the same cached reply).

@@ -5,6 +5,7 @@
 
 mod backoff;
 mod call;
+pub mod judge;
 pub mod score;
 
 use std::collections::{HashMap, VecDeque};

@@ -151,8 +151,8 @@ pub async fn score_all(
     Ok(counts)
 }
 
-/// What asking a judge came to: its verdict (the fallback's when no reply could be read), or
-/// why the judge could not be reached.
+/// What asking a PRISM judge came to: its verdict (the fallback's when no reply could be
+/// read), or why the judge could not be reached.
 struct Judged {
     verdict: Result<crate::eval::rules::Verdict, String>,
     /// The last reply, when there was one.
@@ -161,40 +161,30 @@ struct Judged {
     fallback: bool,
 }
 
-/// Asks up to [`judge::ATTEMPTS`] times until a reply can be read.
 async fn ask_judge(caller: &Caller, ask: &judge::JudgeAsk) -> Judged {
-    let mut req = ask.request();
-    // The judge model's own parameters (max_tokens, stop, ...) apply; the judge's temperature
-    // (0 or 0.1, per PRISM) wins over them.
-    req.params = caller.cfg.params.overlay(&req.params);
-    let mut last = String::new();
-    for attempt in 0..judge::ATTEMPTS {
-        match caller.complete(&req, attempt).await {
-            Ok(reply) => {
-                if let Some(verdict) = judge::read(ask.kind, &reply.text) {
-                    return Judged {
-                        verdict: Ok(verdict),
-                        reply: Some(reply.text),
-                        attempts: attempt + 1,
-                        fallback: false,
-                    };
-                }
-                last = reply.text;
-            }
-            Err(e) => {
-                return Judged {
-                    verdict: Err(e),
-                    reply: None,
-                    attempts: 0,
-                    fallback: false,
-                };
-            }
-        }
-    }
-    Judged {
-        verdict: Ok(ask.kind.fallback()),
-        reply: Some(last),
-        attempts: judge::ATTEMPTS,
-        fallback: true,
+    let kind = ask.kind;
+    let asked = super::judge::ask(caller, &ask.request(), judge::ATTEMPTS, |reply| {
+        judge::read(kind, reply)
+    })
+    .await;
+    match asked.outcome {
+        Ok(Some(v)) => Judged {
+            verdict: Ok(v),
+            reply: asked.reply,
+            attempts: asked.attempts,
+            fallback: false,
+        },
+        Ok(None) => Judged {
+            verdict: Ok(kind.fallback()),
+            reply: Some(asked.reply.unwrap_or_default()),
+            attempts: asked.attempts,
+            fallback: true,
+        },
+        Err(e) => Judged {
+            verdict: Err(e),
+            reply: None,
+            attempts: 0,
+            fallback: false,
+        },
     }
 }

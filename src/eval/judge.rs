@@ -16,40 +16,86 @@ use crate::provider::{ChatRequest, Message, Params};
 /// How many times a judge is asked before its fallback applies.
 pub const ATTEMPTS: u32 = 3;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JudgeKind {
-    Equivalence,
-    Math,
-    Code,
-    Claims,
+/// One judge, defined in one place: its name, PRISM's temperature for it, which prompt files
+/// it uses, how its reply is read, and what an unreadable reply scores.
+pub struct JudgeDef {
+    pub name: &'static str,
+    pub temperature: f64,
+    /// Whether a prompt named after the task (`prompts/judges/<task id>.md`) comes first.
+    pub per_task: bool,
+    /// Generic prompt files, in order of preference.
+    pub prompts: &'static [&'static str],
+    /// Reads a reply; `None` when it holds no usable answer (the judge is asked again).
+    pub read: fn(&str) -> Option<Verdict>,
+    /// The detail of the fallback score (always 0) when no reply could be read.
+    pub fallback: &'static str,
 }
 
+/// A judge: a copyable handle on its definition.
+#[derive(Clone, Copy)]
+pub struct JudgeKind(pub &'static JudgeDef);
+
 impl JudgeKind {
+    /// Semantic equivalence: temperature 0; a reply containing YES means correct.
+    pub const EQUIVALENCE: JudgeKind = JudgeKind(&JudgeDef {
+        name: "semantic_equivalence",
+        temperature: 0.0,
+        per_task: false,
+        prompts: &["semantic_equivalence"],
+        read: read_equivalence,
+        fallback: "judge unreadable: fallback incorrect",
+    });
+    /// Math equivalence: `{"correct": 0|1}`.
+    pub const MATH: JudgeKind = JudgeKind(&JudgeDef {
+        name: "math_equivalence",
+        temperature: 0.1,
+        per_task: false,
+        prompts: &["math_equivalence"],
+        read: read_math,
+        fallback: "judge unreadable: fallback incorrect",
+    });
+    /// The code rubric: four 0-10 scores, the total recomputed here.
+    pub const CODE: JudgeKind = JudgeKind(&JudgeDef {
+        name: "code_rubric",
+        temperature: 0.1,
+        per_task: true,
+        prompts: &["RE-MRF-Code_Generation", "RE-MRF-Code"],
+        read: read_code,
+        fallback: "judge unreadable: fallback total 0",
+    });
+    /// The claim audit: hallucinated claims out of all claims.
+    pub const CLAIMS: JudgeKind = JudgeKind(&JudgeDef {
+        name: "claim_audit",
+        temperature: 0.1,
+        per_task: true,
+        prompts: &["RE-IIF"],
+        read: read_claims,
+        fallback: "judge unreadable: fallback rate 1.0",
+    });
+
     pub fn name(self) -> &'static str {
-        match self {
-            JudgeKind::Equivalence => "semantic_equivalence",
-            JudgeKind::Math => "math_equivalence",
-            JudgeKind::Code => "code_rubric",
-            JudgeKind::Claims => "claim_audit",
-        }
+        self.0.name
     }
 
     pub fn temperature(self) -> f64 {
-        match self {
-            JudgeKind::Equivalence => 0.0,
-            _ => 0.1,
-        }
+        self.0.temperature
     }
 
     /// The score when the judge never gave a readable reply.
     pub fn fallback(self) -> Verdict {
-        match self {
-            JudgeKind::Claims => Verdict::fail("judge unreadable: fallback rate 1.0"),
-            JudgeKind::Code => Verdict::fail("judge unreadable: fallback total 0"),
-            JudgeKind::Math | JudgeKind::Equivalence => {
-                Verdict::fail("judge unreadable: fallback incorrect")
-            }
-        }
+        Verdict::fail(self.0.fallback)
+    }
+}
+
+impl PartialEq for JudgeKind {
+    fn eq(&self, other: &JudgeKind) -> bool {
+        self.0.name == other.0.name
+    }
+}
+
+impl std::fmt::Debug for JudgeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name)
     }
 }
 
@@ -82,26 +128,11 @@ fn builtin(stem: &str) -> Option<&'static str> {
 /// The judge prompt template for a task: the dataset's own `prompts/judges/*.md` when present
 /// (by task id for the per-task judges), else ours.
 pub fn template(ds: &Dataset, task: &Task, kind: JudgeKind) -> Option<String> {
-    let (specific, generic): (&[&str], &[&str]) = match kind {
-        JudgeKind::Equivalence => (&[], &["semantic_equivalence"]),
-        JudgeKind::Math => (&[], &["math_equivalence"]),
-        JudgeKind::Code => (
-            &[task.id.as_str()],
-            &["RE-MRF-Code_Generation", "RE-MRF-Code"],
-        ),
-        JudgeKind::Claims => (&[task.id.as_str()], &["RE-IIF"]),
-    };
-    specific
-        .iter()
-        .chain(generic)
-        .find_map(|s| ds.prompts.judges.get(*s).cloned())
-        .or_else(|| {
-            specific
-                .iter()
-                .chain(generic)
-                .find_map(|s| builtin(s))
-                .map(str::to_string)
-        })
+    let own = kind.0.per_task.then_some(task.id.as_str());
+    let stems = || own.into_iter().chain(kind.0.prompts.iter().copied());
+    stems()
+        .find_map(|s| ds.prompts.judges.get(s).cloned())
+        .or_else(|| stems().find_map(builtin).map(str::to_string))
 }
 
 /// Replaces `{name}` placeholders in one pass, so braces in the values (or the JSON examples in
@@ -154,70 +185,73 @@ pub fn ask(ds: &Dataset, item: &Item, kind: JudgeKind, response: &str) -> Option
 
 /// Reads a judge's reply; `None` when it holds no usable answer (ask again).
 pub fn read(kind: JudgeKind, reply: &str) -> Option<Verdict> {
-    match kind {
-        JudgeKind::Equivalence => {
-            let t = reply.trim();
-            if t.is_empty() {
-                return None;
-            }
-            let yes = t.to_uppercase().contains("YES");
-            Some(Verdict::new(
-                yes,
-                if yes {
-                    "judge: same meaning"
-                } else {
-                    "judge: different meaning"
-                },
-            ))
-        }
-        JudgeKind::Math => {
-            let v = json_with(reply, &["correct"])?;
-            let c = number(&v["correct"])?;
-            let ok = c >= 0.5;
-            Some(Verdict::new(
-                ok,
-                if ok {
-                    "judge: equivalent"
-                } else {
-                    "judge: not equivalent"
-                },
-            ))
-        }
-        JudgeKind::Code => {
-            let keys = ["correctness", "completeness", "efficiency", "readability"];
-            let v = json_with(reply, &keys)?;
-            let mut parts = [0.0; 4];
-            for (p, k) in parts.iter_mut().zip(keys) {
-                *p = number(&v[k])?.clamp(0.0, 10.0);
-            }
-            let total = code_total(parts);
-            Some(Verdict {
-                score: total as f64 / 5.0,
-                detail: format!(
-                    "judge: correctness {}, completeness {}, efficiency {}, readability {} → total {total}/5",
-                    parts[0], parts[1], parts[2], parts[3]
-                ),
-            })
-        }
-        JudgeKind::Claims => {
-            let v = json_with(
-                reply,
-                &["total_claims", "hallucinated_claims", "hallucination_rate"],
-            )?;
-            let total = number(&v["total_claims"])?;
-            let bad = number(&v["hallucinated_claims"])?;
-            let rate = number(&v["hallucination_rate"])?;
-            let score = if total > 0.0 {
-                1.0 - (bad / total).clamp(0.0, 1.0)
-            } else {
-                (1.0 - rate).clamp(0.0, 1.0)
-            };
-            Some(Verdict {
-                score,
-                detail: format!("judge: {bad} of {total} claims hallucinated"),
-            })
-        }
+    (kind.0.read)(reply)
+}
+
+fn read_equivalence(reply: &str) -> Option<Verdict> {
+    let t = reply.trim();
+    if t.is_empty() {
+        return None;
     }
+    let yes = t.to_uppercase().contains("YES");
+    Some(Verdict::new(
+        yes,
+        if yes {
+            "judge: same meaning"
+        } else {
+            "judge: different meaning"
+        },
+    ))
+}
+
+fn read_math(reply: &str) -> Option<Verdict> {
+    let v = json_with(reply, &["correct"])?;
+    let c = number(&v["correct"])?;
+    let ok = c >= 0.5;
+    Some(Verdict::new(
+        ok,
+        if ok {
+            "judge: equivalent"
+        } else {
+            "judge: not equivalent"
+        },
+    ))
+}
+
+fn read_code(reply: &str) -> Option<Verdict> {
+    let keys = ["correctness", "completeness", "efficiency", "readability"];
+    let v = json_with(reply, &keys)?;
+    let mut parts = [0.0; 4];
+    for (p, k) in parts.iter_mut().zip(keys) {
+        *p = number(&v[k])?.clamp(0.0, 10.0);
+    }
+    let total = code_total(parts);
+    Some(Verdict {
+        score: total as f64 / 5.0,
+        detail: format!(
+            "judge: correctness {}, completeness {}, efficiency {}, readability {} → total {total}/5",
+            parts[0], parts[1], parts[2], parts[3]
+        ),
+    })
+}
+
+fn read_claims(reply: &str) -> Option<Verdict> {
+    let v = json_with(
+        reply,
+        &["total_claims", "hallucinated_claims", "hallucination_rate"],
+    )?;
+    let total = number(&v["total_claims"])?;
+    let bad = number(&v["hallucinated_claims"])?;
+    let rate = number(&v["hallucination_rate"])?;
+    let score = if total > 0.0 {
+        1.0 - (bad / total).clamp(0.0, 1.0)
+    } else {
+        (1.0 - rate).clamp(0.0, 1.0)
+    };
+    Some(Verdict {
+        score,
+        detail: format!("judge: {bad} of {total} claims hallucinated"),
+    })
 }
 
 /// The code total on 0-5: round(sum / 40 × 5), halves to even, from sub-scores clamped to 0-10.
@@ -304,7 +338,7 @@ mod tests {
         assert_eq!(code_total([15.0, 10.0, 10.0, -3.0]), 4);
         // The judge's own total is ignored.
         let v = read(
-            JudgeKind::Code,
+            JudgeKind::CODE,
             r#"{"correctness":5,"completeness":5,"efficiency":5,"readability":5,"total":5}"#,
         )
         .unwrap();
@@ -327,36 +361,36 @@ mod tests {
         assert!(json_with("{\"correct\": 1", &keys).is_none(), "truncated");
         assert!(json_with("I think it is correct.", &keys).is_none());
         assert_eq!(
-            read(JudgeKind::Math, "{\"correct\": \"1\"}").unwrap().score,
+            read(JudgeKind::MATH, "{\"correct\": \"1\"}").unwrap().score,
             1.0
         );
-        assert!(read(JudgeKind::Math, "{\"correct\": null}").is_none());
+        assert!(read(JudgeKind::MATH, "{\"correct\": null}").is_none());
     }
 
     #[test]
     fn claims_and_equivalence() {
         let v = read(
-            JudgeKind::Claims,
+            JudgeKind::CLAIMS,
             r#"{ "total_claims": 6, "hallucinated_claims": 2, "hallucination_rate": 0.9 }"#,
         )
         .unwrap();
         assert!((v.score - (1.0 - 2.0 / 6.0)).abs() < 1e-12);
         let v = read(
-            JudgeKind::Claims,
+            JudgeKind::CLAIMS,
             r#"{ "total_claims": 0, "hallucinated_claims": 0, "hallucination_rate": 0.25 }"#,
         )
         .unwrap();
         assert_eq!(v.score, 0.75);
         let v = read(
-            JudgeKind::Claims,
+            JudgeKind::CLAIMS,
             r#"{ "total_claims": 2, "hallucinated_claims": 5, "hallucination_rate": 1 }"#,
         )
         .unwrap();
         assert_eq!(v.score, 0.0);
-        assert_eq!(read(JudgeKind::Equivalence, "YES").unwrap().score, 1.0);
-        assert_eq!(read(JudgeKind::Equivalence, "No.").unwrap().score, 0.0);
-        assert!(read(JudgeKind::Equivalence, "  ").is_none());
-        assert_eq!(JudgeKind::Claims.fallback().score, 0.0);
+        assert_eq!(read(JudgeKind::EQUIVALENCE, "YES").unwrap().score, 1.0);
+        assert_eq!(read(JudgeKind::EQUIVALENCE, "No.").unwrap().score, 0.0);
+        assert!(read(JudgeKind::EQUIVALENCE, "  ").is_none());
+        assert_eq!(JudgeKind::CLAIMS.fallback().score, 0.0);
     }
 
     #[test]
@@ -386,7 +420,7 @@ mod template_tests {
             .iter()
             .find(|t| t.id == "RE-IIF-Summarize")
             .unwrap();
-        let t = template(&ds, task, JudgeKind::Claims).unwrap();
+        let t = template(&ds, task, JudgeKind::CLAIMS).unwrap();
         assert_eq!(
             t, ds.prompts.judges["RE-IIF-Summarize"],
             "the per-task prompt of the release"
@@ -397,7 +431,7 @@ mod template_tests {
             .find(|t| t.id == "RE-MRF-Code_Generation")
             .unwrap();
         assert!(
-            template(&ds, code, JudgeKind::Code)
+            template(&ds, code, JudgeKind::CODE)
                 .unwrap()
                 .contains("[TEST INPUT]")
         );
@@ -408,14 +442,14 @@ mod template_tests {
             .iter()
             .find(|t| t.evaluator == crate::taxonomy::Evaluator::JudgeClaims)
             .unwrap();
-        let ours = template(&sample, summ, JudgeKind::Claims).unwrap();
+        let ours = template(&sample, summ, JudgeKind::CLAIMS).unwrap();
         assert!(ours.contains("You audit texts for invented content."));
         // A dataset without judge prompts falls back to ours too.
         let mut bare = sample.clone();
         bare.prompts.judges.clear();
-        assert_eq!(template(&bare, summ, JudgeKind::Claims).unwrap(), ours);
+        assert_eq!(template(&bare, summ, JudgeKind::CLAIMS).unwrap(), ours);
         assert!(
-            template(&bare, summ, JudgeKind::Equivalence)
+            template(&bare, summ, JudgeKind::EQUIVALENCE)
                 .unwrap()
                 .contains("{model_answer}")
         );

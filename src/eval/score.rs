@@ -77,7 +77,7 @@ pub fn step(ds: &Dataset, item: &Item, response: Option<&str>) -> Step {
         ),
         Evaluator::FactJudge => match (yes_no(r), yes_no(answer)) {
             (Some(a), Some(b)) if a == b => Verdict::pass(format!("both say {a}")),
-            _ => return judged(JudgeKind::Equivalence),
+            _ => return judged(JudgeKind::EQUIVALENCE),
         },
         Evaluator::AnswerMatch => {
             if rules::abstain(r).score == 1.0 {
@@ -87,14 +87,14 @@ pub fn step(ds: &Dataset, item: &Item, response: Option<&str>) -> Step {
                 if !la.is_empty() && lr.contains(&la) {
                     Verdict::pass("contains the answer")
                 } else {
-                    return judged(JudgeKind::Equivalence);
+                    return judged(JudgeKind::EQUIVALENCE);
                 }
             }
         }
-        Evaluator::JudgeEquiv => return judged(JudgeKind::Equivalence),
-        Evaluator::JudgeMath => return judged(JudgeKind::Math),
-        Evaluator::JudgeCode => return judged(JudgeKind::Code),
-        Evaluator::JudgeClaims => return judged(JudgeKind::Claims),
+        Evaluator::JudgeEquiv => return judged(JudgeKind::EQUIVALENCE),
+        Evaluator::JudgeMath => return judged(JudgeKind::MATH),
+        Evaluator::JudgeCode => return judged(JudgeKind::CODE),
+        Evaluator::JudgeClaims => return judged(JudgeKind::CLAIMS),
     };
     Step::Done(v)
 }
@@ -142,7 +142,7 @@ mod tests {
         // Disagreeing or uncommitted → the semantic judge, with the answer and reference filled in.
         match step(&ds, myth, Some("Yes, he failed.")) {
             Step::Judge(a) => {
-                assert_eq!(a.kind, JudgeKind::Equivalence);
+                assert_eq!(a.kind, JudgeKind::EQUIVALENCE);
                 assert!(a.prompt.contains("Yes, he failed."));
                 assert!(a.prompt.contains("He excelled at mathematics"));
             }

@@ -212,8 +212,7 @@ impl App {
         let mut then = Vec::new();
         for cmd in cmds {
             match cmd {
-                Cmd::Push(c) => self.open(c, false),
-                Cmd::Replace(c) => self.open(c, true),
+                Cmd::Push(o) => self.open(super::screens::open(o), false),
                 Cmd::Pop => {
                     if self.screens.len() > 1 {
                         self.screens.pop();

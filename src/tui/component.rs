@@ -51,9 +51,7 @@ pub enum Input {
 /// What a component asks the app to do.
 pub enum Cmd {
     /// Open a screen on top of the current one.
-    Push(Box<dyn Component>),
-    /// Replace the top screen (a new run's answers replace the compare screen shown).
-    Replace(Box<dyn Component>),
+    Push(Open),
     /// Back to the screen below (the browse screen stays).
     Pop,
     /// Open a popup; popups get input before screens.
@@ -109,14 +107,17 @@ pub trait Component {
     fn as_any(&self) -> &dyn std::any::Any;
 }
 
-/// Every kind of screen and popup, for routing results and for tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ScreenId {
-    Browse,
-    Compare,
+pub use super::screen_id::ScreenId;
+
+/// A screen to open. Screens never build each other (the compare screen opens the heatmap and
+/// the heatmap opens the compare screen): they ask for one by name and
+/// [`screens::open`](super::screens::open) builds it.
+#[derive(Debug, Clone)]
+pub enum Open {
+    /// Items to step through, starting at `pos`.
+    Compare {
+        items: Vec<usize>,
+        pos: usize,
+    },
     Heatmap,
-    Help,
-    Problems,
-    Picker,
-    Correlation,
 }

@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::component::ScreenId;
+use super::screen_id::ScreenId;
 use crate::dataset::Dataset;
 use crate::engine::score::ToScore;
 use crate::engine::{BackendFactory, Caller};

@@ -14,6 +14,7 @@ pub mod jobs;
 pub mod keymap;
 pub mod layout;
 pub mod popups;
+pub mod screen_id;
 pub mod screens;
 pub mod session;
 pub mod tree;

@@ -15,7 +15,7 @@ use crate::dataset::{Dataset, Item};
 use crate::taxonomy::CATEGORIES;
 use crate::text::{one_line, sanitize};
 use crate::theme::Theme;
-use crate::tui::component::{Cmd, Component, Cx, Input, ScreenId};
+use crate::tui::component::{Cmd, Component, Cx, Input, Open, ScreenId};
 use crate::tui::jobs::JobRequest;
 use crate::tui::keymap::{Action, Mode};
 use crate::tui::layout::Areas;
@@ -198,9 +198,7 @@ impl Browse {
     fn open_item(&self, item: usize) -> Vec<Cmd> {
         let items: Vec<usize> = self.current_range().collect();
         let pos = items.iter().position(|&i| i == item).unwrap_or(0);
-        vec![Cmd::Push(Box::new(super::compare::Compare::new(
-            items, pos,
-        )))]
+        vec![Cmd::Push(Open::Compare { items, pos })]
     }
 
     /// Performs an action.
@@ -221,7 +219,7 @@ impl Browse {
                     out.push(Cmd::Notice("scoring again".into()));
                 }
             }
-            Action::Heatmap => out.push(Cmd::Push(Box::new(super::heatmap::Heatmap::default()))),
+            Action::Heatmap => out.push(Cmd::Push(Open::Heatmap)),
             Action::Cancel if self.search.regex.is_some() => self.search = Search::default(),
             Action::NextPane => self.focus = self.focus.next(),
             Action::PrevPane => self.focus = self.focus.prev(),
@@ -285,10 +283,10 @@ impl Browse {
             Action::Back => {
                 // Back to the answers of the run in progress (or the last one).
                 if let Some(run) = &cx.session.active {
-                    out.push(Cmd::Push(Box::new(super::compare::Compare::new(
-                        run.items.clone(),
-                        0,
-                    ))));
+                    out.push(Cmd::Push(Open::Compare {
+                        items: run.items.clone(),
+                        pos: 0,
+                    }));
                 }
             }
             _ => {}

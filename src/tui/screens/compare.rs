@@ -12,7 +12,7 @@ use ratatui::widgets::{Block, BorderType, Borders, LineGauge, Paragraph, Wrap};
 
 use crate::text::{one_line, sanitize};
 use crate::theme::Theme;
-use crate::tui::component::{Cmd, Component, Cx, Input, ScreenId};
+use crate::tui::component::{Cmd, Component, Cx, Input, Open, ScreenId};
 use crate::tui::jobs::{JobRequest, Msg};
 use crate::tui::keymap::{Action, Mode};
 use crate::tui::layout::CompareAreas;
@@ -140,7 +140,7 @@ impl Compare {
                 }
             }
             Action::Back => out.push(Cmd::Pop),
-            Action::Heatmap => out.push(Cmd::Push(Box::new(super::heatmap::Heatmap::default()))),
+            Action::Heatmap => out.push(Cmd::Push(Open::Heatmap)),
             Action::NextPane | Action::Expand if panes > 0 => self.pane = (self.pane + 1) % panes,
             Action::PrevPane | Action::Collapse if panes > 0 => {
                 self.pane = (self.pane + panes - 1) % panes

@@ -19,7 +19,7 @@ use crate::report::{Report, Row, Source, View, build};
 use crate::taxonomy::{CATEGORIES, Dimension};
 use crate::text::{one_line, sanitize};
 use crate::theme::ink_on;
-use crate::tui::component::{Cmd, Component, Cx, Input, ScreenId};
+use crate::tui::component::{Cmd, Component, Cx, Input, Open, ScreenId};
 use crate::tui::keymap::{Action, Mode};
 use crate::tui::popups::{Correlation, Help};
 use crate::tui::session::Session;
@@ -236,9 +236,7 @@ impl Heatmap {
             Action::Toggle | Action::Expand if n > 0 => {
                 let items: Vec<usize> = d.items.iter().map(|x| x.0).collect();
                 // Back from compare returns here, to the same cell and item.
-                return vec![Cmd::Push(Box::new(super::compare::Compare::new(
-                    items, d.sel,
-                )))];
+                return vec![Cmd::Push(Open::Compare { items, pos: d.sel })];
             }
             Action::Back | Action::Cancel | Action::Collapse => self.drill = None,
             _ => {}

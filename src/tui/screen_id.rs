@@ -1,0 +1,13 @@
+//! The names of screens and popups: who asked for background work (its results go back there),
+//! and what tests look for.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScreenId {
+    Browse,
+    Compare,
+    Heatmap,
+    Help,
+    Problems,
+    Picker,
+    Correlation,
+}
