@@ -101,7 +101,7 @@ fn main() {
         rates.push(lang_inputs.len() as f64 / t.elapsed().as_secs_f64());
     }
     println!(
-        "language evaluator (whatlang detection), one thread: {:.0} responses/s (median of 5; 10,000 responses of ~80 characters)",
+        "language evaluator (langdetect, seed 0), one thread: {:.0} responses/s (median of 5; 10,000 responses of ~80 characters)",
         median(rates)
     );
 

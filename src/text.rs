@@ -1,6 +1,6 @@
 //! Text hygiene for anything drawn on the terminal.
 //!
-//! Dataset text (and, later, model output) is untrusted: an escape sequence in it could move the
+//! Dataset text and model output are untrusted: an escape sequence in them could move the
 //! cursor, change colours or retitle the terminal. Everything is passed through [`sanitize`]
 //! before it reaches a widget.
 

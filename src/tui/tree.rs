@@ -2,7 +2,7 @@
 //!
 //! Each node covers a contiguous range of `Dataset::items` (tasks are stored in tree order), so
 //! selecting a node selects a slice of items with no copying. A hand-rolled tree (rather than
-//! tui-tree-widget) because rows need per-node counts, colours and, later, progress and rates,
+//! tui-tree-widget) because rows need per-node counts, colours, run progress and rates,
 //! and clicks must map to rows without the widget's internal state.
 
 use std::collections::HashSet;

@@ -188,21 +188,24 @@ impl Heatmap {
         (label, items)
     }
 
-    /// Scored answers and items behind the cursor's cell (the status line's coverage).
+    /// Scored items and items behind the cursor's cell (the status line's coverage), from the
+    /// session's summary (tasks x models, not one step per answer).
     fn cell_coverage(&self, cx: &Cx, model: &str) -> (usize, usize) {
         let in_column = self.column_tasks(cx, self.view, self.col);
-        let scored = cx
-            .session
-            .points
+        let summary = cx.session.summaries().find(|s| s.model == model);
+        let (mut scored, mut items) = (0, 0);
+        for (_, task) in cx
+            .ds
+            .tasks
             .iter()
-            .filter(|((i, m, _), s)| {
-                s.is_some() && m == model && in_column[cx.ds.items[*i].task as usize]
-            })
-            .count();
-        let items = (0..cx.ds.tasks.len())
-            .filter(|&t| in_column[t])
-            .map(|t| cx.ds.tasks[t].items.len())
-            .sum();
+            .enumerate()
+            .filter(|(t, _)| in_column[*t])
+        {
+            items += task.items.len();
+            scored += summary
+                .and_then(|s| s.tasks.get(&task.id))
+                .map_or(0, |r| r.scored);
+        }
         (scored, items)
     }
 
