@@ -164,10 +164,14 @@ fn a_corrupt_gguf_is_a_clear_error_naming_the_file() {
     );
 }
 
-#[test]
-#[ignore = "needs PRISM_GEMMA_GGUF (bash .ci/run sets it up)"]
-fn the_tui_runs_three_sample_items_against_local() {
-    let p = gguf();
+/// Plays `keys` (marking `marks` items of KE > FD > Myths, then `r`, `enter`) through the real
+/// TUI loop with `models` on a fresh store, and returns the app and its terminal.
+fn run_in_tui(
+    models: Vec<prism::provider::ModelConfig>,
+    chosen: &[&str],
+    marks: usize,
+    size: (u16, u16),
+) -> (prism::tui::App, Terminal<TestBackend>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("prism.db");
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -176,47 +180,50 @@ fn the_tui_runs_three_sample_items_against_local() {
         .build()
         .unwrap();
     let loaded = prism::dataset::load_sample();
-    let mut local = prism::cli::run::builtin_local();
-    local.path = Some(p.clone());
-    local.params.max_tokens = Some(16);
-    local.params.temperature = Some(0.0);
+    let names: Vec<String> = chosen.iter().map(|s| s.to_string()).collect();
     let mut app = prism::tui::App::new(
         Arc::new(loaded.dataset),
         Arc::new(loaded.problems),
         prism::theme::Theme::default_theme(),
         prism::tui::keymap::Keymap::default(),
     )
-    .with_models(vec![local]);
+    .with_models(models)
+    .with_chosen(&names);
     let mut services = rt
         .block_on(async {
             prism::tui::Services::with_store(
                 &db,
-                prism::engine::backends(p.clone()),
+                prism::engine::backends(gguf()),
                 "<sample-data>".into(),
             )
         })
         .unwrap();
     let key = |c: char| Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
     let code = |c: KeyCode| Event::Key(KeyEvent::new(c, KeyModifiers::NONE));
-    // KE > FD > Myths; items; mark three; run with the preselected local model.
-    let script = vec![
-        key('j'),
-        code(KeyCode::Enter),
-        key('j'),
-        code(KeyCode::Tab),
-        key(' '),
-        key(' '),
-        key(' '),
-        key('r'),
-        code(KeyCode::Enter),
-    ];
-    let mut term = Terminal::new(TestBackend::new(100, 30)).unwrap();
+    // KE > FD > Myths; items; mark some; run with the preselected models.
+    let mut script = vec![key('j'), code(KeyCode::Enter), key('j'), code(KeyCode::Tab)];
+    script.extend((0..marks).map(|_| key(' ')));
+    script.extend([key('r'), code(KeyCode::Enter)]);
+    let mut term = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
     rt.block_on(async {
         let stream = futures::stream::iter(script.into_iter().map(Ok::<_, io::Error>));
         prism::tui::run_loop_with(&mut term, &mut app, stream, &mut services).await
     })
     .unwrap();
     term.draw(|f| app.draw(f)).unwrap();
+    (app, term, dir)
+}
+
+#[test]
+#[ignore = "needs PRISM_GEMMA_GGUF (bash .ci/run sets it up)"]
+fn the_tui_runs_three_sample_items_against_local() {
+    let p = gguf();
+    let mut local = prism::cli::run::builtin_local();
+    local.path = Some(p.clone());
+    local.params.max_tokens = Some(16);
+    local.params.temperature = Some(0.0);
+    let (app, term, dir) = run_in_tui(vec![local], &["local"], 3, (100, 30));
+    let db = dir.path().join("prism.db");
     let run = app.session.active.as_ref().unwrap();
     assert_eq!((run.done, run.failed, run.total), (3, 0, 3));
     // Every answer was scored as it finished (the verdict depends on the text, so it is checked
@@ -296,13 +303,6 @@ fn smol_is_an_instruct_model_prompted_with_its_own_chat_template() {
 fn the_tui_runs_both_built_in_models_side_by_side() {
     let (g, sm) = (gguf(), smol_gguf());
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("prism.db");
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let loaded = prism::dataset::load_sample();
     let dirs = prism::config::Dirs {
         config: dir.path().to_path_buf(),
         data: dir.path().to_path_buf(),
@@ -315,42 +315,8 @@ fn the_tui_runs_both_built_in_models_side_by_side() {
         m.params.max_tokens = Some(16);
         m.params.temperature = Some(0.0);
     }
-    let mut app = prism::tui::App::new(
-        Arc::new(loaded.dataset),
-        Arc::new(loaded.problems),
-        prism::theme::Theme::default_theme(),
-        prism::tui::keymap::Keymap::default(),
-    )
-    .with_models(vec![local, smol])
-    .with_chosen(&["local".to_string(), "smol".to_string()]);
-    let mut services = rt
-        .block_on(async {
-            prism::tui::Services::with_store(
-                &db,
-                prism::engine::backends(g.clone()),
-                "<sample-data>".into(),
-            )
-        })
-        .unwrap();
-    let key = |c: char| Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
-    let code = |c: KeyCode| Event::Key(KeyEvent::new(c, KeyModifiers::NONE));
-    // KE > FD > Myths; items; mark two; run with both preselected models: space, r, enter.
-    let script = vec![
-        key('j'),
-        code(KeyCode::Enter),
-        key('j'),
-        code(KeyCode::Tab),
-        key(' '),
-        key(' '),
-        key('r'),
-        code(KeyCode::Enter),
-    ];
-    let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
-    rt.block_on(async {
-        let stream = futures::stream::iter(script.into_iter().map(Ok::<_, io::Error>));
-        prism::tui::run_loop_with(&mut term, &mut app, stream, &mut services).await
-    })
-    .unwrap();
+    // Both preselected: space, space, r, enter.
+    let (app, term, _store) = run_in_tui(vec![local, smol], &["local", "smol"], 2, (120, 40));
     let run = app.session.active.as_ref().unwrap();
     assert_eq!(run.models, vec!["local".to_string(), "smol".to_string()]);
     assert_eq!((run.done, run.failed, run.total), (4, 0, 4));
@@ -366,7 +332,6 @@ fn the_tui_runs_both_built_in_models_side_by_side() {
         .filter(|(_, a)| a.verdict.is_some() && !a.text.trim().is_empty())
         .count();
     assert_eq!(scored, 4);
-    term.draw(|f| app.draw(f)).unwrap();
     let buf = term.backend().buffer();
     let screen: String = (0..buf.area.height)
         .map(|y| {

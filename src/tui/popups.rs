@@ -26,13 +26,20 @@ fn scroll(s: u16, a: Action) -> u16 {
     }
 }
 
-fn wheel(s: &mut u16, m: &crossterm::event::MouseEvent) {
+/// A scrolling popup's input: `closes` close it, other actions and the wheel scroll it.
+fn scrolling(s: &mut u16, input: Input, closes: &[Action]) -> Vec<Cmd> {
     use crossterm::event::MouseEventKind;
-    match m.kind {
-        MouseEventKind::ScrollDown => *s = s.saturating_add(3),
-        MouseEventKind::ScrollUp => *s = s.saturating_sub(3),
+    match input {
+        Input::Action(a) if closes.contains(&a) => return vec![Cmd::ClosePopup],
+        Input::Action(a) => *s = scroll(*s, a),
+        Input::Mouse(m) => match m.kind {
+            MouseEventKind::ScrollDown => *s = s.saturating_add(3),
+            MouseEventKind::ScrollUp => *s = s.saturating_sub(3),
+            _ => {}
+        },
         _ => {}
     }
+    Vec::new()
 }
 
 /// The keys of one mode.
@@ -63,18 +70,11 @@ impl Component for Help {
         true
     }
     fn update(&mut self, input: Input, _cx: &Cx) -> Vec<Cmd> {
-        match input {
-            Input::Action(Action::Help | Action::Cancel | Action::Quit) => vec![Cmd::ClosePopup],
-            Input::Action(a) => {
-                self.scroll = scroll(self.scroll, a);
-                Vec::new()
-            }
-            Input::Mouse(m) => {
-                wheel(&mut self.scroll, &m);
-                Vec::new()
-            }
-            _ => Vec::new(),
-        }
+        scrolling(
+            &mut self.scroll,
+            input,
+            &[Action::Help, Action::Cancel, Action::Quit],
+        )
     }
     fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {
         let t = cx.theme;
@@ -137,20 +137,11 @@ impl Component for Problems {
         true
     }
     fn update(&mut self, input: Input, _cx: &Cx) -> Vec<Cmd> {
-        match input {
-            Input::Action(Action::Problems | Action::Cancel | Action::Quit) => {
-                vec![Cmd::ClosePopup]
-            }
-            Input::Action(a) => {
-                self.scroll = scroll(self.scroll, a);
-                Vec::new()
-            }
-            Input::Mouse(m) => {
-                wheel(&mut self.scroll, &m);
-                Vec::new()
-            }
-            _ => Vec::new(),
-        }
+        scrolling(
+            &mut self.scroll,
+            input,
+            &[Action::Problems, Action::Cancel, Action::Quit],
+        )
     }
     fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {
         let t = cx.theme;
