@@ -495,3 +495,69 @@ async fn a_missing_key_or_dead_server_is_a_clear_message_naming_the_model() {
         .unwrap();
     assert!(reason.contains("127.0.0.1:9"), "{reason}");
 }
+
+/// A backend with a bug: it panics on one item. The job is recorded as failed with the panic's
+/// message, the others finish, and the run ends as usual (no job counted as cancelled).
+struct Buggy(Arc<dyn engine::Backend>);
+
+impl engine::Backend for Buggy {
+    fn stream<'a>(
+        &'a self,
+        req: &'a prism::provider::ChatRequest,
+    ) -> futures::future::BoxFuture<
+        'a,
+        Result<prism::provider::ChatStream, prism::provider::ProviderError>,
+    > {
+        let last = req
+            .messages
+            .last()
+            .map(|m| m.content.clone())
+            .unwrap_or_default();
+        if last.contains("Einstein") {
+            panic!("a bug met Einstein");
+        }
+        self.0.stream(req)
+    }
+    fn cache_identity(&self) -> String {
+        self.0.cache_identity()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_job_is_recorded_as_failed_and_the_run_goes_on() {
+    let m = mock::start(false).await;
+    let (store, _dir, path) = memory_store();
+    let ds = sample();
+    let items = first_items(&ds, 3);
+    let spec = fast(RunSpec::new(
+        ds.clone(),
+        "<sample-data>".into(),
+        items,
+        vec![openai("m", &m.url(), "echo")],
+    ));
+    let http = engine::http_backends();
+    let factory: engine::BackendFactory =
+        Arc::new(move |cfg| Ok(Arc::new(Buggy(http(cfg)?)) as Arc<dyn engine::Backend>));
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let summary = engine::run(spec, store, factory, tx, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!((summary.done, summary.failed, summary.cancelled), (2, 1, 0));
+    let s = Store::open(&path).unwrap();
+    let failed: Vec<_> = s
+        .responses(&summary.run_id)
+        .unwrap()
+        .into_iter()
+        .filter(|r| !r.is_ok())
+        .collect();
+    assert_eq!(failed.len(), 1);
+    let e = failed[0].error.as_deref().unwrap();
+    assert!(
+        e.contains("internal error") && e.contains("a bug met Einstein"),
+        "{e}"
+    );
+    assert_eq!(
+        s.run(&summary.run_id).unwrap().unwrap().status,
+        prism::store::RunStatus::Finished
+    );
+}

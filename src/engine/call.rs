@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{BackendFactory, Outcome, RetryPolicy, read_stream, request_hashes};
+use super::{BackendFactory, Limits, Outcome, RetryPolicy, read_stream, request_hashes};
 use crate::provider::{AdaptiveLimiter, ChatRequest, ModelConfig, RateLimiter};
 use crate::store::{Cached, StoreHandle};
 
@@ -29,6 +29,8 @@ pub struct Caller {
     store: Option<StoreHandle>,
     use_cache: bool,
     cancel: CancellationToken,
+    /// The judge's API key, only to take it out of what its server sends back.
+    key: Option<crate::provider::Secret>,
 }
 
 impl Caller {
@@ -49,6 +51,7 @@ impl Caller {
             store,
             use_cache,
             cancel,
+            key: cfg.api_key().ok().flatten(),
         })
     }
 
@@ -80,7 +83,8 @@ impl Caller {
                 }
             }
             let t0 = Instant::now();
-            let outcome = read_stream(&*self.backend, req, &self.cancel, t0, |_| {}).await;
+            let limits = Limits::of(&self.cfg);
+            let outcome = read_stream(&*self.backend, req, &self.cancel, t0, limits, |_| {}).await;
             drop(permit);
             match outcome {
                 Outcome::Cancelled => return Err("cancelled".into()),
@@ -88,10 +92,13 @@ impl Caller {
                     text,
                     finish,
                     usage,
+                    cut,
                     ..
                 } => {
                     self.limiter.on_success();
-                    if let Some(store) = &self.store {
+                    let text =
+                        crate::provider::config::redact(self.key.as_ref(), &text).into_owned();
+                    if let (Some(store), false) = (&self.store, cut) {
                         let _ = store
                             .cache_put(
                                 key,
@@ -123,7 +130,10 @@ impl Caller {
                         }
                         continue;
                     }
-                    return Err(e.to_string());
+                    return Err(
+                        crate::provider::config::redact(self.key.as_ref(), &e.to_string())
+                            .into_owned(),
+                    );
                 }
             }
         }

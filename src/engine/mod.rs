@@ -12,6 +12,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::FutureExt;
 use futures::future::BoxFuture;
 use sha2::{Digest, Sha256};
 use tokio::sync::{Mutex, Semaphore, mpsc};
@@ -252,6 +253,14 @@ struct ModelRuntime {
     backend: Arc<dyn Backend>,
     limiter: Arc<AdaptiveLimiter>,
     rate: Option<RateLimiter>,
+    /// The model's API key, only to take it out of anything a server sends back.
+    key: Option<crate::provider::Secret>,
+}
+
+impl ModelRuntime {
+    fn redact<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        crate::provider::config::redact(self.key.as_ref(), text)
+    }
 }
 
 struct Shared {
@@ -411,6 +420,7 @@ fn runtimes(models: &[ModelConfig], factory: &BackendFactory) -> anyhow::Result<
                 backend,
                 limiter: AdaptiveLimiter::new(cfg.max_concurrency),
                 rate: cfg.requests_per_minute.map(RateLimiter::per_minute),
+                key: cfg.api_key().ok().flatten(),
             })
         })
         .collect()
@@ -483,7 +493,14 @@ async fn execute(
                         s = global.acquire() => s,
                         _ = shared.cancel.cancelled() => break,
                     };
-                    run_job(&shared, job).await;
+                    // A bug in one job never takes the run down or passes unnoticed: the job
+                    // is recorded as failed with the panic's message, and the run goes on.
+                    let ran = std::panic::AssertUnwindSafe(run_job(&shared, job.clone()))
+                        .catch_unwind()
+                        .await;
+                    if let Err(panic) = ran {
+                        record_panic(&shared, &job, panic).await;
+                    }
                 }
             }));
         }
@@ -527,6 +544,8 @@ enum Outcome {
         finish: Option<String>,
         usage: crate::provider::Usage,
         first_token: Option<Duration>,
+        /// Cut at the answer cap: kept, but never cached (a larger cap must ask again).
+        cut: bool,
     },
     Err(ProviderError),
     Cancelled,
@@ -604,7 +623,7 @@ async fn run_job(sh: &Shared, job: Job) {
             attempt,
         });
         let t0 = Instant::now();
-        let outcome = attempt_once(sh, &*m.backend, &req, job.idx, t0, spec.stream_deltas).await;
+        let outcome = attempt_once(sh, m, &req, job.idx, t0, spec.stream_deltas).await;
         drop(_permit);
         match outcome {
             Outcome::Cancelled => return,
@@ -613,9 +632,13 @@ async fn run_job(sh: &Shared, job: Job) {
                 finish: reason,
                 usage,
                 first_token,
+                cut,
             } => {
                 m.limiter.on_success();
-                record.text = Some(text);
+                if cut {
+                    record.cache_key = None;
+                }
+                record.text = Some(m.redact(&text).into_owned());
                 record.finish_reason = reason;
                 record.prompt_tokens = usage.prompt_tokens;
                 record.completion_tokens = usage.completion_tokens;
@@ -635,7 +658,7 @@ async fn run_job(sh: &Shared, job: Job) {
                         job: job.idx,
                         attempt: attempt + 1,
                         max_attempts,
-                        reason: e.to_string(),
+                        reason: m.redact(&e.to_string()).into_owned(),
                         delay,
                     });
                     tokio::select! {
@@ -644,7 +667,7 @@ async fn run_job(sh: &Shared, job: Job) {
                     }
                     continue;
                 }
-                record.error = Some(e.to_string());
+                record.error = Some(m.redact(&e.to_string()).into_owned());
                 record.latency_ms = Some(started.elapsed().as_millis() as u64);
                 record.created_at = now_secs();
                 finish(sh, job.idx, record, false).await;
@@ -657,34 +680,63 @@ async fn run_job(sh: &Shared, job: Job) {
 /// One attempt: send, then read the stream to its end.
 async fn attempt_once(
     sh: &Shared,
-    backend: &dyn Backend,
+    m: &ModelRuntime,
     req: &ChatRequest,
     job: u32,
     t0: Instant,
     deltas: bool,
 ) -> Outcome {
-    read_stream(backend, req, &sh.cancel, t0, |d| {
+    let limits = Limits::of(&m.cfg);
+    read_stream(&*m.backend, req, &sh.cancel, t0, limits, |d| {
         if deltas {
             let _ = sh.events.send(Event::Delta {
                 job,
-                text: d.to_string(),
+                text: m.redact(d).into_owned(),
             });
         }
     })
     .await
 }
 
+/// What one request may take: its whole time, and the longest answer kept.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub total: Duration,
+    pub max_bytes: usize,
+}
+
+impl Limits {
+    pub(crate) fn of(cfg: &ModelConfig) -> Limits {
+        Limits {
+            total: cfg.timeouts().total,
+            max_bytes: cfg.max_answer_bytes(),
+        }
+    }
+}
+
 /// Sends a request and reads its stream to the end, handing each piece of text to `on_delta`.
+/// The whole request is bounded in time (a server that keeps sending bytes never holds a job
+/// forever), and an answer longer than the cap is cut there, the request dropped, and the
+/// finish reason says so. Cancellation reaches it in every state.
 async fn read_stream(
     backend: &dyn Backend,
     req: &ChatRequest,
     cancel: &CancellationToken,
     t0: Instant,
+    limits: Limits,
     mut on_delta: impl FnMut(&str),
 ) -> Outcome {
+    let deadline = tokio::time::Instant::from_std(t0) + limits.total;
+    let too_slow = || {
+        Outcome::Err(ProviderError::Timeout {
+            kind: crate::provider::TimeoutKind::Total,
+            after: limits.total,
+        })
+    };
     let stream = tokio::select! {
         s = backend.stream(req) => s,
         _ = cancel.cancelled() => return Outcome::Cancelled,
+        _ = tokio::time::sleep_until(deadline) => return too_slow(),
     };
     let mut stream = match stream {
         Ok(s) => s,
@@ -697,11 +749,30 @@ async fn read_stream(
         let ev = tokio::select! {
             ev = stream.next() => ev,
             _ = cancel.cancelled() => return Outcome::Cancelled,
+            _ = tokio::time::sleep_until(deadline) => return too_slow(),
         };
         match ev {
             Some(Ok(StreamEvent::Delta(d))) => {
                 if first_token.is_none() {
                     first_token = Some(t0.elapsed());
+                }
+                if text.len() + d.len() > limits.max_bytes {
+                    let mut cut = limits.max_bytes - text.len();
+                    while !d.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    text.push_str(&d[..cut]);
+                    on_delta(&d[..cut]);
+                    return Outcome::Ok {
+                        text,
+                        finish: Some(format!(
+                            "cut: the answer went past {} bytes (max_answer_bytes)",
+                            limits.max_bytes
+                        )),
+                        usage,
+                        first_token,
+                        cut: true,
+                    };
                 }
                 text.push_str(&d);
                 on_delta(&d);
@@ -713,6 +784,7 @@ async fn read_stream(
                     finish: reason,
                     usage,
                     first_token,
+                    cut: false,
                 };
             }
             Some(Err(e)) => return Outcome::Err(e),
@@ -723,6 +795,44 @@ async fn read_stream(
             }
         }
     }
+}
+
+/// The message a panic carried.
+pub fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
+/// Records a job whose worker panicked as failed, with the panic's message.
+async fn record_panic(sh: &Shared, job: &Job, panic: Box<dyn std::any::Any + Send>) {
+    let item = &sh.spec.dataset.items[job.item];
+    let record = ResponseRecord {
+        run_id: sh.run_id.clone(),
+        job_idx: job.idx,
+        item_id: item.id.to_string(),
+        task_id: sh.spec.dataset.task_of(item).id.clone(),
+        model: sh.models[job.model].cfg.name.clone(),
+        sample: job.sample,
+        text: None,
+        error: Some(format!(
+            "internal error (a bug in prism, please report it): {}",
+            crate::text::clean_line(&panic_message(&*panic))
+        )),
+        finish_reason: None,
+        prompt_tokens: None,
+        completion_tokens: None,
+        latency_ms: None,
+        first_token_ms: None,
+        attempts: 1,
+        params: String::new(),
+        request_hash: String::new(),
+        cached: false,
+        created_at: now_secs(),
+        cache_key: None,
+    };
+    finish(sh, job.idx, record, false).await;
 }
 
 /// Commits the record, then tells the front-end.

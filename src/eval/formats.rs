@@ -83,17 +83,46 @@ fn csv_check(response: &str) -> Verdict {
     Verdict::pass(format!("{} rows x {} columns", widths.len(), widths[0]))
 }
 
+/// Whether the first YAML document is a mapping or a list, read as a stream of parser events:
+/// aliases are never expanded (a few hundred bytes of nested aliases, the "billion laughs",
+/// would otherwise build gigabytes), nothing recurses (a response of 300,000 `[` cannot
+/// overflow the stack), and memory stays within a small multiple of the response.
 fn yaml_check(response: &str) -> Verdict {
-    use yaml_rust2::{Yaml, YamlLoader};
-    match YamlLoader::load_from_str(response) {
-        Ok(docs) => match docs.first() {
-            Some(Yaml::Hash(_)) => Verdict::pass("YAML mapping"),
-            Some(Yaml::Array(_)) => Verdict::pass("YAML list"),
-            Some(_) => Verdict::fail("YAML is a scalar, not a mapping or list"),
-            None => Verdict::fail("empty YAML"),
-        },
-        Err(e) => Verdict::fail(format!("invalid YAML: {e}")),
+    use yaml_rust2::parser::{Event, Parser};
+    /// Deeper than any document a model would mean; a bound on the parser's own state.
+    const MAX_DEPTH: usize = 10_000;
+    let mut parser = Parser::new_from_str(response);
+    let mut kind: Option<Verdict> = None;
+    let mut depth = 0usize;
+    loop {
+        let ev = match parser.next_token() {
+            Ok((ev, _)) => ev,
+            Err(e) => return Verdict::fail(format!("invalid YAML: {e}")),
+        };
+        match ev {
+            Event::StreamEnd => break,
+            Event::MappingStart(..) | Event::SequenceStart(..) => {
+                if kind.is_none() {
+                    kind = Some(if matches!(ev, Event::MappingStart(..)) {
+                        Verdict::pass("YAML mapping")
+                    } else {
+                        Verdict::pass("YAML list")
+                    });
+                }
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Verdict::fail(format!("YAML nested deeper than {MAX_DEPTH} levels"));
+                }
+            }
+            Event::MappingEnd | Event::SequenceEnd => depth = depth.saturating_sub(1),
+            Event::Scalar(..) | Event::Alias(_) if kind.is_none() => {
+                kind = Some(Verdict::fail("YAML is a scalar, not a mapping or list"));
+            }
+            // The first document decides; the rest of the stream must still parse.
+            _ => {}
+        }
     }
+    kind.unwrap_or_else(|| Verdict::fail("empty YAML"))
 }
 
 fn markdown_check(response: &str) -> Verdict {
@@ -157,6 +186,41 @@ mod tests {
         assert!(ok("- a\n- b\n", "General"));
         assert!(!ok("just a sentence", "YAML"));
         assert!(!ok("a: [1, 2\n", "YAML"));
+        assert!(!ok("", "YAML"));
+        assert!(!ok("a: *nowhere\n", "YAML"), "an alias to no anchor");
+        assert!(ok("base: &b {x: 1}\nother: *b\n", "YAML"));
+    }
+
+    /// The "billion laughs": a few hundred bytes whose aliases expand to 10^9 strings (expanded,
+    /// it aborts the process at several GB). Read as events, it is a mapping like any other.
+    #[test]
+    fn nested_aliases_are_never_expanded() {
+        let mut doc = String::from(
+            "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+        );
+        for (prev, name) in ["a", "b", "c", "d", "e", "f", "g", "h"]
+            .iter()
+            .zip(["b", "c", "d", "e", "f", "g", "h", "i"])
+        {
+            let refs = vec![format!("*{prev}"); 9].join(",");
+            doc.push_str(&format!("{name}: &{name} [{refs}]\n"));
+        }
+        assert!(doc.len() < 500, "{}", doc.len());
+        let v = data_format(&doc, "YAML");
+        assert_eq!(v.detail, "YAML mapping");
+        assert_eq!(data_format(&doc, "General").score, 1.0);
+    }
+
+    #[test]
+    fn deep_nesting_cannot_overflow_the_stack() {
+        let deep = "[".repeat(300_000);
+        assert_eq!(data_format(&deep, "YAML").score, 0.0);
+        let balanced = format!("{}{}", "[".repeat(200_000), "]".repeat(200_000));
+        assert_eq!(data_format(&balanced, "General").score, 0.0);
+        let json = format!("{}{}", "[".repeat(300_000), "]".repeat(300_000));
+        assert_eq!(data_format(&json, "JSON").score, 0.0);
+        let xml = "<a>".repeat(100_000);
+        assert_eq!(data_format(&xml, "XML").score, 0.0);
     }
 
     #[test]

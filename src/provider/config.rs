@@ -50,6 +50,27 @@ impl Secret {
     }
 }
 
+impl Secret {
+    /// `text` with every occurrence of the key replaced by `***` (a server that echoes the key
+    /// in an error or an answer must not get it stored, shown or exported). Keys shorter than 8
+    /// characters are not looked for: they would match ordinary words.
+    pub fn redact<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        if self.0.len() >= 8 && text.contains(self.0.as_str()) {
+            std::borrow::Cow::Owned(text.replace(self.0.as_str(), "***"))
+        } else {
+            std::borrow::Cow::Borrowed(text)
+        }
+    }
+}
+
+/// Redacts `text` with an optional key.
+pub fn redact<'a>(key: Option<&Secret>, text: &'a str) -> std::borrow::Cow<'a, str> {
+    match key {
+        Some(k) => k.redact(text),
+        None => std::borrow::Cow::Borrowed(text),
+    }
+}
+
 impl fmt::Debug for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Secret(***)")
@@ -94,6 +115,12 @@ pub struct ModelConfig {
     pub first_byte_timeout_secs: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout_secs: Option<f64>,
+    /// The whole request (default 600 s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_timeout_secs: Option<f64>,
+    /// The longest answer kept (default 1 MiB); a longer one is stored cut, with the reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_answer_bytes: Option<usize>,
     /// Local models: the GGUF file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<PathBuf>,
@@ -177,7 +204,15 @@ impl ModelConfig {
             connect: secs(self.connect_timeout_secs, d.connect),
             first_byte: secs(self.first_byte_timeout_secs, d.first_byte),
             idle: secs(self.idle_timeout_secs, d.idle),
+            total: secs(self.request_timeout_secs, d.total),
         }
+    }
+
+    /// The longest answer kept.
+    pub fn max_answer_bytes(&self) -> usize {
+        self.max_answer_bytes
+            .filter(|n| *n > 0)
+            .unwrap_or(super::MAX_ANSWER_BYTES)
     }
 }
 

@@ -8,6 +8,7 @@ pub mod config;
 mod limiter;
 #[cfg(feature = "local")]
 pub mod local;
+pub mod sse;
 mod types;
 mod wire;
 
@@ -16,7 +17,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use eventsource_stream::Eventsource;
+use std::collections::VecDeque;
+
 use futures::{Stream, StreamExt};
 
 pub use config::{ModelConfig, ModelsFile, ProviderKind, Secret};
@@ -31,6 +33,9 @@ pub struct Timeouts {
     pub first_byte: Duration,
     /// The longest gap between two pieces of the stream.
     pub idle: Duration,
+    /// The whole request, from sending it to the last byte: a server that keeps sending never
+    /// holds a job forever.
+    pub total: Duration,
 }
 
 impl Default for Timeouts {
@@ -39,9 +44,13 @@ impl Default for Timeouts {
             connect: Duration::from_secs(10),
             first_byte: Duration::from_secs(120),
             idle: Duration::from_secs(60),
+            total: Duration::from_secs(600),
         }
     }
 }
+
+/// The longest answer kept by default; beyond it the answer is stored cut, with the reason.
+pub const MAX_ANSWER_BYTES: usize = 1 << 20;
 
 /// One base URL of a model, with the number of requests in flight to it (for least-loaded
 /// spreading across replicas).
@@ -61,6 +70,8 @@ pub struct Provider {
     key: Option<Secret>,
     client: reqwest::Client,
     pub timeouts: Timeouts,
+    /// The longest SSE line accepted.
+    max_line: usize,
 }
 
 /// A streaming answer. Dropping it cancels the request.
@@ -119,6 +130,10 @@ impl Provider {
             .connect_timeout(timeouts.connect)
             .pool_max_idle_per_host(cfg.max_concurrency.max(1))
             .user_agent(concat!("prism/", env!("CARGO_PKG_VERSION")))
+            // API calls never follow redirects: reqwest drops `Authorization` on a cross-host
+            // redirect but would re-send `x-api-key` and `x-goog-api-key` to the new host, even
+            // from https to http. A redirect is reported as the HTTP status it is.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| ProviderError::Config(format!("model {:?}: {e}", cfg.name)))?;
         Ok(Provider {
@@ -136,6 +151,7 @@ impl Provider {
             key,
             client,
             timeouts,
+            max_line: sse::MAX_LINE.max(cfg.max_answer_bytes()),
         })
     }
 
@@ -194,28 +210,82 @@ impl Provider {
                 retry_after,
             });
         }
-        let parser = Arc::new(std::sync::Mutex::new(wire::Parser::new(self.kind)));
-        let at_end = parser.clone();
-        let events = resp
-            .bytes_stream()
-            .eventsource()
-            .map(move |ev| {
-                let mut p = parser.lock().unwrap_or_else(|e| e.into_inner());
-                match ev {
-                    Ok(ev) => p.parse(&ev.event, &ev.data),
-                    Err(e) => vec![Err(ProviderError::Stream(root_cause(&e)))],
-                }
-            })
-            .chain(futures::stream::once(async move {
-                at_end.lock().unwrap_or_else(|e| e.into_inner()).end()
-            }))
-            .flat_map(futures::stream::iter);
+        let events = sse_events(
+            resp.bytes_stream(),
+            wire::Parser::new(self.kind),
+            self.max_line,
+        );
         Ok(ChatStream {
             inner: Box::pin(events),
             idle: self.timeouts.idle,
             _guard: Some(guard),
         })
     }
+}
+
+/// Reading a response body as provider events: bytes → SSE events (bounded lines) → the wire
+/// format's events, in order, ending with the parser's own end-of-stream check.
+struct SseState<S> {
+    bytes: S,
+    decoder: sse::Decoder,
+    parser: wire::Parser,
+    queue: VecDeque<Result<StreamEvent, ProviderError>>,
+    ended: bool,
+}
+
+fn sse_events<S>(
+    bytes: S,
+    parser: wire::Parser,
+    max_line: usize,
+) -> impl Stream<Item = Result<StreamEvent, ProviderError>> + Send
+where
+    S: Stream<Item = Result<bytes::Bytes, reqwest::Error>> + Send + Unpin,
+{
+    let state = SseState {
+        bytes,
+        decoder: sse::Decoder::new(max_line),
+        parser,
+        queue: VecDeque::new(),
+        ended: false,
+    };
+    futures::stream::unfold(state, |mut st| async move {
+        loop {
+            if let Some(x) = st.queue.pop_front() {
+                return Some((x, st));
+            }
+            if st.ended {
+                return None;
+            }
+            let mut evs = Vec::new();
+            match st.bytes.next().await {
+                Some(Ok(chunk)) => {
+                    let fed = st.decoder.feed(&chunk, &mut evs);
+                    for ev in &evs {
+                        st.queue.extend(st.parser.parse(&ev.event, &ev.data));
+                    }
+                    if let Err(e) = fed {
+                        // A protocol violation, not a glitch: not retried.
+                        st.queue
+                            .push_back(Err(ProviderError::Protocol(e.to_string())));
+                        st.ended = true;
+                    }
+                }
+                Some(Err(e)) => {
+                    st.queue
+                        .push_back(Err(ProviderError::Stream(root_cause(&e))));
+                    st.ended = true;
+                }
+                None => {
+                    st.decoder.finish(&mut evs);
+                    for ev in &evs {
+                        st.queue.extend(st.parser.parse(&ev.event, &ev.data));
+                    }
+                    st.queue.extend(st.parser.end());
+                    st.ended = true;
+                }
+            }
+        }
+    })
 }
 
 /// Turns a reqwest error into ours, without the URL's query (it may hold a key).
@@ -243,15 +313,35 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     cur.to_string()
 }
 
-/// `retry-after-ms` (milliseconds, OpenAI) wins over `Retry-After` (seconds).
+/// The longest wait a server can ask for.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(3600);
+
+/// How long the server asks us to wait: `retry-after-ms` (milliseconds, OpenAI) wins over
+/// `Retry-After`, which RFC 9110 writes as whole seconds or an HTTP date. Clamped to an hour;
+/// anything else (`nan`, `-1`, `inf`, words) is ignored, never a panic.
 pub fn retry_after(h: &reqwest::header::HeaderMap) -> Option<Duration> {
     let get = |k: &str| h.get(k).and_then(|v| v.to_str().ok()).map(str::trim);
-    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
-        return Some(Duration::from_secs_f64((ms / 1000.0).clamp(0.0, 3600.0)));
-    }
-    get("retry-after")
+    let secs = |s: f64| (s.is_finite() && s >= 0.0).then(|| Duration::from_secs_f64(s.min(3600.0)));
+    if let Some(d) = get("retry-after-ms")
         .and_then(|v| v.parse::<f64>().ok())
-        .map(|s| Duration::from_secs_f64(s.clamp(0.0, 3600.0)))
+        .and_then(|ms| secs(ms / 1000.0))
+    {
+        return Some(d);
+    }
+    let v = get("retry-after")?;
+    if let Ok(s) = v.parse::<u64>() {
+        return Some(Duration::from_secs(s).min(MAX_RETRY_AFTER));
+    }
+    // Fractions are not in the RFC but servers send them.
+    if let Some(d) = v.parse::<f64>().ok().and_then(secs) {
+        return Some(d);
+    }
+    let when = httpdate::parse_http_date(v).ok()?;
+    Some(
+        when.duration_since(std::time::SystemTime::now())
+            .unwrap_or(Duration::ZERO)
+            .min(MAX_RETRY_AFTER),
+    )
 }
 
 async fn read_capped(resp: reqwest::Response, max: usize) -> String {
@@ -265,4 +355,59 @@ async fn read_capped(resp: reqwest::Response, max: usize) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::{HeaderMap, HeaderValue};
+
+    fn h(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut m = HeaderMap::new();
+        for (k, v) in pairs {
+            m.insert(*k, HeaderValue::from_str(v).unwrap());
+        }
+        m
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_dates_and_milliseconds_and_ignores_garbage() {
+        assert_eq!(
+            retry_after(&h(&[("retry-after", "7")])),
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(
+            retry_after(&h(&[("retry-after-ms", "250")])),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(
+            retry_after(&h(&[("retry-after", "0.5")])),
+            Some(Duration::from_millis(500))
+        );
+        // Clamped to an hour.
+        assert_eq!(
+            retry_after(&h(&[("retry-after", "99999999999")])),
+            Some(Duration::from_secs(3600))
+        );
+        // An HTTP date: in the past means now, in the future the wait until then.
+        assert_eq!(
+            retry_after(&h(&[("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT")])),
+            Some(Duration::ZERO)
+        );
+        let soon = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(120));
+        let d = retry_after(&h(&[("retry-after", &soon)])).unwrap();
+        assert!(
+            d > Duration::from_secs(100) && d <= Duration::from_secs(120),
+            "{d:?}"
+        );
+        for bad in ["nan", "NaN", "inf", "-1", "-inf", "soon", "", "1e400"] {
+            assert_eq!(retry_after(&h(&[("retry-after", bad)])), None, "{bad}");
+            assert_eq!(retry_after(&h(&[("retry-after-ms", bad)])), None, "{bad}");
+        }
+        // A bad ms value falls back to Retry-After.
+        assert_eq!(
+            retry_after(&h(&[("retry-after-ms", "NaN"), ("retry-after", "3")])),
+            Some(Duration::from_secs(3))
+        );
+    }
 }

@@ -104,6 +104,8 @@ pub enum TimeoutKind {
     Connect,
     FirstByte,
     Idle,
+    /// The whole request (`request_timeout_secs`).
+    Total,
 }
 
 /// Why a request failed. `retryable` decides whether the engine tries again.
@@ -118,7 +120,7 @@ pub enum ProviderError {
     },
     #[error("cannot connect to {url}: {message}")]
     Connect { url: String, message: String },
-    #[error("{} timeout after {:.1}s", match .kind { TimeoutKind::Connect => "connect", TimeoutKind::FirstByte => "first-byte", TimeoutKind::Idle => "idle-stream" }, .after.as_secs_f64())]
+    #[error("{} timeout after {:.1}s", match .kind { TimeoutKind::Connect => "connect", TimeoutKind::FirstByte => "first-byte", TimeoutKind::Idle => "idle-stream", TimeoutKind::Total => "request" }, .after.as_secs_f64())]
     Timeout { kind: TimeoutKind, after: Duration },
     #[error("stream broken: {0}")]
     Stream(String),
@@ -166,6 +168,7 @@ impl ProviderError {
                 TimeoutKind::Connect => "connect timeout".into(),
                 TimeoutKind::FirstByte => "first-byte timeout".into(),
                 TimeoutKind::Idle => "idle timeout".into(),
+                TimeoutKind::Total => "request timeout".into(),
             },
             ProviderError::Stream(_) => "stream broken".into(),
             ProviderError::Protocol(_) => "bad response".into(),

@@ -68,6 +68,10 @@ pub struct ModelSnapshot {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_timeout_secs: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_timeout_secs: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_answer_bytes: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<std::path::PathBuf>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub completion: Option<bool>,
@@ -101,6 +105,8 @@ impl From<&ModelConfig> for ModelSnapshot {
             connect_timeout_secs: m.connect_timeout_secs,
             first_byte_timeout_secs: m.first_byte_timeout_secs,
             idle_timeout_secs: m.idle_timeout_secs,
+            request_timeout_secs: m.request_timeout_secs,
+            max_answer_bytes: m.max_answer_bytes,
             path: m.path.clone(),
             completion: m.completion,
             threads: m.threads,
@@ -155,6 +161,8 @@ impl ModelSnapshot {
             connect_timeout_secs: self.connect_timeout_secs,
             first_byte_timeout_secs: self.first_byte_timeout_secs,
             idle_timeout_secs: self.idle_timeout_secs,
+            request_timeout_secs: self.request_timeout_secs,
+            max_answer_bytes: self.max_answer_bytes,
             path: self.path.clone(),
             completion: self.completion,
             threads: self.threads,

@@ -221,7 +221,20 @@ impl Jobs {
                 let c2 = cancel.clone();
                 // One task scores and forwards, so when it ends every score has reached the loop.
                 let handle = tokio::spawn(async move {
-                    let work = crate::engine::score::score_all(ds, inputs, judge, 4, store, stx);
+                    use futures::FutureExt;
+                    // A bug in scoring is reported, not silently lost with its scores.
+                    let work = std::panic::AssertUnwindSafe(crate::engine::score::score_all(
+                        ds, inputs, judge, 4, store, stx,
+                    ))
+                    .catch_unwind();
+                    let work = async {
+                        work.await.unwrap_or_else(|p| {
+                            Err(anyhow::anyhow!(
+                                "internal error: {}",
+                                crate::engine::panic_message(&*p)
+                            ))
+                        })
+                    };
                     let forward = async {
                         while let Some(r) = srx.recv().await {
                             let _ = fwd.send(Delivery {

@@ -34,6 +34,9 @@ pub use jobs::Services;
 
 use jobs::Jobs;
 
+/// Panics of background threads while the TUI runs, for the status bar.
+static BACKGROUND_PANICS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
 /// The longest the loop waits before drawing again after a change (about 60 frames a second).
 const FRAME: Duration = Duration::from_millis(16);
 
@@ -95,6 +98,12 @@ where
         if std::mem::take(&mut app.cancel_run) {
             jobs.cancel_run();
         }
+        if let Some(p) = BACKGROUND_PANICS.lock().ok().and_then(|mut p| p.pop()) {
+            app.notice = Some(format!(
+                "internal error in a background task (its job is recorded as failed): {p}"
+            ));
+            dirty = true;
+        }
         let running = jobs.busy();
         if app.quit {
             jobs.shutdown().await;
@@ -151,10 +160,25 @@ pub fn run(app: App, mut services: Services, notices: Vec<String>) -> anyhow::Re
         .enable_all()
         .build()?;
     // ratatui::init installs a panic hook that restores the terminal; ours also turns off the
-    // mouse capture it does not know about.
+    // mouse capture it does not know about. A panic on another thread (a bug in a background
+    // job, which the engine records as that job's failure) must not write over the screen or
+    // take the terminal away from a TUI that is still running: its message is kept for the
+    // status bar instead.
     let mut terminal = ratatui::init();
     let hook = std::panic::take_hook();
+    let ui = std::thread::current().id();
     std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().id() != ui {
+            let msg = crate::engine::panic_message(info.payload());
+            let at = info
+                .location()
+                .map(|l| format!(" at {}:{}", l.file(), l.line()))
+                .unwrap_or_default();
+            if let Ok(mut p) = BACKGROUND_PANICS.lock() {
+                p.push(format!("{msg}{at}"));
+            }
+            return;
+        }
         let _ = execute!(io::stdout(), DisableMouseCapture);
         hook(info);
     }));

@@ -13,6 +13,14 @@
 //! - `slow`: `echo`, with 40 ms between chunks.
 //! - `bench32`: a 32-token reply, every event in one write (for the throughput bench).
 //! - `judge`: answers like a PRISM judge, from the prompt (see [`judge_reply`]).
+//!
+//! Hostile ones (every attempt):
+//! - `endless`: one SSE line that never ends (64 KiB chunks of `x`, forever).
+//! - `flood`: valid 1 KiB deltas forever, never a finish.
+//! - `nanretry` / `nanretryms`: 429 with `Retry-After: nan` / `retry-after-ms: NaN` first.
+//! - `redirect`: 307 to [`MockState::redirect_to`] (another origin).
+//! - `echokey`: 400 whose error message quotes the request's API key header.
+//! - `echokeyok`: an answer that quotes the request's API key header.
 #![allow(dead_code)]
 
 use std::collections::HashMap;
@@ -41,6 +49,8 @@ pub struct MockState {
     /// Bodies received (to check parameters).
     pub bodies: Mutex<Vec<Value>>,
     pub keep_bodies: bool,
+    /// Where `redirect` sends clients.
+    pub redirect_to: Mutex<Option<String>>,
 }
 
 pub struct Mock {
@@ -182,6 +192,9 @@ enum Plan {
     Drop,
     BadSse,
     Stall,
+    Endless,
+    Flood,
+    Redirect(String),
 }
 
 fn plan(state: &MockState, model: &str, prompt: &str) -> Plan {
@@ -198,6 +211,18 @@ fn plan(state: &MockState, model: &str, prompt: &str) -> Plan {
     match model {
         "flaky429" if first => Plan::Status(429, vec![("retry-after-ms", "20".into())]),
         "flaky429s" if first => Plan::Status(429, vec![("retry-after", "1".into())]),
+        "nanretry" if first => Plan::Status(429, vec![("retry-after", "nan".into())]),
+        "nanretryms" if first => Plan::Status(429, vec![("retry-after-ms", "NaN".into())]),
+        "endless" => Plan::Endless,
+        "flood" => Plan::Flood,
+        "redirect" => Plan::Redirect(
+            state
+                .redirect_to
+                .lock()
+                .unwrap()
+                .clone()
+                .unwrap_or_default(),
+        ),
         "flaky500" if first => Plan::Status(500, vec![]),
         "flaky503" if first => Plan::Status(503, vec![]),
         "always500" => Plan::Status(500, vec![]),
@@ -264,6 +289,30 @@ fn sse(events: Vec<String>, plan: Plan) -> Response {
             let s = futures::stream::iter(ev).map(|e| Ok::<_, Infallible>(Bytes::from(e)));
             stream_response(Body::from_stream(s))
         }
+        Plan::Endless => {
+            let head = futures::stream::once(async { Ok::<_, Infallible>(Bytes::from("data: {")) });
+            let tail = futures::stream::repeat_with(|| Ok(Bytes::from(vec![b'x'; 64 << 10])));
+            stream_response(Body::from_stream(head.chain(tail)))
+        }
+        Plan::Flood => {
+            let delta = format!(
+                "data: {}\n\n",
+                json!({"choices": [{"index": 0, "delta": {"content": "y".repeat(1024)}, "finish_reason": null}]})
+            );
+            let s = futures::stream::repeat_with(move || {
+                Ok::<_, Infallible>(Bytes::from(delta.clone()))
+            })
+            .then(|b| async move {
+                tokio::task::yield_now().await;
+                b
+            });
+            stream_response(Body::from_stream(s))
+        }
+        Plan::Redirect(to) => Response::builder()
+            .status(307)
+            .header("location", to)
+            .body(Body::empty())
+            .unwrap(),
         Plan::Stall => {
             let first = events.into_iter().next().unwrap_or_default();
             let s = futures::stream::once(async move { Ok::<_, Infallible>(Bytes::from(first)) })
@@ -312,8 +361,24 @@ async fn openai(
             .map(Vec::as_slice)
             .unwrap_or(&[]),
     );
+    let key = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .trim_start_matches("Bearer ")
+        .to_string();
+    if model == "echokey" {
+        st.requests.fetch_add(1, Ordering::SeqCst);
+        return (
+            StatusCode::BAD_REQUEST,
+            json!({"error": {"message": format!("invalid key {key} for this model")}}).to_string(),
+        )
+            .into_response();
+    }
     let p = plan(&st, &model, &prompt);
-    let pieces: Vec<String> = if matches!(p, Plan::AtOnce) {
+    let pieces: Vec<String> = if model == "echokeyok" {
+        chunks(&format!("your key is {key}, keep it safe"))
+    } else if matches!(p, Plan::AtOnce) {
         (0..32).map(|i| format!("tok{i} ")).collect()
     } else if model == "judge" {
         let n = st.attempts.lock().unwrap()[&(model.clone(), prompt.clone())];

@@ -1,0 +1,207 @@
+//! A server made to hurt, met through `prism run` as a user runs it: a line that never ends, an
+//! answer that never stops, `Retry-After: nan`, a redirect to another host, a key echoed back.
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use common::mock;
+use prism::store::Store;
+
+const KEY: &str = "sk-hostile-SECRET-1234567890";
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new(models: &str) -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("models.toml"), models).unwrap();
+        Env { dir }
+    }
+
+    /// Each model's runs go to a store of their own.
+    fn db(&self, model: &str) -> PathBuf {
+        self.dir.path().join(format!("{model}.db"))
+    }
+
+    fn prism(&self) -> Command {
+        let mut c = Command::cargo_bin("prism").unwrap();
+        c.env("PRISM_CONFIG_DIR", self.dir.path())
+            .env("PRISM_DATA_DIR", self.dir.path())
+            .env("HOSTILE_KEY", KEY)
+            .timeout(Duration::from_secs(120));
+        c
+    }
+
+    /// Runs one sample item on `model`; returns (exit code, stdout + stderr, stored responses).
+    fn run(&self, model: &str) -> (i32, String, Vec<prism::store::ResponseRecord>) {
+        let out = self
+            .prism()
+            .args([
+                "run",
+                "--models",
+                model,
+                "--filter",
+                "KE-FD-Myths-0001",
+                "--db",
+            ])
+            .arg(self.db(model))
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let s = Store::open(&self.db(model)).unwrap();
+        let run = s.latest_run().unwrap().expect("a run was recorded");
+        (
+            out.status.code().unwrap_or(-1),
+            text,
+            s.responses(&run.id).unwrap(),
+        )
+    }
+}
+
+fn model(name: &str, url: &str, id: &str, extra: &str) -> String {
+    format!(
+        "[[models]]\nname = \"{name}\"\nprovider = \"openai\"\nbase_url = \"{url}/v1\"\nmodel = \"{id}\"\napi_key_env = \"HOSTILE_KEY\"\nmax_retries = 1\n{extra}\n"
+    )
+}
+
+#[test]
+fn a_line_that_never_ends_fails_the_job_naming_the_limit() {
+    let m = mock::start_background();
+    let env = Env::new(&model("m", &m.url(), "endless", ""));
+    let (code, text, rs) = env.run("m");
+    assert_eq!(code, 2, "{text}");
+    let e = rs[0].error.as_deref().unwrap();
+    assert!(e.contains("SSE line longer than"), "{e}");
+    // Not retried: the server broke the protocol.
+    assert_eq!(rs[0].attempts, 1);
+}
+
+#[test]
+fn an_answer_that_never_stops_is_cut_at_the_cap_and_a_request_at_its_deadline() {
+    let m = mock::start_background();
+    let models = model("capped", &m.url(), "flood", "max_answer_bytes = 100000")
+        + &model(
+            "timed",
+            &m.url(),
+            "flood",
+            "max_answer_bytes = 1000000000\nrequest_timeout_secs = 2",
+        );
+    let env = Env::new(&models);
+    let (code, text, rs) = env.run("capped");
+    assert_eq!(code, 0, "{text}");
+    let r = &rs[0];
+    assert_eq!(r.text.as_deref().unwrap().len(), 100_000);
+    assert!(
+        r.finish_reason.as_deref().unwrap().contains("100000 bytes"),
+        "{:?}",
+        r.finish_reason
+    );
+    let (code, text, rs) = env.run("timed");
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        rs[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("request timeout after 2.0s"),
+        "{:?}",
+        rs[0].error
+    );
+}
+
+#[test]
+fn retry_after_nan_is_ignored_not_a_panic() {
+    let m = mock::start_background();
+    let env =
+        Env::new(&(model("a", &m.url(), "nanretry", "") + &model("b", &m.url(), "nanretryms", "")));
+    for name in ["a", "b"] {
+        let (code, text, rs) = env.run(name);
+        assert_eq!(code, 0, "{name}: {text}");
+        assert_eq!(rs[0].attempts, 2, "retried after the default backoff");
+        assert!(!text.contains("panicked"), "{text}");
+    }
+}
+
+#[test]
+fn keys_are_never_sent_to_another_origin_on_redirect() {
+    let m = mock::start_background();
+    let other = mock::start_background();
+    *m.state.redirect_to.lock().unwrap() = Some(format!("{}/v1/messages", other.url()));
+    let env = Env::new(&format!(
+        "[[models]]\nname = \"claude\"\nprovider = \"anthropic\"\nbase_url = \"{}\"\nmodel = \"redirect\"\napi_key_env = \"HOSTILE_KEY\"\nmax_retries = 0\n",
+        m.url()
+    ));
+    let (code, _, rs) = env.run("claude");
+    assert_eq!(code, 2);
+    assert!(
+        rs[0].error.as_deref().unwrap().contains("307"),
+        "{:?}",
+        rs[0].error
+    );
+    assert_eq!(other.requests(), 0, "the redirect was not followed");
+    assert!(other.state.auth_seen.lock().unwrap().is_empty());
+    // The first server did get the key (it is the configured endpoint).
+    assert!(m.state.auth_seen.lock().unwrap().iter().any(|k| k == KEY));
+}
+
+#[test]
+fn a_key_echoed_back_is_redacted_everywhere() {
+    let m = mock::start_background();
+    let env = Env::new(
+        &(model("err", &m.url(), "echokey", "") + &model("ok", &m.url(), "echokeyok", "")),
+    );
+    let (_, text, rs) = env.run("err");
+    let e = rs[0].error.as_deref().unwrap();
+    assert!(e.contains("invalid key *** for this model"), "{e}");
+    assert!(!text.contains(KEY), "{text}");
+    let (_, text, rs) = env.run("ok");
+    assert!(rs[0].error.is_none(), "{:?}", rs[0].error);
+    assert_eq!(rs[0].text.as_deref(), Some("your key is ***, keep it safe"));
+    assert!(!text.contains(KEY));
+    // Nothing in the store holds it: responses, cache, runs.
+    let mut files = Vec::new();
+    for m in ["err", "ok"] {
+        files.push(std::fs::read(env.db(m)).unwrap());
+        files.push(std::fs::read(env.db(m).with_extension("db-wal")).unwrap_or_default());
+    }
+    for bytes in files {
+        assert!(
+            !bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
+            "the key reached the store"
+        );
+    }
+    // Nor the exports.
+    let out = env.dir.path().join("outputs");
+    env.prism()
+        .args(["export", "--db"])
+        .arg(env.db("ok"))
+        .arg("--prism-outputs")
+        .arg(&out)
+        .assert()
+        .success();
+    for f in walk(&out) {
+        assert!(!std::fs::read_to_string(&f).unwrap().contains(KEY), "{f:?}");
+    }
+}
+
+fn walk(d: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(d).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
