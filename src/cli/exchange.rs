@@ -34,7 +34,40 @@ pub fn dir_name(model: &str) -> String {
 
 /// Writes one responses file per model and task. Sample 0 is the answer (the official layout has
 /// one response per item); a failed job is written as `ERROR: reason`, as the official scripts do.
-pub fn export(store: &Store, run_id: Option<&str>, out: &Path) -> anyhow::Result<(String, usize)> {
+/// Folder names for names that may clash once made safe (`x/y` and `x_y` are both `x_y`): the
+/// first keeps it, the next get `-2`, `-3`... Returns the names, and a note per renamed one.
+pub fn unique_names<'a>(
+    names: impl IntoIterator<Item = &'a str>,
+) -> (std::collections::HashMap<String, String>, Vec<String>) {
+    let mut taken = std::collections::HashSet::new();
+    let mut out = std::collections::HashMap::new();
+    let mut notes = Vec::new();
+    for n in names {
+        if out.contains_key(n) {
+            continue;
+        }
+        let base = dir_name(n);
+        let mut name = base.clone();
+        let mut k = 2;
+        while !taken.insert(name.to_lowercase()) {
+            name = format!("{base}-{k}");
+            k += 1;
+        }
+        if name != base {
+            notes.push(format!(
+                "{n:?} is written as {name:?}: {base:?} was taken by another name"
+            ));
+        }
+        out.insert(n.to_string(), name);
+    }
+    (out, notes)
+}
+
+pub fn export(
+    store: &Store,
+    run_id: Option<&str>,
+    out: &Path,
+) -> anyhow::Result<(String, usize, Vec<String>)> {
     let run = match run_id {
         Some(id) => store
             .run(id)?
@@ -56,11 +89,14 @@ pub fn export(store: &Store, run_id: Option<&str>, out: &Path) -> anyhow::Result
             .or_default()
             .push((r.item_id, text));
     }
+    let (model_dirs, mut notes) = unique_names(files.keys().map(|(m, _)| m.as_str()));
+    let (task_files, task_notes) = unique_names(files.keys().map(|(_, t)| t.as_str()));
+    notes.extend(task_notes);
     let mut n = 0;
     for ((model, task), rows) in files {
-        let dir = out.join(dir_name(&model)).join("responses");
+        let dir = out.join(&model_dirs[&model]).join("responses");
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        let path = dir.join(format!("{}.jsonl", dir_name(&task)));
+        let path = dir.join(format!("{}.jsonl", task_files[&task]));
         let mut f = std::io::BufWriter::new(
             std::fs::File::create(&path).with_context(|| format!("writing {}", path.display()))?,
         );
@@ -70,7 +106,7 @@ pub fn export(store: &Store, run_id: Option<&str>, out: &Path) -> anyhow::Result
         }
         f.flush()?;
     }
-    Ok((run.id, n))
+    Ok((run.id, n, notes))
 }
 
 /// Reads `DIR/<model>/responses/*.jsonl` into a new run (status `imported`), so answers produced
@@ -226,6 +262,16 @@ pub fn import(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_that_clash_once_made_safe_get_their_own_folder() {
+        let (m, notes) = unique_names(["x/y", "x_y", "X_Y", "z"]);
+        assert_eq!(m["x/y"], "x_y");
+        assert_eq!(m["x_y"], "x_y-2");
+        assert_eq!(m["X_Y"], "X_Y-3", "case-insensitive file systems too");
+        assert_eq!(m["z"], "z");
+        assert_eq!(notes.len(), 2);
+    }
 
     #[test]
     fn model_names_become_safe_directory_names() {

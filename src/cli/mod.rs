@@ -225,7 +225,10 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
         }) => {
             let db = db.unwrap_or_else(|| run::default_db(&dirs));
             let store = crate::store::Store::open(&db)?;
-            let (id, n) = exchange::export(&store, run_id.as_deref(), &prism_outputs)?;
+            let (id, n, notes) = exchange::export(&store, run_id.as_deref(), &prism_outputs)?;
+            for note in notes {
+                crate::warn!("note: {note}");
+            }
             crate::warn!(
                 "exported {n} responses of run {id} to {}",
                 prism_outputs.display()

@@ -397,7 +397,8 @@ fn write_scores(dir: &Path, scores: &[ScoreRecord]) -> anyhow::Result<()> {
         by_task.entry(&s.task_id).or_default().push(s);
     }
     for (task, rows) in by_task {
-        let path = dir.join(format!("{task}.jsonl"));
+        // Task ids come from the dataset: a file name, never a path (`../../x` stays in `dir`).
+        let path = dir.join(format!("{}.jsonl", exchange::dir_name(task)));
         let mut f = std::io::BufWriter::new(
             std::fs::File::create(&path).with_context(|| format!("writing {}", path.display()))?,
         );

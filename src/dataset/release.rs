@@ -59,6 +59,22 @@ pub(super) fn load(source: &Source, data_rel: &str) -> Loaded {
             continue;
         }
         let rel = join(data_rel, &file);
+        let why = if super::source::escapes(&file) {
+            Some(format!(
+                "{file:?} is outside the dataset directory (absolute or with `..`)"
+            ))
+        } else {
+            source.outside(&rel)
+        };
+        if let Some(why) = why {
+            problems.push(Problem::error(
+                &registry_shown,
+                line,
+                "file",
+                format!("{why}; skipped"),
+            ));
+            continue;
+        }
         if !source.is_file(&rel) {
             problems.push(Problem::error(
                 &registry_shown,

@@ -2,6 +2,7 @@
 //!
 //! Loaders speak only in paths relative to the dataset root, so the same code reads both.
 
+use std::collections::HashSet;
 use std::fs;
 use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
@@ -40,8 +41,16 @@ impl Source {
 
     pub fn is_file(&self, rel: &str) -> bool {
         match self {
-            Source::Dir(root) => root.join(rel).is_file(),
+            Source::Dir(root) => confine(root, rel).is_ok_and(|p| p.is_file()),
             Source::Embedded(d) => d.get_file(rel).is_some(),
+        }
+    }
+
+    /// Why `rel` cannot be read from this dataset (it lies outside it), if it cannot.
+    pub fn outside(&self, rel: &str) -> Option<String> {
+        match self {
+            Source::Dir(root) => confine(root, rel).err().map(|e| e.to_string()),
+            Source::Embedded(_) => None,
         }
     }
 
@@ -55,7 +64,7 @@ impl Source {
     pub fn open(&self, rel: &str) -> io::Result<Box<dyn BufRead + Send>> {
         match self {
             Source::Dir(root) => {
-                let f = fs::File::open(root.join(rel))?;
+                let f = fs::File::open(confine(root, rel)?)?;
                 Ok(Box::new(BufReader::with_capacity(1 << 16, f)))
             }
             Source::Embedded(d) => match d.get_file(rel) {
@@ -83,7 +92,13 @@ impl Source {
     pub fn files_with_ext(&self, rel_dir: &str, ext: &str) -> Vec<String> {
         let mut out = Vec::new();
         match self {
-            Source::Dir(root) => walk(root, &root.join(rel_dir), ext, &mut out),
+            Source::Dir(root) => {
+                if let Ok(dir) = confine(root, rel_dir) {
+                    let real_root = fs::canonicalize(root).unwrap_or_else(|_| root.clone());
+                    let mut seen = HashSet::new();
+                    walk(root, &real_root, &dir, ext, &mut seen, &mut out);
+                }
+            }
             Source::Embedded(d) => {
                 let dir = if rel_dir.is_empty() {
                     Some(*d)
@@ -100,16 +115,67 @@ impl Source {
     }
 }
 
-fn walk(root: &Path, dir: &Path, ext: &str, out: &mut Vec<String>) {
+/// Whether a relative path written in a dataset (a registry's `file`) leaves the directory it is
+/// relative to before any symlink is looked at: absolute, or with a `..`.
+pub fn escapes(rel: &str) -> bool {
+    use std::path::Component;
+    Path::new(rel)
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
+/// `root/rel`, if it stays inside the dataset: no absolute path, no `..`, and once symlinks are
+/// resolved still under the root. A registry entry like `../../secret/private.jsonl` would
+/// otherwise load (and send to model APIs) a file the user never pointed at.
+fn confine(root: &Path, rel: &str) -> io::Result<PathBuf> {
+    let outside = |why: &str| {
+        io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{rel:?} is outside the dataset directory ({why})"),
+        )
+    };
+    if escapes(rel) {
+        return Err(outside("absolute or with `..`"));
+    }
+    let path = root.join(rel);
+    // Resolve symlinks: a link inside the dataset must not lead out of it.
+    if let (Ok(real_root), Ok(real)) = (fs::canonicalize(root), fs::canonicalize(&path))
+        && !real.starts_with(&real_root)
+    {
+        return Err(outside("a symlink leads out of it"));
+    }
+    Ok(path)
+}
+
+/// Walks `dir` for files ending in `.{ext}`. Symlinked directories are followed only inside the
+/// dataset and each directory once (by device and inode), so `ln -s . loop` neither repeats
+/// files nor hangs.
+fn walk(
+    root: &Path,
+    real_root: &Path,
+    dir: &Path,
+    ext: &str,
+    seen: &mut HashSet<(u64, u64)>,
+    out: &mut Vec<String>,
+) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = fs::metadata(dir) else { return };
+    if !seen.insert((meta.dev(), meta.ino())) {
+        return;
+    }
+    if !fs::canonicalize(dir).is_ok_and(|r| r.starts_with(real_root)) {
+        return;
+    }
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
-            walk(root, &p, ext, out);
+            walk(root, real_root, &p, ext, seen, out);
         } else if p.extension().and_then(|x| x.to_str()) == Some(ext)
             && let Ok(rel) = p.strip_prefix(root)
+            && fs::canonicalize(&p).is_ok_and(|r| r.starts_with(real_root))
         {
             out.push(rel.to_string_lossy().replace('\\', "/"));
         }

@@ -53,7 +53,10 @@ pub fn instructions(
         match inline {
             Some(Ok(kw)) => push_unique_front(&mut out, Instruction { id, kwargs: kw }),
             Some(Err(())) => {
-                notes.push(format!("could not read the arguments in {raw:?}"));
+                notes.push(format!(
+                    "could not read the arguments in {:?}",
+                    shorten(raw, 80)
+                ));
                 if !out.iter().any(|i| i.id == id) {
                     out.insert(
                         0,
@@ -77,6 +80,14 @@ pub fn instructions(
         }
     }
     (out, notes)
+}
+
+/// At most `max` characters of `s`, with `…` when cut (ids from a dataset can be huge).
+fn shorten(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &s[..at]),
+        None => s.to_string(),
+    }
 }
 
 fn push_unique(out: &mut Vec<Instruction>, i: Instruction) {
@@ -301,11 +312,11 @@ pub fn ifeval(
     let mut failed = Vec::new();
     for i in &list {
         if let Err(why) = check(i, response) {
-            failed.push(format!("{} ({why})", i.id));
+            failed.push(format!("{} ({why})", shorten(&i.id, 80)));
         }
     }
     let mut detail = if failed.is_empty() {
-        let ids: Vec<&str> = list.iter().map(|i| i.id.as_str()).collect();
+        let ids: Vec<String> = list.iter().map(|i| shorten(&i.id, 80)).collect();
         format!("passed: {}", ids.join(", "))
     } else {
         format!("failed: {}", failed.join("; "))
@@ -326,24 +337,28 @@ pub fn check(i: &Instruction, r: &str) -> Result<(), String> {
     let kw = &i.kwargs;
     match i.id.as_str() {
         "keywords:forbidden_words" => {
-            let found: Vec<String> = strings(kw, "forbidden_words")?
-                .into_iter()
-                .filter(|w| word_regex(w).is_match(r))
-                .collect();
+            let mut found = Vec::new();
+            for w in strings(kw, "forbidden_words")? {
+                if word_regex(&w)?.is_match(r) {
+                    found.push(w);
+                }
+            }
             ok_if(found.is_empty(), || format!("uses {}", found.join(", ")))
         }
         "keywords:existence" => {
-            let missing: Vec<String> = strings(kw, "keywords")?
-                .into_iter()
-                .filter(|w| !substring_regex(w).is_match(r))
-                .collect();
+            let mut missing = Vec::new();
+            for w in strings(kw, "keywords")? {
+                if !substring_regex(&w)?.is_match(r) {
+                    missing.push(w);
+                }
+            }
             ok_if(missing.is_empty(), || {
                 format!("missing {}", missing.join(", "))
             })
         }
         "keywords:frequency" => {
             let word = string(kw, "keyword")?;
-            let n = substring_regex(&word).find_iter(r).count();
+            let n = substring_regex(&word)?.find_iter(r).count();
             relation(
                 kw,
                 "relation",
@@ -433,7 +448,7 @@ pub fn check(i: &Instruction, r: &str) -> Result<(), String> {
         }
         "detectable_format:multiple_sections" => {
             match (string(kw, "section_spliter"), opt_int(kw, "num_sections")) {
-                (Ok(sep), Some(want)) => {
+                (Ok(sep), Some(want)) if sep.len() <= MAX_KEYWORD => {
                     let re = Regex::new(&format!(r"\s?{}\s?\d+\s?", regex::escape(&sep)))
                         .map_err(|e| e.to_string())?;
                     let n = re.split(r).count() - 1;
@@ -523,7 +538,7 @@ pub fn check(i: &Instruction, r: &str) -> Result<(), String> {
         "punctuation:no_comma" => ok_if(!r.contains(','), || {
             format!("{} commas", r.matches(',').count())
         }),
-        other => Err(format!("unsupported instruction {other:?}")),
+        other => Err(format!("unsupported instruction {:?}", shorten(other, 80))),
     }
 }
 
@@ -608,12 +623,38 @@ fn relation(
     ok_if(ok, || format!("{n} {what}, need {rel} {want}"))
 }
 
-fn word_regex(w: &str) -> Regex {
-    Regex::new(&format!(r"(?i)\b{}\b", regex::escape(w))).expect("escaped")
+/// The longest keyword looked for (a 2 MB "word" from a dataset is a problem, not a pattern).
+const MAX_KEYWORD: usize = 1000;
+
+fn keyword_regex(w: &str, whole_word: bool) -> Result<Regex, String> {
+    if w.len() > MAX_KEYWORD {
+        return Err(format!(
+            "keyword of {} bytes (longer than {MAX_KEYWORD}), counted as not followed",
+            w.len()
+        ));
+    }
+    let pat = if whole_word {
+        format!(r"(?i)\b{}\b", regex::escape(w))
+    } else {
+        format!("(?i){}", regex::escape(w))
+    };
+    regex::RegexBuilder::new(&pat)
+        .size_limit(1 << 20)
+        .build()
+        .map_err(|e| {
+            format!(
+                "keyword {:?} cannot be searched: {e}",
+                crate::text::clean_line(w)
+            )
+        })
 }
 
-fn substring_regex(w: &str) -> Regex {
-    Regex::new(&format!("(?i){}", regex::escape(w))).expect("escaped")
+fn word_regex(w: &str) -> Result<Regex, String> {
+    keyword_regex(w, true)
+}
+
+fn substring_regex(w: &str) -> Result<Regex, String> {
+    keyword_regex(w, false)
 }
 
 static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\w+").unwrap());
@@ -738,6 +779,7 @@ pub fn py_literal(s: &str) -> Option<Value> {
         s: s.as_bytes(),
         i: 0,
         src: s,
+        depth: 0,
     };
     let v = p.value()?;
     p.ws();
@@ -748,7 +790,13 @@ struct Py<'a> {
     s: &'a [u8],
     src: &'a str,
     i: usize,
+    /// Containers open around the current value: bounded, so 300,000 `[` cannot overflow the
+    /// stack.
+    depth: usize,
 }
+
+/// Deeper than any instruction's arguments are written.
+const MAX_LITERAL_DEPTH: usize = 32;
 
 impl Py<'_> {
     fn ws(&mut self) {
@@ -768,6 +816,17 @@ impl Py<'_> {
     }
 
     fn value(&mut self) -> Option<Value> {
+        self.depth += 1;
+        let v = if self.depth > MAX_LITERAL_DEPTH {
+            None
+        } else {
+            self.value_inner()
+        };
+        self.depth -= 1;
+        v
+    }
+
+    fn value_inner(&mut self) -> Option<Value> {
         self.ws();
         match *self.s.get(self.i)? {
             b'{' => {
@@ -825,13 +884,14 @@ impl Py<'_> {
                     match self.s[self.i] {
                         b'\\' if self.i + 1 < self.s.len() => {
                             out.push_str(&self.src[seg..self.i]);
-                            let c = self.s[self.i + 1];
+                            // The escaped character may be several bytes long (`'\\é'`).
+                            let c = self.src[self.i + 1..].chars().next()?;
                             out.push(match c {
-                                b'n' => '\n',
-                                b't' => '\t',
-                                other => other as char,
+                                'n' => '\n',
+                                't' => '\t',
+                                other => other,
                             });
-                            self.i += 2;
+                            self.i += 1 + c.len_utf8();
                             seg = self.i;
                         }
                         c if c == q => {
@@ -1345,6 +1405,61 @@ mod tests {
         assert_eq!(
             ifeval("x", None, None, "").detail,
             "no instruction to check"
+        );
+    }
+
+    #[test]
+    fn hostile_instruction_ids_and_kwargs_are_named_problems_not_crashes() {
+        // A backslash before a multi-byte character.
+        assert_eq!(
+            py_literal(r"{'keywords': ['caf\é']}").unwrap()["keywords"][0],
+            "café"
+        );
+        let v = ifeval(
+            "x",
+            Some(r"keywords:existence: {'keywords': ['\é']}"),
+            None,
+            "",
+        );
+        assert_eq!(v.score, 0.0);
+        // 300,000 `[`: no stack overflow, just unreadable arguments.
+        let deep = format!("keywords:existence: {{'keywords': {}", "[".repeat(300_000));
+        let v = ifeval("x", Some(&deep), None, "");
+        assert_eq!(v.score, 0.0);
+        assert!(
+            v.detail.contains("could not read the arguments"),
+            "{}",
+            &v.detail[..200]
+        );
+        assert!(v.detail.len() < 1000, "a huge id is not echoed whole");
+        let v = ifeval("x", Some(&"[".repeat(300_000)), None, "");
+        assert_eq!(v.score, 0.0);
+        assert!(v.detail.len() < 1000, "{}", v.detail.len());
+        assert!(py_literal(&format!("{}1{}", "[".repeat(100), "]".repeat(100))).is_none());
+        assert!(py_literal(&format!("{}1{}", "[".repeat(10), "]".repeat(10))).is_some());
+        // A 2 MB forbidden word: a named reason, not a panic building its regex.
+        let huge = "w".repeat(2 << 20);
+        let kw = vec![serde_json::json!({ "forbidden_words": [huge] })];
+        let v = ifeval("some text", Some("keywords:forbidden_words"), Some(&kw), "");
+        assert_eq!(v.score, 0.0);
+        assert!(v.detail.contains("longer than 1000"), "{}", v.detail);
+        let kw = vec![serde_json::json!({ "keyword": "w".repeat(5000), "frequency": 1 })];
+        assert_eq!(
+            ifeval("w", Some("keywords:frequency"), Some(&kw), "").score,
+            0.0
+        );
+        let kw =
+            vec![serde_json::json!({ "section_spliter": "S".repeat(5000), "num_sections": 1 })];
+        assert_eq!(
+            ifeval(
+                "Section 1 x",
+                Some("detectable_format:multiple_sections"),
+                Some(&kw),
+                ""
+            )
+            .score,
+            1.0,
+            "an unusable spliter falls back to the default check"
         );
     }
 }

@@ -115,7 +115,7 @@ pub fn csv(rep: &Report) -> String {
             .filter(|d| r.dims[d.index()].is_some_and(|x| !x.complete()))
             .map(|d| d.code())
             .collect();
-        let mut rec = vec![r.name.clone(), kind.to_string()];
+        let mut rec = vec![csv_cell(&r.name), kind.to_string()];
         rec.extend((0..4).map(|d| num(r.dims[d].map(|x| x.rate))));
         rec.push(num(r.h_score()));
         rec.push(partial.join(";"));
@@ -127,8 +127,26 @@ pub fn csv(rep: &Report) -> String {
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
+/// A CSV cell a spreadsheet will not run: text starting with `=`, `+`, `-`, `@`, a tab or a
+/// carriage return is prefixed with `'` (OWASP's advice against formula injection); numbers stay
+/// numbers.
+pub fn csv_cell(s: &str) -> String {
+    let risky = s.starts_with(['=', '+', '-', '@', '\t', '\r']);
+    if risky && s.parse::<f64>().is_err() {
+        format!("'{s}")
+    } else {
+        s.to_string()
+    }
+}
+
+/// Markdown table text: one line, pipes escaped, and no raw HTML (a name like
+/// `<img src=x onerror=...>` is shown, not rendered).
 fn md_escape(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    crate::text::clean_line(s)
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('|', "\\|")
 }
 
 /// Markdown: the dimension table, then per-category rates.
@@ -229,4 +247,79 @@ pub fn json(rep: &Report) -> Value {
         "models": models,
         "dimension_correlations": dim_map(|a| dim_map(|b| corr[a.index()][b.index()].into())),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Meta, Row, Source};
+
+    fn row(name: &str) -> Row {
+        Row {
+            name: name.into(),
+            source: Source::Run { run_id: "r".into() },
+            dims: [None; 4],
+            categories: vec![None; 15],
+            task_scores: Default::default(),
+            worst: Vec::new(),
+            baseline: None,
+            pending: Default::default(),
+        }
+    }
+
+    #[test]
+    fn csv_cells_never_run_as_formulas() {
+        let rep = Report::new(
+            [
+                "=HYPERLINK(\"http://x\")",
+                "+1+1",
+                "-2+3",
+                "@SUM(A1)",
+                "\tx",
+                "ok",
+                "-12.5",
+            ]
+            .into_iter()
+            .map(row)
+            .collect(),
+            Meta::default(),
+        );
+        let out = csv(&rep);
+        let names: Vec<String> = out
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let mut r = ::csv::ReaderBuilder::new()
+                    .has_headers(false)
+                    .from_reader(l.as_bytes());
+                r.records().next().unwrap().unwrap()[0].to_string()
+            })
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                "'=HYPERLINK(\"http://x\")",
+                "'+1+1",
+                "'-2+3",
+                "'@SUM(A1)",
+                "'\tx",
+                "ok",
+                "-12.5"
+            ]
+        );
+    }
+
+    #[test]
+    fn markdown_shows_html_in_names_instead_of_rendering_it() {
+        let rep = Report::new(
+            vec![row("<img src=x onerror=alert(1)> | a\nb")],
+            Meta::default(),
+        );
+        let md = markdown(&rep);
+        assert!(
+            md.contains("&lt;img src=x onerror=alert(1)&gt; \\| a b"),
+            "{md}"
+        );
+        assert!(!md.contains("<img"));
+    }
 }

@@ -1,0 +1,182 @@
+//! A dataset someone else wrote, made to hurt: paths that lead out of it, symlink loops, task
+//! ids that are paths, option letters past Z.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use prism::dataset;
+use serde_json::json;
+
+fn write(p: &Path, text: &str) {
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+fn task(id: &str, file: &str) -> serde_json::Value {
+    let mut p = id.splitn(3, '-');
+    json!({"index": 1, "task_id": id, "dimension": p.next().unwrap(), "subcategory": p.next().unwrap(),
+           "name": p.next().unwrap_or(""), "items": 1, "evaluator": "exact", "prompt": "none", "file": file})
+}
+
+fn item(id: &str, task: &str) -> String {
+    format!(
+        "{}\n",
+        json!({"id": id, "task": task, "question": "q?", "answer": "a"})
+    )
+}
+
+#[test]
+fn registry_files_outside_the_dataset_are_refused_and_named() {
+    let root = tempfile::tempdir().unwrap();
+    let secret = root.path().join("secret/private.jsonl");
+    write(&secret, &item("KE-FD-Leak-0001", "KE-FD-Leak"));
+    let rel = root.path().join("release");
+    let outside_link = rel.join("data/KE/FD/Linked.jsonl");
+    write(
+        &rel.join("data/tasks.json"),
+        &serde_json::to_string_pretty(&vec![
+            task("KE-FD-Leak", "../../secret/private.jsonl"),
+            task("KE-FD-Abs", secret.to_str().unwrap()),
+            task("KE-FD-Passwd", "../../../../../../etc/passwd"),
+            task("KE-FD-Linked", "KE/FD/Linked.jsonl"),
+            task("KE-FD-Fine", "KE/FD/Fine.jsonl"),
+        ])
+        .unwrap(),
+    );
+    write(
+        &rel.join("data/KE/FD/Fine.jsonl"),
+        &item("KE-FD-Fine-0001", "KE-FD-Fine"),
+    );
+    // A symlink inside the dataset that leads out of it.
+    std::os::unix::fs::symlink(&secret, &outside_link).unwrap();
+    let loaded = dataset::load_path(&rel).unwrap();
+    let ids: Vec<&str> = loaded.dataset.items.iter().map(|i| &*i.id).collect();
+    assert_eq!(
+        ids,
+        vec!["KE-FD-Fine-0001"],
+        "nothing from outside was read"
+    );
+    let problems: Vec<String> = loaded.problems.iter().map(|p| p.to_string()).collect();
+    let text = problems.join("\n");
+    let named = |why: &str| {
+        problems
+            .iter()
+            .filter(|p| p.contains("tasks.json:") && p.contains(": file:") && p.contains(why))
+            .count()
+    };
+    assert_eq!(
+        named("outside the dataset directory (absolute or with `..`)"),
+        3,
+        "{text}"
+    );
+    assert_eq!(
+        named("outside the dataset directory (a symlink leads out of it)"),
+        1,
+        "{text}"
+    );
+    // The tasks still count in the registry (their dimension is incomplete, not silently whole).
+    assert_eq!(loaded.dataset.registry.len(), 5);
+}
+
+#[test]
+fn symlink_loops_neither_repeat_files_nor_hang() {
+    let root = tempfile::tempdir().unwrap();
+    let d = root.path();
+    write(
+        &d.join("a/items.jsonl"),
+        &format!(
+            "{}",
+            json!({"id": "x-1", "task": "KE-FD-X", "dimension": "KE", "category": "FD", "question": "q", "answer": "a"})
+        ),
+    );
+    std::os::unix::fs::symlink(".", d.join("a/loop")).unwrap();
+    std::os::unix::fs::symlink("..", d.join("a/up")).unwrap();
+    std::os::unix::fs::symlink(d.join("a"), d.join("again")).unwrap();
+    let loaded = dataset::load_path(d).unwrap();
+    assert_eq!(loaded.dataset.items.len(), 1, "{:?}", loaded.problems);
+    Command::cargo_bin("prism")
+        .unwrap()
+        .arg("validate")
+        .arg(d)
+        .timeout(std::time::Duration::from_secs(20))
+        .assert()
+        .success();
+}
+
+#[test]
+fn task_ids_that_are_paths_never_write_outside_the_outputs_directory() {
+    let root = tempfile::tempdir().unwrap();
+    let rel = root.path().join("release");
+    // A task id that climbs out, written by a hostile registry.
+    let evil = "KE-FD-../../../../escaped";
+    write(
+        &rel.join("data/tasks.json"),
+        &serde_json::to_string(&vec![task(evil, "KE/FD/Evil.jsonl")]).unwrap(),
+    );
+    write(&rel.join("data/KE/FD/Evil.jsonl"), &item("e-1", evil));
+    let out = root.path().join("outputs");
+    write(
+        &out.join("m/responses/x.jsonl"),
+        &format!("{}\n", json!({"id": "e-1", "response": "a"})),
+    );
+    Command::cargo_bin("prism")
+        .unwrap()
+        .env("PRISM_CONFIG_DIR", root.path())
+        .env("PRISM_DATA_DIR", root.path())
+        .args(["score", "--model", "m", "--data"])
+        .arg(&rel)
+        .arg("--prism-outputs")
+        .arg(&out)
+        .assert()
+        .success();
+    let scores = out.join("m/scores");
+    let written: Vec<_> = std::fs::read_dir(&scores)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert!(!written[0].contains('/'));
+    assert!(!root.path().join("escaped.jsonl").exists());
+    assert!(!out.join("escaped.jsonl").exists());
+}
+
+#[test]
+fn two_hundred_options_and_an_answer_past_z_load_and_score() {
+    let root = tempfile::tempdir().unwrap();
+    let options: Vec<String> = (0..200).map(|i| format!("option {i}")).collect();
+    let p = root.path().join("items.jsonl");
+    write(
+        &p,
+        &format!(
+            "{}\n{}\n",
+            json!({"id": "c-1", "task": "RE-LF-Many", "dimension": "RE", "category": "LF", "question": "pick",
+                   "options": options, "answer": "AA", "evaluator": "choice"}),
+            json!({"id": "c-2", "task": "RE-LF-Many", "dimension": "RE", "category": "LF", "question": "pick",
+                   "options": options, "answer": "ZZZ", "evaluator": "choice"}),
+        ),
+    );
+    let loaded = dataset::load_path(&p).unwrap();
+    // "AA" is option 27: a real letter, beyond what PRISM's extraction considers (a warning);
+    // "ZZZ" is no option letter at all (an error naming the range).
+    assert_eq!(loaded.dataset.items.len(), 1);
+    let text: Vec<String> = loaded.problems.iter().map(|p| p.to_string()).collect();
+    assert!(text.iter().any(|p| p.contains("beyond H")), "{text:?}");
+    assert!(
+        text.iter()
+            .any(|p| p.contains("\"ZZZ\" is not an option letter (A..GR)")),
+        "{text:?}"
+    );
+    let it = &loaded.dataset.items[0];
+    let r = prism::eval::score::step(&loaded.dataset, it, Some("AA"));
+    match r {
+        prism::eval::score::Step::Done(v) => assert_eq!(v.score, 0.0),
+        other => panic!("{other:?}"),
+    }
+    // The request lists every option with its letter.
+    let q = prism::prompt::format_question(it);
+    assert!(
+        q.contains("AA. option 26") && q.contains("GR. option 199"),
+        "{q}"
+    );
+}
