@@ -278,6 +278,7 @@ fn main() {
         let handle = StoreHandle::spawn(s, Some(db.clone()));
         engine::resume(
             &run,
+            engine::resume_models(&run, &[]).unwrap(),
             ds.clone(),
             unfinished,
             all,

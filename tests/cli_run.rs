@@ -342,3 +342,92 @@ fn resume_after_kill_9_finishes_without_redoing_finished_jobs() {
         assert_eq!(r[0].attempts, 1);
     }
 }
+
+/// Two `--resume` of one run: the second refuses (the first holds the run's lock) instead of
+/// sending every pending job again.
+#[test]
+fn a_run_is_resumed_by_one_process_at_a_time() {
+    let env = Env::new();
+    // A slow run, interrupted: its jobs stay pending.
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("prism"))
+        .args(["run", "--models", "slow", "--limit", "30", "--json"])
+        .env("PRISM_CONFIG_DIR", env.dir.path())
+        .env("PRISM_DATA_DIR", env.dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    let started: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let run_id = started["run_id"].as_str().unwrap().to_string();
+    // While it runs, a resume of the same run is refused, naming the holder.
+    let out = env
+        .prism()
+        .args(["run", "--resume", &run_id, "--json"])
+        .assert()
+        .code(1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("is being run by another prism")
+            && err.contains(&format!("pid {}", child.id())),
+        "{err}"
+    );
+    // Killed (-9): the lock's holder is gone, so the resume goes ahead at once.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let requests_before = env.mock.requests();
+    let (d, _, _) = job_states(&env.db(), &run_id);
+    env.prism()
+        .args(["run", "--resume", &run_id, "--json"])
+        .assert()
+        .code(0);
+    assert_eq!(job_states(&env.db(), &run_id), (30, 0, 0));
+    assert_eq!(env.mock.requests() - requests_before, 30 - d);
+}
+
+/// An imported run has no endpoint: resuming it without naming a model is refused (it never
+/// falls back to a public API); with --models, the named model answers what failed.
+#[test]
+fn an_imported_run_resumes_only_with_a_model_the_user_names() {
+    let env = Env::new();
+    let outdir = env.dir.path().join("outputs");
+    let dir = outdir.join("gpt-4o/responses");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("KE-FD-Myths.jsonl"),
+        "{\"id\": \"KE-FD-Myths-0001\", \"response\": \"No.\"}\n{\"id\": \"KE-FD-Myths-0002\", \"response\": \"ERROR: HTTP 500\"}\n",
+    )
+    .unwrap();
+    let out = env
+        .prism()
+        .args(["import", "--prism-outputs"])
+        .arg(&outdir)
+        .assert()
+        .success();
+    let id = stdout(&out).trim().to_string();
+    let requests = env.mock.requests();
+    let out = env
+        .prism()
+        .args(["run", "--resume", &id, "--json"])
+        .assert()
+        .code(1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("\"gpt-4o\" was imported from files") && err.contains("--models NAME"),
+        "{err}"
+    );
+    assert_eq!(env.mock.requests(), requests, "nothing was sent anywhere");
+    env.prism()
+        .args(["run", "--resume", &id, "--models", "stub", "--json"])
+        .assert()
+        .code(0);
+    assert_eq!(env.mock.requests(), requests + 1, "only the failed job");
+    let s = Store::open(&env.db()).unwrap();
+    let rs = s.responses(&id).unwrap();
+    let redone = rs.iter().find(|r| r.item_id == "KE-FD-Myths-0002").unwrap();
+    assert_eq!(redone.model, "gpt-4o", "answers keep the run's model name");
+    assert!(redone.text.as_deref().unwrap().starts_with("ANSWER("));
+}

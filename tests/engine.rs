@@ -364,6 +364,7 @@ async fn cancel_keeps_finished_results_and_resume_finishes_the_rest() {
     let (tx, _rx) = mpsc::unbounded_channel();
     let resumed = engine::resume(
         &run,
+        engine::resume_models(&run, &[]).unwrap(),
         ds,
         unfinished.clone(),
         all,
@@ -560,4 +561,81 @@ async fn a_panicking_job_is_recorded_as_failed_and_the_run_goes_on() {
         s.run(&summary.run_id).unwrap().unwrap().status,
         prism::store::RunStatus::Finished
     );
+}
+
+/// A full disk: answers that cannot be saved are held and saving is retried; the user is told
+/// once; no new job starts meanwhile; when space comes back everything is saved, nothing failed,
+/// and no model was asked twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_holds_answers_until_space_comes_back() {
+    let m = mock::start(false).await;
+    let (store, _dir, path) = memory_store();
+    let ds = sample();
+    let items = first_items(&ds, 60);
+    let mut spec = fast(RunSpec::new(
+        ds.clone(),
+        "<sample-data>".into(),
+        items,
+        vec![openai("m", &m.url(), "slow")],
+    ));
+    spec.concurrency = 2;
+    // The store may not grow past its size when the limit is set (SQLite raises a limit below
+    // the current size to it): the run's record fits, soon nothing more does.
+    let pages = 1;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let handle = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            engine::run(
+                spec,
+                store,
+                engine::http_backends(),
+                tx,
+                CancellationToken::new(),
+            )
+            .await
+        })
+    };
+    let mut downs = 0;
+    let mut ups = 0;
+    let mut requests_when_down = None;
+    let mut events = Vec::new();
+    while let Some(ev) = rx.recv().await {
+        match &ev {
+            Event::Started { .. } => store.set_max_pages(pages).await.unwrap(),
+            Event::StoreDown { reason } => {
+                downs += 1;
+                assert!(reason.contains("full"), "{reason}");
+                requests_when_down = Some(m.requests());
+                // Space comes back a moment later.
+                let store = store.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    store.set_max_pages(1 << 30).await.unwrap();
+                });
+            }
+            Event::StoreUp => {
+                ups += 1;
+                // While saving failed, only the jobs already in flight went out.
+                assert!(m.requests() <= requests_when_down.unwrap() + 2);
+            }
+            _ => {}
+        }
+        let finished = matches!(ev, Event::Finished(_));
+        events.push(ev);
+        if finished {
+            break;
+        }
+    }
+    let summary = handle.await.unwrap().unwrap();
+    assert_eq!(downs, 1, "told once");
+    assert_eq!(ups, 1);
+    assert_eq!(
+        (summary.done, summary.failed, summary.cancelled),
+        (60, 0, 0)
+    );
+    assert!(requests_when_down.unwrap() < 60);
+    assert_eq!(m.requests(), 60, "no model was asked twice");
+    let s = Store::open(&path).unwrap();
+    assert_eq!(s.responses(&summary.run_id).unwrap().len(), 60);
 }

@@ -63,7 +63,9 @@ pub struct RunArgs {
     /// Print events as JSON lines (the default when stdout is not a terminal).
     #[arg(long)]
     pub json: bool,
-    /// Finish an earlier run: only its jobs that are not done run again.
+    /// Finish an earlier run: only its jobs that are not done run again. With --models, the
+    /// named models answer in place of the run's (of the same name, else its imported ones in
+    /// order): an imported run resumes only that way.
     #[arg(long, value_name = "RUN_ID")]
     pub resume: Option<String>,
 }
@@ -244,6 +246,12 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
         let run = store
             .run(run_id)?
             .ok_or_else(|| anyhow::anyhow!("no run {run_id} in {}", db.display()))?;
+        let named = if args.models.is_empty() {
+            Vec::new()
+        } else {
+            load_models(dirs, args.models_file.as_deref())?.select(&args.models.join(","))?
+        };
+        let models = engine::resume_models(&run, &named)?;
         let (ds, _) = open_dataset(args.dataset.as_deref().or(dataset_path(&run.dataset)))?;
         let unfinished = store.unfinished_jobs(&run.id)?;
         let all: Vec<_> = store.jobs(&run.id)?.into_iter().map(|(j, _)| j).collect();
@@ -254,6 +262,7 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
             Box::pin(async move {
                 engine::resume(
                     &run,
+                    models,
                     ds,
                     unfinished,
                     all,
@@ -351,8 +360,11 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
 }
 
 /// `<sample-data>` names the bundled data; anything else is a path.
+/// The dataset a run recorded: a path, or the sample data (`<sample-data>`, and `<unknown>` for
+/// answers imported without `--dataset`: the sample data is tried, and a job whose item is not
+/// there is named when the run resumes).
 pub(crate) fn dataset_path(r: &str) -> Option<&Path> {
-    (r != "<sample-data>").then(|| Path::new(r))
+    (r != "<sample-data>" && r != "<unknown>").then(|| Path::new(r))
 }
 
 pub fn open_dataset(path: Option<&Path>) -> anyhow::Result<(Arc<Dataset>, String)> {
@@ -446,6 +458,24 @@ async fn report_events(
                 }
                 json!({"event": "failed", "job": job, "item": response.item_id, "model": response.model,
                        "sample": response.sample, "reason": reason, "attempts": response.attempts})
+            }
+            Event::StoreDown { reason } => {
+                // Once per outage, on stderr whatever the mode: the user has to free space.
+                let msg = format!(
+                    "disk full? {}; free space and the run goes on (no model is asked again)",
+                    crate::text::clean_line(reason)
+                );
+                match &bar {
+                    Some(b) => b.println(&msg),
+                    None => crate::warn!("{msg}"),
+                }
+                json!({"event": "store_down", "reason": reason})
+            }
+            Event::StoreUp => {
+                if let Some(b) = &bar {
+                    b.println("saving works again");
+                }
+                json!({"event": "store_up"})
             }
             Event::Finished(s) => {
                 if let Some(b) = &bar {

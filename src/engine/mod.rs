@@ -163,6 +163,11 @@ pub enum Event {
         job: u32,
         response: Arc<ResponseRecord>,
     },
+    /// Answers cannot be saved (a full disk, most likely): they are held in memory and saving is
+    /// retried; no new job starts until it works again. Sent once per outage.
+    StoreDown { reason: String },
+    /// Saving works again; held answers are saved and the run goes on.
+    StoreUp,
     /// The run ended (finished or cancelled).
     Finished(RunSummary),
 }
@@ -271,6 +276,10 @@ struct Shared {
     events: mpsc::UnboundedSender<Event>,
     cancel: CancellationToken,
     counts: std::sync::Mutex<RunSummary>,
+    /// Saving failed and has not worked since: workers wait before starting new jobs.
+    store_down: std::sync::atomic::AtomicBool,
+    /// Answers waiting to be saved while the store is down.
+    holding: std::sync::atomic::AtomicUsize,
 }
 
 /// Starts a new run: records it and its jobs, then runs them.
@@ -331,10 +340,59 @@ pub async fn run(
     .await
 }
 
-/// Finishes an earlier run: only its jobs that are not done are run again.
+/// The models a resumed run calls: the settings it was run with, except where the user names a
+/// configured model to answer instead. A model imported from files has no endpoint, so it is
+/// resumed only with one the user names (never a default endpoint): a named model replaces the
+/// run's model of the same name, else the imported ones in order. The answers keep the run's
+/// model names.
+pub fn resume_models(run: &RunRecord, named: &[ModelConfig]) -> anyhow::Result<Vec<ModelConfig>> {
+    let mut spare: std::collections::VecDeque<&ModelConfig> = named
+        .iter()
+        .filter(|n| !run.config.models.iter().any(|m| m.name == n.name))
+        .collect();
+    let mut out = Vec::new();
+    for m in &run.config.models {
+        let chosen = named
+            .iter()
+            .find(|n| n.name == m.name)
+            .or_else(|| m.is_imported().then(|| spare.pop_front()).flatten());
+        match chosen {
+            Some(c) => {
+                let mut c = c.clone();
+                c.name = m.name.clone();
+                out.push(c);
+            }
+            None => out.push(m.to_config().map_err(|e| {
+                anyhow::anyhow!(
+                    "run {}: {e} (e.g. prism run --resume {} --models NAME)",
+                    run.id,
+                    run.id
+                )
+            })?),
+        }
+    }
+    if let Some(extra) = spare.front() {
+        anyhow::bail!(
+            "run {}: --models {:?} matches none of its models ({})",
+            run.id,
+            extra.name,
+            run.config
+                .models
+                .iter()
+                .map(|m| m.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(out)
+}
+
+/// Finishes an earlier run: only its jobs that are not done are run again, with `models` (see
+/// [`resume_models`]).
 #[allow(clippy::too_many_arguments)]
 pub async fn resume(
     run: &RunRecord,
+    models: Vec<ModelConfig>,
     dataset: Arc<Dataset>,
     unfinished: Vec<JobRecord>,
     all_jobs: Vec<JobRecord>,
@@ -355,10 +413,12 @@ pub async fn resume(
     let to_job = |j: &JobRecord| -> anyhow::Result<Job> {
         let item = dataset.index_of(&j.item_id).ok_or_else(|| {
             anyhow::anyhow!(
-                "run {}: item {} is not in the dataset {} any more",
+                "run {}: item {} is not in the dataset {} (pass the run's dataset: prism run \
+                 DATASET --resume {})",
                 run.id,
                 j.item_id,
-                run.dataset
+                run.dataset,
+                run.id
             )
         })?;
         let model = *model_index
@@ -375,14 +435,6 @@ pub async fn resume(
     let todo: Vec<Job> = unfinished
         .iter()
         .map(to_job)
-        .collect::<anyhow::Result<_>>()?;
-    let models: Vec<ModelConfig> = cfg
-        .models
-        .iter()
-        .map(|m| {
-            m.to_config()
-                .map_err(|e| anyhow::anyhow!("run {}: {e}", run.id))
-        })
         .collect::<anyhow::Result<_>>()?;
     let mut spec = RunSpec::new(dataset, run.dataset.clone(), Vec::new(), models);
     spec.samples = cfg.samples;
@@ -438,6 +490,30 @@ async fn execute(
     events: mpsc::UnboundedSender<Event>,
     cancel: CancellationToken,
 ) -> anyhow::Result<RunSummary> {
+    // One process at a time runs a run: a second `--resume` would send every job again.
+    let owner = lock_owner();
+    match store.lock_run(&run_id, &owner).await {
+        Ok(Ok(())) => {}
+        Ok(Err(held)) => anyhow::bail!(
+            "run {run_id} is being run by another prism (pid {}, seen {} s ago); wait for it \
+             to finish, or resume after it stops (a lock not refreshed for {} s is taken over)",
+            held.pid,
+            held.age,
+            crate::store::STALE_AFTER_SECS
+        ),
+        Err(e) => anyhow::bail!("locking the run: {e}"),
+    }
+    let beat = {
+        let (store, run, owner) = (store.clone(), run_id.clone(), owner.clone());
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(crate::store::HEARTBEAT_SECS));
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                let _ = store.heartbeat_run(&run, &owner).await;
+            }
+        })
+    };
     let total = todo.len();
     let _ = events.send(Event::Started {
         run_id: run_id.clone(),
@@ -460,6 +536,8 @@ async fn execute(
             cancelled: 0,
             cache_hits: 0,
         }),
+        store_down: std::sync::atomic::AtomicBool::new(false),
+        holding: std::sync::atomic::AtomicUsize::new(0),
         spec,
     });
     // One queue and one pool of workers per model, so a slow or rate-limited model never holds
@@ -485,6 +563,12 @@ async fn execute(
                 loop {
                     if shared.cancel.is_cancelled() {
                         break;
+                    }
+                    // While answers cannot be saved, no new request goes out.
+                    while shared.store_down.load(std::sync::atomic::Ordering::Acquire)
+                        && !shared.cancel.is_cancelled()
+                    {
+                        tokio::time::sleep(Duration::from_millis(200)).await;
                     }
                     let Some(job) = queue.lock().await.pop_front() else {
                         break;
@@ -519,8 +603,18 @@ async fn execute(
         RunStatus::Finished
     };
     let _ = store.set_status(&run_id, status).await;
+    beat.abort();
+    let _ = store.unlock_run(&run_id, &owner).await;
     let _ = events.send(Event::Finished(summary.clone()));
     Ok(summary)
+}
+
+/// This process's name in run locks: its pid and a random part (pids are reused).
+fn lock_owner() -> String {
+    static OWNER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    OWNER
+        .get_or_init(|| format!("{}-{:016x}", std::process::id(), rand::random::<u64>()))
+        .clone()
 }
 
 /// Hashes of one request: `request_hash` (what was asked: backend, messages, parameters; for
@@ -835,22 +929,45 @@ async fn record_panic(sh: &Shared, job: &Job, panic: Box<dyn std::any::Any + Sen
     finish(sh, job.idx, record, false).await;
 }
 
-/// Commits the record, then tells the front-end.
+/// Commits the record, then tells the front-end. An answer that cannot be saved (a full disk)
+/// is held here and saving is retried, with backoff, until it works: the answer is never thrown
+/// away and the model is never asked again for it; the user is told once, and no new job starts
+/// meanwhile. Cancelling gives up on the held answer (its job stays pending for `--resume`).
 async fn finish(sh: &Shared, job: u32, record: ResponseRecord, ok: bool) {
+    use std::sync::atomic::Ordering;
     let cached = record.cached;
     let record = Arc::new(record);
-    if let Err(e) = sh.store.save((*record).clone()).await {
-        // The store is the source of truth: a result that cannot be saved is a failure the user
-        // must see, not a silent loss.
-        let mut failed = (*record).clone();
-        failed.error = Some(format!("could not save the response: {e}"));
-        let _ = sh.events.send(Event::Failed {
-            job,
-            response: Arc::new(failed),
-        });
-        let mut c = sh.counts.lock().unwrap_or_else(|e| e.into_inner());
-        c.failed += 1;
-        return;
+    let mut delay = Duration::from_millis(200);
+    let mut held = false;
+    loop {
+        match sh.store.save((*record).clone()).await {
+            Ok(()) => break,
+            Err(e) => {
+                if !held {
+                    held = true;
+                    sh.holding.fetch_add(1, Ordering::AcqRel);
+                }
+                if !sh.store_down.swap(true, Ordering::AcqRel) {
+                    let _ = sh.events.send(Event::StoreDown {
+                        reason: format!("could not save answers ({e}); holding them and retrying"),
+                    });
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(delay) => {}
+                    _ = sh.cancel.cancelled() => {
+                        sh.holding.fetch_sub(1, Ordering::AcqRel);
+                        return;
+                    }
+                }
+                delay = (delay * 2).min(Duration::from_secs(10));
+            }
+        }
+    }
+    if held
+        && sh.holding.fetch_sub(1, Ordering::AcqRel) == 1
+        && sh.store_down.swap(false, Ordering::AcqRel)
+    {
+        let _ = sh.events.send(Event::StoreUp);
     }
     {
         let mut c = sh.counts.lock().unwrap_or_else(|e| e.into_inner());

@@ -10,6 +10,7 @@
 
 mod cache;
 mod error;
+mod locks;
 mod responses;
 mod runs;
 mod schema;
@@ -23,6 +24,7 @@ use rusqlite::Connection;
 
 pub use cache::Cached;
 pub use error::{Result, StoreError};
+pub use locks::{HEARTBEAT_SECS, Held, Holder, STALE_AFTER_SECS, host_name, pid_alive};
 pub use responses::ResponseRecord;
 pub use runs::{
     IMPORTED, JobCounts, JobRecord, JobState, ModelSnapshot, RunConfig, RunRecord, RunStatus,
@@ -34,6 +36,33 @@ pub use writer::StoreHandle;
 
 pub struct Store {
     conn: Connection,
+}
+
+/// Runs `f` again while SQLite answers busy or locked, for up to ten seconds.
+fn busy_retry<T, E>(mut f: impl FnMut() -> std::result::Result<T, E>) -> Result<T>
+where
+    E: Into<StoreError>,
+{
+    let start = std::time::Instant::now();
+    let mut wait = std::time::Duration::from_millis(5);
+    loop {
+        match f() {
+            Err(e) => {
+                let e: StoreError = e.into();
+                let busy = matches!(
+                    &e,
+                    StoreError::Sqlite(rusqlite::Error::SqliteFailure(f, _))
+                        if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+                );
+                if !busy || start.elapsed() > std::time::Duration::from_secs(10) {
+                    return Err(e);
+                }
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(std::time::Duration::from_millis(200));
+            }
+            Ok(v) => return Ok(v),
+        }
+    }
 }
 
 impl Store {
@@ -58,7 +87,9 @@ impl Store {
     fn setup(conn: Connection) -> Result<Store> {
         // First, so a second process opening the same new file waits instead of failing.
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // Switching a new file to WAL can answer "busy" without waiting (SQLite will not wait
+        // when waiting could deadlock), so it is tried again for a while.
+        busy_retry(|| conn.pragma_update(None, "journal_mode", "WAL"))?;
         // NORMAL in WAL mode: a commit survives a crash of the process (kill -9); only an OS
         // crash or power loss can lose the last transactions.
         conn.pragma_update(None, "synchronous", "NORMAL")?;
@@ -67,12 +98,20 @@ impl Store {
         conn.pragma_update(None, "cache_size", -32_000)?;
         conn.pragma_update(None, "wal_autocheckpoint", 4_000)?;
         let mut store = Store { conn };
-        schema::migrate(&mut store.conn)?;
+        busy_retry(|| schema::migrate(&mut store.conn))?;
         Ok(store)
     }
 
     pub fn schema_version(&self) -> i64 {
         schema::schema_version(&self.conn)
+    }
+
+    /// SQLite's `max_page_count` for this connection (tests make a full disk with it).
+    #[doc(hidden)]
+    pub fn set_max_pages(&self, pages: u64) -> Result<()> {
+        self.conn
+            .pragma_update(None, "max_page_count", pages as i64)?;
+        Ok(())
     }
 }
 
@@ -180,5 +219,28 @@ mod tests {
         }
         let s = Store::open(&p).unwrap();
         assert_eq!(s.runs().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn processes_opening_a_new_store_at_once_do_not_race_on_the_schema() {
+        // Eight connections (as eight processes would) open the same new file at the same
+        // moment, twenty times over: every one opens, and the schema is complete once.
+        for round in 0..20 {
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join(format!("s{round}.db"));
+            let gate = std::sync::Arc::new(std::sync::Barrier::new(8));
+            let handles: Vec<_> = (0..8)
+                .map(|_| {
+                    let (p, gate) = (p.clone(), gate.clone());
+                    std::thread::spawn(move || {
+                        gate.wait();
+                        Store::open(&p).map(|s| s.schema_version())
+                    })
+                })
+                .collect();
+            for h in handles {
+                assert_eq!(h.join().unwrap().unwrap(), schema::MIGRATIONS.len() as i64);
+            }
+        }
     }
 }

@@ -82,6 +82,16 @@ pub(super) const MIGRATIONS: &[&str] = &[
     CREATE INDEX scores_item ON scores(item_id, model);
     CREATE INDEX scores_task ON scores(run_id, model, task_id, score);
     "#,
+    // 3: who is running a run (two `--resume` of one run must not send every job twice).
+    r#"
+    CREATE TABLE run_locks (
+        run_id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        heartbeat INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 fn version(conn: &Connection) -> Result<usize> {

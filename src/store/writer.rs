@@ -24,6 +24,19 @@ enum Cmd {
     SetStatus(String, RunStatus, oneshot::Sender<Result<(), String>>),
     CachePut(String, Cached, oneshot::Sender<Result<(), String>>),
     SaveScores(Vec<ScoreRecord>, oneshot::Sender<Result<(), String>>),
+    Lock(
+        Lock,
+        oneshot::Sender<Result<Result<(), super::Held>, String>>,
+    ),
+    /// A store size limit, in pages (tests make a full disk with it).
+    MaxPages(u64, oneshot::Sender<Result<(), String>>),
+}
+
+/// What to do with a run's lock.
+enum Lock {
+    Take { run: String, owner: String },
+    Beat { run: String, owner: String },
+    Release { run: String, owner: String },
 }
 
 /// A cheap, cloneable handle to the writer thread.
@@ -84,6 +97,56 @@ impl StoreHandle {
         rx.await.map_err(|_| "store thread stopped".to_string())?
     }
 
+    /// Takes the run's lock for this process (`owner` is unique to it).
+    pub async fn lock_run(
+        &self,
+        run: &str,
+        owner: &str,
+    ) -> Result<Result<(), super::Held>, String> {
+        self.lock(Lock::Take {
+            run: run.into(),
+            owner: owner.into(),
+        })
+        .await
+    }
+
+    pub async fn heartbeat_run(&self, run: &str, owner: &str) -> Result<(), String> {
+        self.lock(Lock::Beat {
+            run: run.into(),
+            owner: owner.into(),
+        })
+        .await
+        .map(|_| ())
+    }
+
+    pub async fn unlock_run(&self, run: &str, owner: &str) -> Result<(), String> {
+        self.lock(Lock::Release {
+            run: run.into(),
+            owner: owner.into(),
+        })
+        .await
+        .map(|_| ())
+    }
+
+    async fn lock(&self, l: Lock) -> Result<Result<(), super::Held>, String> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(Cmd::Lock(l, tx))
+            .map_err(|_| "store thread stopped".to_string())?;
+        rx.await.map_err(|_| "store thread stopped".to_string())?
+    }
+
+    /// Limits the store to `pages` pages (SQLite's `max_page_count`): past it every write fails
+    /// as a full disk would. For tests of what a full disk does.
+    #[doc(hidden)]
+    pub async fn set_max_pages(&self, pages: u64) -> Result<(), String> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(Cmd::MaxPages(pages, tx))
+            .map_err(|_| "store thread stopped".to_string())?;
+        rx.await.map_err(|_| "store thread stopped".to_string())?
+    }
+
     pub async fn set_status(&self, run_id: &str, status: RunStatus) -> Result<(), String> {
         let (tx, rx) = oneshot::channel();
         self.tx
@@ -140,6 +203,29 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) {
                         }
                         Cmd::SaveScores(rs, reply) => {
                             let _ = reply.send(store.save_scores(&rs).map_err(|e| e.to_string()));
+                        }
+                        Cmd::Lock(l, reply) => {
+                            let now = super::now_secs();
+                            let r = match l {
+                                Lock::Take { run, owner } => {
+                                    let who = super::Holder {
+                                        owner,
+                                        host: super::host_name(),
+                                        pid: i64::from(std::process::id()),
+                                    };
+                                    store.lock_run(&run, &who, now, super::pid_alive)
+                                }
+                                Lock::Beat { run, owner } => {
+                                    store.heartbeat_run(&run, &owner, now).map(Ok)
+                                }
+                                Lock::Release { run, owner } => {
+                                    store.unlock_run(&run, &owner).map(Ok)
+                                }
+                            };
+                            let _ = reply.send(r.map_err(|e| e.to_string()));
+                        }
+                        Cmd::MaxPages(n, reply) => {
+                            let _ = reply.send(store.set_max_pages(n).map_err(|e| e.to_string()));
                         }
                         Cmd::Save(..) => unreachable!("handled above"),
                     }

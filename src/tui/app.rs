@@ -281,6 +281,17 @@ impl App {
                         },
                     ));
                 }
+                match ev {
+                    crate::engine::Event::StoreDown { reason } => {
+                        self.notice = Some(format!(
+                            "disk full? {reason}; free space and the run goes on"
+                        ));
+                    }
+                    crate::engine::Event::StoreUp => {
+                        self.notice = Some("saving answers works again".into());
+                    }
+                    _ => {}
+                }
                 let started = matches!(ev, crate::engine::Event::Started { .. });
                 self.session.apply(ev.clone());
                 // A run shows its answers as they stream.

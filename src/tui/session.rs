@@ -295,6 +295,8 @@ impl Session {
                     }
                 }
             }
+            // Shown by the app as a notice; nothing to keep here.
+            Event::StoreDown { .. } | Event::StoreUp => {}
             Event::Finished(summary) => {
                 if let Some(run) = self.active.as_mut() {
                     run.finished = Some(Instant::now());
