@@ -9,6 +9,7 @@ pub mod config;
 pub mod dataset;
 pub mod engine;
 pub mod eval;
+pub mod fuzzing;
 pub mod prompt;
 pub mod provider;
 pub mod report;

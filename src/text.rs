@@ -46,6 +46,28 @@ pub fn sanitize(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// JSON text for a terminal: the invisible format characters (bidi controls, zero-width
+/// characters) written as `\uXXXX` escapes. The JSON means the same (they decode to the same
+/// characters), but none of them acts on the terminal it is printed to. (serde_json already
+/// escapes the control characters.)
+pub fn json_for_terminal(json: &str) -> Cow<'_, str> {
+    if !json.chars().any(is_hidden_format) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if is_hidden_format(c) {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// [`sanitize`] for one line of terminal output (CLI messages, table cells): newlines become
 /// spaces too.
 pub fn clean_line(s: &str) -> Cow<'_, str> {
@@ -142,6 +164,22 @@ mod tests {
         // Joiners inside emoji sequences are dropped too: the emoji still shows, split.
         assert_eq!(sanitize("👩\u{200D}💻"), "👩💻");
         assert!(matches!(sanitize("plain ünïcode"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn json_keeps_its_meaning_but_not_the_controls() {
+        let v = serde_json::json!({"id": "evil\u{202e}txt \u{e0041}"});
+        let printed = json_for_terminal(&v.to_string()).into_owned();
+        assert!(
+            !printed.contains('\u{202e}') && !printed.contains('\u{e0041}'),
+            "{printed}"
+        );
+        assert!(
+            printed.contains("\\u202e") && printed.contains("\\udb40\\udc41"),
+            "{printed}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&printed).unwrap();
+        assert_eq!(back, v);
     }
 
     #[test]

@@ -180,3 +180,33 @@ fn two_hundred_options_and_an_answer_past_z_load_and_score() {
         "{q}"
     );
 }
+
+#[test]
+fn escape_sequences_and_bidi_controls_never_reach_the_terminal_from_the_cli() {
+    let root = tempfile::tempdir().unwrap();
+    let p = root.path().join("evil.jsonl");
+    write(
+        &p,
+        &format!(
+            "{}\n{}\n",
+            json!({"id": "x\u{1b}]0;pwned\u{7}-1", "task": "KE-FD-\u{202e}evil", "dimension": "KE",
+                   "category": "FD", "question": "q", "answer": "a"}),
+            json!({"id": "x-2", "task": "KE-FD-\u{1b}[2Jclear", "dimension": "KE", "category": "XX",
+                   "question": "q", "answer": "a"}),
+        ),
+    );
+    for args in [vec!["validate"], vec!["validate", "--json"]] {
+        let out = Command::cargo_bin("prism")
+            .unwrap()
+            .args(&args)
+            .arg(&p)
+            .output()
+            .unwrap();
+        let all = [out.stdout, out.stderr].concat();
+        let text = String::from_utf8_lossy(&all);
+        for bad in ['\u{1b}', '\u{7}', '\u{202e}'] {
+            assert!(!text.contains(bad), "{args:?}: {bad:?} in {text}");
+        }
+        assert!(text.contains("evil") || text.contains("\\u202e"), "{text}");
+    }
+}

@@ -159,7 +159,10 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
             let (shown, loaded) = load(path.as_ref())?;
             let report = validate::Report::new(&shown, &loaded);
             if json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
+                println!(
+                    "{}",
+                    crate::text::json_for_terminal(&serde_json::to_string_pretty(&report)?)
+                );
             } else {
                 print!("{}", crate::text::sanitize(&report.to_text(&loaded)));
             }

@@ -138,7 +138,11 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
         Format::Table => crate::text::sanitize(&render::table(&rep)).into_owned(),
         Format::Csv => render::csv(&rep),
         Format::Md => render::markdown(&rep),
-        Format::Json => serde_json::to_string_pretty(&render::json(&rep))? + "\n",
+        Format::Json => {
+            crate::text::json_for_terminal(&serde_json::to_string_pretty(&render::json(&rep))?)
+                .into_owned()
+                + "\n"
+        }
         Format::Html => html::html(&rep, theme),
     };
     match &args.output {

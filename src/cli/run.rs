@@ -487,7 +487,7 @@ async fn report_events(
         };
         if json_mode {
             let mut out = stdout.lock();
-            let _ = writeln!(out, "{line}");
+            let _ = writeln!(out, "{}", crate::text::json_for_terminal(&line.to_string()));
         }
     }
     failures

@@ -195,7 +195,10 @@ fn score_store(
         "judge_human_agreement": agreement_json(&ds, &scores),
     });
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        println!(
+            "{}",
+            crate::text::json_for_terminal(&serde_json::to_string_pretty(&report)?)
+        );
     } else {
         print!(
             "{}",
@@ -377,7 +380,10 @@ fn score_outputs(
         }
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
+        println!(
+            "{}",
+            crate::text::json_for_terminal(&serde_json::to_string_pretty(&summary)?)
+        );
     } else {
         print!("{}", crate::text::sanitize(&table(model, &counts, &models)));
         crate::warn!(

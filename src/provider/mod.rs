@@ -223,6 +223,12 @@ impl Provider {
     }
 }
 
+/// A wire format's event reader (for the fuzz targets).
+#[doc(hidden)]
+pub fn wire_parser(kind: ProviderKind) -> wire::Parser {
+    wire::Parser::new(kind)
+}
+
 /// Reading a response body as provider events: bytes → SSE events (bounded lines) → the wire
 /// format's events, in order, ending with the parser's own end-of-stream check.
 struct SseState<S> {

@@ -1,0 +1,129 @@
+//! Entry points for the fuzz targets (`fuzz/`) and for the test that replays their corpora
+//! (`tests/fuzz_corpus.rs`): each takes arbitrary bytes and must neither panic, hang nor grow
+//! memory beyond a small multiple of its input, whatever the bytes are.
+
+#![doc(hidden)]
+
+use std::sync::OnceLock;
+
+use crate::provider::ProviderKind;
+
+/// Bytes as text the way each loader would meet them (invalid UTF-8 replaced).
+fn text(data: &[u8]) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(data)
+}
+
+/// A JSONL dataset file, and a release's `tasks.json`, loaded from disk as `prism PATH` would.
+pub fn dataset(data: &[u8]) {
+    static DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let d = std::env::temp_dir().join(format!("prism-fuzz-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&d);
+        d
+    });
+    let split = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+    let (items, registry) = data.split_at(split);
+    let jsonl = dir.join("items.jsonl");
+    if std::fs::write(&jsonl, items).is_ok()
+        && let Ok(loaded) = crate::dataset::load_path(&jsonl)
+    {
+        let _ = crate::validate::Report::new("fuzz", &loaded).to_text(&loaded);
+        for it in &loaded.dataset.items {
+            let _ = crate::prompt::format_question(it);
+        }
+    }
+    let release = dir.join("release/data");
+    let _ = std::fs::create_dir_all(release.join("KE/FD"));
+    let _ = std::fs::write(release.join("KE/FD/X.jsonl"), items);
+    if std::fs::write(
+        release.join("tasks.json"),
+        registry.get(1..).unwrap_or_default(),
+    )
+    .is_ok()
+    {
+        let _ = crate::dataset::load_path(&dir.join("release"));
+    }
+}
+
+/// Bytes from a server, in arbitrary chunks, through the SSE decoder and each wire format.
+pub fn sse(data: &[u8]) {
+    let Some((&how, rest)) = data.split_first() else {
+        return;
+    };
+    let kind = match how % 3 {
+        0 => ProviderKind::Openai,
+        1 => ProviderKind::Anthropic,
+        _ => ProviderKind::Gemini,
+    };
+    let chunk = usize::from(how / 3).max(1);
+    let mut decoder = crate::provider::sse::Decoder::new(1 << 16);
+    let mut parser = crate::provider::wire_parser(kind);
+    let mut events = Vec::new();
+    for c in rest.chunks(chunk) {
+        if decoder.feed(c, &mut events).is_err() {
+            return;
+        }
+        for ev in events.drain(..) {
+            let _ = parser.parse(&ev.event, &ev.data);
+        }
+    }
+    decoder.finish(&mut events);
+    for ev in events.drain(..) {
+        let _ = parser.parse(&ev.event, &ev.data);
+    }
+    let _ = parser.end();
+}
+
+/// A judge's reply, read by every PRISM judge.
+pub fn judge_reply(data: &[u8]) {
+    let t = text(data);
+    for kind in [
+        crate::eval::judge::JudgeKind::EQUIVALENCE,
+        crate::eval::judge::JudgeKind::MATH,
+        crate::eval::judge::JudgeKind::CODE,
+        crate::eval::judge::JudgeKind::CLAIMS,
+    ] {
+        let _ = crate::eval::judge::read(kind, &t);
+    }
+}
+
+/// A model's answer checked as every data format.
+pub fn formats(data: &[u8]) {
+    let t = text(data);
+    for f in ["JSON", "XML", "CSV", "YAML", "General", "Markdown"] {
+        let _ = crate::eval::formats::data_format(&t, f);
+    }
+}
+
+/// An IFEval instruction id and kwargs (as a dataset writes them) checked against an answer.
+pub fn ifeval(data: &[u8]) {
+    let t = text(data);
+    let mut parts = t.splitn(3, '\u{1}');
+    let id = parts.next().unwrap_or("");
+    let kwargs: Option<Vec<serde_json::Value>> =
+        parts.next().and_then(|k| serde_json::from_str(k).ok());
+    let answer = parts.next().unwrap_or("");
+    let _ = crate::eval::ifeval::ifeval(answer, Some(id), kwargs.as_deref(), answer);
+    let _ = crate::eval::ifeval::py_literal(id);
+}
+
+/// An answer to a choice question, with 0 to 255 options.
+pub fn choice(data: &[u8]) {
+    let Some((&n, rest)) = data.split_first() else {
+        return;
+    };
+    let t = text(rest);
+    let _ = crate::eval::rules::extract_choice(&t, usize::from(n));
+    let _ = crate::eval::rules::choice(&t, "B", usize::from(n));
+    let _ = crate::taxonomy::option_letter(usize::from(n) * 7);
+}
+
+/// Every target by name (for the corpus replay).
+pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+    ("dataset", dataset),
+    ("sse", sse),
+    ("judge_reply", judge_reply),
+    ("formats", formats),
+    ("ifeval", ifeval),
+    ("choice", choice),
+];
