@@ -118,8 +118,11 @@ pub fn choice(data: &[u8]) {
     let _ = crate::taxonomy::option_letter(usize::from(n) * 7);
 }
 
+/// A fuzz target's entry point.
+pub type Target = fn(&[u8]);
+
 /// Every target by name (for the corpus replay).
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("dataset", dataset),
     ("sse", sse),
     ("judge_reply", judge_reply),
