@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod config;
 pub mod dataset;
+pub mod detect;
 pub mod engine;
 pub mod eval;
 pub mod fuzzing;

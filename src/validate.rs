@@ -117,3 +117,82 @@ impl<'a> Report<'a> {
         out
     }
 }
+
+/// The `--json` report of a claims file, one object for scripts.
+#[derive(Debug, Serialize)]
+pub struct ClaimsReport<'a> {
+    pub path: &'a str,
+    pub kind: &'static str,
+    pub claims: usize,
+    pub true_claims: usize,
+    pub false_claims: usize,
+    /// Claims left out, by their label (only true and false claims are kept).
+    pub left_out: &'a std::collections::BTreeMap<String, usize>,
+    pub per_topic: std::collections::BTreeMap<&'a str, usize>,
+    pub errors: Vec<&'a Problem>,
+    pub warnings: Vec<&'a Problem>,
+}
+
+impl<'a> ClaimsReport<'a> {
+    pub fn new(path: &'a str, loaded: &'a crate::dataset::claims::LoadedClaims) -> Self {
+        use crate::dataset::claims::Truth;
+        let set = &loaded.set;
+        ClaimsReport {
+            path,
+            kind: "claims",
+            claims: set.claims.len(),
+            true_claims: set.count(Truth::True),
+            false_claims: set.count(Truth::False),
+            left_out: &set.skipped,
+            per_topic: set
+                .topics
+                .iter()
+                .map(|(t, r)| (t.as_str(), r.len()))
+                .collect(),
+            errors: loaded.problems.iter().filter(|p| p.is_error()).collect(),
+            warnings: loaded.problems.iter().filter(|p| !p.is_error()).collect(),
+        }
+    }
+
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for p in self.errors.iter().chain(&self.warnings) {
+            let _ = writeln!(out, "{p}");
+        }
+        if !self.errors.is_empty() || !self.warnings.is_empty() {
+            out.push('\n');
+        }
+        let _ = writeln!(
+            out,
+            "{}: {} claims ({} true, {} false) in {} topics",
+            self.path,
+            self.claims,
+            self.true_claims,
+            self.false_claims,
+            self.per_topic.len()
+        );
+        let left: usize = self.left_out.values().sum();
+        if left > 0 {
+            let _ = writeln!(
+                out,
+                "left out: {left} ({})",
+                self.left_out
+                    .iter()
+                    .map(|(l, n)| format!("{n} {l:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        let _ = writeln!(out, "\nper topic:");
+        for (t, n) in &self.per_topic {
+            let _ = writeln!(out, "  {t:<30} {n:>6}");
+        }
+        let _ = writeln!(
+            out,
+            "\n{} errors, {} warnings",
+            self.errors.len(),
+            self.warnings.len()
+        );
+        out
+    }
+}

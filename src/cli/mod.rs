@@ -1,5 +1,6 @@
 //! Command-line interface: no subcommand opens the TUI; subcommands run headless.
 
+pub mod detect;
 pub mod exchange;
 pub mod model;
 pub mod report;
@@ -69,6 +70,14 @@ pub enum Command {
     /// Score stored responses (or an official outputs/<model>/responses/ directory): rules first,
     /// the judge where needed; prints per-dimension hallucination rates and the H-Score.
     Score(score::ScoreArgs),
+    /// Find likely hallucinations in stored answers with no answer key: K more answers per
+    /// answer through other wordings, a judge asked whether each pair contradicts, the answer
+    /// flagged when any pair does (AutoHall). Resumable; exit codes as `prism run`.
+    Detect(detect::DetectArgs),
+    /// AutoHall's pipeline on fact-checking claims: a reference per claim, the model's own
+    /// classification of the claim from it (#N, #H, H%), then detection by self-contradiction on
+    /// the balanced set (accuracy, precision, recall, F1, AUROC). Resumable.
+    Autohall(detect::AutohallArgs),
     /// Report hallucination rates: a terminal table, CSV, Markdown, JSON or a self-contained HTML
     /// file, from a scored run, official summaries, outputs directories and reference rows.
     Report(report::ReportArgs),
@@ -156,6 +165,20 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
     let dirs = Dirs::resolve();
     match cli.command {
         Some(Command::Validate { path, json }) => {
+            if let Some(p) = path.as_ref().filter(|p| dataset::claims::is_claims_path(p)) {
+                let shown = p.display().to_string();
+                let loaded = dataset::claims::load_path(p)?;
+                let report = validate::ClaimsReport::new(&shown, &loaded);
+                if json {
+                    println!(
+                        "{}",
+                        crate::text::json_for_terminal(&serde_json::to_string_pretty(&report)?)
+                    );
+                } else {
+                    print!("{}", crate::text::sanitize(&report.to_text()));
+                }
+                return Ok(if report.errors.is_empty() { 0 } else { 1 });
+            }
             let (shown, loaded) = load(path.as_ref())?;
             let report = validate::Report::new(&shown, &loaded);
             if json {
@@ -180,6 +203,8 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
             Ok(0)
         }
         Some(Command::Run(args)) => run::run(args, &dirs, run::factory(&dirs)),
+        Some(Command::Detect(args)) => detect::detect(args, &dirs, run::factory(&dirs)),
+        Some(Command::Autohall(args)) => detect::autohall(args, &dirs, run::factory(&dirs)),
         Some(Command::Score(args)) => score::score(args, &dirs, run::factory(&dirs)),
         Some(Command::Report(args)) => {
             let (config, _) = Config::load(&dirs.config_file());

@@ -4,6 +4,7 @@
 //! Loading never panics and never gives up on the first problem: each problem is recorded with its
 //! file, line and field, the line it is on is skipped, and everything else still loads.
 
+pub mod claims;
 mod item;
 mod jsonl;
 mod lines;

@@ -19,6 +19,15 @@ pub struct Reply {
     pub cached: bool,
 }
 
+/// What a streaming request tells as it goes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Delta<'a> {
+    /// More text.
+    Text(&'a str),
+    /// The attempt failed and attempt `attempt` follows: the text so far is void.
+    Retry { attempt: u32, reason: &'a str },
+}
+
 /// Sends requests to one model, sharing its limits across every concurrent caller.
 pub struct Caller {
     pub cfg: ModelConfig,
@@ -59,11 +68,24 @@ impl Caller {
     /// separates cache entries of repeated asks of one request (a judge asked again after an
     /// unreadable reply must not get the same cached reply).
     pub async fn complete(&self, req: &ChatRequest, variant: u32) -> Result<Reply, String> {
+        self.complete_streaming(req, variant, |_| {}).await
+    }
+
+    /// [`Caller::complete`], telling `on_delta` each piece of text as it arrives (a cached reply
+    /// arrives as one piece) and when a failed attempt is retried (its partial text is void).
+    /// Pieces are redacted like the reply.
+    pub async fn complete_streaming(
+        &self,
+        req: &ChatRequest,
+        variant: u32,
+        mut on_delta: impl FnMut(Delta<'_>),
+    ) -> Result<Reply, String> {
         let (_, key) = request_hashes(&self.backend.cache_identity(), req, variant);
         if self.use_cache
             && let Some(store) = &self.store
             && let Some(hit) = store.cache_get(key.clone()).await
         {
+            on_delta(Delta::Text(&hit.text));
             return Ok(Reply {
                 text: hit.text,
                 attempts: 0,
@@ -84,7 +106,13 @@ impl Caller {
             }
             let t0 = Instant::now();
             let limits = Limits::of(&self.cfg);
-            let outcome = read_stream(&*self.backend, req, &self.cancel, t0, limits, |_| {}).await;
+            let outcome = read_stream(&*self.backend, req, &self.cancel, t0, limits, |d| {
+                on_delta(Delta::Text(&crate::provider::config::redact(
+                    self.key.as_ref(),
+                    d,
+                )))
+            })
+            .await;
             drop(permit);
             match outcome {
                 Outcome::Cancelled => return Err("cancelled".into()),
@@ -123,6 +151,13 @@ impl Caller {
                         self.limiter.on_rate_limited();
                     }
                     if e.retryable() && attempt < max_attempts {
+                        on_delta(Delta::Retry {
+                            attempt: attempt + 1,
+                            reason: &crate::provider::config::redact(
+                                self.key.as_ref(),
+                                &e.to_string(),
+                            ),
+                        });
                         let delay = self.retry.delay(attempt, e.retry_after());
                         tokio::select! {
                             _ = tokio::time::sleep(delay) => {},

@@ -16,6 +16,8 @@ pub struct Asked<T> {
     pub reply: Option<String>,
     /// Requests made (a cached reply counts as an attempt answered without a request).
     pub attempts: u32,
+    /// The reply read (or, when none could be read, every reply) came from the response cache.
+    pub cached: bool,
 }
 
 /// Sends `req` to the judge behind `caller`, up to `attempts` times until `read` understands a
@@ -31,12 +33,15 @@ pub async fn ask<T>(
     let mut req = req.clone();
     req.params = caller.cfg.params.overlay(&req.params);
     let mut last = None;
+    let mut all_cached = true;
     for attempt in 0..attempts.max(1) {
         match caller.complete(&req, attempt).await {
             Ok(reply) => {
+                all_cached &= reply.cached;
                 if let Some(v) = read(&reply.text) {
                     return Asked {
                         outcome: Ok(Some(v)),
+                        cached: reply.cached,
                         reply: Some(reply.text),
                         attempts: attempt + 1,
                     };
@@ -48,6 +53,7 @@ pub async fn ask<T>(
                     outcome: Err(e),
                     reply: last,
                     attempts: attempt,
+                    cached: false,
                 };
             }
         }
@@ -56,5 +62,6 @@ pub async fn ask<T>(
         outcome: Ok(None),
         reply: last,
         attempts: attempts.max(1),
+        cached: all_cached,
     }
 }

@@ -19,7 +19,7 @@ use tokio::sync::{Mutex, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 pub use backoff::RetryPolicy;
-pub use call::{Caller, Reply};
+pub use call::{Caller, Delta, Reply};
 
 use crate::dataset::Dataset;
 use crate::prompt;
@@ -610,7 +610,7 @@ async fn execute(
 }
 
 /// This process's name in run locks: its pid and a random part (pids are reused).
-fn lock_owner() -> String {
+pub(crate) fn lock_owner() -> String {
     static OWNER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     OWNER
         .get_or_init(|| format!("{}-{:016x}", std::process::id(), rand::random::<u64>()))

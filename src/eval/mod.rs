@@ -1,6 +1,7 @@
 //! Scoring: text normalisation, the rule evaluators (exact, fuzzy, choice, abstain, truth_label,
 //! word_range, data_format, language, ifeval), the LLM judges, and the metrics.
 
+pub mod binary;
 pub mod formats;
 pub mod ifeval;
 pub mod judge;

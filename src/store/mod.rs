@@ -6,9 +6,10 @@
 //! the front-end has seen is always on disk.
 //!
 //! One file per table family: `schema` (migrations), `runs` (runs and jobs), `responses`,
-//! `scores`, `cache`; a new table is a migration and a file.
+//! `scores`, `cache`, `detect` (contradiction detection); a new table is a migration and a file.
 
 mod cache;
+mod detect;
 mod error;
 mod locks;
 mod responses;
@@ -23,6 +24,10 @@ use std::path::Path;
 use rusqlite::Connection;
 
 pub use cache::Cached;
+pub use detect::{
+    Class, DetectConfig, DetectKind, DetectRun, DetectWrite, PairRecord, SampleRecord, Target,
+    Verdict,
+};
 pub use error::{Result, StoreError};
 pub use locks::{HEARTBEAT_SECS, Held, Holder, STALE_AFTER_SECS, host_name, pid_alive};
 pub use responses::ResponseRecord;

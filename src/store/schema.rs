@@ -92,6 +92,70 @@ pub(super) const MIGRATIONS: &[&str] = &[
         heartbeat INTEGER NOT NULL
     ) WITHOUT ROWID;
     "#,
+    // 4: contradiction detection (AutoHall): the answers under test (stored answers, or claims'
+    // references with their classification), every sampled answer, every pair verdict.
+    r#"
+    CREATE TABLE detect_runs (
+        id TEXT PRIMARY KEY,
+        created_at INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        dataset TEXT NOT NULL,
+        config TEXT NOT NULL,
+        status TEXT NOT NULL
+    );
+    CREATE TABLE detect_targets (
+        run_id TEXT NOT NULL REFERENCES detect_runs(id),
+        idx INTEGER NOT NULL,
+        item_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        temperature REAL,
+        source_run TEXT,
+        source_job INTEGER,
+        prompt TEXT NOT NULL,
+        question TEXT NOT NULL,
+        params TEXT NOT NULL,
+        answer TEXT,
+        answer_error TEXT,
+        refused INTEGER NOT NULL DEFAULT 0,
+        label TEXT,
+        class TEXT,
+        class_reply TEXT,
+        class_error TEXT,
+        rounds INTEGER NOT NULL DEFAULT 1,
+        PRIMARY KEY (run_id, idx)
+    ) WITHOUT ROWID;
+    CREATE INDEX detect_targets_source ON detect_targets(source_run, source_job);
+    CREATE TABLE detect_samples (
+        run_id TEXT NOT NULL,
+        target INTEGER NOT NULL,
+        round INTEGER NOT NULL,
+        k INTEGER NOT NULL,
+        variant INTEGER NOT NULL,
+        text TEXT,
+        error TEXT,
+        attempts INTEGER NOT NULL,
+        cached INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (run_id, target, round, k)
+    ) WITHOUT ROWID;
+    CREATE TABLE detect_pairs (
+        run_id TEXT NOT NULL,
+        target INTEGER NOT NULL,
+        round INTEGER NOT NULL,
+        k INTEGER NOT NULL,
+        judge TEXT NOT NULL,
+        verdict TEXT NOT NULL,
+        explanation TEXT,
+        quote_a TEXT,
+        quote_b TEXT,
+        reply TEXT,
+        error TEXT,
+        attempts INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (run_id, target, round, k)
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 fn version(conn: &Connection) -> Result<usize> {

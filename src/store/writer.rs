@@ -11,10 +11,14 @@ use std::thread;
 
 use tokio::sync::oneshot;
 
-use super::{Cached, JobRecord, ResponseRecord, RunRecord, RunStatus, ScoreRecord, Store};
+use super::{
+    Cached, DetectWrite, JobRecord, ResponseRecord, RunRecord, RunStatus, ScoreRecord, Store,
+};
 
 enum Cmd {
     Save(ResponseRecord, oneshot::Sender<Result<(), String>>),
+    /// Detection writes are group-committed like responses (14 calls per claim add up).
+    Detect(DetectWrite, oneshot::Sender<Result<(), String>>),
     CacheGet(String, oneshot::Sender<Option<Cached>>),
     CreateRun(
         RunRecord,
@@ -62,6 +66,15 @@ impl StoreHandle {
         let (tx, rx) = oneshot::channel();
         self.tx
             .send(Cmd::Save(r, tx))
+            .map_err(|_| "store thread stopped".to_string())?;
+        rx.await.map_err(|_| "store thread stopped".to_string())?
+    }
+
+    /// Applies one detection write; returns once it is committed.
+    pub async fn detect(&self, w: DetectWrite) -> Result<(), String> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(Cmd::Detect(w, tx))
             .map_err(|_| "store thread stopped".to_string())?;
         rx.await.map_err(|_| "store thread stopped".to_string())?
     }
@@ -163,6 +176,8 @@ type Ack = oneshot::Sender<Result<(), String>>;
 struct Batch {
     records: Vec<ResponseRecord>,
     acks: Vec<Ack>,
+    detect: Vec<DetectWrite>,
+    detect_acks: Vec<Ack>,
 }
 
 fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) {
@@ -181,6 +196,10 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) {
                 Cmd::Save(r, ack) => {
                     batch.records.push(r);
                     batch.acks.push(ack);
+                }
+                Cmd::Detect(w, ack) => {
+                    batch.detect.push(w);
+                    batch.detect_acks.push(ack);
                 }
                 other => {
                     // Keep order: anything else waits for the saves queued before it.
@@ -227,7 +246,7 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) {
                         Cmd::MaxPages(n, reply) => {
                             let _ = reply.send(store.set_max_pages(n).map_err(|e| e.to_string()));
                         }
-                        Cmd::Save(..) => unreachable!("handled above"),
+                        Cmd::Save(..) | Cmd::Detect(..) => unreachable!("handled above"),
                     }
                 }
             }
@@ -237,14 +256,20 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) {
 }
 
 fn flush(store: &mut Store, batch: &mut Batch) {
-    if batch.records.is_empty() {
-        return;
+    if !batch.records.is_empty() {
+        let result = store
+            .save_responses(&batch.records)
+            .map_err(|e| e.to_string());
+        batch.records.clear();
+        for ack in batch.acks.drain(..) {
+            let _ = ack.send(result.clone());
+        }
     }
-    let result = store
-        .save_responses(&batch.records)
-        .map_err(|e| e.to_string());
-    batch.records.clear();
-    for ack in batch.acks.drain(..) {
-        let _ = ack.send(result.clone());
+    if !batch.detect.is_empty() {
+        let result = store.apply_detect(&batch.detect).map_err(|e| e.to_string());
+        batch.detect.clear();
+        for ack in batch.detect_acks.drain(..) {
+            let _ = ack.send(result.clone());
+        }
     }
 }

@@ -13,6 +13,8 @@
 //! - `slow`: `echo`, with 40 ms between chunks.
 //! - `bench32`: a 32-token reply, every event in one write (for the throughput bench).
 //! - `judge`: answers like a PRISM judge, from the prompt (see [`judge_reply`]).
+//! - `autohall`: scripted contradiction detection (see [`autohall_reply`]); `autohallslow`, the
+//!   same 30 ms per chunk.
 //!
 //! Hostile ones (every attempt):
 //! - `endless`: one SSE line that never ends (64 KiB chunks of `x`, forever).
@@ -182,6 +184,78 @@ pub fn judge_reply(prompt: &str, attempt: usize) -> String {
     }
 }
 
+/// Which reference wording a request uses (the longest matching start of the eight).
+fn reference_variant(prompt: &str) -> Option<usize> {
+    prism::detect::prompts::REFERENCE_VARIANTS
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| {
+            let head = t.split("{claim}").next().unwrap_or("");
+            (!head.is_empty() && prompt.starts_with(head)).then_some((head.len(), i))
+        })
+        .max()
+        .map(|(_, i)| i)
+}
+
+fn section<'a>(prompt: &'a str, start: &str, end: &str) -> &'a str {
+    let from = prompt.find(start).map(|i| i + start.len()).unwrap_or(0);
+    let rest = &prompt[from..];
+    rest.find(end).map(|i| &rest[..i]).unwrap_or(rest).trim()
+}
+
+/// The `autohall` model, steered by markers in the claim or question:
+/// - a reference request answers `Title/Source/Summary: variant V ...` (V: which wording);
+///   `[[refuse]]` makes the reference under test (wording 0) a refusal;
+/// - the classification says `Answer: False` for `[[says-false]]`, else `Answer: True`;
+/// - a pair check says CONFLICT, with quotes, when `[[conflict2]]` and sample B is of wording 1
+///   or 2 (so K = 6 gives two conflicts); CONSISTENT for `[[never]]`; `[[unreadable]]` gets a
+///   reply with no verdict every time; otherwise CONFLICT when the two answers differ;
+/// - anything else is answered like `echo`.
+pub fn autohall_reply(prompt: &str) -> String {
+    if prompt.contains("Decide whether they contradict each other") {
+        let question = section(prompt, "Question:\n", "\n\nAnswer A:");
+        let a = section(prompt, "Answer A:\n", "\n\nAnswer B:");
+        let b = section(prompt, "Answer B:\n", "\n\nReply in exactly");
+        if question.contains("[[unreadable]]") {
+            return "Hmm. Both texts are about the same topic and I will think about it.".into();
+        }
+        let conflict = if question.contains("[[never]]") {
+            false
+        } else if question.contains("[[conflict2]]") {
+            b.contains("variant 1 ") || b.contains("variant 2 ")
+        } else {
+            a != b
+        };
+        return if conflict {
+            format!(
+                "Verdict: CONFLICT\nExplanation: the two answers disagree.\nQuote A: \"{}\"\nQuote B: \"{}\"",
+                a.chars().take(20).collect::<String>(),
+                b.chars().take(20).collect::<String>()
+            )
+        } else {
+            "Verdict: CONSISTENT\nExplanation: they say the same.\nQuote A: \"\"\nQuote B: \"\""
+                .into()
+        };
+    }
+    if prompt.contains("Based on the reference, is the claim true or false?") {
+        return if prompt.contains("[[says-false]]") {
+            "Answer: False\nThe reference says otherwise."
+        } else {
+            "Answer: True\nThe reference supports it."
+        }
+        .into();
+    }
+    if let Some(v) = reference_variant(prompt) {
+        if v == 0 && prompt.contains("[[refuse]]") {
+            return "I'm sorry, I cannot provide a specific reference for this claim.".into();
+        }
+        return format!(
+            "Title: Notes on the claim\nSource: Mock Journal\nSummary: variant {v} discusses the claim and its evidence in one paragraph."
+        );
+    }
+    answer_for(prompt)
+}
+
 enum Plan {
     Ok {
         delay: Duration,
@@ -232,6 +306,9 @@ fn plan(state: &MockState, model: &str, prompt: &str) -> Plan {
         "bench32" => Plan::AtOnce,
         "slow" => Plan::Ok {
             delay: Duration::from_millis(40),
+        },
+        "autohallslow" => Plan::Ok {
+            delay: Duration::from_millis(30),
         },
         _ => Plan::Ok {
             delay: Duration::ZERO,
@@ -380,6 +457,8 @@ async fn openai(
         chunks(&format!("your key is {key}, keep it safe"))
     } else if matches!(p, Plan::AtOnce) {
         (0..32).map(|i| format!("tok{i} ")).collect()
+    } else if model.starts_with("autohall") {
+        chunks(&autohall_reply(&prompt))
     } else if model == "judge" {
         let n = st.attempts.lock().unwrap()[&(model.clone(), prompt.clone())];
         chunks(&judge_reply(&prompt, n))

@@ -1,0 +1,759 @@
+//! `prism detect` (contradiction detection on stored answers) and `prism autohall` (AutoHall's
+//! pipeline on claims): the headless front-ends of the detection engine, with the progress, JSON
+//! lines and exit codes of `prism run`.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use globset::{Glob, GlobSetBuilder};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::run::{dataset_path, default_db, load_models, open_dataset};
+use crate::config::Dirs;
+use crate::detect::results;
+use crate::detect::run::{self as engine, DetectEvent, DetectOptions, DetectSummary, Step, Stored};
+use crate::detect::targets;
+use crate::engine::BackendFactory;
+use crate::provider::{ModelConfig, Params};
+use crate::store::{
+    DetectConfig, DetectKind, DetectRun, ModelSnapshot, RunStatus, Store, StoreHandle, Verdict,
+};
+
+fn parse_k(s: &str) -> Result<u32, String> {
+    match s.parse::<u32>() {
+        Ok(k @ 1..=20) => Ok(k),
+        _ => Err("k must be a number from 1 to 20".into()),
+    }
+}
+
+/// Options both commands share.
+#[derive(Debug, clap::Args)]
+pub struct Common {
+    /// Models to test, comma-separated names from the models file.
+    #[arg(long, value_delimiter = ',')]
+    pub models: Vec<String>,
+    #[arg(long)]
+    pub models_file: Option<PathBuf>,
+    /// Store file (default: prism.db in the data dir).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// The model that checks the pairs (default: each model checks its own).
+    #[arg(long)]
+    pub judge: Option<String>,
+    /// Samples per answer (K), 1 to 20.
+    #[arg(short = 'k', long, default_value_t = 6, value_parser = parse_k)]
+    pub k: u32,
+    /// The most calls in flight across all models.
+    #[arg(long, default_value_t = 16)]
+    pub concurrency: usize,
+    /// Ignore the response cache (replies are still stored and cached).
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Print events as JSON lines (the default when stdout is not a terminal).
+    #[arg(long)]
+    pub json: bool,
+    /// Finish an earlier detection run: only what is missing or failed is asked.
+    #[arg(long, value_name = "DETECT_ID")]
+    pub resume: Option<String>,
+}
+
+/// Options of `prism detect`.
+#[derive(Debug, clap::Args)]
+pub struct DetectArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// The run whose answers are tested (default: the latest).
+    #[arg(long)]
+    pub run: Option<String>,
+    /// Only answers whose sub-task matches a glob (`KE-FD-*`) or whose item id is given.
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// At most this many answers (after the filter, in the run's order).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Sampling temperature of the K samples (default: the answer's own).
+    #[arg(long)]
+    pub temperature: Option<f64>,
+    /// The run's dataset, when it moved since.
+    #[arg(long)]
+    pub dataset: Option<PathBuf>,
+}
+
+/// Options of `prism autohall`.
+#[derive(Debug, clap::Args)]
+pub struct AutohallArgs {
+    /// Claims: a .jsonl file or a directory of them (ours, Climate-FEVER, FEVER, PUBHEALTH,
+    /// WiCE); omit for the bundled sample claims.
+    pub dataset: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: Common,
+    /// Generation temperatures, comma-separated (AutoHall studies 0.1, 0.5 and 0.9).
+    #[arg(long, value_delimiter = ',', default_values_t = vec![0.1, 0.5, 0.9])]
+    pub temperature: Vec<f64>,
+    /// Only claims whose topic matches a glob or whose id is given; comma-separated.
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// At most this many claims (after the filter).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Seed of the balanced set's draw.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Sample and check pairs only on the balanced set (fewer calls; the collection runs first).
+    #[arg(long)]
+    pub balanced_only: bool,
+}
+
+/// Matches `--filter`: ids given as they are, anything else as a glob on `group`.
+struct Filter {
+    ids: Vec<String>,
+    globs: globset::GlobSet,
+}
+
+impl Filter {
+    fn new(f: Option<&str>, is_id: impl Fn(&str) -> bool) -> anyhow::Result<Option<Filter>> {
+        let Some(f) = f else { return Ok(None) };
+        let mut globs = GlobSetBuilder::new();
+        let mut ids = Vec::new();
+        for part in f.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            if is_id(part) {
+                ids.push(part.to_string());
+            } else {
+                globs.add(Glob::new(part).with_context(|| format!("--filter {part:?}"))?);
+            }
+        }
+        Ok(Some(Filter {
+            ids,
+            globs: globs.build()?,
+        }))
+    }
+
+    fn keeps(&self, id: &str, group: &str) -> bool {
+        self.ids.iter().any(|i| i == id) || self.globs.is_match(group)
+    }
+}
+
+fn options(c: &Common) -> DetectOptions {
+    DetectOptions {
+        concurrency: c.concurrency.max(1),
+        use_cache: !c.no_cache,
+        stream_deltas: false,
+    }
+}
+
+fn judge_of(dirs: &Dirs, c: &Common) -> anyhow::Result<Option<ModelConfig>> {
+    match &c.judge {
+        None => Ok(None),
+        Some(j) => Ok(Some(
+            load_models(dirs, c.models_file.as_deref())?
+                .select(j)?
+                .into_iter()
+                .next()
+                .context("--judge names no model")?,
+        )),
+    }
+}
+
+/// The models of a stored detection run: the settings it ran with, or configured models of the
+/// same names when named with `--models`.
+fn stored_models(
+    dirs: &Dirs,
+    c: &Common,
+    run: &DetectRun,
+) -> anyhow::Result<(Vec<ModelConfig>, Option<ModelConfig>)> {
+    let named = if c.models.is_empty() {
+        Vec::new()
+    } else {
+        load_models(dirs, c.models_file.as_deref())?.select(&c.models.join(","))?
+    };
+    let pick = |m: &ModelSnapshot| -> anyhow::Result<ModelConfig> {
+        match named.iter().find(|n| n.name == m.name) {
+            Some(n) => Ok(n.clone()),
+            None => m.to_config().map_err(|e| {
+                anyhow::anyhow!(
+                    "detection run {}: {e} (name a configured model with --models {})",
+                    run.id,
+                    m.name
+                )
+            }),
+        }
+    };
+    let models = run
+        .config
+        .models
+        .iter()
+        .map(pick)
+        .collect::<anyhow::Result<_>>()?;
+    let judge = match judge_of(dirs, c)? {
+        Some(j) => Some(j),
+        None => run.config.judge.as_ref().map(pick).transpose()?,
+    };
+    Ok((models, judge))
+}
+
+type Task =
+    std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<DetectSummary>> + Send>>;
+
+/// Starts or resumes; returns the task, the run and the store path.
+fn resume_task(
+    dirs: &Dirs,
+    c: &Common,
+    id: &str,
+    factory: BackendFactory,
+    tx: mpsc::UnboundedSender<DetectEvent>,
+    cancel: CancellationToken,
+    kind: DetectKind,
+) -> anyhow::Result<(Task, DetectRun, PathBuf)> {
+    let db = c.db.clone().unwrap_or_else(|| default_db(dirs));
+    let store = Store::open(&db)?;
+    let run = store
+        .detect_run(id)?
+        .with_context(|| format!("no detection run {id} in {}", db.display()))?;
+    if run.kind != kind {
+        bail!(
+            "{id} is a detection run on {}; resume it with prism {}",
+            run.kind.as_str(),
+            match run.kind {
+                DetectKind::Answers => "detect --resume",
+                DetectKind::Claims => "autohall --resume",
+            }
+        );
+    }
+    let stored = Stored::load(&store, id)?;
+    let (models, judge) = stored_models(dirs, c, &run)?;
+    let handle = StoreHandle::spawn(store, Some(db.clone()));
+    let opts = options(c);
+    let r = run.clone();
+    Ok((
+        Box::pin(async move {
+            engine::resume(
+                r, stored, None, models, judge, opts, handle, factory, tx, cancel,
+            )
+            .await
+        }),
+        run,
+        db,
+    ))
+}
+
+/// `prism detect`. Exit codes: 0 every call done, 2 some failed, 1 could not start, 130
+/// interrupted (finish with --resume).
+pub fn detect(args: DetectArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Result<i32> {
+    let c = &args.common;
+    let cancel = CancellationToken::new();
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (task, run, db) = match &c.resume {
+        Some(id) => resume_task(
+            dirs,
+            c,
+            id,
+            factory,
+            tx,
+            cancel.clone(),
+            DetectKind::Answers,
+        )?,
+        None => {
+            let db = c.db.clone().unwrap_or_else(|| default_db(dirs));
+            if !db.is_file() {
+                bail!(
+                    "no store at {} (run prism run first, or pass --db)",
+                    db.display()
+                );
+            }
+            let store = Store::open(&db)?;
+            let source = match &args.run {
+                Some(id) => store
+                    .run(id)?
+                    .with_context(|| format!("no run {id} in {}", db.display()))?,
+                None => store.latest_run()?.context("no runs in the store")?,
+            };
+            let (ds, _) = open_dataset(args.dataset.as_deref().or(dataset_path(&source.dataset)))
+                .with_context(|| format!("the dataset of run {}", source.id))?;
+            let mut responses = store.responses(&source.id)?;
+            if !c.models.is_empty() {
+                for m in &c.models {
+                    if !source.config.models.iter().any(|s| &s.name == m) {
+                        bail!(
+                            "run {} has no model {m:?} (its models: {})",
+                            source.id,
+                            source
+                                .config
+                                .models
+                                .iter()
+                                .map(|m| m.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        );
+                    }
+                }
+                responses.retain(|r| c.models.contains(&r.model));
+            }
+            if let Some(f) = Filter::new(args.filter.as_deref(), |p| ds.item_by_id(p).is_some())? {
+                responses.retain(|r| f.keeps(&r.item_id, &r.task_id));
+            }
+            let id = crate::store::new_run_id();
+            let (mut ts, unknown) = targets::from_answers(&id, &ds, &responses);
+            if !unknown.is_empty() {
+                crate::warn!(
+                    "warning: {} answer(s) left out: their items are not in the dataset (e.g. {}); \
+                     pass the run's dataset with --dataset",
+                    unknown.len(),
+                    unknown[0]
+                );
+            }
+            if let Some(n) = args.limit {
+                ts.truncate(n);
+            }
+            if ts.is_empty() {
+                bail!(
+                    "no answers to test in run {} (after --models/--filter)",
+                    source.id
+                );
+            }
+            // The models answering the samples: the run's, or configured ones of those names.
+            let names: Vec<String> = {
+                let mut n: Vec<String> = ts.iter().map(|t| t.model.clone()).collect();
+                n.sort();
+                n.dedup();
+                n
+            };
+            let configured = load_models(dirs, c.models_file.as_deref())?;
+            let models: Vec<ModelConfig> = names
+                .iter()
+                .map(|name| match configured.get(name) {
+                    Some(m) => Ok(m.clone()),
+                    None => source
+                        .config
+                        .models
+                        .iter()
+                        .find(|m| &m.name == name)
+                        .context("a model of the run")?
+                        .to_config()
+                        .map_err(|e| anyhow::anyhow!("{e}")),
+                })
+                .collect::<anyhow::Result<_>>()?;
+            let judge = judge_of(dirs, c)?;
+            let run = DetectRun {
+                id: id.clone(),
+                created_at: crate::store::now_secs(),
+                kind: DetectKind::Answers,
+                dataset: source.dataset.clone(),
+                config: DetectConfig {
+                    k: c.k,
+                    models: models.iter().map(ModelSnapshot::from).collect(),
+                    judge: judge.as_ref().map(ModelSnapshot::from),
+                    params: Params {
+                        temperature: args.temperature,
+                        ..Params::default()
+                    },
+                    judge_attempts: 3,
+                    source_run: Some(source.id.clone()),
+                    filter: args.filter.clone(),
+                    ..DetectConfig::default()
+                },
+                status: RunStatus::Running,
+            };
+            let handle = StoreHandle::spawn(store, Some(db.clone()));
+            let opts = options(c);
+            let r = run.clone();
+            let cancel2 = cancel.clone();
+            (
+                Box::pin(async move {
+                    engine::start(r, ts, models, judge, opts, handle, factory, tx, cancel2).await
+                }) as Task,
+                run,
+                db,
+            )
+        }
+    };
+    drive(task, rx, c.json, cancel, &run, &db, "detect")
+}
+
+/// `prism autohall`. Exit codes as `prism detect`.
+pub fn autohall(args: AutohallArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Result<i32> {
+    let c = &args.common;
+    let cancel = CancellationToken::new();
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (task, run, db) = match &c.resume {
+        Some(id) => resume_task(dirs, c, id, factory, tx, cancel.clone(), DetectKind::Claims)?,
+        None => {
+            if c.models.is_empty() {
+                bail!("--models is required (e.g. --models smol)");
+            }
+            if args.temperature.is_empty()
+                || args.temperature.iter().any(|t| !(0.0..=2.0).contains(t))
+            {
+                bail!("--temperature: each value must be between 0 and 2");
+            }
+            let (loaded, dataset_ref) = match &args.dataset {
+                Some(p) => (
+                    crate::dataset::claims::load_path(p)?,
+                    std::fs::canonicalize(p)
+                        .unwrap_or_else(|_| p.clone())
+                        .display()
+                        .to_string(),
+                ),
+                None => (
+                    crate::dataset::claims::sample_claims(),
+                    "<sample-claims>".to_string(),
+                ),
+            };
+            let errors = loaded.problems.iter().filter(|p| p.is_error()).count();
+            if errors > 0 {
+                crate::warn!(
+                    "warning: {errors} problem(s) in the claims; those lines are skipped (see prism validate)"
+                );
+            }
+            let mut set = loaded.set;
+            if let Some(f) = Filter::new(args.filter.as_deref(), |p| set.by_id(p).is_some())? {
+                set.claims.retain(|cl| f.keeps(&cl.id, &cl.topic));
+            }
+            if let Some(n) = args.limit {
+                set.claims.truncate(n);
+            }
+            if set.claims.is_empty() {
+                bail!("no true or false claims to run");
+            }
+            let models =
+                load_models(dirs, c.models_file.as_deref())?.select(&c.models.join(","))?;
+            let judge = judge_of(dirs, c)?;
+            let id = crate::store::new_run_id();
+            let ts =
+                targets::from_claims(&id, &set, &models, &args.temperature, &Params::default());
+            let run = DetectRun {
+                id: id.clone(),
+                created_at: crate::store::now_secs(),
+                kind: DetectKind::Claims,
+                dataset: dataset_ref,
+                config: DetectConfig {
+                    k: c.k,
+                    models: models.iter().map(ModelSnapshot::from).collect(),
+                    judge: judge.as_ref().map(ModelSnapshot::from),
+                    temperatures: args.temperature.clone(),
+                    seed: args.seed,
+                    balanced_only: args.balanced_only,
+                    judge_attempts: 3,
+                    filter: args.filter.clone(),
+                    ..DetectConfig::default()
+                },
+                status: RunStatus::Running,
+            };
+            let db = c.db.clone().unwrap_or_else(|| default_db(dirs));
+            let store = Store::open(&db)?;
+            let handle = StoreHandle::spawn(store, Some(db.clone()));
+            let opts = options(c);
+            let r = run.clone();
+            let cancel2 = cancel.clone();
+            (
+                Box::pin(async move {
+                    engine::start(r, ts, models, judge, opts, handle, factory, tx, cancel2).await
+                }) as Task,
+                run,
+                db,
+            )
+        }
+    };
+    drive(task, rx, c.json, cancel, &run, &db, "autohall")
+}
+
+/// Runs the task to its end, printing progress or JSON lines, then the results.
+fn drive(
+    task: Task,
+    rx: mpsc::UnboundedReceiver<DetectEvent>,
+    json: bool,
+    cancel: CancellationToken,
+    run: &DetectRun,
+    db: &std::path::Path,
+    command: &str,
+) -> anyhow::Result<i32> {
+    let json_mode = json || !std::io::stdout().is_terminal();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let (summary, failures) = rt.block_on(async {
+        let cancel3 = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel3.cancel();
+            }
+        });
+        let printer = tokio::spawn(print_events(rx, json_mode));
+        let result = task.await;
+        let failures = printer.await.unwrap_or_default();
+        result.map(|s| (s, failures))
+    })?;
+    crate::warn!(
+        "detection {}: {} calls done ({} from cache), {} failed{}",
+        summary.run_id,
+        summary.done,
+        summary.cache_hits,
+        summary.failed,
+        if summary.cancelled > 0 {
+            ", interrupted"
+        } else {
+            ""
+        }
+    );
+    for f in failures.iter().take(20) {
+        crate::warn!("  failed: {f}");
+    }
+    if failures.len() > 20 {
+        crate::warn!("  ... and {} more", failures.len() - 20);
+    }
+    // The results, from what is stored (a resumed run counts everything, not just this part).
+    let store = Store::open(db)?;
+    let stored = Stored::load(&store, &run.id)?;
+    let k = run.config.k.max(1);
+    match run.kind {
+        DetectKind::Claims => {
+            let rep = results::claims_report(&stored, k, run.config.seed);
+            if json_mode {
+                let line = json!({"event": "results", "detect_id": run.id, "claims": rep});
+                println!("{}", crate::text::json_for_terminal(&line.to_string()));
+            } else {
+                eprint!("{}", crate::text::sanitize(&claims_table(&rep)));
+            }
+        }
+        DetectKind::Answers => {
+            let rows = results::answer_rows(&stored, k);
+            let mut per_model: std::collections::BTreeMap<&str, (usize, usize)> =
+                Default::default();
+            for r in &rows {
+                let e = per_model.entry(&r.model).or_default();
+                e.0 += 1;
+                e.1 += usize::from(r.flagged);
+            }
+            if json_mode {
+                let line = json!({"event": "results", "detect_id": run.id,
+                    "models": per_model.iter().map(|(m, (n, f))| json!({"model": m, "answers": n, "flagged": f})).collect::<Vec<_>>()});
+                println!("{}", crate::text::json_for_terminal(&line.to_string()));
+            } else {
+                for (m, (n, f)) in &per_model {
+                    crate::warn!(
+                        "  {m}: {f} of {n} answers flagged by self-contradiction (K = {k})"
+                    );
+                }
+            }
+        }
+    }
+    if !json_mode {
+        crate::say!("{}", run.id);
+    }
+    if summary.cancelled > 0 {
+        crate::warn!(
+            "interrupted; finish it with: prism {command} --resume {} --db {}",
+            run.id,
+            db.display()
+        );
+        return Ok(130);
+    }
+    Ok(if summary.failed > 0 { 2 } else { 0 })
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into())
+}
+
+fn temp(t: Option<f64>) -> String {
+    t.map(|t| format!("{t}")).unwrap_or_else(|| "-".into())
+}
+
+/// AutoHall's two tables for the terminal.
+pub fn claims_table(rep: &results::ClaimsReport) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "\ncollection            {:>6} {:>7} {:>7} {:>8} {:>5} {:>5} {:>6}\n",
+        "claims", "failed", "refused", "unparsed", "#N", "#H", "H%"
+    ));
+    for c in &rep.collection {
+        s.push_str(&format!(
+            "{:<16} t={:<4} {:>6} {:>7} {:>7} {:>8} {:>5} {:>5} {:>6}\n",
+            c.model,
+            temp(c.temperature),
+            c.claims,
+            c.failed,
+            c.refused,
+            c.unparsed,
+            c.n,
+            c.h,
+            pct(c.h_rate)
+        ));
+    }
+    s.push_str(&format!(
+        "\ndetection (balanced, K={}, seed {})  {:>5} {:>6}  {:>5} {:>5} {:>5} {:>5}  {:>5} {:>5}\n",
+        rep.k, rep.seed, "set", "scored", "acc", "P", "R", "F1", "AUROC", "AUPRC"
+    ));
+    for d in &rep.detection {
+        s.push_str(&format!(
+            "{:<16} t={:<4} OR rule    {:>5} {:>6}  {:>5} {:>5} {:>5} {:>5}  {:>5} {:>5}\n",
+            d.model,
+            temp(d.temperature),
+            d.balanced,
+            d.scored,
+            pct(d.or_rule.accuracy),
+            pct(d.or_rule.precision),
+            pct(d.or_rule.recall),
+            pct(d.or_rule.f1),
+            pct(d.auroc),
+            pct(d.auprc)
+        ));
+        for (th, sc) in d.thresholds.iter().skip(1) {
+            s.push_str(&format!(
+                "{:<16} {:<6} >= {th:<2} conflicts           {:>5} {:>5} {:>5} {:>5}\n",
+                "",
+                "",
+                pct(sc.accuracy),
+                pct(sc.precision),
+                pct(sc.recall),
+                pct(sc.f1)
+            ));
+        }
+    }
+    s
+}
+
+fn step_json(step: Step) -> serde_json::Value {
+    match step {
+        Step::Answer => json!({"step": "answer"}),
+        Step::Classify => json!({"step": "classify"}),
+        Step::Sample { round, k } => json!({"step": "sample", "round": round, "k": k}),
+        Step::Pair { round, k } => json!({"step": "pair", "round": round, "k": k}),
+    }
+}
+
+/// Prints progress (terminal) or JSON lines; returns the failures, one line each.
+async fn print_events(
+    mut rx: mpsc::UnboundedReceiver<DetectEvent>,
+    json_mode: bool,
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    let mut bar: Option<ProgressBar> = None;
+    let mut names: Vec<(String, String)> = Vec::new();
+    let stdout = std::io::stdout();
+    let name = |names: &[(String, String)], t: u32| {
+        names
+            .get(t as usize)
+            .map(|(i, m)| format!("{i} on {m}"))
+            .unwrap_or_else(|| format!("target {t}"))
+    };
+    while let Some(ev) = rx.recv().await {
+        let tick = |bar: &Option<ProgressBar>| {
+            if let Some(b) = bar {
+                b.inc(1);
+            }
+        };
+        let line = match &ev {
+            DetectEvent::Started {
+                run_id,
+                targets,
+                calls,
+            } => {
+                names = targets
+                    .iter()
+                    .map(|t| (t.item_id.clone(), t.model.clone()))
+                    .collect();
+                if !json_mode {
+                    let b = ProgressBar::new(*calls as u64);
+                    b.set_style(
+                        ProgressStyle::with_template(
+                            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} calls {per_sec} ETA {eta} {msg}",
+                        )
+                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                    );
+                    b.enable_steady_tick(Duration::from_millis(200));
+                    bar = Some(b);
+                }
+                json!({"event": "started", "detect_id": run_id, "targets": targets.len(), "calls": calls})
+            }
+            DetectEvent::Sending {
+                target,
+                step,
+                attempt,
+                reason,
+            } => {
+                if let (Some(b), Some(r)) = (&bar, reason) {
+                    b.set_message(format!("retrying: {}", crate::text::one_line(r)));
+                }
+                if !json_mode {
+                    continue;
+                }
+                json!({"event": "sending", "target": target, "call": step_json(*step), "attempt": attempt, "reason": reason})
+            }
+            DetectEvent::Delta { .. } => continue,
+            DetectEvent::Answer {
+                target,
+                answer,
+                refused,
+            } => {
+                tick(&bar);
+                if let Err(e) = answer {
+                    failures.push(format!("{}: answer: {e}", name(&names, *target)));
+                }
+                json!({"event": "answer", "target": target, "ok": answer.is_ok(), "refused": refused,
+                       "error": answer.as_ref().err()})
+            }
+            DetectEvent::Classified {
+                target,
+                class,
+                reply: _,
+            } => {
+                tick(&bar);
+                if let Err(e) = class {
+                    failures.push(format!("{}: classification: {e}", name(&names, *target)));
+                }
+                json!({"event": "classified", "target": target,
+                       "class": class.as_ref().ok().map(|c| c.as_str()), "error": class.as_ref().err()})
+            }
+            DetectEvent::Sample(s) => {
+                tick(&bar);
+                if let Some(e) = &s.error {
+                    failures.push(format!("{}: sample {}: {e}", name(&names, s.target), s.k));
+                }
+                json!({"event": "sample", "target": s.target, "round": s.round, "k": s.k, "variant": s.variant,
+                       "ok": s.error.is_none(), "cached": s.cached, "error": s.error})
+            }
+            DetectEvent::Pair(p) => {
+                tick(&bar);
+                if let Some(e) = &p.error {
+                    failures.push(format!("{}: pair {}: {e}", name(&names, p.target), p.k));
+                }
+                if p.verdict == Verdict::Conflict
+                    && let Some(b) = &bar
+                {
+                    b.set_message(format!("conflict: {}", name(&names, p.target)));
+                }
+                json!({"event": "pair", "target": p.target, "round": p.round, "k": p.k,
+                       "verdict": p.verdict.as_str(), "attempts": p.attempts, "error": p.error})
+            }
+            DetectEvent::StoreDown { reason } => {
+                let msg = format!(
+                    "disk full? {}; free space and detection goes on (nothing is asked again)",
+                    crate::text::clean_line(reason)
+                );
+                match &bar {
+                    Some(b) => b.println(&msg),
+                    None => crate::warn!("{msg}"),
+                }
+                json!({"event": "store_down", "reason": reason})
+            }
+            DetectEvent::StoreUp => json!({"event": "store_up"}),
+            DetectEvent::Finished(s) => {
+                if let Some(b) = &bar {
+                    b.finish_and_clear();
+                }
+                json!({"event": "finished", "detect_id": s.run_id, "done": s.done, "failed": s.failed,
+                       "cache_hits": s.cache_hits, "cancelled": s.cancelled})
+            }
+        };
+        if json_mode {
+            let mut out = stdout.lock();
+            let _ = writeln!(out, "{}", crate::text::json_for_terminal(&line.to_string()));
+        }
+    }
+    failures
+}

@@ -1,0 +1,11 @@
+//! Hallucinations found without an answer key (METHODS.md §3, AutoHall): sample more answers
+//! from the same model through other wordings, ask a judge whether the answer under test and each
+//! sample contradict each other, and flag the answer when any pair does. On PRISM items this
+//! checks stored answers; on fact-checking claims it runs AutoHall's own pipeline (a reference,
+//! a classification against the label, then detection on a balanced set).
+
+pub mod parse;
+pub mod prompts;
+pub mod results;
+pub mod run;
+pub mod targets;

@@ -1,0 +1,640 @@
+//! Reading what models reply in detection: a pair check's verdict (conflict or consistent), its
+//! explanation and the quoted phrases; AutoHall's true/false classification; and whether a
+//! reference is a refusal without content. Anything that cannot be read is `None`, counted by the
+//! caller as unparsed, never guessed.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::dataset::claims::Truth;
+
+/// A pair check's reading.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairReading {
+    /// The two answers cannot both be true.
+    pub conflict: bool,
+    pub explanation: String,
+    /// The clashing phrase of the answer under test, and of the sample.
+    pub quote_a: Option<String>,
+    pub quote_b: Option<String>,
+}
+
+/// One verdict word found in a text, where it starts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Hit {
+    at: usize,
+    conflict: bool,
+}
+
+/// Phrases that say "they contradict" or "they do not". Negated forms come first: at the same
+/// position the longer, negated match wins.
+static VERDICTS: LazyLock<Vec<(Regex, bool)>> = LazyLock::new(|| {
+    let r = |p: &str| Regex::new(&format!("(?i){p}")).unwrap();
+    vec![
+        // "consistent" family, including negations of "contradict"/"conflict".
+        (
+            r(r"\b(?:do|does|did)\s*(?:not|n't)\s+(?:contradict|conflict|clash)"),
+            false,
+        ),
+        (
+            r(r"\b(?:don't|doesn't|didn't)\s+(?:contradict|conflict|clash)"),
+            false,
+        ),
+        (
+            r(
+                r"\b(?:are|is)\s*(?:not|n't)\s+(?:contradictory|in\s+conflict|conflicting|inconsistent|incompatible)",
+            ),
+            false,
+        ),
+        (
+            r(
+                r"\b(?:aren't|isn't)\s+(?:contradictory|in\s+conflict|conflicting|inconsistent|incompatible)",
+            ),
+            false,
+        ),
+        (
+            r(
+                r"\bno\s+(?:real\s+|actual\s+|direct\s+)?(?:contradiction|conflict|inconsistency)s?\b",
+            ),
+            false,
+        ),
+        (r(r"\bnot\s+contradictory\b"), false),
+        (r(r"\bnon[- ]?contradictory\b"), false),
+        (r(r"\bneither\s+contradict"), false),
+        // "conflict" family, including negations of "consistent"/"agree".
+        (
+            r(r"\b(?:are|is)\s*(?:not|n't)\s+(?:consistent|compatible|in\s+agreement)"),
+            true,
+        ),
+        (
+            r(r"\b(?:aren't|isn't)\s+(?:consistent|compatible|in\s+agreement)"),
+            true,
+        ),
+        (r(r"\b(?:do|does)\s*(?:not|n't)\s+agree"), true),
+        (r(r"\b(?:don't|doesn't)\s+agree"), true),
+        (r(r"\bnot\s+consistent\b"), true),
+        (r(r"\binconsistent\b"), true),
+        (r(r"\bincompatible\b"), true),
+        (r(r"\bcontradict(?:s|ed|ing|ion|ions|ory)?\b"), true),
+        (r(r"\bconflict(?:s|ed|ing)?\b"), true),
+        (r(r"\bclash(?:es|ed)?\b"), true),
+        (r(r"\bconsistent\b"), false),
+        (r(r"\bcompatible\b"), false),
+        (r(r"\b(?:they|both|answers)\s+agree\b"), false),
+        (r(r"\bin\s+agreement\b"), false),
+    ]
+});
+
+/// Every verdict phrase of `text`, in order, overlapping matches resolved to the earliest and
+/// then the longest.
+fn hits(text: &str) -> Vec<Hit> {
+    let mut all: Vec<(usize, usize, bool)> = Vec::new();
+    for (re, conflict) in VERDICTS.iter() {
+        for m in re.find_iter(text) {
+            all.push((m.start(), m.end(), *conflict));
+        }
+    }
+    all.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    let mut out = Vec::new();
+    let mut end = 0;
+    for (s, e, c) in all {
+        if s >= end {
+            out.push(Hit { at: s, conflict: c });
+            end = e;
+        }
+    }
+    out
+}
+
+/// The verdict a short text gives, if it gives exactly one kind.
+fn verdict_of(text: &str) -> Option<bool> {
+    static YES: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)^\W*(yes|no)\b").unwrap());
+    let t = text.trim();
+    let kinds: Vec<bool> = hits(t).iter().map(|h| h.conflict).collect();
+    if let Some(&first) = kinds.first()
+        && kinds.iter().all(|k| *k == first)
+    {
+        return Some(first);
+    }
+    if kinds.is_empty() {
+        // "Yes." / "No, ..." answer the question "do they contradict?".
+        return YES.captures(t).map(|c| c[1].eq_ignore_ascii_case("yes"));
+    }
+    None
+}
+
+fn refusal(text: &str) -> bool {
+    static REFUSE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\b(?:i\s+(?:cannot|can't|can not|am unable to|'m unable to|am not able to)\s+(?:determine|tell|say|decide|judge|compare|answer|assess|evaluate)|unable to determine|cannot be determined|not enough information|insufficient information)").unwrap()
+    });
+    REFUSE.is_match(text)
+}
+
+fn json_object(reply: &str) -> Option<serde_json::Map<String, Value>> {
+    let keys: &[&[&str]] = &[
+        &["verdict"],
+        &["contradiction"],
+        &["contradict"],
+        &["conflict"],
+        &["contradictory"],
+    ];
+    for k in keys {
+        if let Some(Value::Object(m)) = crate::eval::judge::json_with(reply, k) {
+            return Some(m);
+        }
+    }
+    None
+}
+
+fn json_verdict(m: &serde_json::Map<String, Value>) -> Option<bool> {
+    for (key, negate) in [
+        ("verdict", false),
+        ("contradiction", false),
+        ("contradict", false),
+        ("conflict", false),
+        ("contradictory", false),
+        ("consistent", true),
+    ] {
+        match m.get(key) {
+            Some(Value::Bool(b)) => return Some(*b != negate),
+            Some(Value::String(s)) => {
+                let v = match s.trim().to_ascii_lowercase().as_str() {
+                    "yes" | "true" => Some(true),
+                    "no" | "false" => Some(false),
+                    _ => verdict_of(s),
+                };
+                if let Some(v) = v {
+                    return Some(v != negate);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn clean_quote(q: &str) -> Option<String> {
+    let t = q
+        .trim()
+        .trim_matches(|c| matches!(c, '"' | '\'' | '“' | '”' | '‘' | '’' | '`'))
+        .trim();
+    let none = ["", "none", "n/a", "na", "-", "null"];
+    (!none.contains(&t.to_ascii_lowercase().as_str())).then(|| t.to_string())
+}
+
+/// Reads a pair check's reply. `None` when it holds no verdict, or holds both without saying
+/// which one is the answer.
+pub fn read_pair(reply: &str) -> Option<PairReading> {
+    static VERDICT_LINE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?im)^\W*(?:final\s+)?(?:verdict|answer|decision|judgement|judgment|conclusion)\s*[:\-–]\s*(.+)$").unwrap()
+    });
+    static EXPLANATION: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?im)^\W*(?:explanation|reason|why|rationale)\s*[:\-–]\s*(.+)$").unwrap()
+    });
+    static QUOTE_A: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?im)^\W*quote\s*(?:a|1|from\s+answer\s+a)\s*[:\-–]\s*(.*)$").unwrap()
+    });
+    static QUOTE_B: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?im)^\W*quote\s*(?:b|2|from\s+answer\s+b)\s*[:\-–]\s*(.*)$").unwrap()
+    });
+    let reply = reply.trim();
+    if reply.is_empty() {
+        return None;
+    }
+    // 1. JSON.
+    if let Some(m) = json_object(reply)
+        && let Some(conflict) = json_verdict(&m)
+    {
+        let s = |k: &[&str]| {
+            k.iter()
+                .find_map(|k| m.get(*k).and_then(Value::as_str))
+                .and_then(clean_quote)
+        };
+        return Some(PairReading {
+            conflict,
+            explanation: s(&["explanation", "reason", "rationale"]).unwrap_or_default(),
+            quote_a: s(&["quote_a", "a_quote", "quote_from_a", "phrase_a"]),
+            quote_b: s(&["quote_b", "b_quote", "quote_from_b", "phrase_b"]),
+        });
+    }
+    // Words that name the format's parts are no verdict: a reply echoing "the conflicting
+    // phrase from answer A" says nothing about whether there is one. Quote lines are left out.
+    static NOISE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?im)^\W*quote\s*(?:a|b|1|2|from\s+answer\s+[ab])\s*[:\-–].*$|\bconflicting\s+(?:phrase|quote|part|portion|word|text|sentence|passage)s?\b").unwrap()
+    });
+    let full = reply;
+    let prose = NOISE.replace_all(reply, " ");
+    let reply: &str = &prose;
+    // 2. A verdict line (the first that can be read).
+    let mut conflict = VERDICT_LINE
+        .captures_iter(reply)
+        .find_map(|c| verdict_of(&c[1]));
+    // 3. Prose: a first sentence that gives one verdict, else the last verdict phrase when every
+    //    phrase agrees, or the conclusion's ("therefore ...") when they do not. A reply that says
+    //    it cannot tell is no verdict, whatever words it uses.
+    if conflict.is_none() && refusal(reply) {
+        return None;
+    }
+    if conflict.is_none() {
+        let first = reply
+            .split_inclusive(['.', '\n', '!'])
+            .next()
+            .unwrap_or(reply);
+        conflict = verdict_of(first);
+    }
+    if conflict.is_none() && !refusal(reply) {
+        let all = hits(reply);
+        if let Some(h) = all.first()
+            && all.iter().all(|x| x.conflict == h.conflict)
+        {
+            conflict = Some(h.conflict);
+        } else if !all.is_empty() {
+            static CONCLUDE: LazyLock<Regex> = LazyLock::new(|| {
+                Regex::new(r"(?i)\b(?:therefore|thus|so|overall|in conclusion|in summary|hence)\b")
+                    .unwrap()
+            });
+            if let Some(m) = CONCLUDE.find_iter(reply).last() {
+                conflict = verdict_of(&reply[m.start()..]);
+            }
+        }
+    }
+    let conflict = conflict?;
+    let explanation = EXPLANATION
+        .captures(full)
+        .map(|c| c[1].trim().to_string())
+        .unwrap_or_else(|| crate::text::one_line(full).chars().take(300).collect());
+    Some(PairReading {
+        conflict,
+        explanation,
+        quote_a: QUOTE_A.captures(full).and_then(|c| clean_quote(&c[1])),
+        quote_b: QUOTE_B.captures(full).and_then(|c| clean_quote(&c[1])),
+    })
+}
+
+/// Reads AutoHall's classification: true or false. "untrue", "not true", "isn't true" are false;
+/// "not false" is true; "is false, not true" is false (the first verdict counts, after an
+/// `Answer:` line when there is one). `None` when no verdict can be read.
+pub fn read_truth(reply: &str) -> Option<Truth> {
+    static ANSWER: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?im)^\W*(?:final\s+)?(?:answer|verdict|classification|label|conclusion)\s*[:\-–]\s*(.+)$").unwrap()
+    });
+    static WORDS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\b(?:(not|isn't|is\s+not|aren't|never)\s+(true|false|correct|accurate|incorrect|inaccurate)|(untrue|true|false|incorrect|inaccurate|correct|accurate|misleading|supported|refuted))\b").unwrap()
+    });
+    let first_verdict = |t: &str| -> Option<Truth> {
+        let c = WORDS.captures(t)?;
+        let (negated, word) = match (c.get(1), c.get(2), c.get(3)) {
+            (Some(_), Some(w), _) => (true, w.as_str()),
+            (_, _, Some(w)) => (false, w.as_str()),
+            _ => return None,
+        };
+        let positive = matches!(
+            word.to_ascii_lowercase().as_str(),
+            "true" | "correct" | "accurate" | "supported"
+        );
+        Some(if positive != negated {
+            Truth::True
+        } else {
+            Truth::False
+        })
+    };
+    if let Some(Value::Object(m)) = crate::eval::judge::json_with(reply, &["answer"])
+        .or_else(|| crate::eval::judge::json_with(reply, &["label"]))
+        .or_else(|| crate::eval::judge::json_with(reply, &["classification"]))
+    {
+        for k in ["answer", "label", "classification"] {
+            match m.get(k) {
+                Some(Value::Bool(b)) => return Some(if *b { Truth::True } else { Truth::False }),
+                Some(Value::String(s)) => {
+                    if let Some(t) = first_verdict(s) {
+                        return Some(t);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if let Some(t) = ANSWER
+        .captures_iter(reply)
+        .find_map(|c| first_verdict(&c[1]))
+    {
+        return Some(t);
+    }
+    if refusal(reply) && !ANSWER.is_match(reply) {
+        return None;
+    }
+    first_verdict(reply)
+}
+
+/// Whether a generated reference is a refusal without content ("I cannot provide a specific
+/// reference"): a refusal phrase, and fewer than a dozen words outside the refusing sentences.
+pub fn is_refusal(reference: &str) -> bool {
+    static REFUSE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\b(?:i\s*(?:cannot|can't|can not|could not|couldn't|am unable to|'m unable to|am not able to|'m not able to|do not have|don't have|was unable to)|i\s+apologi[sz]e|i'm sorry|as an ai|unable to (?:provide|find|locate|access)|no (?:specific|reliable|verifiable) (?:reference|source)s?|not aware of any)").unwrap()
+    });
+    let text = reference.trim();
+    if text.is_empty() {
+        return true;
+    }
+    if !REFUSE.is_match(text) {
+        return false;
+    }
+    let rest: usize = text
+        .split_inclusive(['.', '!', '?', '\n', ':', ';'])
+        .filter(|s| !REFUSE.is_match(s))
+        .map(|s| s.split_whitespace().count())
+        .sum();
+    rest < 12
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pair replies and their verdicts (true: conflict). 60 phrasings: the format asked for,
+    /// JSON, verdicts first and last, both directions of "not", yes/no, refusals (None).
+    const PAIRS: &[(&str, Option<bool>)] = &[
+        (
+            "Verdict: CONFLICT\nExplanation: A says 1969, B says 1971.\nQuote A: \"1969\"\nQuote B: \"1971\"",
+            Some(true),
+        ),
+        (
+            "Verdict: CONSISTENT\nExplanation: Both say Paris.\nQuote A: \"\"\nQuote B: \"\"",
+            Some(false),
+        ),
+        ("verdict: conflict", Some(true)),
+        // A small model echoing the format names no verdict.
+        (
+            "The conflicting phrase from answer A is \"the conflicting phrase from answer B\" (or \"the conflicting phrase from answer B\")",
+            None,
+        ),
+        (
+            "Verdict: CONFLICT or CONSISTENT\nExplanation: one sentence saying why",
+            None,
+        ),
+        (
+            "Quote A: \"they conflict\"\nQuote B: \"\"\nVerdict: consistent",
+            Some(false),
+        ),
+        ("VERDICT - consistent", Some(false)),
+        ("Final verdict: CONFLICT", Some(true)),
+        ("Answer: consistent", Some(false)),
+        ("Decision: the answers conflict.", Some(true)),
+        ("Conclusion: they are consistent.", Some(false)),
+        (
+            "{\"verdict\": \"conflict\", \"explanation\": \"dates differ\", \"quote_a\": \"1969\", \"quote_b\": \"1971\"}",
+            Some(true),
+        ),
+        (
+            "{\"verdict\": \"consistent\", \"explanation\": \"same\"}",
+            Some(false),
+        ),
+        (
+            "```json\n{\"contradiction\": true, \"reason\": \"x\"}\n```",
+            Some(true),
+        ),
+        ("{\"contradiction\": false}", Some(false)),
+        ("{\"contradict\": \"yes\"}", Some(true)),
+        ("{\"conflict\": \"no\"}", Some(false)),
+        (
+            "Sure! {\"verdict\": \"CONFLICT\", \"explanation\": \"differ\"} Hope this helps.",
+            Some(true),
+        ),
+        (
+            "{\"contradictory\": false, \"explanation\": \"same city\"}",
+            Some(false),
+        ),
+        (
+            "Yes, they contradict each other: one says 5, the other 7.",
+            Some(true),
+        ),
+        ("No, they do not contradict each other.", Some(false)),
+        ("Yes.", Some(true)),
+        ("No.", Some(false)),
+        ("yes", Some(true)),
+        ("No - both say the same thing.", Some(false)),
+        ("The two answers contradict each other.", Some(true)),
+        ("The answers do not contradict each other.", Some(false)),
+        (
+            "They don't contradict each other; B adds detail.",
+            Some(false),
+        ),
+        ("These answers are contradictory.", Some(true)),
+        ("These answers are not contradictory.", Some(false)),
+        ("There is a contradiction between A and B.", Some(true)),
+        ("There is no contradiction between them.", Some(false)),
+        ("There's no real conflict here.", Some(false)),
+        ("The answers are consistent with each other.", Some(false)),
+        (
+            "The answers are not consistent: A says north, B says south.",
+            Some(true),
+        ),
+        ("The answers aren't consistent.", Some(true)),
+        ("They are inconsistent.", Some(true)),
+        ("The statements are incompatible.", Some(true)),
+        ("The statements are compatible.", Some(false)),
+        ("Both answers agree on the date.", Some(false)),
+        ("The answers do not agree on the capital.", Some(true)),
+        ("They disagree? No: they are in agreement.", Some(false)),
+        ("Answer A clashes with answer B over the year.", Some(true)),
+        (
+            "A claims 206 bones while B claims 300; they conflict.",
+            Some(true),
+        ),
+        (
+            "Looking at both: A mentions Lyon, B mentions Lyon too. They are consistent.",
+            Some(false),
+        ),
+        (
+            "After comparing the dates, I find that the answers contradict.",
+            Some(true),
+        ),
+        (
+            "B is more detailed but does not conflict with A.",
+            Some(false),
+        ),
+        ("There are no contradictions.", Some(false)),
+        (
+            "Non-contradictory: both describe the same event.",
+            Some(false),
+        ),
+        ("Neither contradicts the other.", Some(false)),
+        ("A says yes, B says no, so they contradict.", Some(true)),
+        (
+            "At first they seem to conflict, but they are consistent. Therefore, consistent.",
+            Some(false),
+        ),
+        (
+            "Some details differ, but overall there is no contradiction.",
+            Some(false),
+        ),
+        (
+            "One could say they are consistent in tone, but they contradict on the facts. Thus they contradict.",
+            Some(true),
+        ),
+        ("CONFLICT", Some(true)),
+        ("CONSISTENT", Some(false)),
+        ("I cannot determine whether they contradict.", None),
+        ("Not enough information to decide.", None),
+        ("", None),
+        ("The answers are about different things.", None),
+        ("Hmm.", None),
+        ("I'm unable to assess this.", None),
+        (
+            "They might conflict or might be consistent; it is unclear.",
+            None,
+        ),
+    ];
+
+    #[test]
+    fn pair_replies_are_read_in_sixty_phrasings() {
+        assert!(PAIRS.len() >= 50);
+        for (reply, want) in PAIRS {
+            let got = read_pair(reply).map(|r| r.conflict);
+            assert_eq!(got, *want, "{reply:?}");
+        }
+    }
+
+    #[test]
+    fn explanations_and_quotes_are_kept() {
+        let r = read_pair(PAIRS[0].0).unwrap();
+        assert_eq!(r.explanation, "A says 1969, B says 1971.");
+        assert_eq!(r.quote_a.as_deref(), Some("1969"));
+        assert_eq!(r.quote_b.as_deref(), Some("1971"));
+        let r = read_pair(PAIRS[1].0).unwrap();
+        assert_eq!((r.quote_a, r.quote_b), (None, None));
+        let json = PAIRS
+            .iter()
+            .find(|p| p.0.starts_with("{\"verdict\": \"conflict\""))
+            .unwrap();
+        let r = read_pair(json.0).unwrap();
+        assert_eq!(r.explanation, "dates differ");
+        assert_eq!(r.quote_b.as_deref(), Some("1971"));
+    }
+
+    /// Classifications and their reading: 56 phrasings, both directions of "not", JSON, the
+    /// answer first or last, refusals (None).
+    const TRUTHS: &[(&str, Option<Truth>)] = &[
+        (
+            "Answer: True\nThe reference supports it.",
+            Some(Truth::True),
+        ),
+        (
+            "Answer: False\nThe reference says otherwise.",
+            Some(Truth::False),
+        ),
+        ("answer: true", Some(Truth::True)),
+        ("ANSWER: FALSE", Some(Truth::False)),
+        ("Answer - True", Some(Truth::True)),
+        ("Final answer: False.", Some(Truth::False)),
+        ("Verdict: true", Some(Truth::True)),
+        ("Classification: false", Some(Truth::False)),
+        ("Label: True", Some(Truth::True)),
+        ("True.", Some(Truth::True)),
+        ("False.", Some(Truth::False)),
+        ("true", Some(Truth::True)),
+        ("FALSE", Some(Truth::False)),
+        ("The claim is true.", Some(Truth::True)),
+        ("The claim is false.", Some(Truth::False)),
+        ("The claim is untrue.", Some(Truth::False)),
+        ("The claim is not true.", Some(Truth::False)),
+        ("The claim isn't true.", Some(Truth::False)),
+        ("This is not false.", Some(Truth::True)),
+        ("The claim is false, not true.", Some(Truth::False)),
+        ("The claim is true, not false.", Some(Truth::True)),
+        (
+            "It is not true that the Sahara is in South America.",
+            Some(Truth::False),
+        ),
+        ("The claim is correct.", Some(Truth::True)),
+        ("The claim is incorrect.", Some(Truth::False)),
+        ("The claim is not correct.", Some(Truth::False)),
+        ("The statement is accurate.", Some(Truth::True)),
+        ("The statement is inaccurate.", Some(Truth::False)),
+        ("The statement is not accurate.", Some(Truth::False)),
+        ("The claim is misleading.", Some(Truth::False)),
+        (
+            "The claim is supported by the reference.",
+            Some(Truth::True),
+        ),
+        ("The claim is refuted by the reference.", Some(Truth::False)),
+        (
+            "Based on the reference, the claim is true. It matches the summary.",
+            Some(Truth::True),
+        ),
+        (
+            "Based on the reference the answer is: False",
+            Some(Truth::False),
+        ),
+        (
+            "After reading the reference, I conclude the claim is false.",
+            Some(Truth::False),
+        ),
+        (
+            "{\"answer\": \"True\", \"reason\": \"x\"}",
+            Some(Truth::True),
+        ),
+        ("{\"answer\": \"false\"}", Some(Truth::False)),
+        ("{\"answer\": true}", Some(Truth::True)),
+        ("{\"answer\": false}", Some(Truth::False)),
+        ("```json\n{\"label\": \"FALSE\"}\n```", Some(Truth::False)),
+        ("{\"classification\": \"True\"}", Some(Truth::True)),
+        (
+            "The reference does not say much, but the claim is true.",
+            Some(Truth::True),
+        ),
+        (
+            "Reason: the claim contradicts the source.\nAnswer: False",
+            Some(Truth::False),
+        ),
+        ("Reasoning first... Answer: True", Some(Truth::True)),
+        ("**Answer: False**", Some(Truth::False)),
+        ("Answer: **True**", Some(Truth::True)),
+        ("The claim is never true.", Some(Truth::False)),
+        (
+            "That is not correct; the capital is Canberra.",
+            Some(Truth::False),
+        ),
+        ("Yes, it is true.", Some(Truth::True)),
+        ("No, that's false.", Some(Truth::False)),
+        ("I cannot determine whether the claim is true.", None),
+        ("Not enough information to say.", None),
+        ("", None),
+        ("The reference is about something else.", None),
+        ("Hmm, hard to say.", None),
+        ("I am unable to answer this.", None),
+        ("Unclear.", None),
+    ];
+
+    #[test]
+    fn classifications_are_read_in_fifty_phrasings_and_not_true_is_false() {
+        assert!(TRUTHS.len() >= 50);
+        for (reply, want) in TRUTHS {
+            assert_eq!(read_truth(reply), *want, "{reply:?}");
+        }
+    }
+
+    #[test]
+    fn refusals_without_content_are_told_from_references() {
+        for r in [
+            "I cannot provide a specific reference for this claim.",
+            "I'm sorry, but I can't browse the internet to find sources.",
+            "As an AI, I do not have access to external databases. I apologize.",
+            "I am unable to provide a reference.",
+            "",
+            "No specific reference available.",
+        ] {
+            assert!(is_refusal(r), "{r:?}");
+        }
+        for r in [
+            "Title: The Structure of DNA. Source: Nature, 1953. Summary: Watson and Crick describe the double helix of DNA, with two strands wound around each other and bases pairing across.",
+            "I cannot provide a link, but here is a summary: the Berlin Wall fell on 9 November 1989 after weeks of protests in East Germany, and border crossings opened that night.",
+            "Title: Canberra. Source: Encyclopaedia. Summary: Canberra is the capital city of Australia.",
+        ] {
+            assert!(!is_refusal(r), "{r:?}");
+        }
+    }
+}

@@ -1,0 +1,432 @@
+//! What a detection run comes to, computed from what is stored (never kept separately, so it
+//! cannot drift from the verdicts): per answer, AutoHall's OR-rule flag, the conflicts out of K
+//! and the mean conflict rate; per model and temperature, AutoHall's collection (#N, #H, H%) and
+//! its detection metrics on the balanced set.
+//!
+//! Only round 0 counts: the K samples the run was set up with. Rounds added later ("sample
+//! again" in the TUI) are for looking, and never move a reported number.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde::Serialize;
+
+use super::run::Stored;
+use crate::eval::binary::{self, Confusion, Scores};
+use crate::store::{Class, Target, Verdict};
+
+/// The pair verdicts of one answer in one round.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Outcome {
+    pub k: u32,
+    pub conflicts: u32,
+    pub consistent: u32,
+    /// The judge replied but could not be read, every attempt.
+    pub unparsed: u32,
+    /// Pairs not checked: the sample or the judge failed, or not done yet.
+    pub missing: u32,
+}
+
+impl Outcome {
+    /// AutoHall's rule: flagged when at least one pair conflicts.
+    pub fn flagged(&self) -> bool {
+        self.conflicts > 0
+    }
+
+    /// Every pair has a verdict (conflict, consistent or unparsed).
+    pub fn complete(&self) -> bool {
+        self.missing == 0
+    }
+
+    /// The mean conflict rate, SelfCheckGPT-prompt style: a conflict counts 1, a consistent
+    /// pair 0 and an unreadable verdict 0.5, over the pairs checked. `None` before any.
+    pub fn rate(&self) -> Option<f64> {
+        let n = self.conflicts + self.consistent + self.unparsed;
+        (n > 0).then(|| (self.conflicts as f64 + 0.5 * self.unparsed as f64) / n as f64)
+    }
+}
+
+/// Per target, the outcome of `round`.
+pub fn outcomes(stored: &Stored, k: u32, round: u32) -> HashMap<u32, Outcome> {
+    let mut out: HashMap<u32, Outcome> = stored
+        .targets
+        .iter()
+        .filter(|t| t.answer.is_some() && !t.refused)
+        .map(|t| {
+            (
+                t.idx,
+                Outcome {
+                    k,
+                    missing: k,
+                    ..Outcome::default()
+                },
+            )
+        })
+        .collect();
+    for p in stored.pairs.iter().filter(|p| p.round == round && p.k < k) {
+        let Some(o) = out.get_mut(&p.target) else {
+            continue;
+        };
+        match p.verdict {
+            Verdict::Conflict => o.conflicts += 1,
+            Verdict::Consistent => o.consistent += 1,
+            Verdict::Unparsed => o.unparsed += 1,
+            Verdict::Failed => continue,
+        }
+        o.missing -= 1;
+    }
+    out
+}
+
+/// Whether a claim's reference is hallucinatory: its classification differs from the label.
+/// `None` when it cannot be told (no reference, a refusal, no readable classification).
+pub fn hallucinated(t: &Target) -> Option<bool> {
+    if t.answer.is_none() || t.refused {
+        return None;
+    }
+    let truth = t.class?.truth()?;
+    Some(truth != t.label?)
+}
+
+/// The group a claim target belongs to in the tables: its model and temperature.
+#[derive(Debug, Clone, PartialEq, PartialOrd, Serialize)]
+pub struct Group {
+    pub model: String,
+    pub temperature: Option<f64>,
+}
+
+fn group_key(t: &Target) -> (String, u64) {
+    (
+        t.model.clone(),
+        t.temperature.map(f64::to_bits).unwrap_or(u64::MAX),
+    )
+}
+
+/// The balanced set of each model and temperature: every hallucinated reference and as many
+/// factual ones, drawn with `seed`.
+pub fn balanced_targets(targets: &[Target], seed: u64) -> HashSet<u32> {
+    let mut groups: BTreeMap<(String, u64), (Vec<usize>, Vec<usize>)> = BTreeMap::new();
+    for t in targets {
+        if let Some(h) = hallucinated(t) {
+            let g = groups.entry(group_key(t)).or_default();
+            if h {
+                g.0.push(t.idx as usize);
+            } else {
+                g.1.push(t.idx as usize);
+            }
+        }
+    }
+    let mut out = HashSet::new();
+    for (pos, neg) in groups.values() {
+        let (p, n) = binary::balanced(pos, neg, seed);
+        out.extend(p.into_iter().chain(n).map(|i| i as u32));
+    }
+    out
+}
+
+/// AutoHall's collection for one model and temperature.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Collection {
+    pub model: String,
+    pub temperature: Option<f64>,
+    pub claims: usize,
+    /// No reference (the call failed for good).
+    pub failed: usize,
+    /// References that are refusals without content, set aside.
+    pub refused: usize,
+    /// Classifications that could not be read.
+    pub unparsed: usize,
+    /// #N: references classified; #H: those whose classification differs from the label.
+    pub n: usize,
+    pub h: usize,
+    /// H% = #H / #N.
+    pub h_rate: Option<f64>,
+}
+
+/// Detection on the balanced set of one model and temperature.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Detection {
+    pub model: String,
+    pub temperature: Option<f64>,
+    /// The balanced set, and those of it with every pair checked (the ones scored).
+    pub balanced: usize,
+    pub scored: usize,
+    /// The OR rule (flagged when any pair conflicts).
+    pub or_rule: Scores,
+    pub or_confusion: Confusion,
+    /// Flagged when at least `t` pairs conflict, for t = 1..=K.
+    pub thresholds: Vec<(u32, Scores)>,
+    /// Of the mean conflict rate.
+    pub auroc: Option<f64>,
+    pub auprc: Option<f64>,
+    /// Mean conflicts of K, on hallucinated and on factual references.
+    pub mean_conflicts_h: Option<f64>,
+    pub mean_conflicts_f: Option<f64>,
+}
+
+/// The claims tables: collection per model and temperature, and detection on each balanced set.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ClaimsReport {
+    pub k: u32,
+    pub seed: u64,
+    pub collection: Vec<Collection>,
+    pub detection: Vec<Detection>,
+}
+
+fn mean(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
+pub fn claims_report(stored: &Stored, k: u32, seed: u64) -> ClaimsReport {
+    let k = k.max(1);
+    let outcomes = outcomes(stored, k, 0);
+    let chosen = balanced_targets(&stored.targets, seed);
+    let mut groups: BTreeMap<(String, u64), Vec<&Target>> = BTreeMap::new();
+    for t in &stored.targets {
+        groups.entry(group_key(t)).or_default().push(t);
+    }
+    let mut report = ClaimsReport {
+        k,
+        seed,
+        ..ClaimsReport::default()
+    };
+    for ts in groups.values() {
+        let (model, temperature) = (ts[0].model.clone(), ts[0].temperature);
+        let mut c = Collection {
+            model: model.clone(),
+            temperature,
+            claims: ts.len(),
+            ..Collection::default()
+        };
+        for t in ts {
+            if t.answer.is_none() {
+                c.failed += 1;
+            } else if t.refused {
+                c.refused += 1;
+            } else if t.class == Some(Class::Unparsed) || t.class.is_none() {
+                c.unparsed += 1;
+            } else if let Some(h) = hallucinated(t) {
+                c.n += 1;
+                c.h += usize::from(h);
+            }
+        }
+        c.h_rate = (c.n > 0).then(|| 100.0 * c.h as f64 / c.n as f64);
+        report.collection.push(c);
+
+        let set: Vec<(&Target, bool, Outcome)> = ts
+            .iter()
+            .filter(|t| chosen.contains(&t.idx))
+            .filter_map(|t| Some((*t, hallucinated(t)?, *outcomes.get(&t.idx)?)))
+            .collect();
+        let scored: Vec<&(&Target, bool, Outcome)> =
+            set.iter().filter(|(_, _, o)| o.complete()).collect();
+        let or_confusion = Confusion::of(scored.iter().map(|(_, h, o)| (*h, o.flagged())));
+        let thresholds = (1..=k)
+            .map(|th| {
+                (
+                    th,
+                    Confusion::of(scored.iter().map(|(_, h, o)| (*h, o.conflicts >= th))).scores(),
+                )
+            })
+            .collect();
+        let points: Vec<(f64, bool)> = scored
+            .iter()
+            .filter_map(|(_, h, o)| Some((o.rate()?, *h)))
+            .collect();
+        let conflicts = |want: bool| {
+            mean(
+                &scored
+                    .iter()
+                    .filter(|(_, h, _)| *h == want)
+                    .map(|(_, _, o)| o.conflicts as f64)
+                    .collect::<Vec<_>>(),
+            )
+        };
+        report.detection.push(Detection {
+            model,
+            temperature,
+            balanced: set.len(),
+            scored: scored.len(),
+            or_rule: or_confusion.scores(),
+            or_confusion,
+            thresholds,
+            auroc: binary::auroc(&points).map(|v| 100.0 * v),
+            auprc: binary::auprc(&points).map(|v| 100.0 * v),
+            mean_conflicts_h: conflicts(true),
+            mean_conflicts_f: conflicts(false),
+        });
+    }
+    report
+}
+
+/// One answer's line in the answers table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AnswerRow {
+    pub target: u32,
+    pub item: String,
+    pub task: String,
+    pub model: String,
+    pub flagged: bool,
+    pub conflicts: u32,
+    pub k: u32,
+    pub unparsed: u32,
+    pub missing: u32,
+    pub rate: Option<f64>,
+}
+
+/// Every answer of an answers run, with its round-0 outcome.
+pub fn answer_rows(stored: &Stored, k: u32) -> Vec<AnswerRow> {
+    let outcomes = outcomes(stored, k.max(1), 0);
+    stored
+        .targets
+        .iter()
+        .filter_map(|t| {
+            let o = outcomes.get(&t.idx)?;
+            Some(AnswerRow {
+                target: t.idx,
+                item: t.item_id.clone(),
+                task: t.task_id.clone(),
+                model: t.model.clone(),
+                flagged: o.flagged(),
+                conflicts: o.conflicts,
+                k: o.k,
+                unparsed: o.unparsed,
+                missing: o.missing,
+                rate: o.rate(),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::claims::Truth;
+    use crate::store::PairRecord;
+
+    fn target(idx: u32, label: Truth, class: Class) -> Target {
+        Target {
+            run_id: "d".into(),
+            idx,
+            item_id: format!("c{idx}"),
+            task_id: "topic".into(),
+            model: "m".into(),
+            temperature: Some(0.5),
+            source_run: None,
+            source_job: None,
+            prompt: String::new(),
+            question: "claim".into(),
+            params: "{}".into(),
+            answer: Some("a reference".into()),
+            answer_error: None,
+            refused: false,
+            label: Some(label),
+            class: Some(class),
+            class_reply: None,
+            class_error: None,
+            rounds: 1,
+        }
+    }
+
+    fn pair(target: u32, round: u32, k: u32, verdict: Verdict) -> PairRecord {
+        PairRecord {
+            run_id: "d".into(),
+            target,
+            round,
+            k,
+            judge: "m".into(),
+            verdict,
+            explanation: None,
+            quote_a: None,
+            quote_b: None,
+            reply: None,
+            error: None,
+            attempts: 1,
+            created_at: 0,
+        }
+    }
+
+    #[test]
+    fn outcome_counts_round_zero_only_and_rates_unparsed_half() {
+        use Verdict::*;
+        let stored = Stored {
+            targets: vec![target(0, Truth::True, Class::True)],
+            samples: vec![],
+            pairs: vec![
+                pair(0, 0, 0, Conflict),
+                pair(0, 0, 1, Consistent),
+                pair(0, 0, 2, Unparsed),
+                pair(0, 0, 3, Failed),
+                pair(0, 1, 0, Conflict),
+                pair(0, 1, 1, Conflict),
+            ],
+        };
+        let o = outcomes(&stored, 4, 0)[&0];
+        assert_eq!(
+            (o.conflicts, o.consistent, o.unparsed, o.missing),
+            (1, 1, 1, 1)
+        );
+        assert!(o.flagged() && !o.complete());
+        assert_eq!(o.rate(), Some(1.5 / 3.0));
+        let o1 = outcomes(&stored, 4, 1)[&0];
+        assert_eq!((o1.conflicts, o1.missing), (2, 2));
+    }
+
+    /// A hand-computed case: 4 hallucinated references (labels true, classified false) and 6
+    /// factual; the balanced set keeps the 4 and 4 of the 6. With every pair checked, the OR
+    /// rule flags 3 hallucinated and 1 factual: TP 3, FN 1, FP 1, TN 3: precision 75, recall 75,
+    /// F1 75, accuracy 75.
+    #[test]
+    fn claims_report_by_hand() {
+        use Verdict::*;
+        let mut targets = Vec::new();
+        for i in 0..4 {
+            targets.push(target(i, Truth::True, Class::False));
+        }
+        for i in 4..10 {
+            targets.push(target(i, Truth::False, Class::False));
+        }
+        // A refusal and an unparsed classification are counted, not in #N.
+        let mut refused = target(10, Truth::True, Class::True);
+        refused.refused = true;
+        targets.push(refused);
+        targets.push(target(11, Truth::True, Class::Unparsed));
+        let mut pairs = Vec::new();
+        // Conflicts per target: hallucinated 2, 1, 1, 0; every factual one 0 except idx 4 (1).
+        let conflicts = [2, 1, 1, 0, 1, 0, 0, 0, 0, 0];
+        for (t, &c) in conflicts.iter().enumerate() {
+            for k in 0..2 {
+                pairs.push(pair(
+                    t as u32,
+                    0,
+                    k,
+                    if k < c { Conflict } else { Consistent },
+                ));
+            }
+        }
+        let stored = Stored {
+            targets,
+            samples: vec![],
+            pairs,
+        };
+        let r = claims_report(&stored, 2, 7);
+        let c = &r.collection[0];
+        assert_eq!(
+            (c.claims, c.refused, c.unparsed, c.n, c.h),
+            (12, 1, 1, 10, 4)
+        );
+        assert_eq!(c.h_rate, Some(40.0));
+        let d = &r.detection[0];
+        assert_eq!(d.balanced, 8);
+        assert_eq!(d.scored, 8);
+        // Which 4 factual ones were drawn decides FP: idx 4 is the only factual conflict.
+        let chosen = balanced_targets(&stored.targets, 7);
+        let fp = usize::from(chosen.contains(&4));
+        assert_eq!(d.or_confusion.tp, 3);
+        assert_eq!(d.or_confusion.fn_, 1);
+        assert_eq!(d.or_confusion.fp, fp);
+        assert_eq!(d.or_confusion.tn, 4 - fp);
+        // Threshold 2 flags only the target with two conflicts.
+        assert_eq!(d.thresholds[1].1.recall, Some(25.0));
+        assert_eq!(d.mean_conflicts_h, Some(1.0));
+    }
+}

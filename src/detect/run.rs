@@ -1,0 +1,838 @@
+//! The detection engine: for each answer under test, (claims: its reference and the model's
+//! classification of the claim from it, then) K sampled answers and K pair checks. Every call goes
+//! through a [`Caller`] (the model's limits, retries, cache), every result is committed before it
+//! is announced, and what is already stored is never asked again: a run resumes where it stopped.
+//! Typed [`DetectEvent`]s go to the front-end; nothing here knows about the terminal.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use futures::StreamExt;
+use tokio::sync::{Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use super::parse::{is_refusal, read_pair, read_truth};
+use super::prompts;
+use crate::engine::{BackendFactory, Caller, Delta, judge};
+use crate::provider::{ChatRequest, Message, ModelConfig, Params};
+use crate::store::{
+    Class, DetectKind, DetectRun, DetectWrite, PairRecord, RunStatus, SampleRecord, StoreHandle,
+    Target, Verdict, now_secs,
+};
+
+/// One call of the pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// The answer under test (a claim's reference), when it was not stored already.
+    Answer,
+    /// A claim's classification from the model's own reference.
+    Classify,
+    Sample {
+        round: u32,
+        k: u32,
+    },
+    Pair {
+        round: u32,
+        k: u32,
+    },
+}
+
+/// What a front-end hears.
+#[derive(Debug, Clone)]
+pub enum DetectEvent {
+    /// The run is recorded: its targets, and how many calls are left to make.
+    Started {
+        run_id: String,
+        targets: Arc<Vec<Target>>,
+        calls: usize,
+    },
+    /// A call was sent (again, after a failure, when `attempt` > 1).
+    Sending {
+        target: u32,
+        step: Step,
+        attempt: u32,
+        reason: Option<String>,
+    },
+    /// More text of a streaming call (the answer and the samples).
+    Delta {
+        target: u32,
+        step: Step,
+        text: String,
+    },
+    /// The answer under test arrived (or failed for good); `refused`: set aside as a refusal.
+    Answer {
+        target: u32,
+        answer: Result<String, String>,
+        refused: bool,
+    },
+    Classified {
+        target: u32,
+        class: Result<Class, String>,
+        reply: Option<String>,
+    },
+    Sample(Arc<SampleRecord>),
+    Pair(Arc<PairRecord>),
+    /// Results cannot be saved (a full disk, most likely): held and retried; sent once.
+    StoreDown {
+        reason: String,
+    },
+    StoreUp,
+    Finished(DetectSummary),
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DetectSummary {
+    pub run_id: String,
+    /// Calls made or answered by the cache, and calls that failed for good.
+    pub done: usize,
+    pub failed: usize,
+    pub cache_hits: usize,
+    /// Calls left undone because the run was cancelled (they run on resume).
+    pub cancelled: usize,
+}
+
+/// How to run.
+#[derive(Clone)]
+pub struct DetectOptions {
+    /// The most calls in flight across all models.
+    pub concurrency: usize,
+    pub use_cache: bool,
+    /// Send [`DetectEvent::Delta`]s (the TUI streams samples; the CLI does not need them).
+    pub stream_deltas: bool,
+}
+
+impl Default for DetectOptions {
+    fn default() -> Self {
+        DetectOptions {
+            concurrency: 16,
+            use_cache: true,
+            stream_deltas: false,
+        }
+    }
+}
+
+/// What is stored of a run: its targets, samples and pairs.
+#[derive(Debug, Clone, Default)]
+pub struct Stored {
+    pub targets: Vec<Target>,
+    pub samples: Vec<SampleRecord>,
+    pub pairs: Vec<PairRecord>,
+}
+
+impl Stored {
+    pub fn load(store: &crate::store::Store, run_id: &str) -> crate::store::Result<Stored> {
+        Ok(Stored {
+            targets: store.detect_targets(run_id)?,
+            samples: store.detect_samples(run_id)?,
+            pairs: store.detect_pairs(run_id)?,
+        })
+    }
+}
+
+/// Records a new detection run and runs it.
+#[allow(clippy::too_many_arguments)]
+pub async fn start(
+    run: DetectRun,
+    targets: Vec<Target>,
+    models: Vec<ModelConfig>,
+    judge: Option<ModelConfig>,
+    opts: DetectOptions,
+    store: StoreHandle,
+    factory: BackendFactory,
+    events: mpsc::UnboundedSender<DetectEvent>,
+    cancel: CancellationToken,
+) -> anyhow::Result<DetectSummary> {
+    // Backends first: a missing key fails before anything is recorded.
+    let callers = Callers::new(&models, judge.as_ref(), &factory, &store, &opts, &cancel)?;
+    store
+        .detect(DetectWrite::CreateRun(
+            Box::new(run.clone()),
+            targets.clone(),
+        ))
+        .await
+        .map_err(|e| anyhow::anyhow!("recording the detection run: {e}"))?;
+    let stored = Stored {
+        targets,
+        ..Stored::default()
+    };
+    execute(run, stored, None, callers, opts, store, events, cancel).await
+}
+
+/// Finishes a stored run: only what is missing (or failed) is asked. `only`: just these targets
+/// (the TUI's "sample again" on one answer).
+#[allow(clippy::too_many_arguments)]
+pub async fn resume(
+    run: DetectRun,
+    stored: Stored,
+    only: Option<Vec<u32>>,
+    models: Vec<ModelConfig>,
+    judge: Option<ModelConfig>,
+    opts: DetectOptions,
+    store: StoreHandle,
+    factory: BackendFactory,
+    events: mpsc::UnboundedSender<DetectEvent>,
+    cancel: CancellationToken,
+) -> anyhow::Result<DetectSummary> {
+    let callers = Callers::new(&models, judge.as_ref(), &factory, &store, &opts, &cancel)?;
+    execute(run, stored, only, callers, opts, store, events, cancel).await
+}
+
+/// The callers of a run: one per model, and the judge's (or none: each model judges itself).
+struct Callers {
+    models: HashMap<String, Arc<Caller>>,
+    judge: Option<Arc<Caller>>,
+}
+
+impl Callers {
+    fn new(
+        models: &[ModelConfig],
+        judge: Option<&ModelConfig>,
+        factory: &BackendFactory,
+        store: &StoreHandle,
+        opts: &DetectOptions,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<Callers> {
+        let make = |m: &ModelConfig| -> anyhow::Result<Arc<Caller>> {
+            Ok(Arc::new(Caller::new(
+                m,
+                factory,
+                Some(store.clone()),
+                opts.use_cache,
+                cancel.clone(),
+            )?))
+        };
+        let mut out = HashMap::new();
+        for m in models {
+            out.insert(m.name.clone(), make(m)?);
+        }
+        // A judge that is one of the models shares its caller (one endpoint, one limit).
+        let judge = match judge {
+            Some(j) => Some(match out.get(&j.name) {
+                Some(c) => c.clone(),
+                None => make(j)?,
+            }),
+            None => None,
+        };
+        Ok(Callers { models: out, judge })
+    }
+}
+
+struct Shared {
+    run: DetectRun,
+    callers: Callers,
+    store: StoreHandle,
+    events: mpsc::UnboundedSender<DetectEvent>,
+    cancel: CancellationToken,
+    opts: DetectOptions,
+    /// Calls in flight across the run.
+    slots: Semaphore,
+    counts: std::sync::Mutex<DetectSummary>,
+    store_down: AtomicBool,
+    holding: AtomicUsize,
+}
+
+/// The work left on one target.
+#[derive(Debug, Clone)]
+struct Todo {
+    target: Target,
+    /// Samples already stored with text, by (round, k).
+    samples: HashMap<(u32, u32), String>,
+    /// Pairs with a final verdict (not failed), by (round, k).
+    pairs: std::collections::HashSet<(u32, u32)>,
+}
+
+impl Todo {
+    /// Calls still to make, counted before the run (a classification or answer that fails stops
+    /// what depends on it, so this is an upper bound).
+    fn calls(&self, k: u32, detect: bool) -> usize {
+        let t = &self.target;
+        let mut n = 0;
+        if t.answer.is_none() {
+            n += 1;
+        }
+        if t.label.is_some() && !t.refused && t.class.is_none() {
+            n += 1;
+        }
+        if detect && !t.refused {
+            for round in 0..t.rounds.max(1) {
+                for kk in 0..k {
+                    if !self.samples.contains_key(&(round, kk)) {
+                        n += 1;
+                    }
+                    if !self.pairs.contains(&(round, kk)) {
+                        n += 1;
+                    }
+                }
+            }
+        }
+        n
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn execute(
+    run: DetectRun,
+    stored: Stored,
+    only: Option<Vec<u32>>,
+    callers: Callers,
+    opts: DetectOptions,
+    store: StoreHandle,
+    events: mpsc::UnboundedSender<DetectEvent>,
+    cancel: CancellationToken,
+) -> anyhow::Result<DetectSummary> {
+    // One process at a time works on a run (the same lock as `prism run --resume`).
+    let owner = crate::engine::lock_owner();
+    match store.lock_run(&run.id, &owner).await {
+        Ok(Ok(())) => {}
+        Ok(Err(held)) => anyhow::bail!(
+            "detection run {} is being run by another prism (pid {}, seen {} s ago); wait for \
+             it to finish, or resume after it stops",
+            run.id,
+            held.pid,
+            held.age
+        ),
+        Err(e) => anyhow::bail!("locking the detection run: {e}"),
+    }
+    let beat = {
+        let (store, id, owner) = (store.clone(), run.id.clone(), owner.clone());
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(crate::store::HEARTBEAT_SECS));
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                let _ = store.heartbeat_run(&id, &owner).await;
+            }
+        })
+    };
+    let _ = store
+        .detect(DetectWrite::Status(run.id.clone(), RunStatus::Running))
+        .await;
+    let k = run.config.k.max(1);
+    let todos = plan(&stored, only.as_deref());
+    let targets = Arc::new(stored.targets.clone());
+    let sh = Arc::new(Shared {
+        callers,
+        store: store.clone(),
+        events: events.clone(),
+        cancel: cancel.clone(),
+        slots: Semaphore::new(opts.concurrency.max(1)),
+        counts: std::sync::Mutex::new(DetectSummary {
+            run_id: run.id.clone(),
+            ..DetectSummary::default()
+        }),
+        store_down: AtomicBool::new(false),
+        holding: AtomicUsize::new(0),
+        opts,
+        run,
+    });
+    let balanced_only = sh.run.kind == DetectKind::Claims && sh.run.config.balanced_only;
+    let calls: usize = todos.iter().map(|t| t.calls(k, !balanced_only)).sum();
+    let _ = events.send(DetectEvent::Started {
+        run_id: sh.run.id.clone(),
+        targets,
+        calls,
+    });
+    // Targets in flight: enough to keep every call slot busy with K samples each.
+    let width = (sh.opts.concurrency / k as usize).max(1) + 1;
+    let todos = if balanced_only {
+        // AutoHall's order: every reference and classification first, then detection on the
+        // balanced set only (which needs every classification to draw).
+        let collected: Vec<Todo> = futures::stream::iter(todos)
+            .map(|t| {
+                let sh = sh.clone();
+                async move { collect(&sh, t).await }
+            })
+            .buffer_unordered(width)
+            .filter_map(|t| async move { t })
+            .collect()
+            .await;
+        let chosen = super::results::balanced_targets(
+            &collected
+                .iter()
+                .map(|t| t.target.clone())
+                .collect::<Vec<_>>(),
+            sh.run.config.seed,
+        );
+        collected
+            .into_iter()
+            .filter(|t| chosen.contains(&t.target.idx))
+            .collect()
+    } else {
+        todos
+    };
+    futures::stream::iter(todos)
+        .map(|t| {
+            let sh = sh.clone();
+            async move {
+                if let Some(t) = collect(&sh, t).await {
+                    detect(&sh, t).await;
+                }
+            }
+        })
+        .buffer_unordered(width)
+        .collect::<Vec<()>>()
+        .await;
+    let mut summary = sh.counts.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    if cancel.is_cancelled() {
+        // What is left is counted from the store's point of view on resume; here, only that
+        // something was left.
+        summary.cancelled = calls.saturating_sub(summary.done + summary.failed).max(1);
+    }
+    let status = if summary.cancelled > 0 {
+        RunStatus::Cancelled
+    } else {
+        RunStatus::Finished
+    };
+    let _ = store
+        .detect(DetectWrite::Status(sh.run.id.clone(), status))
+        .await;
+    beat.abort();
+    let _ = store.unlock_run(&sh.run.id, &owner).await;
+    let _ = events.send(DetectEvent::Finished(summary.clone()));
+    Ok(summary)
+}
+
+/// What is left to do on each target, from what is stored.
+fn plan(stored: &Stored, only: Option<&[u32]>) -> Vec<Todo> {
+    let mut todos: HashMap<u32, Todo> = stored
+        .targets
+        .iter()
+        .filter(|t| only.is_none_or(|o| o.contains(&t.idx)))
+        .map(|t| {
+            (
+                t.idx,
+                Todo {
+                    target: t.clone(),
+                    samples: HashMap::new(),
+                    pairs: Default::default(),
+                },
+            )
+        })
+        .collect();
+    for s in &stored.samples {
+        if let (Some(t), Some(text)) = (todos.get_mut(&s.target), &s.text) {
+            t.samples.insert((s.round, s.k), text.clone());
+        }
+    }
+    for p in &stored.pairs {
+        if let Some(t) = todos.get_mut(&p.target)
+            && p.verdict != Verdict::Failed
+        {
+            t.pairs.insert((p.round, p.k));
+        }
+    }
+    let mut out: Vec<Todo> = todos.into_values().collect();
+    out.sort_by_key(|t| t.target.idx);
+    out
+}
+
+/// Saves a write, holding it and retrying while the store cannot save (a full disk): a result
+/// is never thrown away. `false` when the run was cancelled first.
+async fn persist(sh: &Shared, w: DetectWrite) -> bool {
+    let mut delay = Duration::from_millis(200);
+    let mut held = false;
+    loop {
+        match sh.store.detect(w.clone()).await {
+            Ok(()) => break,
+            Err(e) => {
+                if !held {
+                    held = true;
+                    sh.holding.fetch_add(1, Ordering::AcqRel);
+                }
+                if !sh.store_down.swap(true, Ordering::AcqRel) {
+                    let _ = sh.events.send(DetectEvent::StoreDown {
+                        reason: format!("could not save results ({e}); holding them and retrying"),
+                    });
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(delay) => {}
+                    _ = sh.cancel.cancelled() => {
+                        sh.holding.fetch_sub(1, Ordering::AcqRel);
+                        return false;
+                    }
+                }
+                delay = (delay * 2).min(Duration::from_secs(10));
+            }
+        }
+    }
+    if held
+        && sh.holding.fetch_sub(1, Ordering::AcqRel) == 1
+        && sh.store_down.swap(false, Ordering::AcqRel)
+    {
+        let _ = sh.events.send(DetectEvent::StoreUp);
+    }
+    true
+}
+
+fn count(sh: &Shared, ok: bool, cached: bool) {
+    let mut c = sh.counts.lock().unwrap_or_else(|e| e.into_inner());
+    if ok {
+        c.done += 1;
+        if cached {
+            c.cache_hits += 1;
+        }
+    } else {
+        c.failed += 1;
+    }
+}
+
+/// Waits for a call slot (and for a store that can save again); `None` when cancelled.
+async fn slot(sh: &Shared) -> Option<tokio::sync::SemaphorePermit<'_>> {
+    while sh.store_down.load(Ordering::Acquire) && !sh.cancel.is_cancelled() {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    tokio::select! {
+        s = sh.slots.acquire() => s.ok(),
+        _ = sh.cancel.cancelled() => None,
+    }
+}
+
+fn params_of(t: &Target) -> Params {
+    serde_json::from_str(&t.params).unwrap_or_default()
+}
+
+/// The request for the answer under test: a claim's reference in AutoHall's wording, or the
+/// item's prompt exactly as a run asks it.
+fn answer_request(kind: DetectKind, t: &Target, over: &Params) -> ChatRequest {
+    let params = params_of(t).overlay(over);
+    match kind {
+        DetectKind::Claims => {
+            let mut r = prompts::reference_request(0, &t.question, None);
+            r.params = params;
+            r
+        }
+        DetectKind::Answers => {
+            let text = if t.prompt.trim().is_empty() {
+                t.question.clone()
+            } else {
+                format!("{}\n\n{}", t.prompt.trim_end(), t.question)
+            };
+            ChatRequest {
+                messages: vec![Message::user(text)],
+                params,
+            }
+        }
+    }
+}
+
+/// The request of sample `k`, and the variant of the wording it uses.
+fn sample_request(kind: DetectKind, t: &Target, k: u32, over: &Params) -> (ChatRequest, u32) {
+    let params = params_of(t).overlay(over);
+    match kind {
+        DetectKind::Claims => {
+            let v = prompts::reference_variant_index(k);
+            let mut r = prompts::reference_request(v, &t.question, None);
+            r.params = params;
+            (r, v)
+        }
+        DetectKind::Answers => (
+            ChatRequest {
+                messages: vec![Message::user(prompts::item_variant(
+                    k,
+                    &t.prompt,
+                    &t.question,
+                ))],
+                params,
+            },
+            prompts::item_variant_index(k),
+        ),
+    }
+}
+
+/// The cache variant of sample `k` of `round`: every sample is its own request, and a new round
+/// never gets an earlier round's replies from the cache.
+pub fn sample_cache_variant(round: u32, k: u32) -> u32 {
+    1 + round * 1000 + k
+}
+
+/// What the pair check shows the judge as the question.
+fn pair_question(kind: DetectKind, t: &Target) -> String {
+    match kind {
+        DetectKind::Claims => format!("Give a reference for the claim: {}", t.question),
+        DetectKind::Answers => t.question.clone(),
+    }
+}
+
+/// A streaming call for the answer or a sample, telling the front-end as it goes.
+async fn call(
+    sh: &Shared,
+    caller: &Caller,
+    target: u32,
+    step: Step,
+    req: &ChatRequest,
+    variant: u32,
+) -> Result<crate::engine::Reply, String> {
+    let Some(_slot) = slot(sh).await else {
+        return Err("cancelled".into());
+    };
+    let _ = sh.events.send(DetectEvent::Sending {
+        target,
+        step,
+        attempt: 1,
+        reason: None,
+    });
+    let deltas = sh.opts.stream_deltas;
+    caller
+        .complete_streaming(req, variant, |d| match d {
+            Delta::Text(text) if deltas && !text.is_empty() => {
+                let _ = sh.events.send(DetectEvent::Delta {
+                    target,
+                    step,
+                    text: text.to_string(),
+                });
+            }
+            Delta::Text(_) => {}
+            Delta::Retry { attempt, reason } => {
+                let _ = sh.events.send(DetectEvent::Sending {
+                    target,
+                    step,
+                    attempt,
+                    reason: Some(reason.to_string()),
+                });
+            }
+        })
+        .await
+}
+
+/// Steps 1-2: the answer under test (when not stored) and, for claims, the classification.
+/// `None` when detection cannot go on for this target (no answer, a refusal, cancelled).
+async fn collect(sh: &Shared, mut todo: Todo) -> Option<Todo> {
+    let kind = sh.run.kind;
+    let t = &mut todo.target;
+    let caller = sh.callers.models.get(&t.model)?.clone();
+    if t.answer.is_none() {
+        let req = answer_request(kind, t, &sh.run.config.params);
+        let got = call(sh, &caller, t.idx, Step::Answer, &req, 0).await;
+        if sh.cancel.is_cancelled() {
+            return None;
+        }
+        let cached = got.as_ref().is_ok_and(|r| r.cached);
+        let answer = got.map(|r| r.text);
+        let refused = kind == DetectKind::Claims && answer.as_ref().is_ok_and(|a| is_refusal(a));
+        if !persist(
+            sh,
+            DetectWrite::Answer {
+                run: sh.run.id.clone(),
+                target: t.idx,
+                answer: answer.clone(),
+                refused,
+            },
+        )
+        .await
+        {
+            return None;
+        }
+        count(sh, answer.is_ok(), cached);
+        let _ = sh.events.send(DetectEvent::Answer {
+            target: t.idx,
+            answer: answer.clone(),
+            refused,
+        });
+        t.refused = refused;
+        match answer {
+            Ok(a) => t.answer = Some(a),
+            Err(_) => return None,
+        }
+    }
+    if t.refused {
+        return None;
+    }
+    if t.label.is_some() && t.class.is_none() {
+        let answer = t.answer.clone().unwrap_or_default();
+        let _slot = slot(sh).await?;
+        let _ = sh.events.send(DetectEvent::Sending {
+            target: t.idx,
+            step: Step::Classify,
+            attempt: 1,
+            reason: None,
+        });
+        let req = prompts::classification(&t.question, &answer);
+        let asked = judge::ask(&caller, &req, attempts(sh), read_truth).await;
+        drop(_slot);
+        if sh.cancel.is_cancelled() {
+            return None;
+        }
+        let class = match asked.outcome {
+            Ok(Some(truth)) => Ok(match truth {
+                crate::dataset::claims::Truth::True => Class::True,
+                crate::dataset::claims::Truth::False => Class::False,
+            }),
+            Ok(None) => Ok(Class::Unparsed),
+            Err(e) => Err(e),
+        };
+        if !persist(
+            sh,
+            DetectWrite::Class {
+                run: sh.run.id.clone(),
+                target: t.idx,
+                class: class.clone(),
+                reply: asked.reply.clone(),
+            },
+        )
+        .await
+        {
+            return None;
+        }
+        count(sh, class.is_ok(), asked.cached);
+        let _ = sh.events.send(DetectEvent::Classified {
+            target: t.idx,
+            class: class.clone(),
+            reply: asked.reply,
+        });
+        // Without a classification (the model unreachable) the target cannot be placed as
+        // factual or not; its detection still runs (the flag is worth seeing), and resume asks
+        // again.
+        if let Ok(c) = class {
+            t.class = Some(c);
+        }
+    }
+    Some(todo)
+}
+
+fn attempts(sh: &Shared) -> u32 {
+    match sh.run.config.judge_attempts {
+        0 => 3,
+        n => n,
+    }
+}
+
+/// Steps 3-4: each missing sample, then its pair check, the K chains of a round side by side.
+async fn detect(sh: &Shared, todo: Todo) {
+    let t = &todo.target;
+    let Some(answer) = t.answer.clone() else {
+        return;
+    };
+    let Some(caller) = sh.callers.models.get(&t.model).cloned() else {
+        return;
+    };
+    let judge = sh.callers.judge.clone().unwrap_or_else(|| caller.clone());
+    let judge_name = judge.cfg.name.clone();
+    let k_max = sh.run.config.k.max(1);
+    let chains = (0..t.rounds.max(1))
+        .flat_map(|round| (0..k_max).map(move |k| (round, k)))
+        .filter(|rk| !todo.pairs.contains(rk))
+        .map(|(round, k)| {
+            let (caller, judge, judge_name, answer) = (
+                caller.clone(),
+                judge.clone(),
+                judge_name.clone(),
+                answer.clone(),
+            );
+            let have = todo.samples.get(&(round, k)).cloned();
+            async move {
+                let sample = match have {
+                    Some(s) => s,
+                    None => match take_sample(sh, &caller, t, round, k).await {
+                        Some(s) => s,
+                        None => return,
+                    },
+                };
+                check_pair(sh, &judge, &judge_name, t, &answer, &sample, round, k).await;
+            }
+        });
+    futures::future::join_all(chains).await;
+}
+
+async fn take_sample(
+    sh: &Shared,
+    caller: &Caller,
+    t: &Target,
+    round: u32,
+    k: u32,
+) -> Option<String> {
+    let (req, variant) = sample_request(sh.run.kind, t, k, &sh.run.config.params);
+    let step = Step::Sample { round, k };
+    let got = call(
+        sh,
+        caller,
+        t.idx,
+        step,
+        &req,
+        sample_cache_variant(round, k),
+    )
+    .await;
+    if sh.cancel.is_cancelled() {
+        return None;
+    }
+    let record = SampleRecord {
+        run_id: sh.run.id.clone(),
+        target: t.idx,
+        round,
+        k,
+        variant,
+        text: got.as_ref().ok().map(|r| r.text.clone()),
+        error: got.as_ref().err().cloned(),
+        attempts: got.as_ref().map(|r| r.attempts).unwrap_or(0),
+        cached: got.as_ref().is_ok_and(|r| r.cached),
+        created_at: now_secs(),
+    };
+    if !persist(sh, DetectWrite::Sample(record.clone())).await {
+        return None;
+    }
+    count(sh, got.is_ok(), record.cached);
+    let _ = sh.events.send(DetectEvent::Sample(Arc::new(record)));
+    got.ok().map(|r| r.text)
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn check_pair(
+    sh: &Shared,
+    judge: &Caller,
+    judge_name: &str,
+    t: &Target,
+    answer: &str,
+    sample: &str,
+    round: u32,
+    k: u32,
+) {
+    let Some(_slot) = slot(sh).await else {
+        return;
+    };
+    let _ = sh.events.send(DetectEvent::Sending {
+        target: t.idx,
+        step: Step::Pair { round, k },
+        attempt: 1,
+        reason: None,
+    });
+    let req = prompts::pair_check(&pair_question(sh.run.kind, t), answer, sample);
+    let asked = judge::ask(judge, &req, attempts(sh), read_pair).await;
+    drop(_slot);
+    if sh.cancel.is_cancelled() {
+        return;
+    }
+    let (verdict, reading, error) = match asked.outcome {
+        Ok(Some(r)) => (
+            if r.conflict {
+                Verdict::Conflict
+            } else {
+                Verdict::Consistent
+            },
+            Some(r),
+            None,
+        ),
+        Ok(None) => (Verdict::Unparsed, None, None),
+        Err(e) => (Verdict::Failed, None, Some(e)),
+    };
+    let record = PairRecord {
+        run_id: sh.run.id.clone(),
+        target: t.idx,
+        round,
+        k,
+        judge: judge_name.to_string(),
+        verdict,
+        explanation: reading.as_ref().map(|r| r.explanation.clone()),
+        quote_a: reading.as_ref().and_then(|r| r.quote_a.clone()),
+        quote_b: reading.as_ref().and_then(|r| r.quote_b.clone()),
+        reply: asked.reply,
+        error,
+        attempts: asked.attempts,
+        created_at: now_secs(),
+    };
+    if !persist(sh, DetectWrite::Pair(record.clone())).await {
+        return;
+    }
+    count(sh, verdict != Verdict::Failed, asked.cached);
+    let _ = sh.events.send(DetectEvent::Pair(Arc::new(record)));
+}

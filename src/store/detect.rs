@@ -1,0 +1,551 @@
+//! Contradiction detection (AutoHall): detection runs, their targets (the answers under test),
+//! every sampled answer and every pair verdict, each saved the moment it arrives so a run
+//! resumes without asking anything twice.
+
+use rusqlite::{OptionalExtension, Row, params};
+use serde::{Deserialize, Serialize};
+
+use super::Store;
+use super::error::{Result, StoreError};
+use super::runs::{ModelSnapshot, RunStatus};
+use crate::dataset::claims::Truth;
+use crate::provider::Params;
+
+/// What a detection run checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DetectKind {
+    /// Answers stored by runs (PRISM items).
+    Answers,
+    /// Fact-checking claims: AutoHall's own pipeline.
+    Claims,
+}
+
+impl DetectKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DetectKind::Answers => "answers",
+            DetectKind::Claims => "claims",
+        }
+    }
+
+    fn parse(s: &str) -> Result<DetectKind> {
+        match s {
+            "answers" => Ok(DetectKind::Answers),
+            "claims" => Ok(DetectKind::Claims),
+            other => Err(StoreError::Unknown {
+                what: "detection kind",
+                value: other.into(),
+            }),
+        }
+    }
+}
+
+/// How a detection run was set up. Never holds an API key (only the variable's name).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct DetectConfig {
+    /// Samples per answer (K).
+    pub k: u32,
+    /// The models answering (and, without a judge, checking their own pairs).
+    pub models: Vec<ModelSnapshot>,
+    /// The judge of the pair checks; none: each model checks its own.
+    pub judge: Option<ModelSnapshot>,
+    /// Overrides of the sampling parameters (the answer's own otherwise).
+    pub params: Params,
+    /// Claims: generation temperatures, one target per claim, model and temperature.
+    pub temperatures: Vec<f64>,
+    /// The balanced set's draw.
+    pub seed: u64,
+    /// Claims: sample and check pairs only on the balanced set (fewer calls).
+    pub balanced_only: bool,
+    /// Attempts at a judge reply that can be read.
+    pub judge_attempts: u32,
+    /// Answers: the run the answers came from, and the filter that chose them.
+    pub source_run: Option<String>,
+    pub filter: Option<String>,
+}
+
+/// A detection run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DetectRun {
+    pub id: String,
+    pub created_at: i64,
+    pub kind: DetectKind,
+    /// The dataset: a path, `<sample-data>`, `<sample-claims>`.
+    pub dataset: String,
+    pub config: DetectConfig,
+    pub status: RunStatus,
+}
+
+/// A claim's classification by the model, from its own reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Class {
+    True,
+    False,
+    /// No reply could be read as true or false.
+    Unparsed,
+}
+
+impl Class {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::True => "true",
+            Class::False => "false",
+            Class::Unparsed => "unparsed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Class> {
+        match s {
+            "true" => Some(Class::True),
+            "false" => Some(Class::False),
+            "unparsed" => Some(Class::Unparsed),
+            _ => None,
+        }
+    }
+
+    pub fn truth(self) -> Option<Truth> {
+        match self {
+            Class::True => Some(Truth::True),
+            Class::False => Some(Truth::False),
+            Class::Unparsed => None,
+        }
+    }
+}
+
+/// An answer under test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Target {
+    pub run_id: String,
+    pub idx: u32,
+    /// The PRISM item or the claim.
+    pub item_id: String,
+    /// The item's sub-task; for claims, the topic.
+    pub task_id: String,
+    pub model: String,
+    /// Claims: the generation temperature.
+    pub temperature: Option<f64>,
+    /// Answers: where the answer under test was stored.
+    pub source_run: Option<String>,
+    pub source_job: Option<u32>,
+    /// The task prompt (empty for claims and items without one).
+    pub prompt: String,
+    /// The formatted question; for claims, the claim.
+    pub question: String,
+    /// The sampling parameters (JSON), as the answer was asked with.
+    pub params: String,
+    /// The answer under test (the claim's reference); `None` until it is generated.
+    pub answer: Option<String>,
+    pub answer_error: Option<String>,
+    /// Claims: the reference is a refusal without content (set aside, counted).
+    pub refused: bool,
+    pub label: Option<Truth>,
+    pub class: Option<Class>,
+    pub class_reply: Option<String>,
+    pub class_error: Option<String>,
+    /// Rounds of sampling asked for ("sample again" adds one; earlier rounds are kept).
+    pub rounds: u32,
+}
+
+/// One sampled answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SampleRecord {
+    pub run_id: String,
+    pub target: u32,
+    pub round: u32,
+    pub k: u32,
+    /// Which prompt variant asked for it.
+    pub variant: u32,
+    pub text: Option<String>,
+    pub error: Option<String>,
+    pub attempts: u32,
+    pub cached: bool,
+    pub created_at: i64,
+}
+
+/// A pair check's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Conflict,
+    Consistent,
+    /// The judge replied, but no reply could be read.
+    Unparsed,
+    /// The judge could not be reached (the error says why); asked again on resume.
+    Failed,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Conflict => "conflict",
+            Verdict::Consistent => "consistent",
+            Verdict::Unparsed => "unparsed",
+            Verdict::Failed => "failed",
+        }
+    }
+
+    fn parse(s: &str) -> Result<Verdict> {
+        Ok(match s {
+            "conflict" => Verdict::Conflict,
+            "consistent" => Verdict::Consistent,
+            "unparsed" => Verdict::Unparsed,
+            "failed" => Verdict::Failed,
+            other => {
+                return Err(StoreError::Unknown {
+                    what: "pair verdict",
+                    value: other.into(),
+                });
+            }
+        })
+    }
+}
+
+/// One pair check: the answer under test against sample `k` of `round`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairRecord {
+    pub run_id: String,
+    pub target: u32,
+    pub round: u32,
+    pub k: u32,
+    pub judge: String,
+    pub verdict: Verdict,
+    pub explanation: Option<String>,
+    pub quote_a: Option<String>,
+    pub quote_b: Option<String>,
+    /// The judge's last reply, as it came.
+    pub reply: Option<String>,
+    pub error: Option<String>,
+    pub attempts: u32,
+    pub created_at: i64,
+}
+
+/// A write to the detection tables (the writer thread commits queued writes together).
+#[derive(Debug, Clone)]
+pub enum DetectWrite {
+    CreateRun(Box<DetectRun>, Vec<Target>),
+    Status(String, RunStatus),
+    Answer {
+        run: String,
+        target: u32,
+        answer: std::result::Result<String, String>,
+        refused: bool,
+    },
+    Class {
+        run: String,
+        target: u32,
+        class: std::result::Result<Class, String>,
+        reply: Option<String>,
+    },
+    /// One more round of samples for a target.
+    AddRound {
+        run: String,
+        target: u32,
+    },
+    Sample(SampleRecord),
+    Pair(PairRecord),
+}
+
+fn target_row(r: &Row) -> rusqlite::Result<Target> {
+    let label: Option<String> = r.get(15)?;
+    let class: Option<String> = r.get(16)?;
+    Ok(Target {
+        run_id: r.get(0)?,
+        idx: r.get(1)?,
+        item_id: r.get(2)?,
+        task_id: r.get(3)?,
+        model: r.get(4)?,
+        temperature: r.get(5)?,
+        source_run: r.get(6)?,
+        source_job: r.get(7)?,
+        prompt: r.get(8)?,
+        question: r.get(9)?,
+        params: r.get(10)?,
+        answer: r.get(11)?,
+        answer_error: r.get(12)?,
+        refused: r.get(13)?,
+        rounds: r.get(14)?,
+        label: label.as_deref().and_then(|l| match l {
+            "true" => Some(Truth::True),
+            "false" => Some(Truth::False),
+            _ => None,
+        }),
+        class: class.as_deref().and_then(Class::parse),
+        class_reply: r.get(17)?,
+        class_error: r.get(18)?,
+    })
+}
+
+const TARGET_COLUMNS: &str = "run_id, idx, item_id, task_id, model, temperature, source_run, \
+     source_job, prompt, question, params, answer, answer_error, refused, rounds, label, class, \
+     class_reply, class_error";
+
+impl Store {
+    /// Applies detection writes in one transaction.
+    pub fn apply_detect(&mut self, writes: &[DetectWrite]) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        for w in writes {
+            match w {
+                DetectWrite::CreateRun(run, targets) => {
+                    tx.execute(
+                        "INSERT INTO detect_runs (id, created_at, kind, dataset, config, status)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                        params![
+                            run.id,
+                            run.created_at,
+                            run.kind.as_str(),
+                            run.dataset,
+                            serde_json::to_string(&run.config).map_err(|source| {
+                                StoreError::Json {
+                                    what: "detection config",
+                                    source,
+                                }
+                            })?,
+                            run.status.as_str()
+                        ],
+                    )?;
+                    let mut ins = tx.prepare_cached(&format!(
+                        "INSERT INTO detect_targets ({TARGET_COLUMNS}) VALUES (?1, ?2, ?3, ?4, \
+                         ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
+                    ))?;
+                    for t in targets {
+                        ins.execute(params![
+                            run.id,
+                            t.idx,
+                            t.item_id,
+                            t.task_id,
+                            t.model,
+                            t.temperature,
+                            t.source_run,
+                            t.source_job,
+                            t.prompt,
+                            t.question,
+                            t.params,
+                            t.answer,
+                            t.answer_error,
+                            t.refused,
+                            t.rounds.max(1),
+                            t.label.map(Truth::as_str),
+                            t.class.map(Class::as_str),
+                            t.class_reply,
+                            t.class_error,
+                        ])?;
+                    }
+                }
+                DetectWrite::Status(id, status) => {
+                    tx.execute(
+                        "UPDATE detect_runs SET status = ?2 WHERE id = ?1",
+                        params![id, status.as_str()],
+                    )?;
+                }
+                DetectWrite::Answer {
+                    run,
+                    target,
+                    answer,
+                    refused,
+                } => {
+                    let (text, error) = match answer {
+                        Ok(t) => (Some(t), None),
+                        Err(e) => (None, Some(e)),
+                    };
+                    tx.execute(
+                        "UPDATE detect_targets SET answer = ?3, answer_error = ?4, refused = ?5
+                         WHERE run_id = ?1 AND idx = ?2",
+                        params![run, target, text, error, refused],
+                    )?;
+                }
+                DetectWrite::Class {
+                    run,
+                    target,
+                    class,
+                    reply,
+                } => {
+                    let (c, error) = match class {
+                        Ok(c) => (Some(c.as_str()), None),
+                        Err(e) => (None, Some(e)),
+                    };
+                    tx.execute(
+                        "UPDATE detect_targets SET class = ?3, class_reply = ?4, class_error = ?5
+                         WHERE run_id = ?1 AND idx = ?2",
+                        params![run, target, c, reply, error],
+                    )?;
+                }
+                DetectWrite::AddRound { run, target } => {
+                    tx.execute(
+                        "UPDATE detect_targets SET rounds = rounds + 1 WHERE run_id = ?1 AND idx = ?2",
+                        params![run, target],
+                    )?;
+                }
+                DetectWrite::Sample(s) => {
+                    tx.prepare_cached(
+                        "INSERT OR REPLACE INTO detect_samples (run_id, target, round, k, variant,
+                         text, error, attempts, cached, created_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    )?
+                    .execute(params![
+                        s.run_id,
+                        s.target,
+                        s.round,
+                        s.k,
+                        s.variant,
+                        s.text,
+                        s.error,
+                        s.attempts,
+                        s.cached,
+                        s.created_at
+                    ])?;
+                }
+                DetectWrite::Pair(p) => {
+                    tx.prepare_cached(
+                        "INSERT OR REPLACE INTO detect_pairs (run_id, target, round, k, judge,
+                         verdict, explanation, quote_a, quote_b, reply, error, attempts, created_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                    )?
+                    .execute(params![
+                        p.run_id,
+                        p.target,
+                        p.round,
+                        p.k,
+                        p.judge,
+                        p.verdict.as_str(),
+                        p.explanation,
+                        p.quote_a,
+                        p.quote_b,
+                        p.reply,
+                        p.error,
+                        p.attempts,
+                        p.created_at
+                    ])?;
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Detection runs, newest first.
+    pub fn detect_runs(&self) -> Result<Vec<DetectRun>> {
+        let mut st = self.conn.prepare(
+            "SELECT id, created_at, kind, dataset, config, status FROM detect_runs
+             ORDER BY created_at DESC, id DESC",
+        )?;
+        let rows = st
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        rows.into_iter()
+            .map(|(id, created_at, kind, dataset, config, status)| {
+                Ok(DetectRun {
+                    config: serde_json::from_str(&config).map_err(|source| {
+                        StoreError::RunConfig {
+                            run: id.clone(),
+                            source,
+                        }
+                    })?,
+                    kind: DetectKind::parse(&kind)?,
+                    status: RunStatus::parse(&status)?,
+                    id,
+                    created_at,
+                    dataset,
+                })
+            })
+            .collect()
+    }
+
+    pub fn detect_run(&self, id: &str) -> Result<Option<DetectRun>> {
+        Ok(self.detect_runs()?.into_iter().find(|r| r.id == id))
+    }
+
+    pub fn detect_targets(&self, run_id: &str) -> Result<Vec<Target>> {
+        let mut st = self.conn.prepare(&format!(
+            "SELECT {TARGET_COLUMNS} FROM detect_targets WHERE run_id = ?1 ORDER BY idx"
+        ))?;
+        let rows = st
+            .query_map([run_id], target_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
+    pub fn detect_samples(&self, run_id: &str) -> Result<Vec<SampleRecord>> {
+        let mut st = self.conn.prepare(
+            "SELECT run_id, target, round, k, variant, text, error, attempts, cached, created_at
+             FROM detect_samples WHERE run_id = ?1 ORDER BY target, round, k",
+        )?;
+        let rows = st
+            .query_map([run_id], |r| {
+                Ok(SampleRecord {
+                    run_id: r.get(0)?,
+                    target: r.get(1)?,
+                    round: r.get(2)?,
+                    k: r.get(3)?,
+                    variant: r.get(4)?,
+                    text: r.get(5)?,
+                    error: r.get(6)?,
+                    attempts: r.get(7)?,
+                    cached: r.get(8)?,
+                    created_at: r.get(9)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
+    pub fn detect_pairs(&self, run_id: &str) -> Result<Vec<PairRecord>> {
+        let mut st = self.conn.prepare(
+            "SELECT run_id, target, round, k, judge, verdict, explanation, quote_a, quote_b, reply,
+             error, attempts, created_at FROM detect_pairs WHERE run_id = ?1 ORDER BY target, round, k",
+        )?;
+        let rows = st
+            .query_map([run_id], |r| {
+                Ok((
+                    PairRecord {
+                        run_id: r.get(0)?,
+                        target: r.get(1)?,
+                        round: r.get(2)?,
+                        k: r.get(3)?,
+                        judge: r.get(4)?,
+                        verdict: Verdict::Unparsed,
+                        explanation: r.get(6)?,
+                        quote_a: r.get(7)?,
+                        quote_b: r.get(8)?,
+                        reply: r.get(9)?,
+                        error: r.get(10)?,
+                        attempts: r.get(11)?,
+                        created_at: r.get(12)?,
+                    },
+                    r.get::<_, String>(5)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        rows.into_iter()
+            .map(|(mut p, v)| {
+                p.verdict = Verdict::parse(&v)?;
+                Ok(p)
+            })
+            .collect()
+    }
+
+    /// The newest detection of a stored answer: (detection run, target).
+    pub fn detection_of(&self, source_run: &str, source_job: u32) -> Result<Option<(String, u32)>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT t.run_id, t.idx FROM detect_targets t JOIN detect_runs r ON r.id = t.run_id
+                 WHERE t.source_run = ?1 AND t.source_job = ?2
+                 ORDER BY r.created_at DESC, r.id DESC LIMIT 1",
+                params![source_run, source_job],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?)
+    }
+}

@@ -1,0 +1,450 @@
+//! Contradiction detection (`prism autohall`, `prism detect`) as a user runs it, against the
+//! mock server's scripted `autohall` model: which pairs conflict, what is kept, what the tables
+//! say, and that a killed run resumes without asking a finished call again.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use common::mock;
+use prism::detect::prompts;
+use prism::detect::run::Stored;
+use prism::store::{Class, Store, Verdict};
+
+struct Env {
+    dir: tempfile::TempDir,
+    mock: mock::Mock,
+}
+
+impl Env {
+    fn new() -> Env {
+        let mock = mock::start_background();
+        let dir = tempfile::tempdir().unwrap();
+        let models = format!(
+            r#"
+[[models]]
+name = "ah"
+provider = "openai"
+base_url = "{url}/v1"
+model = "autohall"
+max_concurrency = 8
+
+[[models]]
+name = "ahslow"
+provider = "openai"
+base_url = "{url}/v1"
+model = "autohallslow"
+max_concurrency = 2
+
+[[models]]
+name = "referee"
+provider = "openai"
+base_url = "{url}/v1"
+model = "autohall"
+"#,
+            url = mock.url()
+        );
+        std::fs::write(dir.path().join("models.toml"), models).unwrap();
+        Env { dir, mock }
+    }
+
+    fn db(&self) -> PathBuf {
+        self.dir.path().join("prism.db")
+    }
+
+    fn prism(&self) -> Command {
+        let mut c = Command::cargo_bin("prism").unwrap();
+        c.env("PRISM_CONFIG_DIR", self.dir.path())
+            .env("PRISM_DATA_DIR", self.dir.path());
+        c
+    }
+
+    fn claims(&self, lines: &[&str]) -> PathBuf {
+        let p = self.dir.path().join("claims.jsonl");
+        std::fs::write(&p, lines.join("\n")).unwrap();
+        p
+    }
+}
+
+fn events(out: &[u8]) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn detect_id(evs: &[serde_json::Value]) -> String {
+    evs.iter()
+        .find(|e| e["event"] == "started")
+        .and_then(|e| e["detect_id"].as_str())
+        .expect("a started event")
+        .to_string()
+}
+
+const SCRIPTED: &[&str] = &[
+    r#"{"id": "twice", "claim": "The sky is blue [[conflict2]]", "label": true, "topic": "t"}"#,
+    r#"{"id": "never", "claim": "Water is wet [[says-false]] [[never]]", "label": true, "topic": "t"}"#,
+    r#"{"id": "unreadable", "claim": "Fire is cold [[unreadable]]", "label": false, "topic": "t"}"#,
+    r#"{"id": "refused", "claim": "Ice is warm [[refuse]]", "label": false, "topic": "u"}"#,
+    r#"{"id": "disputed", "claim": "Something debated", "label": "DISPUTED", "topic": "u"}"#,
+];
+
+/// The whole pipeline on scripted replies: a claim whose samples conflict twice, one never, a
+/// judge reply unreadable three times, a refusal set aside; every sample and verdict kept, the
+/// tables computed from them; the same command again is answered by the cache.
+#[test]
+fn autohall_on_scripted_claims() {
+    let env = Env::new();
+    let file = env.claims(SCRIPTED);
+    let out = env
+        .prism()
+        .arg("autohall")
+        .arg(&file)
+        .args([
+            "--models",
+            "ah",
+            "--temperature",
+            "0.5",
+            "-k",
+            "6",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let evs = events(&out.stdout);
+    let id = detect_id(&evs);
+    let store = Store::open(&env.db()).unwrap();
+    let stored = Stored::load(&store, &id).unwrap();
+    let by_item: HashMap<&str, &prism::store::Target> = stored
+        .targets
+        .iter()
+        .map(|t| (t.item_id.as_str(), t))
+        .collect();
+    // Four true/false claims (the disputed one is left out), one target each.
+    assert_eq!(stored.targets.len(), 4);
+    assert!(!by_item.contains_key("disputed"));
+    let refused = by_item["refused"];
+    assert!(refused.refused && refused.class.is_none());
+    assert_eq!(by_item["twice"].class, Some(Class::True));
+    assert_eq!(by_item["never"].class, Some(Class::False));
+    assert!(
+        by_item["never"]
+            .class_reply
+            .as_deref()
+            .unwrap()
+            .starts_with("Answer: False")
+    );
+    // Samples: six per answered claim, one wording each (1..=6), none for the refusal.
+    for name in ["twice", "never", "unreadable"] {
+        let t = by_item[name];
+        let mut variants: Vec<u32> = stored
+            .samples
+            .iter()
+            .filter(|s| s.target == t.idx)
+            .map(|s| s.variant)
+            .collect();
+        variants.sort();
+        assert_eq!(variants, vec![1, 2, 3, 4, 5, 6], "{name}");
+    }
+    assert!(!stored.samples.iter().any(|s| s.target == refused.idx));
+    let verdicts = |name: &str| -> Vec<Verdict> {
+        let t = by_item[name];
+        stored
+            .pairs
+            .iter()
+            .filter(|p| p.target == t.idx)
+            .map(|p| p.verdict)
+            .collect()
+    };
+    let count = |v: &[Verdict], w: Verdict| v.iter().filter(|x| **x == w).count();
+    assert_eq!(count(&verdicts("twice"), Verdict::Conflict), 2);
+    assert_eq!(count(&verdicts("twice"), Verdict::Consistent), 4);
+    assert_eq!(count(&verdicts("never"), Verdict::Consistent), 6);
+    assert_eq!(count(&verdicts("unreadable"), Verdict::Unparsed), 6);
+    // A conflict keeps its explanation and both quotes; an unreadable verdict its raw reply,
+    // after three attempts.
+    let conflict = stored
+        .pairs
+        .iter()
+        .find(|p| p.verdict == Verdict::Conflict)
+        .unwrap();
+    assert_eq!(
+        conflict.explanation.as_deref(),
+        Some("the two answers disagree.")
+    );
+    assert!(conflict.quote_a.as_deref().unwrap().starts_with("Title"));
+    assert!(conflict.quote_b.is_some());
+    for p in stored
+        .pairs
+        .iter()
+        .filter(|p| p.verdict == Verdict::Unparsed)
+    {
+        assert_eq!(p.attempts, 3);
+        assert!(p.reply.as_deref().unwrap().starts_with("Hmm."));
+    }
+    // Calls: 4 references, 3 classifications, 18 samples, 12 readable pair checks and 6
+    // unreadable ones asked three times each.
+    assert_eq!(env.mock.requests(), 4 + 3 + 18 + 12 + 18);
+
+    // The tables.
+    let results = evs.iter().find(|e| e["event"] == "results").unwrap();
+    let c = &results["claims"]["collection"][0];
+    assert_eq!(c["claims"], 4);
+    assert_eq!(c["refused"], 1);
+    assert_eq!(c["n"], 3);
+    assert_eq!(c["h"], 2);
+    let d = &results["claims"]["detection"][0];
+    // Balanced: both hallucinations and the one factual reference.
+    assert_eq!(d["balanced"], 3);
+    // The OR rule flags the factual "twice" (FP) and neither hallucination (unreadable pairs
+    // never flag): TP 0, FP 1, TN 0, FN 2.
+    assert_eq!(d["or_confusion"]["tp"], 0);
+    assert_eq!(d["or_confusion"]["fp"], 1);
+    assert_eq!(d["or_confusion"]["fn_"], 2);
+    assert_eq!(d["or_rule"]["accuracy"], 0.0);
+
+    // The same command again: a new run, every call answered by the cache.
+    let before = env.mock.requests();
+    let out = env
+        .prism()
+        .arg("autohall")
+        .arg(&file)
+        .args([
+            "--models",
+            "ah",
+            "--temperature",
+            "0.5",
+            "-k",
+            "6",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(env.mock.requests(), before);
+    let fin = events(&out.stdout)
+        .into_iter()
+        .find(|e| e["event"] == "finished")
+        .unwrap();
+    assert_eq!(fin["cache_hits"], fin["done"]);
+}
+
+/// `validate` names the labels left out.
+#[test]
+fn validate_counts_claims_left_out() {
+    let env = Env::new();
+    let file = env.claims(SCRIPTED);
+    let out = env.prism().arg("validate").arg(&file).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("claims"), "{text}");
+    assert!(
+        text.contains("1 claim(s) labelled \"DISPUTED\" left out"),
+        "{text}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{text}");
+}
+
+/// Detection of stored answers: the samples use other framings of the same prompt; the mock
+/// answers from the prompt's last line, so the two framings that end differently conflict.
+/// `--judge` sends the pair checks to another model.
+#[test]
+fn detect_on_stored_answers_with_a_judge() {
+    let env = Env::new();
+    env.prism()
+        .args([
+            "run", "--models", "ah", "--filter", "KE-FD-*", "--limit", "3", "--json",
+        ])
+        .assert()
+        .code(0);
+    let out = env
+        .prism()
+        .args([
+            "detect", "--models", "ah", "--judge", "referee", "-k", "7", "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let evs = events(&out.stdout);
+    let id = detect_id(&evs);
+    let store = Store::open(&env.db()).unwrap();
+    let stored = Stored::load(&store, &id).unwrap();
+    assert_eq!(stored.targets.len(), 3);
+    let run = store.latest_run().unwrap().unwrap();
+    for t in &stored.targets {
+        assert_eq!(t.source_run.as_deref(), Some(run.id.as_str()));
+        assert!(t.answer.as_deref().unwrap().starts_with("ANSWER("));
+        let pairs: Vec<_> = stored.pairs.iter().filter(|p| p.target == t.idx).collect();
+        assert_eq!(pairs.len(), 7);
+        assert!(pairs.iter().all(|p| p.judge == "referee"));
+        let conflicts: Vec<u32> = pairs
+            .iter()
+            .filter(|p| p.verdict == Verdict::Conflict)
+            .map(|p| p.k)
+            .collect();
+        // Framings 6 and 7 (samples 5 and 6) end with their own line.
+        assert_eq!(conflicts, vec![5, 6], "{}", t.item_id);
+    }
+    let res = evs.iter().find(|e| e["event"] == "results").unwrap();
+    assert_eq!(res["models"][0]["flagged"], 3);
+    // The stored answers were not asked again: 3 run answers, 21 samples, then the pair
+    // checks: identical checks (samples 0-4 end alike, so their pairs are the same request at
+    // temperature 0) may be answered by the cache when one finished before the next was sent.
+    let n = env.mock.requests();
+    assert!((3 + 21 + 3 * 3..=3 + 21 + 21).contains(&n), "{n}");
+    assert_eq!(stored.samples.len(), 21);
+}
+
+/// A bad flag value, a model the run does not have, a missing store: exit 1 or 2 (clap) with
+/// a message naming the problem.
+#[test]
+fn wrong_input_is_named() {
+    let env = Env::new();
+    let out = env.prism().args(["detect", "-k", "0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("k must be a number from 1 to 20"));
+    let out = env
+        .prism()
+        .args(["detect", "--models", "ah"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no store"));
+    env.prism()
+        .args(["run", "--models", "ah", "--limit", "1", "--json"])
+        .assert()
+        .code(0);
+    let out = env
+        .prism()
+        .args(["detect", "--models", "referee"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has no model \"referee\""));
+    let out = env
+        .prism()
+        .args(["autohall", "--models", "ah", "--temperature", "7"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("between 0 and 2"));
+}
+
+/// kill -9 in the middle of detection, then --resume: everything ends up stored once, and no
+/// call whose result was stored before the kill is sent again.
+#[test]
+fn resume_after_kill_9_repeats_no_finished_call() {
+    let env = Env::new();
+    let lines: Vec<String> = (0..8)
+        .map(|i| {
+            format!(
+                r#"{{"id": "c{i}", "claim": "Claim number {i} [[conflict2]]", "label": {}, "topic": "t"}}"#,
+                i % 2 == 0
+            )
+        })
+        .collect();
+    let file = env.claims(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+    let bin = assert_cmd::cargo::cargo_bin("prism");
+    let mut child = StdCommand::new(&bin)
+        .arg("autohall")
+        .arg(&file)
+        .args([
+            "--models",
+            "ahslow",
+            "--temperature",
+            "0.5",
+            "-k",
+            "6",
+            "--json",
+        ])
+        .env("PRISM_CONFIG_DIR", env.dir.path())
+        .env("PRISM_DATA_DIR", env.dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut id = String::new();
+    let mut pairs = 0;
+    let start = Instant::now();
+    let mut line = String::new();
+    while pairs < 10 {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "ended early");
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if v["event"] == "started" {
+            id = v["detect_id"].as_str().unwrap().to_string();
+        }
+        if v["event"] == "pair" {
+            pairs += 1;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = Stored::load(&Store::open(&env.db()).unwrap(), &id).unwrap();
+    assert!(before.pairs.len() >= 10 && before.pairs.len() < 48);
+
+    let out = env
+        .prism()
+        .args(["autohall", "--resume", &id, "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = Stored::load(&Store::open(&env.db()).unwrap(), &id).unwrap();
+    assert_eq!(after.samples.len(), 48);
+    assert_eq!(after.pairs.len(), 48);
+    assert!(after.targets.iter().all(|t| t.class.is_some()));
+    // What was stored before the kill is unchanged, and its request went out once.
+    for s in &before.samples {
+        let now = after
+            .samples
+            .iter()
+            .find(|x| (x.target, x.round, x.k) == (s.target, s.round, s.k))
+            .unwrap();
+        assert_eq!(now, s);
+        let t = &before.targets[s.target as usize];
+        let prompt = prompts::reference_request(s.variant, &t.question, None).messages[0]
+            .content
+            .clone();
+        assert_eq!(
+            env.mock.attempts_for("autohallslow", &prompt),
+            1,
+            "{prompt}"
+        );
+    }
+    for p in &before.pairs {
+        let now = after
+            .pairs
+            .iter()
+            .find(|x| (x.target, x.round, x.k) == (p.target, p.round, p.k))
+            .unwrap();
+        assert_eq!(now, p);
+    }
+    for t in before.targets.iter().filter(|t| t.answer.is_some()) {
+        let prompt = prompts::reference_request(0, &t.question, None).messages[0]
+            .content
+            .clone();
+        assert_eq!(env.mock.attempts_for("autohallslow", &prompt), 1);
+    }
+}
