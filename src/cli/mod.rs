@@ -299,7 +299,41 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
             let (theme, theme_warnings) =
                 theme::resolve(&theme_name, Some(&dirs.themes()), no_color);
             notices.extend(theme_warnings);
-            let (shown, loaded) = load(cli.path.as_ref())?;
+            // A claims file opens the claims browser, over the bundled PRISM sample.
+            let claims = match cli
+                .path
+                .as_ref()
+                .filter(|p| dataset::claims::is_claims_path(p))
+            {
+                Some(p) => {
+                    let c = dataset::claims::load_path(p)?;
+                    let errors = c.problems.iter().filter(|p| p.is_error()).count();
+                    if c.set.claims.is_empty() {
+                        for p in &c.problems {
+                            crate::warn!("{p}");
+                        }
+                        bail!("{}: no true or false claims could be loaded", p.display());
+                    }
+                    if errors > 0 {
+                        notices.push(format!(
+                            "{errors} problem(s) in the claims; those lines are skipped (prism validate {})",
+                            p.display()
+                        ));
+                    }
+                    let r = std::fs::canonicalize(p)
+                        .unwrap_or_else(|_| p.clone())
+                        .display()
+                        .to_string();
+                    Some((c.set, r))
+                }
+                None => None,
+            };
+            let prism_path = if claims.is_some() {
+                None
+            } else {
+                cli.path.clone()
+            };
+            let (shown, loaded) = load(prism_path.as_ref())?;
             if loaded.dataset.items.is_empty() {
                 for p in &loaded.problems {
                     crate::warn!("{p}");
@@ -311,7 +345,7 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
                     "the TUI needs a terminal; for scripts use `prism validate {shown}` (see --help)"
                 );
             }
-            let dataset_ref = match &cli.path {
+            let dataset_ref = match &prism_path {
                 Some(p) => std::fs::canonicalize(p)
                     .unwrap_or_else(|_| p.clone())
                     .display()
@@ -369,6 +403,12 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
                 notices.push(format!("judge: {e:#}; judged items stay unscored"));
             }
             services.load_scores(&mut app);
+            if let Some((set, r)) = claims {
+                app.push(crate::tui::component::Open::Claims {
+                    set: Arc::new(set),
+                    dataset: r,
+                });
+            }
             crate::tui::run(app, services, notices).context("running the TUI")?;
             Ok(0)
         }

@@ -8,4 +8,5 @@ pub mod parse;
 pub mod prompts;
 pub mod results;
 pub mod run;
+pub mod stored;
 pub mod targets;

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Serialize;
 
-use super::run::Stored;
+use super::stored::Stored;
 use crate::eval::binary::{self, Confusion, Scores};
 use crate::store::{Class, Target, Verdict};
 
@@ -297,6 +297,154 @@ pub fn answer_rows(stored: &Stored, k: u32) -> Vec<AnswerRow> {
         .collect()
 }
 
+/// One stored answer's self-contradiction flag (its newest detection, round 0), with its PRISM
+/// score when it has one.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AnswerFlag {
+    pub source_run: String,
+    pub source_job: u32,
+    pub item_id: String,
+    pub task_id: String,
+    pub model: String,
+    pub outcome: Outcome,
+    pub score: Option<f64>,
+}
+
+/// Every stored answer that has been through detection, flagged or not (only answers whose
+/// pairs are all checked: a half-done detection says nothing yet), newest detection first wins.
+pub fn answer_flags(store: &crate::store::Store) -> crate::store::Result<Vec<AnswerFlag>> {
+    use std::collections::hash_map::Entry;
+    let mut seen: HashMap<(String, u32), AnswerFlag> = HashMap::new();
+    let mut scores: HashMap<String, HashMap<u32, Option<f64>>> = HashMap::new();
+    // Newest first: the first detection seen of an answer is the one that counts.
+    for run in store.detect_runs()? {
+        if run.kind != crate::store::DetectKind::Answers {
+            continue;
+        }
+        let stored = Stored::load(store, &run.id)?;
+        let outcomes = outcomes(&stored, run.config.k.max(1), 0);
+        for t in &stored.targets {
+            let (Some(src), Some(job), Some(o)) =
+                (&t.source_run, t.source_job, outcomes.get(&t.idx))
+            else {
+                continue;
+            };
+            if !o.complete() {
+                continue;
+            }
+            if let Entry::Vacant(e) = seen.entry((src.clone(), job)) {
+                if !scores.contains_key(src) {
+                    let map = store
+                        .scores(Some(src))?
+                        .into_iter()
+                        .map(|s| (s.job_idx, s.score))
+                        .collect();
+                    scores.insert(src.clone(), map);
+                }
+                e.insert(AnswerFlag {
+                    source_run: src.clone(),
+                    source_job: job,
+                    item_id: t.item_id.clone(),
+                    task_id: t.task_id.clone(),
+                    model: t.model.clone(),
+                    outcome: *o,
+                    score: scores[src].get(&job).copied().flatten(),
+                });
+            }
+        }
+    }
+    let mut out: Vec<AnswerFlag> = seen.into_values().collect();
+    out.sort_by(|a, b| (&a.source_run, a.source_job).cmp(&(&b.source_run, b.source_job)));
+    Ok(out)
+}
+
+/// An answer PRISM scored wrong: below half credit.
+pub fn scored_wrong(score: f64) -> bool {
+    score < 0.5
+}
+
+/// How far the zero-resource flag agrees with PRISM's verdict, for one model and dimension (or
+/// `all`), over the answers that have both.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Agreement {
+    pub model: String,
+    /// `KE`, `KM`, `RE`, `IFE` or `all`.
+    pub dimension: String,
+    /// Answers with a complete detection (with or without a score).
+    pub checked: usize,
+    pub flagged: usize,
+    /// Of the checked answers, those with a PRISM score, and those scored wrong.
+    pub scored: usize,
+    pub wrong: usize,
+    pub flagged_wrong: usize,
+    /// Of the flagged (scored) answers, the share PRISM scored wrong; of the wrong ones, the
+    /// share flagged. Percent.
+    pub precision: Option<f64>,
+    pub recall: Option<f64>,
+    /// Scored wrong, yet no pair contradicted: what the flag cannot see.
+    pub wrong_never_contradicted: usize,
+}
+
+/// Agreement per model and dimension, then per model over all dimensions.
+pub fn agreement(flags: &[AnswerFlag]) -> Vec<Agreement> {
+    let mut map: BTreeMap<(String, String), Agreement> = BTreeMap::new();
+    for f in flags {
+        let dim = crate::eval::metrics::dimension_of(&f.task_id)
+            .map(|d| d.code().to_string())
+            .unwrap_or_else(|| "?".into());
+        for d in [dim, "all".to_string()] {
+            let a = map
+                .entry((f.model.clone(), d.clone()))
+                .or_insert_with(|| Agreement {
+                    model: f.model.clone(),
+                    dimension: d,
+                    ..Agreement::default()
+                });
+            a.checked += 1;
+            a.flagged += usize::from(f.outcome.flagged());
+            if let Some(s) = f.score {
+                a.scored += 1;
+                let wrong = scored_wrong(s);
+                a.wrong += usize::from(wrong);
+                a.flagged_wrong += usize::from(wrong && f.outcome.flagged());
+                a.wrong_never_contradicted += usize::from(wrong && f.outcome.conflicts == 0);
+            }
+        }
+    }
+    let mut out: Vec<Agreement> = map.into_values().collect();
+    for a in &mut out {
+        let flagged_scored = flags
+            .iter()
+            .filter(|f| {
+                f.model == a.model
+                    && f.score.is_some()
+                    && f.outcome.flagged()
+                    && (a.dimension == "all"
+                        || crate::eval::metrics::dimension_of(&f.task_id)
+                            .is_some_and(|d| d.code() == a.dimension))
+            })
+            .count();
+        a.precision =
+            (flagged_scored > 0).then(|| 100.0 * a.flagged_wrong as f64 / flagged_scored as f64);
+        a.recall = (a.wrong > 0).then(|| 100.0 * a.flagged_wrong as f64 / a.wrong as f64);
+    }
+    // Dimensions in taxonomy order, `all` last.
+    let rank = |d: &str| match d {
+        "KE" => 0,
+        "KM" => 1,
+        "RE" => 2,
+        "IFE" => 3,
+        "all" => 5,
+        _ => 4,
+    };
+    out.sort_by(|a, b| {
+        a.model
+            .cmp(&b.model)
+            .then(rank(&a.dimension).cmp(&rank(&b.dimension)))
+    });
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -428,5 +576,47 @@ mod tests {
         // Threshold 2 flags only the target with two conflicts.
         assert_eq!(d.thresholds[1].1.recall, Some(25.0));
         assert_eq!(d.mean_conflicts_h, Some(1.0));
+    }
+
+    fn flag(task: &str, conflicts: u32, score: Option<f64>) -> AnswerFlag {
+        AnswerFlag {
+            source_run: "r".into(),
+            source_job: 0,
+            item_id: "i".into(),
+            task_id: task.into(),
+            model: "m".into(),
+            outcome: Outcome {
+                k: 3,
+                conflicts,
+                consistent: 3 - conflicts,
+                unparsed: 0,
+                missing: 0,
+            },
+            score,
+        }
+    }
+
+    /// By hand, KE: flagged & wrong, flagged & right, not flagged & wrong, not flagged & right,
+    /// flagged & unscored. Precision 1/2, recall 1/2, one wrong answer never contradicted.
+    #[test]
+    fn agreement_by_hand() {
+        let flags = vec![
+            flag("KE-FD-x", 2, Some(0.0)),
+            flag("KE-FD-x", 1, Some(1.0)),
+            flag("KE-FD-x", 0, Some(0.0)),
+            flag("KE-FD-x", 0, Some(1.0)),
+            flag("KE-FD-x", 3, None),
+            flag("RE-X-y", 1, Some(0.0)),
+        ];
+        let a = agreement(&flags);
+        let ke = a.iter().find(|a| a.dimension == "KE").unwrap();
+        assert_eq!((ke.checked, ke.flagged, ke.scored, ke.wrong), (5, 3, 4, 2));
+        assert_eq!(ke.precision, Some(50.0));
+        assert_eq!(ke.recall, Some(50.0));
+        assert_eq!(ke.wrong_never_contradicted, 1);
+        let all = a.iter().find(|a| a.dimension == "all").unwrap();
+        assert_eq!((all.checked, all.wrong, all.flagged_wrong), (6, 3, 2));
+        assert_eq!(all.recall.map(|r| (r * 100.0).round()), Some(6667.0));
+        assert_eq!(a.last().unwrap().dimension, "all");
     }
 }

@@ -113,22 +113,58 @@ impl Default for DetectOptions {
     }
 }
 
-/// What is stored of a run: its targets, samples and pairs.
-#[derive(Debug, Clone, Default)]
-pub struct Stored {
-    pub targets: Vec<Target>,
-    pub samples: Vec<SampleRecord>,
-    pub pairs: Vec<PairRecord>,
-}
+pub use super::stored::Stored;
 
 impl Stored {
-    pub fn load(store: &crate::store::Store, run_id: &str) -> crate::store::Result<Stored> {
-        Ok(Stored {
-            targets: store.detect_targets(run_id)?,
-            samples: store.detect_samples(run_id)?,
-            pairs: store.detect_pairs(run_id)?,
-        })
+    /// Applies what an event says was stored (front-ends keep their copy current this way).
+    pub fn apply(&mut self, ev: &DetectEvent) {
+        match ev {
+            DetectEvent::Answer {
+                target,
+                answer,
+                refused,
+            } => {
+                if let Some(t) = self.targets.iter_mut().find(|t| t.idx == *target) {
+                    match answer {
+                        Ok(a) => {
+                            t.answer = Some(a.clone());
+                            t.answer_error = None;
+                        }
+                        Err(e) => t.answer_error = Some(e.clone()),
+                    }
+                    t.refused = *refused;
+                }
+            }
+            DetectEvent::Classified {
+                target,
+                class,
+                reply,
+            } => {
+                if let Some(t) = self.targets.iter_mut().find(|t| t.idx == *target) {
+                    match class {
+                        Ok(c) => {
+                            t.class = Some(*c);
+                            t.class_error = None;
+                        }
+                        Err(e) => t.class_error = Some(e.clone()),
+                    }
+                    t.class_reply = reply.clone();
+                }
+            }
+            DetectEvent::Sample(s) => {
+                let key = (s.target, s.round, s.k);
+                self.samples.retain(|x| (x.target, x.round, x.k) != key);
+                self.samples.push((**s).clone());
+            }
+            DetectEvent::Pair(p) => {
+                let key = (p.target, p.round, p.k);
+                self.pairs.retain(|x| (x.target, x.round, x.k) != key);
+                self.pairs.push((**p).clone());
+            }
+            _ => {}
+        }
     }
+
 }
 
 /// Records a new detection run and runs it.
@@ -742,7 +778,12 @@ async fn take_sample(
     round: u32,
     k: u32,
 ) -> Option<String> {
-    let (req, variant) = sample_request(sh.run.kind, t, k, &sh.run.config.params);
+    let (mut req, variant) = sample_request(sh.run.kind, t, k, &sh.run.config.params);
+    // The embedded model samples with a fixed seed unless told otherwise: each sample gets its
+    // own, or two samples of one wording (and every round of "sample again") would be one text.
+    if req.params.seed.is_none() && caller.cfg.provider == crate::provider::ProviderKind::Local {
+        req.params.seed = Some(u64::from(sample_cache_variant(round, k)));
+    }
     let step = Step::Sample { round, k };
     let got = call(
         sh,

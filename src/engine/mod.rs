@@ -650,9 +650,17 @@ async fn run_job(sh: &Shared, job: Job) {
     let m = &sh.models[job.model];
     let item = &spec.dataset.items[job.item];
     let task = spec.dataset.task_of(item);
-    let params = prompt::default_params(task)
+    let mut params = prompt::default_params(task)
         .overlay(&m.cfg.params)
         .overlay(&spec.params);
+    // The embedded model samples with a fixed seed unless told otherwise, so the samples of an
+    // item would all be one text: each sample after the first gets its own seed.
+    if params.seed.is_none()
+        && job.sample > 0
+        && m.cfg.provider == crate::provider::ProviderKind::Local
+    {
+        params.seed = Some(0x5eed + u64::from(job.sample));
+    }
     let req = prompt::build_request(&spec.dataset, job.item, spec.shots as usize, params);
     let identity = m.backend.cache_identity();
     let (req_hash, key) = request_hashes(&identity, &req, job.sample);

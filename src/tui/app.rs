@@ -40,6 +40,8 @@ pub struct App {
     requests: Vec<(ScreenId, JobRequest)>,
     /// The run in progress should stop.
     pub(super) cancel_run: bool,
+    /// The detection in progress should stop.
+    pub(super) cancel_detect: bool,
     /// The terminal size the last frame was drawn at.
     pub area: Rect,
 }
@@ -80,6 +82,7 @@ impl App {
             quit: false,
             requests: Vec::new(),
             cancel_run: false,
+            cancel_detect: false,
             area: Rect::new(0, 0, 120, 40),
         }
     }
@@ -137,6 +140,11 @@ impl App {
 
     pub fn heatmap(&self) -> Option<&Heatmap> {
         self.find::<Heatmap>()
+    }
+
+    /// Opens a screen on top (as if another screen asked for it).
+    pub fn push(&mut self, o: super::component::Open) {
+        self.open(super::screens::open(o), false);
     }
 
     /// Background work for the loop to start, on behalf of `to`.
@@ -209,6 +217,9 @@ impl App {
 
     /// Carries out commands from the component `from`.
     fn perform(&mut self, from: ScreenId, cmds: Vec<Cmd>) {
+        // Decided before the commands run: a popup that closes itself and asks for work in
+        // one breath still has its work delivered to the screen under it.
+        let owner = self.owner_of(from);
         let mut then = Vec::new();
         for cmd in cmds {
             match cmd {
@@ -228,8 +239,9 @@ impl App {
                 Cmd::ClosePopup => {
                     self.popups.pop();
                 }
-                Cmd::Job(req) => self.requests.push((self.owner_of(from), req)),
+                Cmd::Job(req) => self.requests.push((owner, req)),
                 Cmd::CancelRun => self.cancel_run = true,
+                Cmd::CancelDetect => self.cancel_detect = true,
                 Cmd::Choose(chosen) => self.chosen = chosen,
                 Cmd::Then(a) => then.push(a),
                 Cmd::Notice(n) => self.notice = Some(n),
@@ -350,6 +362,16 @@ impl App {
             }
             Msg::Scored(r) => self.session.apply_score(r.clone()),
             Msg::Failed(e) => self.notice = Some(e.clone()),
+            Msg::Detect(crate::detect::run::DetectEvent::StoreDown { reason }) => {
+                self.notice = Some(format!(
+                    "disk full? {reason}; free space and detection goes on"
+                ));
+            }
+            Msg::Detect(crate::detect::run::DetectEvent::StoreUp) => {
+                self.notice = Some("saving results works again".into());
+            }
+            // Detection results belong to the screen that asked.
+            Msg::Detection { .. } | Msg::Detect(_) | Msg::Flags(_) | Msg::Claims(_) => {}
         }
         let cx = cx!(self);
         let mut cmds = Vec::new();

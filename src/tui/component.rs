@@ -61,6 +61,8 @@ pub enum Cmd {
     Job(JobRequest),
     /// Cancel the run in progress (finished answers are kept).
     CancelRun,
+    /// Cancel the detection in progress (finished samples and verdicts are kept).
+    CancelDetect,
     /// Remember which models the run picker has chosen.
     Choose(Vec<bool>),
     /// Deliver an action to whatever is on top after the other commands.
@@ -120,4 +122,11 @@ pub enum Open {
         pos: usize,
     },
     Heatmap,
+    /// The contradictions of an answer (a stored detection, or a new one).
+    Contradictions(super::jobs::DetectJob),
+    /// The claims browser over a claim set (the bundled claims unless opened on a file).
+    Claims {
+        set: std::sync::Arc<crate::dataset::claims::ClaimSet>,
+        dataset: String,
+    },
 }

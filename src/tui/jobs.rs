@@ -107,9 +107,57 @@ impl Services {
     }
 }
 
+/// Samples per answer in detections started from the TUI (AutoHall's default).
+pub const DETECT_K: u32 = 6;
+
+/// Contradiction detection a component can ask for. Pairs are checked by the model itself
+/// (AutoHall's way); `prism detect --judge` checks them with another model.
+#[derive(Debug, Clone)]
+pub enum DetectJob {
+    /// A stored answer: its newest detection is shown, or a new one is started. `models`: the
+    /// configured ones (the answer's model is looked up there, else in its run).
+    Answer {
+        run_id: String,
+        job_idx: u32,
+        model: String,
+        models: Vec<ModelConfig>,
+    },
+    /// Items for models: each model's newest stored answer to each item is tested (or asked for
+    /// first when there is none).
+    Items {
+        items: Vec<usize>,
+        models: Vec<ModelConfig>,
+        k: u32,
+    },
+    /// Claims (AutoHall's pipeline) for models, at one generation temperature.
+    Claims {
+        set: Arc<crate::dataset::claims::ClaimSet>,
+        claims: Vec<usize>,
+        models: Vec<ModelConfig>,
+        temperature: f64,
+        dataset: String,
+        k: u32,
+    },
+    /// One more round of samples for a target of a stored detection.
+    Again {
+        detect_id: String,
+        target: u32,
+        models: Vec<ModelConfig>,
+    },
+    /// Show a stored detection.
+    Load { detect_id: String, target: u32 },
+}
+
 /// Work a component can ask for.
 #[derive(Debug, Clone)]
 pub enum JobRequest {
+    Detect(DetectJob),
+    /// Every stored answer's self-contradiction flag, with its score (the heatmap's metric).
+    LoadFlags,
+    /// The claims detections over a claims dataset: every target, newest run first.
+    LoadClaims {
+        dataset: String,
+    },
     /// Run items against models, `samples` answers each.
     Run {
         items: Vec<usize>,
@@ -118,14 +166,29 @@ pub enum JobRequest {
     },
     /// Read an item's stored answers and scores; with `rescore`, score them again (with the
     /// judge) once read.
-    LoadStored { item: usize, rescore: bool },
+    LoadStored {
+        item: usize,
+        rescore: bool,
+    },
     /// Score answers (rules; the judge too when `judge` is set and one is configured).
-    Score { inputs: Vec<ToScore>, judge: bool },
+    Score {
+        inputs: Vec<ToScore>,
+        judge: bool,
+    },
 }
 
 /// A result of background work.
 #[derive(Debug, Clone)]
 pub enum Msg {
+    /// A detection to show (stored, or just recorded and starting), and the target to focus.
+    Detection {
+        run: Box<crate::store::DetectRun>,
+        stored: crate::detect::run::Stored,
+        focus: u32,
+    },
+    Detect(crate::detect::run::DetectEvent),
+    Flags(Vec<crate::detect::results::AnswerFlag>),
+    Claims(Vec<(crate::store::DetectRun, crate::detect::run::Stored)>),
     Engine(crate::engine::Event),
     Stored {
         item: usize,
@@ -152,6 +215,8 @@ pub struct Jobs {
     tx: mpsc::UnboundedSender<Delivery>,
     pub rx: mpsc::UnboundedReceiver<Delivery>,
     run: Option<(CancellationToken, JoinHandle<()>)>,
+    /// The detection in progress (one at a time, beside a run).
+    detect: Option<(CancellationToken, JoinHandle<()>)>,
     others: Vec<(CancellationToken, JoinHandle<()>)>,
 }
 
@@ -163,6 +228,7 @@ impl Jobs {
             tx,
             rx,
             run: None,
+            detect: None,
             others: Vec::new(),
         }
     }
@@ -170,7 +236,21 @@ impl Jobs {
     /// Whether work is still in flight (the loop waits for it when input ends).
     pub fn busy(&mut self) -> bool {
         self.others.retain(|(_, h)| !h.is_finished());
-        self.run.as_ref().is_some_and(|(_, h)| !h.is_finished()) || !self.others.is_empty()
+        self.run.as_ref().is_some_and(|(_, h)| !h.is_finished())
+            || self.detect_in_progress()
+            || !self.others.is_empty()
+    }
+
+    pub fn detect_in_progress(&self) -> bool {
+        self.detect.as_ref().is_some_and(|(_, h)| !h.is_finished())
+    }
+
+    /// Cancels the detection in progress; what finished is kept (resume with `prism detect
+    /// --resume`, or sample again).
+    pub fn cancel_detect(&self) {
+        if let Some((cancel, _)) = &self.detect {
+            cancel.cancel();
+        }
     }
 
     pub fn run_in_progress(&self) -> bool {
@@ -184,6 +264,39 @@ impl Jobs {
     /// Starts a job for `to`; results (or why it could not start) arrive on `rx`.
     pub fn start(&mut self, to: ScreenId, req: JobRequest, ds: &Arc<Dataset>) {
         match req {
+            JobRequest::Detect(job) => {
+                if let Err(e) = self.start_detect(to, job, ds) {
+                    self.send(to, Msg::Failed(format!("detection: {e:#}")));
+                }
+            }
+            JobRequest::LoadFlags => {
+                let Some(reader) = &self.services.reader else {
+                    return;
+                };
+                match crate::detect::results::answer_flags(reader) {
+                    Ok(f) => self.send(to, Msg::Flags(f)),
+                    Err(e) => self.send(to, Msg::Failed(format!("reading detections: {e}"))),
+                }
+            }
+            JobRequest::LoadClaims { dataset } => {
+                let Some(reader) = &self.services.reader else {
+                    return;
+                };
+                let read = || -> crate::store::Result<Vec<_>> {
+                    let mut out = Vec::new();
+                    for run in reader.detect_runs()? {
+                        if run.kind == crate::store::DetectKind::Claims && run.dataset == dataset {
+                            let stored = crate::detect::run::Stored::load(reader, &run.id)?;
+                            out.push((run, stored));
+                        }
+                    }
+                    Ok(out)
+                };
+                match read() {
+                    Ok(v) => self.send(to, Msg::Claims(v)),
+                    Err(e) => self.send(to, Msg::Failed(format!("reading detections: {e}"))),
+                }
+            }
             JobRequest::Run {
                 items,
                 models,
@@ -311,6 +424,280 @@ impl Jobs {
         self.run = Some((cancel, handle));
     }
 
+    /// Starts (or loads) a detection for `to`: the run and what is stored go first
+    /// ([`Msg::Detection`]), then the engine's events.
+    fn start_detect(
+        &mut self,
+        to: ScreenId,
+        job: DetectJob,
+        ds: &Arc<Dataset>,
+    ) -> anyhow::Result<()> {
+        use crate::detect::run::{DetectOptions, Stored};
+        use crate::store::{DetectConfig, DetectKind, DetectRun, ModelSnapshot, RunStatus};
+        let (Some(reader), Some(store)) = (&self.services.reader, self.services.store.clone())
+        else {
+            anyhow::bail!("detection needs a store");
+        };
+        let busy = || anyhow::anyhow!("a detection is in progress (esc on its screen cancels it)");
+        let new_run =
+            |kind, dataset: String, models: &[ModelConfig], temps: Vec<f64>, k: u32| DetectRun {
+                id: crate::store::new_run_id(),
+                created_at: crate::store::now_secs(),
+                kind,
+                dataset,
+                config: DetectConfig {
+                    k: k.clamp(1, 20),
+                    models: models.iter().map(ModelSnapshot::from).collect(),
+                    judge_attempts: 3,
+                    temperatures: temps,
+                    ..DetectConfig::default()
+                },
+                status: RunStatus::Running,
+            };
+        // (run, stored, focus, models, resume only these targets, new run?)
+        let (run, stored, focus, models, only, fresh) = match job {
+            DetectJob::Load { detect_id, target } => {
+                let run = reader
+                    .detect_run(&detect_id)?
+                    .ok_or_else(|| anyhow::anyhow!("no detection {detect_id}"))?;
+                let stored = Stored::load(reader, &detect_id)?;
+                self.send(
+                    to,
+                    Msg::Detection {
+                        run: Box::new(run),
+                        stored,
+                        focus: target,
+                    },
+                );
+                return Ok(());
+            }
+            DetectJob::Answer {
+                run_id,
+                job_idx,
+                model,
+                models,
+            } => {
+                if let Some((detect_id, target)) = reader.detection_of(&run_id, job_idx)? {
+                    return self.start_detect(to, DetectJob::Load { detect_id, target }, ds);
+                }
+                if self.detect_in_progress() {
+                    return Err(busy());
+                }
+                let source = reader
+                    .run(&run_id)?
+                    .ok_or_else(|| anyhow::anyhow!("no run {run_id}"))?;
+                let record = reader
+                    .responses(&run_id)?
+                    .into_iter()
+                    .find(|r| r.job_idx == job_idx)
+                    .ok_or_else(|| anyhow::anyhow!("no stored answer {run_id}/{job_idx}"))?;
+                let cfg = model_config(&models, &source, &model)?;
+                let mut run = new_run(
+                    DetectKind::Answers,
+                    source.dataset.clone(),
+                    std::slice::from_ref(&cfg),
+                    Vec::new(),
+                    DETECT_K,
+                );
+                run.config.source_run = Some(run_id.clone());
+                let (targets, _) = crate::detect::targets::from_answers(&run.id, ds, &[record]);
+                if targets.is_empty() {
+                    anyhow::bail!("that answer failed: there is nothing to test");
+                }
+                let stored = Stored {
+                    targets,
+                    ..Stored::default()
+                };
+                (run, stored, 0, vec![cfg], None, true)
+            }
+            DetectJob::Items { items, models, k } => {
+                if self.detect_in_progress() {
+                    return Err(busy());
+                }
+                if models.is_empty() {
+                    anyhow::bail!("choose models first (r opens the picker)");
+                }
+                let run = new_run(
+                    DetectKind::Answers,
+                    self.services.dataset_ref.clone(),
+                    &models,
+                    Vec::new(),
+                    k,
+                );
+                let mut targets = Vec::new();
+                for &i in &items {
+                    let stored = reader.responses_for_item(&ds.items[i].id)?;
+                    for m in &models {
+                        let newest = stored
+                            .iter()
+                            .filter(|r| r.model == m.name && r.text.is_some())
+                            .max_by_key(|r| (r.created_at, r.run_id.clone(), r.job_idx));
+                        let mut t = match newest {
+                            Some(r) => {
+                                crate::detect::targets::from_answers(
+                                    &run.id,
+                                    ds,
+                                    std::slice::from_ref(r),
+                                )
+                                .0
+                            }
+                            None => crate::detect::targets::from_items(
+                                &run.id,
+                                ds,
+                                &[i],
+                                std::slice::from_ref(m),
+                                &crate::provider::Params::default(),
+                            ),
+                        };
+                        for x in &mut t {
+                            x.idx = targets.len() as u32;
+                            targets.push(x.clone());
+                        }
+                    }
+                }
+                let stored = Stored {
+                    targets,
+                    ..Stored::default()
+                };
+                (run, stored, 0, models, None, true)
+            }
+            DetectJob::Claims {
+                set,
+                claims,
+                models,
+                temperature,
+                dataset,
+                k,
+            } => {
+                if self.detect_in_progress() {
+                    return Err(busy());
+                }
+                if models.is_empty() {
+                    anyhow::bail!("choose models first (r opens the picker)");
+                }
+                let mut subset = (*set).clone();
+                subset.claims = claims
+                    .iter()
+                    .filter_map(|&i| set.claims.get(i).cloned())
+                    .collect();
+                let run = new_run(DetectKind::Claims, dataset, &models, vec![temperature], k);
+                let targets = crate::detect::targets::from_claims(
+                    &run.id,
+                    &subset,
+                    &models,
+                    &[temperature],
+                    &crate::provider::Params::default(),
+                );
+                let stored = Stored {
+                    targets,
+                    ..Stored::default()
+                };
+                (run, stored, 0, models, None, true)
+            }
+            DetectJob::Again {
+                detect_id,
+                target,
+                models,
+            } => {
+                if self.detect_in_progress() {
+                    return Err(busy());
+                }
+                let run = reader
+                    .detect_run(&detect_id)?
+                    .ok_or_else(|| anyhow::anyhow!("no detection {detect_id}"))?;
+                let mut stored = Stored::load(reader, &detect_id)?;
+                let t = stored
+                    .targets
+                    .iter_mut()
+                    .find(|t| t.idx == target)
+                    .ok_or_else(|| anyhow::anyhow!("no target {target}"))?;
+                t.rounds += 1;
+                let name = t.model.clone();
+                let cfg = match models.iter().find(|m| m.name == name) {
+                    Some(m) => m.clone(),
+                    None => run
+                        .config
+                        .models
+                        .iter()
+                        .find(|m| m.name == name)
+                        .ok_or_else(|| anyhow::anyhow!("no model {name}"))?
+                        .to_config()
+                        .map_err(|e| anyhow::anyhow!("{e}"))?,
+                };
+                (run, stored, target, vec![cfg], Some(vec![target]), false)
+            }
+        };
+        self.send(
+            to,
+            Msg::Detection {
+                run: Box::new(run.clone()),
+                stored: stored.clone(),
+                focus,
+            },
+        );
+        let cancel = CancellationToken::new();
+        let (etx, mut erx) = mpsc::unbounded_channel();
+        let fwd = self.tx.clone();
+        tokio::spawn(async move {
+            while let Some(ev) = erx.recv().await {
+                if fwd
+                    .send(Delivery {
+                        to,
+                        msg: Msg::Detect(ev),
+                    })
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        });
+        let factory = self.services.factory.clone();
+        let opts = DetectOptions {
+            concurrency: self.services.concurrency,
+            use_cache: true,
+            stream_deltas: true,
+        };
+        let (c2, err) = (cancel.clone(), self.tx.clone());
+        let handle = tokio::spawn(async move {
+            let result = if fresh {
+                crate::detect::run::start(
+                    run,
+                    stored.targets,
+                    models,
+                    None,
+                    opts,
+                    store,
+                    factory,
+                    etx,
+                    c2,
+                )
+                .await
+            } else {
+                let add = crate::store::DetectWrite::AddRound {
+                    run: run.id.clone(),
+                    target: focus,
+                };
+                match store.detect(add).await {
+                    Ok(()) => {
+                        crate::detect::run::resume(
+                            run, stored, only, models, None, opts, store, factory, etx, c2,
+                        )
+                        .await
+                    }
+                    Err(e) => Err(anyhow::anyhow!("saving the new round: {e}")),
+                }
+            };
+            if let Err(e) = result {
+                let _ = err.send(Delivery {
+                    to,
+                    msg: Msg::Failed(format!("detection not started: {e:#}")),
+                });
+            }
+        });
+        self.detect = Some((cancel, handle));
+        Ok(())
+    }
+
     /// Cancels the run in progress; what finished is kept.
     pub fn cancel_run(&self) {
         if let Some((cancel, _)) = &self.run {
@@ -324,11 +711,34 @@ impl Jobs {
         for (c, _) in &self.others {
             c.cancel();
         }
+        if let Some((cancel, handle)) = self.detect.take() {
+            cancel.cancel();
+            let _ = tokio::time::timeout(Duration::from_secs(3), handle).await;
+        }
         if let Some((cancel, handle)) = self.run.take() {
             cancel.cancel();
             let _ = tokio::time::timeout(Duration::from_secs(3), handle).await;
         }
     }
+}
+
+/// The config of a stored answer's model: the configured model of that name, else the settings
+/// its run recorded.
+fn model_config(
+    models: &[ModelConfig],
+    run: &crate::store::RunRecord,
+    name: &str,
+) -> anyhow::Result<ModelConfig> {
+    if let Some(m) = models.iter().find(|m| m.name == name) {
+        return Ok(m.clone());
+    }
+    run.config
+        .models
+        .iter()
+        .find(|m| m.name == name)
+        .ok_or_else(|| anyhow::anyhow!("run {} has no model {name}", run.id))?
+        .to_config()
+        .map_err(|e| anyhow::anyhow!("{e} (configure a model named {name} to sample it)"))
 }
 
 /// A stored response as something to score.

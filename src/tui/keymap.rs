@@ -49,6 +49,11 @@ pub enum Action {
     Baseline,
     MoreSamples,
     FewerSamples,
+    Contradictions,
+    Detect,
+    SampleAgain,
+    Metric,
+    Claims,
 }
 
 /// Where input goes: a screen, a sub-state of one, or a popup.
@@ -64,10 +69,16 @@ pub enum Mode {
     Help,
     Problems,
     Picker,
+    /// The sampled answers of one answer and their pair verdicts.
+    Contradictions,
+    /// One pair side by side.
+    Pair,
+    /// The claims browser (topic → claim).
+    Claims,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 8] = [
+    pub const ALL: [Mode; 11] = [
         Mode::Browse,
         Mode::Compare,
         Mode::Heatmap,
@@ -76,6 +87,9 @@ impl Mode {
         Mode::Help,
         Mode::Problems,
         Mode::Picker,
+        Mode::Contradictions,
+        Mode::Pair,
+        Mode::Claims,
     ];
 
     /// The name used in the config (`[keys.compare]`).
@@ -89,6 +103,9 @@ impl Mode {
             Mode::Help => "help",
             Mode::Problems => "problems",
             Mode::Picker => "picker",
+            Mode::Contradictions => "contradictions",
+            Mode::Pair => "pair",
+            Mode::Claims => "claims",
         }
     }
 
@@ -103,15 +120,32 @@ impl Mode {
             Mode::Help => "help",
             Mode::Problems => "problems",
             Mode::Picker => "run picker",
+            Mode::Contradictions => "contradictions",
+            Mode::Pair => "contradicting pair",
+            Mode::Claims => "claims",
         }
     }
 }
 
-use Mode::{Browse, Compare, Correlation, Drill, Heatmap, Help, Picker, Problems};
+use Mode::{
+    Browse, Claims, Compare, Contradictions, Correlation, Drill, Heatmap, Help, Pair, Picker,
+    Problems,
+};
 
 /// The screens (not popups): where the global actions apply.
-const SCREENS: &[Mode] = &[Browse, Compare, Heatmap, Drill];
-const SCROLL: &[Mode] = &[Browse, Compare, Heatmap, Drill, Help, Problems, Picker];
+const SCREENS: &[Mode] = &[Browse, Compare, Heatmap, Drill, Contradictions, Claims];
+const SCROLL: &[Mode] = &[
+    Browse,
+    Compare,
+    Heatmap,
+    Drill,
+    Help,
+    Problems,
+    Picker,
+    Contradictions,
+    Pair,
+    Claims,
+];
 
 /// One action: config name, (mode, description) pairs saying where it applies and what it does
 /// there, and its default keys.
@@ -128,13 +162,21 @@ const DEFS: &[Def] = &[
         action: Action::Up,
         name: "up",
         keys: &["up", "k"],
-        uses: &[(SCROLL, "move up"), (&[Compare], "scroll the pane up")],
+        uses: &[
+            (SCROLL, "move up"),
+            (&[Compare], "scroll the pane up"),
+            (&[Pair], "scroll up"),
+        ],
     },
     Def {
         action: Action::Down,
         name: "down",
         keys: &["down", "j"],
-        uses: &[(SCROLL, "move down"), (&[Compare], "scroll the pane down")],
+        uses: &[
+            (SCROLL, "move down"),
+            (&[Compare], "scroll the pane down"),
+            (&[Pair], "scroll down"),
+        ],
     },
     Def {
         action: Action::PageUp,
@@ -181,6 +223,7 @@ const DEFS: &[Def] = &[
         keys: &["left", "h"],
         uses: &[
             (&[Browse], "collapse node / go to parent / previous pane"),
+            (&[Claims], "close the topic / go to it"),
             (&[Compare], "previous pane"),
             (&[Heatmap], "previous column"),
             (&[Drill], "back to the grid"),
@@ -192,6 +235,7 @@ const DEFS: &[Def] = &[
         keys: &["right", "l"],
         uses: &[
             (&[Browse], "expand node / next pane"),
+            (&[Claims], "open the topic"),
             (&[Compare], "next pane"),
             (&[Heatmap], "next column"),
             (&[Drill], "open the item"),
@@ -206,6 +250,12 @@ const DEFS: &[Def] = &[
             (&[Heatmap], "the items behind the cell, worst first"),
             (&[Drill], "open the item with every model's answer"),
             (&[Picker], "start the run"),
+            (
+                &[Contradictions],
+                "the pair side by side, conflicting phrases marked",
+            ),
+            (&[Claims], "open the topic; on a claim, its contradictions"),
+            (&[Pair], "close"),
         ],
     },
     Def {
@@ -221,6 +271,7 @@ const DEFS: &[Def] = &[
         uses: &[
             (&[Browse], "focus the next pane"),
             (&[Compare], "next model's pane"),
+            (&[Claims], "next model's reference"),
         ],
     },
     Def {
@@ -230,6 +281,7 @@ const DEFS: &[Def] = &[
         uses: &[
             (&[Browse], "focus the previous pane"),
             (&[Compare], "previous model's pane"),
+            (&[Claims], "previous model's reference"),
         ],
     },
     Def {
@@ -259,6 +311,7 @@ const DEFS: &[Def] = &[
                 &[Browse],
                 "mark the item, or every item under the node, for a run",
             ),
+            (&[Claims], "mark the claim, or every claim of the topic"),
             (&[Picker], "choose the model or not"),
         ],
     },
@@ -271,6 +324,7 @@ const DEFS: &[Def] = &[
                 &[Browse, Compare],
                 "run the marked items (or the selection) against chosen models",
             ),
+            (&[Claims], "choose the models"),
             (&[Picker], "start the run"),
         ],
     },
@@ -290,19 +344,28 @@ const DEFS: &[Def] = &[
         action: Action::NextItem,
         name: "next_item",
         keys: &["]"],
-        uses: &[(&[Compare], "next item")],
+        uses: &[
+            (&[Compare], "next item"),
+            (&[Contradictions], "next answer of the detection"),
+        ],
     },
     Def {
         action: Action::PrevItem,
         name: "prev_item",
         keys: &["["],
-        uses: &[(&[Compare], "previous item")],
+        uses: &[
+            (&[Compare], "previous item"),
+            (&[Contradictions], "previous answer of the detection"),
+        ],
     },
     Def {
         action: Action::NextSample,
         name: "next_sample",
         keys: &["s"],
-        uses: &[(&[Compare], "next sample")],
+        uses: &[
+            (&[Compare], "next sample"),
+            (&[Contradictions], "next round of samples"),
+        ],
     },
     Def {
         action: Action::Rescore,
@@ -317,7 +380,10 @@ const DEFS: &[Def] = &[
         action: Action::ToggleJudge,
         name: "toggle_judge",
         keys: &["J"],
-        uses: &[(&[Compare], "show or hide the judges' replies")],
+        uses: &[
+            (&[Compare], "show or hide the judges' replies"),
+            (&[Pair], "show or hide the judge's raw reply"),
+        ],
     },
     Def {
         action: Action::Heatmap,
@@ -365,6 +431,57 @@ const DEFS: &[Def] = &[
         uses: &[(&[Heatmap], "compare every row with this one")],
     },
     Def {
+        action: Action::Contradictions,
+        name: "contradictions",
+        keys: &["x"],
+        uses: &[(
+            &[Compare],
+            "contradictions of the focused answer: K more samples, each pair checked",
+        )],
+    },
+    Def {
+        action: Action::Detect,
+        name: "detect",
+        keys: &["d"],
+        uses: &[
+            (
+                &[Browse],
+                "detect contradictions in the chosen models' answers to the marked items",
+            ),
+            (
+                &[Claims],
+                "AutoHall on the marked claims (or the selection) for the chosen models",
+            ),
+        ],
+    },
+    Def {
+        action: Action::SampleAgain,
+        name: "sample_again",
+        keys: &["a"],
+        uses: &[(
+            &[Contradictions],
+            "sample again: a new round (earlier rounds are kept)",
+        )],
+    },
+    Def {
+        action: Action::Metric,
+        name: "metric",
+        keys: &["m"],
+        uses: &[(
+            &[Heatmap],
+            "hallucination rate, or share flagged by self-contradiction",
+        )],
+    },
+    Def {
+        action: Action::Claims,
+        name: "claims",
+        keys: &["C"],
+        uses: &[(
+            &[Browse],
+            "the claims browser (AutoHall on fact-checking claims)",
+        )],
+    },
+    Def {
         action: Action::Back,
         name: "back",
         keys: &["backspace", "b"],
@@ -373,7 +490,9 @@ const DEFS: &[Def] = &[
             (&[Compare], "back (a run goes on)"),
             (&[Heatmap], "back to browsing"),
             (&[Drill], "back to the grid"),
-            (&[Correlation], "close"),
+            (&[Contradictions], "back (a detection goes on)"),
+            (&[Claims], "back to browsing"),
+            (&[Correlation, Pair], "close"),
         ],
     },
     Def {
@@ -401,9 +520,11 @@ const DEFS: &[Def] = &[
         uses: &[
             (&[Browse], "clear the search"),
             (&[Compare], "cancel the run, else back"),
+            (&[Contradictions], "cancel the detection, else back"),
+            (&[Claims], "cancel the detection, else back to browsing"),
             (&[Heatmap], "back to browsing"),
             (&[Drill], "back to the grid"),
-            (&[Correlation, Help, Problems, Picker], "close"),
+            (&[Correlation, Help, Problems, Picker, Pair], "close"),
         ],
     },
     Def {
@@ -413,7 +534,7 @@ const DEFS: &[Def] = &[
         uses: &[
             (SCREENS, "quit"),
             (
-                &[Correlation, Help, Problems, Picker],
+                &[Correlation, Help, Problems, Picker, Pair],
                 "close (ctrl-c quits)",
             ),
         ],
@@ -530,6 +651,8 @@ impl fmt::Display for Key {
 #[derive(Debug, Clone)]
 pub struct Keymap {
     bindings: HashMap<(Mode, Action), Vec<Key>>,
+    /// Bindings the config set: they win over a default that uses the same key.
+    overridden: std::collections::HashSet<(Mode, Action)>,
 }
 
 impl Default for Keymap {
@@ -543,7 +666,10 @@ impl Default for Keymap {
                 }
             }
         }
-        Keymap { bindings }
+        Keymap {
+            bindings,
+            overridden: Default::default(),
+        }
     }
 }
 
@@ -594,6 +720,7 @@ impl Keymap {
             };
             for m in modes {
                 km.bindings.insert((m, def.action), parsed.clone());
+                km.overridden.insert((m, def.action));
             }
         };
         // Every-mode entries first, so a mode's own table wins over them.
@@ -623,12 +750,17 @@ impl Keymap {
     /// The action a key does in `mode`, if any.
     pub fn action_for(&self, mode: Mode, e: &KeyEvent) -> Option<Action> {
         let k = Key::from_event(e);
-        // Looked up in help order, so an override never silently shadows `quit`.
-        DEFS.iter().map(|d| d.action).find(|a| {
+        let bound = |a: &Action| {
             self.bindings
                 .get(&(mode, *a))
                 .is_some_and(|keys| keys.contains(&k))
-        })
+        };
+        // What the user configured wins over a default on the same key; among equals, help
+        // order decides (so a default never silently shadows `quit`).
+        DEFS.iter()
+            .map(|d| d.action)
+            .find(|a| self.overridden.contains(&(mode, *a)) && bound(a))
+            .or_else(|| DEFS.iter().map(|d| d.action).find(bound))
     }
 
     pub fn keys(&self, mode: Mode, a: Action) -> &[Key] {

@@ -3,9 +3,11 @@
 //!
 //! Shape (each screen is one component; see `component.rs`):
 //! - `app`: the shared context, the screen and popup stacks, routing of input and results;
-//! - `screens/`: browse, compare, heatmap; `popups`: help, problems, run picker, correlation;
+//! - `screens/`: browse, compare, heatmap, contradictions, claims; `popups`: help, problems, run
+//!   picker, correlation; `pair`: one contradicting pair side by side;
 //! - `session`: what background work produced (answers, runs, scores and their summaries);
-//! - `jobs`: background work in one shape (run, load stored answers, score), results routed back;
+//! - `jobs`: background work in one shape (run, detection, load stored answers, score), results
+//!   routed back;
 //! - `keymap` (keys by mode), `layout`, `tree`, `widgets`: pieces the screens share.
 
 pub mod app;
@@ -13,6 +15,7 @@ pub mod component;
 pub mod jobs;
 pub mod keymap;
 pub mod layout;
+pub mod pair;
 pub mod popups;
 pub mod screen_id;
 pub mod screens;
@@ -94,6 +97,9 @@ where
     loop {
         for (to, req) in app.take_requests() {
             jobs.start(to, req, &app.ds);
+        }
+        if std::mem::take(&mut app.cancel_detect) {
+            jobs.cancel_detect();
         }
         if std::mem::take(&mut app.cancel_run) {
             jobs.cancel_run();

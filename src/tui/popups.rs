@@ -7,7 +7,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Row, Table, Wrap};
 
-use super::component::{Cmd, Component, Cx, Input, ScreenId};
+use super::component::{Cmd, Component, Cx, Input, Open, ScreenId};
 use super::jobs::JobRequest;
 use super::keymap::{Action, Mode};
 use super::widgets::{pane, popup_area};
@@ -189,9 +189,28 @@ impl Component for Problems {
 /// The most samples per item the picker offers.
 pub const MAX_SAMPLES: u32 = 20;
 
-/// Choose the models of a run, and how many answers (samples) each gives per item.
+/// What the chosen models will do.
+#[derive(Debug, Clone)]
+pub enum PickFor {
+    /// Answer items, `samples` answers each.
+    Run { items: Vec<usize> },
+    /// Detect contradictions in the models' answers to items, K samples each.
+    DetectItems { items: Vec<usize> },
+    /// AutoHall on claims, K samples each.
+    DetectClaims {
+        set: std::sync::Arc<crate::dataset::claims::ClaimSet>,
+        claims: Vec<usize>,
+        dataset: String,
+        temperature: f64,
+    },
+    /// Only choose (the claims screen's `r`).
+    Choose,
+}
+
+/// Choose the models of a run or a detection, and how many answers (samples) each gives per
+/// item (K, for a detection).
 pub struct Picker {
-    items: Vec<usize>,
+    purpose: PickFor,
     chosen: Vec<bool>,
     pub cursor: usize,
     pub samples: u32,
@@ -199,11 +218,19 @@ pub struct Picker {
 
 impl Picker {
     pub fn new(items: Vec<usize>, chosen: Vec<bool>) -> Picker {
+        Picker::for_purpose(PickFor::Run { items }, chosen)
+    }
+
+    pub fn for_purpose(purpose: PickFor, chosen: Vec<bool>) -> Picker {
+        let samples = match purpose {
+            PickFor::Run { .. } | PickFor::Choose => 1,
+            _ => crate::tui::jobs::DETECT_K,
+        };
         Picker {
-            items,
+            purpose,
             chosen,
             cursor: 0,
-            samples: 1,
+            samples,
         }
     }
 }
@@ -246,14 +273,36 @@ impl Component for Picker {
                 if models.is_empty() {
                     return vec![Cmd::Notice("choose at least one model (space)".into())];
                 }
-                return vec![
-                    Cmd::ClosePopup,
-                    Cmd::Job(JobRequest::Run {
-                        items: self.items.clone(),
+                let k = self.samples;
+                let then = match &self.purpose {
+                    PickFor::Run { items } => Cmd::Job(JobRequest::Run {
+                        items: items.clone(),
                         models,
-                        samples: self.samples,
+                        samples: k,
                     }),
-                ];
+                    PickFor::DetectItems { items } => {
+                        Cmd::Push(Open::Contradictions(crate::tui::jobs::DetectJob::Items {
+                            items: items.clone(),
+                            models,
+                            k,
+                        }))
+                    }
+                    PickFor::DetectClaims {
+                        set,
+                        claims,
+                        dataset,
+                        temperature,
+                    } => Cmd::Job(JobRequest::Detect(crate::tui::jobs::DetectJob::Claims {
+                        set: set.clone(),
+                        claims: claims.clone(),
+                        models,
+                        temperature: *temperature,
+                        dataset: dataset.clone(),
+                        k,
+                    })),
+                    PickFor::Choose => Cmd::ClearNotice,
+                };
+                return vec![Cmd::ClosePopup, then];
             }
             Action::Cancel | Action::Quit => return vec![Cmd::ClosePopup],
             _ => {}
@@ -265,21 +314,35 @@ impl Component for Picker {
         let r = popup_area(area, 76, cx.models.len() as u16 + 8);
         f.render_widget(Clear, r);
         let chosen = self.chosen.iter().filter(|c| **c).count();
-        let n = self.items.len();
-        let samples = if self.samples > 1 {
-            format!(" × {} samples", self.samples)
-        } else {
-            String::new()
+        let models = format!("{chosen} model{}", if chosen == 1 { "" } else { "s" });
+        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        let title = match &self.purpose {
+            PickFor::Run { items } => format!(
+                " Run {} × {models}{} ",
+                plural(items.len(), "item"),
+                if self.samples > 1 {
+                    format!(" × {} samples", self.samples)
+                } else {
+                    String::new()
+                }
+            ),
+            PickFor::DetectItems { items } => format!(
+                " Detect contradictions: {} × {models}, K = {} samples ",
+                plural(items.len(), "item"),
+                self.samples
+            ),
+            PickFor::DetectClaims {
+                claims,
+                temperature,
+                ..
+            } => format!(
+                " AutoHall: {} × {models}, K = {}, t = {temperature} ",
+                plural(claims.len(), "claim"),
+                self.samples
+            ),
+            PickFor::Choose => format!(" Models: {models} chosen "),
         };
-        let block = pane(
-            t,
-            Line::from(format!(
-                " Run {n} item{} × {chosen} model{}{samples} ",
-                if n == 1 { "" } else { "s" },
-                if chosen == 1 { "" } else { "s" }
-            )),
-            true,
-        );
+        let block = pane(t, Line::from(title), true);
         let inner = block.inner(r);
         f.render_widget(block, r);
         let mut lines: Vec<Line> = cx
@@ -314,15 +377,22 @@ impl Component for Picker {
             .collect();
         let k = |a| cx.keymap.hint(Mode::Picker, a);
         lines.push(Line::raw(""));
-        lines.push(Line::styled(
-            format!(
-                "samples per item: {}  ({}/{} to change)",
-                self.samples,
-                k(Action::FewerSamples),
-                k(Action::MoreSamples)
-            ),
-            t.muted(),
-        ));
+        let what = match self.purpose {
+            PickFor::Run { .. } => Some("samples per item"),
+            PickFor::Choose => None,
+            _ => Some("K, samples per answer (1-20)"),
+        };
+        if let Some(what) = what {
+            lines.push(Line::styled(
+                format!(
+                    "{what}: {}  ({}/{} to change)",
+                    self.samples,
+                    k(Action::FewerSamples),
+                    k(Action::MoreSamples)
+                ),
+                t.muted(),
+            ));
+        }
         lines.push(Line::styled(
             format!(
                 "{} choose · {} start · {} cancel",

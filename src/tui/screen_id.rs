@@ -10,4 +10,7 @@ pub enum ScreenId {
     Problems,
     Picker,
     Correlation,
+    Contradictions,
+    Pair,
+    Claims,
 }

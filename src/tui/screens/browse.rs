@@ -194,6 +194,30 @@ impl Browse {
         vec![Cmd::Popup(Box::new(Picker::new(items, cx.chosen.to_vec())))]
     }
 
+    /// The picker for contradiction detection of the marked items (or the selection): each
+    /// chosen model's newest stored answer to each item is tested (asked for first if none).
+    fn open_detect_picker(&self, cx: &Cx) -> Vec<Cmd> {
+        let notice = |s: &str| vec![Cmd::Notice(s.to_string())];
+        if !cx.can_run {
+            return notice("detection needs a store: start prism with a writable data dir or --db");
+        }
+        if cx.models.is_empty() {
+            return notice(
+                "no models configured: add [[models]] to models.toml (see prism config dirs)",
+            );
+        }
+        let items = self.run_items();
+        if items.is_empty() {
+            return notice("no items here");
+        }
+        vec![Cmd::Popup(Box::new(
+            crate::tui::popups::Picker::for_purpose(
+                crate::tui::popups::PickFor::DetectItems { items },
+                cx.chosen.to_vec(),
+            ),
+        ))]
+    }
+
     /// Opens the compare screen on one item with whatever answers are stored for it.
     fn open_item(&self, item: usize) -> Vec<Cmd> {
         let items: Vec<usize> = self.current_range().collect();
@@ -280,6 +304,14 @@ impl Browse {
             },
             Action::Mark => self.toggle_mark(cx.ds),
             Action::Run => out.extend(self.open_run_picker(cx)),
+            Action::Detect => out.extend(self.open_detect_picker(cx)),
+            Action::Claims => {
+                let loaded = crate::dataset::claims::sample_claims();
+                out.push(Cmd::Push(Open::Claims {
+                    set: std::sync::Arc::new(loaded.set),
+                    dataset: "<sample-claims>".into(),
+                }));
+            }
             Action::Back => {
                 // Back to the answers of the run in progress (or the last one).
                 if let Some(run) = &cx.session.active {

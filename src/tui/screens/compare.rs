@@ -182,6 +182,25 @@ impl Compare {
                 }
             }
             Action::ToggleJudge => self.show_judge = !self.show_judge,
+            Action::Contradictions => match focused.as_deref().and_then(|m| self.answer(cx.session, m)) {
+                Some(a) if a.status.is_final() && a.error.is_none() && !a.text.is_empty() => {
+                    out.push(Cmd::Push(Open::Contradictions(
+                        crate::tui::jobs::DetectJob::Answer {
+                            run_id: a.run_id.clone(),
+                            job_idx: a.job_idx,
+                            model: focused.clone().unwrap_or_default(),
+                            models: cx.models.to_vec(),
+                        },
+                    )));
+                }
+                Some(a) if !a.status.is_final() => {
+                    out.push(Cmd::Notice("wait for the answer to finish".into()))
+                }
+                _ => out.push(Cmd::Notice(
+                    "no answer to test in this pane (a failed or empty answer has nothing to contradict)"
+                        .into(),
+                )),
+            },
             // Runs are chosen while browsing: back there, then the run picker.
             Action::Run => {
                 out.push(Cmd::Pop);
@@ -303,12 +322,13 @@ impl Component for Compare {
         let running = cx.session.active.as_ref().is_some_and(|r| r.running());
         let hint = cx.notice.map(one_line).unwrap_or_else(|| {
             format!(
-                " {}/{} item  {} pane  ↑↓ scroll  {} follow  {} sample  {} {}  {} browse  {} help  {} quit",
+                " {}/{} item  {} pane  ↑↓ scroll  {} follow  {} sample  {} contradictions  {} {}  {} browse  {} help  {} quit",
                 k(Action::PrevItem),
                 k(Action::NextItem),
                 k(Action::NextPane),
                 k(Action::Bottom),
                 k(Action::NextSample),
+                k(Action::Contradictions),
                 k(Action::Cancel),
                 if running { "cancel run" } else { "back" },
                 k(Action::Back),

@@ -4,11 +4,15 @@
 //! [`Open`](super::component::Open) built here.
 
 mod browse;
+mod claims;
 mod compare;
+mod contradictions;
 mod heatmap;
 
 pub use browse::{Browse, Focus, Search, find_matches, item_detail};
+pub use claims::ClaimsBrowse;
 pub use compare::Compare;
+pub use contradictions::Contradictions;
 pub use heatmap::{Drill, Heatmap};
 
 use super::component::{Component, Open};
@@ -18,5 +22,7 @@ pub fn open(o: Open) -> Box<dyn Component> {
     match o {
         Open::Compare { items, pos } => Box::new(Compare::new(items, pos)),
         Open::Heatmap => Box::new(Heatmap::default()),
+        Open::Contradictions(job) => Box::new(Contradictions::new(job)),
+        Open::Claims { set, dataset } => Box::new(ClaimsBrowse::new(set, dataset)),
     }
 }
