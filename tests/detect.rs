@@ -213,6 +213,29 @@ fn autohall_on_scripted_claims() {
     assert_eq!(d["or_confusion"]["fn_"], 2);
     assert_eq!(d["or_rule"]["accuracy"], 0.0);
 
+    // The report carries both tables, in every format.
+    for (format, needle) in [
+        ("table", "AutoHall detection on the balanced set"),
+        ("csv", "autohall_collection,ah,0.5,4,0,1,0,3,2,66.7"),
+        ("md", "| ah | 0.5 | OR (any conflict) | 3 | 3 | 0.0 |"),
+        ("html", "<h2>Detection by self-contradiction</h2>"),
+    ] {
+        let out = env
+            .prism()
+            .args(["report", "--detect", &id, "--format", format])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(needle), "{format}: {text}");
+    }
+    let out = env
+        .prism()
+        .args(["report", "--detect", &id, "--format", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["detection"]["claims"][0]["tables"]["collection"][0]["h"], 2);
+
     // The same command again: a new run, every call answered by the cache.
     let before = env.mock.requests();
     let out = env
@@ -262,7 +285,7 @@ fn detect_on_stored_answers_with_a_judge() {
     let env = Env::new();
     env.prism()
         .args([
-            "run", "--models", "ah", "--filter", "KE-FD-*", "--limit", "3", "--json",
+            "run", "--models", "ah", "--filter", "KE-FD-Numbers", "--limit", "3", "--json",
         ])
         .assert()
         .code(0);
@@ -307,6 +330,37 @@ fn detect_on_stored_answers_with_a_judge() {
     let n = env.mock.requests();
     assert!((3 + 21 + 3 * 3..=3 + 21 + 21).contains(&n), "{n}");
     assert_eq!(stored.samples.len(), 21);
+
+    // Scored by rule (exact: the mock's answers are wrong), the report sets the flag beside
+    // PRISM's verdict: all three wrong, all three flagged.
+    env.prism().args(["score"]).assert().success();
+    let out = env
+        .prism()
+        .args(["report", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ke = v["detection"]["answers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["dimension"] == "KE")
+        .unwrap()
+        .clone();
+    assert_eq!(ke["checked"], 3);
+    assert_eq!(ke["flagged"], 3);
+    assert_eq!(ke["wrong"], 3);
+    assert_eq!(ke["precision"], 100.0);
+    assert_eq!(ke["recall"], 100.0);
+    assert_eq!(ke["wrong_never_contradicted"], 0);
+    let md = env
+        .prism()
+        .args(["report", "--format", "md"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(md.contains("### Self-contradiction flags on stored answers"), "{md}");
 }
 
 /// A bad flag value, a model the run does not have, a missing store: exit 1 or 2 (clap) with

@@ -346,3 +346,76 @@ fn the_tui_runs_both_built_in_models_side_by_side() {
         "{screen}"
     );
 }
+
+/// AutoHall on two bundled claims with both embedded models, through the CLI as a user runs
+/// it: every reference, classification, sample and pair verdict arrives and is stored (the
+/// texts are real model output, so only their shape is asserted).
+#[test]
+#[ignore = "needs PRISM_GEMMA_GGUF and PRISM_SMOL_GGUF (bash .ci/run sets it up)"]
+fn autohall_runs_on_the_embedded_models() {
+    let (g, sm) = (gguf(), smol_gguf());
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("models.toml"),
+        format!(
+            "[[models]]\nname = \"local\"\nprovider = \"local\"\npath = {:?}\ncompletion = true\nmax_concurrency = 1\nmax_retries = 0\nparams = {{ max_tokens = 48 }}\n\n\
+             [[models]]\nname = \"smol\"\nprovider = \"local\"\npath = {:?}\nmax_concurrency = 1\nmax_retries = 0\nparams = {{ max_tokens = 48 }}\n",
+            g.display().to_string(),
+            sm.display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("prism"))
+        .args([
+            "autohall",
+            "--models",
+            "local,smol",
+            "--temperature",
+            "0.5",
+            "--limit",
+            "2",
+            "-k",
+            "2",
+            "--json",
+        ])
+        .env("PRISM_CONFIG_DIR", dir.path())
+        .env("PRISM_DATA_DIR", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let id = events
+        .iter()
+        .find(|e| e["event"] == "started")
+        .and_then(|e| e["detect_id"].as_str())
+        .unwrap()
+        .to_string();
+    let store = prism::store::Store::open(&dir.path().join("prism.db")).unwrap();
+    let stored = prism::detect::stored::Stored::load(&store, &id).unwrap();
+    assert_eq!(stored.targets.len(), 4, "2 claims x 2 models");
+    for t in &stored.targets {
+        assert!(t.answer.as_deref().is_some_and(|a| !a.trim().is_empty() || t.refused));
+        if t.refused {
+            continue;
+        }
+        assert!(t.class.is_some(), "{}: classified (or counted unreadable)", t.item_id);
+        let samples: Vec<_> = stored.samples.iter().filter(|s| s.target == t.idx).collect();
+        assert_eq!(samples.len(), 2);
+        assert!(samples.iter().all(|s| s.text.is_some()));
+        let pairs: Vec<_> = stored.pairs.iter().filter(|p| p.target == t.idx).collect();
+        assert_eq!(pairs.len(), 2);
+        assert!(pairs
+            .iter()
+            .all(|p| p.verdict != prism::store::Verdict::Failed && p.reply.is_some()));
+    }
+    let results = events.iter().find(|e| e["event"] == "results").unwrap();
+    assert_eq!(results["claims"]["collection"].as_array().unwrap().len(), 2);
+}

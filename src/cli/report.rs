@@ -46,6 +46,10 @@ pub struct ReportArgs {
     /// The dataset (for questions in examples and for coverage); default: the run's own.
     #[arg(long, value_name = "PRISM_DIR")]
     pub data: Option<PathBuf>,
+    /// Detection runs (`prism detect`, `prism autohall`) whose tables to add; the detections of
+    /// the reported run's answers are added without asking.
+    #[arg(long, value_name = "DETECT_ID")]
+    pub detect: Vec<String>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Write to this file instead of stdout.
@@ -63,6 +67,7 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
     };
     let files_only = args.db.is_none()
         && args.run.is_none()
+        && args.detect.is_empty()
         && (!args.summary.is_empty()
             || args.prism_outputs.is_some()
             || !args.references.is_empty());
@@ -85,17 +90,64 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
             None => Some(crate::dataset::load_sample().dataset),
         }
     };
+    let mut detections = crate::report::detection::Detections::default();
     if let Some(store) = &store {
-        let run = match &args.run {
-            Some(id) => store
-                .run(id)?
-                .with_context(|| format!("no run {id} in the store"))?,
-            None => store.latest_run()?.context("no runs in the store")?,
-        };
-        let ds = load_ds(&run.dataset);
-        let (r, m) = build::from_store(store, &run.id, ds.as_ref())?;
-        rows.extend(r);
-        meta = m;
+        // Only --detect asked for: the detection tables alone.
+        let detect_only = args.run.is_none() && !args.detect.is_empty();
+        if !detect_only {
+            let run = match &args.run {
+                Some(id) => store
+                    .run(id)?
+                    .with_context(|| format!("no run {id} in the store"))?,
+                None => store.latest_run()?.context("no runs in the store")?,
+            };
+            let ds = load_ds(&run.dataset);
+            let (r, m) = build::from_store(store, &run.id, ds.as_ref())?;
+            rows.extend(r);
+            meta = m;
+            let flags: Vec<_> = crate::detect::results::answer_flags(store)?
+                .into_iter()
+                .filter(|f| f.source_run == run.id)
+                .collect();
+            detections.answers = crate::detect::results::agreement(&flags);
+        }
+        for id in &args.detect {
+            let d = store
+                .detect_run(id)?
+                .with_context(|| format!("no detection run {id} in the store"))?;
+            let stored = crate::detect::stored::Stored::load(store, id)?;
+            match d.kind {
+                crate::store::DetectKind::Claims => {
+                    detections
+                        .claims
+                        .push(crate::report::detection::ClaimsSection {
+                            detect_id: d.id.clone(),
+                            dataset: d.dataset.clone(),
+                            tables: crate::detect::results::claims_report(
+                                &stored,
+                                d.config.k,
+                                d.config.seed,
+                            ),
+                        });
+                }
+                crate::store::DetectKind::Answers => {
+                    // This run's verdicts, against the scores of the answers it tested.
+                    let all = crate::detect::results::answer_flags(store)?;
+                    let mine: Vec<_> = all
+                        .into_iter()
+                        .filter(|f| {
+                            stored.targets.iter().any(|t| {
+                                t.source_run.as_deref() == Some(f.source_run.as_str())
+                                    && t.source_job == Some(f.source_job)
+                            })
+                        })
+                        .collect();
+                    if detections.answers.is_empty() {
+                        detections.answers = crate::detect::results::agreement(&mine);
+                    }
+                }
+            }
+        }
     }
     for f in &args.summary {
         rows.push(build::from_summary_file(f, &mut problems)?);
@@ -106,7 +158,7 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
     for f in &args.references {
         rows.extend(build::references_csv(f, &mut problems)?);
     }
-    if rows.is_empty() {
+    if rows.is_empty() && detections.is_empty() {
         bail!("nothing to report");
     }
     if let Some(b) = &args.baseline {
@@ -132,18 +184,53 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
     for p in &problems {
         crate::warn!("{p}");
     }
-    let rep = Report::new(rows, meta);
+    let heat = !rows.is_empty();
+    let mut rep = Report::new(rows, meta);
+    rep.detections = detections;
+    let det = &rep.detections;
+    use crate::report::detection as dt;
     let out = match args.format {
         // A table is for the terminal: outside strings in it are sanitized.
-        Format::Table => crate::text::sanitize(&render::table(&rep)).into_owned(),
-        Format::Csv => render::csv(&rep),
-        Format::Md => render::markdown(&rep),
-        Format::Json => {
-            crate::text::json_for_terminal(&serde_json::to_string_pretty(&render::json(&rep))?)
-                .into_owned()
-                + "\n"
+        Format::Table => {
+            let mut s = if heat { render::table(&rep) } else { String::new() };
+            s.push_str(&dt::table(det));
+            crate::text::sanitize(&s).into_owned()
         }
-        Format::Html => html::html(&rep, theme),
+        Format::Csv => {
+            let mut s = if heat { render::csv(&rep) } else { String::new() };
+            if !det.is_empty() {
+                if !s.is_empty() {
+                    s.push('\n');
+                }
+                s.push_str(&dt::csv(det));
+            }
+            s
+        }
+        Format::Md => {
+            let mut s = if heat { render::markdown(&rep) } else { String::new() };
+            s.push_str(&dt::markdown(det));
+            s
+        }
+        Format::Json => {
+            let mut v = if heat {
+                render::json(&rep)
+            } else {
+                serde_json::json!({})
+            };
+            if !det.is_empty() {
+                v["detection"] = dt::json(det);
+            }
+            crate::text::json_for_terminal(&serde_json::to_string_pretty(&v)?).into_owned() + "\n"
+        }
+        Format::Html => {
+            let mut s = html::html(&rep, theme);
+            if !det.is_empty()
+                && let Some(at) = s.rfind("</body>")
+            {
+                s.insert_str(at, &dt::html(det));
+            }
+            s
+        }
     };
     match &args.output {
         Some(p) => {

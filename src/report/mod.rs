@@ -4,6 +4,7 @@
 //! Markdown, JSON, self-contained HTML).
 
 pub mod build;
+pub mod detection;
 pub mod html;
 pub mod render;
 
@@ -224,6 +225,8 @@ pub struct Meta {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
     pub rows: Vec<Row>,
+    /// Detection by self-contradiction, when the report carries it.
+    pub detections: detection::Detections,
     /// Every sub-task with a score in any row, in taxonomy order.
     pub tasks: Vec<String>,
     pub meta: Meta,
@@ -237,7 +240,12 @@ impl Report {
             .collect();
         tasks.sort_by_key(|t| task_order(t));
         tasks.dedup();
-        Report { rows, tasks, meta }
+        Report {
+            rows,
+            tasks,
+            meta,
+            detections: detection::Detections::default(),
+        }
     }
 
     pub fn columns(&self, view: View) -> Vec<String> {

@@ -47,8 +47,22 @@ pub struct Drill {
     pub sel: usize,
 }
 
+/// What the cells show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Metric {
+    /// PRISM's hallucination rate (100 - score).
+    #[default]
+    Rate,
+    /// The share of answers flagged by self-contradiction (AutoHall's OR rule), among the
+    /// answers whose detection is complete.
+    Flags,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Heatmap {
+    pub metric: Metric,
+    /// Every detected answer's flag and score (read when the flag metric is first shown).
+    pub flags: Option<Vec<crate::detect::results::AnswerFlag>>,
     pub view: View,
     /// Cursor: row in display order, column in the view.
     pub row: usize,
@@ -109,8 +123,24 @@ impl Heatmap {
         self.row = self.row.min(self.order.len().saturating_sub(1));
     }
 
-    /// Rebuilds the rows from the session's summaries (the same aggregator as `prism score`).
+    /// Rebuilds the rows from the session's summaries (the same aggregator as `prism score`),
+    /// or, for the flag metric, from the detected answers.
     fn refresh(&mut self, session: &Session) {
+        if self.metric == Metric::Flags {
+            let mut rows = flag_rows(self.flags.as_deref().unwrap_or(&[]));
+            if let Some(b) = &self.baseline {
+                match rows.iter().find(|r| &r.name == b).cloned() {
+                    Some(base) => build::attach_baseline(&mut rows, &[base]),
+                    None => self.baseline = None,
+                }
+            }
+            self.built_from = session.version();
+            self.report = Some(Report::new(rows, crate::report::Meta::default()));
+            let ncols = self.columns().len();
+            self.col = self.col.min(ncols.saturating_sub(1));
+            self.reorder();
+            return;
+        }
         let mut rows: Vec<Row> = session
             .summaries()
             .map(|s| {
@@ -170,7 +200,20 @@ impl Heatmap {
         let in_column = self.column_tasks(cx, view, col);
         let keep = |i: usize| in_column[cx.ds.items[i].task as usize];
         let mut per: HashMap<usize, (f64, u32)> = HashMap::new();
-        for ((i, m, _), s) in &cx.session.points {
+        if self.metric == Metric::Flags {
+            // Worst first: the items whose answers were flagged most (1 - flagged share).
+            for fl in self.flags.iter().flatten() {
+                if fl.model == model
+                    && let Some(i) = cx.ds.index_of(&fl.item_id)
+                    && keep(i)
+                {
+                    let e = per.entry(i).or_default();
+                    e.0 += if fl.outcome.flagged() { 0.0 } else { 1.0 };
+                    e.1 += 1;
+                }
+            }
+        }
+        for ((i, m, _), s) in cx.session.points.iter().filter(|_| self.metric == Metric::Rate) {
             if let Some(s) = s
                 && m == model
                 && keep(*i)
@@ -302,6 +345,22 @@ impl Heatmap {
                 };
                 self.refresh(cx.session);
             }
+            Action::Metric => {
+                self.metric = match self.metric {
+                    Metric::Rate => Metric::Flags,
+                    Metric::Flags => Metric::Rate,
+                };
+                self.sort = None;
+                self.baseline = None;
+                self.drill = None;
+                self.refresh(cx.session);
+                if self.metric == Metric::Flags && self.flags.is_none() {
+                    return vec![
+                        Cmd::Job(crate::tui::jobs::JobRequest::LoadFlags),
+                        Cmd::Notice("reading the detections…".into()),
+                    ];
+                }
+            }
             Action::Spearman => {
                 if let Some(rep) = &self.report {
                     return vec![Cmd::Popup(Box::new(Correlation::of(rep)))];
@@ -397,6 +456,25 @@ impl Component for Heatmap {
         Vec::new()
     }
 
+    fn on_msg(&mut self, msg: &crate::tui::jobs::Msg, cx: &Cx) -> Vec<Cmd> {
+        match msg {
+            crate::tui::jobs::Msg::Flags(f) => {
+                let n = f.len();
+                self.flags = Some(f.clone());
+                self.refresh(cx.session);
+                if n == 0 {
+                    return vec![Cmd::Notice(
+                        "no detections yet: x on a compare pane, or d on marked items, runs one"
+                            .into(),
+                    )];
+                }
+                vec![Cmd::ClearNotice]
+            }
+            crate::tui::jobs::Msg::Failed(e) => vec![Cmd::Notice(e.clone())],
+            _ => Vec::new(),
+        }
+    }
+
     fn update(&mut self, input: Input, cx: &Cx) -> Vec<Cmd> {
         // Scores that arrived since the last build are in before the key acts.
         if self.built_from != cx.session.version() {
@@ -431,7 +509,11 @@ impl Component for Heatmap {
             Span::styled(" heatmap ", t.base().add_modifier(Modifier::BOLD)),
             Span::styled(
                 format!(
-                    "{} · {} models{}",
+                    "{} · {} · {} models{}",
+                    match self.metric {
+                        Metric::Rate => "hallucination rate",
+                        Metric::Flags => "self-contradiction flags",
+                    },
                     self.view.name(),
                     rep.rows.len() - refs,
                     if refs > 0 {
@@ -463,6 +545,17 @@ impl Component for Heatmap {
         f.render_widget(Paragraph::new(title_line(t, spans)), title);
         match &self.drill {
             Some(d) => draw_drill(cx, f, body, d),
+            None if self.metric == Metric::Flags => {
+                let agreement = crate::detect::results::agreement(self.flags.as_deref().unwrap_or(&[]));
+                let models = agreement.iter().filter(|a| a.dimension == "all").count();
+                let [grid, agree] = Layout::vertical([
+                    Constraint::Min(4),
+                    Constraint::Length(models as u16 + 3),
+                ])
+                .areas(body);
+                self.draw_grid(cx, f, grid);
+                draw_agreement(cx, f, agree, &agreement);
+            }
             None => self.draw_grid(cx, f, body),
         }
         self.status_line(cx, f, status);
@@ -481,7 +574,12 @@ impl Heatmap {
             .borders(Borders::ALL)
             .border_type(BorderType::Rounded)
             .border_style(t.border(true))
-            .title(" Hallucination rate % (lower is better) · * partial ");
+            .title(match self.metric {
+                Metric::Rate => " Hallucination rate % (lower is better) · * partial ",
+                Metric::Flags => {
+                    " Answers flagged by self-contradiction % (any of K pairs conflicts) · H-Score column: mean of the four "
+                }
+            });
         let inner = block.inner(area);
         f.render_widget(block, area);
         let cols = rep.columns(self.view);
@@ -621,7 +719,7 @@ impl Heatmap {
                     (None, None) => "-".into(),
                 };
                 let mut s = format!(" {} · {col} · {what}", one_line(&row.name));
-                if !row.is_reference() {
+                if !row.is_reference() && self.metric == Metric::Rate {
                     let (n, of) = self.cell_coverage(cx, &row.name);
                     s.push_str(&format!(" · {n}/{of} items scored"));
                 }
@@ -632,8 +730,9 @@ impl Heatmap {
             }
             spans.push(Span::styled(
                 format!(
-                    "   {} items  {} view  {} sort  {} published  {} baseline  {} correlation  {} back",
+                    "   {} items  {} metric  {} view  {} sort  {} published  {} baseline  {} correlation  {} back",
                     k(Action::Toggle),
+                    k(Action::Metric),
                     k(Action::HeatView),
                     k(Action::Sort),
                     k(Action::References),
@@ -693,5 +792,131 @@ fn draw_drill(cx: &Cx, f: &mut Frame, area: Rect, d: &Drill) {
             }
         })
         .collect();
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The flag metric's rows: per model, the share of detected answers flagged, pooled over the
+/// answers of each sub-task, category and dimension (a cell over more answers weighs them
+/// all, unlike the rate's mean of task rates: flags are per answer, not per task score).
+fn flag_rows(flags: &[crate::detect::results::AnswerFlag]) -> Vec<Row> {
+    use crate::eval::metrics::DimRate;
+    use std::collections::BTreeMap;
+    let mut per: BTreeMap<&str, BTreeMap<&str, (usize, usize)>> = BTreeMap::new();
+    for f in flags {
+        let e = per
+            .entry(f.model.as_str())
+            .or_default()
+            .entry(f.task_id.as_str())
+            .or_default();
+        e.0 += usize::from(f.outcome.flagged());
+        e.1 += 1;
+    }
+    let pooled = |tasks: &BTreeMap<&str, (usize, usize)>, keep: &dyn Fn(&str) -> bool| {
+        let (mut fl, mut n, mut t) = (0, 0, 0);
+        for (task, (a, b)) in tasks {
+            if keep(task) {
+                fl += a;
+                n += b;
+                t += 1;
+            }
+        }
+        (n > 0).then(|| DimRate {
+            rate: 100.0 * fl as f64 / n as f64,
+            tasks: t,
+            of: t,
+        })
+    };
+    per.iter()
+        .map(|(model, tasks)| {
+            let dim_of = |t: &str| crate::eval::metrics::dimension_of(t);
+            let dims = std::array::from_fn(|d| {
+                pooled(tasks, &|t| dim_of(t) == Some(Dimension::ALL[d]))
+            });
+            let categories = CATEGORIES
+                .iter()
+                .map(|c| {
+                    pooled(tasks, &|t| {
+                        let mut p = t.splitn(3, '-');
+                        p.next().and_then(|d| d.parse::<Dimension>().ok()) == Some(c.dimension)
+                            && p.next() == Some(c.code)
+                    })
+                })
+                .collect();
+            let task_scores = tasks
+                .iter()
+                .map(|(t, (a, b))| (t.to_string(), 100.0 - 100.0 * *a as f64 / *b as f64))
+                .collect();
+            Row {
+                name: model.to_string(),
+                source: Source::Run {
+                    run_id: "detections".into(),
+                },
+                dims,
+                categories,
+                task_scores,
+                worst: Vec::new(),
+                baseline: None,
+                pending: Default::default(),
+            }
+        })
+        .collect()
+}
+
+/// How far the flag agrees with PRISM's verdicts, per model and dimension: precision, recall,
+/// and how many answers PRISM scored wrong that no pair contradicted.
+fn draw_agreement(
+    cx: &Cx,
+    f: &mut Frame,
+    area: Rect,
+    rows: &[crate::detect::results::Agreement],
+) {
+    let t = cx.theme;
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .border_style(t.border(false))
+        .title(" Flag vs PRISM's verdict (answers with both): precision / recall / wrong but never contradicted ");
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
+    let mut lines = vec![Line::styled(
+        format!(
+            "{:<LABEL_W$}{}",
+            "",
+            ["KE", "KM", "RE", "IFE", "all"]
+                .iter()
+                .map(|d| format!("{d:>16}"))
+                .collect::<String>()
+        ),
+        t.muted().add_modifier(Modifier::BOLD),
+    )];
+    let mut models: Vec<&str> = rows.iter().map(|r| r.model.as_str()).collect();
+    models.dedup();
+    for m in models {
+        let mut s = format!("{:<w$} ", truncate(&one_line(m), LABEL_W - 1), w = LABEL_W - 1);
+        for d in ["KE", "KM", "RE", "IFE", "all"] {
+            let cell = rows
+                .iter()
+                .find(|r| r.model == m && r.dimension == d)
+                .filter(|r| r.scored > 0)
+                .map(|r| {
+                    format!(
+                        "{}/{}/{}",
+                        pct(r.precision),
+                        pct(r.recall),
+                        r.wrong_never_contradicted
+                    )
+                })
+                .unwrap_or_else(|| "-".into());
+            s.push_str(&format!("{cell:>16}"));
+        }
+        lines.push(Line::styled(s, t.base()));
+    }
+    if rows.is_empty() {
+        lines.push(Line::styled(
+            "no answer has both a complete detection and a score yet",
+            t.muted(),
+        ));
+    }
     f.render_widget(Paragraph::new(lines), inner);
 }
