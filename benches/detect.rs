@@ -55,7 +55,11 @@ fn claims(n: usize) -> ClaimSet {
                 i % 7,
                 if i % 3 == 0 { "[[conflict2]]" } else { "" }
             ),
-            label: if i % 2 == 0 { Truth::True } else { Truth::False },
+            label: if i % 2 == 0 {
+                Truth::True
+            } else {
+                Truth::False
+            },
             topic: format!("t{}", i % 7),
             source_label: String::new(),
             evidence: Vec::new(),
@@ -149,7 +153,9 @@ async fn raw_capacity(url: &str, set: &ClaimSet, n: usize, conc: usize) -> f64 {
         let reference = prism::detect::prompts::reference_request(0, &c.claim, Some(0.5));
         let ref_text = mock::autohall_reply(&reference.messages[0].content);
         all.push(body(reference));
-        all.push(body(prism::detect::prompts::classification(&c.claim, &ref_text)));
+        all.push(body(prism::detect::prompts::classification(
+            &c.claim, &ref_text,
+        )));
         for k in 0..6 {
             let v = prism::detect::prompts::reference_variant_index(k);
             let sample = prism::detect::prompts::reference_request(v, &c.claim, Some(0.5));
@@ -167,8 +173,12 @@ async fn raw_capacity(url: &str, set: &ClaimSet, n: usize, conc: usize) -> f64 {
     let t = Instant::now();
     let mut hs = Vec::new();
     for _ in 0..conc {
-        let (client, bodies, next, url) =
-            (client.clone(), bodies.clone(), next.clone(), url.to_string());
+        let (client, bodies, next, url) = (
+            client.clone(),
+            bodies.clone(),
+            next.clone(),
+            url.to_string(),
+        );
         hs.push(tokio::spawn(async move {
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
@@ -235,7 +245,11 @@ fn main() {
     });
     let hwm = std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(str::to_string))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(str::to_string)
+        })
         .unwrap_or_default();
     println!(
         "process peak RSS (stub, load loop and detection, one process): {}",
@@ -260,8 +274,7 @@ fn main() {
         for m in [smol, local] {
             let name = m.name.clone();
             let factory = prism::cli::run::factory(&dirs);
-            let (secs, done, failed) =
-                rt.block_on(autohall(&set, vec![m], 6, 1, factory));
+            let (secs, done, failed) = rt.block_on(autohall(&set, vec![m], 6, 1, factory));
             println!(
                 "embedded {name}: {embedded} claims x K=6: {done} calls ({failed} failed) in {secs:.1} s = {:.1} s per claim, {:.2} s per call",
                 secs / embedded as f64,

@@ -234,7 +234,10 @@ fn autohall_on_scripted_claims() {
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["detection"]["claims"][0]["tables"]["collection"][0]["h"], 2);
+    assert_eq!(
+        v["detection"]["claims"][0]["tables"]["collection"][0]["h"],
+        2
+    );
 
     // The same command again: a new run, every call answered by the cache.
     let before = env.mock.requests();
@@ -285,7 +288,14 @@ fn detect_on_stored_answers_with_a_judge() {
     let env = Env::new();
     env.prism()
         .args([
-            "run", "--models", "ah", "--filter", "KE-FD-Numbers", "--limit", "3", "--json",
+            "run",
+            "--models",
+            "ah",
+            "--filter",
+            "KE-FD-Numbers",
+            "--limit",
+            "3",
+            "--json",
         ])
         .assert()
         .code(0);
@@ -339,7 +349,12 @@ fn detect_on_stored_answers_with_a_judge() {
         .args(["report", "--format", "json"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let ke = v["detection"]["answers"]
         .as_array()
@@ -360,7 +375,10 @@ fn detect_on_stored_answers_with_a_judge() {
         .output()
         .unwrap();
     let md = String::from_utf8_lossy(&md.stdout);
-    assert!(md.contains("### Self-contradiction flags on stored answers"), "{md}");
+    assert!(
+        md.contains("### Self-contradiction flags on stored answers"),
+        "{md}"
+    );
 }
 
 /// A bad flag value, a model the run does not have, a missing store: exit 1 or 2 (clap) with

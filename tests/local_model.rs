@@ -402,19 +402,33 @@ fn autohall_runs_on_the_embedded_models() {
     let stored = prism::detect::stored::Stored::load(&store, &id).unwrap();
     assert_eq!(stored.targets.len(), 4, "2 claims x 2 models");
     for t in &stored.targets {
-        assert!(t.answer.as_deref().is_some_and(|a| !a.trim().is_empty() || t.refused));
+        assert!(
+            t.answer
+                .as_deref()
+                .is_some_and(|a| !a.trim().is_empty() || t.refused)
+        );
         if t.refused {
             continue;
         }
-        assert!(t.class.is_some(), "{}: classified (or counted unreadable)", t.item_id);
-        let samples: Vec<_> = stored.samples.iter().filter(|s| s.target == t.idx).collect();
+        assert!(
+            t.class.is_some(),
+            "{}: classified (or counted unreadable)",
+            t.item_id
+        );
+        let samples: Vec<_> = stored
+            .samples
+            .iter()
+            .filter(|s| s.target == t.idx)
+            .collect();
         assert_eq!(samples.len(), 2);
         assert!(samples.iter().all(|s| s.text.is_some()));
         let pairs: Vec<_> = stored.pairs.iter().filter(|p| p.target == t.idx).collect();
         assert_eq!(pairs.len(), 2);
-        assert!(pairs
-            .iter()
-            .all(|p| p.verdict != prism::store::Verdict::Failed && p.reply.is_some()));
+        assert!(
+            pairs
+                .iter()
+                .all(|p| p.verdict != prism::store::Verdict::Failed && p.reply.is_some())
+        );
     }
     let results = events.iter().find(|e| e["event"] == "results").unwrap();
     assert_eq!(results["claims"]["collection"].as_array().unwrap().len(), 2);

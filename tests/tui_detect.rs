@@ -102,7 +102,10 @@ fn contradictions_of_an_answer_live_pair_again_and_stored() {
     assert!(s.contains("1 of 6 pairs conflict"), "{s}");
     assert!(s.contains("CONFLICT") && s.contains("consistent"), "{s}");
     assert!(s.contains("judge ah (itself)"), "{s}");
-    assert_eq!(mock.requests(), after_run + 12);
+    // Six samples; the pair checks of samples 1-5 are one request (same two texts at
+    // temperature 0), answered by the cache when an earlier one finished first.
+    let n = mock.requests() - after_run;
+    assert!((6 + 2..=12).contains(&n), "{n}");
 
     // The conflicting pair side by side, the judge's quotes marked.
     let mut keys: Vec<_> = (0..5).map(|_| key('j')).collect();
@@ -113,7 +116,10 @@ fn contradictions_of_an_answer_live_pair_again_and_stored() {
     assert!(s.contains("A: the answer under test"), "{s}");
     assert!(s.contains("B: sample #6"), "{s}");
     assert!(s.contains("CONFLICT"), "{s}");
-    assert!(s.contains("marked:"), "the quotes are found in both texts: {s}");
+    assert!(
+        s.contains("marked:"),
+        "the quotes are found in both texts: {s}"
+    );
     let term = play(&rt, &mut app, &mut services, vec![key('J')]);
     assert!(screen(&term).contains("the judge's raw reply"));
 

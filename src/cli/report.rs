@@ -192,12 +192,20 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
     let out = match args.format {
         // A table is for the terminal: outside strings in it are sanitized.
         Format::Table => {
-            let mut s = if heat { render::table(&rep) } else { String::new() };
+            let mut s = if heat {
+                render::table(&rep)
+            } else {
+                String::new()
+            };
             s.push_str(&dt::table(det));
             crate::text::sanitize(&s).into_owned()
         }
         Format::Csv => {
-            let mut s = if heat { render::csv(&rep) } else { String::new() };
+            let mut s = if heat {
+                render::csv(&rep)
+            } else {
+                String::new()
+            };
             if !det.is_empty() {
                 if !s.is_empty() {
                     s.push('\n');
@@ -207,7 +215,11 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
             s
         }
         Format::Md => {
-            let mut s = if heat { render::markdown(&rep) } else { String::new() };
+            let mut s = if heat {
+                render::markdown(&rep)
+            } else {
+                String::new()
+            };
             s.push_str(&dt::markdown(det));
             s
         }

@@ -164,7 +164,6 @@ impl Stored {
             _ => {}
         }
     }
-
 }
 
 /// Records a new detection run and runs it.

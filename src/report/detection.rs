@@ -43,8 +43,11 @@ fn share(a: &Agreement) -> Option<f64> {
     (a.checked > 0).then(|| 100.0 * a.flagged as f64 / a.checked as f64)
 }
 
-/// The rows of each table, as strings: (title, header, rows). Every format is made from these.
-fn tables(d: &Detections) -> Vec<(String, Vec<&'static str>, Vec<Vec<String>>)> {
+/// A table as strings: title, header, rows.
+type Table = (String, Vec<&'static str>, Vec<Vec<String>>);
+
+/// The rows of each table, as strings. Every format is made from these.
+fn tables(d: &Detections) -> Vec<Table> {
     let mut out = Vec::new();
     if !d.answers.is_empty() {
         out.push((
@@ -82,10 +85,7 @@ fn tables(d: &Detections) -> Vec<(String, Vec<&'static str>, Vec<Vec<String>>)> 
     }
     for c in &d.claims {
         out.push((
-            format!(
-                "AutoHall collection: {} ({})",
-                c.dataset, c.detect_id
-            ),
+            format!("AutoHall collection: {} ({})", c.dataset, c.detect_id),
             vec![
                 "model",
                 "temperature",
@@ -193,7 +193,11 @@ pub fn table(d: &Detections) -> String {
                 .collect::<Vec<_>>()
                 .join("  ")
         };
-        let _ = writeln!(s, "{}", line(header.iter().map(|h| h.to_string()).collect()));
+        let _ = writeln!(
+            s,
+            "{}",
+            line(header.iter().map(|h| h.to_string()).collect())
+        );
         for r in rows {
             let _ = writeln!(s, "{}", line(r));
         }
@@ -254,7 +258,10 @@ pub fn markdown(d: &Detections) -> String {
             let _ = writeln!(
                 s,
                 "| {} |",
-                r.iter().map(|c| md_escape(c)).collect::<Vec<_>>().join(" | ")
+                r.iter()
+                    .map(|c| md_escape(c))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
             );
         }
     }
@@ -272,7 +279,11 @@ pub fn html(d: &Detections) -> String {
     let esc = super::html::esc;
     let mut s = String::from("<h2>Detection by self-contradiction</h2>\n");
     for (title, header, rows) in tables(d) {
-        let _ = write!(s, "<h3>{}</h3><div class=\"scroll\"><table class=\"detection\"><tr>", esc(&title));
+        let _ = write!(
+            s,
+            "<h3>{}</h3><div class=\"scroll\"><table class=\"detection\"><tr>",
+            esc(&title)
+        );
         for h in &header {
             let _ = write!(s, "<th>{}</th>", esc(h));
         }

@@ -395,31 +395,23 @@ impl Jobs {
         spec.concurrency = self.services.concurrency;
         spec.samples = samples.max(1);
         let cancel = CancellationToken::new();
-        let (etx, mut erx) = mpsc::unbounded_channel();
+        let (etx, erx) = mpsc::unbounded_channel();
         let fwd = self.tx.clone();
-        tokio::spawn(async move {
-            while let Some(ev) = erx.recv().await {
-                if fwd
-                    .send(Delivery {
-                        to,
-                        msg: Msg::Engine(ev),
-                    })
-                    .is_err()
-                {
-                    break;
-                }
-            }
-        });
         let factory = self.services.factory.clone();
         let c2 = cancel.clone();
         let err = self.tx.clone();
+        // One task runs and forwards: when it ends, every event has reached the loop (which
+        // stops waiting once no job is busy and nothing is queued).
         let handle = tokio::spawn(async move {
-            if let Err(e) = crate::engine::run(spec, store, factory, etx, c2).await {
-                let _ = err.send(Delivery {
-                    to,
-                    msg: Msg::Failed(format!("run not started: {e}")),
-                });
-            }
+            let work = async move {
+                if let Err(e) = crate::engine::run(spec, store, factory, etx, c2).await {
+                    let _ = err.send(Delivery {
+                        to,
+                        msg: Msg::Failed(format!("run not started: {e}")),
+                    });
+                }
+            };
+            tokio::join!(work, forward(erx, fwd, to, Msg::Engine));
         });
         self.run = Some((cancel, handle));
     }
@@ -636,21 +628,8 @@ impl Jobs {
             },
         );
         let cancel = CancellationToken::new();
-        let (etx, mut erx) = mpsc::unbounded_channel();
+        let (etx, erx) = mpsc::unbounded_channel();
         let fwd = self.tx.clone();
-        tokio::spawn(async move {
-            while let Some(ev) = erx.recv().await {
-                if fwd
-                    .send(Delivery {
-                        to,
-                        msg: Msg::Detect(ev),
-                    })
-                    .is_err()
-                {
-                    break;
-                }
-            }
-        });
         let factory = self.services.factory.clone();
         let opts = DetectOptions {
             concurrency: self.services.concurrency,
@@ -658,41 +637,45 @@ impl Jobs {
             stream_deltas: true,
         };
         let (c2, err) = (cancel.clone(), self.tx.clone());
+        // One task runs and forwards (see start_run).
         let handle = tokio::spawn(async move {
-            let result = if fresh {
-                crate::detect::run::start(
-                    run,
-                    stored.targets,
-                    models,
-                    None,
-                    opts,
-                    store,
-                    factory,
-                    etx,
-                    c2,
-                )
-                .await
-            } else {
-                let add = crate::store::DetectWrite::AddRound {
-                    run: run.id.clone(),
-                    target: focus,
-                };
-                match store.detect(add).await {
-                    Ok(()) => {
-                        crate::detect::run::resume(
-                            run, stored, only, models, None, opts, store, factory, etx, c2,
-                        )
-                        .await
+            let work = async move {
+                let result = if fresh {
+                    crate::detect::run::start(
+                        run,
+                        stored.targets,
+                        models,
+                        None,
+                        opts,
+                        store,
+                        factory,
+                        etx,
+                        c2,
+                    )
+                    .await
+                } else {
+                    let add = crate::store::DetectWrite::AddRound {
+                        run: run.id.clone(),
+                        target: focus,
+                    };
+                    match store.detect(add).await {
+                        Ok(()) => {
+                            crate::detect::run::resume(
+                                run, stored, only, models, None, opts, store, factory, etx, c2,
+                            )
+                            .await
+                        }
+                        Err(e) => Err(anyhow::anyhow!("saving the new round: {e}")),
                     }
-                    Err(e) => Err(anyhow::anyhow!("saving the new round: {e}")),
+                };
+                if let Err(e) = result {
+                    let _ = err.send(Delivery {
+                        to,
+                        msg: Msg::Failed(format!("detection not started: {e:#}")),
+                    });
                 }
             };
-            if let Err(e) = result {
-                let _ = err.send(Delivery {
-                    to,
-                    msg: Msg::Failed(format!("detection not started: {e:#}")),
-                });
-            }
+            tokio::join!(work, forward(erx, fwd, to, Msg::Detect));
         });
         self.detect = Some((cancel, handle));
         Ok(())
@@ -718,6 +701,20 @@ impl Jobs {
         if let Some((cancel, handle)) = self.run.take() {
             cancel.cancel();
             let _ = tokio::time::timeout(Duration::from_secs(3), handle).await;
+        }
+    }
+}
+
+/// Hands every event of a channel to the loop as a delivery to `to`, until the sender is gone.
+async fn forward<E>(
+    mut rx: mpsc::UnboundedReceiver<E>,
+    fwd: mpsc::UnboundedSender<Delivery>,
+    to: ScreenId,
+    wrap: fn(E) -> Msg,
+) {
+    while let Some(ev) = rx.recv().await {
+        if fwd.send(Delivery { to, msg: wrap(ev) }).is_err() {
+            break;
         }
     }
 }

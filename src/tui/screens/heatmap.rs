@@ -213,7 +213,12 @@ impl Heatmap {
                 }
             }
         }
-        for ((i, m, _), s) in cx.session.points.iter().filter(|_| self.metric == Metric::Rate) {
+        for ((i, m, _), s) in cx
+            .session
+            .points
+            .iter()
+            .filter(|_| self.metric == Metric::Rate)
+        {
             if let Some(s) = s
                 && m == model
                 && keep(*i)
@@ -546,13 +551,12 @@ impl Component for Heatmap {
         match &self.drill {
             Some(d) => draw_drill(cx, f, body, d),
             None if self.metric == Metric::Flags => {
-                let agreement = crate::detect::results::agreement(self.flags.as_deref().unwrap_or(&[]));
+                let agreement =
+                    crate::detect::results::agreement(self.flags.as_deref().unwrap_or(&[]));
                 let models = agreement.iter().filter(|a| a.dimension == "all").count();
-                let [grid, agree] = Layout::vertical([
-                    Constraint::Min(4),
-                    Constraint::Length(models as u16 + 3),
-                ])
-                .areas(body);
+                let [grid, agree] =
+                    Layout::vertical([Constraint::Min(4), Constraint::Length(models as u16 + 3)])
+                        .areas(body);
                 self.draw_grid(cx, f, grid);
                 draw_agreement(cx, f, agree, &agreement);
             }
@@ -829,9 +833,8 @@ fn flag_rows(flags: &[crate::detect::results::AnswerFlag]) -> Vec<Row> {
     per.iter()
         .map(|(model, tasks)| {
             let dim_of = |t: &str| crate::eval::metrics::dimension_of(t);
-            let dims = std::array::from_fn(|d| {
-                pooled(tasks, &|t| dim_of(t) == Some(Dimension::ALL[d]))
-            });
+            let dims =
+                std::array::from_fn(|d| pooled(tasks, &|t| dim_of(t) == Some(Dimension::ALL[d])));
             let categories = CATEGORIES
                 .iter()
                 .map(|c| {
@@ -864,12 +867,7 @@ fn flag_rows(flags: &[crate::detect::results::AnswerFlag]) -> Vec<Row> {
 
 /// How far the flag agrees with PRISM's verdicts, per model and dimension: precision, recall,
 /// and how many answers PRISM scored wrong that no pair contradicted.
-fn draw_agreement(
-    cx: &Cx,
-    f: &mut Frame,
-    area: Rect,
-    rows: &[crate::detect::results::Agreement],
-) {
+fn draw_agreement(cx: &Cx, f: &mut Frame, area: Rect, rows: &[crate::detect::results::Agreement]) {
     let t = cx.theme;
     let block = Block::default()
         .borders(Borders::ALL)
@@ -893,7 +891,11 @@ fn draw_agreement(
     let mut models: Vec<&str> = rows.iter().map(|r| r.model.as_str()).collect();
     models.dedup();
     for m in models {
-        let mut s = format!("{:<w$} ", truncate(&one_line(m), LABEL_W - 1), w = LABEL_W - 1);
+        let mut s = format!(
+            "{:<w$} ",
+            truncate(&one_line(m), LABEL_W - 1),
+            w = LABEL_W - 1
+        );
         for d in ["KE", "KM", "RE", "IFE", "all"] {
             let cell = rows
                 .iter()
