@@ -366,6 +366,15 @@ mod tests {
             Some(false),
         ),
         ("verdict: conflict", Some(true)),
+        // What SmolLM2 135M replies to the pair check (a verdict first, then noise).
+        (
+            "No, the two answers do not contradict each other. The phrases \"differences in wording, detail or length\" and \"conflict with each other\" are not contradictory.",
+            Some(false),
+        ),
+        (
+            "Yes.\nExplanation: the dates differ.\nQuote A: \"1969\"\nQuote B: \"1971\"",
+            Some(true),
+        ),
         // A small model echoing the format names no verdict.
         (
             "The conflicting phrase from answer A is \"the conflicting phrase from answer B\" (or \"the conflicting phrase from answer B\")",

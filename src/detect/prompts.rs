@@ -87,11 +87,14 @@ pub fn classification(claim: &str, reference: &str) -> ChatRequest {
 }
 
 /// The pair check: do two answers to the same question contradict each other? At temperature
-/// 0, with a reply format that says the verdict, why, and the phrases that clash.
+/// 0. The reply format is asked for in words, not as a template with placeholders: small models
+/// copy placeholders back verbatim ("Verdict: CONFLICT or CONSISTENT"), and every reply was
+/// unreadable; asked this way SmolLM2 135M answers "No, ..." (readable, if not wise), and strong
+/// models give the verdict, the reason and both quotes.
 pub fn pair_check(question: &str, a: &str, b: &str) -> ChatRequest {
     user(
         format!(
-            "Two answers were given to the same question. Decide whether they contradict each other: whether they cannot both be true. Differences in wording, detail or length are not contradictions.\n\nQuestion:\n{question}\n\nAnswer A:\n{a}\n\nAnswer B:\n{b}\n\nReply in exactly this format:\nVerdict: CONFLICT or CONSISTENT\nExplanation: one sentence saying why\nQuote A: \"the conflicting phrase from answer A\" (or \"\" if none)\nQuote B: \"the conflicting phrase from answer B\" (or \"\" if none)"
+            "Two answers were given to the same question.\n\nQuestion: {question}\nAnswer A: {a}\nAnswer B: {b}\n\nDo the two answers contradict each other, so that they cannot both be true? Differences in wording, detail or length are not contradictions. First write Yes or No. Then explain why in one sentence. Then copy the phrases that clash, one from each answer, as Quote A: and Quote B:."
         ),
         Some(0.0),
     )

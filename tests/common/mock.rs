@@ -212,10 +212,10 @@ fn section<'a>(prompt: &'a str, start: &str, end: &str) -> &'a str {
 ///   reply with no verdict every time; otherwise CONFLICT when the two answers differ;
 /// - anything else is answered like `echo`.
 pub fn autohall_reply(prompt: &str) -> String {
-    if prompt.contains("Decide whether they contradict each other") {
-        let question = section(prompt, "Question:\n", "\n\nAnswer A:");
-        let a = section(prompt, "Answer A:\n", "\n\nAnswer B:");
-        let b = section(prompt, "Answer B:\n", "\n\nReply in exactly");
+    if prompt.contains("Do the two answers contradict each other") {
+        let question = section(prompt, "Question: ", "\nAnswer A: ");
+        let a = section(prompt, "\nAnswer A: ", "\nAnswer B: ");
+        let b = section(prompt, "\nAnswer B: ", "\n\nDo the two answers");
         if question.contains("[[unreadable]]") {
             return "Hmm. Both texts are about the same topic and I will think about it.".into();
         }
@@ -228,13 +228,12 @@ pub fn autohall_reply(prompt: &str) -> String {
         };
         return if conflict {
             format!(
-                "Verdict: CONFLICT\nExplanation: the two answers disagree.\nQuote A: \"{}\"\nQuote B: \"{}\"",
+                "Yes.\nExplanation: the two answers disagree.\nQuote A: \"{}\"\nQuote B: \"{}\"",
                 a.chars().take(20).collect::<String>(),
                 b.chars().take(20).collect::<String>()
             )
         } else {
-            "Verdict: CONSISTENT\nExplanation: they say the same.\nQuote A: \"\"\nQuote B: \"\""
-                .into()
+            "No.\nExplanation: they say the same.\nQuote A: \"\"\nQuote B: \"\"".into()
         };
     }
     if prompt.contains("Based on the reference, is the claim true or false?") {
