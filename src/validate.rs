@@ -196,3 +196,66 @@ impl<'a> ClaimsReport<'a> {
         out
     }
 }
+
+/// The `--json` report of a triples file (self-detection), one object for scripts.
+#[derive(Debug, Serialize)]
+pub struct TriplesReport<'a> {
+    pub path: &'a str,
+    pub kind: &'static str,
+    pub triples: usize,
+    pub with_sentence: usize,
+    pub with_popularity: usize,
+    pub per_relation: std::collections::BTreeMap<&'a str, usize>,
+    pub errors: Vec<&'a Problem>,
+    pub warnings: Vec<&'a Problem>,
+}
+
+impl<'a> TriplesReport<'a> {
+    pub fn new(path: &'a str, loaded: &'a crate::dataset::triples::LoadedTriples) -> Self {
+        let set = &loaded.set;
+        TriplesReport {
+            path,
+            kind: "triples",
+            triples: set.triples.len(),
+            with_sentence: set.triples.iter().filter(|t| t.sentence.is_some()).count(),
+            with_popularity: set
+                .triples
+                .iter()
+                .filter(|t| t.popularity.is_some())
+                .count(),
+            per_relation: crate::dataset::triples::per_relation(set),
+            errors: loaded.problems.iter().filter(|p| p.is_error()).collect(),
+            warnings: loaded.problems.iter().filter(|p| !p.is_error()).collect(),
+        }
+    }
+
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for p in self.errors.iter().chain(&self.warnings) {
+            let _ = writeln!(out, "{p}");
+        }
+        if !self.errors.is_empty() || !self.warnings.is_empty() {
+            out.push('\n');
+        }
+        let _ = writeln!(
+            out,
+            "{}: {} triples in {} relations ({} with a source sentence, {} with popularity)",
+            self.path,
+            self.triples,
+            self.per_relation.len(),
+            self.with_sentence,
+            self.with_popularity
+        );
+        let _ = writeln!(out, "\nper relation:");
+        for (r, n) in &self.per_relation {
+            let _ = writeln!(out, "  {r:<30} {n:>6}");
+        }
+        let _ = writeln!(
+            out,
+            "\n{} errors, {} warnings",
+            self.errors.len(),
+            self.warnings.len()
+        );
+        out
+    }
+}

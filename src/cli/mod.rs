@@ -6,6 +6,7 @@ pub mod model;
 pub mod report;
 pub mod run;
 pub mod score;
+pub mod selfcheck;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -29,10 +30,13 @@ use crate::validate;
                   several models live; score the answers as PRISM does; see the heatmap of \
                   hallucination rates and report it.\n\nWith no \
                   subcommand, opens the TUI on PATH (a PRISM release directory, a .jsonl file \
-                  or a directory of them), or on the bundled sample data when PATH is omitted."
+                  or a directory of them), or on the bundled sample data when PATH is omitted. \
+                  A claims file opens the claims browser; a triples file (ours or LAMA T-REx) \
+                  opens the self-detection screen."
 )]
 pub struct Cli {
-    /// Dataset to open: a PRISM release directory, a .jsonl file, or a directory of .jsonl files.
+    /// Dataset to open: a PRISM release directory, a .jsonl file, or a directory of .jsonl files
+    /// (claims or triples files open their own screens).
     pub path: Option<PathBuf>,
     /// Colour theme (bundled: dark, light, high-contrast; or a file in the config dir's themes/).
     #[arg(long, global = true)]
@@ -78,6 +82,11 @@ pub enum Command {
     /// classification of the claim from it (#N, #H, H%), then detection by self-contradiction on
     /// the balanced set (accuracy, precision, recall, F1, AUROC). Resumable.
     Autohall(detect::AutohallArgs),
+    /// Self-detection on (subject, relation, object) facts: each model writes a true sentence
+    /// and a false one, then a detector (itself, or --detector) says whether each contains false
+    /// information, directly and with chain-of-thought: recall, precision, F1, accuracy,
+    /// recall per relation and against popularity. Resumable.
+    Selfcheck(selfcheck::SelfcheckArgs),
     /// Report hallucination rates: a terminal table, CSV, Markdown, JSON or a self-contained HTML
     /// file, from a scored run, official summaries, outputs directories and reference rows.
     Report(report::ReportArgs),
@@ -179,6 +188,23 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
                 }
                 return Ok(if report.errors.is_empty() { 0 } else { 1 });
             }
+            if let Some(p) = path
+                .as_ref()
+                .filter(|p| dataset::triples::is_triples_path(p))
+            {
+                let shown = p.display().to_string();
+                let loaded = dataset::triples::load_path(p, &Default::default())?;
+                let report = validate::TriplesReport::new(&shown, &loaded);
+                if json {
+                    println!(
+                        "{}",
+                        crate::text::json_for_terminal(&serde_json::to_string_pretty(&report)?)
+                    );
+                } else {
+                    print!("{}", crate::text::sanitize(&report.to_text()));
+                }
+                return Ok(if report.errors.is_empty() { 0 } else { 1 });
+            }
             let (shown, loaded) = load(path.as_ref())?;
             let report = validate::Report::new(&shown, &loaded);
             if json {
@@ -205,6 +231,7 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Run(args)) => run::run(args, &dirs, run::factory(&dirs)),
         Some(Command::Detect(args)) => detect::detect(args, &dirs, run::factory(&dirs)),
         Some(Command::Autohall(args)) => detect::autohall(args, &dirs, run::factory(&dirs)),
+        Some(Command::Selfcheck(args)) => selfcheck::selfcheck(args, &dirs, run::factory(&dirs)),
         Some(Command::Score(args)) => score::score(args, &dirs, run::factory(&dirs)),
         Some(Command::Report(args)) => {
             let (config, _) = Config::load(&dirs.config_file());
@@ -328,7 +355,36 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
                 }
                 None => None,
             };
-            let prism_path = if claims.is_some() {
+            // A triples file opens the self-detection screen the same way.
+            let triples = match cli
+                .path
+                .as_ref()
+                .filter(|p| claims.is_none() && dataset::triples::is_triples_path(p))
+            {
+                Some(p) => {
+                    let t = dataset::triples::load_path(p, &Default::default())?;
+                    let errors = t.problems.iter().filter(|p| p.is_error()).count();
+                    if t.set.triples.is_empty() {
+                        for p in &t.problems {
+                            crate::warn!("{p}");
+                        }
+                        bail!("{}: no triples could be loaded", p.display());
+                    }
+                    if errors > 0 {
+                        notices.push(format!(
+                            "{errors} problem(s) in the triples; those lines are skipped (prism validate {})",
+                            p.display()
+                        ));
+                    }
+                    let r = std::fs::canonicalize(p)
+                        .unwrap_or_else(|_| p.clone())
+                        .display()
+                        .to_string();
+                    Some((t.set, r))
+                }
+                None => None,
+            };
+            let prism_path = if claims.is_some() || triples.is_some() {
                 None
             } else {
                 cli.path.clone()
@@ -405,6 +461,12 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
             services.load_scores(&mut app);
             if let Some((set, r)) = claims {
                 app.push(crate::tui::component::Open::Claims {
+                    set: Arc::new(set),
+                    dataset: r,
+                });
+            }
+            if let Some((set, r)) = triples {
+                app.push(crate::tui::component::Open::Selfcheck {
                     set: Arc::new(set),
                     dataset: r,
                 });

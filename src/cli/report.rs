@@ -50,6 +50,9 @@ pub struct ReportArgs {
     /// the reported run's answers are added without asking.
     #[arg(long, value_name = "DETECT_ID")]
     pub detect: Vec<String>,
+    /// Self-detection runs (`prism selfcheck`) whose tables to add.
+    #[arg(long, value_name = "RUN_ID")]
+    pub selfcheck: Vec<String>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Write to this file instead of stdout.
@@ -68,6 +71,7 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
     let files_only = args.db.is_none()
         && args.run.is_none()
         && args.detect.is_empty()
+        && args.selfcheck.is_empty()
         && (!args.summary.is_empty()
             || args.prism_outputs.is_some()
             || !args.references.is_empty());
@@ -92,8 +96,9 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
     };
     let mut detections = crate::report::detection::Detections::default();
     if let Some(store) = &store {
-        // Only --detect asked for: the detection tables alone.
-        let detect_only = args.run.is_none() && !args.detect.is_empty();
+        // Only --detect or --selfcheck asked for: those tables alone.
+        let detect_only =
+            args.run.is_none() && (!args.detect.is_empty() || !args.selfcheck.is_empty());
         if !detect_only {
             let run = match &args.run {
                 Some(id) => store
@@ -158,7 +163,21 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
     for f in &args.references {
         rows.extend(build::references_csv(f, &mut problems)?);
     }
-    if rows.is_empty() && detections.is_empty() {
+    let mut selfchecks = Vec::new();
+    if let Some(store) = &store {
+        for id in &args.selfcheck {
+            let run = store
+                .selfcheck_run(id)?
+                .with_context(|| format!("no self-detection run {id} in the store"))?;
+            let stored = crate::selfcheck::results::Stored::load(store, id)?;
+            selfchecks.push(crate::report::selfcheck::Section {
+                run_id: run.id.clone(),
+                dataset: run.dataset.clone(),
+                rows: crate::selfcheck::results::rows(&run, &stored),
+            });
+        }
+    }
+    if rows.is_empty() && detections.is_empty() && selfchecks.is_empty() {
         bail!("nothing to report");
     }
     if let Some(b) = &args.baseline {
@@ -187,8 +206,11 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
     let heat = !rows.is_empty();
     let mut rep = Report::new(rows, meta);
     rep.detections = detections;
+    rep.selfcheck = selfchecks;
     let det = &rep.detections;
+    let sc = crate::report::selfcheck::tables(&rep.selfcheck);
     use crate::report::detection as dt;
+    use crate::report::tables as tb;
     let out = match args.format {
         // A table is for the terminal: outside strings in it are sanitized.
         Format::Table => {
@@ -198,6 +220,7 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
                 String::new()
             };
             s.push_str(&dt::table(det));
+            s.push_str(&tb::text(&sc));
             crate::text::sanitize(&s).into_owned()
         }
         Format::Csv => {
@@ -206,11 +229,21 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
             } else {
                 String::new()
             };
-            if !det.is_empty() {
+            for part in [
+                if det.is_empty() {
+                    String::new()
+                } else {
+                    dt::csv(det)
+                },
+                tb::csv(&sc),
+            ] {
+                if part.is_empty() {
+                    continue;
+                }
                 if !s.is_empty() {
                     s.push('\n');
                 }
-                s.push_str(&dt::csv(det));
+                s.push_str(&part);
             }
             s
         }
@@ -221,6 +254,7 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
                 String::new()
             };
             s.push_str(&dt::markdown(det));
+            s.push_str(&tb::markdown(&sc));
             s
         }
         Format::Json => {
@@ -232,14 +266,23 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
             if !det.is_empty() {
                 v["detection"] = dt::json(det);
             }
+            if !rep.selfcheck.is_empty() {
+                v["selfcheck"] = crate::report::selfcheck::json(&rep.selfcheck);
+            }
             crate::text::json_for_terminal(&serde_json::to_string_pretty(&v)?).into_owned() + "\n"
         }
         Format::Html => {
             let mut s = html::html(&rep, theme);
-            if !det.is_empty()
-                && let Some(at) = s.rfind("</body>")
-            {
-                s.insert_str(at, &dt::html(det));
+            let mut extra = String::new();
+            if !det.is_empty() {
+                extra.push_str(&dt::html(det));
+            }
+            if !sc.is_empty() {
+                extra.push_str("<h2>Self-detection</h2>\n");
+                extra.push_str(&tb::html(&sc));
+            }
+            if let Some(at) = s.rfind("</body>") {
+                s.insert_str(at, &extra);
             }
             s
         }

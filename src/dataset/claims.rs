@@ -291,37 +291,7 @@ pub fn load_path(path: &std::path::Path) -> Result<LoadedClaims, super::LoadErro
 /// Whether `path` holds claims rather than PRISM items: its first JSON record (of the file, or
 /// of the first `.jsonl` file of the directory) has a `claim` and no `question`.
 pub fn is_claims_path(path: &std::path::Path) -> bool {
-    let file = if path.is_file() {
-        Some(path.to_path_buf())
-    } else if path.is_dir()
-        && !path.join("data").join("tasks.json").is_file()
-        && !path.join("tasks.json").is_file()
-    {
-        Source::Dir(path.to_path_buf())
-            .files_with_ext("", "jsonl")
-            .first()
-            .map(|f| path.join(f))
-    } else {
-        None
-    };
-    let Some(file) = file else { return false };
-    let Ok(f) = std::fs::File::open(&file) else {
-        return false;
-    };
-    let mut lines = LineReader::new(std::io::BufReader::new(f), MAX_LINE_BYTES);
-    while let Ok(Some((_, line))) = lines.next_line() {
-        let super::Line::Text(t) = line else {
-            return false;
-        };
-        let Ok(t) = std::str::from_utf8(t) else {
-            return false;
-        };
-        if t.trim().is_empty() {
-            continue;
-        }
-        return serde_json::from_str::<Value>(t).is_ok_and(|v| is_claim_record(&v));
-    }
-    false
+    super::first_record(path).is_some_and(|v| is_claim_record(&v))
 }
 
 fn label_scope(files: &[String], source: &Source) -> String {

@@ -11,6 +11,7 @@ mod lines;
 mod problem;
 mod release;
 mod source;
+pub mod triples;
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
@@ -110,6 +111,36 @@ impl Loaded {
     pub fn errors(&self) -> usize {
         self.problems.iter().filter(|p| p.is_error()).count()
     }
+}
+
+/// The first JSON record of a `.jsonl` file, or of the first `.jsonl` file of a directory that
+/// is not a PRISM release: what kind of data a path holds (claims, triples) is read from it.
+pub fn first_record(path: &Path) -> Option<serde_json::Value> {
+    let file = if path.is_file() {
+        path.to_path_buf()
+    } else if path.is_dir()
+        && !path.join("data").join("tasks.json").is_file()
+        && !path.join("tasks.json").is_file()
+    {
+        path.join(
+            source::Source::Dir(path.to_path_buf())
+                .files_with_ext("", "jsonl")
+                .first()?,
+        )
+    } else {
+        return None;
+    };
+    let f = std::fs::File::open(&file).ok()?;
+    let mut lines = LineReader::new(std::io::BufReader::new(f), MAX_LINE_BYTES);
+    while let Ok(Some((_, line))) = lines.next_line() {
+        let Line::Text(t) = line else { return None };
+        let t = std::str::from_utf8(t).ok()?;
+        if t.trim().is_empty() {
+            continue;
+        }
+        return serde_json::from_str(t).ok();
+    }
+    None
 }
 
 /// Why nothing at all could be loaded.

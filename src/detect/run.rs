@@ -6,7 +6,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -15,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::parse::{is_refusal, read_pair, read_truth};
 use super::prompts;
+use crate::engine::hold::{Holder, StoreState};
 use crate::engine::{BackendFactory, Caller, Delta, judge};
 use crate::provider::{ChatRequest, Message, ModelConfig, Params};
 use crate::store::{
@@ -264,8 +264,7 @@ struct Shared {
     /// Calls in flight across the run.
     slots: Semaphore,
     counts: std::sync::Mutex<DetectSummary>,
-    store_down: AtomicBool,
-    holding: AtomicUsize,
+    hold: Holder,
 }
 
 /// The work left on one target.
@@ -357,8 +356,7 @@ async fn execute(
             run_id: run.id.clone(),
             ..DetectSummary::default()
         }),
-        store_down: AtomicBool::new(false),
-        holding: AtomicUsize::new(0),
+        hold: Holder::default(),
         opts,
         run,
     });
@@ -466,39 +464,15 @@ fn plan(stored: &Stored, only: Option<&[u32]>) -> Vec<Todo> {
 /// Saves a write, holding it and retrying while the store cannot save (a full disk): a result
 /// is never thrown away. `false` when the run was cancelled first.
 async fn persist(sh: &Shared, w: DetectWrite) -> bool {
-    let mut delay = Duration::from_millis(200);
-    let mut held = false;
-    loop {
-        match sh.store.detect(w.clone()).await {
-            Ok(()) => break,
-            Err(e) => {
-                if !held {
-                    held = true;
-                    sh.holding.fetch_add(1, Ordering::AcqRel);
-                }
-                if !sh.store_down.swap(true, Ordering::AcqRel) {
-                    let _ = sh.events.send(DetectEvent::StoreDown {
-                        reason: format!("could not save results ({e}); holding them and retrying"),
-                    });
-                }
-                tokio::select! {
-                    _ = tokio::time::sleep(delay) => {}
-                    _ = sh.cancel.cancelled() => {
-                        sh.holding.fetch_sub(1, Ordering::AcqRel);
-                        return false;
-                    }
-                }
-                delay = (delay * 2).min(Duration::from_secs(10));
-            }
-        }
-    }
-    if held
-        && sh.holding.fetch_sub(1, Ordering::AcqRel) == 1
-        && sh.store_down.swap(false, Ordering::AcqRel)
-    {
-        let _ = sh.events.send(DetectEvent::StoreUp);
-    }
-    true
+    let tell = |s: StoreState| {
+        let _ = sh.events.send(match s {
+            StoreState::Down(reason) => DetectEvent::StoreDown { reason },
+            StoreState::Up => DetectEvent::StoreUp,
+        });
+    };
+    sh.hold
+        .save(&sh.cancel, tell, || sh.store.detect(w.clone()))
+        .await
 }
 
 fn count(sh: &Shared, ok: bool, cached: bool) {
@@ -515,13 +489,7 @@ fn count(sh: &Shared, ok: bool, cached: bool) {
 
 /// Waits for a call slot (and for a store that can save again); `None` when cancelled.
 async fn slot(sh: &Shared) -> Option<tokio::sync::SemaphorePermit<'_>> {
-    while sh.store_down.load(Ordering::Acquire) && !sh.cancel.is_cancelled() {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    tokio::select! {
-        s = sh.slots.acquire() => s.ok(),
-        _ = sh.cancel.cancelled() => None,
-    }
+    sh.hold.slot(&sh.slots, &sh.cancel).await
 }
 
 fn params_of(t: &Target) -> Params {

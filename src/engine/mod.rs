@@ -5,6 +5,7 @@
 
 mod backoff;
 mod call;
+pub mod hold;
 pub mod judge;
 pub mod score;
 

@@ -7,6 +7,8 @@ pub mod build;
 pub mod detection;
 pub mod html;
 pub mod render;
+pub mod selfcheck;
+pub mod tables;
 
 use std::collections::BTreeMap;
 
@@ -227,6 +229,8 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// Detection by self-contradiction, when the report carries it.
     pub detections: detection::Detections,
+    /// Self-detection runs, when the report carries them.
+    pub selfcheck: Vec<selfcheck::Section>,
     /// Every sub-task with a score in any row, in taxonomy order.
     pub tasks: Vec<String>,
     pub meta: Meta,
@@ -245,6 +249,7 @@ impl Report {
             tasks,
             meta,
             detections: detection::Detections::default(),
+            selfcheck: Vec::new(),
         }
     }
 

@@ -6,7 +6,7 @@
 //! the front-end has seen is always on disk.
 //!
 //! One file per table family: `schema` (migrations), `runs` (runs and jobs), `responses`,
-//! `scores`, `cache`, `detect` (contradiction detection); a new table is a migration and a file.
+//! `scores`, `cache`, `detect` (contradiction detection), `selfcheck`; a new table is a migration and a file.
 
 mod cache;
 mod detect;
@@ -16,6 +16,7 @@ mod responses;
 mod runs;
 mod schema;
 mod scores;
+mod selfcheck;
 mod time;
 mod writer;
 
@@ -36,6 +37,10 @@ pub use runs::{
     new_run_id,
 };
 pub use scores::ScoreRecord;
+pub use selfcheck::{
+    Answer, Mode, SelfcheckConfig, SelfcheckItem, SelfcheckRun, SelfcheckWrite, Sentence,
+    VerdictRecord,
+};
 pub use time::{format_time, now_secs};
 pub use writer::StoreHandle;
 

@@ -156,6 +156,50 @@ pub(super) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, target, round, k)
     ) WITHOUT ROWID;
     "#,
+    // 5: self-detection (Kadotani et al.): the triples' generated true and false sentences, and
+    // each detector's verdict on each, directly and with chain-of-thought.
+    r#"
+    CREATE TABLE selfcheck_runs (
+        id TEXT PRIMARY KEY,
+        created_at INTEGER NOT NULL,
+        dataset TEXT NOT NULL,
+        config TEXT NOT NULL,
+        status TEXT NOT NULL
+    );
+    CREATE TABLE selfcheck_items (
+        run_id TEXT NOT NULL REFERENCES selfcheck_runs(id),
+        idx INTEGER NOT NULL,
+        triple_id TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        relation TEXT NOT NULL,
+        object TEXT NOT NULL,
+        source TEXT,
+        popularity REAL,
+        generator TEXT NOT NULL,
+        params TEXT NOT NULL,
+        shots TEXT NOT NULL,
+        true_sentence TEXT,
+        true_attempts INTEGER NOT NULL DEFAULT 0,
+        false_sentence TEXT,
+        false_attempts INTEGER NOT NULL DEFAULT 0,
+        set_aside TEXT,
+        error TEXT,
+        PRIMARY KEY (run_id, idx)
+    ) WITHOUT ROWID;
+    CREATE TABLE selfcheck_verdicts (
+        run_id TEXT NOT NULL,
+        item INTEGER NOT NULL,
+        sentence TEXT NOT NULL,
+        detector TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        verdict TEXT NOT NULL,
+        reply TEXT,
+        error TEXT,
+        attempts INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (run_id, item, sentence, detector, mode)
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 fn version(conn: &Connection) -> Result<usize> {

@@ -12,13 +12,15 @@ use std::thread;
 use tokio::sync::oneshot;
 
 use super::{
-    Cached, DetectWrite, JobRecord, ResponseRecord, RunRecord, RunStatus, ScoreRecord, Store,
+    Cached, DetectWrite, JobRecord, ResponseRecord, RunRecord, RunStatus, ScoreRecord,
+    SelfcheckWrite, Store,
 };
 
 enum Cmd {
     Save(ResponseRecord, oneshot::Sender<Result<(), String>>),
     /// Detection writes are group-committed like responses (14 calls per claim add up).
     Detect(DetectWrite, oneshot::Sender<Result<(), String>>),
+    Selfcheck(SelfcheckWrite, oneshot::Sender<Result<(), String>>),
     CacheGet(String, oneshot::Sender<Option<Cached>>),
     CreateRun(
         RunRecord,
@@ -66,6 +68,15 @@ impl StoreHandle {
         let (tx, rx) = oneshot::channel();
         self.tx
             .send(Cmd::Save(r, tx))
+            .map_err(|_| "store thread stopped".to_string())?;
+        rx.await.map_err(|_| "store thread stopped".to_string())?
+    }
+
+    /// Applies one self-detection write; returns once it is committed.
+    pub async fn selfcheck(&self, w: SelfcheckWrite) -> Result<(), String> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(Cmd::Selfcheck(w, tx))
             .map_err(|_| "store thread stopped".to_string())?;
         rx.await.map_err(|_| "store thread stopped".to_string())?
     }
@@ -178,6 +189,8 @@ struct Batch {
     acks: Vec<Ack>,
     detect: Vec<DetectWrite>,
     detect_acks: Vec<Ack>,
+    selfcheck: Vec<SelfcheckWrite>,
+    selfcheck_acks: Vec<Ack>,
 }
 
 fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) {
@@ -200,6 +213,10 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) {
                 Cmd::Detect(w, ack) => {
                     batch.detect.push(w);
                     batch.detect_acks.push(ack);
+                }
+                Cmd::Selfcheck(w, ack) => {
+                    batch.selfcheck.push(w);
+                    batch.selfcheck_acks.push(ack);
                 }
                 other => {
                     // Keep order: anything else waits for the saves queued before it.
@@ -246,7 +263,9 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) {
                         Cmd::MaxPages(n, reply) => {
                             let _ = reply.send(store.set_max_pages(n).map_err(|e| e.to_string()));
                         }
-                        Cmd::Save(..) | Cmd::Detect(..) => unreachable!("handled above"),
+                        Cmd::Save(..) | Cmd::Detect(..) | Cmd::Selfcheck(..) => {
+                            unreachable!("handled above")
+                        }
                     }
                 }
             }
@@ -262,6 +281,15 @@ fn flush(store: &mut Store, batch: &mut Batch) {
             .map_err(|e| e.to_string());
         batch.records.clear();
         for ack in batch.acks.drain(..) {
+            let _ = ack.send(result.clone());
+        }
+    }
+    if !batch.selfcheck.is_empty() {
+        let result = store
+            .apply_selfcheck(&batch.selfcheck)
+            .map_err(|e| e.to_string());
+        batch.selfcheck.clear();
+        for ack in batch.selfcheck_acks.drain(..) {
             let _ = ack.send(result.clone());
         }
     }

@@ -371,7 +371,21 @@ impl App {
                 self.notice = Some("saving results works again".into());
             }
             // Detection results belong to the screen that asked.
-            Msg::Detection { .. } | Msg::Detect(_) | Msg::Flags(_) | Msg::Claims(_) => {}
+            Msg::Selfcheck(crate::selfcheck::run::SelfcheckEvent::StoreDown { reason }) => {
+                self.notice = Some(format!(
+                    "disk full? {reason}; free space and self-detection goes on"
+                ));
+            }
+            Msg::Selfcheck(crate::selfcheck::run::SelfcheckEvent::StoreUp) => {
+                self.notice = Some("saving results works again".into());
+            }
+            Msg::Detection { .. }
+            | Msg::Detect(_)
+            | Msg::Flags(_)
+            | Msg::Claims(_)
+            | Msg::Selfchecks(_)
+            | Msg::SelfcheckStarted { .. }
+            | Msg::Selfcheck(_) => {}
         }
         let cx = cx!(self);
         let mut cmds = Vec::new();

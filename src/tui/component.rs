@@ -129,4 +129,10 @@ pub enum Open {
         set: std::sync::Arc<crate::dataset::claims::ClaimSet>,
         dataset: String,
     },
+    /// Self-detection scores; new runs go over `set` (the bundled triples unless opened on a
+    /// file).
+    Selfcheck {
+        set: std::sync::Arc<crate::dataset::triples::TripleSet>,
+        dataset: String,
+    },
 }

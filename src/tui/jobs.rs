@@ -158,6 +158,14 @@ pub enum JobRequest {
     LoadClaims {
         dataset: String,
     },
+    /// Every stored self-detection run with what it stored, newest first.
+    LoadSelfchecks,
+    /// A new self-detection run over `set`: each model writes and judges its own sentences.
+    Selfcheck {
+        set: Arc<crate::dataset::triples::TripleSet>,
+        dataset: String,
+        models: Vec<ModelConfig>,
+    },
     /// Run items against models, `samples` answers each.
     Run {
         items: Vec<usize>,
@@ -189,6 +197,18 @@ pub enum Msg {
     Detect(crate::detect::run::DetectEvent),
     Flags(Vec<crate::detect::results::AnswerFlag>),
     Claims(Vec<(crate::store::DetectRun, crate::detect::run::Stored)>),
+    Selfchecks(
+        Vec<(
+            crate::store::SelfcheckRun,
+            crate::selfcheck::results::Stored,
+        )>,
+    ),
+    /// A self-detection run just recorded and starting.
+    SelfcheckStarted {
+        run: Box<crate::store::SelfcheckRun>,
+        stored: crate::selfcheck::results::Stored,
+    },
+    Selfcheck(crate::selfcheck::run::SelfcheckEvent),
     Engine(crate::engine::Event),
     Stored {
         item: usize,
@@ -295,6 +315,34 @@ impl Jobs {
                 match read() {
                     Ok(v) => self.send(to, Msg::Claims(v)),
                     Err(e) => self.send(to, Msg::Failed(format!("reading detections: {e}"))),
+                }
+            }
+            JobRequest::LoadSelfchecks => {
+                let Some(reader) = &self.services.reader else {
+                    return;
+                };
+                let read = || -> crate::store::Result<Vec<_>> {
+                    let mut out = Vec::new();
+                    for run in reader.selfcheck_runs()? {
+                        let stored = crate::selfcheck::results::Stored::load(reader, &run.id)?;
+                        out.push((run, stored));
+                    }
+                    Ok(out)
+                };
+                match read() {
+                    Ok(v) => self.send(to, Msg::Selfchecks(v)),
+                    Err(e) => {
+                        self.send(to, Msg::Failed(format!("reading self-detection runs: {e}")))
+                    }
+                }
+            }
+            JobRequest::Selfcheck {
+                set,
+                dataset,
+                models,
+            } => {
+                if let Err(e) = self.start_selfcheck(to, &set, dataset, models) {
+                    self.send(to, Msg::Failed(format!("self-detection: {e:#}")));
                 }
             }
             JobRequest::Run {
@@ -676,6 +724,64 @@ impl Jobs {
                 }
             };
             tokio::join!(work, forward(erx, fwd, to, Msg::Detect));
+        });
+        self.detect = Some((cancel, handle));
+        Ok(())
+    }
+
+    /// Starts a self-detection run in the detection slot (one background detection at a
+    /// time; esc cancels it, `prism selfcheck --resume` finishes it).
+    fn start_selfcheck(
+        &mut self,
+        to: ScreenId,
+        set: &crate::dataset::triples::TripleSet,
+        dataset: String,
+        models: Vec<ModelConfig>,
+    ) -> anyhow::Result<()> {
+        use crate::selfcheck::run::{Options, Plan, plan, start};
+        let Some(store) = self.services.store.clone() else {
+            anyhow::bail!("self-detection needs a store");
+        };
+        if self.detect_in_progress() {
+            anyhow::bail!("a detection is in progress (esc on its screen cancels it)");
+        }
+        if models.is_empty() {
+            anyhow::bail!("choose models first (r opens the picker)");
+        }
+        if set.triples.is_empty() {
+            anyhow::bail!("no triples to run");
+        }
+        let (run, items, models) = plan(dataset, set, models, Vec::new(), Plan::default());
+        self.send(
+            to,
+            Msg::SelfcheckStarted {
+                run: Box::new(run.clone()),
+                stored: crate::selfcheck::results::Stored {
+                    items: items.clone(),
+                    verdicts: Vec::new(),
+                },
+            },
+        );
+        let cancel = CancellationToken::new();
+        let (etx, erx) = mpsc::unbounded_channel();
+        let (fwd, err) = (self.tx.clone(), self.tx.clone());
+        let factory = self.services.factory.clone();
+        let opts = Options {
+            concurrency: self.services.concurrency,
+            use_cache: true,
+        };
+        let c2 = cancel.clone();
+        // One task runs and forwards (see start_run).
+        let handle = tokio::spawn(async move {
+            let work = async move {
+                if let Err(e) = start(run, items, models, opts, store, factory, etx, c2).await {
+                    let _ = err.send(Delivery {
+                        to,
+                        msg: Msg::Failed(format!("self-detection not started: {e:#}")),
+                    });
+                }
+            };
+            tokio::join!(work, forward(erx, fwd, to, Msg::Selfcheck));
         });
         self.detect = Some((cancel, handle));
         Ok(())

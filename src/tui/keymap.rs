@@ -54,6 +54,7 @@ pub enum Action {
     SampleAgain,
     Metric,
     Claims,
+    SelfDetect,
 }
 
 /// Where input goes: a screen, a sub-state of one, or a popup.
@@ -75,10 +76,14 @@ pub enum Mode {
     Pair,
     /// The claims browser (topic → claim).
     Claims,
+    /// Self-detection: generator × detector scores.
+    Selfcheck,
+    /// Self-detection: the sentences of one generator × detector pair.
+    Sentences,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 11] = [
+    pub const ALL: [Mode; 13] = [
         Mode::Browse,
         Mode::Compare,
         Mode::Heatmap,
@@ -90,6 +95,8 @@ impl Mode {
         Mode::Contradictions,
         Mode::Pair,
         Mode::Claims,
+        Mode::Selfcheck,
+        Mode::Sentences,
     ];
 
     /// The name used in the config (`[keys.compare]`).
@@ -106,6 +113,8 @@ impl Mode {
             Mode::Contradictions => "contradictions",
             Mode::Pair => "pair",
             Mode::Claims => "claims",
+            Mode::Selfcheck => "selfcheck",
+            Mode::Sentences => "sentences",
         }
     }
 
@@ -123,17 +132,28 @@ impl Mode {
             Mode::Contradictions => "contradictions",
             Mode::Pair => "contradicting pair",
             Mode::Claims => "claims",
+            Mode::Selfcheck => "self-detection",
+            Mode::Sentences => "self-detection sentences",
         }
     }
 }
 
 use Mode::{
     Browse, Claims, Compare, Contradictions, Correlation, Drill, Heatmap, Help, Pair, Picker,
-    Problems,
+    Problems, Selfcheck, Sentences,
 };
 
 /// The screens (not popups): where the global actions apply.
-const SCREENS: &[Mode] = &[Browse, Compare, Heatmap, Drill, Contradictions, Claims];
+const SCREENS: &[Mode] = &[
+    Browse,
+    Compare,
+    Heatmap,
+    Drill,
+    Contradictions,
+    Claims,
+    Selfcheck,
+    Sentences,
+];
 const SCROLL: &[Mode] = &[
     Browse,
     Compare,
@@ -145,6 +165,8 @@ const SCROLL: &[Mode] = &[
     Contradictions,
     Pair,
     Claims,
+    Selfcheck,
+    Sentences,
 ];
 
 /// One action: config name, (mode, description) pairs saying where it applies and what it does
@@ -183,7 +205,11 @@ const DEFS: &[Def] = &[
         name: "page_up",
         keys: &["pageup", "ctrl-u"],
         uses: &[
-            (&[Browse, Drill, Help, Problems, Compare], "page up"),
+            (
+                &[Browse, Drill, Help, Problems, Compare, Selfcheck],
+                "page up",
+            ),
+            (&[Sentences], "scroll the triple up"),
             (&[Heatmap], "ten columns left"),
         ],
     },
@@ -192,7 +218,11 @@ const DEFS: &[Def] = &[
         name: "page_down",
         keys: &["pagedown", "ctrl-d"],
         uses: &[
-            (&[Browse, Drill, Help, Problems, Compare], "page down"),
+            (
+                &[Browse, Drill, Help, Problems, Compare, Selfcheck],
+                "page down",
+            ),
+            (&[Sentences], "scroll the triple down"),
             (&[Heatmap], "ten columns right"),
         ],
     },
@@ -202,7 +232,7 @@ const DEFS: &[Def] = &[
         keys: &["home", "g"],
         uses: &[
             (
-                &[Browse, Drill, Help, Problems, Heatmap],
+                &[Browse, Drill, Help, Problems, Heatmap, Selfcheck, Sentences],
                 "go to the first row",
             ),
             (&[Compare], "scroll to the top"),
@@ -213,7 +243,10 @@ const DEFS: &[Def] = &[
         name: "bottom",
         keys: &["end", "G"],
         uses: &[
-            (&[Browse, Drill, Heatmap], "go to the last row"),
+            (
+                &[Browse, Drill, Heatmap, Selfcheck, Sentences],
+                "go to the last row",
+            ),
             (&[Compare], "scroll to the end and follow the stream"),
         ],
     },
@@ -227,6 +260,7 @@ const DEFS: &[Def] = &[
             (&[Compare], "previous pane"),
             (&[Heatmap], "previous column"),
             (&[Drill], "back to the grid"),
+            (&[Sentences], "back to the scores"),
         ],
     },
     Def {
@@ -255,6 +289,7 @@ const DEFS: &[Def] = &[
                 "the pair side by side, conflicting phrases marked",
             ),
             (&[Claims], "open the topic; on a claim, its contradictions"),
+            (&[Selfcheck], "the pair's sentences, wrong verdicts first"),
             (&[Pair], "close"),
         ],
     },
@@ -324,7 +359,7 @@ const DEFS: &[Def] = &[
                 &[Browse, Compare],
                 "run the marked items (or the selection) against chosen models",
             ),
-            (&[Claims], "choose the models"),
+            (&[Claims, Selfcheck], "choose the models"),
             (&[Picker], "start the run"),
         ],
     },
@@ -347,6 +382,7 @@ const DEFS: &[Def] = &[
         uses: &[
             (&[Compare], "next item"),
             (&[Contradictions], "next answer of the detection"),
+            (&[Selfcheck, Sentences], "next (older) self-detection run"),
         ],
     },
     Def {
@@ -356,6 +392,10 @@ const DEFS: &[Def] = &[
         uses: &[
             (&[Compare], "previous item"),
             (&[Contradictions], "previous answer of the detection"),
+            (
+                &[Selfcheck, Sentences],
+                "previous (newer) self-detection run",
+            ),
         ],
     },
     Def {
@@ -452,6 +492,10 @@ const DEFS: &[Def] = &[
                 &[Claims],
                 "AutoHall on the marked claims (or the selection) for the chosen models",
             ),
+            (
+                &[Selfcheck],
+                "self-detection on the triples: each chosen model writes and judges its own",
+            ),
         ],
     },
     Def {
@@ -467,10 +511,16 @@ const DEFS: &[Def] = &[
         action: Action::Metric,
         name: "metric",
         keys: &["m"],
-        uses: &[(
-            &[Heatmap],
-            "hallucination rate, or share flagged by self-contradiction",
-        )],
+        uses: &[
+            (
+                &[Heatmap],
+                "hallucination rate, or share flagged by self-contradiction",
+            ),
+            (
+                &[Selfcheck],
+                "recall per relation: direct or chain-of-thought",
+            ),
+        ],
     },
     Def {
         action: Action::Claims,
@@ -479,6 +529,15 @@ const DEFS: &[Def] = &[
         uses: &[(
             &[Browse],
             "the claims browser (AutoHall on fact-checking claims)",
+        )],
+    },
+    Def {
+        action: Action::SelfDetect,
+        name: "self_detection",
+        keys: &["D"],
+        uses: &[(
+            &[Browse],
+            "self-detection: can a model spot its own false sentences?",
         )],
     },
     Def {
@@ -491,7 +550,8 @@ const DEFS: &[Def] = &[
             (&[Heatmap], "back to browsing"),
             (&[Drill], "back to the grid"),
             (&[Contradictions], "back (a detection goes on)"),
-            (&[Claims], "back to browsing"),
+            (&[Claims, Selfcheck], "back to browsing"),
+            (&[Sentences], "back to the scores"),
             (&[Correlation, Pair], "close"),
         ],
     },
@@ -522,6 +582,8 @@ const DEFS: &[Def] = &[
             (&[Compare], "cancel the run, else back"),
             (&[Contradictions], "cancel the detection, else back"),
             (&[Claims], "cancel the detection, else back to browsing"),
+            (&[Selfcheck], "cancel the self-detection run, else back"),
+            (&[Sentences], "back to the scores"),
             (&[Heatmap], "back to browsing"),
             (&[Drill], "back to the grid"),
             (&[Correlation, Help, Problems, Picker, Pair], "close"),

@@ -3,11 +3,11 @@
 //!
 //! Shape (each screen is one component; see `component.rs`):
 //! - `app`: the shared context, the screen and popup stacks, routing of input and results;
-//! - `screens/`: browse, compare, heatmap, contradictions, claims; `popups`: help, problems, run
-//!   picker, correlation; `pair`: one contradicting pair side by side;
+//! - `screens/`: browse, compare, heatmap, contradictions, claims, selfcheck; `popups`: help,
+//!   problems, run picker, correlation; `pair`: one contradicting pair side by side;
 //! - `session`: what background work produced (answers, runs, scores and their summaries);
-//! - `jobs`: background work in one shape (run, detection, load stored answers, score), results
-//!   routed back;
+//! - `jobs`: background work in one shape (run, detection, self-detection, load stored answers,
+//!   score), results routed back;
 //! - `keymap` (keys by mode), `layout`, `tree`, `widgets`: pieces the screens share.
 
 pub mod app;

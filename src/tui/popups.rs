@@ -188,6 +188,8 @@ impl Component for Problems {
 
 /// The most samples per item the picker offers.
 pub const MAX_SAMPLES: u32 = 20;
+/// Triples a self-detection run from the TUI starts with (six calls or more each; +/- change it).
+pub const SELFCHECK_TRIPLES: usize = 10;
 
 /// What the chosen models will do.
 #[derive(Debug, Clone)]
@@ -202,6 +204,12 @@ pub enum PickFor {
         claims: Vec<usize>,
         dataset: String,
         temperature: f64,
+    },
+    /// Self-detection over a triple set; `samples` is how many triples (taken in turn from
+    /// each relation).
+    Selfcheck {
+        set: std::sync::Arc<crate::dataset::triples::TripleSet>,
+        dataset: String,
     },
     /// Only choose (the claims screen's `r`).
     Choose,
@@ -222,8 +230,9 @@ impl Picker {
     }
 
     pub fn for_purpose(purpose: PickFor, chosen: Vec<bool>) -> Picker {
-        let samples = match purpose {
+        let samples = match &purpose {
             PickFor::Run { .. } | PickFor::Choose => 1,
+            PickFor::Selfcheck { set, .. } => set.triples.len().min(SELFCHECK_TRIPLES) as u32,
             _ => crate::tui::jobs::DETECT_K,
         };
         Picker {
@@ -260,8 +269,22 @@ impl Component for Picker {
                 }
                 return vec![Cmd::Choose(self.chosen.clone())];
             }
-            Action::MoreSamples => self.samples = (self.samples + 1).min(MAX_SAMPLES),
-            Action::FewerSamples => self.samples = self.samples.saturating_sub(1).max(1),
+            Action::MoreSamples => {
+                self.samples = match &self.purpose {
+                    PickFor::Selfcheck { set, .. } => {
+                        let step = if self.samples >= 10 { 10 } else { 1 };
+                        (self.samples + step).min(set.triples.len().max(1) as u32)
+                    }
+                    _ => (self.samples + 1).min(MAX_SAMPLES),
+                }
+            }
+            Action::FewerSamples => {
+                let step = match self.purpose {
+                    PickFor::Selfcheck { .. } if self.samples > 10 => 10,
+                    _ => 1,
+                };
+                self.samples = self.samples.saturating_sub(step).max(1)
+            }
             Action::Toggle | Action::Run => {
                 let models: Vec<_> = cx
                     .models
@@ -300,6 +323,15 @@ impl Component for Picker {
                         dataset: dataset.clone(),
                         k,
                     })),
+                    PickFor::Selfcheck { set, dataset } => {
+                        let mut set = (**set).clone();
+                        set.spread(k as usize);
+                        Cmd::Job(JobRequest::Selfcheck {
+                            set: std::sync::Arc::new(set),
+                            dataset: dataset.clone(),
+                            models,
+                        })
+                    }
                     PickFor::Choose => Cmd::ClearNotice,
                 };
                 return vec![Cmd::ClosePopup, then];
@@ -340,6 +372,10 @@ impl Component for Picker {
                 plural(claims.len(), "claim"),
                 self.samples
             ),
+            PickFor::Selfcheck { .. } => format!(
+                " Self-detection: {} × {models}, each judging its own ",
+                plural(self.samples as usize, "triple")
+            ),
             PickFor::Choose => format!(" Models: {models} chosen "),
         };
         let block = pane(t, Line::from(title), true);
@@ -379,6 +415,7 @@ impl Component for Picker {
         lines.push(Line::raw(""));
         let what = match self.purpose {
             PickFor::Run { .. } => Some("samples per item"),
+            PickFor::Selfcheck { .. } => Some("triples, each relation in turn"),
             PickFor::Choose => None,
             _ => Some("K, samples per answer (1-20)"),
         };

@@ -13,4 +13,5 @@ pub enum ScreenId {
     Contradictions,
     Pair,
     Claims,
+    Selfcheck,
 }

@@ -15,6 +15,8 @@
 //! - `judge`: answers like a PRISM judge, from the prompt (see [`judge_reply`]).
 //! - `autohall`: scripted contradiction detection (see [`autohall_reply`]); `autohallslow`, the
 //!   same 30 ms per chunk.
+//! - `selfcheck`: scripted self-detection (see [`selfcheck_reply`]); `selfcheckslow`, 30 ms per
+//!   chunk.
 //!
 //! Hostile ones (every attempt):
 //! - `endless`: one SSE line that never ends (64 KiB chunks of `x`, forever).
@@ -255,6 +257,67 @@ pub fn autohall_reply(prompt: &str) -> String {
     answer_for(prompt)
 }
 
+fn line_after<'a>(prompt: &'a str, label: &str) -> &'a str {
+    prompt
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix(label))
+        .unwrap_or("")
+        .trim()
+}
+
+/// The `selfcheck` model, steered by markers in the subject (they travel into the sentences):
+/// - a true sentence is `<subject> has <relation> <object>.`; `[[no-object]]` never names the
+///   object (set aside after the attempts); `[[retry-once]]` leaves it out on the first attempt;
+/// - a false sentence replaces the object with `Wrongville`; `[[keep-object]]` keeps it (set
+///   aside);
+/// - a detector says yes for a sentence with `Wrongville`, else no (directly "Yes."/"No.", with
+///   chain-of-thought a unit list and `Answer: yes|no`); `[[chatty]]` gets an unclean reply.
+///
+/// `n`: how many times this exact prompt was asked (1 the first time).
+pub fn selfcheck_reply(prompt: &str, n: usize) -> String {
+    if prompt.contains("Write one sentence that states the fact below") {
+        let subject = line_after(prompt, "Subject: ");
+        let relation = line_after(prompt, "Relation: ");
+        let object = line_after(prompt, "Object: ");
+        if subject.contains("[[no-object]]") || (subject.contains("[[retry-once]]") && n == 1) {
+            return format!("{subject} has {relation} something.");
+        }
+        return format!("{subject} has {relation} {object}.");
+    }
+    if prompt.contains("Rewrite the sentence below so that it becomes false") {
+        let sentence = line_after(prompt, "Sentence: ");
+        let object = prompt
+            .split("replace \"")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .unwrap_or("");
+        if sentence.contains("[[keep-object]]") || object.is_empty() {
+            return sentence.to_string();
+        }
+        return sentence.replace(object, "Wrongville");
+    }
+    let sentence = line_after(prompt, "Sentence: ");
+    let yes = sentence.contains("Wrongville");
+    if prompt.contains("Answer with yes or no only") {
+        if sentence.contains("[[chatty]]") {
+            return "I think so.".into();
+        }
+        return if yes { "Yes." } else { "No." }.into();
+    }
+    if prompt.contains("First break the sentence into its units") {
+        if sentence.contains("[[chatty]]") {
+            return "It depends on the source.".into();
+        }
+        return format!(
+            "1. The subject: fine.\n2. The object: {}.\nAnswer: {}",
+            if yes { "wrong" } else { "right" },
+            if yes { "yes" } else { "no" }
+        );
+    }
+    answer_for(prompt)
+}
+
 enum Plan {
     Ok {
         delay: Duration,
@@ -306,7 +369,7 @@ fn plan(state: &MockState, model: &str, prompt: &str) -> Plan {
         "slow" => Plan::Ok {
             delay: Duration::from_millis(40),
         },
-        "autohallslow" => Plan::Ok {
+        "autohallslow" | "selfcheckslow" => Plan::Ok {
             delay: Duration::from_millis(30),
         },
         _ => Plan::Ok {
@@ -458,6 +521,9 @@ async fn openai(
         (0..32).map(|i| format!("tok{i} ")).collect()
     } else if model.starts_with("autohall") {
         chunks(&autohall_reply(&prompt))
+    } else if model.starts_with("selfcheck") {
+        let n = st.attempts.lock().unwrap()[&(model.clone(), prompt.clone())];
+        chunks(&selfcheck_reply(&prompt, n))
     } else if model == "judge" {
         let n = st.attempts.lock().unwrap()[&(model.clone(), prompt.clone())];
         chunks(&judge_reply(&prompt, n))

@@ -312,6 +312,13 @@ impl Browse {
                     dataset: "<sample-claims>".into(),
                 }));
             }
+            Action::SelfDetect => {
+                let loaded = crate::dataset::triples::sample_triples();
+                out.push(Cmd::Push(Open::Selfcheck {
+                    set: std::sync::Arc::new(loaded.set),
+                    dataset: "<sample-triples>".into(),
+                }));
+            }
             Action::Back => {
                 // Back to the answers of the run in progress (or the last one).
                 if let Some(run) = &cx.session.active {

@@ -8,12 +8,14 @@ mod claims;
 mod compare;
 mod contradictions;
 mod heatmap;
+mod selfcheck;
 
 pub use browse::{Browse, Focus, Search, find_matches, item_detail};
 pub use claims::ClaimsBrowse;
 pub use compare::Compare;
 pub use contradictions::Contradictions;
 pub use heatmap::{Drill, Heatmap};
+pub use selfcheck::Selfcheck;
 
 use super::component::{Component, Open};
 
@@ -24,5 +26,6 @@ pub fn open(o: Open) -> Box<dyn Component> {
         Open::Heatmap => Box::new(Heatmap::default()),
         Open::Contradictions(job) => Box::new(Contradictions::new(job)),
         Open::Claims { set, dataset } => Box::new(ClaimsBrowse::new(set, dataset)),
+        Open::Selfcheck { set, dataset } => Box::new(Selfcheck::new(set, dataset)),
     }
 }

@@ -1,0 +1,420 @@
+//! `prism selfcheck`: self-detection on triples, headless, with the progress, JSON lines and
+//! exit codes of `prism run`, ending with the metrics table.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use globset::{Glob, GlobSetBuilder};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::run::{default_db, load_models};
+use crate::config::Dirs;
+use crate::engine::BackendFactory;
+use crate::provider::{ModelConfig, Params};
+use crate::selfcheck::results::{self, Row, Stored};
+use crate::selfcheck::run::{self as engine, Options, SelfcheckEvent, Step};
+use crate::store::{SelfcheckRun, Store, StoreHandle};
+
+#[derive(Debug, clap::Args)]
+pub struct SelfcheckArgs {
+    /// Triples: a .jsonl file or a directory of them (ours, or LAMA T-REx); omit for the bundled
+    /// sample triples.
+    pub dataset: Option<PathBuf>,
+    /// The models writing the sentences, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub models: Vec<String>,
+    /// The models judging them (every generator's sentences go to each); default: each model
+    /// judges its own.
+    #[arg(long, value_delimiter = ',')]
+    pub detector: Vec<String>,
+    /// Examples in the true-sentence prompt (other triples, never the item).
+    #[arg(long, default_value_t = 3)]
+    pub shots: u32,
+    /// Attempts at a sentence that passes its check before the triple is set aside.
+    #[arg(long, default_value_t = 3)]
+    pub attempts: u32,
+    /// A LAMA relations.jsonl naming T-REx predicate ids.
+    #[arg(long)]
+    pub relations: Option<PathBuf>,
+    /// Only triples whose relation matches a glob or whose id is given; comma-separated.
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// At most this many triples (after the filter), taken in turn from each relation.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Equal-size popularity bins for the recall/popularity correlation.
+    #[arg(long, default_value_t = 20)]
+    pub bins: u32,
+    /// Generation temperature (default 0.7, over each model's own).
+    #[arg(long)]
+    pub temperature: Option<f64>,
+    #[arg(long)]
+    pub models_file: Option<PathBuf>,
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    #[arg(long, default_value_t = 16)]
+    pub concurrency: usize,
+    #[arg(long)]
+    pub no_cache: bool,
+    #[arg(long)]
+    pub json: bool,
+    /// Finish an earlier self-detection run: only what is missing or failed is asked.
+    #[arg(long, value_name = "RUN_ID")]
+    pub resume: Option<String>,
+}
+
+type Task = std::pin::Pin<
+    Box<dyn std::future::Future<Output = anyhow::Result<crate::detect::run::DetectSummary>> + Send>,
+>;
+
+/// `prism selfcheck`. Exit codes: 0 every call done, 2 some failed, 1 could not start, 130
+/// interrupted (finish with --resume).
+pub fn selfcheck(args: SelfcheckArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Result<i32> {
+    let db = args.db.clone().unwrap_or_else(|| default_db(dirs));
+    let cancel = CancellationToken::new();
+    let (tx, rx) = mpsc::unbounded_channel();
+    let opts = Options {
+        concurrency: args.concurrency.max(1),
+        use_cache: !args.no_cache,
+    };
+    let (task, run): (Task, SelfcheckRun) = match &args.resume {
+        Some(id) => {
+            let store = Store::open(&db)?;
+            let run = store
+                .selfcheck_run(id)?
+                .with_context(|| format!("no self-detection run {id} in {}", db.display()))?;
+            let stored = Stored::load(&store, id)?;
+            let named = if args.models.is_empty() {
+                Vec::new()
+            } else {
+                load_models(dirs, args.models_file.as_deref())?.select(&args.models.join(","))?
+            };
+            let mut models: Vec<ModelConfig> = Vec::new();
+            for m in run.config.generators.iter().chain(&run.config.detectors) {
+                if models.iter().any(|x| x.name == m.name) {
+                    continue;
+                }
+                models.push(match named.iter().find(|n| n.name == m.name) {
+                    Some(n) => n.clone(),
+                    None => m
+                        .to_config()
+                        .map_err(|e| anyhow::anyhow!("run {id}: {e} (name it with --models)"))?,
+                });
+            }
+            let handle = StoreHandle::spawn(store, Some(db.clone()));
+            let r = run.clone();
+            let c2 = cancel.clone();
+            (
+                Box::pin(async move {
+                    engine::resume(r, stored, models, opts, handle, factory, tx, c2).await
+                }),
+                run,
+            )
+        }
+        None => {
+            if args.models.is_empty() {
+                bail!("--models is required (e.g. --models smol)");
+            }
+            let relations = match &args.relations {
+                Some(p) => {
+                    crate::dataset::triples::load_relations(p).map_err(anyhow::Error::msg)?
+                }
+                None => Default::default(),
+            };
+            let (loaded, dataset_ref) = match &args.dataset {
+                Some(p) => (
+                    crate::dataset::triples::load_path(p, &relations)?,
+                    std::fs::canonicalize(p)
+                        .unwrap_or_else(|_| p.clone())
+                        .display()
+                        .to_string(),
+                ),
+                None => (
+                    crate::dataset::triples::sample_triples(),
+                    "<sample-triples>".to_string(),
+                ),
+            };
+            let errors = loaded.problems.iter().filter(|p| p.is_error()).count();
+            if errors > 0 {
+                crate::warn!(
+                    "warning: {errors} problem(s) in the triples; those lines are skipped (see prism validate)"
+                );
+            }
+            let mut set = loaded.set;
+            if let Some(f) = &args.filter {
+                let mut globs = GlobSetBuilder::new();
+                let mut ids = Vec::new();
+                for part in f.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                    if set.by_id(part).is_some() {
+                        ids.push(part.to_string());
+                    } else {
+                        globs.add(Glob::new(part).with_context(|| format!("--filter {part:?}"))?);
+                    }
+                }
+                let globs = globs.build()?;
+                set.triples
+                    .retain(|t| ids.contains(&t.id) || globs.is_match(&t.relation));
+            }
+            if let Some(n) = args.limit {
+                set.spread(n);
+            }
+            set.regroup();
+            if set.triples.is_empty() {
+                bail!("no triples to run");
+            }
+            let configured = load_models(dirs, args.models_file.as_deref())?;
+            let generators = configured.select(&args.models.join(","))?;
+            let detectors = if args.detector.is_empty() {
+                Vec::new()
+            } else {
+                configured.select(&args.detector.join(","))?
+            };
+            let (run, items, models) = engine::plan(
+                dataset_ref,
+                &set,
+                generators,
+                detectors,
+                engine::Plan {
+                    shots: args.shots,
+                    attempts: args.attempts,
+                    params: Params {
+                        temperature: args.temperature,
+                        ..Params::default()
+                    },
+                    filter: args.filter.clone(),
+                    bins: args.bins,
+                },
+            );
+            let store = Store::open(&db)?;
+            let handle = StoreHandle::spawn(store, Some(db.clone()));
+            let r = run.clone();
+            let c2 = cancel.clone();
+            (
+                Box::pin(async move {
+                    engine::start(r, items, models, opts, handle, factory, tx, c2).await
+                }),
+                run,
+            )
+        }
+    };
+    let json_mode = args.json || !std::io::stdout().is_terminal();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let (summary, failures) = rt.block_on(async {
+        let c3 = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                c3.cancel();
+            }
+        });
+        let printer = tokio::spawn(print_events(rx, json_mode));
+        let result = task.await;
+        let failures = printer.await.unwrap_or_default();
+        result.map(|s| (s, failures))
+    })?;
+    crate::warn!(
+        "self-detection {}: {} calls done ({} from cache), {} failed{}",
+        summary.run_id,
+        summary.done,
+        summary.cache_hits,
+        summary.failed,
+        if summary.cancelled > 0 {
+            ", interrupted"
+        } else {
+            ""
+        }
+    );
+    for f in failures.iter().take(20) {
+        crate::warn!("  failed: {f}");
+    }
+    let store = Store::open(&db)?;
+    let stored = Stored::load(&store, &run.id)?;
+    let rows = results::rows(&run, &stored);
+    if json_mode {
+        let line = json!({"event": "results", "run_id": run.id, "rows": rows});
+        println!("{}", crate::text::json_for_terminal(&line.to_string()));
+    } else {
+        eprint!("{}", crate::text::sanitize(&table(&rows)));
+        crate::say!("{}", run.id);
+    }
+    if summary.cancelled > 0 {
+        crate::warn!(
+            "interrupted; finish it with: prism selfcheck --resume {} --db {}",
+            run.id,
+            db.display()
+        );
+        return Ok(130);
+    }
+    Ok(if summary.failed > 0 { 2 } else { 0 })
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{v:.1}"))
+}
+
+/// The metrics for the terminal: per generator x detector, direct and CoT side by side.
+pub fn table(rows: &[Row]) -> String {
+    let mut s = format!(
+        "\n{:<24} {:>6} {:>5}  {:>6} {:>6} {:>6} {:>6} {:>5}  {:>6} {:>6} {:>6} {:>6} {:>5}\n",
+        "generator / detector",
+        "items",
+        "aside",
+        "R",
+        "P",
+        "F1",
+        "A",
+        "unp",
+        "R cot",
+        "P cot",
+        "F1 cot",
+        "A cot",
+        "unp"
+    );
+    for r in rows {
+        let name = if r.generator == r.detector {
+            r.generator.clone()
+        } else {
+            format!("{} / {}", r.generator, r.detector)
+        };
+        s.push_str(&format!(
+            "{:<24} {:>6} {:>5}  {:>6} {:>6} {:>6} {:>6} {:>5}  {:>6} {:>6} {:>6} {:>6} {:>5}\n",
+            name,
+            r.items,
+            r.set_aside,
+            pct(r.direct.scores.recall),
+            pct(r.direct.scores.precision),
+            pct(r.direct.scores.f1),
+            pct(r.direct.scores.accuracy),
+            r.direct.unparsed,
+            pct(r.cot.scores.recall),
+            pct(r.cot.scores.precision),
+            pct(r.cot.scores.f1),
+            pct(r.cot.scores.accuracy),
+            r.cot.unparsed
+        ));
+        for rel in &r.relations {
+            s.push_str(&format!(
+                "    recall {:<28} n={:<4} direct {:>6}  cot {:>6}\n",
+                rel.relation,
+                rel.n,
+                pct(rel.direct),
+                pct(rel.cot)
+            ));
+        }
+        if let Some(p) = &r.popularity {
+            let f = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.3}"));
+            s.push_str(&format!(
+                "    recall vs popularity over {} bins: direct rho {} (p {}), cot rho {} (p {})\n",
+                p.bins,
+                f(p.rho_direct),
+                f(p.p_direct),
+                f(p.rho_cot),
+                f(p.p_cot)
+            ));
+        }
+    }
+    s.push_str("(false sentences are the positives; an unclean reply counts as detected, `unp` says how many there were)\n");
+    s
+}
+
+async fn print_events(
+    mut rx: mpsc::UnboundedReceiver<SelfcheckEvent>,
+    json_mode: bool,
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    let mut bar: Option<ProgressBar> = None;
+    let stdout = std::io::stdout();
+    while let Some(ev) = rx.recv().await {
+        let tick = |bar: &Option<ProgressBar>| {
+            if let Some(b) = bar {
+                b.inc(1);
+            }
+        };
+        let line = match &ev {
+            SelfcheckEvent::Started {
+                run_id,
+                items,
+                calls,
+            } => {
+                if !json_mode {
+                    let b = ProgressBar::new(*calls as u64);
+                    b.set_style(
+                        ProgressStyle::with_template(
+                            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} calls {per_sec} ETA {eta} {msg}",
+                        )
+                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                    );
+                    b.enable_steady_tick(Duration::from_millis(200));
+                    bar = Some(b);
+                }
+                json!({"event": "started", "run_id": run_id, "items": items.len(), "calls": calls})
+            }
+            SelfcheckEvent::Sending { item, step } => {
+                if !json_mode {
+                    continue;
+                }
+                let call = match step {
+                    Step::Write { sentence, attempt } => {
+                        json!({"step": "write", "sentence": sentence.as_str(), "attempt": attempt})
+                    }
+                    Step::Judge {
+                        sentence,
+                        detector,
+                        mode,
+                    } => {
+                        json!({"step": "judge", "sentence": sentence.as_str(), "detector": detector, "mode": mode.as_str()})
+                    }
+                };
+                json!({"event": "sending", "item": item, "call": call})
+            }
+            SelfcheckEvent::Item(it) => {
+                tick(&bar);
+                if let Some(e) = &it.error {
+                    failures.push(format!("{} on {}: {e}", it.triple_id, it.generator));
+                }
+                json!({"event": "item", "item": it.idx, "triple": it.triple_id, "generator": it.generator,
+                       "true_sentence": it.true_sentence, "false_sentence": it.false_sentence,
+                       "set_aside": it.set_aside, "error": it.error})
+            }
+            SelfcheckEvent::Verdict(v) => {
+                tick(&bar);
+                if let Some(e) = &v.error {
+                    failures.push(format!("item {} ({}): {e}", v.item, v.detector));
+                }
+                json!({"event": "verdict", "item": v.item, "sentence": v.sentence.as_str(),
+                       "detector": v.detector, "mode": v.mode.as_str(), "answer": v.answer.as_str(),
+                       "error": v.error})
+            }
+            SelfcheckEvent::StoreDown { reason } => {
+                let msg = format!(
+                    "disk full? {}; free space and the run goes on",
+                    crate::text::clean_line(reason)
+                );
+                match &bar {
+                    Some(b) => b.println(&msg),
+                    None => crate::warn!("{msg}"),
+                }
+                json!({"event": "store_down", "reason": reason})
+            }
+            SelfcheckEvent::StoreUp => json!({"event": "store_up"}),
+            SelfcheckEvent::Finished(s) => {
+                if let Some(b) = &bar {
+                    b.finish_and_clear();
+                }
+                json!({"event": "finished", "run_id": s.run_id, "done": s.done, "failed": s.failed,
+                       "cache_hits": s.cache_hits, "cancelled": s.cancelled})
+            }
+        };
+        if json_mode {
+            let mut out = stdout.lock();
+            let _ = writeln!(out, "{}", crate::text::json_for_terminal(&line.to_string()));
+        }
+    }
+    failures
+}

@@ -1,0 +1,144 @@
+//! The self-detection tables of a report: per generator and detector, recall, precision, F1
+//! and accuracy directly and with chain-of-thought (unclean replies counted as detected, and
+//! how many), recall per relation, and the recall/popularity correlation.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::tables::Table;
+use crate::selfcheck::results::Row;
+
+/// One self-detection run's rows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Section {
+    pub run_id: String,
+    pub dataset: String,
+    pub rows: Vec<Row>,
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or("-".to_string(), |v| format!("{v:.1}"))
+}
+
+fn num(v: Option<f64>) -> String {
+    v.map_or("-".to_string(), |v| format!("{v:.3}"))
+}
+
+pub fn tables(sections: &[Section]) -> Vec<Table> {
+    let mut out = Vec::new();
+    for s in sections {
+        out.push(Table {
+            id: "selfcheck",
+            title: format!(
+                "Self-detection: {} ({}); false sentences positive, unclean replies count as detected",
+                s.dataset, s.run_id
+            ),
+            header: vec![
+                "generator",
+                "detector",
+                "items",
+                "set aside",
+                "R %",
+                "P %",
+                "F1 %",
+                "A %",
+                "unclean",
+                "R CoT %",
+                "P CoT %",
+                "F1 CoT %",
+                "A CoT %",
+                "unclean CoT",
+            ],
+            rows: s
+                .rows
+                .iter()
+                .map(|r| {
+                    vec![
+                        r.generator.clone(),
+                        r.detector.clone(),
+                        r.items.to_string(),
+                        r.set_aside.to_string(),
+                        pct(r.direct.scores.recall),
+                        pct(r.direct.scores.precision),
+                        pct(r.direct.scores.f1),
+                        pct(r.direct.scores.accuracy),
+                        r.direct.unparsed.to_string(),
+                        pct(r.cot.scores.recall),
+                        pct(r.cot.scores.precision),
+                        pct(r.cot.scores.f1),
+                        pct(r.cot.scores.accuracy),
+                        r.cot.unparsed.to_string(),
+                    ]
+                })
+                .collect(),
+        });
+        out.push(Table {
+            id: "selfcheck_relations",
+            title: format!("Self-detection recall per relation ({})", s.run_id),
+            header: vec![
+                "generator",
+                "detector",
+                "relation",
+                "false sentences",
+                "R %",
+                "R CoT %",
+            ],
+            rows: s
+                .rows
+                .iter()
+                .flat_map(|r| {
+                    r.relations.iter().map(move |x| {
+                        vec![
+                            r.generator.clone(),
+                            r.detector.clone(),
+                            x.relation.clone(),
+                            x.n.to_string(),
+                            pct(x.direct),
+                            pct(x.cot),
+                        ]
+                    })
+                })
+                .collect(),
+        });
+        let pop: Vec<Vec<String>> = s
+            .rows
+            .iter()
+            .filter_map(|r| {
+                let p = r.popularity.as_ref()?;
+                Some(vec![
+                    r.generator.clone(),
+                    r.detector.clone(),
+                    p.bins.to_string(),
+                    num(p.rho_direct),
+                    num(p.p_direct),
+                    num(p.rho_cot),
+                    num(p.p_cot),
+                ])
+            })
+            .collect();
+        if !pop.is_empty() {
+            out.push(Table {
+                id: "selfcheck_popularity",
+                title: format!(
+                    "Self-detection recall against popularity, Spearman over equal-size bins ({})",
+                    s.run_id
+                ),
+                header: vec![
+                    "generator",
+                    "detector",
+                    "bins",
+                    "rho",
+                    "p",
+                    "rho CoT",
+                    "p CoT",
+                ],
+                rows: pop,
+            });
+        }
+    }
+    out
+}
+
+pub fn json(sections: &[Section]) -> Value {
+    json!(sections)
+}

@@ -1,0 +1,615 @@
+//! The self-detection engine: per triple and generator, a true sentence (few-shot, retried until
+//! it carries the object phrase, else set aside), a false one (the object replaced, the rest
+//! kept, checked the same way), then each detector's verdict on both, directly and with
+//! chain-of-thought. Every call goes through a [`Caller`] (limits, retries, cache); every result
+//! is committed before it is announced; a resumed run asks only what is missing.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use tokio::sync::{Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use super::parse::{check_false, check_true, clean_sentence, read_cot, read_direct};
+use super::prompts;
+use super::results::Stored;
+use crate::detect::run::DetectSummary as Summary;
+use crate::engine::hold::{Holder, StoreState};
+use crate::engine::{BackendFactory, Caller};
+use crate::provider::{ModelConfig, Params};
+use crate::store::{
+    Answer, Mode, RunStatus, SelfcheckItem, SelfcheckRun, SelfcheckWrite, Sentence, StoreHandle,
+    VerdictRecord, now_secs,
+};
+
+/// One call.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Step {
+    Write {
+        sentence: Sentence,
+        attempt: u32,
+    },
+    Judge {
+        sentence: Sentence,
+        detector: String,
+        mode: Mode,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub enum SelfcheckEvent {
+    Started {
+        run_id: String,
+        items: Arc<Vec<SelfcheckItem>>,
+        calls: usize,
+    },
+    Sending {
+        item: u32,
+        step: Step,
+    },
+    /// An item's sentences as they now stand (after a sentence or a set-aside).
+    Item(Arc<SelfcheckItem>),
+    Verdict(Arc<VerdictRecord>),
+    StoreDown {
+        reason: String,
+    },
+    StoreUp,
+    Finished(Summary),
+}
+
+impl Stored {
+    /// Applies what an event says was stored.
+    pub fn apply(&mut self, ev: &SelfcheckEvent) {
+        match ev {
+            SelfcheckEvent::Item(it) => {
+                if let Some(x) = self.items.iter_mut().find(|x| x.idx == it.idx) {
+                    *x = (**it).clone();
+                }
+            }
+            SelfcheckEvent::Verdict(v) => {
+                let key = (v.item, v.sentence, v.detector.clone(), v.mode);
+                self.verdicts
+                    .retain(|x| (x.item, x.sentence, x.detector.clone(), x.mode) != key);
+                self.verdicts.push((**v).clone());
+            }
+            _ => {}
+        }
+    }
+}
+
+pub struct Options {
+    pub concurrency: usize,
+    pub use_cache: bool,
+}
+
+struct Shared {
+    run: SelfcheckRun,
+    callers: HashMap<String, Arc<Caller>>,
+    store: StoreHandle,
+    events: mpsc::UnboundedSender<SelfcheckEvent>,
+    cancel: CancellationToken,
+    slots: Semaphore,
+    counts: std::sync::Mutex<Summary>,
+    hold: Holder,
+}
+
+/// Records a new run and runs it. `models`: every generator and detector.
+#[allow(clippy::too_many_arguments)]
+pub async fn start(
+    run: SelfcheckRun,
+    items: Vec<SelfcheckItem>,
+    models: Vec<ModelConfig>,
+    opts: Options,
+    store: StoreHandle,
+    factory: BackendFactory,
+    events: mpsc::UnboundedSender<SelfcheckEvent>,
+    cancel: CancellationToken,
+) -> anyhow::Result<Summary> {
+    let callers = callers(&models, &factory, &store, &opts, &cancel)?;
+    store
+        .selfcheck(SelfcheckWrite::CreateRun(
+            Box::new(run.clone()),
+            items.clone(),
+        ))
+        .await
+        .map_err(|e| anyhow::anyhow!("recording the self-detection run: {e}"))?;
+    let stored = Stored {
+        items,
+        verdicts: Vec::new(),
+    };
+    execute(run, stored, callers, opts, store, events, cancel).await
+}
+
+/// Finishes a stored run: only what is missing (or failed) is asked.
+#[allow(clippy::too_many_arguments)]
+pub async fn resume(
+    run: SelfcheckRun,
+    stored: Stored,
+    models: Vec<ModelConfig>,
+    opts: Options,
+    store: StoreHandle,
+    factory: BackendFactory,
+    events: mpsc::UnboundedSender<SelfcheckEvent>,
+    cancel: CancellationToken,
+) -> anyhow::Result<Summary> {
+    let callers = callers(&models, &factory, &store, &opts, &cancel)?;
+    execute(run, stored, callers, opts, store, events, cancel).await
+}
+
+fn callers(
+    models: &[ModelConfig],
+    factory: &BackendFactory,
+    store: &StoreHandle,
+    opts: &Options,
+    cancel: &CancellationToken,
+) -> anyhow::Result<HashMap<String, Arc<Caller>>> {
+    models
+        .iter()
+        .map(|m| {
+            Ok((
+                m.name.clone(),
+                Arc::new(Caller::new(
+                    m,
+                    factory,
+                    Some(store.clone()),
+                    opts.use_cache,
+                    cancel.clone(),
+                )?),
+            ))
+        })
+        .collect()
+}
+
+fn detectors(run: &SelfcheckRun, it: &SelfcheckItem) -> Vec<String> {
+    super::results::detectors_of(run, it)
+        .into_iter()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The judgements an item still needs.
+fn missing_verdicts(
+    run: &SelfcheckRun,
+    it: &SelfcheckItem,
+    have: &std::collections::HashSet<(u32, Sentence, String, Mode)>,
+) -> Vec<(Sentence, String, Mode)> {
+    let mut out = Vec::new();
+    for d in detectors(run, it) {
+        for s in [Sentence::True, Sentence::False] {
+            for m in Mode::BOTH {
+                if !have.contains(&(it.idx, s, d.clone(), m)) {
+                    out.push((s, d.clone(), m));
+                }
+            }
+        }
+    }
+    out
+}
+
+async fn execute(
+    run: SelfcheckRun,
+    stored: Stored,
+    callers: HashMap<String, Arc<Caller>>,
+    opts: Options,
+    store: StoreHandle,
+    events: mpsc::UnboundedSender<SelfcheckEvent>,
+    cancel: CancellationToken,
+) -> anyhow::Result<Summary> {
+    let owner = crate::engine::lock_owner();
+    match store.lock_run(&run.id, &owner).await {
+        Ok(Ok(())) => {}
+        Ok(Err(held)) => anyhow::bail!(
+            "self-detection run {} is being run by another prism (pid {}, seen {} s ago)",
+            run.id,
+            held.pid,
+            held.age
+        ),
+        Err(e) => anyhow::bail!("locking the run: {e}"),
+    }
+    let beat = {
+        let (store, id, owner) = (store.clone(), run.id.clone(), owner.clone());
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(crate::store::HEARTBEAT_SECS));
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                let _ = store.heartbeat_run(&id, &owner).await;
+            }
+        })
+    };
+    let _ = store
+        .selfcheck(SelfcheckWrite::Status(run.id.clone(), RunStatus::Running))
+        .await;
+    // Verdicts stored (a failed one is asked again).
+    let have: std::collections::HashSet<(u32, Sentence, String, Mode)> = stored
+        .verdicts
+        .iter()
+        .filter(|v| v.answer != Answer::Failed)
+        .map(|v| (v.item, v.sentence, v.detector.clone(), v.mode))
+        .collect();
+    let mut calls = 0;
+    let mut todo = Vec::new();
+    for it in &stored.items {
+        if it.set_aside.is_some() {
+            continue;
+        }
+        let need = missing_verdicts(&run, it, &have);
+        let writes =
+            usize::from(it.true_sentence.is_none()) + usize::from(it.false_sentence.is_none());
+        if need.is_empty() && writes == 0 {
+            continue;
+        }
+        calls += writes + need.len();
+        todo.push((it.clone(), need));
+    }
+    let _ = events.send(SelfcheckEvent::Started {
+        run_id: run.id.clone(),
+        items: Arc::new(stored.items.clone()),
+        calls,
+    });
+    let sh = Arc::new(Shared {
+        callers,
+        store: store.clone(),
+        events: events.clone(),
+        cancel: cancel.clone(),
+        slots: Semaphore::new(opts.concurrency.max(1)),
+        counts: std::sync::Mutex::new(Summary {
+            run_id: run.id.clone(),
+            ..Summary::default()
+        }),
+        hold: Holder::default(),
+        run,
+    });
+    let width = (opts.concurrency / 4).max(1) + 1;
+    futures::stream::iter(todo)
+        .map(|(it, need)| {
+            let sh = sh.clone();
+            async move { item(&sh, it, need).await }
+        })
+        .buffer_unordered(width)
+        .collect::<Vec<()>>()
+        .await;
+    let mut summary = sh.counts.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    if cancel.is_cancelled() {
+        summary.cancelled = calls.saturating_sub(summary.done + summary.failed).max(1);
+    }
+    let status = if summary.cancelled > 0 {
+        RunStatus::Cancelled
+    } else {
+        RunStatus::Finished
+    };
+    let _ = store
+        .selfcheck(SelfcheckWrite::Status(sh.run.id.clone(), status))
+        .await;
+    beat.abort();
+    let _ = store.unlock_run(&sh.run.id, &owner).await;
+    let _ = events.send(SelfcheckEvent::Finished(summary.clone()));
+    Ok(summary)
+}
+
+fn count(sh: &Shared, ok: bool, cached: bool) {
+    let mut c = sh.counts.lock().unwrap_or_else(|e| e.into_inner());
+    if ok {
+        c.done += 1;
+        c.cache_hits += usize::from(cached);
+    } else {
+        c.failed += 1;
+    }
+}
+
+async fn persist(sh: &Shared, w: SelfcheckWrite) -> bool {
+    let tell = |s: StoreState| {
+        let _ = sh.events.send(match s {
+            StoreState::Down(reason) => SelfcheckEvent::StoreDown { reason },
+            StoreState::Up => SelfcheckEvent::StoreUp,
+        });
+    };
+    sh.hold
+        .save(&sh.cancel, tell, || sh.store.selfcheck(w.clone()))
+        .await
+}
+
+/// Writes one sentence: up to the run's attempts, each its own request (its own cache entry,
+/// and its own seed on the embedded model), until one passes `check`. `Ok(None)`: none did.
+async fn write(
+    sh: &Shared,
+    caller: &Caller,
+    it: &SelfcheckItem,
+    sentence: Sentence,
+    req: crate::provider::ChatRequest,
+    check: impl Fn(&str) -> Result<(), String>,
+) -> Result<(Option<String>, u32, String), String> {
+    let attempts = sh.run.config.attempts.max(1);
+    let mut why = String::new();
+    for attempt in 0..attempts {
+        let _slot = sh
+            .hold
+            .slot(&sh.slots, &sh.cancel)
+            .await
+            .ok_or("cancelled")?;
+        let _ = sh.events.send(SelfcheckEvent::Sending {
+            item: it.idx,
+            step: Step::Write { sentence, attempt },
+        });
+        let mut req = req.clone();
+        if req.params.seed.is_none() && caller.cfg.provider == crate::provider::ProviderKind::Local
+        {
+            req.params.seed = Some(0x5eed + u64::from(attempt));
+        }
+        let reply = caller.complete(&req, attempt).await;
+        match reply {
+            Ok(r) => {
+                count(sh, true, r.cached);
+                let s = clean_sentence(&r.text);
+                match check(&s) {
+                    Ok(()) => return Ok((Some(s), attempt + 1, String::new())),
+                    Err(e) => {
+                        why = format!(
+                            "{} sentence {e} after {} attempts",
+                            sentence.as_str(),
+                            attempt + 1
+                        )
+                    }
+                }
+            }
+            Err(e) => {
+                count(sh, false, false);
+                return Err(e);
+            }
+        }
+    }
+    Ok((None, attempts, why))
+}
+
+async fn item(sh: &Shared, mut it: SelfcheckItem, mut need: Vec<(Sentence, String, Mode)>) {
+    let Some(generator) = sh.callers.get(&it.generator).cloned() else {
+        return;
+    };
+    let params: Params = serde_json::from_str(&it.params).unwrap_or_default();
+    // 1. The true sentence.
+    if it.true_sentence.is_none() {
+        let shots: Vec<(String, String, String)> =
+            serde_json::from_str(&it.shots).unwrap_or_default();
+        let fact = prompts::fact(&it.subject, &it.relation, &it.object, it.source.as_deref());
+        let req = prompts::true_sentence(&fact, &it.object, &shots, params.clone());
+        let object = it.object.clone();
+        match write(sh, &generator, &it, Sentence::True, req, |s| {
+            check_true(s, &object)
+        })
+        .await
+        {
+            Ok((s, n, why)) => {
+                it.true_attempts = n;
+                it.error = None;
+                match s {
+                    Some(s) => it.true_sentence = Some(s),
+                    None => it.set_aside = Some(why),
+                }
+            }
+            Err(e) if sh.cancel.is_cancelled() => {
+                let _ = e;
+                return;
+            }
+            Err(e) => it.error = Some(e),
+        }
+        if !save_item(sh, &it).await || it.error.is_some() || it.set_aside.is_some() {
+            return;
+        }
+    }
+    // 2. The false sentence.
+    if it.false_sentence.is_none() {
+        let true_s = it.true_sentence.clone().unwrap_or_default();
+        let req = prompts::false_sentence(&true_s, &it.relation, &it.object, params.clone());
+        let object = it.object.clone();
+        let check = |s: &str| check_false(s, &true_s, &object);
+        match write(sh, &generator, &it, Sentence::False, req, check).await {
+            Ok((s, n, why)) => {
+                it.false_attempts = n;
+                it.error = None;
+                match s {
+                    Some(s) => it.false_sentence = Some(s),
+                    None => it.set_aside = Some(why),
+                }
+            }
+            Err(_) if sh.cancel.is_cancelled() => return,
+            Err(e) => it.error = Some(e),
+        }
+        if !save_item(sh, &it).await || it.error.is_some() || it.set_aside.is_some() {
+            return;
+        }
+        need = missing_verdicts(&sh.run, &it, &Default::default());
+    }
+    // 3. The verdicts, side by side.
+    let jobs = need.into_iter().map(|(s, d, m)| {
+        let it = &it;
+        async move { judge(sh, it, s, d, m).await }
+    });
+    futures::future::join_all(jobs).await;
+}
+
+async fn save_item(sh: &Shared, it: &SelfcheckItem) -> bool {
+    if !persist(sh, SelfcheckWrite::Item(Box::new(it.clone()))).await {
+        return false;
+    }
+    let _ = sh.events.send(SelfcheckEvent::Item(Arc::new(it.clone())));
+    true
+}
+
+async fn judge(sh: &Shared, it: &SelfcheckItem, s: Sentence, detector: String, mode: Mode) {
+    let Some(caller) = sh.callers.get(&detector).cloned() else {
+        return;
+    };
+    let text = match s {
+        Sentence::True => it.true_sentence.clone(),
+        Sentence::False => it.false_sentence.clone(),
+    }
+    .unwrap_or_default();
+    let Some(_slot) = sh.hold.slot(&sh.slots, &sh.cancel).await else {
+        return;
+    };
+    let _ = sh.events.send(SelfcheckEvent::Sending {
+        item: it.idx,
+        step: Step::Judge {
+            sentence: s,
+            detector: detector.clone(),
+            mode,
+        },
+    });
+    let mut req = match mode {
+        Mode::Direct => prompts::direct(&text),
+        Mode::Cot => prompts::cot(&text),
+    };
+    req.params = caller.cfg.params.overlay(&req.params);
+    let got = caller.complete(&req, 0).await;
+    drop(_slot);
+    if sh.cancel.is_cancelled() {
+        return;
+    }
+    let (answer, reply, error, cached) = match got {
+        Ok(r) => (
+            match mode {
+                Mode::Direct => read_direct(&r.text),
+                Mode::Cot => read_cot(&r.text),
+            },
+            Some(r.text),
+            None,
+            r.cached,
+        ),
+        Err(e) => (Answer::Failed, None, Some(e), false),
+    };
+    let v = VerdictRecord {
+        run_id: sh.run.id.clone(),
+        item: it.idx,
+        sentence: s,
+        detector,
+        mode,
+        answer,
+        reply,
+        error,
+        attempts: 1,
+        created_at: now_secs(),
+    };
+    if !persist(sh, SelfcheckWrite::Verdict(v.clone())).await {
+        return;
+    }
+    count(sh, answer != Answer::Failed, cached);
+    let _ = sh.events.send(SelfcheckEvent::Verdict(Arc::new(v)));
+}
+
+/// The items of a new run: one per triple and generator, with its examples chosen.
+pub fn items(
+    run_id: &str,
+    set: &crate::dataset::triples::TripleSet,
+    generators: &[ModelConfig],
+    shots: usize,
+    over: &Params,
+) -> Vec<SelfcheckItem> {
+    let mut out = Vec::new();
+    for g in generators {
+        let params = Params {
+            temperature: Some(0.7),
+            ..Params::default()
+        }
+        .overlay(&g.params)
+        .overlay(over);
+        for t in &set.triples {
+            let ex: Vec<(String, String, String)> = prompts::pick_shots(
+                &set.triples,
+                &t.id,
+                |x| x.id.as_str(),
+                |x| x.sentence.is_some(),
+                shots,
+            )
+            .into_iter()
+            .map(|x| {
+                (
+                    prompts::fact(&x.subject, &x.relation, &x.object, None),
+                    x.object.clone(),
+                    x.sentence.clone().unwrap_or_default(),
+                )
+            })
+            .collect();
+            out.push(SelfcheckItem {
+                run_id: run_id.to_string(),
+                idx: out.len() as u32,
+                triple_id: t.id.clone(),
+                subject: t.subject.clone(),
+                relation: t.relation.clone(),
+                object: t.object.clone(),
+                source: t.sentence.clone(),
+                popularity: t.popularity,
+                generator: g.name.clone(),
+                params: serde_json::to_string(&params).unwrap_or_else(|_| "{}".into()),
+                shots: serde_json::to_string(&ex).unwrap_or_else(|_| "[]".into()),
+                true_sentence: None,
+                true_attempts: 0,
+                false_sentence: None,
+                false_attempts: 0,
+                set_aside: None,
+                error: None,
+            });
+        }
+    }
+    out
+}
+
+/// How a new run is set up (the CLI's flags; the TUI uses the defaults).
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub shots: u32,
+    pub attempts: u32,
+    /// Overrides of the generation parameters (e.g. `--temperature`).
+    pub params: Params,
+    pub filter: Option<String>,
+    pub bins: u32,
+}
+
+impl Default for Plan {
+    fn default() -> Plan {
+        Plan {
+            shots: 3,
+            attempts: 3,
+            params: Params::default(),
+            filter: None,
+            bins: 20,
+        }
+    }
+}
+
+/// A new run over `set`, its items, and every model it calls (generators, then the detectors
+/// that are not generators). No detectors: each generator judges its own sentences.
+pub fn plan(
+    dataset: String,
+    set: &crate::dataset::triples::TripleSet,
+    generators: Vec<ModelConfig>,
+    detectors: Vec<ModelConfig>,
+    p: Plan,
+) -> (SelfcheckRun, Vec<SelfcheckItem>, Vec<ModelConfig>) {
+    use crate::store::{ModelSnapshot, SelfcheckConfig};
+    let id = crate::store::new_run_id();
+    let items = items(&id, set, &generators, p.shots as usize, &p.params);
+    let run = SelfcheckRun {
+        id,
+        created_at: now_secs(),
+        dataset,
+        config: SelfcheckConfig {
+            generators: generators.iter().map(ModelSnapshot::from).collect(),
+            detectors: detectors.iter().map(ModelSnapshot::from).collect(),
+            shots: p.shots,
+            attempts: p.attempts.max(1),
+            params: p.params,
+            filter: p.filter,
+            bins: p.bins.max(3),
+        },
+        status: RunStatus::Running,
+    };
+    let mut models = generators;
+    for d in detectors {
+        if !models.iter().any(|m| m.name == d.name) {
+            models.push(d);
+        }
+    }
+    (run, items, models)
+}

@@ -1,0 +1,360 @@
+//! Self-detection runs: per triple and generator the true and false sentences it wrote (or why
+//! they were set aside), and each detector's verdict on each sentence, directly and with
+//! chain-of-thought; every result saved as it arrives, so a run resumes without asking twice.
+
+use rusqlite::params;
+use serde::{Deserialize, Serialize};
+
+use super::Store;
+use super::error::{Result, StoreError};
+use super::runs::{ModelSnapshot, RunStatus};
+use crate::provider::Params;
+
+/// How a self-detection run was set up. Never holds an API key.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct SelfcheckConfig {
+    /// The models writing the sentences.
+    pub generators: Vec<ModelSnapshot>,
+    /// The models judging them; empty: each generator judges its own.
+    pub detectors: Vec<ModelSnapshot>,
+    /// Examples in the true-sentence prompt.
+    pub shots: u32,
+    /// Attempts at a sentence that passes its check.
+    pub attempts: u32,
+    /// Generation parameters over each generator's own.
+    pub params: Params,
+    pub filter: Option<String>,
+    /// Equal-size popularity bins for the recall/popularity correlation.
+    pub bins: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SelfcheckRun {
+    pub id: String,
+    pub created_at: i64,
+    /// A path, or `<sample-triples>`.
+    pub dataset: String,
+    pub config: SelfcheckConfig,
+    pub status: RunStatus,
+}
+
+/// One triple for one generator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SelfcheckItem {
+    pub run_id: String,
+    pub idx: u32,
+    pub triple_id: String,
+    pub subject: String,
+    pub relation: String,
+    pub object: String,
+    /// The source sentence the true sentence paraphrases, if the dataset gives one.
+    pub source: Option<String>,
+    pub popularity: Option<f64>,
+    pub generator: String,
+    /// Generation parameters (JSON).
+    pub params: String,
+    /// The examples of the true-sentence prompt (JSON: [[fact, sentence], ...]).
+    pub shots: String,
+    pub true_sentence: Option<String>,
+    pub true_attempts: u32,
+    pub false_sentence: Option<String>,
+    pub false_attempts: u32,
+    /// Why the triple is left out (a sentence never passed its check), if it is.
+    pub set_aside: Option<String>,
+    /// A call that failed (asked again on resume).
+    pub error: Option<String>,
+}
+
+/// Which of a triple's sentences.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Sentence {
+    True,
+    False,
+}
+
+impl Sentence {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Sentence::True => "true",
+            Sentence::False => "false",
+        }
+    }
+}
+
+/// How the detector was asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Direct,
+    Cot,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Direct => "direct",
+            Mode::Cot => "cot",
+        }
+    }
+
+    pub const BOTH: [Mode; 2] = [Mode::Direct, Mode::Cot];
+}
+
+/// A detector's answer to "does it contain false information?".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Answer {
+    Yes,
+    No,
+    /// Not a clean yes or no (METHODS.md: counts as "detected"; kept apart to be seen).
+    Unparsed,
+    /// The detector could not be reached (asked again on resume).
+    Failed,
+}
+
+impl Answer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Answer::Yes => "yes",
+            Answer::No => "no",
+            Answer::Unparsed => "unparsed",
+            Answer::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerdictRecord {
+    pub run_id: String,
+    pub item: u32,
+    pub sentence: Sentence,
+    pub detector: String,
+    pub mode: Mode,
+    pub answer: Answer,
+    pub reply: Option<String>,
+    pub error: Option<String>,
+    pub attempts: u32,
+    pub created_at: i64,
+}
+
+/// A write to the self-detection tables.
+#[derive(Debug, Clone)]
+pub enum SelfcheckWrite {
+    CreateRun(Box<SelfcheckRun>, Vec<SelfcheckItem>),
+    Status(String, RunStatus),
+    /// An item's sentences and whether it is set aside, as they stand.
+    Item(Box<SelfcheckItem>),
+    Verdict(VerdictRecord),
+}
+
+const ITEM_COLUMNS: &str = "run_id, idx, triple_id, subject, relation, object, source, \
+     popularity, generator, params, shots, true_sentence, true_attempts, false_sentence, \
+     false_attempts, set_aside, error";
+
+fn parse<T: serde::de::DeserializeOwned>(what: &'static str, s: &str) -> Result<T> {
+    serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|_| {
+        StoreError::Unknown {
+            what,
+            value: s.to_string(),
+        }
+    })
+}
+
+impl Store {
+    pub fn apply_selfcheck(&mut self, writes: &[SelfcheckWrite]) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        for w in writes {
+            match w {
+                SelfcheckWrite::CreateRun(run, items) => {
+                    tx.execute(
+                        "INSERT INTO selfcheck_runs (id, created_at, dataset, config, status)
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
+                        params![
+                            run.id,
+                            run.created_at,
+                            run.dataset,
+                            serde_json::to_string(&run.config).map_err(|source| {
+                                StoreError::Json {
+                                    what: "self-detection config",
+                                    source,
+                                }
+                            })?,
+                            run.status.as_str()
+                        ],
+                    )?;
+                    for it in items {
+                        insert_item(&tx, it)?;
+                    }
+                }
+                SelfcheckWrite::Status(id, status) => {
+                    tx.execute(
+                        "UPDATE selfcheck_runs SET status = ?2 WHERE id = ?1",
+                        params![id, status.as_str()],
+                    )?;
+                }
+                SelfcheckWrite::Item(it) => insert_item(&tx, it)?,
+                SelfcheckWrite::Verdict(v) => {
+                    tx.prepare_cached(
+                        "INSERT OR REPLACE INTO selfcheck_verdicts (run_id, item, sentence,
+                         detector, mode, verdict, reply, error, attempts, created_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    )?
+                    .execute(params![
+                        v.run_id,
+                        v.item,
+                        v.sentence.as_str(),
+                        v.detector,
+                        v.mode.as_str(),
+                        v.answer.as_str(),
+                        v.reply,
+                        v.error,
+                        v.attempts,
+                        v.created_at
+                    ])?;
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Self-detection runs, newest first.
+    pub fn selfcheck_runs(&self) -> Result<Vec<SelfcheckRun>> {
+        let mut st = self.conn.prepare(
+            "SELECT id, created_at, dataset, config, status FROM selfcheck_runs
+             ORDER BY created_at DESC, id DESC",
+        )?;
+        let rows = st
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        rows.into_iter()
+            .map(|(id, created_at, dataset, config, status)| {
+                Ok(SelfcheckRun {
+                    config: serde_json::from_str(&config).map_err(|source| {
+                        StoreError::RunConfig {
+                            run: id.clone(),
+                            source,
+                        }
+                    })?,
+                    status: RunStatus::parse(&status)?,
+                    id,
+                    created_at,
+                    dataset,
+                })
+            })
+            .collect()
+    }
+
+    pub fn selfcheck_run(&self, id: &str) -> Result<Option<SelfcheckRun>> {
+        Ok(self.selfcheck_runs()?.into_iter().find(|r| r.id == id))
+    }
+
+    pub fn selfcheck_items(&self, run_id: &str) -> Result<Vec<SelfcheckItem>> {
+        let mut st = self.conn.prepare(&format!(
+            "SELECT {ITEM_COLUMNS} FROM selfcheck_items WHERE run_id = ?1 ORDER BY idx"
+        ))?;
+        let rows = st
+            .query_map([run_id], |r| {
+                Ok(SelfcheckItem {
+                    run_id: r.get(0)?,
+                    idx: r.get(1)?,
+                    triple_id: r.get(2)?,
+                    subject: r.get(3)?,
+                    relation: r.get(4)?,
+                    object: r.get(5)?,
+                    source: r.get(6)?,
+                    popularity: r.get(7)?,
+                    generator: r.get(8)?,
+                    params: r.get(9)?,
+                    shots: r.get(10)?,
+                    true_sentence: r.get(11)?,
+                    true_attempts: r.get(12)?,
+                    false_sentence: r.get(13)?,
+                    false_attempts: r.get(14)?,
+                    set_aside: r.get(15)?,
+                    error: r.get(16)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
+    pub fn selfcheck_verdicts(&self, run_id: &str) -> Result<Vec<VerdictRecord>> {
+        let mut st = self.conn.prepare(
+            "SELECT run_id, item, sentence, detector, mode, verdict, reply, error, attempts,
+             created_at FROM selfcheck_verdicts WHERE run_id = ?1
+             ORDER BY item, sentence, detector, mode",
+        )?;
+        let rows = st
+            .query_map([run_id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, u32>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                    r.get::<_, Option<String>>(6)?,
+                    r.get::<_, Option<String>>(7)?,
+                    r.get::<_, u32>(8)?,
+                    r.get::<_, i64>(9)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        rows.into_iter()
+            .map(
+                |(run_id, item, sentence, detector, mode, verdict, reply, error, attempts, at)| {
+                    Ok(VerdictRecord {
+                        run_id,
+                        item,
+                        sentence: parse("sentence", &sentence)?,
+                        detector,
+                        mode: parse("mode", &mode)?,
+                        answer: parse("verdict", &verdict)?,
+                        reply,
+                        error,
+                        attempts,
+                        created_at: at,
+                    })
+                },
+            )
+            .collect()
+    }
+}
+
+fn insert_item(tx: &rusqlite::Transaction, it: &SelfcheckItem) -> Result<()> {
+    tx.prepare_cached(&format!(
+        "INSERT OR REPLACE INTO selfcheck_items ({ITEM_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6,
+         ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+    ))?
+    .execute(params![
+        it.run_id,
+        it.idx,
+        it.triple_id,
+        it.subject,
+        it.relation,
+        it.object,
+        it.source,
+        it.popularity,
+        it.generator,
+        it.params,
+        it.shots,
+        it.true_sentence,
+        it.true_attempts,
+        it.false_sentence,
+        it.false_attempts,
+        it.set_aside,
+        it.error
+    ])?;
+    Ok(())
+}
