@@ -433,3 +433,78 @@ fn autohall_runs_on_the_embedded_models() {
     let results = events.iter().find(|e| e["event"] == "results").unwrap();
     assert_eq!(results["claims"]["collection"].as_array().unwrap().len(), 2);
 }
+
+/// Self-detection on both embedded models through the CLI, false sentences by swap (the two
+/// small models cannot do the rewrite; see BENCHMARKS.md): every triple ends with both
+/// sentences or a reason, and every kept one has all four verdicts, each yes, no or unparsed
+/// with the reply kept (the texts are real model output, so only their shape is asserted).
+#[test]
+#[ignore = "needs PRISM_GEMMA_GGUF and PRISM_SMOL_GGUF (bash .ci/run sets it up)"]
+fn selfcheck_runs_on_the_embedded_models() {
+    use prism::store::{Answer, Mode, Sentence};
+    let (g, sm) = (gguf(), smol_gguf());
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("models.toml"),
+        format!(
+            "[[models]]\nname = \"local\"\nprovider = \"local\"\npath = {:?}\ncompletion = true\nmax_concurrency = 1\nmax_retries = 0\nparams = {{ max_tokens = 48 }}\n\n\
+             [[models]]\nname = \"smol\"\nprovider = \"local\"\npath = {:?}\nmax_concurrency = 1\nmax_retries = 0\nparams = {{ max_tokens = 48 }}\n",
+            g.display().to_string(),
+            sm.display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("prism"))
+        .args([
+            "selfcheck",
+            "--models",
+            "local,smol",
+            "--limit",
+            "3",
+            "--false-by",
+            "swap",
+            "--json",
+        ])
+        .env("PRISM_CONFIG_DIR", dir.path())
+        .env("PRISM_DATA_DIR", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|e| e["event"] == "started")
+        .and_then(|e| e["run_id"].as_str().map(str::to_string))
+        .unwrap();
+    let store = prism::store::Store::open(&dir.path().join("prism.db")).unwrap();
+    let s = prism::selfcheck::results::Stored::load(&store, &id).unwrap();
+    assert_eq!(s.items.len(), 6, "3 triples x 2 generators");
+    for it in &s.items {
+        assert!(it.error.is_none(), "{:?}", it.error);
+        if let Some(why) = &it.set_aside {
+            assert!(!why.is_empty());
+            continue;
+        }
+        assert!(it.false_sentence.is_some() && it.true_sentence.is_some());
+        for sentence in [Sentence::True, Sentence::False] {
+            for m in Mode::BOTH {
+                let v = s
+                    .verdict(it.idx, sentence, &it.generator, m)
+                    .unwrap_or_else(|| panic!("{} {sentence:?} {m:?}", it.triple_id));
+                assert!(
+                    matches!(v.answer, Answer::Yes | Answer::No | Answer::Unparsed),
+                    "{v:?}"
+                );
+                assert!(v.reply.is_some(), "the reply is kept: {v:?}");
+            }
+        }
+    }
+    let run = store.selfcheck_run(&id).unwrap().unwrap();
+    let rows = prism::selfcheck::results::rows(&run, &s);
+    assert_eq!(rows.len(), 2, "each model judges its own");
+}

@@ -229,6 +229,68 @@ fn another_detector_judges_every_generators_sentences() {
     );
 }
 
+/// `--false-by swap`: the false sentence is the true one with the object swapped for another
+/// object of the same relation (from the whole dataset, even past `--limit`); no rewrite is
+/// asked; a relation with one object has nothing to swap in and is set aside with the reason.
+#[test]
+fn swap_writes_false_sentences_from_other_objects_of_the_relation() {
+    let env = Env::new();
+    let file = env.triples(&[
+        triple("a", "Ada", "home", "London", 1.0),
+        triple("b", "Bo", "home", "Oslo", 2.0),
+        triple("c", "Cy", "home", "Rome", 3.0),
+        triple("d", "Dee", "tool", "Hammer", 4.0),
+    ]);
+    let out = env
+        .prism()
+        .arg("selfcheck")
+        .arg(&file)
+        .args(["--models", "sc", "--false-by", "swap", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (id, _) = run_id(&out.stdout);
+    let store = Store::open(&env.db()).unwrap();
+    let run = store.selfcheck_run(&id).unwrap().unwrap();
+    assert_eq!(run.config.false_by, prism::store::FalseBy::Swap);
+    let s = Stored::load(&store, &id).unwrap();
+    let homes = ["London", "Oslo", "Rome"];
+    for it in &s.items {
+        let t = it.true_sentence.as_deref().unwrap();
+        if it.relation == "tool" {
+            assert!(it.false_sentence.is_none());
+            assert!(
+                it.set_aside
+                    .as_deref()
+                    .unwrap()
+                    .contains("no other object of the relation \"tool\""),
+                "{:?}",
+                it.set_aside
+            );
+            continue;
+        }
+        let d = it.decoy.as_deref().unwrap();
+        assert!(homes.contains(&d) && d != it.object, "{d}");
+        assert_eq!(
+            it.false_sentence.as_deref().unwrap(),
+            t.replace(&it.object, d)
+        );
+        assert_eq!(it.false_attempts, 0, "no rewrite was asked");
+    }
+    // 4 true sentences, then 3 triples x 2 sentences x 2 modes of verdicts.
+    assert_eq!(env.mock.requests(), 4 + 12);
+    // The mock's detector only flags "Wrongville": a swapped object goes unnoticed.
+    let store = Store::open(&env.db()).unwrap();
+    let rows = prism::selfcheck::results::rows(&run, &Stored::load(&store, &id).unwrap());
+    assert_eq!((rows[0].items, rows[0].set_aside), (3, 1));
+    assert_eq!(rows[0].direct.scores.recall, Some(0.0));
+}
+
 #[test]
 fn resume_after_kill_9_asks_nothing_twice() {
     let env = Env::new();

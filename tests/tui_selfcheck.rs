@@ -92,7 +92,13 @@ fn the_screen_opens_from_browse_on_the_bundled_triples() {
     let s = screen(&term);
     assert!(s.contains("Self-detection: 10 triples"), "{s}");
     let term = play(&rt, &mut app, &mut services, vec![key('+'), key('+')]);
-    assert!(screen(&term).contains("Self-detection: 30 triples"));
+    let s = screen(&term);
+    assert!(s.contains("Self-detection: 30 triples"), "{s}");
+    assert!(s.contains("false sentences: written by the model"), "{s}");
+    // m: false sentences by swapping the object instead.
+    let term = play(&rt, &mut app, &mut services, vec![key('m')]);
+    let s = screen(&term);
+    assert!(s.contains("object swapped for another of its relation"), "{s}");
     // The only model starts chosen; unchosen, the picker says so and nothing is asked.
     let term = play(
         &rt,

@@ -38,6 +38,11 @@ pub struct SelfcheckArgs {
     /// Attempts at a sentence that passes its check before the triple is set aside.
     #[arg(long, default_value_t = 3)]
     pub attempts: u32,
+    /// Who writes the false sentence: the model (the method), or swap: the object replaced by
+    /// another object of the same relation from the dataset (for models too small to do the
+    /// edit; the detection half is then measured on sentences the model did not write).
+    #[arg(long, value_enum, default_value_t = crate::store::FalseBy::Model)]
+    pub false_by: crate::store::FalseBy,
     /// A LAMA relations.jsonl naming T-REx predicate ids.
     #[arg(long)]
     pub relations: Option<PathBuf>,
@@ -146,6 +151,7 @@ pub fn selfcheck(args: SelfcheckArgs, dirs: &Dirs, factory: BackendFactory) -> a
                 );
             }
             let mut set = loaded.set;
+            let pool = set.triples.clone();
             if let Some(f) = &args.filter {
                 let mut globs = GlobSetBuilder::new();
                 let mut ids = Vec::new();
@@ -177,6 +183,7 @@ pub fn selfcheck(args: SelfcheckArgs, dirs: &Dirs, factory: BackendFactory) -> a
             let (run, items, models) = engine::plan(
                 dataset_ref,
                 &set,
+                &pool,
                 generators,
                 detectors,
                 engine::Plan {
@@ -188,6 +195,7 @@ pub fn selfcheck(args: SelfcheckArgs, dirs: &Dirs, factory: BackendFactory) -> a
                     },
                     filter: args.filter.clone(),
                     bins: args.bins,
+                    false_by: args.false_by,
                 },
             );
             let store = Store::open(&db)?;

@@ -37,6 +37,32 @@ pub fn contains_phrase(text: &str, phrase: &str) -> bool {
     !occurrences(&words(text), &words(phrase)).is_empty()
 }
 
+/// `sentence` with every whole-word occurrence of `object` (any case) replaced by `decoy`: the
+/// false sentence of a `swap` run. Occurrences spelled differently (accents) stay, and the
+/// false-sentence check then sets the triple aside.
+pub fn swap_phrase(sentence: &str, object: &str, decoy: &str) -> String {
+    if object.trim().is_empty() {
+        return sentence.to_string();
+    }
+    let re = Regex::new(&format!(
+        r"(?i)(^|[^\p{{L}}\p{{N}}]){}([^\p{{L}}\p{{N}}]|$)",
+        regex::escape(object.trim())
+    ));
+    match re {
+        // Twice: a match consumes the separator after it, so "Rome, Rome" needs a second pass.
+        Ok(re) => {
+            let once = re.replace_all(sentence, |c: &regex::Captures| {
+                format!("{}{decoy}{}", &c[1], &c[2])
+            });
+            re.replace_all(&once, |c: &regex::Captures| {
+                format!("{}{decoy}{}", &c[1], &c[2])
+            })
+            .into_owned()
+        }
+        Err(_) => sentence.to_string(),
+    }
+}
+
 /// Why a true sentence fails its check, if it does.
 pub fn check_true(sentence: &str, object: &str) -> Result<(), String> {
     if sentence.trim().is_empty() {
@@ -174,6 +200,27 @@ mod tests {
         assert!(contains_phrase("She joined NASA's team.", "NASA"));
         assert!(contains_phrase("He worked for the U.S. Navy.", "U.S. Navy"));
         assert!(!contains_phrase("", "x"));
+    }
+
+    #[test]
+    fn swap_replaces_whole_words_in_any_case_and_passes_the_check() {
+        let t = "Rome is the capital of Italy; rome, Rome!";
+        let f = swap_phrase(t, "Rome", "Milan");
+        assert_eq!(f, "Milan is the capital of Italy; Milan, Milan!");
+        assert!(check_false(&f, t, "Rome").is_ok());
+        // Not inside another word.
+        assert_eq!(
+            swap_phrase("Romeo left Rome.", "Rome", "Oslo"),
+            "Romeo left Oslo."
+        );
+        // Regex characters in the object are literal.
+        assert_eq!(
+            swap_phrase("She codes in C++ daily.", "C++", "Rust"),
+            "She codes in Rust daily."
+        );
+        // A different spelling stays, and the check says so.
+        let f = swap_phrase("Born in Zürich.", "Zurich", "Basel");
+        assert!(check_false(&f, "Born in Zürich.", "Zurich").is_err());
     }
 
     #[test]

@@ -19,32 +19,62 @@ fn true_prompt(fact: &str, object: &str) -> String {
     )
 }
 
-/// The true-sentence request: each example (fact, object, its sentence) as a user turn answered
-/// by an assistant turn, then the triple's own fact.
-pub fn true_sentence(
-    fact: &str,
-    object: &str,
-    shots: &[(String, String, String)],
-    params: Params,
-) -> ChatRequest {
+/// An example for the generator: another triple of the dataset (never the item), its sentence,
+/// and a decoy, the object of another triple of the same relation, that makes the example's
+/// false sentence.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Shot {
+    pub fact: String,
+    pub object: String,
+    pub sentence: String,
+    #[serde(default)]
+    pub decoy: Option<String>,
+}
+
+/// The true-sentence request: each example's fact as a user turn answered by its sentence,
+/// then the triple's own fact.
+pub fn true_sentence(fact: &str, object: &str, shots: &[Shot], params: Params) -> ChatRequest {
     let mut messages = Vec::with_capacity(shots.len() * 2 + 1);
-    for (f, o, s) in shots {
-        messages.push(Message::user(true_prompt(f, o)));
-        messages.push(Message::assistant(s.clone()));
+    for s in shots {
+        messages.push(Message::user(true_prompt(&s.fact, &s.object)));
+        messages.push(Message::assistant(s.sentence.clone()));
     }
     messages.push(Message::user(true_prompt(fact, object)));
     ChatRequest { messages, params }
 }
 
+fn false_prompt(sentence: &str, relation: &str, object: &str) -> String {
+    format!(
+        "Rewrite the sentence below so that it becomes false: replace \"{object}\" with a different {relation} that sounds plausible but is wrong. Keep every other word as it is. Reply with the new sentence only.\n\nSentence: {sentence}\n\nNew sentence:"
+    )
+}
+
 /// The false-sentence request: the true sentence with the object replaced by a plausible wrong
-/// one, everything else kept.
-pub fn false_sentence(true_s: &str, relation: &str, object: &str, params: Params) -> ChatRequest {
-    ChatRequest {
-        messages: vec![Message::user(format!(
-            "Rewrite the sentence below so that it becomes false: replace \"{object}\" with a different {relation} that sounds plausible but is wrong. Keep every other word as it is. Reply with the new sentence only.\n\nSentence: {true_s}\n\nNew sentence:"
-        ))],
-        params,
+/// one, everything else kept. Examples with a decoy show the edit done (their sentence with the
+/// object swapped for the decoy): small models otherwise tend to copy the sentence back.
+pub fn false_sentence(
+    true_s: &str,
+    relation: &str,
+    object: &str,
+    shots: &[Shot],
+    params: Params,
+) -> ChatRequest {
+    let mut messages = Vec::with_capacity(shots.len() * 2 + 1);
+    for s in shots {
+        if let Some(d) = &s.decoy
+            && s.sentence.contains(&s.object)
+        {
+            let relation = s.fact.lines().find_map(|l| l.strip_prefix("Relation: "));
+            messages.push(Message::user(false_prompt(
+                &s.sentence,
+                relation.unwrap_or("value"),
+                &s.object,
+            )));
+            messages.push(Message::assistant(s.sentence.replace(&s.object, d)));
+        }
     }
+    messages.push(Message::user(false_prompt(true_s, relation, object)));
+    ChatRequest { messages, params }
 }
 
 fn zero() -> Params {

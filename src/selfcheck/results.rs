@@ -328,6 +328,7 @@ mod tests {
             false_attempts: 1,
             set_aside: None,
             error: None,
+            decoy: None,
         }
     }
 

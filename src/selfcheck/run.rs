@@ -12,7 +12,7 @@ use futures::StreamExt;
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use super::parse::{check_false, check_true, clean_sentence, read_cot, read_direct};
+use super::parse::{check_false, check_true, clean_sentence, read_cot, read_direct, swap_phrase};
 use super::prompts;
 use super::results::Stored;
 use crate::detect::run::DetectSummary as Summary;
@@ -345,11 +345,16 @@ async fn write(
                 let s = clean_sentence(&r.text);
                 match check(&s) {
                     Ok(()) => return Ok((Some(s), attempt + 1, String::new())),
+                    // The last try is kept in the reason: what the model wrote is the finding.
                     Err(e) => {
                         why = format!(
-                            "{} sentence {e} after {} attempts",
+                            "{} sentence {e} after {} attempts (last: {:?})",
                             sentence.as_str(),
-                            attempt + 1
+                            attempt + 1,
+                            crate::text::one_line(&s)
+                                .chars()
+                                .take(200)
+                                .collect::<String>()
                         )
                     }
                 }
@@ -370,8 +375,7 @@ async fn item(sh: &Shared, mut it: SelfcheckItem, mut need: Vec<(Sentence, Strin
     let params: Params = serde_json::from_str(&it.params).unwrap_or_default();
     // 1. The true sentence.
     if it.true_sentence.is_none() {
-        let shots: Vec<(String, String, String)> =
-            serde_json::from_str(&it.shots).unwrap_or_default();
+        let shots: Vec<prompts::Shot> = serde_json::from_str(&it.shots).unwrap_or_default();
         let fact = prompts::fact(&it.subject, &it.relation, &it.object, it.source.as_deref());
         let req = prompts::true_sentence(&fact, &it.object, &shots, params.clone());
         let object = it.object.clone();
@@ -398,10 +402,34 @@ async fn item(sh: &Shared, mut it: SelfcheckItem, mut need: Vec<(Sentence, Strin
             return;
         }
     }
-    // 2. The false sentence.
+    // 2. The false sentence: written by the model, or (a `swap` run) the object swapped for
+    // another of the same relation.
+    if it.false_sentence.is_none() && sh.run.config.false_by == crate::store::FalseBy::Swap {
+        let true_s = it.true_sentence.clone().unwrap_or_default();
+        match &it.decoy {
+            Some(d) => {
+                let f = swap_phrase(&true_s, &it.object, d);
+                match check_false(&f, &true_s, &it.object) {
+                    Ok(()) => it.false_sentence = Some(f),
+                    Err(e) => it.set_aside = Some(format!("swapped sentence {e}")),
+                }
+            }
+            None => {
+                it.set_aside = Some(format!(
+                    "no other object of the relation {:?} to swap in",
+                    it.relation
+                ))
+            }
+        }
+        if !save_item(sh, &it).await || it.set_aside.is_some() {
+            return;
+        }
+    }
     if it.false_sentence.is_none() {
         let true_s = it.true_sentence.clone().unwrap_or_default();
-        let req = prompts::false_sentence(&true_s, &it.relation, &it.object, params.clone());
+        let shots: Vec<prompts::Shot> = serde_json::from_str(&it.shots).unwrap_or_default();
+        let req =
+            prompts::false_sentence(&true_s, &it.relation, &it.object, &shots, params.clone());
         let object = it.object.clone();
         let check = |s: &str| check_false(s, &true_s, &object);
         match write(sh, &generator, &it, Sentence::False, req, check).await {
@@ -499,9 +527,11 @@ async fn judge(sh: &Shared, it: &SelfcheckItem, s: Sentence, detector: String, m
 }
 
 /// The items of a new run: one per triple and generator, with its examples chosen.
+/// Examples and decoys come from `pool` (the whole dataset, before a filter or a limit).
 pub fn items(
     run_id: &str,
     set: &crate::dataset::triples::TripleSet,
+    pool: &[crate::dataset::triples::Triple],
     generators: &[ModelConfig],
     shots: usize,
     over: &Params,
@@ -515,20 +545,33 @@ pub fn items(
         .overlay(&g.params)
         .overlay(over);
         for t in &set.triples {
-            let ex: Vec<(String, String, String)> = prompts::pick_shots(
-                &set.triples,
+            let ex: Vec<prompts::Shot> = prompts::pick_shots(
+                pool,
                 &t.id,
                 |x| x.id.as_str(),
                 |x| x.sentence.is_some(),
                 shots,
             )
             .into_iter()
-            .map(|x| {
-                (
-                    prompts::fact(&x.subject, &x.relation, &x.object, None),
-                    x.object.clone(),
-                    x.sentence.clone().unwrap_or_default(),
+            .map(|x| prompts::Shot {
+                fact: prompts::fact(&x.subject, &x.relation, &x.object, None),
+                object: x.object.clone(),
+                sentence: x.sentence.clone().unwrap_or_default(),
+                // Another object of the same relation (never the item's own object: that would
+                // show the answer).
+                decoy: prompts::pick_shots(
+                    pool,
+                    &x.id,
+                    |y| y.id.as_str(),
+                    |y| {
+                        y.relation == x.relation
+                            && !y.object.eq_ignore_ascii_case(&x.object)
+                            && !y.object.eq_ignore_ascii_case(&t.object)
+                    },
+                    1,
                 )
+                .first()
+                .map(|y| y.object.clone()),
             })
             .collect();
             out.push(SelfcheckItem {
@@ -549,6 +592,15 @@ pub fn items(
                 false_attempts: 0,
                 set_aside: None,
                 error: None,
+                decoy: prompts::pick_shots(
+                    pool,
+                    &t.id,
+                    |y| y.id.as_str(),
+                    |y| y.relation == t.relation && !y.object.eq_ignore_ascii_case(&t.object),
+                    1,
+                )
+                .first()
+                .map(|y| y.object.clone()),
             });
         }
     }
@@ -564,6 +616,7 @@ pub struct Plan {
     pub params: Params,
     pub filter: Option<String>,
     pub bins: u32,
+    pub false_by: crate::store::FalseBy,
 }
 
 impl Default for Plan {
@@ -574,22 +627,24 @@ impl Default for Plan {
             params: Params::default(),
             filter: None,
             bins: 20,
+            false_by: crate::store::FalseBy::Model,
         }
     }
 }
 
-/// A new run over `set`, its items, and every model it calls (generators, then the detectors
+/// A new run over `set` (examples and decoys from `pool`), its items, and every model it calls (generators, then the detectors
 /// that are not generators). No detectors: each generator judges its own sentences.
 pub fn plan(
     dataset: String,
     set: &crate::dataset::triples::TripleSet,
+    pool: &[crate::dataset::triples::Triple],
     generators: Vec<ModelConfig>,
     detectors: Vec<ModelConfig>,
     p: Plan,
 ) -> (SelfcheckRun, Vec<SelfcheckItem>, Vec<ModelConfig>) {
     use crate::store::{ModelSnapshot, SelfcheckConfig};
     let id = crate::store::new_run_id();
-    let items = items(&id, set, &generators, p.shots as usize, &p.params);
+    let items = items(&id, set, pool, &generators, p.shots as usize, &p.params);
     let run = SelfcheckRun {
         id,
         created_at: now_secs(),
@@ -602,6 +657,7 @@ pub fn plan(
             params: p.params,
             filter: p.filter,
             bins: p.bins.max(3),
+            false_by: p.false_by,
         },
         status: RunStatus::Running,
     };

@@ -38,7 +38,7 @@ pub use runs::{
 };
 pub use scores::ScoreRecord;
 pub use selfcheck::{
-    Answer, Mode, SelfcheckConfig, SelfcheckItem, SelfcheckRun, SelfcheckWrite, Sentence,
+    Answer, FalseBy, Mode, SelfcheckConfig, SelfcheckItem, SelfcheckRun, SelfcheckWrite, Sentence,
     VerdictRecord,
 };
 pub use time::{format_time, now_secs};

@@ -184,6 +184,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
         false_attempts INTEGER NOT NULL DEFAULT 0,
         set_aside TEXT,
         error TEXT,
+        decoy TEXT,
         PRIMARY KEY (run_id, idx)
     ) WITHOUT ROWID;
     CREATE TABLE selfcheck_verdicts (

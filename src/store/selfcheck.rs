@@ -27,6 +27,28 @@ pub struct SelfcheckConfig {
     pub filter: Option<String>,
     /// Equal-size popularity bins for the recall/popularity correlation.
     pub bins: u32,
+    /// Who writes the false sentence.
+    pub false_by: FalseBy,
+}
+
+/// Who writes the false sentence: the generator (the method), or a swap of the object for
+/// another object of the same relation from the dataset (for models too small to do the edit;
+/// the detection half is then measured on sentences the model did not write).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum FalseBy {
+    #[default]
+    Model,
+    Swap,
+}
+
+impl FalseBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FalseBy::Model => "model",
+            FalseBy::Swap => "swap",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -64,6 +86,8 @@ pub struct SelfcheckItem {
     pub set_aside: Option<String>,
     /// A call that failed (asked again on resume).
     pub error: Option<String>,
+    /// Another object of the same relation: the false sentence of a `swap` run.
+    pub decoy: Option<String>,
 }
 
 /// Which of a triple's sentences.
@@ -151,7 +175,7 @@ pub enum SelfcheckWrite {
 
 const ITEM_COLUMNS: &str = "run_id, idx, triple_id, subject, relation, object, source, \
      popularity, generator, params, shots, true_sentence, true_attempts, false_sentence, \
-     false_attempts, set_aside, error";
+     false_attempts, set_aside, error, decoy";
 
 fn parse<T: serde::de::DeserializeOwned>(what: &'static str, s: &str) -> Result<T> {
     serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|_| {
@@ -283,6 +307,7 @@ impl Store {
                     false_attempts: r.get(14)?,
                     set_aside: r.get(15)?,
                     error: r.get(16)?,
+                    decoy: r.get(17)?,
                 })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -335,7 +360,7 @@ impl Store {
 fn insert_item(tx: &rusqlite::Transaction, it: &SelfcheckItem) -> Result<()> {
     tx.prepare_cached(&format!(
         "INSERT OR REPLACE INTO selfcheck_items ({ITEM_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6,
-         ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+         ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
     ))?
     .execute(params![
         it.run_id,
@@ -354,7 +379,8 @@ fn insert_item(tx: &rusqlite::Transaction, it: &SelfcheckItem) -> Result<()> {
         it.false_sentence,
         it.false_attempts,
         it.set_aside,
-        it.error
+        it.error,
+        it.decoy
     ])?;
     Ok(())
 }

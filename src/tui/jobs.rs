@@ -163,8 +163,12 @@ pub enum JobRequest {
     /// A new self-detection run over `set`: each model writes and judges its own sentences.
     Selfcheck {
         set: Arc<crate::dataset::triples::TripleSet>,
+        /// The whole dataset: examples and decoys come from it.
+        pool: Arc<crate::dataset::triples::TripleSet>,
         dataset: String,
         models: Vec<ModelConfig>,
+        /// False sentences by swapping the object (else written by the model).
+        swap: bool,
     },
     /// Run items against models, `samples` answers each.
     Run {
@@ -338,10 +342,12 @@ impl Jobs {
             }
             JobRequest::Selfcheck {
                 set,
+                pool,
                 dataset,
                 models,
+                swap,
             } => {
-                if let Err(e) = self.start_selfcheck(to, &set, dataset, models) {
+                if let Err(e) = self.start_selfcheck(to, (&set, &pool), dataset, models, swap) {
                     self.send(to, Msg::Failed(format!("self-detection: {e:#}")));
                 }
             }
@@ -734,9 +740,13 @@ impl Jobs {
     fn start_selfcheck(
         &mut self,
         to: ScreenId,
-        set: &crate::dataset::triples::TripleSet,
+        (set, pool): (
+            &crate::dataset::triples::TripleSet,
+            &crate::dataset::triples::TripleSet,
+        ),
         dataset: String,
         models: Vec<ModelConfig>,
+        swap: bool,
     ) -> anyhow::Result<()> {
         use crate::selfcheck::run::{Options, Plan, plan, start};
         let Some(store) = self.services.store.clone() else {
@@ -751,7 +761,15 @@ impl Jobs {
         if set.triples.is_empty() {
             anyhow::bail!("no triples to run");
         }
-        let (run, items, models) = plan(dataset, set, models, Vec::new(), Plan::default());
+        let p = Plan {
+            false_by: if swap {
+                crate::store::FalseBy::Swap
+            } else {
+                crate::store::FalseBy::Model
+            },
+            ..Plan::default()
+        };
+        let (run, items, models) = plan(dataset, set, &pool.triples, models, Vec::new(), p);
         self.send(
             to,
             Msg::SelfcheckStarted {

@@ -520,6 +520,10 @@ const DEFS: &[Def] = &[
                 &[Selfcheck],
                 "recall per relation: direct or chain-of-thought",
             ),
+            (
+                &[Picker],
+                "self-detection: false sentences by the model, or swapped",
+            ),
         ],
     },
     Def {

@@ -210,6 +210,8 @@ pub enum PickFor {
     Selfcheck {
         set: std::sync::Arc<crate::dataset::triples::TripleSet>,
         dataset: String,
+        /// False sentences by swapping the object (else written by the model).
+        swap: bool,
     },
     /// Only choose (the claims screen's `r`).
     Choose,
@@ -323,18 +325,25 @@ impl Component for Picker {
                         dataset: dataset.clone(),
                         k,
                     })),
-                    PickFor::Selfcheck { set, dataset } => {
-                        let mut set = (**set).clone();
-                        set.spread(k as usize);
+                    PickFor::Selfcheck { set, dataset, swap } => {
+                        let mut subset = (**set).clone();
+                        subset.spread(k as usize);
                         Cmd::Job(JobRequest::Selfcheck {
-                            set: std::sync::Arc::new(set),
+                            set: std::sync::Arc::new(subset),
+                            pool: set.clone(),
                             dataset: dataset.clone(),
                             models,
+                            swap: *swap,
                         })
                     }
                     PickFor::Choose => Cmd::ClearNotice,
                 };
                 return vec![Cmd::ClosePopup, then];
+            }
+            Action::Metric => {
+                if let PickFor::Selfcheck { swap, .. } = &mut self.purpose {
+                    *swap = !*swap;
+                }
             }
             Action::Cancel | Action::Quit => return vec![Cmd::ClosePopup],
             _ => {}
@@ -343,7 +352,7 @@ impl Component for Picker {
     }
     fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {
         let t = cx.theme;
-        let r = popup_area(area, 76, cx.models.len() as u16 + 8);
+        let r = popup_area(area, 76, cx.models.len() as u16 + 9);
         f.render_widget(Clear, r);
         let chosen = self.chosen.iter().filter(|c| **c).count();
         let models = format!("{chosen} model{}", if chosen == 1 { "" } else { "s" });
@@ -419,6 +428,22 @@ impl Component for Picker {
             PickFor::Choose => None,
             _ => Some("K, samples per answer (1-20)"),
         };
+        if let PickFor::Selfcheck { swap, .. } = self.purpose {
+            lines.push(Line::styled(
+                if swap {
+                    format!(
+                        "false sentences: object swapped for another of its relation ({})",
+                        k(Action::Metric)
+                    )
+                } else {
+                    format!(
+                        "false sentences: written by the model ({}: swap objects instead)",
+                        k(Action::Metric)
+                    )
+                },
+                t.muted(),
+            ));
+        }
         if let Some(what) = what {
             lines.push(Line::styled(
                 format!(

@@ -158,6 +158,7 @@ impl Selfcheck {
                         PickFor::Selfcheck {
                             set: self.set.clone(),
                             dataset: self.dataset.clone(),
+                            swap: false,
                         },
                         cx.chosen.to_vec(),
                     ))));
@@ -430,13 +431,18 @@ impl Selfcheck {
                     .map_or(run.dataset.clone(), |n| n.to_string_lossy().into_owned());
                 spans.push(Span::styled(
                     format!(
-                        "run {} ({}/{}) · {} · {} triples × {gens} generator{} · {}",
+                        "run {} ({}/{}) · {} · {} triples × {gens} generator{}{} · {}",
                         run.id,
                         self.run_pos + 1,
                         self.runs.len(),
                         one_line(&name),
                         stored.items.len() / gens,
                         if gens == 1 { "" } else { "s" },
+                        if run.config.false_by == crate::store::FalseBy::Swap {
+                            " · false sentences swapped"
+                        } else {
+                            ""
+                        },
                         run.status.as_str()
                     ),
                     t.muted(),
@@ -487,7 +493,25 @@ impl Selfcheck {
                     self.set.relations.len()
                 )
             } else {
-                "This run has no scores yet: sentences are being written (or every triple was set aside).".to_string()
+                match self.run() {
+                    Some((_, stored))
+                        if self.running.is_none()
+                            && !stored.items.is_empty()
+                            && stored.items.iter().all(|it| it.set_aside.is_some()) =>
+                    {
+                        let why = stored
+                            .items
+                            .iter()
+                            .find_map(|it| it.set_aside.as_deref())
+                            .map(one_line)
+                            .unwrap_or_default();
+                        format!(
+                            "Every triple of this run was set aside: the model could not write sentences that pass their checks (e.g. {why}).\n\nThat is a finding in itself. To measure the detection half anyway, start a run whose false sentences swap the object for another of its relation ({} in the picker), or use a larger generator.",
+                            cx.keymap.hint(Mode::Picker, Action::Metric),
+                        )
+                    }
+                    _ => "This run has no scores yet: sentences are being written.".to_string(),
+                }
             };
             f.render_widget(
                 Paragraph::new(msg)
@@ -878,8 +902,7 @@ fn detail_lines(
         out.push(Line::from(vec![
             Span::styled(format!("{name} "), style.add_modifier(Modifier::BOLD)),
             Span::styled(
-                text.as_deref()
-                    .map_or("(not written)".into(), one_line),
+                text.as_deref().map_or("(not written)".into(), one_line),
                 t.base(),
             ),
             Span::styled(
