@@ -152,8 +152,13 @@ async fn raw_capacity(url: &str, set: &TripleSet, n: usize, conc: usize) -> f64 
         let fact = prompts::fact(&it.subject, &it.relation, &it.object, it.source.as_deref());
         let t_req = prompts::true_sentence(&fact, &it.object, &shots, Default::default());
         let t_text = mock::selfcheck_reply(&t_req.messages.last().unwrap().content, 2);
-        let f_req =
-            prompts::false_sentence(&t_text, &it.relation, &it.object, &shots, Default::default());
+        let f_req = prompts::false_sentence(
+            &t_text,
+            &it.relation,
+            &it.object,
+            &shots,
+            Default::default(),
+        );
         let f_text = mock::selfcheck_reply(&f_req.messages.last().unwrap().content, 1);
         all.push(body(t_req));
         all.push(body(f_req));

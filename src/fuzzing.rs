@@ -85,6 +85,19 @@ pub fn judge_reply(data: &[u8]) {
     ] {
         let _ = crate::eval::judge::read(kind, &t);
     }
+    // Self-detection reads model replies too: verdicts, sentences and the object checks.
+    use crate::selfcheck::parse;
+    let _ = parse::read_direct(&t);
+    let _ = parse::read_cot(&t);
+    let s = parse::clean_sentence(&t);
+    let (object, rest) = t.split_at(
+        t.char_indices()
+            .nth(t.chars().count() / 3)
+            .map_or(0, |c| c.0),
+    );
+    let _ = parse::check_true(&s, object);
+    let _ = parse::check_false(rest, &s, object);
+    let _ = parse::swap_phrase(rest, object, "X");
 }
 
 /// A model's answer checked as every data format.

@@ -98,7 +98,10 @@ fn the_screen_opens_from_browse_on_the_bundled_triples() {
     // m: false sentences by swapping the object instead.
     let term = play(&rt, &mut app, &mut services, vec![key('m')]);
     let s = screen(&term);
-    assert!(s.contains("object swapped for another of its relation"), "{s}");
+    assert!(
+        s.contains("object swapped for another of its relation"),
+        "{s}"
+    );
     // The only model starts chosen; unchosen, the picker says so and nothing is asked.
     let term = play(
         &rt,

@@ -134,9 +134,45 @@ pub fn clean_sentence(reply: &str) -> String {
 }
 
 /// A direct reply: a clean yes or no is its first word (markdown, punctuation and an echoed
-/// `Answer:` aside) with no other yes/no after it ("No, it is accurate." is a clean no; "Yes and no", "I think yes" and
-/// "The answer is no" are not). Anything else is [`Answer::Unparsed`].
+/// `Answer:` aside) with no other yes/no after it ("No, it is accurate." is a clean no; "Yes and
+/// no", "I think yes" and "The answer is no" are not), and nothing after it saying the opposite
+/// about false information ("No, the sentence contains false information." contradicts itself).
+/// Anything else is [`Answer::Unparsed`].
 pub fn read_direct(reply: &str) -> Answer {
+    let a = first_word_answer(reply);
+    match (a, says_false_information(reply)) {
+        (Answer::Yes, Some(false)) | (Answer::No, Some(true)) => Answer::Unparsed,
+        _ => a,
+    }
+}
+
+/// What the reply's words say about false information, if they say it: "contains false
+/// information" is `true`, "does not contain false information" (or "no false information")
+/// `false`; both, or neither, `None`.
+fn says_false_information(reply: &str) -> Option<bool> {
+    static NEG: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\b(?:does\s+not|doesn'?t|do\s+not|don'?t|no|not\s+any|without)\s+(?:contain\s+(?:any\s+)?)?(?:false|incorrect|wrong)\s+information").unwrap()
+    });
+    static POS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\b(?:contains?|has|includes?)\s+(?:some\s+)?(?:false|incorrect|wrong)\s+information").unwrap()
+    });
+    let neg = NEG.is_match(reply);
+    // A "contains false information" inside a negation ("does not contain ...") is not one.
+    let pos = POS.find_iter(reply).any(|m| {
+        let mut from = m.start().saturating_sub(12);
+        while !reply.is_char_boundary(from) {
+            from -= 1;
+        }
+        !NEG.is_match(&reply[from..m.end()])
+    });
+    match (pos, neg) {
+        (true, false) => Some(true),
+        (false, true) => Some(false),
+        _ => None,
+    }
+}
+
+fn first_word_answer(reply: &str) -> Answer {
     let mut w = words(reply);
     // An echoed label ("Answer: yes") is not part of the answer.
     if w.first().is_some_and(|x| x == "answer") {
@@ -183,6 +219,39 @@ pub fn read_cot(reply: &str) -> Answer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_direct_reply_that_contradicts_itself_is_unparsed() {
+        let cases = [
+            (
+                "No, the sentence contains false information.",
+                Answer::Unparsed,
+            ),
+            (
+                "Yes, the sentence does not contain false information.",
+                Answer::Unparsed,
+            ),
+            (
+                "Yes. It contains false information: he was born in Ulm.",
+                Answer::Yes,
+            ),
+            (
+                "No, the sentence does not contain false information.",
+                Answer::No,
+            ),
+            ("No. There is no false information here.", Answer::No),
+            ("No, it doesn't contain any false information.", Answer::No),
+            ("Yes, it has incorrect information.", Answer::Yes),
+            (
+                "No — ünïcödé does not contain false information.",
+                Answer::No,
+            ),
+            ("Yes — ääääääää contains false information.", Answer::Yes),
+        ];
+        for (reply, want) in cases {
+            assert_eq!(read_direct(reply), want, "{reply}");
+        }
+    }
 
     #[test]
     fn object_phrases_case_punctuation_accents_words() {

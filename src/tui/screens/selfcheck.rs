@@ -431,7 +431,7 @@ impl Selfcheck {
                     .map_or(run.dataset.clone(), |n| n.to_string_lossy().into_owned());
                 spans.push(Span::styled(
                     format!(
-                        "run {} ({}/{}) · {} · {} triples × {gens} generator{}{} · {}",
+                        "{} ({}/{}) · {} · {} triples × {gens} generator{}{} · {}",
                         run.id,
                         self.run_pos + 1,
                         self.runs.len(),
@@ -439,7 +439,7 @@ impl Selfcheck {
                         stored.items.len() / gens,
                         if gens == 1 { "" } else { "s" },
                         if run.config.false_by == crate::store::FalseBy::Swap {
-                            " · false sentences swapped"
+                            " · swapped"
                         } else {
                             ""
                         },
@@ -554,7 +554,21 @@ impl Selfcheck {
         );
         let inner = block.inner(table);
         f.render_widget(block, table);
-        let mode_head = "    R     P    F1     A unp";
+        // Whole percents when one decimal would not fit (80 columns).
+        let wide_head = "    R     P    F1     A unp";
+        let narrow = (inner.width as usize) < lw + 15 + 2 * (wide_head.len() + 2);
+        let mode_head = if narrow {
+            "   R    P   F1    A unp"
+        } else {
+            wide_head
+        };
+        let cell = |x: Option<f64>| {
+            if narrow {
+                x.map_or("   -".into(), |v| format!("{v:4.0}"))
+            } else {
+                num(x)
+            }
+        };
         let mut lines = vec![Line::styled(
             format!(
                 "{:<lw$} {:>7} {:>5} │ direct{} │ chain-of-thought",
@@ -575,10 +589,10 @@ impl Selfcheck {
             let m = |s: &crate::selfcheck::results::ModeScores| {
                 format!(
                     "{} {} {} {} {:>3}",
-                    num(s.scores.recall),
-                    num(s.scores.precision),
-                    num(s.scores.f1),
-                    num(s.scores.accuracy),
+                    cell(s.scores.recall),
+                    cell(s.scores.precision),
+                    cell(s.scores.f1),
+                    cell(s.scores.accuracy),
                     s.unparsed
                 )
             };
