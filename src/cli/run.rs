@@ -406,7 +406,9 @@ async fn report_events(
         b
     });
     let mut failed = 0usize;
-    let stdout = std::io::stdout();
+    // Buffered, flushed whenever the queue of events is empty: a reader sees every line as soon
+    // as the run has nothing newer to say, without a write call per line under load.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
     while let Some(ev) = rx.recv().await {
         let line = match &ev {
             Event::Started {
@@ -486,9 +488,12 @@ async fn report_events(
             }
         };
         if json_mode {
-            let mut out = stdout.lock();
             let _ = writeln!(out, "{}", crate::text::json_for_terminal(&line.to_string()));
+            if rx.is_empty() {
+                let _ = out.flush();
+            }
         }
     }
+    let _ = out.flush();
     failures
 }

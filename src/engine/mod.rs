@@ -549,6 +549,7 @@ async fn execute(
         queues[j.model].push_back(j);
     }
     let global = Arc::new(Semaphore::new(workers));
+    let commits = Arc::new(Semaphore::new(PENDING_COMMITS_PER_SLOT * workers));
     let mut handles = Vec::new();
     for (mi, q) in queues.into_iter().enumerate() {
         let n = shared.models[mi]
@@ -559,7 +560,12 @@ async fn execute(
             .min(q.len());
         let queue = Arc::new(Mutex::new(q));
         for _ in 0..n {
-            let (shared, queue, global) = (shared.clone(), queue.clone(), global.clone());
+            let (shared, queue, global, commits) = (
+                shared.clone(),
+                queue.clone(),
+                global.clone(),
+                commits.clone(),
+            );
             handles.push(tokio::spawn(async move {
                 loop {
                     if shared.cancel.is_cancelled() {
@@ -574,7 +580,7 @@ async fn execute(
                     let Some(job) = queue.lock().await.pop_front() else {
                         break;
                     };
-                    let _slot = tokio::select! {
+                    let slot = tokio::select! {
                         s = global.acquire() => s,
                         _ = shared.cancel.cancelled() => break,
                     };
@@ -583,9 +589,24 @@ async fn execute(
                     let ran = std::panic::AssertUnwindSafe(run_job(&shared, job.clone()))
                         .catch_unwind()
                         .await;
-                    if let Err(panic) = ran {
-                        record_panic(&shared, &job, panic).await;
-                    }
+                    // The answer is in: its request slot goes to the next job now, and the
+                    // commit is awaited by a task of its own. The answer is still on disk
+                    // before it is counted or shown (`finish`); the pending commits are
+                    // bounded, so a slow disk slows the run instead of piling answers up.
+                    drop(slot);
+                    let done = match ran {
+                        Ok(Some(d)) => d,
+                        Ok(None) => continue,
+                        Err(panic) => panic_record(&shared, &job, panic),
+                    };
+                    let Ok(permit) = commits.clone().acquire_owned().await else {
+                        break;
+                    };
+                    let sh = shared.clone();
+                    tokio::spawn(async move {
+                        finish(&sh, done.job, done.record, done.ok).await;
+                        drop(permit);
+                    });
                 }
             }));
         }
@@ -593,6 +614,10 @@ async fn execute(
     for h in handles {
         let _ = h.await;
     }
+    // Every commit in flight has landed (or given up on cancel) once all permits are back.
+    let _ = commits
+        .acquire_many((PENDING_COMMITS_PER_SLOT * workers) as u32)
+        .await;
     let summary = {
         let mut c = shared.counts.lock().unwrap_or_else(|e| e.into_inner());
         c.cancelled = c.total - c.done - c.failed;
@@ -646,7 +671,18 @@ enum Outcome {
     Cancelled,
 }
 
-async fn run_job(sh: &Shared, job: Job) {
+/// A job's result, to be committed and then announced.
+struct Finished {
+    job: u32,
+    record: ResponseRecord,
+    ok: bool,
+}
+
+/// How many answers may wait for their commit per request slot.
+const PENDING_COMMITS_PER_SLOT: usize = 2;
+
+/// Runs one job to its answer (or failure); `None` when cancelled. Committing is the caller's.
+async fn run_job(sh: &Shared, job: Job) -> Option<Finished> {
     let spec = &sh.spec;
     let m = &sh.models[job.model];
     let item = &spec.dataset.items[job.item];
@@ -703,8 +739,11 @@ async fn run_job(sh: &Shared, job: Job) {
                 text: hit.text,
             });
         }
-        finish(sh, job.idx, record, true).await;
-        return;
+        return Some(Finished {
+            job: job.idx,
+            record,
+            ok: true,
+        });
     }
 
     let max_attempts = m.cfg.max_retries + 1;
@@ -713,12 +752,12 @@ async fn run_job(sh: &Shared, job: Job) {
         record.attempts = attempt;
         let _permit = tokio::select! {
             p = m.limiter.acquire() => p,
-            _ = sh.cancel.cancelled() => return,
+            _ = sh.cancel.cancelled() => return None,
         };
         if let Some(rate) = &m.rate {
             tokio::select! {
                 _ = rate.wait() => {},
-                _ = sh.cancel.cancelled() => return,
+                _ = sh.cancel.cancelled() => return None,
             }
         }
         let _ = sh.events.send(Event::Sending {
@@ -729,7 +768,7 @@ async fn run_job(sh: &Shared, job: Job) {
         let outcome = attempt_once(sh, m, &req, job.idx, t0, spec.stream_deltas).await;
         drop(_permit);
         match outcome {
-            Outcome::Cancelled => return,
+            Outcome::Cancelled => return None,
             Outcome::Ok {
                 text,
                 finish: reason,
@@ -748,8 +787,11 @@ async fn run_job(sh: &Shared, job: Job) {
                 record.latency_ms = Some(t0.elapsed().as_millis() as u64);
                 record.first_token_ms = first_token.map(|d| d.as_millis() as u64);
                 record.created_at = now_secs();
-                finish(sh, job.idx, record, true).await;
-                return;
+                return Some(Finished {
+                    job: job.idx,
+                    record,
+                    ok: true,
+                });
             }
             Outcome::Err(e) => {
                 if e.is_rate_limit() {
@@ -766,18 +808,22 @@ async fn run_job(sh: &Shared, job: Job) {
                     });
                     tokio::select! {
                         _ = tokio::time::sleep(delay) => {},
-                        _ = sh.cancel.cancelled() => return,
+                        _ = sh.cancel.cancelled() => return None,
                     }
                     continue;
                 }
                 record.error = Some(m.redact(&e.to_string()).into_owned());
                 record.latency_ms = Some(started.elapsed().as_millis() as u64);
                 record.created_at = now_secs();
-                finish(sh, job.idx, record, false).await;
-                return;
+                return Some(Finished {
+                    job: job.idx,
+                    record,
+                    ok: false,
+                });
             }
         }
     }
+    None
 }
 
 /// One attempt: send, then read the stream to its end.
@@ -882,6 +928,7 @@ async fn read_stream(
             }
             Some(Ok(StreamEvent::Usage(u))) => usage = u,
             Some(Ok(StreamEvent::Finish { reason })) => {
+                drain(stream).await;
                 return Outcome::Ok {
                     text,
                     finish: reason,
@@ -900,6 +947,43 @@ async fn read_stream(
     }
 }
 
+/// Reads what is left of a finished answer's body (the end of the SSE stream, the chunked
+/// terminator), so its connection goes back to the pool: dropped unread, the connection is
+/// closed and the next request opens a new one. Bounded: a server that keeps the body open after
+/// the end marker is not waited for.
+async fn drain(mut stream: crate::provider::ChatStream) {
+    use futures::FutureExt;
+    let mut ended = false;
+    for _ in 0..8 {
+        match stream.next().now_or_never() {
+            Some(Some(_)) => continue,
+            Some(None) => {
+                ended = true;
+                break;
+            }
+            None => break,
+        }
+    }
+    if !ended {
+        // Not here yet: it usually follows within a packet.
+        let _ = tokio::time::timeout(Duration::from_millis(2), async {
+            for _ in 0..8 {
+                if stream.next().await.is_none() {
+                    break;
+                }
+            }
+        })
+        .await;
+    }
+    drop(stream);
+    // The client hands the connection back to its pool from tasks of its own (the connection
+    // task sees the body's end, then a task waiting for it to be ready returns it). Letting them
+    // run before this worker sends its next request means that request finds the connection
+    // idle instead of opening another one.
+    tokio::task::yield_now().await;
+    tokio::task::yield_now().await;
+}
+
 /// The message a panic carried.
 pub fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     p.downcast_ref::<&str>()
@@ -908,8 +992,8 @@ pub fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "a panic without a message".into())
 }
 
-/// Records a job whose worker panicked as failed, with the panic's message.
-async fn record_panic(sh: &Shared, job: &Job, panic: Box<dyn std::any::Any + Send>) {
+/// A job whose worker panicked, as failed with the panic's message.
+fn panic_record(sh: &Shared, job: &Job, panic: Box<dyn std::any::Any + Send>) -> Finished {
     let item = &sh.spec.dataset.items[job.item];
     let record = ResponseRecord {
         run_id: sh.run_id.clone(),
@@ -935,7 +1019,11 @@ async fn record_panic(sh: &Shared, job: &Job, panic: Box<dyn std::any::Any + Sen
         created_at: now_secs(),
         cache_key: None,
     };
-    finish(sh, job.idx, record, false).await;
+    Finished {
+        job: job.idx,
+        record,
+        ok: false,
+    }
 }
 
 /// Commits the record, then tells the front-end. An answer that cannot be saved (a full disk)

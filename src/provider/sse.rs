@@ -135,7 +135,12 @@ impl Decoder {
             }
             None => (line, &b""[..]),
         };
-        let value = String::from_utf8_lossy(value);
+        // Valid UTF-8 (the norm) is checked by the fast validator; only a bad line pays for the
+        // lossy conversion.
+        let value = match std::str::from_utf8(value) {
+            Ok(v) => std::borrow::Cow::Borrowed(v),
+            Err(_) => String::from_utf8_lossy(value),
+        };
         match field {
             b"data" => {
                 if self.has_data {

@@ -38,20 +38,29 @@ impl Store {
         Ok(())
     }
 
+    /// The cached answer for `key`: a single call's entry in `cache`, else a run's answer that
+    /// carries the key (the newest).
     pub fn cache_get(&self, key: &str) -> Result<Option<Cached>> {
+        let row = |r: &rusqlite::Row<'_>| {
+            Ok(Cached {
+                text: r.get(0)?,
+                finish_reason: r.get(1)?,
+                prompt_tokens: r.get(2)?,
+                completion_tokens: r.get(3)?,
+                latency_ms: r.get::<_, Option<i64>>(4)?.map(|v| v as u64),
+            })
+        };
         let mut st = self.conn.prepare_cached(
             "SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms FROM cache WHERE key = ?1",
         )?;
-        Ok(st
-            .query_row([key], |r| {
-                Ok(Cached {
-                    text: r.get(0)?,
-                    finish_reason: r.get(1)?,
-                    prompt_tokens: r.get(2)?,
-                    completion_tokens: r.get(3)?,
-                    latency_ms: r.get::<_, Option<i64>>(4)?.map(|v| v as u64),
-                })
-            })
-            .optional()?)
+        if let Some(c) = st.query_row([key], row).optional()? {
+            return Ok(Some(c));
+        }
+        let mut st = self.conn.prepare_cached(
+            "SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms FROM responses
+             WHERE cache_key = ?1 AND error IS NULL AND text IS NOT NULL
+             ORDER BY created_at DESC LIMIT 1",
+        )?;
+        Ok(st.query_row([key], row).optional()?)
     }
 }

@@ -105,7 +105,7 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         // Fewer, larger checkpoints and a bigger page cache: a run writes a response per job.
-        conn.pragma_update(None, "cache_size", -32_000)?;
+        conn.pragma_update(None, "cache_size", -8_000)?;
         conn.pragma_update(None, "wal_autocheckpoint", 4_000)?;
         let mut store = Store { conn };
         busy_retry(|| schema::migrate(&mut store.conn))?;
@@ -202,9 +202,27 @@ mod tests {
             .map(|j| j.idx)
             .collect();
         assert_eq!(left, vec![1, 2]);
-        // Only successes are cached.
-        assert!(s.cache_get("key-0").unwrap().is_some());
+        // Only successes are cached: the answer's own row is the entry (no second copy).
+        assert_eq!(s.cache_get("key-0").unwrap().unwrap().text, "answer");
         assert!(s.cache_get("key-1").unwrap().is_none());
+        let copies: i64 = s
+            .conn
+            .query_row("SELECT count(*) FROM cache", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(copies, 0);
+        // A single call's entry (judges, detection) is still read from `cache`.
+        s.cache_put(
+            "judge-1",
+            &Cached {
+                text: "verdict".into(),
+                finish_reason: None,
+                prompt_tokens: None,
+                completion_tokens: None,
+                latency_ms: None,
+            },
+        )
+        .unwrap();
+        assert_eq!(s.cache_get("judge-1").unwrap().unwrap().text, "verdict");
         assert_eq!(s.responses("r1").unwrap().len(), 2);
         assert_eq!(
             s.responses_for_item("item-0").unwrap()[0].text.as_deref(),

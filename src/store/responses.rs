@@ -4,7 +4,6 @@ use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
 use super::Store;
-use super::cache::CACHE_PUT;
 use super::error::Result;
 use super::runs::JobState;
 
@@ -41,19 +40,19 @@ impl ResponseRecord {
 }
 
 impl Store {
-    /// Saves responses (and fills the cache with the successful ones) in one transaction.
+    /// Saves responses in one transaction; a successful one with a cache key is the cache
+    /// entry for that key.
     pub fn save_responses(&mut self, rs: &[ResponseRecord]) -> Result<()> {
         let tx = self.conn.transaction()?;
         {
             let mut ins = tx.prepare_cached(
                 "INSERT OR REPLACE INTO responses (run_id, job_idx, item_id, task_id, model, sample, text, error,
                  finish_reason, prompt_tokens, completion_tokens, latency_ms, first_token_ms, attempts, params,
-                 request_hash, cached, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                 request_hash, cached, created_at, cache_key)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
             )?;
             let mut job =
                 tx.prepare_cached("UPDATE jobs SET state = ?3 WHERE run_id = ?1 AND idx = ?2")?;
-            let mut cache = tx.prepare_cached(CACHE_PUT)?;
             for r in rs {
                 ins.execute(params![
                     r.run_id,
@@ -73,7 +72,11 @@ impl Store {
                     r.params,
                     r.request_hash,
                     r.cached,
-                    r.created_at
+                    r.created_at,
+                    // Errors and cut answers are never cached.
+                    r.cache_key
+                        .as_ref()
+                        .filter(|_| r.is_ok() && r.text.is_some())
                 ])?;
                 job.execute(params![
                     r.run_id,
@@ -84,18 +87,6 @@ impl Store {
                         JobState::Failed.as_str()
                     }
                 ])?;
-                // Errors are never cached.
-                if let (Some(key), true, Some(text)) = (&r.cache_key, r.is_ok(), &r.text) {
-                    cache.execute(params![
-                        key,
-                        text,
-                        r.finish_reason,
-                        r.prompt_tokens,
-                        r.completion_tokens,
-                        r.latency_ms.map(|v| v as i64),
-                        r.created_at
-                    ])?;
-                }
             }
         }
         tx.commit()?;

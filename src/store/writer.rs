@@ -218,13 +218,31 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) {
                     batch.selfcheck.push(w);
                     batch.selfcheck_acks.push(ack);
                 }
+                // A lookup does not commit what is pending (each job looks up the cache before
+                // it asks, so flushing here would turn group commits back into one per job): a
+                // pending save with the key answers it, as the committed row would.
+                Cmd::CacheGet(key, reply) => {
+                    let pending = batch
+                        .records
+                        .iter()
+                        .rev()
+                        .find(|r| r.cache_key.as_deref() == Some(key.as_str()) && r.is_ok());
+                    let hit = match pending {
+                        Some(r) => r.text.clone().map(|text| Cached {
+                            text,
+                            finish_reason: r.finish_reason.clone(),
+                            prompt_tokens: r.prompt_tokens,
+                            completion_tokens: r.completion_tokens,
+                            latency_ms: r.latency_ms,
+                        }),
+                        None => store.cache_get(&key).ok().flatten(),
+                    };
+                    let _ = reply.send(hit);
+                }
                 other => {
                     // Keep order: anything else waits for the saves queued before it.
                     flush(&mut store, &mut batch);
                     match other {
-                        Cmd::CacheGet(key, reply) => {
-                            let _ = reply.send(store.cache_get(&key).ok().flatten());
-                        }
                         Cmd::CreateRun(run, jobs, reply) => {
                             let _ = reply
                                 .send(store.create_run(&run, &jobs).map_err(|e| e.to_string()));
@@ -263,7 +281,10 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) {
                         Cmd::MaxPages(n, reply) => {
                             let _ = reply.send(store.set_max_pages(n).map_err(|e| e.to_string()));
                         }
-                        Cmd::Save(..) | Cmd::Detect(..) | Cmd::Selfcheck(..) => {
+                        Cmd::Save(..)
+                        | Cmd::Detect(..)
+                        | Cmd::Selfcheck(..)
+                        | Cmd::CacheGet(..) => {
                             unreachable!("handled above")
                         }
                     }

@@ -1,0 +1,358 @@
+//! `prism run` measured as a user runs it: the `prism` binary as its own process against an
+//! external server, beside that server's raw capacity measured in the same run.
+//!
+//! `cargo bench --bench process_run` (options: `-- --jobs N --concurrency C --repeat R`;
+//! defaults 20,000 jobs at concurrency 256, 3 repeats, median reported). Needs `nginx` and `wrk`
+//! (`scripts/bench-tools` installs both from apt). It:
+//! 1. starts nginx (one worker process, its own port and directory) answering every POST with the
+//!    same OpenAI-shaped SSE reply: 35 events, 7.8 KB (33 content deltas, the finish chunk with
+//!    usage, `[DONE]`); `stub_status` counts the connections accepted;
+//! 2. measures the endpoint's raw capacity with wrk (2 threads, the same concurrency, POST);
+//! 3. runs `prism run` (release build) on N distinct items with a fresh store each time, `--json`
+//!    events to a pipe that is drained (what a script reading them pays), and reports jobs/s
+//!    (wall time of the whole process, start to exit), the ratio to raw, CPU per job (user +
+//!    system of the process), peak RSS, and the TCP connections it opened (`--prism PATH`
+//!    measures another build the same way);
+//! 4. checks every answer is in the store.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The SSE reply: 33 deltas of about 215 bytes each, the finish chunk, `[DONE]`.
+fn sse_body() -> String {
+    let mut out = String::new();
+    let word = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor ";
+    for i in 0..33 {
+        let content = format!("{}{} ", &word[..64], i);
+        out.push_str(&format!(
+            "data: {{\"id\":\"chatcmpl-bench\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"stub\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{content}\"}},\"finish_reason\":null}}]}}\n\n"
+        ));
+    }
+    out.push_str("data: {\"id\":\"chatcmpl-bench\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"stub\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":40,\"completion_tokens\":330,\"total_tokens\":370}}\n\n");
+    out.push_str("data: [DONE]\n\n");
+    out
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Nginx {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        // SIGTERM: the master stops its workers (SIGKILL would leave them running).
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let _ = self.child.wait();
+    }
+}
+
+fn start_nginx(dir: &Path, body: &str) -> Nginx {
+    let port = free_port();
+    // The reply is a static file; a POST to the static handler is a 405, which error_page turns
+    // into the same file with status 200 (an internal GET).
+    std::fs::write(dir.join("body.sse"), body).unwrap();
+    let conf = format!(
+        "daemon off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+         events {{ worker_connections 4096; }}\n\
+         http {{\n access_log off;\n keepalive_requests 10000000;\n keepalive_timeout 120s;\n\
+          client_body_temp_path {d}/body;\n proxy_temp_path {d}/proxy;\n fastcgi_temp_path {d}/fastcgi;\n\
+          uwsgi_temp_path {d}/uwsgi;\n scgi_temp_path {d}/scgi;\n\
+          server {{\n  listen 127.0.0.1:{port} reuseport backlog=4096;\n\
+           location = /status {{ stub_status; }}\n\
+           location / {{ root {d}; types {{ }} default_type text/event-stream;\n\
+             rewrite ^ /body.sse break; error_page 405 =200 /body.sse; }}\n }}\n}}\n",
+        d = dir.display()
+    );
+    let path = dir.join("nginx.conf");
+    std::fs::write(&path, conf).unwrap();
+    let child = Command::new("nginx")
+        .args([
+            "-c",
+            &path.display().to_string(),
+            "-p",
+            &dir.display().to_string(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("nginx is not installed: scripts/bench-tools installs it");
+    let t = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(t.elapsed() < Duration::from_secs(10), "nginx did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Nginx { child, port }
+}
+
+/// Connections nginx has accepted so far (stub_status).
+fn accepts(port: u16) -> u64 {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.write_all(b"GET /status HTTP/1.0\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let line = out
+        .lines()
+        .skip_while(|l| !l.starts_with("server accepts"))
+        .nth(1)
+        .unwrap_or("");
+    line.split_whitespace()
+        .next()
+        .and_then(|x| x.parse().ok())
+        .unwrap_or(0)
+}
+
+fn wrk(dir: &Path, port: u16, conc: usize, secs: u32) -> f64 {
+    let lua = dir.join("post.lua");
+    std::fs::write(
+        &lua,
+        "wrk.method = \"POST\"\nwrk.headers[\"Content-Type\"] = \"application/json\"\n\
+         wrk.body = '{\"model\":\"stub\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"What is the capital of France?\"}]}'\n",
+    )
+    .unwrap();
+    let out = Command::new("wrk")
+        .args([
+            "-t2",
+            &format!("-c{conc}"),
+            &format!("-d{secs}s"),
+            "-s",
+            &lua.display().to_string(),
+            &format!("http://127.0.0.1:{port}/v1/chat/completions"),
+        ])
+        .output()
+        .expect("wrk is not installed: scripts/bench-tools installs it");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find_map(|l| l.strip_prefix("Requests/sec:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("wrk said: {text}"))
+}
+
+fn write_items(dir: &Path, n: usize) -> PathBuf {
+    let p = dir.join("items.jsonl");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&p).unwrap());
+    for i in 0..n {
+        writeln!(
+            f,
+            "{}",
+            serde_json::json!({"id": format!("KE-FD-Bench-{i:06}"), "task": "KE-FD-Bench",
+                "source_id": i.to_string(), "dimension": "KE", "category": "FD",
+                "question": format!("Bench question number {i}: what is the capital of France?"),
+                "answer": "Paris"})
+        )
+        .unwrap();
+    }
+    p
+}
+
+struct Measured {
+    secs: f64,
+    cpu: f64,
+    rss_kb: i64,
+    conns: u64,
+    stored: usize,
+    /// RSS in MiB at each tenth of the answers.
+    rss_series: Vec<u64>,
+}
+
+// The child is reaped by wait4 (for its rusage), which clippy does not see.
+#[allow(clippy::zombie_processes)]
+fn prism_run(
+    bin: &Path,
+    dir: &Path,
+    items: &Path,
+    port: u16,
+    (n, conc, k): (usize, usize, usize),
+) -> Measured {
+    let cfg = dir.join(format!("cfg{k}"));
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(
+        cfg.join("models.toml"),
+        format!(
+            "[[models]]\nname = \"stub\"\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"stub\"\nmax_concurrency = {conc}\n"
+        ),
+    )
+    .unwrap();
+    let db = cfg.join("prism.db");
+    let before = accepts(port);
+    let t = Instant::now();
+    // PRISM_BENCH_PERF=FILE: record a profile of the run (the numbers then include perf).
+    let perf = std::env::var_os("PRISM_BENCH_PERF");
+    let mut cmd = match &perf {
+        Some(out) => {
+            let mut c = Command::new("perf");
+            c.args([
+                "record",
+                "-g",
+                "--call-graph",
+                "dwarf,16384",
+                "-F",
+                "999",
+                "-o",
+            ])
+            .arg(out)
+            .arg("--")
+            .arg(bin);
+            c
+        }
+        None => Command::new(bin),
+    };
+    let mut child = cmd
+        .arg("run")
+        .arg(items)
+        .args([
+            "--models",
+            "stub",
+            "--concurrency",
+            &conc.to_string(),
+            "--json",
+            "--db",
+            &db.display().to_string(),
+        ])
+        .args(
+            std::env::var("PRISM_BENCH_ARGS")
+                .ok()
+                .iter()
+                .flat_map(|a| a.split_whitespace()),
+        )
+        .env("PRISM_CONFIG_DIR", &cfg)
+        .env("PRISM_DATA_DIR", &cfg)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Read the events as a script would; at every tenth of the answers, the process's RSS (is
+    // memory flat while the run goes on?).
+    let mut out = child.stdout.take().unwrap();
+    let status_file = format!("/proc/{}/status", child.id());
+    let reader = std::thread::spawn(move || {
+        let mut buf = vec![0u8; 1 << 16];
+        let mut done = 0usize;
+        let mut rss = Vec::new();
+        while let Ok(k) = out.read(&mut buf) {
+            if k == 0 {
+                break;
+            }
+            for line in buf[..k].split(|b| *b == b'\n') {
+                if line.starts_with(b"{\"event\":\"done\"") {
+                    done += 1;
+                    if done.is_multiple_of((n / 10).max(1)) {
+                        let kb = std::fs::read_to_string(&status_file)
+                            .ok()
+                            .and_then(|s| {
+                                s.lines()
+                                    .find(|l| l.starts_with("VmRSS:"))
+                                    .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+                            })
+                            .unwrap_or(0);
+                        rss.push(kb / 1024);
+                    }
+                }
+            }
+        }
+        rss
+    });
+    // wait4 gives the child's own CPU time and peak RSS.
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    assert_eq!(r, pid);
+    let secs = t.elapsed().as_secs_f64();
+    let rss_series = reader.join().unwrap_or_default();
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "prism run failed: status {status}"
+    );
+    let conns = accepts(port) - before - 1; // the status request itself
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let store = prism::store::Store::open(&db).unwrap();
+    let runs = store.runs().unwrap();
+    let stored = store
+        .responses(&runs[0].id)
+        .unwrap()
+        .iter()
+        .filter(|r| r.text.as_deref().is_some_and(|t| t.len() > 2000))
+        .count();
+    assert_eq!(stored, n, "every answer is stored whole");
+    Measured {
+        secs,
+        cpu: tv(ru.ru_utime) + tv(ru.ru_stime),
+        rss_kb: ru.ru_maxrss,
+        conns,
+        stored,
+        rss_series,
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let n: usize = arg(&args, "--jobs", 20_000);
+    let conc: usize = arg(&args, "--concurrency", 256);
+    let repeat: usize = arg(&args, "--repeat", 3);
+    // Another build to compare (e.g. an older commit's), measured the same way.
+    let bin: PathBuf = arg(&args, "--prism", PathBuf::from(env!("CARGO_BIN_EXE_prism")));
+    let dir = tempfile::tempdir().unwrap();
+    let body = sse_body();
+    let nginx = start_nginx(dir.path(), &body);
+    let items = write_items(dir.path(), n);
+    // Warm up, then the raw capacity.
+    wrk(dir.path(), nginx.port, conc, 2);
+    let raw = wrk(dir.path(), nginx.port, conc, 5);
+    println!(
+        "endpoint: nginx (1 worker) on 127.0.0.1, {} byte SSE reply (35 events)",
+        body.len()
+    );
+    println!("wrk raw capacity at concurrency {conc}: {raw:.0} req/s");
+    let mut rates = Vec::new();
+    for k in 0..repeat {
+        let m = prism_run(&bin, dir.path(), &items, nginx.port, (n, conc, k));
+        let rate = n as f64 / m.secs;
+        println!(
+            "prism run #{k}: {n} jobs at concurrency {conc}: {:.2} s = {rate:.0} jobs/s ({:.3}x raw), CPU {:.3} ms/job, peak RSS {:.1} MiB, {} connections, {} answers stored",
+            m.secs,
+            rate / raw,
+            m.cpu * 1e3 / n as f64,
+            m.rss_kb as f64 / 1024.0,
+            m.conns,
+            m.stored
+        );
+        println!(
+            "  RSS (MiB) at each tenth of the answers: {:?}",
+            m.rss_series
+        );
+        rates.push(rate);
+    }
+    let med = median(rates);
+    println!(
+        "median: {med:.0} jobs/s = {:.3}x wrk's raw capacity",
+        med / raw
+    );
+    drop(nginx);
+}
