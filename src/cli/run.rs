@@ -387,6 +387,11 @@ pub fn open_dataset(path: Option<&Path>) -> anyhow::Result<(Arc<Dataset>, String
     Ok((Arc::new(loaded.dataset), r))
 }
 
+/// A JSON string literal.
+fn json_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
 /// Prints progress (terminal) or JSON lines; returns the failures, one line each.
 async fn report_events(
     mut rx: mpsc::UnboundedReceiver<Event>,
@@ -423,7 +428,15 @@ async fn report_events(
                 if !json_mode {
                     continue;
                 }
-                json!({"event": "sending", "job": job, "attempt": attempt})
+                // The two events every job sends are written directly (no JSON tree per line).
+                let _ = writeln!(
+                    out,
+                    "{{\"event\":\"sending\",\"job\":{job},\"attempt\":{attempt}}}"
+                );
+                if rx.is_empty() {
+                    let _ = out.flush();
+                }
+                continue;
             }
             Event::Delta { .. } => continue,
             Event::Retrying {
@@ -443,9 +456,24 @@ async fn report_events(
                 if let Some(b) = &bar {
                     b.inc(1);
                 }
-                json!({"event": "done", "job": job, "item": response.item_id, "model": response.model,
-                       "sample": response.sample, "cached": response.cached, "latency_ms": response.latency_ms,
-                       "completion_tokens": response.completion_tokens})
+                if !json_mode {
+                    continue;
+                }
+                let opt = |v: Option<u64>| v.map_or("null".to_string(), |v| v.to_string());
+                let line = format!(
+                    "{{\"event\":\"done\",\"job\":{job},\"item\":{},\"model\":{},\"sample\":{},\"cached\":{},\"latency_ms\":{},\"completion_tokens\":{}}}",
+                    json_string(&response.item_id),
+                    json_string(&response.model),
+                    response.sample,
+                    response.cached,
+                    opt(response.latency_ms),
+                    opt(response.completion_tokens.map(u64::from))
+                );
+                let _ = writeln!(out, "{}", crate::text::json_for_terminal(&line));
+                if rx.is_empty() {
+                    let _ = out.flush();
+                }
+                continue;
             }
             Event::Failed { job, response } => {
                 failed += 1;

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use sha2::{Digest, Sha256};
-use tokio::sync::{Mutex, Semaphore, mpsc};
+use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 pub use backoff::RetryPolicy;
@@ -558,7 +558,8 @@ async fn execute(
             .max(1)
             .min(workers)
             .min(q.len());
-        let queue = Arc::new(Mutex::new(q));
+        // A plain mutex: held only to pop a job, never across an await.
+        let queue = Arc::new(std::sync::Mutex::new(q));
         for _ in 0..n {
             let (shared, queue, global, commits) = (
                 shared.clone(),
@@ -577,7 +578,8 @@ async fn execute(
                     {
                         tokio::time::sleep(Duration::from_millis(200)).await;
                     }
-                    let Some(job) = queue.lock().await.pop_front() else {
+                    let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+                    let Some(job) = next else {
                         break;
                     };
                     let slot = tokio::select! {
