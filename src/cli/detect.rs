@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::run::{dataset_path, default_db, load_models, open_dataset};
 use crate::config::Dirs;
 use crate::detect::results;
-use crate::detect::run::{self as engine, DetectEvent, DetectOptions, DetectSummary, Step, Stored};
+use crate::detect::run::{self as engine, DetectEvent, DetectOptions, Step, Stored};
 use crate::detect::targets;
 use crate::engine::BackendFactory;
 use crate::provider::{ModelConfig, Params};
@@ -196,8 +196,7 @@ fn stored_models(
     Ok((models, judge))
 }
 
-type Task =
-    std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<DetectSummary>> + Send>>;
+use super::background::Task;
 
 /// Starts or resumes; returns the task, the run and the store path.
 fn resume_task(
@@ -472,39 +471,9 @@ fn drive(
     command: &str,
 ) -> anyhow::Result<i32> {
     let json_mode = json || !std::io::stdout().is_terminal();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let (summary, failures) = rt.block_on(async {
-        let cancel3 = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                cancel3.cancel();
-            }
-        });
-        let printer = tokio::spawn(print_events(rx, json_mode));
-        let result = task.await;
-        let failures = printer.await.unwrap_or_default();
-        result.map(|s| (s, failures))
-    })?;
-    crate::warn!(
-        "detection {}: {} calls done ({} from cache), {} failed{}",
-        summary.run_id,
-        summary.done,
-        summary.cache_hits,
-        summary.failed,
-        if summary.cancelled > 0 {
-            ", interrupted"
-        } else {
-            ""
-        }
-    );
-    for f in failures.iter().take(20) {
-        crate::warn!("  failed: {f}");
-    }
-    if failures.len() > 20 {
-        crate::warn!("  ... and {} more", failures.len() - 20);
-    }
+    let (summary, failures) =
+        super::background::run_with_printer(task, print_events(rx, json_mode), &cancel)?;
+    super::background::say_summary("detection", &summary, &failures);
     // The results, from what is stored (a resumed run counts everything, not just this part).
     let store = Store::open(db)?;
     let stored = Stored::load(&store, &run.id)?;

@@ -1,5 +1,6 @@
 //! Command-line interface: no subcommand opens the TUI; subcommands run headless.
 
+pub mod background;
 pub mod detect;
 pub mod exchange;
 pub mod model;

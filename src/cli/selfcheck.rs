@@ -73,9 +73,7 @@ pub struct SelfcheckArgs {
     pub resume: Option<String>,
 }
 
-type Task = std::pin::Pin<
-    Box<dyn std::future::Future<Output = anyhow::Result<crate::detect::run::DetectSummary>> + Send>,
->;
+use super::background::Task;
 
 /// `prism selfcheck`. Exit codes: 0 every call done, 2 some failed, 1 could not start, 130
 /// interrupted (finish with --resume).
@@ -211,36 +209,9 @@ pub fn selfcheck(args: SelfcheckArgs, dirs: &Dirs, factory: BackendFactory) -> a
         }
     };
     let json_mode = args.json || !std::io::stdout().is_terminal();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let (summary, failures) = rt.block_on(async {
-        let c3 = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                c3.cancel();
-            }
-        });
-        let printer = tokio::spawn(print_events(rx, json_mode));
-        let result = task.await;
-        let failures = printer.await.unwrap_or_default();
-        result.map(|s| (s, failures))
-    })?;
-    crate::warn!(
-        "self-detection {}: {} calls done ({} from cache), {} failed{}",
-        summary.run_id,
-        summary.done,
-        summary.cache_hits,
-        summary.failed,
-        if summary.cancelled > 0 {
-            ", interrupted"
-        } else {
-            ""
-        }
-    );
-    for f in failures.iter().take(20) {
-        crate::warn!("  failed: {f}");
-    }
+    let (summary, failures) =
+        super::background::run_with_printer(task, print_events(rx, json_mode), &cancel)?;
+    super::background::say_summary("self-detection", &summary, &failures);
     let store = Store::open(&db)?;
     let stored = Stored::load(&store, &run.id)?;
     let rows = results::rows(&run, &stored);

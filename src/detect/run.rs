@@ -407,17 +407,7 @@ async fn execute(
         .buffer_unordered(width)
         .collect::<Vec<()>>()
         .await;
-    let mut summary = sh.counts.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    if cancel.is_cancelled() {
-        // What is left is counted from the store's point of view on resume; here, only that
-        // something was left.
-        summary.cancelled = calls.saturating_sub(summary.done + summary.failed).max(1);
-    }
-    let status = if summary.cancelled > 0 {
-        RunStatus::Cancelled
-    } else {
-        RunStatus::Finished
-    };
+    let (summary, status) = closing(&sh.counts, calls, cancel.is_cancelled());
     let _ = store
         .detect(DetectWrite::Status(sh.run.id.clone(), status))
         .await;
@@ -843,4 +833,23 @@ async fn check_pair(
     }
     count(sh, verdict != Verdict::Failed, asked.cached);
     let _ = sh.events.send(DetectEvent::Pair(Arc::new(record)));
+}
+
+/// How a detection or self-detection run ended: its counts, and, when it was cancelled, that
+/// something was left (what exactly is counted from the store on resume).
+pub fn closing(
+    counts: &std::sync::Mutex<DetectSummary>,
+    calls: usize,
+    cancelled: bool,
+) -> (DetectSummary, RunStatus) {
+    let mut summary = counts.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    if cancelled {
+        summary.cancelled = calls.saturating_sub(summary.done + summary.failed).max(1);
+    }
+    let status = if summary.cancelled > 0 {
+        RunStatus::Cancelled
+    } else {
+        RunStatus::Finished
+    };
+    (summary, status)
 }

@@ -279,6 +279,13 @@ pub fn sentences_for<'a>(
     generator: &str,
     detector: &str,
 ) -> Vec<(&'a SelfcheckItem, usize)> {
+    // One pass over the verdicts (a lookup per item would be quadratic on a large run).
+    let index: HashMap<(u32, Sentence, Mode), Answer> = stored
+        .verdicts
+        .iter()
+        .filter(|v| v.detector == detector)
+        .map(|v| ((v.item, v.sentence, v.mode), v.answer))
+        .collect();
     let mut v: Vec<(&SelfcheckItem, usize)> = stored
         .items
         .iter()
@@ -287,12 +294,8 @@ pub fn sentences_for<'a>(
             let wrong = Mode::BOTH
                 .iter()
                 .map(|&m| {
-                    let f = stored
-                        .verdict(it.idx, Sentence::False, detector, m)
-                        .map(|v| v.answer);
-                    let t = stored
-                        .verdict(it.idx, Sentence::True, detector, m)
-                        .map(|v| v.answer);
+                    let f = index.get(&(it.idx, Sentence::False, m)).copied();
+                    let t = index.get(&(it.idx, Sentence::True, m)).copied();
                     usize::from(f.is_some_and(|a| !detected(a)))
                         + usize::from(t.is_some_and(detected))
                 })

@@ -271,15 +271,7 @@ async fn execute(
         .buffer_unordered(width)
         .collect::<Vec<()>>()
         .await;
-    let mut summary = sh.counts.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    if cancel.is_cancelled() {
-        summary.cancelled = calls.saturating_sub(summary.done + summary.failed).max(1);
-    }
-    let status = if summary.cancelled > 0 {
-        RunStatus::Cancelled
-    } else {
-        RunStatus::Finished
-    };
+    let (summary, status) = crate::detect::run::closing(&sh.counts, calls, cancel.is_cancelled());
     let _ = store
         .selfcheck(SelfcheckWrite::Status(sh.run.id.clone(), status))
         .await;
