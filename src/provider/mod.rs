@@ -17,8 +17,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use std::collections::VecDeque;
-
 use futures::{Stream, StreamExt};
 
 pub use config::{ModelConfig, ModelsFile, ProviderKind, Secret};
@@ -230,12 +228,13 @@ pub fn wire_parser(kind: ProviderKind) -> wire::Parser {
 }
 
 /// Reading a response body as provider events: bytes → SSE events (bounded lines) → the wire
-/// format's events, in order, ending with the parser's own end-of-stream check.
+/// format's events, in order, ending with the parser's own end-of-stream check. Everything one
+/// read from the socket holds is decoded at once and its text handed on as one piece.
 struct SseState<S> {
     bytes: S,
     decoder: sse::Decoder,
     parser: wire::Parser,
-    queue: VecDeque<Result<StreamEvent, ProviderError>>,
+    events: wire::Events,
     ended: bool,
 }
 
@@ -251,43 +250,42 @@ where
         bytes,
         decoder: sse::Decoder::new(max_line),
         parser,
-        queue: VecDeque::new(),
+        events: wire::Events::default(),
         ended: false,
     };
     futures::stream::unfold(state, |mut st| async move {
         loop {
-            if let Some(x) = st.queue.pop_front() {
+            if let Some(x) = st.events.pop() {
                 return Some((x, st));
             }
             if st.ended {
                 return None;
             }
-            let mut evs = Vec::new();
-            match st.bytes.next().await {
+            let SseState {
+                bytes,
+                decoder,
+                parser,
+                events,
+                ended,
+            } = &mut st;
+            match bytes.next().await {
                 Some(Ok(chunk)) => {
-                    let fed = st.decoder.feed(&chunk, &mut evs);
-                    for ev in &evs {
-                        st.queue.extend(st.parser.parse(&ev.event, &ev.data));
-                    }
+                    let fed =
+                        decoder.feed_with(&chunk, |ev, data| parser.parse_into(ev, data, events));
                     if let Err(e) = fed {
                         // A protocol violation, not a glitch: not retried.
-                        st.queue
-                            .push_back(Err(ProviderError::Protocol(e.to_string())));
-                        st.ended = true;
+                        events.push(Err(ProviderError::Protocol(e.to_string())));
+                        *ended = true;
                     }
                 }
                 Some(Err(e)) => {
-                    st.queue
-                        .push_back(Err(ProviderError::Stream(root_cause(&e))));
-                    st.ended = true;
+                    events.push(Err(ProviderError::Stream(root_cause(&e))));
+                    *ended = true;
                 }
                 None => {
-                    st.decoder.finish(&mut evs);
-                    for ev in &evs {
-                        st.queue.extend(st.parser.parse(&ev.event, &ev.data));
-                    }
-                    st.queue.extend(st.parser.end());
-                    st.ended = true;
+                    decoder.finish_with(|ev, data| parser.parse_into(ev, data, events));
+                    parser.end_into(events);
+                    *ended = true;
                 }
             }
         }
@@ -374,6 +372,61 @@ mod tests {
             m.insert(*k, HeaderValue::from_str(v).unwrap());
         }
         m
+    }
+
+    /// Everything the stream yields for a body arriving in `reads`.
+    fn read_stream(reads: &[&str]) -> Vec<Result<StreamEvent, ProviderError>> {
+        let bytes: Vec<Result<bytes::Bytes, reqwest::Error>> = reads
+            .iter()
+            .map(|r| Ok(bytes::Bytes::copy_from_slice(r.as_bytes())))
+            .collect();
+        let events = sse_events(
+            futures::stream::iter(bytes),
+            wire::Parser::new(ProviderKind::Openai),
+            1 << 16,
+        );
+        futures::executor::block_on(events.collect())
+    }
+
+    fn chunk(t: &str) -> String {
+        format!(
+            "data: {}\n\n",
+            serde_json::json!({"choices": [{"delta": {"content": t}}]})
+        )
+    }
+
+    #[test]
+    fn text_that_arrives_in_one_read_is_one_piece_and_order_is_kept() {
+        let one_read = format!(
+            "{}{}{}data: {{\"choices\":[{{\"delta\":{{}},\"finish_reason\":\"stop\"}}]}}\n\ndata: [DONE]\n\n",
+            chunk("Hel"),
+            chunk("lo, "),
+            chunk("wörld")
+        );
+        let evs = read_stream(&[&one_read]);
+        assert_eq!(evs.len(), 2, "{evs:?}");
+        assert!(matches!(&evs[0], Ok(StreamEvent::Delta(d)) if d == "Hello, wörld"));
+        assert!(
+            matches!(&evs[1], Ok(StreamEvent::Finish { reason }) if reason.as_deref() == Some("stop"))
+        );
+
+        // Split across reads (mid-event too), the text is the same and still in order; an error
+        // in the middle is not merged away.
+        let (a, b) = one_read.split_at(20);
+        let evs = read_stream(&[a, b]);
+        let text: String = evs
+            .iter()
+            .filter_map(|e| match e {
+                Ok(StreamEvent::Delta(d)) => Some(d.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(text, "Hello, wörld");
+        let bad = format!("{}data: {{oops\n\n{}", chunk("a"), chunk("b"));
+        let evs = read_stream(&[&bad]);
+        assert!(matches!(&evs[0], Ok(StreamEvent::Delta(d)) if d == "a"));
+        assert!(matches!(&evs[1], Err(ProviderError::Stream(_))));
+        assert!(matches!(&evs[2], Ok(StreamEvent::Delta(d)) if d == "b"));
     }
 
     #[test]

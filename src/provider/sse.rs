@@ -66,7 +66,22 @@ impl Decoder {
     }
 
     /// Feeds bytes; pushes every event they complete onto `out`.
-    pub fn feed(&mut self, mut chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), LineTooLong> {
+    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), LineTooLong> {
+        self.feed_with(chunk, |event, data| {
+            out.push(SseEvent {
+                event: event.to_string(),
+                data: data.to_string(),
+            })
+        })
+    }
+
+    /// Feeds bytes; hands every event they complete to `each` as `(event, data)`, borrowed: the
+    /// decoder's buffers are reused, so reading a stream allocates nothing per event.
+    pub fn feed_with(
+        &mut self,
+        mut chunk: &[u8],
+        mut each: impl FnMut(&str, &str),
+    ) -> Result<(), LineTooLong> {
         if self.after_cr && chunk.first() == Some(&b'\n') {
             chunk = &chunk[1..];
         }
@@ -85,7 +100,7 @@ impl Decoder {
                     None => self.after_cr = true,
                 }
             }
-            self.line(&buf[start..end], out);
+            self.line(&buf[start..end], &mut each);
             start = next;
             self.scanned = next;
         }
@@ -113,16 +128,26 @@ impl Decoder {
 
     /// The end of the stream: an event without its blank line still counts.
     pub fn finish(&mut self, out: &mut Vec<SseEvent>) {
-        if !self.buf.is_empty() {
-            let line = std::mem::take(&mut self.buf);
-            self.line(&line, out);
-        }
-        self.dispatch(out);
+        self.finish_with(|event, data| {
+            out.push(SseEvent {
+                event: event.to_string(),
+                data: data.to_string(),
+            })
+        })
     }
 
-    fn line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) {
+    /// [`Decoder::finish`], handing the last event to `each`.
+    pub fn finish_with(&mut self, mut each: impl FnMut(&str, &str)) {
+        if !self.buf.is_empty() {
+            let line = std::mem::take(&mut self.buf);
+            self.line(&line, &mut each);
+        }
+        self.dispatch(&mut each);
+    }
+
+    fn line(&mut self, line: &[u8], each: &mut impl FnMut(&str, &str)) {
         if line.is_empty() {
-            self.dispatch(out);
+            self.dispatch(each);
             return;
         }
         if line[0] == b':' {
@@ -149,19 +174,20 @@ impl Decoder {
                 self.data.push_str(&value);
                 self.has_data = true;
             }
-            b"event" => self.event = value.into_owned(),
+            b"event" => {
+                self.event.clear();
+                self.event.push_str(&value);
+            }
             _ => {}
         }
     }
 
-    fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
+    fn dispatch(&mut self, each: &mut impl FnMut(&str, &str)) {
         if self.has_data {
-            out.push(SseEvent {
-                event: std::mem::take(&mut self.event),
-                data: std::mem::take(&mut self.data),
-            });
+            each(&self.event, &self.data);
         }
         self.event.clear();
+        self.data.clear();
         self.has_data = false;
     }
 }

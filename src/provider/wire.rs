@@ -157,6 +157,40 @@ pub fn error_message(body: &str) -> String {
     }
 }
 
+/// Stream events read so far and not yet taken, in order. Text that arrives while the previous
+/// piece is still waiting is joined to it: a read from the socket usually holds dozens of
+/// events, and handing them on one at a time costs the job a wake-up, a timer and an allocation
+/// each for text that arrived at the same instant.
+#[derive(Debug, Default)]
+pub struct Events {
+    queue: std::collections::VecDeque<Result<StreamEvent, ProviderError>>,
+}
+
+impl Events {
+    pub fn text(&mut self, t: &str) {
+        if t.is_empty() {
+            return;
+        }
+        if let Some(Ok(StreamEvent::Delta(d))) = self.queue.back_mut() {
+            d.push_str(t);
+        } else {
+            self.queue.push_back(Ok(StreamEvent::Delta(t.to_string())));
+        }
+    }
+
+    pub fn push(&mut self, ev: Result<StreamEvent, ProviderError>) {
+        self.queue.push_back(ev);
+    }
+
+    pub fn pop(&mut self) -> Option<Result<StreamEvent, ProviderError>> {
+        self.queue.pop_front()
+    }
+
+    fn into_vec(self) -> Vec<Result<StreamEvent, ProviderError>> {
+        self.queue.into()
+    }
+}
+
 /// Reads SSE events of one wire format into stream events.
 pub struct Parser {
     kind: ProviderKind,
@@ -177,58 +211,59 @@ impl Parser {
         }
     }
 
+    /// One SSE event's stream events (tests and fuzzing; a stream uses [`Parser::parse_into`]).
     pub fn parse(&mut self, event: &str, data: &str) -> Vec<Result<StreamEvent, ProviderError>> {
+        let mut out = Events::default();
+        self.parse_into(event, data, &mut out);
+        out.into_vec()
+    }
+
+    pub fn parse_into(&mut self, event: &str, data: &str, out: &mut Events) {
         let data = data.trim();
         if data.is_empty() {
-            return Vec::new();
+            return;
         }
         match self.kind {
-            ProviderKind::Openai | ProviderKind::Local => self.openai(data),
-            ProviderKind::Anthropic => self.anthropic(event, data),
-            ProviderKind::Gemini => self.gemini(data),
+            ProviderKind::Openai | ProviderKind::Local => self.openai(data, out),
+            ProviderKind::Anthropic => self.anthropic(event, data, out),
+            ProviderKind::Gemini => self.gemini(data, out),
         }
     }
 
-    fn bad(data: &str, e: impl std::fmt::Display) -> Vec<Result<StreamEvent, ProviderError>> {
+    fn bad(data: &str, e: impl std::fmt::Display, out: &mut Events) {
         let snippet: String = data.chars().take(120).collect();
         // A garbled event usually means a garbled connection (a proxy cut a line, say): treat it
         // as a broken stream, which is retried, rather than as a final answer.
-        vec![Err(ProviderError::Stream(format!(
+        out.push(Err(ProviderError::Stream(format!(
             "malformed event ({e}): {}",
             crate::text::one_line(&snippet)
-        )))]
+        ))));
     }
 
-    fn openai(&mut self, data: &str) -> Vec<Result<StreamEvent, ProviderError>> {
+    fn openai(&mut self, data: &str, out: &mut Events) {
         if data == "[DONE]" {
-            return self.finish();
+            return self.finish(out);
         }
         // Typed and borrowing: a chunk is parsed tens of thousands of times a second in a big
         // run, and a generic `Value` costs an allocation per key.
         let chunk: OpenAiChunk<'_> = match serde_json::from_str(data) {
             Ok(v) => v,
-            Err(e) => return Self::bad(data, e),
+            Err(e) => return Self::bad(data, e, out),
         };
         if let Some(err) = chunk.error {
             let msg = err
                 .get("message")
                 .and_then(Value::as_str)
                 .unwrap_or("error in stream");
-            return vec![Err(ProviderError::Stream(msg.to_string()))];
+            return out.push(Err(ProviderError::Stream(msg.to_string())));
         }
-        let mut out = Vec::new();
         if let Some(u) = chunk.usage {
             self.usage.prompt_tokens = u.prompt_tokens;
             self.usage.completion_tokens = u.completion_tokens;
         }
         if let Some(choice) = chunk.choices.into_iter().next() {
-            let text = choice
-                .delta
-                .and_then(|d| d.content)
-                .or(choice.text)
-                .filter(|t| !t.is_empty());
-            if let Some(t) = text {
-                out.push(Ok(StreamEvent::Delta(t.into_owned())));
+            if let Some(t) = choice.delta.and_then(|d| d.content).or(choice.text) {
+                out.text(&t);
             }
             if let Some(reason) = choice.finish_reason {
                 // Usage may still follow in a last chunk, so the finish itself is emitted at
@@ -237,13 +272,12 @@ impl Parser {
                 self.saw_finish_reason = true;
             }
         }
-        out
     }
 
-    fn anthropic(&mut self, event: &str, data: &str) -> Vec<Result<StreamEvent, ProviderError>> {
+    fn anthropic(&mut self, event: &str, data: &str, out: &mut Events) {
         let v: Value = match serde_json::from_str(data) {
             Ok(v) => v,
-            Err(e) => return Self::bad(data, e),
+            Err(e) => return Self::bad(data, e, out),
         };
         let ty = v.get("type").and_then(Value::as_str).unwrap_or(event);
         match ty {
@@ -252,14 +286,12 @@ impl Parser {
                     .pointer("/message/usage/input_tokens")
                     .and_then(Value::as_u64)
                     .map(|x| x as u32);
-                Vec::new()
             }
-            "content_block_delta" => v
-                .pointer("/delta/text")
-                .and_then(Value::as_str)
-                .filter(|t| !t.is_empty())
-                .map(|t| vec![Ok(StreamEvent::Delta(t.to_string()))])
-                .unwrap_or_default(),
+            "content_block_delta" => {
+                if let Some(t) = v.pointer("/delta/text").and_then(Value::as_str) {
+                    out.text(t);
+                }
+            }
             "message_delta" => {
                 if let Some(n) = v.pointer("/usage/output_tokens").and_then(Value::as_u64) {
                     self.usage.completion_tokens = Some(n as u32);
@@ -268,9 +300,8 @@ impl Parser {
                     self.finish_reason = Some(r.to_string());
                     self.saw_finish_reason = true;
                 }
-                Vec::new()
             }
-            "message_stop" => self.finish(),
+            "message_stop" => self.finish(out),
             "error" => {
                 let kind = v
                     .pointer("/error/type")
@@ -282,32 +313,31 @@ impl Parser {
                     .unwrap_or("error in stream")
                     .to_string();
                 if kind == "overloaded_error" || kind == "rate_limit_error" {
-                    vec![Err(ProviderError::Http {
+                    out.push(Err(ProviderError::Http {
                         status: if kind == "overloaded_error" { 529 } else { 429 },
                         message: msg,
                         retry_after: None,
-                    })]
+                    }))
                 } else {
-                    vec![Err(ProviderError::Stream(msg))]
+                    out.push(Err(ProviderError::Stream(msg)))
                 }
             }
-            _ => Vec::new(),
+            _ => {}
         }
     }
 
-    fn gemini(&mut self, data: &str) -> Vec<Result<StreamEvent, ProviderError>> {
+    fn gemini(&mut self, data: &str, out: &mut Events) {
         let v: Value = match serde_json::from_str(data) {
             Ok(v) => v,
-            Err(e) => return Self::bad(data, e),
+            Err(e) => return Self::bad(data, e, out),
         };
         if let Some(err) = v.get("error") {
             let msg = err
                 .get("message")
                 .and_then(Value::as_str)
                 .unwrap_or("error in stream");
-            return vec![Err(ProviderError::Stream(msg.to_string()))];
+            return out.push(Err(ProviderError::Stream(msg.to_string())));
         }
-        let mut out = Vec::new();
         if let Some(u) = v.get("usageMetadata") {
             self.usage.prompt_tokens = u
                 .get("promptTokenCount")
@@ -321,51 +351,49 @@ impl Parser {
         if let Some(c) = v.pointer("/candidates/0") {
             if let Some(parts) = c.pointer("/content/parts").and_then(Value::as_array) {
                 for p in parts {
-                    if let Some(t) = p
-                        .get("text")
-                        .and_then(Value::as_str)
-                        .filter(|t| !t.is_empty())
-                    {
-                        out.push(Ok(StreamEvent::Delta(t.to_string())));
+                    if let Some(t) = p.get("text").and_then(Value::as_str) {
+                        out.text(t);
                     }
                 }
             }
             if let Some(r) = c.get("finishReason").and_then(Value::as_str) {
                 self.finish_reason = Some(r.to_string());
                 // Gemini has no end marker: the finish reason is the end.
-                out.extend(self.finish());
+                self.finish(out);
             }
         }
-        out
     }
 
     /// The connection closed. A stream that gave its finish reason but no end marker is complete
     /// (some servers omit `[DONE]`); one that did not is broken and will be retried.
     pub fn end(&mut self) -> Vec<Result<StreamEvent, ProviderError>> {
+        let mut out = Events::default();
+        self.end_into(&mut out);
+        out.into_vec()
+    }
+
+    pub fn end_into(&mut self, out: &mut Events) {
         if self.finished {
-            Vec::new()
         } else if self.saw_finish_reason {
-            self.finish()
+            self.finish(out)
         } else {
-            vec![Err(ProviderError::Stream(
+            out.push(Err(ProviderError::Stream(
                 "connection closed before the answer finished".into(),
-            ))]
+            )))
         }
     }
 
-    fn finish(&mut self) -> Vec<Result<StreamEvent, ProviderError>> {
+    fn finish(&mut self, out: &mut Events) {
         if self.finished {
-            return Vec::new();
+            return;
         }
         self.finished = true;
-        let mut out = Vec::new();
         if self.usage != Usage::default() {
             out.push(Ok(StreamEvent::Usage(self.usage)));
         }
         out.push(Ok(StreamEvent::Finish {
             reason: self.finish_reason.take(),
         }));
-        out
     }
 }
 
