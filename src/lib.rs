@@ -14,6 +14,7 @@ pub mod fuzzing;
 pub mod prompt;
 pub mod provider;
 pub mod report;
+pub mod review;
 pub mod selfcheck;
 pub mod store;
 pub mod taxonomy;
