@@ -13,6 +13,7 @@
 //! (a new decision, the old one kept).
 
 pub mod agreement;
+pub mod queue;
 pub mod rubric;
 
 use std::collections::BTreeMap;

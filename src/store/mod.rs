@@ -6,13 +6,14 @@
 //! the front-end has seen is always on disk.
 //!
 //! One file per table family: `schema` (migrations), `runs` (runs and jobs), `responses`,
-//! `scores`, `cache`, `detect` (contradiction detection), `selfcheck`; a new table is a migration and a file.
+//! `scores`, `cache`, `detect` (contradiction detection), `selfcheck`, `review` (human review); a new table is a migration and a file.
 
 mod cache;
 mod detect;
 mod error;
 mod locks;
 mod responses;
+mod review;
 mod runs;
 mod schema;
 mod scores;
@@ -32,6 +33,7 @@ pub use detect::{
 pub use error::{Result, StoreError};
 pub use locks::{HEARTBEAT_SECS, Held, Holder, STALE_AFTER_SECS, host_name, pid_alive};
 pub use responses::ResponseRecord;
+pub use review::Draft;
 pub use runs::{
     IMPORTED, JobCounts, JobRecord, JobState, ModelSnapshot, RunConfig, RunRecord, RunStatus,
     new_run_id,

@@ -207,6 +207,39 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ALTER TABLE responses ADD COLUMN cache_key TEXT;
     CREATE INDEX responses_cache_key ON responses(cache_key) WHERE cache_key IS NOT NULL;
     "#,
+    // 7: human review. Decisions are only ever inserted (the uid, unique across machines, makes
+    // an import idempotent); a draft is the one row per item and reviewer that typing replaces.
+    r#"
+    CREATE TABLE review_decisions (
+        uid TEXT PRIMARY KEY,
+        item_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        reviewer TEXT NOT NULL,
+        round INTEGER NOT NULL,
+        clarity INTEGER,
+        relevance INTEGER,
+        coherence INTEGER,
+        decision TEXT NOT NULL,
+        rationale TEXT NOT NULL,
+        edited_question TEXT,
+        edited_answer TEXT,
+        created_at INTEGER NOT NULL
+    );
+    CREATE INDEX review_decisions_item ON review_decisions(item_id, round);
+    CREATE TABLE review_drafts (
+        item_id TEXT NOT NULL,
+        reviewer TEXT NOT NULL,
+        round INTEGER NOT NULL,
+        clarity INTEGER,
+        relevance INTEGER,
+        coherence INTEGER,
+        decision TEXT,
+        rationale TEXT NOT NULL,
+        edited_question TEXT,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (item_id, reviewer)
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 fn version(conn: &Connection) -> Result<usize> {

@@ -55,6 +55,17 @@ pub enum Action {
     Metric,
     Claims,
     SelfDetect,
+    Review,
+    Retain,
+    Remove,
+    Revise,
+    SaveDecision,
+    EditRationale,
+    EditQuestion,
+    ReviewNext,
+    ReviewPrev,
+    StatusFilter,
+    PanelFilter,
 }
 
 /// Where input goes: a screen, a sub-state of one, or a popup.
@@ -80,10 +91,12 @@ pub enum Mode {
     Selfcheck,
     /// Self-detection: the sentences of one generator × detector pair.
     Sentences,
+    /// Human review: the queue and the current item's decision.
+    Review,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 13] = [
+    pub const ALL: [Mode; 14] = [
         Mode::Browse,
         Mode::Compare,
         Mode::Heatmap,
@@ -97,6 +110,7 @@ impl Mode {
         Mode::Claims,
         Mode::Selfcheck,
         Mode::Sentences,
+        Mode::Review,
     ];
 
     /// The name used in the config (`[keys.compare]`).
@@ -115,6 +129,7 @@ impl Mode {
             Mode::Claims => "claims",
             Mode::Selfcheck => "selfcheck",
             Mode::Sentences => "sentences",
+            Mode::Review => "review",
         }
     }
 
@@ -134,13 +149,14 @@ impl Mode {
             Mode::Claims => "claims",
             Mode::Selfcheck => "self-detection",
             Mode::Sentences => "self-detection sentences",
+            Mode::Review => "review",
         }
     }
 }
 
 use Mode::{
     Browse, Claims, Compare, Contradictions, Correlation, Drill, Heatmap, Help, Pair, Picker,
-    Problems, Selfcheck, Sentences,
+    Problems, Review, Selfcheck, Sentences,
 };
 
 /// The screens (not popups): where the global actions apply.
@@ -153,6 +169,7 @@ const SCREENS: &[Mode] = &[
     Claims,
     Selfcheck,
     Sentences,
+    Review,
 ];
 const SCROLL: &[Mode] = &[
     Browse,
@@ -187,7 +204,7 @@ const DEFS: &[Def] = &[
         uses: &[
             (SCROLL, "move up"),
             (&[Compare], "scroll the pane up"),
-            (&[Pair], "scroll up"),
+            (&[Pair, Review], "scroll up"),
         ],
     },
     Def {
@@ -197,7 +214,7 @@ const DEFS: &[Def] = &[
         uses: &[
             (SCROLL, "move down"),
             (&[Compare], "scroll the pane down"),
-            (&[Pair], "scroll down"),
+            (&[Pair, Review], "scroll down"),
         ],
     },
     Def {
@@ -307,6 +324,7 @@ const DEFS: &[Def] = &[
             (&[Browse], "focus the next pane"),
             (&[Compare], "next model's pane"),
             (&[Claims], "next model's reference"),
+            (&[Review], "next score (Clarity, Domain Relevance, Coherence); 1-9, 0 = 10 set it"),
         ],
     },
     Def {
@@ -317,6 +335,7 @@ const DEFS: &[Def] = &[
             (&[Browse], "focus the previous pane"),
             (&[Compare], "previous model's pane"),
             (&[Claims], "previous model's reference"),
+            (&[Review], "previous score"),
         ],
     },
     Def {
@@ -545,6 +564,87 @@ const DEFS: &[Def] = &[
         )],
     },
     Def {
+        action: Action::Review,
+        name: "review",
+        keys: &["V"],
+        uses: &[(
+            &[Browse],
+            "human review: score, decide and explain which items stay",
+        )],
+    },
+    Def {
+        action: Action::Retain,
+        name: "retain",
+        keys: &["y"],
+        uses: &[(&[Review], "decide: retain the item")],
+    },
+    Def {
+        action: Action::Remove,
+        name: "remove",
+        keys: &["x"],
+        uses: &[(&[Review], "decide: remove the item")],
+    },
+    Def {
+        action: Action::Revise,
+        name: "revise",
+        keys: &["v"],
+        uses: &[(
+            &[Review],
+            "decide: revise (edit the question with E), reviewed again next round",
+        )],
+    },
+    Def {
+        action: Action::SaveDecision,
+        name: "save_decision",
+        keys: &["ctrl-s"],
+        uses: &[(&[Review], "save the decision (also inside the editor)")],
+    },
+    Def {
+        action: Action::EditRationale,
+        name: "edit_rationale",
+        keys: &["enter", "i"],
+        uses: &[(
+            &[Review],
+            "write the rationale (esc leaves the editor; saved as you type)",
+        )],
+    },
+    Def {
+        action: Action::EditQuestion,
+        name: "edit_question",
+        keys: &["E"],
+        uses: &[(&[Review], "edit the question for the next round (revise)")],
+    },
+    Def {
+        action: Action::ReviewNext,
+        name: "review_next",
+        keys: &["n"],
+        uses: &[(&[Review], "next item in the queue")],
+    },
+    Def {
+        action: Action::ReviewPrev,
+        name: "review_prev",
+        keys: &["p"],
+        uses: &[(&[Review], "previous item in the queue")],
+    },
+    Def {
+        action: Action::StatusFilter,
+        name: "status_filter",
+        keys: &["f"],
+        uses: &[(
+            &[Review],
+            "show: all, unreviewed, mine, disputed, converged",
+        )],
+    },
+    Def {
+        action: Action::PanelFilter,
+        name: "panel_filter",
+        keys: &["P"],
+        uses: &[(
+            &[Review],
+            "panel: both, Knowledge & Source (KE/KM), Reasoning & Instruction (RE/IFE)",
+        )],
+    },
+    Def {
         action: Action::Back,
         name: "back",
         keys: &["backspace", "b"],
@@ -554,7 +654,7 @@ const DEFS: &[Def] = &[
             (&[Heatmap], "back to browsing"),
             (&[Drill], "back to the grid"),
             (&[Contradictions], "back (a detection goes on)"),
-            (&[Claims, Selfcheck], "back to browsing"),
+            (&[Claims, Selfcheck, Review], "back to browsing"),
             (&[Sentences], "back to the scores"),
             (&[Correlation, Pair], "close"),
         ],
@@ -588,7 +688,7 @@ const DEFS: &[Def] = &[
             (&[Claims], "cancel the detection, else back to browsing"),
             (&[Selfcheck], "cancel the self-detection run, else back"),
             (&[Sentences], "back to the scores"),
-            (&[Heatmap], "back to browsing"),
+            (&[Heatmap, Review], "back to browsing"),
             (&[Drill], "back to the grid"),
             (&[Correlation, Help, Problems, Picker, Pair], "close"),
         ],

@@ -1,0 +1,204 @@
+//! The review queue: which items a reviewer sees, in what order. Items are ranked by triage
+//! signals drawn from what the store already knows about them, so reviewers spend their time
+//! where a decision matters: models that disagree on an item, answers flagged by
+//! self-contradiction, and items every model fails (a wrong reference?) or every model passes (too
+//! easy to discriminate?).
+
+use std::collections::HashMap;
+
+use super::{Decision, ItemStatus, Panel, State};
+use crate::dataset::Dataset;
+
+/// What the store knows about one item's answers.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Evidence {
+    /// Each model's scores of the item (all runs and samples).
+    pub scores: HashMap<String, Vec<f64>>,
+    /// Answers that went through contradiction detection, and how many were flagged.
+    pub checked: u32,
+    pub flagged: u32,
+}
+
+/// Why an item is worth a look; each is shown beside the item.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Signals {
+    /// At least one model mostly right and another mostly wrong (mean score ≥ 0.5 vs < 0.5).
+    pub models_disagree: bool,
+    /// Answers flagged by self-contradiction (AutoHall).
+    pub flagged: u32,
+    /// Every one of at least two scored answers wrong (score < 0.5).
+    pub all_fail: bool,
+    /// Every one of at least two scored answers right.
+    pub all_pass: bool,
+}
+
+impl Signals {
+    pub fn of(e: &Evidence) -> Signals {
+        let means: Vec<f64> = e
+            .scores
+            .values()
+            .filter(|s| !s.is_empty())
+            .map(|s| s.iter().sum::<f64>() / s.len() as f64)
+            .collect();
+        let all: Vec<f64> = e.scores.values().flatten().copied().collect();
+        Signals {
+            models_disagree: means.iter().any(|&m| m >= 0.5) && means.iter().any(|&m| m < 0.5),
+            flagged: e.flagged,
+            all_fail: all.len() >= 2 && all.iter().all(|&s| s < 0.5),
+            all_pass: all.len() >= 2 && all.iter().all(|&s| s >= 0.5),
+        }
+    }
+
+    /// Higher first. Disagreement between models says the most about an item (ambiguous question
+    /// or reference); a flagged answer and a universal failure next; a universal pass least.
+    pub fn priority(&self) -> u32 {
+        4 * u32::from(self.models_disagree)
+            + 3 * u32::from(self.flagged > 0)
+            + 2 * u32::from(self.all_fail)
+            + u32::from(self.all_pass)
+    }
+
+    pub fn labels(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if self.models_disagree {
+            v.push("models disagree");
+        }
+        if self.flagged > 0 {
+            v.push("self-contradiction");
+        }
+        if self.all_fail {
+            v.push("every model fails");
+        }
+        if self.all_pass {
+            v.push("every model passes");
+        }
+        v
+    }
+}
+
+/// Which items to show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StatusFilter {
+    #[default]
+    All,
+    Unreviewed,
+    /// Decided by this reviewer in the item's current round.
+    Mine,
+    Disputed,
+    Converged,
+}
+
+impl StatusFilter {
+    pub const ALL: [StatusFilter; 5] = [
+        StatusFilter::All,
+        StatusFilter::Unreviewed,
+        StatusFilter::Mine,
+        StatusFilter::Disputed,
+        StatusFilter::Converged,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            StatusFilter::All => "all",
+            StatusFilter::Unreviewed => "unreviewed",
+            StatusFilter::Mine => "mine",
+            StatusFilter::Disputed => "disputed",
+            StatusFilter::Converged => "converged",
+        }
+    }
+
+    pub fn next(self) -> StatusFilter {
+        let i = Self::ALL.iter().position(|&f| f == self).unwrap_or(0);
+        Self::ALL[(i + 1) % Self::ALL.len()]
+    }
+
+    pub fn parse(s: &str) -> Option<StatusFilter> {
+        Self::ALL.into_iter().find(|f| f.label() == s.trim())
+    }
+
+    pub fn keeps(self, st: &ItemStatus, reviewer: &str) -> bool {
+        match self {
+            StatusFilter::All => true,
+            StatusFilter::Unreviewed => st.state == State::Unreviewed,
+            StatusFilter::Mine => st.current.contains_key(reviewer),
+            StatusFilter::Disputed => st.state == State::Disputed,
+            StatusFilter::Converged => matches!(
+                st.state,
+                State::Converged(Decision::Retain | Decision::Remove)
+            ),
+        }
+    }
+}
+
+/// The queue: dataset item indices, filtered, highest priority first (dataset order within a
+/// priority). `prefix` narrows to a dimension, category or sub-task by its code prefix
+/// (`KE`, `KE-1`, or a task id).
+pub fn build(
+    ds: &Dataset,
+    status: &HashMap<String, ItemStatus>,
+    signals: &HashMap<String, Signals>,
+    reviewer: &str,
+    filter: StatusFilter,
+    panel: Option<Panel>,
+    prefix: Option<&str>,
+) -> Vec<usize> {
+    let unreviewed = ItemStatus {
+        round: 1,
+        state: State::Unreviewed,
+        current: Default::default(),
+        edited_question: None,
+        edited_answer: None,
+        rounds: Vec::new(),
+    };
+    let mut q: Vec<(u32, usize)> = ds
+        .items
+        .iter()
+        .enumerate()
+        .filter(|(_, it)| {
+            // Task ids are `<DIM>-<CAT>-<Name>`: a prefix picks a dimension, category or task.
+            let task = ds.task_of(it);
+            panel.is_none_or(|p| Panel::of(task.dimension) == p)
+                && prefix.is_none_or(|p| task.id.starts_with(p))
+        })
+        .filter(|(_, it)| filter.keeps(status.get(&*it.id).unwrap_or(&unreviewed), reviewer))
+        .map(|(i, it)| (signals.get(&*it.id).map_or(0, Signals::priority), i))
+        .collect();
+    q.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    q.into_iter().map(|(_, i)| i).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(scores: &[(&str, &[f64])], flagged: u32) -> Evidence {
+        Evidence {
+            scores: scores
+                .iter()
+                .map(|(m, s)| (m.to_string(), s.to_vec()))
+                .collect(),
+            checked: flagged,
+            flagged,
+        }
+    }
+
+    #[test]
+    fn signals_and_their_order() {
+        let s = Signals::of(&ev(&[("a", &[1.0, 1.0]), ("b", &[0.0])], 0));
+        assert!(s.models_disagree && !s.all_fail && !s.all_pass);
+        let s = Signals::of(&ev(&[("a", &[0.0]), ("b", &[0.2])], 0));
+        assert!(s.all_fail && !s.models_disagree);
+        let s = Signals::of(&ev(&[("a", &[1.0])], 0));
+        assert_eq!(s, Signals::default(), "one answer says nothing");
+        let pass = Signals::of(&ev(&[("a", &[1.0]), ("b", &[1.0])], 0));
+        assert!(pass.all_pass);
+        let flagged = Signals::of(&ev(&[], 1));
+        let disagree = Signals::of(&ev(&[("a", &[1.0]), ("b", &[0.0])], 0));
+        let fail = Signals::of(&ev(&[("a", &[0.0]), ("b", &[0.0])], 0));
+        assert!(disagree.priority() > flagged.priority());
+        assert!(flagged.priority() > fail.priority());
+        assert!(fail.priority() > pass.priority());
+        assert!(pass.priority() > Signals::default().priority());
+        assert_eq!(disagree.labels(), vec!["models disagree"]);
+    }
+}
