@@ -15,6 +15,8 @@ pub struct Config {
     pub theme: Option<String>,
     /// The judge model for `prism score` (a name from the models file) when `--judge` is not given.
     pub judge: Option<String>,
+    /// Your name on review decisions when `--reviewer` is not given.
+    pub reviewer: Option<String>,
     /// Keybindings: `action = ["key", ...]` replaces that action's keys everywhere;
     /// `[keys.<mode>]` tables (`browse`, `compare`, `heatmap`, ...) replace them in one mode.
     #[serde(default)]

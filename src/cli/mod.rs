@@ -5,6 +5,7 @@ pub mod detect;
 pub mod exchange;
 pub mod model;
 pub mod report;
+pub mod review;
 pub mod run;
 pub mod score;
 pub mod selfcheck;
@@ -48,6 +49,9 @@ pub struct Cli {
     /// Models file for the run picker (default: models.toml in the config dir).
     #[arg(long)]
     pub models_file: Option<PathBuf>,
+    /// Your name on review decisions (default: `reviewer` in the config, else the login name).
+    #[arg(long, global = true)]
+    pub reviewer: Option<String>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -111,6 +115,12 @@ pub enum Command {
         run: Option<String>,
         #[arg(long, value_name = "DIR")]
         prism_outputs: PathBuf,
+    },
+    /// Human review decisions: export and import them as JSONL (merging without duplicates),
+    /// or show convergence, per-reviewer counts and agreement.
+    Review {
+        #[command(subcommand)]
+        what: review::ReviewCommand,
     },
     /// Read outputs/<model>/responses/*.jsonl produced elsewhere into the store as a new run.
     Import {
@@ -230,6 +240,7 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
             Ok(0)
         }
         Some(Command::Run(args)) => run::run(args, &dirs, run::factory(&dirs)),
+        Some(Command::Review { what }) => review::review(what, &dirs),
         Some(Command::Detect(args)) => detect::detect(args, &dirs, run::factory(&dirs)),
         Some(Command::Autohall(args)) => detect::autohall(args, &dirs, run::factory(&dirs)),
         Some(Command::Selfcheck(args)) => selfcheck::selfcheck(args, &dirs, run::factory(&dirs)),
@@ -458,6 +469,15 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
                 && let Err(e) = services.set_judge(&cfg)
             {
                 notices.push(format!("judge: {e:#}; judged items stay unscored"));
+            }
+            if let Some(r) = cli
+                .reviewer
+                .clone()
+                .or(config.reviewer.clone())
+                .map(|r| crate::text::one_line(&r).trim().to_string())
+                .filter(|r| !r.is_empty())
+            {
+                services.reviewer = r;
             }
             services.load_scores(&mut app);
             if let Some((set, r)) = claims {

@@ -59,8 +59,9 @@ impl Store {
                     "INSERT OR IGNORE INTO review_decisions ({COLS})
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
                 ))?;
-                let mut del =
-                    tx.prepare_cached("DELETE FROM review_drafts WHERE item_id = ?1 AND reviewer = ?2")?;
+                let mut del = tx.prepare_cached(
+                    "DELETE FROM review_drafts WHERE item_id = ?1 AND reviewer = ?2",
+                )?;
                 for r in rs {
                     added += ins.execute(params![
                         r.uid,
@@ -128,6 +129,39 @@ impl Store {
         Ok(())
     }
 
+    /// Every draft of a reviewer.
+    pub fn drafts(&self, reviewer: &str) -> Result<Vec<Draft>> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT item_id FROM review_drafts WHERE reviewer = ?1 ORDER BY item_id",
+        )?;
+        let ids: Vec<String> = st
+            .query_map([reviewer], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(d) = self.draft(&id, reviewer)? {
+                out.push(d);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every scored answer as (item, model, score), for the review queue's signals.
+    pub fn score_triples(&self, mut f: impl FnMut(&str, &str, f64)) -> Result<()> {
+        let mut st = self
+            .conn
+            .prepare_cached("SELECT item_id, model, score FROM scores WHERE score IS NOT NULL")?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            f(
+                r.get_ref(0)?.as_str()?,
+                r.get_ref(1)?.as_str()?,
+                r.get_ref(2)?.as_f64()?,
+            );
+        }
+        Ok(())
+    }
+
     pub fn draft(&self, item_id: &str, reviewer: &str) -> Result<Option<Draft>> {
         Ok(self
             .conn
@@ -190,7 +224,10 @@ mod tests {
             ..Draft::default()
         })
         .unwrap();
-        assert_eq!(s.draft("item-1", "ann").unwrap().unwrap().rationale, "half-typed");
+        assert_eq!(
+            s.draft("item-1", "ann").unwrap().unwrap().rationale,
+            "half-typed"
+        );
         assert_eq!(s.save_decisions(&[a.clone(), b.clone()]).unwrap(), 2);
         // The decision replaces the draft; the same uids again add nothing.
         assert_eq!(s.draft("item-1", "ann").unwrap(), None);

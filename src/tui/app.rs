@@ -385,7 +385,9 @@ impl App {
             | Msg::Claims(_)
             | Msg::Selfchecks(_)
             | Msg::SelfcheckStarted { .. }
-            | Msg::Selfcheck(_) => {}
+            | Msg::Selfcheck(_)
+            | Msg::Review(_)
+            | Msg::DecisionSaved(_) => {}
         }
         let cx = cx!(self);
         let mut cmds = Vec::new();

@@ -135,4 +135,6 @@ pub enum Open {
         set: std::sync::Arc<crate::dataset::triples::TripleSet>,
         dataset: String,
     },
+    /// Human review of the dataset's items.
+    Review,
 }

@@ -29,6 +29,8 @@ pub struct Services {
     pub concurrency: usize,
     /// The judge for judged evaluators (`judge` in config.toml), if any.
     pub judge: Option<Arc<Caller>>,
+    /// Who is reviewing (`--reviewer`, the config's `reviewer`, or the login name).
+    pub reviewer: String,
 }
 
 impl Services {
@@ -40,6 +42,7 @@ impl Services {
             dataset_ref: "<sample-data>".into(),
             concurrency: 16,
             judge: None,
+            reviewer: crate::review::load::default_reviewer(),
         }
     }
 
@@ -58,6 +61,7 @@ impl Services {
             dataset_ref,
             concurrency: 16,
             judge: None,
+            reviewer: crate::review::load::default_reviewer(),
         })
     }
 
@@ -187,6 +191,12 @@ pub enum JobRequest {
         inputs: Vec<ToScore>,
         judge: bool,
     },
+    /// The review's decisions, this reviewer's drafts and the items' triage signals.
+    LoadReview,
+    /// Replace this reviewer's draft of an item (sent as they type).
+    SaveDraft(crate::store::Draft),
+    /// Save a decision (its draft goes in the same transaction).
+    SaveDecision(Box<crate::review::ReviewRecord>),
 }
 
 /// A result of background work.
@@ -222,6 +232,9 @@ pub enum Msg {
     },
     /// A score (saved), or an answer left unscored with the reason.
     Scored(ScoreRecord),
+    Review(Box<crate::review::load::ReviewData>),
+    /// A decision is on disk.
+    DecisionSaved(Box<crate::review::ReviewRecord>),
     /// A job could not start or failed, with why.
     Failed(String),
 }
@@ -356,6 +369,37 @@ impl Jobs {
                 models,
                 samples,
             } => self.start_run(to, items, models, samples, ds),
+            JobRequest::LoadReview => {
+                let Some(reader) = &self.services.reader else {
+                    return self.send(to, Msg::Failed("review needs a store".into()));
+                };
+                match crate::review::load::ReviewData::load(reader, &self.services.reviewer) {
+                    Ok(d) => self.send(to, Msg::Review(Box::new(d))),
+                    Err(e) => self.send(to, Msg::Failed(format!("reading reviews: {e}"))),
+                }
+            }
+            // Review writes are small and go straight through the reading connection (WAL: the
+            // run writer is not blocked), so a draft is on disk before the next key is read.
+            JobRequest::SaveDraft(mut d) => {
+                let Some(store) = &mut self.services.reader else {
+                    return;
+                };
+                d.reviewer = self.services.reviewer.clone();
+                if let Err(e) = store.save_draft(&d) {
+                    self.send(to, Msg::Failed(format!("saving the draft: {e}")));
+                }
+            }
+            JobRequest::SaveDecision(mut r) => {
+                let Some(store) = &mut self.services.reader else {
+                    return self.send(to, Msg::Failed("review needs a store".into()));
+                };
+                r.reviewer = self.services.reviewer.clone();
+                r.uid = crate::review::ReviewRecord::new_uid(&r.reviewer, r.created_at);
+                match store.save_decisions(std::slice::from_ref(&r)) {
+                    Ok(_) => self.send(to, Msg::DecisionSaved(r)),
+                    Err(e) => self.send(to, Msg::Failed(format!("saving the decision: {e}"))),
+                }
+            }
             JobRequest::LoadStored { item, rescore } => {
                 let Some(reader) = &self.services.reader else {
                     return;

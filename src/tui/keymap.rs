@@ -324,7 +324,10 @@ const DEFS: &[Def] = &[
             (&[Browse], "focus the next pane"),
             (&[Compare], "next model's pane"),
             (&[Claims], "next model's reference"),
-            (&[Review], "next score (Clarity, Domain Relevance, Coherence); 1-9, 0 = 10 set it"),
+            (
+                &[Review],
+                "next score (Clarity, Domain Relevance, Coherence); 1-9, 0 = 10 set it",
+            ),
         ],
     },
     Def {

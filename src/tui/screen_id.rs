@@ -14,4 +14,5 @@ pub enum ScreenId {
     Pair,
     Claims,
     Selfcheck,
+    Review,
 }

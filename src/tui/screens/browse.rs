@@ -312,6 +312,15 @@ impl Browse {
                     dataset: "<sample-claims>".into(),
                 }));
             }
+            Action::Review => {
+                if cx.can_run {
+                    out.push(Cmd::Push(Open::Review));
+                } else {
+                    out.push(Cmd::Notice(
+                        "review needs a store (start prism without --no-store)".into(),
+                    ));
+                }
+            }
             Action::SelfDetect => {
                 let loaded = crate::dataset::triples::sample_triples();
                 out.push(Cmd::Push(Open::Selfcheck {

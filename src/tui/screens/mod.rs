@@ -8,6 +8,7 @@ mod claims;
 mod compare;
 mod contradictions;
 mod heatmap;
+mod review;
 mod selfcheck;
 
 pub use browse::{Browse, Focus, Search, find_matches, item_detail};
@@ -15,6 +16,7 @@ pub use claims::ClaimsBrowse;
 pub use compare::Compare;
 pub use contradictions::Contradictions;
 pub use heatmap::{Drill, Heatmap};
+pub use review::{MIN_REVIEWERS as REVIEW_MIN_REVIEWERS, Review};
 pub use selfcheck::Selfcheck;
 
 use super::component::{Component, Open};
@@ -27,5 +29,6 @@ pub fn open(o: Open) -> Box<dyn Component> {
         Open::Contradictions(job) => Box::new(Contradictions::new(job)),
         Open::Claims { set, dataset } => Box::new(ClaimsBrowse::new(set, dataset)),
         Open::Selfcheck { set, dataset } => Box::new(Selfcheck::new(set, dataset)),
+        Open::Review => Box::new(Review::new()),
     }
 }

@@ -1,0 +1,356 @@
+//! `prism review export | import | stats`: moving decisions between panels that work offline,
+//! and how a panel's rounds stand (convergence, counts per reviewer, agreement).
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Subcommand;
+
+use crate::config::Dirs;
+use crate::review::agreement::{self, Metric};
+use crate::review::{Decision, ReviewRecord, State};
+use crate::store::Store;
+
+#[derive(Debug, Subcommand)]
+pub enum ReviewCommand {
+    /// Write every decision (oldest first) as JSONL or CSV.
+    Export {
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// jsonl (the import format) or csv.
+        #[arg(long, default_value = "jsonl")]
+        format: String,
+        /// Output file (default: stdout).
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+    /// Add decisions from a JSONL export: ones already in the store (same uid) are skipped, bad
+    /// lines are reported as file:line: field: reason and the rest is loaded.
+    Import {
+        file: PathBuf,
+        #[arg(long)]
+        db: Option<PathBuf>,
+    },
+    /// Convergence per round, decisions per reviewer, and agreement (observed, Cohen's kappa
+    /// for two reviewers, Fleiss' kappa, Krippendorff's alpha on decisions and each score).
+    Stats {
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// Reviewers who must agree for a round to converge.
+        #[arg(long, default_value_t = crate::tui::screens::REVIEW_MIN_REVIEWERS)]
+        min_reviewers: usize,
+        /// One JSON object instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn review(what: ReviewCommand, dirs: &Dirs) -> anyhow::Result<i32> {
+    let db = |d: Option<PathBuf>| d.unwrap_or_else(|| super::run::default_db(dirs));
+    match what {
+        ReviewCommand::Export {
+            db: d,
+            format,
+            output,
+        } => {
+            let store = Store::open(&db(d))?;
+            let decisions = store.decisions()?;
+            let mut out: Box<dyn Write> = match &output {
+                Some(p) => Box::new(std::io::BufWriter::new(
+                    std::fs::File::create(p)
+                        .with_context(|| format!("creating {}", p.display()))?,
+                )),
+                None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+            };
+            match format.as_str() {
+                "jsonl" => {
+                    for d in &decisions {
+                        serde_json::to_writer(&mut out, d)?;
+                        out.write_all(b"\n")?;
+                    }
+                }
+                "csv" => write_csv(&mut out, &decisions)?,
+                other => anyhow::bail!("--format {other:?}: use jsonl or csv"),
+            }
+            out.flush()?;
+            crate::warn!("{} decisions exported", decisions.len());
+            Ok(0)
+        }
+        ReviewCommand::Import { file, db: d } => {
+            let (records, problems) = read_jsonl(&file)?;
+            for p in &problems {
+                crate::warn!("{p}");
+            }
+            let mut store = Store::open(&db(d))?;
+            let added = store.save_decisions(&records)?;
+            crate::warn!(
+                "{}: {added} new decisions, {} already there, {} bad lines",
+                file.display(),
+                records.len() - added,
+                problems.len()
+            );
+            Ok(if problems.is_empty() { 0 } else { 1 })
+        }
+        ReviewCommand::Stats {
+            db: d,
+            min_reviewers,
+            json,
+        } => {
+            let store = Store::open(&db(d))?;
+            let stats = Stats::of(&store.decisions()?, min_reviewers);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&stats)?);
+            } else {
+                print!("{}", crate::text::sanitize(&stats.table()));
+            }
+            Ok(0)
+        }
+    }
+}
+
+fn write_csv(out: &mut dyn Write, ds: &[ReviewRecord]) -> anyhow::Result<()> {
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record([
+        "uid",
+        "item_id",
+        "task_id",
+        "reviewer",
+        "round",
+        "clarity",
+        "relevance",
+        "coherence",
+        "decision",
+        "rationale",
+        "edited_question",
+        "edited_answer",
+        "created_at",
+    ])?;
+    let n = |v: Option<u8>| v.map(|v| v.to_string()).unwrap_or_default();
+    for d in ds {
+        w.write_record([
+            d.uid.as_str(),
+            &d.item_id,
+            &d.task_id,
+            &d.reviewer,
+            &d.round.to_string(),
+            &n(d.clarity),
+            &n(d.relevance),
+            &n(d.coherence),
+            d.decision.as_str(),
+            &d.rationale,
+            d.edited_question.as_deref().unwrap_or(""),
+            d.edited_answer.as_deref().unwrap_or(""),
+            &d.created_at.to_string(),
+        ])?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// Reads a JSONL export: every good line, and each bad one as `file:line: field: reason`.
+pub fn read_jsonl(path: &Path) -> anyhow::Result<(Vec<ReviewRecord>, Vec<String>)> {
+    let text = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = String::from_utf8_lossy(&text);
+    let mut records = Vec::new();
+    let mut problems = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let at = format!("{}:{}", path.display(), i + 1);
+        match serde_json::from_str::<ReviewRecord>(line) {
+            Ok(r) => match r.check() {
+                Ok(()) => records.push(r),
+                Err(e) => problems.push(format!("{at}: {e}")),
+            },
+            Err(e) => {
+                // serde names the missing or mistyped field in its message.
+                problems.push(format!("{at}: {}", crate::text::one_line(&e.to_string())));
+            }
+        }
+    }
+    Ok((records, problems))
+}
+
+/// How a panel's review stands.
+#[derive(Debug, serde::Serialize)]
+pub struct Stats {
+    pub decisions: usize,
+    pub items: usize,
+    /// Per round: items decided in it, and how many converged (retain/remove/revise), are
+    /// disputed, or wait for more reviewers.
+    pub rounds: BTreeMap<u32, RoundStats>,
+    /// Per reviewer: decisions (all, history included) and their split.
+    pub reviewers: BTreeMap<String, BTreeMap<String, usize>>,
+    pub agreement: Agreement,
+}
+
+#[derive(Debug, Default, serde::Serialize)]
+pub struct RoundStats {
+    pub items: usize,
+    pub retained: usize,
+    pub removed: usize,
+    pub revised: usize,
+    pub disputed: usize,
+    pub open: usize,
+}
+
+/// Agreement over (item, round) units, each reviewer's latest decision in the unit.
+#[derive(Debug, Default, serde::Serialize)]
+pub struct Agreement {
+    pub units: usize,
+    pub observed: Option<f64>,
+    /// Only when exactly two reviewers rated the units they share.
+    pub cohen_kappa: Option<f64>,
+    pub fleiss_kappa: Option<f64>,
+    pub alpha_decision: Option<f64>,
+    pub alpha_clarity: Option<f64>,
+    pub alpha_relevance: Option<f64>,
+    pub alpha_coherence: Option<f64>,
+}
+
+impl Stats {
+    pub fn of(decisions: &[ReviewRecord], min_reviewers: usize) -> Stats {
+        let mut by_item: HashMap<&str, Vec<&ReviewRecord>> = HashMap::new();
+        let mut reviewers: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+        for d in decisions {
+            by_item.entry(&d.item_id).or_default().push(d);
+            let r = reviewers.entry(d.reviewer.clone()).or_default();
+            *r.entry("decisions".into()).or_default() += 1;
+            *r.entry(d.decision.as_str().into()).or_default() += 1;
+        }
+        let mut rounds: BTreeMap<u32, RoundStats> = BTreeMap::new();
+        for ds in by_item.values() {
+            let st = crate::review::status(ds, min_reviewers);
+            for (round, _) in &st.rounds {
+                let r = rounds.entry(*round).or_default();
+                r.items += 1;
+                r.revised += 1;
+            }
+            if st.state != State::Unreviewed {
+                let r = rounds.entry(st.round).or_default();
+                r.items += 1;
+                match st.state {
+                    State::Converged(Decision::Retain) => r.retained += 1,
+                    State::Converged(Decision::Remove) => r.removed += 1,
+                    State::Converged(Decision::Revise) => r.revised += 1,
+                    State::Disputed => r.disputed += 1,
+                    State::Open | State::Unreviewed => r.open += 1,
+                }
+            }
+        }
+        Stats {
+            decisions: decisions.len(),
+            items: by_item.len(),
+            rounds,
+            reviewers,
+            agreement: agreement_of(decisions),
+        }
+    }
+
+    pub fn table(&self) -> String {
+        let pct = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.3}"));
+        let mut s = format!(
+            "{} decisions on {} items\n\nround  items  retained  removed  revised  disputed  open\n",
+            self.decisions, self.items
+        );
+        for (k, r) in &self.rounds {
+            s.push_str(&format!(
+                "{k:>5}  {:>5}  {:>8}  {:>7}  {:>7}  {:>8}  {:>4}\n",
+                r.items, r.retained, r.removed, r.revised, r.disputed, r.open
+            ));
+        }
+        s.push_str("\nreviewer              decisions  retain  remove  revise\n");
+        for (name, c) in &self.reviewers {
+            let g = |k: &str| c.get(k).copied().unwrap_or(0);
+            s.push_str(&format!(
+                "{:<20}  {:>9}  {:>6}  {:>6}  {:>6}\n",
+                crate::tui::widgets::truncate(name, 20),
+                g("decisions"),
+                g("retain"),
+                g("remove"),
+                g("revise")
+            ));
+        }
+        let a = &self.agreement;
+        s.push_str(&format!(
+            "\nagreement over {} (item, round) units with two or more reviewers\n  observed {}  Cohen's kappa {}  Fleiss' kappa {}\n  Krippendorff's alpha: decision {}  clarity {}  relevance {}  coherence {}\n",
+            a.units,
+            pct(a.observed),
+            pct(a.cohen_kappa),
+            pct(a.fleiss_kappa),
+            pct(a.alpha_decision),
+            pct(a.alpha_clarity),
+            pct(a.alpha_relevance),
+            pct(a.alpha_coherence)
+        ));
+        s
+    }
+}
+
+fn agreement_of(decisions: &[ReviewRecord]) -> Agreement {
+    // Latest decision of each reviewer in each (item, round).
+    let mut latest: BTreeMap<(&str, u32), BTreeMap<&str, &ReviewRecord>> = BTreeMap::new();
+    for d in decisions {
+        let unit = latest.entry((&d.item_id, d.round)).or_default();
+        match unit.get(d.reviewer.as_str()) {
+            Some(old) if (old.created_at, &old.uid) >= (d.created_at, &d.uid) => {}
+            _ => {
+                unit.insert(&d.reviewer, d);
+            }
+        }
+    }
+    let units: Vec<&BTreeMap<&str, &ReviewRecord>> =
+        latest.values().filter(|u| u.len() >= 2).collect();
+    let labels: Vec<Vec<Decision>> = units
+        .iter()
+        .map(|u| u.values().map(|d| d.decision).collect())
+        .collect();
+    let counts: Vec<Vec<u32>> = labels
+        .iter()
+        .map(|l| {
+            Decision::ALL
+                .iter()
+                .map(|d| l.iter().filter(|x| *x == d).count() as u32)
+                .collect()
+        })
+        .collect();
+    let numeric = |f: fn(&ReviewRecord) -> Option<u8>| -> Vec<Vec<f64>> {
+        units
+            .iter()
+            .map(|u| u.values().filter_map(|d| f(d).map(f64::from)).collect())
+            .collect()
+    };
+    let names: std::collections::BTreeSet<&str> =
+        units.iter().flat_map(|u| u.keys().copied()).collect();
+    let cohen = if names.len() == 2 {
+        let (a, b): (Vec<Decision>, Vec<Decision>) = units
+            .iter()
+            .filter(|u| u.len() == 2)
+            .map(|u| {
+                let mut v = u.values();
+                (v.next().unwrap().decision, v.next().unwrap().decision)
+            })
+            .unzip();
+        agreement::cohen_kappa(&a, &b)
+    } else {
+        None
+    };
+    let nominal: Vec<Vec<f64>> = labels
+        .iter()
+        .map(|l| l.iter().map(|d| d.index() as f64).collect())
+        .collect();
+    Agreement {
+        units: units.len(),
+        observed: agreement::observed_agreement(&labels),
+        cohen_kappa: cohen,
+        fleiss_kappa: agreement::fleiss_kappa(&counts),
+        alpha_decision: agreement::krippendorff_alpha(&nominal, Metric::Nominal),
+        alpha_clarity: agreement::krippendorff_alpha(&numeric(|d| d.clarity), Metric::Interval),
+        alpha_relevance: agreement::krippendorff_alpha(&numeric(|d| d.relevance), Metric::Interval),
+        alpha_coherence: agreement::krippendorff_alpha(&numeric(|d| d.coherence), Metric::Interval),
+    }
+}

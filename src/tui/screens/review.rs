@@ -1,0 +1,733 @@
+//! Human review (METHODS §2): a queue of items, ranked by triage signals, on the left; on the
+//! right the current item as the model sees it, its reference and constraints, every stored
+//! answer with its score, and the decisions so far; below them the reviewer's scores (Clarity,
+//! Domain Relevance, Coherence, each band's meaning beside it), the decision and the rationale
+//! editor. Everything typed is saved as a draft as it is typed, so a quit, crash or lost ssh
+//! connection loses nothing; `ctrl-s` saves the decision and moves on.
+
+use std::collections::HashMap;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui_textarea::{TextArea, WrapMode};
+
+use crate::review::load::ReviewData;
+use crate::review::queue::{self, StatusFilter};
+use crate::review::rubric::{BAND_RANGES, HUMAN};
+use crate::review::{Decision, ItemStatus, Panel, ReviewRecord, State};
+use crate::store::{Draft, ResponseRecord, ScoreRecord};
+use crate::text::{one_line, sanitize};
+use crate::tui::component::{Cmd, Component, Cx, Input, ScreenId};
+use crate::tui::jobs::{JobRequest, Msg};
+use crate::tui::keymap::{Action, Mode};
+use crate::tui::widgets::{pane, title_line, truncate};
+
+/// A round converges when this many reviewers agree (PRISM's panels had two or more per item).
+pub const MIN_REVIEWERS: usize = 2;
+
+/// What the editor is editing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Editing {
+    Rationale,
+    Question,
+}
+
+pub struct Review {
+    pub data: Option<ReviewData>,
+    pub status: HashMap<String, ItemStatus>,
+    pub queue: Vec<usize>,
+    /// Position in `queue`.
+    pub pos: usize,
+    pub filter: StatusFilter,
+    pub panel: Option<Panel>,
+    /// The draft of the current item (what the keys change; saved as it changes).
+    pub draft: Draft,
+    /// Which score the digit keys set (0 Clarity, 1 Relevance, 2 Coherence).
+    pub criterion: usize,
+    pub editor: TextArea<'static>,
+    pub editing: Option<Editing>,
+    /// The question editor's text for a revision.
+    pub question: TextArea<'static>,
+    /// The current item's stored answers and their scores.
+    answers: Vec<ResponseRecord>,
+    scores: Vec<ScoreRecord>,
+    scroll: u16,
+    error: Option<String>,
+}
+
+fn editor(text: &str) -> TextArea<'static> {
+    let mut t = TextArea::new(text.split('\n').map(str::to_string).collect());
+    t.set_wrap_mode(WrapMode::Word);
+    t.move_cursor(ratatui_textarea::CursorMove::Bottom);
+    t.move_cursor(ratatui_textarea::CursorMove::End);
+    t
+}
+
+impl Default for Review {
+    fn default() -> Self {
+        Review::new()
+    }
+}
+
+impl Review {
+    pub fn new() -> Review {
+        Review {
+            data: None,
+            status: HashMap::new(),
+            queue: Vec::new(),
+            pos: 0,
+            filter: StatusFilter::All,
+            panel: None,
+            draft: Draft::default(),
+            criterion: 0,
+            editor: editor(""),
+            editing: None,
+            question: editor(""),
+            answers: Vec::new(),
+            scores: Vec::new(),
+            scroll: 0,
+            error: None,
+        }
+    }
+
+    pub fn current(&self) -> Option<usize> {
+        self.queue.get(self.pos).copied()
+    }
+
+    fn rebuild(&mut self, cx: &Cx) {
+        let Some(data) = &self.data else { return };
+        let keep = self.current();
+        self.status = data.statuses(MIN_REVIEWERS);
+        self.queue = queue::build(
+            cx.ds,
+            &self.status,
+            &data.signals,
+            &data.reviewer,
+            self.filter,
+            self.panel,
+            None,
+        );
+        self.pos = keep
+            .and_then(|k| self.queue.iter().position(|&i| i == k))
+            .unwrap_or(0)
+            .min(self.queue.len().saturating_sub(1));
+    }
+
+    /// Shows the item at `pos`: its draft (or a fresh one) and a request for its answers.
+    fn enter_item(&mut self, cx: &Cx) -> Vec<Cmd> {
+        self.scroll = 0;
+        self.editing = None;
+        self.answers.clear();
+        self.scores.clear();
+        let Some(i) = self.current() else {
+            return Vec::new();
+        };
+        let item = &cx.ds.items[i];
+        let round = self.status.get(&*item.id).map_or(1, |s| s.round);
+        let data = self.data.as_ref();
+        self.draft = data
+            .and_then(|d| d.drafts.get(&*item.id))
+            .filter(|d| d.round == round)
+            .cloned()
+            .unwrap_or_else(|| Draft {
+                item_id: item.id.to_string(),
+                reviewer: data.map(|d| d.reviewer.clone()).unwrap_or_default(),
+                round,
+                ..Draft::default()
+            });
+        self.editor = editor(&self.draft.rationale);
+        let q = self
+            .draft
+            .edited_question
+            .clone()
+            .or_else(|| {
+                self.status
+                    .get(&*item.id)
+                    .and_then(|s| s.edited_question.clone())
+            })
+            .unwrap_or_else(|| item.question.to_string());
+        self.question = editor(&q);
+        vec![Cmd::Job(JobRequest::LoadStored {
+            item: i,
+            rescore: false,
+        })]
+    }
+
+    /// The draft changed: keep it in memory and on disk.
+    fn touched(&mut self) -> Vec<Cmd> {
+        self.draft.rationale = self.editor.lines().join("\n");
+        self.draft.updated_at = crate::store::now_secs() * 1000;
+        if let Some(d) = self.data.as_mut() {
+            d.drafts
+                .insert(self.draft.item_id.clone(), self.draft.clone());
+        }
+        vec![Cmd::Job(JobRequest::SaveDraft(self.draft.clone()))]
+    }
+
+    fn save(&mut self, cx: &Cx) -> Vec<Cmd> {
+        let Some(i) = self.current() else {
+            return Vec::new();
+        };
+        let Some(decision) = self.draft.decision else {
+            return vec![Cmd::Notice(
+                "choose retain (y), remove (x) or revise (v) before saving".into(),
+            )];
+        };
+        let item = &cx.ds.items[i];
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        let edited = self.question.lines().join("\n");
+        let rec = ReviewRecord {
+            // Filled in by the job (the reviewer is the session's).
+            uid: String::new(),
+            item_id: item.id.to_string(),
+            task_id: cx.ds.task_of(item).id.clone(),
+            reviewer: self.draft.reviewer.clone(),
+            round: self.draft.round,
+            clarity: self.draft.clarity,
+            relevance: self.draft.relevance,
+            coherence: self.draft.coherence,
+            decision,
+            rationale: self.editor.lines().join("\n").trim().to_string(),
+            edited_question: (decision == Decision::Revise
+                && edited.trim() != item.question.trim())
+            .then_some(edited),
+            edited_answer: None,
+            created_at: now,
+        };
+        vec![Cmd::Job(JobRequest::SaveDecision(Box::new(rec)))]
+    }
+
+    fn on_editor_key(&mut self, k: KeyEvent, cx: &Cx) -> Vec<Cmd> {
+        let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+        match k.code {
+            KeyCode::Esc => {
+                self.editing = None;
+                Vec::new()
+            }
+            KeyCode::Char('s') if ctrl => {
+                self.editing = None;
+                let mut out = self.touched();
+                out.extend(self.save(cx));
+                out
+            }
+            KeyCode::Char('c') if ctrl => vec![Cmd::Quit],
+            _ => {
+                match self.editing {
+                    Some(Editing::Question) => {
+                        self.question.input(k);
+                        self.draft.edited_question = Some(self.question.lines().join("\n"));
+                    }
+                    _ => {
+                        self.editor.input(k);
+                    }
+                }
+                self.touched()
+            }
+        }
+    }
+
+    fn set_score(&mut self, v: u8) -> Vec<Cmd> {
+        let slot = match self.criterion {
+            0 => &mut self.draft.clarity,
+            1 => &mut self.draft.relevance,
+            _ => &mut self.draft.coherence,
+        };
+        *slot = Some(v);
+        self.criterion = (self.criterion + 1).min(2);
+        self.touched()
+    }
+
+    fn score(&self, c: usize) -> Option<u8> {
+        match c {
+            0 => self.draft.clarity,
+            1 => self.draft.relevance,
+            _ => self.draft.coherence,
+        }
+    }
+}
+
+impl Component for Review {
+    fn id(&self) -> ScreenId {
+        ScreenId::Review
+    }
+
+    fn mode(&self) -> Mode {
+        Mode::Review
+    }
+
+    fn takes_text(&self) -> bool {
+        self.editing.is_some()
+    }
+
+    fn on_open(&mut self, _cx: &Cx) -> Vec<Cmd> {
+        vec![Cmd::Job(JobRequest::LoadReview)]
+    }
+
+    fn update(&mut self, input: Input, cx: &Cx) -> Vec<Cmd> {
+        match input {
+            Input::Key(k) if self.editing.is_some() => self.on_editor_key(k, cx),
+            Input::Paste(text) => {
+                if self.editing.is_none() {
+                    self.editing = Some(Editing::Rationale);
+                }
+                match self.editing {
+                    Some(Editing::Question) => {
+                        self.question.insert_str(&text);
+                        self.draft.edited_question = Some(self.question.lines().join("\n"));
+                    }
+                    _ => {
+                        self.editor.insert_str(&text);
+                    }
+                }
+                self.touched()
+            }
+            Input::Key(k) => match k.code {
+                KeyCode::Char(c @ '0'..='9') if k.modifiers.is_empty() => {
+                    let v = if c == '0' { 10 } else { c as u8 - b'0' };
+                    self.set_score(v)
+                }
+                _ => Vec::new(),
+            },
+            Input::Mouse(_) => Vec::new(),
+            Input::Action(a) => {
+                let mut out = vec![Cmd::ClearNotice];
+                match a {
+                    Action::Quit => out.push(Cmd::Quit),
+                    Action::Back | Action::Cancel => out.push(Cmd::Pop),
+                    Action::Help => out.push(Cmd::Popup(Box::new(crate::tui::popups::Help::new(
+                        Mode::Review,
+                    )))),
+                    Action::ReviewNext | Action::ReviewPrev => {
+                        let n = self.queue.len();
+                        if n > 0 {
+                            self.pos = if a == Action::ReviewNext {
+                                (self.pos + 1).min(n - 1)
+                            } else {
+                                self.pos.saturating_sub(1)
+                            };
+                            out.extend(self.enter_item(cx));
+                        }
+                    }
+                    Action::Up => self.scroll = self.scroll.saturating_sub(1),
+                    Action::Down => self.scroll = self.scroll.saturating_add(1),
+                    Action::NextPane => self.criterion = (self.criterion + 1) % 3,
+                    Action::PrevPane => self.criterion = (self.criterion + 2) % 3,
+                    Action::Retain | Action::Remove | Action::Revise
+                        if self.current().is_some() =>
+                    {
+                        self.draft.decision = Some(match a {
+                            Action::Retain => Decision::Retain,
+                            Action::Remove => Decision::Remove,
+                            _ => Decision::Revise,
+                        });
+                        out.extend(self.touched());
+                    }
+                    Action::EditRationale if self.current().is_some() => {
+                        self.editing = Some(Editing::Rationale);
+                    }
+                    Action::EditQuestion if self.current().is_some() => {
+                        self.editing = Some(Editing::Question);
+                    }
+                    Action::SaveDecision => out.extend(self.save(cx)),
+                    Action::StatusFilter => {
+                        self.filter = self.filter.next();
+                        self.rebuild(cx);
+                        out.extend(self.enter_item(cx));
+                    }
+                    Action::PanelFilter => {
+                        self.panel = match self.panel {
+                            None => Some(Panel::Knowledge),
+                            Some(Panel::Knowledge) => Some(Panel::Reasoning),
+                            Some(Panel::Reasoning) => None,
+                        };
+                        self.rebuild(cx);
+                        out.extend(self.enter_item(cx));
+                    }
+                    _ => {}
+                }
+                out
+            }
+        }
+    }
+
+    fn on_msg(&mut self, msg: &Msg, cx: &Cx) -> Vec<Cmd> {
+        match msg {
+            Msg::Review(d) => {
+                self.data = Some((**d).clone());
+                self.error = None;
+                self.rebuild(cx);
+                self.enter_item(cx)
+            }
+            Msg::Stored {
+                item,
+                records,
+                scores,
+                ..
+            } if Some(*item) == self.current() => {
+                self.answers = records.clone();
+                self.scores = scores.clone();
+                Vec::new()
+            }
+            Msg::DecisionSaved(r) => {
+                if let Some(d) = self.data.as_mut() {
+                    d.decisions.push((**r).clone());
+                    d.drafts.remove(&r.item_id);
+                }
+                let note = format!("saved: {} ({})", r.decision.as_str(), one_line(&r.item_id));
+                // The queue keeps its order (a filter may now drop the item): move on.
+                let at = self.pos;
+                self.rebuild(cx);
+                let was_here = self
+                    .current()
+                    .is_some_and(|i| *cx.ds.items[i].id == *r.item_id);
+                if was_here && at + 1 < self.queue.len() {
+                    self.pos = at + 1;
+                } else if !was_here {
+                    self.pos = at.min(self.queue.len().saturating_sub(1));
+                }
+                let mut out = vec![Cmd::Notice(note)];
+                out.extend(self.enter_item(cx));
+                out
+            }
+            Msg::Failed(e) => {
+                self.error = Some(e.clone());
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {
+        let t = cx.theme;
+        f.render_widget(Block::default().style(t.base()), area);
+        let [title, body, status] = Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Min(3),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+        let reviewer = self.data.as_ref().map_or("", |d| d.reviewer.as_str());
+        let mine = self.data.as_ref().map_or(0, |d| {
+            d.decisions
+                .iter()
+                .filter(|r| r.reviewer == reviewer)
+                .count()
+        });
+        let converged = self
+            .status
+            .values()
+            .filter(|s| matches!(s.state, State::Converged(_)))
+            .count();
+        let disputed = self
+            .status
+            .values()
+            .filter(|s| s.state == State::Disputed)
+            .count();
+        let spans = vec![
+            Span::styled(" review ", t.base().add_modifier(Modifier::BOLD)),
+            Span::styled(
+                format!(
+                    "{} · {} in queue ({}, {}) · {} decisions by you · {} converged · {} disputed",
+                    one_line(reviewer),
+                    self.queue.len(),
+                    self.filter.label(),
+                    self.panel.map_or("both panels", Panel::label),
+                    mine,
+                    converged,
+                    disputed
+                ),
+                t.muted(),
+            ),
+        ];
+        f.render_widget(Paragraph::new(title_line(t, spans)), title);
+        let [list, right] =
+            Layout::horizontal([Constraint::Percentage(32), Constraint::Percentage(68)])
+                .areas(body);
+        self.draw_queue(cx, f, list);
+        let [detail, form] =
+            Layout::vertical([Constraint::Min(5), Constraint::Length(12)]).areas(right);
+        self.draw_detail(cx, f, detail);
+        self.draw_form(cx, f, form);
+        let k = |a| cx.keymap.hint(Mode::Review, a);
+        let hint = if let Some(e) = &self.error {
+            one_line(e)
+        } else if let Some(n) = cx.notice {
+            one_line(n)
+        } else if self.editing.is_some() {
+            " typing: esc done · ctrl-s save · ctrl-u undo · ctrl-r redo · saved as you type".into()
+        } else {
+            format!(
+                " 1-9,0 score  {} next score  {} retain  {} remove  {} revise  {} rationale  {} save  {}/{} item  {} show  {} panel  {} help",
+                k(Action::NextPane),
+                k(Action::Retain),
+                k(Action::Remove),
+                k(Action::Revise),
+                k(Action::EditRationale),
+                k(Action::SaveDecision),
+                k(Action::ReviewNext),
+                k(Action::ReviewPrev),
+                k(Action::StatusFilter),
+                k(Action::PanelFilter),
+                k(Action::Help)
+            )
+        };
+        let style = if self.error.is_some() || cx.notice.is_some() {
+            t.warning()
+        } else {
+            t.muted()
+        };
+        f.render_widget(Paragraph::new(Line::styled(hint, style)), status);
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl Review {
+    fn draw_queue(&self, cx: &Cx, f: &mut Frame, area: Rect) {
+        let t = cx.theme;
+        let block = pane(
+            t,
+            Line::from(" Queue (triage order) "),
+            self.editing.is_none(),
+        );
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        if self.data.is_none() {
+            f.render_widget(Paragraph::new("loading…").style(t.muted()), inner);
+            return;
+        }
+        if self.queue.is_empty() {
+            f.render_widget(
+                Paragraph::new("no items match (f: status filter, P: panel)").style(t.muted()),
+                inner,
+            );
+            return;
+        }
+        let room = inner.height as usize;
+        let off = self.pos.saturating_sub(room.saturating_sub(1));
+        let signals = self.data.as_ref().map(|d| &d.signals);
+        let width = inner.width as usize;
+        let lines: Vec<Line> = self
+            .queue
+            .iter()
+            .enumerate()
+            .skip(off)
+            .take(room)
+            .map(|(p, &i)| {
+                let it = &cx.ds.items[i];
+                let st = self.status.get(&*it.id);
+                let mark = match st.map(|s| s.state) {
+                    None | Some(State::Unreviewed) => "·",
+                    Some(State::Open) => "○",
+                    Some(State::Disputed) => "≠",
+                    Some(State::Converged(Decision::Retain)) => "✓",
+                    Some(State::Converged(Decision::Remove)) => "✗",
+                    Some(State::Converged(Decision::Revise)) => "↻",
+                };
+                let tags = signals
+                    .and_then(|s| s.get(&*it.id))
+                    .map(|s| s.labels().join(", "))
+                    .unwrap_or_default();
+                let text = format!("{mark} {}  {}", one_line(&it.id), tags);
+                let style = if p == self.pos {
+                    t.selected(self.editing.is_none())
+                } else {
+                    Style::default().fg(t.dimension(cx.ds.task_of(it).dimension))
+                };
+                Line::styled(truncate(&text, width), style)
+            })
+            .collect();
+        f.render_widget(Paragraph::new(lines), inner);
+    }
+
+    fn draw_detail(&self, cx: &Cx, f: &mut Frame, area: Rect) {
+        let t = cx.theme;
+        let block = pane(t, Line::from(" Item "), false);
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        let Some(i) = self.current() else { return };
+        let item = &cx.ds.items[i];
+        let mut lines = crate::tui::screens::item_detail(cx.ds, item, t, None);
+        let head = |s: &str| Line::styled(s.to_string(), t.accent().add_modifier(Modifier::BOLD));
+        if let Some(d) = &self.data {
+            let why = d
+                .signals
+                .get(&*item.id)
+                .map(|s| s.labels().join(", "))
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "no signal (no scored answers or nothing unusual)".into());
+            let mut l = vec![
+                Span::styled(format!("{:<12}", "triage"), t.muted()),
+                Span::styled(why, t.warning()),
+            ];
+            if let Some(e) = d.evidence.get(&*item.id) {
+                let mut models: Vec<_> = e.scores.iter().collect();
+                models.sort_by(|a, b| a.0.cmp(b.0));
+                let per: Vec<String> = models
+                    .iter()
+                    .map(|(m, s)| {
+                        format!(
+                            "{} {:.2}",
+                            one_line(m),
+                            s.iter().sum::<f64>() / s.len().max(1) as f64
+                        )
+                    })
+                    .collect();
+                l.push(Span::styled(format!("  ({})", per.join(", ")), t.muted()));
+            }
+            lines.insert(0, Line::from(l));
+        }
+        if let Some(st) = self.status.get(&*item.id)
+            && let Some(q) = &st.edited_question
+        {
+            lines.push(Line::default());
+            lines.push(head(&format!("Revised question (round {})", st.round)));
+            for l in q.lines() {
+                lines.push(Line::styled(sanitize(l).to_string(), t.base()));
+            }
+        }
+        lines.push(Line::default());
+        lines.push(head(&format!("Stored answers ({})", self.answers.len())));
+        if self.answers.is_empty() {
+            lines.push(Line::styled("none yet (run it from browse: r)", t.muted()));
+        }
+        for r in &self.answers {
+            let score = self
+                .scores
+                .iter()
+                .find(|s| s.run_id == r.run_id && s.job_idx == r.job_idx);
+            let verdict = match score.and_then(|s| s.score) {
+                Some(s) if s >= 0.5 => Span::styled(format!("{s:.2} ✓"), t.success()),
+                Some(s) => Span::styled(format!("{s:.2} ✗"), t.error()),
+                None => Span::styled("unscored", t.muted()),
+            };
+            lines.push(Line::from(vec![
+                Span::styled(format!("{} #{} ", one_line(&r.model), r.sample), t.accent()),
+                verdict,
+                Span::styled(
+                    score.map_or(String::new(), |s| format!("  {}", one_line(&s.detail))),
+                    t.muted(),
+                ),
+            ]));
+            let text = r.text.as_deref().or(r.error.as_deref()).unwrap_or("");
+            lines.push(Line::styled(truncate(&one_line(text), 400), t.base()));
+        }
+        if let Some(d) = &self.data {
+            let hist: Vec<&ReviewRecord> = d
+                .decisions
+                .iter()
+                .filter(|r| *r.item_id == *item.id)
+                .collect();
+            lines.push(Line::default());
+            lines.push(head(&format!("Decisions ({})", hist.len())));
+            for r in hist {
+                let s = |v: Option<u8>| v.map_or("-".to_string(), |v| v.to_string());
+                lines.push(Line::from(vec![
+                    Span::styled(
+                        format!("round {} {} ", r.round, one_line(&r.reviewer)),
+                        t.accent(),
+                    ),
+                    Span::styled(r.decision.as_str(), t.base().add_modifier(Modifier::BOLD)),
+                    Span::styled(
+                        format!(
+                            "  C{} R{} H{}  {}  {}",
+                            s(r.clarity),
+                            s(r.relevance),
+                            s(r.coherence),
+                            crate::store::format_time(r.created_at / 1000),
+                            one_line(&r.rationale)
+                        ),
+                        t.muted(),
+                    ),
+                ]));
+            }
+        }
+        f.render_widget(
+            Paragraph::new(lines)
+                .wrap(Wrap { trim: false })
+                .scroll((self.scroll, 0)),
+            inner,
+        );
+    }
+
+    fn draw_form(&self, cx: &Cx, f: &mut Frame, area: Rect) {
+        let t = cx.theme;
+        let round = self.draft.round.max(1);
+        let block = pane(
+            t,
+            Line::from(format!(" Your review · round {round} ")),
+            self.editing.is_some(),
+        );
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        if self.current().is_none() {
+            return;
+        }
+        let [scores, decision, text] = Layout::vertical([
+            Constraint::Length(3),
+            Constraint::Length(1),
+            Constraint::Min(2),
+        ])
+        .areas(inner);
+        let lines: Vec<Line> = HUMAN
+            .iter()
+            .enumerate()
+            .map(|(c, crit)| {
+                let v = self.score(c);
+                let sel = c == self.criterion && self.editing.is_none();
+                let name = Span::styled(
+                    format!("{}{:<17}", if sel { "▸ " } else { "  " }, crit.name),
+                    if sel { t.accent() } else { t.base() },
+                );
+                let val = Span::styled(
+                    format!("{:>3}  ", v.map_or("-".into(), |v| v.to_string())),
+                    t.base().add_modifier(Modifier::BOLD),
+                );
+                let band = match v {
+                    Some(v) => format!(
+                        "{}: {}",
+                        BAND_RANGES[crate::review::rubric::band_index(v)],
+                        crit.band(v)
+                    ),
+                    None => crit.question.to_string(),
+                };
+                Line::from(vec![name, val, Span::styled(band, t.muted())])
+            })
+            .collect();
+        f.render_widget(Paragraph::new(lines), scores);
+        let mut d = vec![Span::styled("  Decision         ", t.base())];
+        for dec in Decision::ALL {
+            let on = self.draft.decision == Some(dec);
+            d.push(Span::styled(
+                format!(" {} ", dec.as_str()),
+                if on { t.selected(true) } else { t.muted() },
+            ));
+        }
+        f.render_widget(Paragraph::new(Line::from(d)), decision);
+        let (ta, label) = match self.editing {
+            Some(Editing::Question) => (&self.question, " Question for the next round (esc done) "),
+            _ => (&self.editor, " Rationale "),
+        };
+        let mut ta = ta.clone();
+        ta.set_style(t.base());
+        ta.set_cursor_line_style(Style::default());
+        if self.editing.is_none() {
+            ta.set_cursor_style(t.base());
+        }
+        ta.set_block(
+            Block::bordered()
+                .title(label)
+                .border_style(t.border(self.editing.is_some())),
+        );
+        f.render_widget(&ta, text);
+    }
+}

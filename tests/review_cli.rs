@@ -1,0 +1,139 @@
+//! `prism review export | import | stats` (issue 14): two reviewers on different machines merge
+//! their decisions through JSONL without duplicates; bad lines are named and the rest loads;
+//! stats count rounds and agreement.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use prism::review::{Decision, ReviewRecord};
+use prism::store::Store;
+
+fn prism(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("prism").unwrap();
+    c.env("PRISM_CONFIG_DIR", dir).env("PRISM_DATA_DIR", dir);
+    c
+}
+
+fn rec(uid: &str, item: &str, reviewer: &str, d: Decision, clarity: u8, t: i64) -> ReviewRecord {
+    ReviewRecord {
+        uid: uid.into(),
+        item_id: item.into(),
+        task_id: "KE-FD-Myths".into(),
+        reviewer: reviewer.into(),
+        round: 1,
+        clarity: Some(clarity),
+        relevance: Some(7),
+        coherence: None,
+        decision: d,
+        rationale: format!("{reviewer} on {item}, \"quoted\", comma"),
+        edited_question: None,
+        edited_answer: None,
+        created_at: t,
+    }
+}
+
+#[test]
+fn two_machines_merge_without_duplicates_and_bad_lines_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a_db, b_db) = (dir.path().join("a.db"), dir.path().join("b.db"));
+    use Decision::*;
+    Store::open(&a_db)
+        .unwrap()
+        .save_decisions(&[
+            rec("a1", "i1", "ann", Retain, 8, 1),
+            rec("a2", "i2", "ann", Remove, 3, 2),
+        ])
+        .unwrap();
+    Store::open(&b_db)
+        .unwrap()
+        .save_decisions(&[
+            rec("b1", "i1", "bob", Retain, 9, 3),
+            rec("b2", "i2", "bob", Retain, 6, 4),
+        ])
+        .unwrap();
+    let export = dir.path().join("bob.jsonl");
+    prism(dir.path())
+        .args(["review", "export", "--db"])
+        .arg(&b_db)
+        .arg("-o")
+        .arg(&export)
+        .assert()
+        .success();
+    // A hand-edited line and a score out of range among the good ones.
+    let mut text = std::fs::read_to_string(&export).unwrap();
+    text.push_str("{\"uid\": \"x\", \"item_id\": \"i3\"}\n");
+    let mut bad = rec("b9", "i3", "bob", Retain, 5, 5);
+    bad.clarity = Some(12);
+    text.push_str(&serde_json::to_string(&bad).unwrap());
+    text.push('\n');
+    std::fs::write(&export, text).unwrap();
+
+    let out = prism(dir.path())
+        .args(["review", "import"])
+        .arg(&export)
+        .arg("--db")
+        .arg(&a_db)
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bob.jsonl:3: missing field"), "{err}");
+    assert!(
+        err.contains("bob.jsonl:4: clarity: 12 is not between 1 and 10"),
+        "{err}"
+    );
+    assert!(
+        err.contains("2 new decisions, 0 already there, 2 bad lines"),
+        "{err}"
+    );
+    // Again: nothing new.
+    let out = prism(dir.path())
+        .args(["review", "import"])
+        .arg(&export)
+        .arg("--db")
+        .arg(&a_db)
+        .assert()
+        .get_output()
+        .clone();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("0 new decisions, 2 already there"));
+    let merged = Store::open(&a_db).unwrap().decisions().unwrap();
+    assert_eq!(merged.len(), 4);
+    assert_eq!(merged[2], rec("b1", "i1", "bob", Retain, 9, 3));
+
+    // Stats: i1 converged (retain, retain), i2 disputed; observed agreement 1 of 2 pairs.
+    let out = prism(dir.path())
+        .args(["review", "stats", "--json", "--db"])
+        .arg(&a_db)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["rounds"]["1"]["retained"], 1);
+    assert_eq!(v["rounds"]["1"]["disputed"], 1);
+    assert_eq!(v["agreement"]["units"], 2);
+    assert_eq!(v["agreement"]["observed"], 0.5);
+    // Two reviewers: Cohen's kappa. a = (retain, remove), b = (retain, retain): po 0.5,
+    // pe = 0.5 * 1 + 0.5 * 0 = 0.5, kappa 0.
+    assert_eq!(v["agreement"]["cohen_kappa"], 0.0);
+    assert_eq!(v["reviewers"]["ann"]["decisions"], 2);
+
+    // CSV quotes what needs quoting.
+    let out = prism(dir.path())
+        .args(["review", "export", "--format", "csv", "--db"])
+        .arg(&a_db)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let csv = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        csv.starts_with("uid,item_id,task_id,reviewer,round"),
+        "{csv}"
+    );
+    assert!(
+        csv.contains("\"ann on i1, \"\"quoted\"\", comma\""),
+        "{csv}"
+    );
+}

@@ -1,0 +1,193 @@
+//! The review screen (issue 14): opened from browse (`V`), scores, a decision and a rationale
+//! typed with undo and paste; quitting without saving keeps the draft (a new session finds it);
+//! `ctrl-s` saves the decision and moves on; a second reviewer who disagrees makes the item
+//! disputed; the queue puts items the models disagree on first.
+
+mod common;
+
+use std::io;
+use std::sync::Arc;
+
+use common::screen::{code, key, screen};
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use prism::dataset;
+use prism::review::Decision;
+use prism::store::{ScoreRecord, Store};
+use prism::theme::Theme;
+use prism::tui::component::ScreenId;
+use prism::tui::keymap::Keymap;
+use prism::tui::screens::Review;
+use prism::tui::{App, Services, run_loop_with};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn session(rt: &tokio::runtime::Runtime, db: &std::path::Path, reviewer: &str) -> (App, Services) {
+    let loaded = dataset::load_sample();
+    let app = App::new(
+        Arc::new(loaded.dataset),
+        Arc::new(loaded.problems),
+        Theme::default_theme(),
+        Keymap::default(),
+    )
+    .with_models(Vec::new());
+    let mut services = rt
+        .block_on(async {
+            Services::with_store(db, prism::engine::http_backends(), "<sample-data>".into())
+        })
+        .unwrap();
+    services.reviewer = reviewer.into();
+    (app, services)
+}
+
+fn play(
+    rt: &tokio::runtime::Runtime,
+    app: &mut App,
+    services: &mut Services,
+    keys: Vec<Event>,
+) -> Terminal<TestBackend> {
+    let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    rt.block_on(async {
+        let stream = futures::stream::iter(keys.into_iter().map(Ok::<_, io::Error>));
+        run_loop_with(&mut term, app, stream, services).await
+    })
+    .unwrap();
+    term.draw(|f| app.draw(f)).unwrap();
+    term
+}
+
+fn ctrl(c: char) -> Event {
+    Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
+}
+
+fn typed(s: &str) -> Vec<Event> {
+    s.chars().map(key).collect()
+}
+
+fn review(app: &App) -> &Review {
+    app.find::<Review>().expect("the review screen is open")
+}
+
+#[test]
+fn a_draft_survives_quitting_and_a_saved_decision_is_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    let rt = runtime();
+    let (mut app, mut services) = session(&rt, &db, "ann");
+    let term = play(&rt, &mut app, &mut services, vec![key('V')]);
+    assert_eq!(app.top(), ScreenId::Review);
+    let s = screen(&term);
+    assert!(s.contains("85 in queue (all, both panels)"), "{s}");
+    assert!(s.contains("Clarity") && s.contains("Domain Relevance") && s.contains("Coherence"));
+    let first = review(&app).draft.item_id.clone();
+
+    // Scores 8, 7, 0 (= 10), retain; then the rationale: typed, a word undone, a paste.
+    let mut keys = vec![key('8'), key('7'), key('0'), key('y'), code(KeyCode::Enter)];
+    keys.extend(typed("Clear question. oops"));
+    keys.push(ctrl('u')); // undo: the editor's undo takes back the last edit
+    keys.push(Event::Paste(" Reference checked.".into()));
+    keys.push(code(KeyCode::Esc));
+    let term = play(&rt, &mut app, &mut services, keys);
+    let s = screen(&term);
+    assert!(
+        s.contains("9-10: question, constraints and reference fully"),
+        "{s}"
+    );
+    let d = review(&app).draft.clone();
+    assert_eq!(
+        (d.clarity, d.relevance, d.coherence),
+        (Some(8), Some(7), Some(10))
+    );
+    assert_eq!(d.decision, Some(Decision::Retain));
+    assert!(
+        d.rationale.ends_with(" Reference checked."),
+        "{:?}",
+        d.rationale
+    );
+    assert!(
+        !d.rationale.contains("oops"),
+        "undo took the last word back: {:?}",
+        d.rationale
+    );
+    // Quit without saving; a new session (same reviewer) finds the draft as it was.
+    play(&rt, &mut app, &mut services, vec![key('q')]);
+    drop((app, services));
+    let (mut app, mut services) = session(&rt, &db, "ann");
+    let term = play(&rt, &mut app, &mut services, vec![key('V')]);
+    assert_eq!(review(&app).draft.rationale, d.rationale);
+    assert!(screen(&term).contains("Reference checked."));
+
+    // ctrl-s: saved, the draft gone, the queue moves on.
+    let term = play(&rt, &mut app, &mut services, vec![ctrl('s')]);
+    let s = screen(&term);
+    assert!(s.contains(&format!("saved: retain ({first})")), "{s}");
+    assert_ne!(review(&app).draft.item_id, first);
+    let store = Store::open(&db).unwrap();
+    let saved = store.decisions().unwrap();
+    assert_eq!(saved.len(), 1);
+    assert_eq!(saved[0].reviewer, "ann");
+    assert_eq!(saved[0].rationale, d.rationale.trim());
+    assert_eq!(saved[0].coherence, Some(10));
+    assert_eq!(store.draft(&first, "ann").unwrap(), None);
+
+    // Bob removes the same item: disputed, both decisions kept.
+    let (mut app, mut services) = session(&rt, &db, "bob");
+    // The queue loads in the background: keys typed before it arrives have no item yet.
+    play(&rt, &mut app, &mut services, vec![key('V')]);
+    let term = play(&rt, &mut app, &mut services, vec![key('x'), ctrl('s')]);
+    let s = screen(&term);
+    assert!(s.contains("1 disputed"), "{s}");
+    assert_eq!(Store::open(&db).unwrap().decisions().unwrap().len(), 2);
+    // The disputed filter shows just that item.
+    let term = play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![key('f'), key('f'), key('f')],
+    );
+    let s = screen(&term);
+    assert!(s.contains("1 in queue (disputed"), "{s}");
+    assert_eq!(review(&app).draft.item_id, first);
+}
+
+#[test]
+fn items_the_models_disagree_on_come_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    let ds = dataset::load_sample().dataset;
+    let last = ds.items.last().unwrap();
+    let task = ds.task_of(last).id.clone();
+    {
+        let mut store = Store::open(&db).unwrap();
+        let score = |job: u32, model: &str, s: f64| ScoreRecord {
+            run_id: "r1".into(),
+            job_idx: job,
+            item_id: last.id.to_string(),
+            task_id: task.clone(),
+            model: model.into(),
+            sample: 0,
+            evaluator: "exact".into(),
+            score: Some(s),
+            detail: String::new(),
+            judge: None,
+            judge_reply: None,
+            judge_attempts: 0,
+            created_at: 0,
+        };
+        store
+            .save_scores(&[score(0, "a", 1.0), score(1, "b", 0.0)])
+            .unwrap();
+    }
+    let rt = runtime();
+    let (mut app, mut services) = session(&rt, &db, "ann");
+    let term = play(&rt, &mut app, &mut services, vec![key('V')]);
+    assert_eq!(review(&app).draft.item_id, &*last.id);
+    assert!(screen(&term).contains("models disagree"));
+}
