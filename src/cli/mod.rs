@@ -4,6 +4,7 @@ pub mod background;
 pub mod detect;
 pub mod exchange;
 pub mod model;
+pub mod quality;
 pub mod report;
 pub mod review;
 pub mod run;
@@ -116,6 +117,11 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         prism_outputs: PathBuf,
     },
+    /// The quality agent: a model scores each item 1-10 on Factuality, Discriminability and
+    /// Clarity (S = 0.5A + 0.3B + 0.2C; kept when every score exceeds --threshold, 7.0), stored
+    /// as they arrive; then the kept share and the rejection recall against human decisions
+    /// over a sweep of thresholds. Exit 2 if some items failed.
+    Quality(quality::QualityArgs),
     /// Human review decisions: export and import them as JSONL (merging without duplicates),
     /// or show convergence, per-reviewer counts and agreement.
     Review {
@@ -241,6 +247,7 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
         }
         Some(Command::Run(args)) => run::run(args, &dirs, run::factory(&dirs)),
         Some(Command::Review { what }) => review::review(what, &dirs),
+        Some(Command::Quality(args)) => quality::quality(args, &dirs, run::factory(&dirs)),
         Some(Command::Detect(args)) => detect::detect(args, &dirs, run::factory(&dirs)),
         Some(Command::Autohall(args)) => detect::autohall(args, &dirs, run::factory(&dirs)),
         Some(Command::Selfcheck(args)) => selfcheck::selfcheck(args, &dirs, run::factory(&dirs)),

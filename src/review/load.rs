@@ -34,6 +34,15 @@ impl ReviewData {
             e.checked += 1;
             e.flagged += u32::from(f.outcome.flagged());
         }
+        for q in store.quality(None)? {
+            if let Some(s) = q.scores {
+                evidence
+                    .entry(q.item_id)
+                    .or_default()
+                    .quality
+                    .push((q.model, s));
+            }
+        }
         let signals = evidence
             .iter()
             .map(|(k, e)| (k.clone(), Signals::of(e)))

@@ -14,6 +14,7 @@
 
 pub mod agreement;
 pub mod load;
+pub mod quality;
 pub mod queue;
 pub mod rubric;
 

@@ -17,6 +17,8 @@ pub struct Evidence {
     /// Answers that went through contradiction detection, and how many were flagged.
     pub checked: u32,
     pub flagged: u32,
+    /// The quality agent's A, B, C scores, per model.
+    pub quality: Vec<(String, [u8; 3])>,
 }
 
 /// Why an item is worth a look; each is shown beside the item.
@@ -30,6 +32,8 @@ pub struct Signals {
     pub all_fail: bool,
     /// Every one of at least two scored answers right.
     pub all_pass: bool,
+    /// A quality agent would filter it (a score not above PRISM's 7.0).
+    pub low_quality: bool,
 }
 
 impl Signals {
@@ -46,6 +50,10 @@ impl Signals {
             flagged: e.flagged,
             all_fail: all.len() >= 2 && all.iter().all(|&s| s < 0.5),
             all_pass: all.len() >= 2 && all.iter().all(|&s| s >= 0.5),
+            low_quality: e
+                .quality
+                .iter()
+                .any(|(_, q)| !super::rubric::passes(q.map(f64::from), super::quality::THRESHOLD)),
         }
     }
 
@@ -55,6 +63,7 @@ impl Signals {
         4 * u32::from(self.models_disagree)
             + 3 * u32::from(self.flagged > 0)
             + 2 * u32::from(self.all_fail)
+            + 2 * u32::from(self.low_quality)
             + u32::from(self.all_pass)
     }
 
@@ -71,6 +80,9 @@ impl Signals {
         }
         if self.all_pass {
             v.push("every model passes");
+        }
+        if self.low_quality {
+            v.push("low quality score");
         }
         v
     }
@@ -179,6 +191,7 @@ mod tests {
                 .collect(),
             checked: flagged,
             flagged,
+            quality: Vec::new(),
         }
     }
 
@@ -200,5 +213,12 @@ mod tests {
         assert!(fail.priority() > pass.priority());
         assert!(pass.priority() > Signals::default().priority());
         assert_eq!(disagree.labels(), vec!["models disagree"]);
+        let mut e = ev(&[], 0);
+        e.quality.push(("judge".into(), [9, 9, 7]));
+        let low = Signals::of(&e);
+        assert!(low.low_quality, "7 does not exceed 7.0");
+        assert!(low.priority() > pass.priority());
+        e.quality[0].1 = [9, 9, 8];
+        assert!(!Signals::of(&e).low_quality);
     }
 }

@@ -240,6 +240,22 @@ pub(super) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (item_id, reviewer)
     ) WITHOUT ROWID;
     "#,
+    // 8: the quality agent's scores, one row per item and model (a new run replaces it).
+    r#"
+    CREATE TABLE quality_scores (
+        item_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        factuality INTEGER,
+        discriminability INTEGER,
+        clarity INTEGER,
+        reply TEXT NOT NULL,
+        error TEXT,
+        attempts INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (item_id, model)
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 fn version(conn: &Connection) -> Result<usize> {

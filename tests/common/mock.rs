@@ -160,6 +160,28 @@ fn answer_for(prompt: &str) -> String {
 /// every time; `[[garbage-once]]` answers without JSON on the first attempt only. The code
 /// judge gives 5/10 on all four dimensions (a total of 2.5 that must round to 2), in chatty
 /// prose; the claim judge a fenced `{4 claims, 1 hallucinated}`; the math judge `{"correct": 1}`.
+/// The `quality` model (the quality agent): scores by the item's number, `Item X-0001:` 9 9 9,
+/// `-0002` 5 8 8 (filtered at 7), `-0003` unreadable at first then 8 6 9, anything else 8 8 8.
+pub fn quality_reply(prompt: &str, attempt: usize) -> String {
+    let id = prompt
+        .split("\nItem ")
+        .nth(1)
+        .and_then(|r| r.split(':').next())
+        .unwrap_or("");
+    if id.ends_with("-0001") {
+        "Factuality: 9\nDiscriminability: 9\nClarity: 9\nReason: clean.".into()
+    } else if id.ends_with("-0002") {
+        "**Factuality:** 5/10\n**Discriminability:** 8\n**Clarity:** 8\nReason: dubious reference."
+            .into()
+    } else if id.ends_with("-0003") && attempt <= 1 {
+        "I think this item is quite good overall.".into()
+    } else if id.ends_with("-0003") {
+        "Factuality: 8\nDiscriminability: 6\nClarity: 9".into()
+    } else {
+        "Factuality: 8\nDiscriminability: 8\nClarity: 8".into()
+    }
+}
+
 pub fn judge_reply(prompt: &str, attempt: usize) -> String {
     if prompt.contains("[[garbage-once]]") && attempt == 1 {
         return "Let me think about this carefully.".into();
@@ -527,6 +549,9 @@ async fn openai(
     } else if model == "judge" {
         let n = st.attempts.lock().unwrap()[&(model.clone(), prompt.clone())];
         chunks(&judge_reply(&prompt, n))
+    } else if model == "quality" {
+        let n = st.attempts.lock().unwrap()[&(model.clone(), prompt.clone())];
+        chunks(&quality_reply(&prompt, n))
     } else {
         chunks(&answer_for(&prompt))
     };

@@ -585,6 +585,30 @@ impl Review {
                 l.push(Span::styled(format!("  ({})", per.join(", ")), t.muted()));
             }
             lines.insert(0, Line::from(l));
+            if let Some(e) = d.evidence.get(&*item.id)
+                && !e.quality.is_empty()
+            {
+                let qs: Vec<String> = e
+                    .quality
+                    .iter()
+                    .map(|(m, [a, b, c])| {
+                        format!(
+                            "{}: A{a} B{b} C{c} S {:.1}",
+                            one_line(m),
+                            crate::review::rubric::weighted_quality(
+                                *a as f64, *b as f64, *c as f64
+                            )
+                        )
+                    })
+                    .collect();
+                lines.insert(
+                    1,
+                    Line::from(vec![
+                        Span::styled(format!("{:<12}", "quality"), t.muted()),
+                        Span::styled(qs.join(" · "), t.base()),
+                    ]),
+                );
+            }
         }
         if let Some(st) = self.status.get(&*item.id)
             && let Some(q) = &st.edited_question

@@ -1,0 +1,314 @@
+//! `prism quality`: the quality agent over a dataset's items (A Factuality, B Discriminability,
+//! C Clarity, 1-10 each; S = 0.5A + 0.3B + 0.2C; kept when every score exceeds the threshold),
+//! each item's scores stored as they arrive (a second run asks only for what is missing), then
+//! the kept share and, against human review decisions where they exist, the rejection recall
+//! over a sweep of thresholds.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Args;
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{Config, Dirs};
+use crate::engine::Caller;
+use crate::review::quality::{self, QualityRecord, SweepRow};
+use crate::store::{Store, StoreHandle};
+
+#[derive(Debug, Args)]
+pub struct QualityArgs {
+    /// Dataset (omit for the bundled sample data).
+    pub dataset: Option<PathBuf>,
+    /// The model that scores (a name from the models file; default: the config's judge).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Keep items whose every score exceeds this.
+    #[arg(long, default_value_t = quality::THRESHOLD)]
+    pub threshold: f64,
+    /// Items to score: ids or task-id globs, comma-separated (as `prism run --filter`).
+    #[arg(long)]
+    pub filter: Option<String>,
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Attempts per item when the reply cannot be read.
+    #[arg(long, default_value_t = 3)]
+    pub attempts: u32,
+    /// Requests in flight.
+    #[arg(long, default_value_t = 8)]
+    pub concurrency: usize,
+    /// Score items again even when this model already scored them.
+    #[arg(long)]
+    pub again: bool,
+    /// Reviewers who must agree for a human decision to count in the sweep.
+    #[arg(long, default_value_t = crate::tui::screens::REVIEW_MIN_REVIEWERS)]
+    pub min_reviewers: usize,
+    #[arg(long)]
+    pub models_file: Option<PathBuf>,
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// One JSON object on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn quality(
+    args: QualityArgs,
+    dirs: &Dirs,
+    factory: crate::engine::BackendFactory,
+) -> anyhow::Result<i32> {
+    let (config, _) = Config::load(&dirs.config_file());
+    let name = args
+        .model
+        .clone()
+        .or(config.judge.clone())
+        .ok_or_else(|| anyhow::anyhow!("--model is required (or set judge in the config)"))?;
+    let models = super::run::load_models(dirs, args.models_file.as_deref())?.select(&name)?;
+    let cfg = models
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("no model {name:?}"))?;
+    let (ds, _) = super::run::open_dataset(args.dataset.as_deref())?;
+    let items = super::run::select_items(&ds, args.filter.as_deref(), args.limit)?;
+    let db = args
+        .db
+        .clone()
+        .unwrap_or_else(|| super::run::default_db(dirs));
+    let mut store = Store::open(&db)?;
+    let done: std::collections::HashSet<String> = store
+        .quality(Some(&cfg.name))?
+        .into_iter()
+        .filter(|q| q.scores.is_some())
+        .map(|q| q.item_id)
+        .collect();
+    let todo: Vec<usize> = items
+        .iter()
+        .copied()
+        .filter(|&i| args.again || !done.contains(&*ds.items[i].id))
+        .collect();
+    crate::warn!(
+        "quality: {} items, {} to score with {} ({} already scored)",
+        items.len(),
+        todo.len(),
+        cfg.name,
+        items.len() - todo.len()
+    );
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let cancel = CancellationToken::new();
+    let (scored, unreadable, failed) = rt.block_on(async {
+        let c = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                c.cancel();
+            }
+        });
+        // Replies are cached in the store like every judge call (asking again costs nothing).
+        let cache = StoreHandle::spawn(Store::open(&db)?, Some(db.clone()));
+        let caller = Arc::new(Caller::new(
+            &cfg,
+            &factory,
+            Some(cache),
+            true,
+            cancel.clone(),
+        )?);
+        let attempts = args.attempts.max(1);
+        let mut results = futures::stream::iter(todo.iter().copied())
+            .map(|i| {
+                let caller = caller.clone();
+                let ds = ds.clone();
+                async move { score_item(&caller, &ds, i, attempts).await }
+            })
+            .buffer_unordered(args.concurrency.max(1));
+        let (mut scored, mut unreadable, mut failed) = (0usize, 0usize, 0usize);
+        while let Some(rec) = results.next().await {
+            if cancel.is_cancelled() && rec.error.as_deref() == Some("cancelled") {
+                continue;
+            }
+            // Saved the moment it arrives: an interrupted run keeps what it has.
+            store.save_quality(&rec)?;
+            match (&rec.scores, &rec.error) {
+                (Some(s), _) => {
+                    scored += 1;
+                    if args.json {
+                        println!(
+                            "{}",
+                            serde_json::json!({"event": "scored", "item": rec.item_id,
+                                "factuality": s[0], "discriminability": s[1], "clarity": s[2],
+                                "weighted": rec.weighted()})
+                        );
+                    }
+                }
+                (None, Some(e)) => {
+                    failed += 1;
+                    crate::warn!("  {}: failed: {}", rec.item_id, e);
+                }
+                (None, None) => {
+                    unreadable += 1;
+                    crate::warn!(
+                        "  {}: unreadable after {} attempts: {}",
+                        rec.item_id,
+                        rec.attempts,
+                        crate::tui::widgets::truncate(&crate::text::one_line(&rec.reply), 120)
+                    );
+                }
+            }
+        }
+        anyhow::Ok((scored, unreadable, failed))
+    })?;
+    crate::warn!(
+        "quality with {}: {scored} scored, {unreadable} unreadable, {failed} failed{}",
+        cfg.name,
+        if cancel.is_cancelled() {
+            " (interrupted: run it again to finish)"
+        } else {
+            ""
+        }
+    );
+
+    // The report covers every stored score of this model on the selected items.
+    let wanted: std::collections::HashSet<&str> = items.iter().map(|&i| &*ds.items[i].id).collect();
+    let records: Vec<QualityRecord> = store
+        .quality(Some(&cfg.name))?
+        .into_iter()
+        .filter(|q| wanted.contains(q.item_id.as_str()))
+        .collect();
+    let (removed, retained) = quality::human_outcomes(&store.decisions()?, args.min_reviewers);
+    let mut thresholds = quality::default_thresholds();
+    if !thresholds.iter().any(|t| (t - args.threshold).abs() < 1e-9) {
+        thresholds.push(args.threshold);
+        thresholds.sort_by(f64::total_cmp);
+    }
+    let rows = quality::sweep(&records, &removed, &retained, &thresholds);
+    let at = rows
+        .iter()
+        .find(|r| (r.threshold - args.threshold).abs() < 1e-9)
+        .cloned();
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "model": cfg.name, "threshold": args.threshold, "items": records.len(),
+                "scored": records.iter().filter(|r| r.scores.is_some()).count(),
+                "kept": at.as_ref().map(|r| r.kept), "filtered": at.as_ref().map(|r| r.filtered),
+                "human_removed": removed.len(), "human_retained": retained.len(),
+                "sweep": rows,
+            })
+        );
+    } else {
+        print!(
+            "{}",
+            crate::text::sanitize(&table(
+                &cfg.name,
+                args.threshold,
+                &records,
+                &rows,
+                removed.len()
+            ))
+        );
+    }
+    Ok(if failed > 0 || cancel.is_cancelled() {
+        2
+    } else {
+        0
+    })
+}
+
+async fn score_item(
+    caller: &Caller,
+    ds: &crate::dataset::Dataset,
+    i: usize,
+    attempts: u32,
+) -> QualityRecord {
+    let item = &ds.items[i];
+    let req = quality::request(ds, item);
+    let mut rec = QualityRecord {
+        item_id: item.id.to_string(),
+        task_id: ds.task_of(item).id.clone(),
+        model: caller.cfg.name.clone(),
+        scores: None,
+        reply: String::new(),
+        error: None,
+        attempts: 0,
+        created_at: crate::store::now_secs(),
+    };
+    for attempt in 0..attempts {
+        rec.attempts = attempt + 1;
+        match caller.complete(&req, attempt).await {
+            Ok(reply) => {
+                rec.scores = quality::parse(&reply.text);
+                rec.reply = reply.text;
+                rec.error = None;
+                if rec.scores.is_some() {
+                    break;
+                }
+            }
+            Err(e) => {
+                rec.error = Some(e);
+                break;
+            }
+        }
+    }
+    rec
+}
+
+fn table(
+    model: &str,
+    t: f64,
+    records: &[QualityRecord],
+    rows: &[SweepRow],
+    removed: usize,
+) -> String {
+    let scored: Vec<&QualityRecord> = records.iter().filter(|r| r.scores.is_some()).collect();
+    let mean = |k: usize| {
+        if scored.is_empty() {
+            0.0
+        } else {
+            scored
+                .iter()
+                .map(|r| r.scores.unwrap()[k] as f64)
+                .sum::<f64>()
+                / scored.len() as f64
+        }
+    };
+    let s_mean = if scored.is_empty() {
+        0.0
+    } else {
+        scored.iter().filter_map(|r| r.weighted()).sum::<f64>() / scored.len() as f64
+    };
+    let kept = scored.iter().filter(|r| r.kept(t) == Some(true)).count();
+    let mut s = format!(
+        "quality agent {model}: {} items scored ({} unreadable or failed)\n\
+         mean A Factuality {:.2}, B Discriminability {:.2}, C Clarity {:.2}; S = 0.5A + 0.3B + 0.2C = {:.2}\n\
+         kept at T = {t}: {kept} of {} (every score above {t})\n",
+        scored.len(),
+        records.len() - scored.len(),
+        mean(0),
+        mean(1),
+        mean(2),
+        s_mean,
+        scored.len()
+    );
+    if removed == 0 {
+        s.push_str("no items removed by reviewers yet: rejection recall needs human decisions (prism review)\n");
+    } else {
+        s.push_str(&format!(
+            "\nagainst {removed} items reviewers removed:\n    T  kept  filtered  removed&filtered  rejection recall  retained&filtered\n"
+        ));
+        for r in rows {
+            s.push_str(&format!(
+                "{:>5.1}  {:>4}  {:>8}  {:>16}  {:>16}  {:>17}\n",
+                r.threshold,
+                r.kept,
+                r.filtered,
+                r.removed_filtered,
+                r.rejection_recall
+                    .map_or("n/a".into(), |v| format!("{:.1}%", 100.0 * v)),
+                r.retained_filtered
+            ));
+        }
+    }
+    s
+}
