@@ -17,6 +17,9 @@ pub struct Config {
     pub judge: Option<String>,
     /// Your name on review decisions when `--reviewer` is not given.
     pub reviewer: Option<String>,
+    /// A panel's shared review database (`postgres://user@host/db`; the password from
+    /// PGPASSWORD or a pgpass file, never here) when `--db` is not given.
+    pub db: Option<String>,
     /// Keybindings: `action = ["key", ...]` replaces that action's keys everywhere;
     /// `[keys.<mode>]` tables (`browse`, `compare`, `heatmap`, ...) replace them in one mode.
     #[serde(default)]

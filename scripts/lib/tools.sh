@@ -91,11 +91,25 @@ have_chromium() {
   return 1
 }
 
+# PostgreSQL's server binaries, run: the shared review store's tests start their own server
+# (tests/common/pg.rs). psql alone (the client) is not enough. As root the server runs as the
+# `postgres` user, which the package creates.
+have_postgres_server() {
+  local b
+  for b in /usr/lib/postgresql/*/bin; do
+    "$b/postgres" --version >/dev/null 2>&1 && [ -x "$b/initdb" ] && [ -x "$b/pg_ctl" ] || continue
+    [ "$(id -u)" -ne 0 ] || id postgres >/dev/null 2>&1 || continue
+    return 0
+  done
+  return 1
+}
+
 # The packages a machine lacks for the given needs (default: the demo's).
 #   build   compilers, cmake, libclang (llama.cpp through llama-cpp-2)
 #   python  python3 with a working venv (the model's PyPI fallback, llama-cpp-python in CI)
 #   tmux    the real-terminal tests
 #   chromium  the HTML report test
+#   postgres  the PostgreSQL server for the shared review store's tests
 missing_packages() {
   local need
   [ $# -gt 0 ] || set -- build python
@@ -112,6 +126,7 @@ missing_packages() {
         ;;
       tmux) have_tmux || echo tmux ;;
       chromium) have_chromium || echo chromium-headless-shell ;;
+      postgres) have_postgres_server || echo postgresql ;;
       *) echo "missing_packages: unknown need $need" >&2; return 2 ;;
     esac
   done

@@ -434,7 +434,20 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
                     Vec::new()
                 }
             };
-            let db = cli.db.clone().unwrap_or_else(|| run::default_db(&dirs));
+            // A postgres:// --db (or config db) is the panel's shared review database; runs
+            // and answers stay in this machine's store.
+            let shared = cli
+                .db
+                .as_ref()
+                .and_then(|d| d.to_str())
+                .map(str::to_string)
+                .or(config.db.clone())
+                .filter(|d| crate::store::pg::is_url(d));
+            let db = cli
+                .db
+                .clone()
+                .filter(|d| d.to_str().is_none_or(|s| !crate::store::pg::is_url(s)))
+                .unwrap_or_else(|| run::default_db(&dirs));
             let app = crate::tui::App::new(
                 Arc::new(loaded.dataset),
                 Arc::new(loaded.problems),
@@ -485,6 +498,14 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
                 .filter(|r| !r.is_empty())
             {
                 services.reviewer = r;
+            }
+            if let Some(url) = shared {
+                match crate::store::pg::PgStore::connect(&url) {
+                    Ok(pg) => services.review = Some(crate::review::db::ReviewDb::Shared(pg)),
+                    Err(e) => {
+                        notices.push(format!("{e}; review decisions stay in {}", db.display()))
+                    }
+                }
             }
             services.load_scores(&mut app);
             if let Some((set, r)) = claims {

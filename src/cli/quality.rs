@@ -45,6 +45,7 @@ pub struct QualityArgs {
     pub min_reviewers: usize,
     #[arg(long)]
     pub models_file: Option<PathBuf>,
+    /// Where scores and review decisions are: a SQLite store or a postgres:// URL.
     #[arg(long)]
     pub db: Option<PathBuf>,
     /// One JSON object on stdout instead of the table.

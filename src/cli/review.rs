@@ -10,13 +10,14 @@ use clap::Subcommand;
 
 use crate::config::Dirs;
 use crate::review::agreement::{self, Metric};
+use crate::review::db::ReviewDb;
 use crate::review::{Decision, ReviewRecord, State};
-use crate::store::Store;
 
 #[derive(Debug, Subcommand)]
 pub enum ReviewCommand {
     /// Write every decision (oldest first) as JSONL or CSV.
     Export {
+        /// A SQLite store or a postgres:// URL (default: the config's db, else the data dir's).
         #[arg(long)]
         db: Option<PathBuf>,
         /// jsonl (the import format) or csv.
@@ -47,15 +48,27 @@ pub enum ReviewCommand {
     },
 }
 
+/// The review database: `--db` (a SQLite file or a postgres:// URL), else the config's `db`
+/// when it is a postgres:// URL, else the default store.
+pub fn review_db(arg: Option<PathBuf>, dirs: &Dirs) -> anyhow::Result<ReviewDb> {
+    let path = arg.unwrap_or_else(|| {
+        let (config, _) = crate::config::Config::load(&dirs.config_file());
+        match config.db.filter(|d| crate::store::pg::is_url(d)) {
+            Some(url) => PathBuf::from(url),
+            None => super::run::default_db(dirs),
+        }
+    });
+    Ok(ReviewDb::open(&path)?)
+}
+
 pub fn review(what: ReviewCommand, dirs: &Dirs) -> anyhow::Result<i32> {
-    let db = |d: Option<PathBuf>| d.unwrap_or_else(|| super::run::default_db(dirs));
     match what {
         ReviewCommand::Export {
             db: d,
             format,
             output,
         } => {
-            let store = Store::open(&db(d))?;
+            let store = review_db(d, dirs)?;
             let decisions = store.decisions()?;
             let mut out: Box<dyn Write> = match &output {
                 Some(p) => Box::new(std::io::BufWriter::new(
@@ -83,7 +96,7 @@ pub fn review(what: ReviewCommand, dirs: &Dirs) -> anyhow::Result<i32> {
             for p in &problems {
                 crate::warn!("{p}");
             }
-            let mut store = Store::open(&db(d))?;
+            let mut store = review_db(d, dirs)?;
             let added = store.save_decisions(&records)?;
             crate::warn!(
                 "{}: {added} new decisions, {} already there, {} bad lines",
@@ -98,7 +111,7 @@ pub fn review(what: ReviewCommand, dirs: &Dirs) -> anyhow::Result<i32> {
             min_reviewers,
             json,
         } => {
-            let store = Store::open(&db(d))?;
+            let store = review_db(d, dirs)?;
             let stats = Stats::of(&store.decisions()?, min_reviewers);
             if json {
                 println!("{}", serde_json::to_string_pretty(&stats)?);

@@ -18,7 +18,13 @@ pub struct ReviewData {
 }
 
 impl ReviewData {
-    pub fn load(store: &Store, reviewer: &str) -> crate::store::Result<ReviewData> {
+    /// Scores and detections from `store` (this machine's runs); decisions, drafts and quality
+    /// scores from `review` (the same file, or the panel's shared database).
+    pub fn load(
+        store: &Store,
+        review: &super::db::ReviewDb,
+        reviewer: &str,
+    ) -> crate::store::Result<ReviewData> {
         let mut evidence: HashMap<String, Evidence> = HashMap::new();
         store.score_triples(|item, model, score| {
             evidence
@@ -34,7 +40,7 @@ impl ReviewData {
             e.checked += 1;
             e.flagged += u32::from(f.outcome.flagged());
         }
-        for q in store.quality(None)? {
+        for q in review.quality(None)? {
             if let Some(s) = q.scores {
                 evidence
                     .entry(q.item_id)
@@ -49,8 +55,8 @@ impl ReviewData {
             .collect();
         Ok(ReviewData {
             reviewer: reviewer.to_string(),
-            decisions: store.decisions()?,
-            drafts: store
+            decisions: review.decisions()?,
+            drafts: review
                 .drafts(reviewer)?
                 .into_iter()
                 .map(|d| (d.item_id.clone(), d))

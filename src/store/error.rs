@@ -30,6 +30,9 @@ pub enum StoreError {
         what: &'static str,
         source: serde_json::Error,
     },
+    /// The shared (PostgreSQL) store; the message never holds a password.
+    #[error("{0}")]
+    Shared(String),
     #[error("unknown {what} {value:?} in the store")]
     Unknown { what: &'static str, value: String },
 }

@@ -12,6 +12,7 @@ mod cache;
 mod detect;
 mod error;
 mod locks;
+pub mod pg;
 mod responses;
 mod review;
 mod runs;

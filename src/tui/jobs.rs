@@ -31,6 +31,8 @@ pub struct Services {
     pub judge: Option<Arc<Caller>>,
     /// Who is reviewing (`--reviewer`, the config's `reviewer`, or the login name).
     pub reviewer: String,
+    /// Where review decisions and drafts go: the store's file, or a shared PostgreSQL database.
+    pub review: Option<crate::review::db::ReviewDb>,
 }
 
 impl Services {
@@ -43,6 +45,7 @@ impl Services {
             concurrency: 16,
             judge: None,
             reviewer: crate::review::load::default_reviewer(),
+            review: None,
         }
     }
 
@@ -54,6 +57,7 @@ impl Services {
     ) -> anyhow::Result<Services> {
         let writer = Store::open(db)?;
         let reader = Store::open(db)?;
+        let review = crate::review::db::ReviewDb::Local(Store::open(db)?);
         Ok(Services {
             store: Some(StoreHandle::spawn(writer, Some(db.to_path_buf()))),
             reader: Some(reader),
@@ -62,6 +66,7 @@ impl Services {
             concurrency: 16,
             judge: None,
             reviewer: crate::review::load::default_reviewer(),
+            review: Some(review),
         })
     }
 
@@ -370,18 +375,20 @@ impl Jobs {
                 samples,
             } => self.start_run(to, items, models, samples, ds),
             JobRequest::LoadReview => {
-                let Some(reader) = &self.services.reader else {
+                let (Some(reader), Some(review)) = (&self.services.reader, &self.services.review)
+                else {
                     return self.send(to, Msg::Failed("review needs a store".into()));
                 };
-                match crate::review::load::ReviewData::load(reader, &self.services.reviewer) {
+                match crate::review::load::ReviewData::load(reader, review, &self.services.reviewer)
+                {
                     Ok(d) => self.send(to, Msg::Review(Box::new(d))),
                     Err(e) => self.send(to, Msg::Failed(format!("reading reviews: {e}"))),
                 }
             }
-            // Review writes are small and go straight through the reading connection (WAL: the
-            // run writer is not blocked), so a draft is on disk before the next key is read.
+            // Review writes are small and go straight through the review connection (in WAL
+            // mode the run writer is not blocked), so a draft is saved before the next key.
             JobRequest::SaveDraft(mut d) => {
-                let Some(store) = &mut self.services.reader else {
+                let Some(store) = &mut self.services.review else {
                     return;
                 };
                 d.reviewer = self.services.reviewer.clone();
@@ -390,7 +397,7 @@ impl Jobs {
                 }
             }
             JobRequest::SaveDecision(mut r) => {
-                let Some(store) = &mut self.services.reader else {
+                let Some(store) = &mut self.services.review else {
                     return self.send(to, Msg::Failed("review needs a store".into()));
                 };
                 r.reviewer = self.services.reviewer.clone();

@@ -1,2 +1,3 @@
 pub mod mock;
+pub mod pg;
 pub mod screen;

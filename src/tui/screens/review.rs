@@ -360,10 +360,25 @@ impl Component for Review {
     fn on_msg(&mut self, msg: &Msg, cx: &Cx) -> Vec<Cmd> {
         match msg {
             Msg::Review(d) => {
-                self.data = Some((**d).clone());
                 self.error = None;
+                let Some(old) = self.data.take() else {
+                    self.data = Some((**d).clone());
+                    self.rebuild(cx);
+                    return self.enter_item(cx);
+                };
+                // A refresh (after a save): other reviewers' decisions come in; what this
+                // reviewer is typing stays (the drafts in memory are never older than the
+                // store's).
+                let mut fresh = (**d).clone();
+                fresh.drafts = old.drafts;
+                self.data = Some(fresh);
+                let before = self.current();
                 self.rebuild(cx);
-                self.enter_item(cx)
+                if self.current() == before {
+                    Vec::new()
+                } else {
+                    self.enter_item(cx)
+                }
             }
             Msg::Stored {
                 item,
@@ -394,6 +409,8 @@ impl Component for Review {
                 }
                 let mut out = vec![Cmd::Notice(note)];
                 out.extend(self.enter_item(cx));
+                // Reload: other reviewers' decisions (on a shared database) appear.
+                out.push(Cmd::Job(JobRequest::LoadReview));
                 out
             }
             Msg::Failed(e) => {

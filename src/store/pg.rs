@@ -1,0 +1,433 @@
+//! The shared review store on PostgreSQL: reviewers on different machines decide on one
+//! database (`--db postgres://...`). It holds what a panel shares (review decisions, drafts, the
+//! quality agent's scores) with the same tables and migrations as SQLite; runs and answers stay
+//! in each machine's SQLite store.
+//!
+//! The client runs on a thread of its own: the synchronous `postgres` client drives a runtime
+//! of its own, which cannot be entered from the TUI's async tasks, so every call is sent to
+//! that thread and its answer waited for.
+//!
+//! Credentials come from the URL, `PGPASSWORD`, or a pgpass file (`PGPASSFILE` or
+//! `~/.pgpass`); they are never stored, and every message shows the URL without its password.
+
+use std::sync::mpsc;
+
+use postgres::{Client, NoTls};
+
+use super::Draft;
+use super::error::{Result, StoreError};
+use crate::review::quality::QualityRecord;
+use crate::review::{Decision, ReviewRecord};
+
+/// Schema migrations, applied in order under an advisory lock (two processes starting at once
+/// do not race); `prism_schema` records how many ran.
+const MIGRATIONS: &[&str] = &[
+    // 1: review decisions and drafts, the quality agent's scores (SQLite migrations 7 and 8).
+    r#"
+    CREATE TABLE review_decisions (
+        uid TEXT PRIMARY KEY,
+        item_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        reviewer TEXT NOT NULL,
+        round INTEGER NOT NULL,
+        clarity SMALLINT,
+        relevance SMALLINT,
+        coherence SMALLINT,
+        decision TEXT NOT NULL,
+        rationale TEXT NOT NULL,
+        edited_question TEXT,
+        edited_answer TEXT,
+        created_at BIGINT NOT NULL
+    );
+    CREATE INDEX review_decisions_item ON review_decisions(item_id, round);
+    CREATE TABLE review_drafts (
+        item_id TEXT NOT NULL,
+        reviewer TEXT NOT NULL,
+        round INTEGER NOT NULL,
+        clarity SMALLINT,
+        relevance SMALLINT,
+        coherence SMALLINT,
+        decision TEXT,
+        rationale TEXT NOT NULL,
+        edited_question TEXT,
+        updated_at BIGINT NOT NULL,
+        PRIMARY KEY (item_id, reviewer)
+    );
+    CREATE TABLE quality_scores (
+        item_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        factuality SMALLINT,
+        discriminability SMALLINT,
+        clarity SMALLINT,
+        reply TEXT NOT NULL,
+        error TEXT,
+        attempts INTEGER NOT NULL,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (item_id, model)
+    );
+    "#,
+];
+
+type Job = Box<dyn FnOnce(&mut Client) + Send>;
+
+/// A connection to the shared store.
+pub struct PgStore {
+    jobs: mpsc::Sender<Job>,
+    /// The URL without its password, for messages.
+    shown: String,
+}
+
+/// Whether `s` names a PostgreSQL database rather than a SQLite file.
+pub fn is_url(s: &str) -> bool {
+    s.starts_with("postgres://") || s.starts_with("postgresql://")
+}
+
+/// `url` with any password replaced by `***`.
+pub fn redact_url(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => match rest.split_once('@') {
+            Some((cred, host)) => {
+                let user = cred.split(':').next().unwrap_or("");
+                if cred.contains(':') {
+                    format!("{scheme}://{user}:***@{host}")
+                } else {
+                    url.to_string()
+                }
+            }
+            None => url.to_string(),
+        },
+        None => "<not a postgres url>".into(),
+    }
+}
+
+fn pg_err(shown: &str, e: impl std::fmt::Display) -> StoreError {
+    // The driver's messages name the host and user at most, never the password.
+    StoreError::Shared(format!("{shown}: {e}"))
+}
+
+/// The password for `cfg` from a pgpass file (`host:port:database:user:password`, `*` matching
+/// anything), when the URL and the environment give none.
+fn pgpass(cfg: &postgres::Config) -> Option<String> {
+    let path = std::env::var_os("PGPASSFILE")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".pgpass")))?;
+    let text = std::fs::read_to_string(path).ok()?;
+    let host = cfg
+        .get_hosts()
+        .first()
+        .map(|h| match h {
+            postgres::config::Host::Tcp(s) => s.clone(),
+            #[cfg(unix)]
+            postgres::config::Host::Unix(p) => p.display().to_string(),
+        })
+        .unwrap_or_else(|| "localhost".into());
+    let port = cfg.get_ports().first().copied().unwrap_or(5432).to_string();
+    let user = cfg.get_user().unwrap_or("");
+    let db = cfg.get_dbname().unwrap_or(user);
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .find_map(|l| {
+            let f: Vec<&str> = l.splitn(5, ':').collect();
+            let ok = |pat: &str, v: &str| pat == "*" || pat == v;
+            (f.len() == 5 && ok(f[0], &host) && ok(f[1], &port) && ok(f[2], db) && ok(f[3], user))
+                .then(|| f[4].to_string())
+        })
+}
+
+impl PgStore {
+    /// Connects and brings the schema up to date.
+    pub fn connect(url: &str) -> Result<PgStore> {
+        let shown = redact_url(url);
+        let mut cfg: postgres::Config = url
+            .parse()
+            .map_err(|e| pg_err(&shown, format!("not a valid PostgreSQL URL ({e})")))?;
+        if cfg.get_password().is_none() {
+            if let Ok(p) = std::env::var("PGPASSWORD") {
+                cfg.password(p);
+            } else if let Some(p) = pgpass(&cfg) {
+                cfg.password(p);
+            }
+        }
+        cfg.connect_timeout(std::time::Duration::from_secs(10));
+        let (jobs, rx) = mpsc::channel::<Job>();
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<()>>();
+        let shown2 = shown.clone();
+        std::thread::Builder::new()
+            .name("prism-pg".into())
+            .spawn(move || {
+                let mut client = match cfg.connect(NoTls) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(pg_err(&shown2, e)));
+                        return;
+                    }
+                };
+                let _ = ready_tx.send(migrate(&mut client).map_err(|e| pg_err(&shown2, e)));
+                for job in rx {
+                    job(&mut client);
+                }
+            })
+            .map_err(|e| pg_err(&shown, e))?;
+        ready_rx
+            .recv()
+            .map_err(|_| pg_err(&shown, "the connection thread ended"))??;
+        Ok(PgStore { jobs, shown })
+    }
+
+    /// Runs `f` on the connection's thread and waits for its result.
+    fn call<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Client) -> std::result::Result<T, postgres::Error> + Send + 'static,
+    ) -> Result<T> {
+        let (tx, rx) = mpsc::channel();
+        let job: Job = Box::new(move |c| {
+            let _ = tx.send(f(c));
+        });
+        self.jobs
+            .send(job)
+            .map_err(|_| pg_err(&self.shown, "the connection thread ended"))?;
+        rx.recv()
+            .map_err(|_| pg_err(&self.shown, "the connection thread ended"))?
+            .map_err(|e| pg_err(&self.shown, e))
+    }
+
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// Saves decisions in one transaction; ones already there (same uid) are skipped. Returns
+    /// how many were new. The reviewers' drafts of the decided items go in the same transaction.
+    pub fn save_decisions(&self, rs: &[ReviewRecord]) -> Result<usize> {
+        let rs = rs.to_vec();
+        self.call(move |c| {
+            let mut tx = c.transaction()?;
+            let ins = tx.prepare(
+                "INSERT INTO review_decisions (uid, item_id, task_id, reviewer, round, clarity,
+                 relevance, coherence, decision, rationale, edited_question, edited_answer,
+                 created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                 ON CONFLICT (uid) DO NOTHING",
+            )?;
+            let del =
+                tx.prepare("DELETE FROM review_drafts WHERE item_id = $1 AND reviewer = $2")?;
+            let mut added = 0;
+            for r in &rs {
+                let n = |v: Option<u8>| v.map(i16::from);
+                added += tx.execute(
+                    &ins,
+                    &[
+                        &r.uid,
+                        &r.item_id,
+                        &r.task_id,
+                        &r.reviewer,
+                        &(r.round as i32),
+                        &n(r.clarity),
+                        &n(r.relevance),
+                        &n(r.coherence),
+                        &r.decision.as_str(),
+                        &r.rationale,
+                        &r.edited_question,
+                        &r.edited_answer,
+                        &r.created_at,
+                    ],
+                )? as usize;
+                tx.execute(&del, &[&r.item_id, &r.reviewer])?;
+            }
+            tx.commit()?;
+            Ok(added)
+        })
+    }
+
+    /// Every decision, oldest first.
+    pub fn decisions(&self) -> Result<Vec<ReviewRecord>> {
+        self.call(|c| {
+            let rows = c.query(
+                "SELECT uid, item_id, task_id, reviewer, round, clarity, relevance, coherence,
+                 decision, rationale, edited_question, edited_answer, created_at
+                 FROM review_decisions ORDER BY created_at, uid",
+                &[],
+            )?;
+            let u = |v: Option<i16>| v.and_then(|v| u8::try_from(v).ok());
+            Ok(rows
+                .iter()
+                .map(|r| ReviewRecord {
+                    uid: r.get(0),
+                    item_id: r.get(1),
+                    task_id: r.get(2),
+                    reviewer: r.get(3),
+                    round: r.get::<_, i32>(4).max(1) as u32,
+                    clarity: u(r.get(5)),
+                    relevance: u(r.get(6)),
+                    coherence: u(r.get(7)),
+                    decision: Decision::parse(r.get(8)).unwrap_or(Decision::Revise),
+                    rationale: r.get(9),
+                    edited_question: r.get(10),
+                    edited_answer: r.get(11),
+                    created_at: r.get(12),
+                })
+                .collect())
+        })
+    }
+
+    /// Saves (replaces) a reviewer's draft of an item.
+    pub fn save_draft(&self, d: &Draft) -> Result<()> {
+        let d = d.clone();
+        self.call(move |c| {
+            let n = |v: Option<u8>| v.map(i16::from);
+            c.execute(
+                "INSERT INTO review_drafts (item_id, reviewer, round, clarity, relevance,
+                 coherence, decision, rationale, edited_question, updated_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                 ON CONFLICT (item_id, reviewer) DO UPDATE SET round = $3, clarity = $4,
+                 relevance = $5, coherence = $6, decision = $7, rationale = $8,
+                 edited_question = $9, updated_at = $10",
+                &[
+                    &d.item_id,
+                    &d.reviewer,
+                    &(d.round as i32),
+                    &n(d.clarity),
+                    &n(d.relevance),
+                    &n(d.coherence),
+                    &d.decision.map(Decision::as_str),
+                    &d.rationale,
+                    &d.edited_question,
+                    &d.updated_at,
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Every draft of a reviewer.
+    pub fn drafts(&self, reviewer: &str) -> Result<Vec<Draft>> {
+        let reviewer = reviewer.to_string();
+        self.call(move |c| {
+            let rows = c.query(
+                "SELECT item_id, reviewer, round, clarity, relevance, coherence, decision,
+                 rationale, edited_question, updated_at FROM review_drafts WHERE reviewer = $1
+                 ORDER BY item_id",
+                &[&reviewer],
+            )?;
+            let u = |v: Option<i16>| v.and_then(|v| u8::try_from(v).ok());
+            Ok(rows
+                .iter()
+                .map(|r| Draft {
+                    item_id: r.get(0),
+                    reviewer: r.get(1),
+                    round: r.get::<_, i32>(2).max(1) as u32,
+                    clarity: u(r.get(3)),
+                    relevance: u(r.get(4)),
+                    coherence: u(r.get(5)),
+                    decision: r.get::<_, Option<&str>>(6).and_then(Decision::parse),
+                    rationale: r.get(7),
+                    edited_question: r.get(8),
+                    updated_at: r.get(9),
+                })
+                .collect())
+        })
+    }
+
+    pub fn save_quality(&self, q: &QualityRecord) -> Result<()> {
+        let q = q.clone();
+        self.call(move |c| {
+            let [a, b, s] = q
+                .scores
+                .map_or([None; 3], |s| s.map(|v| Some(i16::from(v))));
+            c.execute(
+                "INSERT INTO quality_scores (item_id, model, task_id, factuality,
+                 discriminability, clarity, reply, error, attempts, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                 ON CONFLICT (item_id, model) DO UPDATE SET task_id = $3, factuality = $4,
+                 discriminability = $5, clarity = $6, reply = $7, error = $8, attempts = $9,
+                 created_at = $10",
+                &[
+                    &q.item_id,
+                    &q.model,
+                    &q.task_id,
+                    &a,
+                    &b,
+                    &s,
+                    &q.reply,
+                    &q.error,
+                    &(q.attempts as i32),
+                    &q.created_at,
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    pub fn quality(&self, model: Option<&str>) -> Result<Vec<QualityRecord>> {
+        let model = model.map(str::to_string);
+        self.call(move |c| {
+            let rows = c.query(
+                "SELECT item_id, model, task_id, factuality, discriminability, clarity, reply,
+                 error, attempts, created_at FROM quality_scores
+                 WHERE $1::TEXT IS NULL OR model = $1 ORDER BY item_id, model",
+                &[&model],
+            )?;
+            let u = |v: Option<i16>| v.and_then(|v| u8::try_from(v).ok());
+            Ok(rows
+                .iter()
+                .map(|r| QualityRecord {
+                    item_id: r.get(0),
+                    model: r.get(1),
+                    task_id: r.get(2),
+                    scores: match (u(r.get(3)), u(r.get(4)), u(r.get(5))) {
+                        (Some(a), Some(b), Some(c)) => Some([a, b, c]),
+                        _ => None,
+                    },
+                    reply: r.get(6),
+                    error: r.get(7),
+                    attempts: r.get::<_, i32>(8).max(0) as u32,
+                    created_at: r.get(9),
+                })
+                .collect())
+        })
+    }
+}
+
+fn migrate(c: &mut Client) -> std::result::Result<(), postgres::Error> {
+    let mut tx = c.transaction()?;
+    // One migrator at a time across every process on this database.
+    tx.execute("SELECT pg_advisory_xact_lock(7263541)", &[])?;
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS prism_schema (version INTEGER NOT NULL)")?;
+    let found: i64 = tx
+        .query_one(
+            "SELECT COALESCE(MAX(version), 0)::BIGINT FROM prism_schema",
+            &[],
+        )?
+        .get(0);
+    for (i, m) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        tx.batch_execute(m)?;
+        tx.execute(
+            "INSERT INTO prism_schema (version) VALUES ($1)",
+            &[&(i as i32 + 1)],
+        )?;
+    }
+    tx.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_shown_without_their_password() {
+        assert_eq!(
+            redact_url("postgres://ann:s3cret@db.lab:5432/review"),
+            "postgres://ann:***@db.lab:5432/review"
+        );
+        assert_eq!(
+            redact_url("postgresql://ann@db.lab/review"),
+            "postgresql://ann@db.lab/review"
+        );
+        assert!(is_url("postgres://x") && is_url("postgresql://x") && !is_url("/tmp/p.db"));
+        let e = PgStore::connect("postgres://ann:s3cret@127.0.0.1:1/none")
+            .err()
+            .unwrap();
+        let msg = e.to_string();
+        assert!(!msg.contains("s3cret"), "{msg}");
+        assert!(msg.contains("postgres://ann:***@127.0.0.1:1/none"), "{msg}");
+    }
+}

@@ -1,0 +1,161 @@
+//! A real PostgreSQL server for one test: its own data directory and port, started from the
+//! distribution's binaries (`/usr/lib/postgresql/<v>/bin`, or `PRISM_PG_BIN`) and stopped when
+//! dropped. As root, the server runs as the `postgres` user (it refuses to run as root).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+pub struct Pg {
+    bin: PathBuf,
+    data: PathBuf,
+    _dir: tempfile::TempDir,
+    pub port: u16,
+    as_postgres: bool,
+}
+
+fn bin_dir() -> PathBuf {
+    if let Some(p) = std::env::var_os("PRISM_PG_BIN") {
+        return PathBuf::from(p);
+    }
+    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .expect("PostgreSQL is not installed (.ci/run installs it from apt)")
+        .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+        .filter(|p| p.join("postgres").exists())
+        .collect();
+    found.sort();
+    found
+        .pop()
+        .expect("no /usr/lib/postgresql/<v>/bin/postgres")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Pg {
+    pub fn start() -> Pg {
+        let bin = bin_dir();
+        let dir = tempfile::tempdir().unwrap();
+        let as_postgres = unsafe { libc::geteuid() } == 0;
+        let data = dir.path().join("data");
+        std::fs::create_dir(&data).unwrap();
+        if as_postgres {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+            let out = Command::new("chown")
+                .args(["-R", "postgres:postgres"])
+                .arg(&data)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "chown: {out:?}");
+        }
+        let port = free_port();
+        let pg = Pg {
+            bin,
+            data,
+            _dir: dir,
+            port,
+            as_postgres,
+        };
+        pg.run(
+            "initdb",
+            &[
+                "-D",
+                &pg.data_s(),
+                "-A",
+                "trust",
+                "-U",
+                "prism",
+                "--no-sync",
+                "-E",
+                "UTF8",
+            ],
+        );
+        let opts = format!(
+            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50",
+            pg.data_s()
+        );
+        let log = format!("{}/server.log", pg.data_s());
+        pg.run(
+            "pg_ctl",
+            &[
+                "-D",
+                &pg.data_s(),
+                "-o",
+                &opts,
+                "-l",
+                &log,
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ],
+        );
+        let t = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "PostgreSQL did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        pg
+    }
+
+    fn data_s(&self) -> String {
+        self.data.display().to_string()
+    }
+
+    fn run(&self, tool: &str, args: &[&str]) {
+        let exe = self.bin.join(tool);
+        let out = if self.as_postgres {
+            Command::new("runuser")
+                .args(["-u", "postgres", "--"])
+                .arg(&exe)
+                .args(args)
+                .current_dir("/")
+                .output()
+        } else {
+            Command::new(&exe).args(args).current_dir("/").output()
+        }
+        .unwrap_or_else(|e| panic!("{}: {e}", exe.display()));
+        assert!(
+            out.status.success(),
+            "{tool} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// A URL for the `postgres` database as the `prism` superuser.
+    pub fn url(&self) -> String {
+        format!("postgres://prism@127.0.0.1:{}/postgres", self.port)
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data
+    }
+}
+
+impl Drop for Pg {
+    fn drop(&mut self) {
+        let exe = self.bin.join("pg_ctl");
+        let args = ["-D", &self.data_s(), "-m", "immediate", "-w", "stop"].map(str::to_string);
+        let _ = if self.as_postgres {
+            Command::new("runuser")
+                .args(["-u", "postgres", "--"])
+                .arg(&exe)
+                .args(&args)
+                .current_dir("/")
+                .output()
+        } else {
+            Command::new(&exe).args(&args).current_dir("/").output()
+        };
+    }
+}
