@@ -137,3 +137,89 @@ fn two_machines_merge_without_duplicates_and_bad_lines_are_named() {
         "{csv}"
     );
 }
+
+#[test]
+fn the_retained_bank_is_a_release_that_loads_and_validates() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let mini = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/prism-mini");
+    let ds = prism::dataset::load_path(&mini).unwrap().dataset;
+    // Two items of the first task, one of the last, one removed, one still disputed.
+    let first = &ds.items[0];
+    let second = &ds.items[1];
+    let last = ds.items.last().unwrap();
+    let removed = &ds.items[2];
+    let disputed = &ds.items[3];
+    let task_of = |it: &prism::dataset::Item| ds.task_of(it).id.clone();
+    let mut recs = Vec::new();
+    let mut t = 0;
+    let mut add =
+        |it: &prism::dataset::Item, who: &str, round: u32, d: Decision, q: Option<&str>| {
+            t += 1;
+            let mut r = rec(&format!("u{t}"), &it.id, who, d, 8, t);
+            r.task_id = task_of(it);
+            r.round = round;
+            r.edited_question = q.map(str::to_string);
+            recs.push(r);
+        };
+    use Decision::*;
+    for it in [first, last] {
+        add(it, "ann", 1, Retain, None);
+        add(it, "bob", 1, Retain, None);
+    }
+    add(second, "ann", 1, Revise, Some("A clearer question?"));
+    add(second, "bob", 1, Revise, None);
+    add(second, "ann", 2, Retain, None);
+    add(second, "bob", 2, Retain, None);
+    add(removed, "ann", 1, Remove, None);
+    add(removed, "bob", 1, Remove, None);
+    add(disputed, "ann", 1, Retain, None);
+    add(disputed, "bob", 1, Remove, None);
+    Store::open(&db).unwrap().save_decisions(&recs).unwrap();
+
+    let out = dir.path().join("bank");
+    let o = prism(dir.path())
+        .args(["review", "bank"])
+        .arg(&out)
+        .arg("--dataset")
+        .arg(&mini)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("3 retained items in 2 tasks (1 with a revised question)"),
+        "{err}"
+    );
+    prism(dir.path())
+        .arg("validate")
+        .arg(&out)
+        .assert()
+        .success();
+    let bank = prism::dataset::load_path(&out).unwrap();
+    assert!(bank.problems.is_empty(), "{:?}", bank.problems);
+    let ids: Vec<&str> = bank.dataset.items.iter().map(|i| &*i.id).collect();
+    assert_eq!(ids, vec![&*first.id, &*second.id, &*last.id]);
+    let b2 = bank.dataset.item_by_id(&second.id).unwrap();
+    assert_eq!(&*b2.question, "A clearer question?");
+    // Everything else about an item is as it was; the prompts came along.
+    let b1 = bank.dataset.item_by_id(&first.id).unwrap();
+    assert_eq!(b1.answer, first.answer);
+    assert_eq!(
+        prism::prompt::user_message(&bank.dataset, b1),
+        prism::prompt::user_message(&ds, first)
+    );
+    // A second bank into the same directory is refused, not mixed.
+    prism(dir.path())
+        .args(["review", "bank"])
+        .arg(&out)
+        .arg("--dataset")
+        .arg(&mini)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .failure();
+}

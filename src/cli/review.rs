@@ -34,6 +34,20 @@ pub enum ReviewCommand {
         #[arg(long)]
         db: Option<PathBuf>,
     },
+    /// Write the retained item bank (items whose latest round converged on retain, revised
+    /// questions applied) as a release directory in PRISM's layout, which `prism validate`
+    /// and `prism run` read.
+    Bank {
+        /// The directory to create (must be empty or absent).
+        out: PathBuf,
+        /// The dataset the decisions are about (omit for the bundled sample data).
+        #[arg(long)]
+        dataset: Option<PathBuf>,
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long, default_value_t = crate::tui::screens::REVIEW_MIN_REVIEWERS)]
+        min_reviewers: usize,
+    },
     /// Convergence per round, decisions per reviewer, and agreement (observed, Cohen's kappa
     /// for two reviewers, Fleiss' kappa, Krippendorff's alpha on decisions and each score).
     Stats {
@@ -105,6 +119,42 @@ pub fn review(what: ReviewCommand, dirs: &Dirs) -> anyhow::Result<i32> {
                 problems.len()
             );
             Ok(if problems.is_empty() { 0 } else { 1 })
+        }
+        ReviewCommand::Bank {
+            out,
+            dataset,
+            db: d,
+            min_reviewers,
+        } => {
+            let (ds, _) = super::run::open_dataset(dataset.as_deref())?;
+            let store = review_db(d, dirs)?;
+            let data = crate::review::load::ReviewData {
+                decisions: store.decisions()?,
+                ..Default::default()
+            };
+            let unknown = data
+                .decisions
+                .iter()
+                .filter(|r| ds.item_by_id(&r.item_id).is_none())
+                .map(|r| r.item_id.as_str())
+                .collect::<std::collections::BTreeSet<_>>();
+            if !unknown.is_empty() {
+                crate::warn!(
+                    "warning: {} reviewed items are not in this dataset (first: {})",
+                    unknown.len(),
+                    unknown.iter().next().unwrap_or(&"")
+                );
+            }
+            let summary = crate::review::bank::write(&ds, &data.statuses(min_reviewers), &out)
+                .with_context(|| format!("writing the bank to {}", out.display()))?;
+            crate::warn!(
+                "{}: {} retained items in {} tasks ({} with a revised question)",
+                out.display(),
+                summary.items,
+                summary.tasks,
+                summary.revised
+            );
+            Ok(0)
         }
         ReviewCommand::Stats {
             db: d,

@@ -13,6 +13,7 @@
 //! (a new decision, the old one kept).
 
 pub mod agreement;
+pub mod bank;
 pub mod db;
 pub mod load;
 pub mod quality;
