@@ -45,6 +45,14 @@ impl ReviewDb {
         }
     }
 
+    /// Decisions stored after `seq`, and the last seq (see the stores' notes on ordering).
+    pub fn decisions_after(&self, seq: i64) -> Result<(Vec<ReviewRecord>, i64)> {
+        match self {
+            ReviewDb::Local(s) => s.decisions_after(seq),
+            ReviewDb::Shared(p) => p.decisions_after(seq),
+        }
+    }
+
     pub fn save_draft(&mut self, d: &Draft) -> Result<()> {
         match self {
             ReviewDb::Local(s) => s.save_draft(d),

@@ -10,7 +10,12 @@ use crate::store::{Draft, Store};
 #[derive(Debug, Clone, Default)]
 pub struct ReviewData {
     pub reviewer: String,
+    /// In storing order.
     pub decisions: Vec<ReviewRecord>,
+    /// The store's position after the last decision read (for [`ReviewData::merge`]).
+    pub seq: i64,
+    /// Each item's decisions (indices into `decisions`).
+    pub by_item: HashMap<String, Vec<usize>>,
     /// This reviewer's drafts, by item id.
     pub drafts: HashMap<String, Draft>,
     pub signals: HashMap<String, Signals>,
@@ -49,13 +54,20 @@ impl ReviewData {
                     .push((q.model, s));
             }
         }
+        let (decisions, seq) = review.decisions_after(0)?;
         let signals = evidence
             .iter()
             .map(|(k, e)| (k.clone(), Signals::of(e)))
             .collect();
+        let mut by_item: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, d) in decisions.iter().enumerate() {
+            by_item.entry(d.item_id.clone()).or_default().push(i);
+        }
         Ok(ReviewData {
             reviewer: reviewer.to_string(),
-            decisions: review.decisions()?,
+            decisions,
+            seq,
+            by_item,
             drafts: review
                 .drafts(reviewer)?
                 .into_iter()
@@ -66,15 +78,60 @@ impl ReviewData {
         })
     }
 
+    /// Adds decisions read after `seq` (ones already here, by uid, are skipped); returns the
+    /// items that changed.
+    pub fn merge(&mut self, more: Vec<ReviewRecord>, seq: i64) -> Vec<String> {
+        self.seq = self.seq.max(seq);
+        let mut changed = Vec::new();
+        // Only the tail can hold them: a refresh reads from a little before the last seq.
+        let recent: std::collections::HashSet<&str> = self
+            .decisions
+            .iter()
+            .rev()
+            .take(more.len() + super::REFRESH_LOOKBACK as usize * 4)
+            .map(|d| d.uid.as_str())
+            .collect();
+        let fresh: Vec<ReviewRecord> = more
+            .into_iter()
+            .filter(|d| !recent.contains(d.uid.as_str()))
+            .collect();
+        for d in fresh {
+            changed.push(d.item_id.clone());
+            self.by_item
+                .entry(d.item_id.clone())
+                .or_default()
+                .push(self.decisions.len());
+            self.decisions.push(d);
+        }
+        changed
+    }
+
+    /// One item's status, from its decisions.
+    pub fn status_of(&self, item_id: &str, min_reviewers: usize) -> super::ItemStatus {
+        let ds: Vec<&ReviewRecord> = self
+            .by_item
+            .get(item_id)
+            .map(|ix| ix.iter().map(|&i| &self.decisions[i]).collect())
+            .unwrap_or_default();
+        super::status(&ds, min_reviewers)
+    }
+
     /// Each item's status, from its decisions.
     pub fn statuses(&self, min_reviewers: usize) -> HashMap<String, super::ItemStatus> {
-        let mut by_item: HashMap<&str, Vec<&ReviewRecord>> = HashMap::new();
-        for d in &self.decisions {
-            by_item.entry(&d.item_id).or_default().push(d);
+        if self.by_item.is_empty() && !self.decisions.is_empty() {
+            // Built by hand (no index): group here.
+            let mut by_item: HashMap<&str, Vec<&ReviewRecord>> = HashMap::new();
+            for d in &self.decisions {
+                by_item.entry(&d.item_id).or_default().push(d);
+            }
+            return by_item
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), super::status(&v, min_reviewers)))
+                .collect();
         }
-        by_item
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), super::status(&v, min_reviewers)))
+        self.by_item
+            .keys()
+            .map(|k| (k.clone(), self.status_of(k, min_reviewers)))
             .collect()
     }
 }

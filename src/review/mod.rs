@@ -26,6 +26,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::taxonomy::Dimension;
 
+/// How far before the last decision seen a refresh reads again: a concurrent writer's
+/// transaction can commit a lower sequence number after a higher one became visible.
+pub const REFRESH_LOOKBACK: i64 = 256;
+
 /// A reviewer's verdict on an item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -142,41 +142,80 @@ impl StatusFilter {
     }
 }
 
-/// The queue: dataset item indices, filtered, highest priority first (dataset order within a
-/// priority). `prefix` narrows to a dimension, category or sub-task by its code prefix
-/// (`KE`, `KE-1`, or a task id).
+/// Which items the queue shows.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct View<'a> {
+    pub filter: StatusFilter,
+    pub panel: Option<Panel>,
+    /// A dimension, category or sub-task by its task-id prefix (`KE`, `KE-FD`, a task id).
+    pub prefix: Option<&'a str>,
+}
+
+impl View<'_> {
+    /// Whether item `i` (with its status, when it has decisions) is in the queue.
+    pub fn keeps(&self, ds: &Dataset, i: usize, st: Option<&ItemStatus>, reviewer: &str) -> bool {
+        // Task ids are `<DIM>-<CAT>-<Name>`: a prefix picks a dimension, category or task.
+        let task = ds.task_of(&ds.items[i]);
+        self.panel.is_none_or(|p| Panel::of(task.dimension) == p)
+            && self.prefix.is_none_or(|p| task.id.starts_with(p))
+            && st.map_or(
+                matches!(self.filter, StatusFilter::All | StatusFilter::Unreviewed),
+                |st| self.filter.keeps(st, reviewer),
+            )
+    }
+}
+
+/// The queue order: higher priority first, dataset order within a priority.
+pub fn order_key(
+    signals: &HashMap<String, Signals>,
+    ds: &Dataset,
+    i: usize,
+) -> (std::cmp::Reverse<u32>, usize) {
+    (
+        std::cmp::Reverse(signals.get(&*ds.items[i].id).map_or(0, Signals::priority)),
+        i,
+    )
+}
+
+/// The queue: dataset item indices that `view` keeps, in [`order_key`] order.
 pub fn build(
     ds: &Dataset,
     status: &HashMap<String, ItemStatus>,
     signals: &HashMap<String, Signals>,
     reviewer: &str,
-    filter: StatusFilter,
-    panel: Option<Panel>,
-    prefix: Option<&str>,
+    view: View<'_>,
 ) -> Vec<usize> {
-    let unreviewed = ItemStatus {
-        round: 1,
-        state: State::Unreviewed,
-        current: Default::default(),
-        edited_question: None,
-        edited_answer: None,
-        rounds: Vec::new(),
-    };
-    let mut q: Vec<(u32, usize)> = ds
-        .items
-        .iter()
-        .enumerate()
-        .filter(|(_, it)| {
-            // Task ids are `<DIM>-<CAT>-<Name>`: a prefix picks a dimension, category or task.
-            let task = ds.task_of(it);
-            panel.is_none_or(|p| Panel::of(task.dimension) == p)
-                && prefix.is_none_or(|p| task.id.starts_with(p))
-        })
-        .filter(|(_, it)| filter.keeps(status.get(&*it.id).unwrap_or(&unreviewed), reviewer))
-        .map(|(i, it)| (signals.get(&*it.id).map_or(0, Signals::priority), i))
+    let mut q: Vec<usize> = (0..ds.items.len())
+        .filter(|&i| view.keeps(ds, i, status.get(&*ds.items[i].id), reviewer))
         .collect();
-    q.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    q.into_iter().map(|(_, i)| i).collect()
+    q.sort_by_cached_key(|&i| order_key(signals, ds, i));
+    q
+}
+
+/// Puts item `i` in or out of a built queue after its status changed (a decision), keeping the
+/// order; returns whether the queue changed. O(queue) at worst, instead of a rebuild.
+pub fn update(
+    q: &mut Vec<usize>,
+    ds: &Dataset,
+    i: usize,
+    st: Option<&ItemStatus>,
+    signals: &HashMap<String, Signals>,
+    reviewer: &str,
+    view: View<'_>,
+) -> bool {
+    let key = order_key(signals, ds, i);
+    let at = q.binary_search_by(|&x| order_key(signals, ds, x).cmp(&key));
+    match (at, view.keeps(ds, i, st, reviewer)) {
+        (Ok(p), false) => {
+            q.remove(p);
+            true
+        }
+        (Err(p), true) => {
+            q.insert(p, i);
+            true
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -220,5 +259,59 @@ mod tests {
         assert!(low.priority() > pass.priority());
         e.quality[0].1 = [9, 9, 8];
         assert!(!Signals::of(&e).low_quality);
+    }
+
+    #[test]
+    fn updating_the_queue_item_by_item_equals_rebuilding_it() {
+        use super::super::{ReviewRecord, status};
+        let ds = crate::dataset::load_sample().dataset;
+        // Signals on a few items so the order is not just the dataset's.
+        let mut signals = HashMap::new();
+        for (k, it) in ds.items.iter().enumerate().filter(|(k, _)| k % 7 == 0) {
+            let e = ev(&[("a", &[1.0]), ("b", &[(k % 2) as f64])], (k % 3) as u32);
+            signals.insert(it.id.to_string(), Signals::of(&e));
+        }
+        let mut decisions: Vec<ReviewRecord> = Vec::new();
+        for filter in StatusFilter::ALL {
+            for panel in [None, Some(Panel::Knowledge), Some(Panel::Reasoning)] {
+                let view = View {
+                    filter,
+                    panel,
+                    prefix: None,
+                };
+                let mut statuses: HashMap<String, ItemStatus> = HashMap::new();
+                let mut q = build(&ds, &statuses, &signals, "ann", view);
+                decisions.clear();
+                for step in 0..200usize {
+                    let i = (step * 37) % ds.items.len();
+                    let id = ds.items[i].id.to_string();
+                    decisions.push(ReviewRecord {
+                        uid: format!("u{step}"),
+                        item_id: id.clone(),
+                        task_id: String::new(),
+                        reviewer: ["ann", "bob"][step % 2].into(),
+                        round: 1,
+                        clarity: None,
+                        relevance: None,
+                        coherence: None,
+                        decision: Decision::ALL[(step / 3) % 3],
+                        rationale: String::new(),
+                        edited_question: None,
+                        edited_answer: None,
+                        created_at: step as i64,
+                    });
+                    let mine: Vec<&ReviewRecord> =
+                        decisions.iter().filter(|d| d.item_id == id).collect();
+                    let st = status(&mine, 2);
+                    update(&mut q, &ds, i, Some(&st), &signals, "ann", view);
+                    statuses.insert(id, st);
+                    assert_eq!(
+                        q,
+                        build(&ds, &statuses, &signals, "ann", view),
+                        "{filter:?} {panel:?} step {step}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -25,6 +25,7 @@ const MIGRATIONS: &[&str] = &[
     // 1: review decisions and drafts, the quality agent's scores (SQLite migrations 7 and 8).
     r#"
     CREATE TABLE review_decisions (
+        seq BIGSERIAL,
         uid TEXT PRIMARY KEY,
         item_id TEXT NOT NULL,
         task_id TEXT NOT NULL,
@@ -40,6 +41,7 @@ const MIGRATIONS: &[&str] = &[
         created_at BIGINT NOT NULL
     );
     CREATE INDEX review_decisions_item ON review_decisions(item_id, round);
+    CREATE INDEX review_decisions_seq ON review_decisions(seq);
     CREATE TABLE review_drafts (
         item_id TEXT NOT NULL,
         reviewer TEXT NOT NULL,
@@ -240,32 +242,45 @@ impl PgStore {
 
     /// Every decision, oldest first.
     pub fn decisions(&self) -> Result<Vec<ReviewRecord>> {
-        self.call(|c| {
+        let (mut v, _) = self.decisions_after(0)?;
+        v.sort_by(|a, b| (a.created_at, &a.uid).cmp(&(b.created_at, &b.uid)));
+        Ok(v)
+    }
+
+    /// Decisions stored after `seq` (in storing order), and the last seq seen. Sequence values
+    /// are taken at insert time, so a slow transaction can commit a lower one after a higher one
+    /// is visible: callers ask again from a little before what they saw and drop the uids they
+    /// have.
+    pub fn decisions_after(&self, seq: i64) -> Result<(Vec<ReviewRecord>, i64)> {
+        self.call(move |c| {
             let rows = c.query(
                 "SELECT uid, item_id, task_id, reviewer, round, clarity, relevance, coherence,
-                 decision, rationale, edited_question, edited_answer, created_at
-                 FROM review_decisions ORDER BY created_at, uid",
-                &[],
+                 decision, rationale, edited_question, edited_answer, created_at, seq
+                 FROM review_decisions WHERE seq > $1 ORDER BY seq",
+                &[&seq],
             )?;
             let u = |v: Option<i16>| v.and_then(|v| u8::try_from(v).ok());
-            Ok(rows
-                .iter()
-                .map(|r| ReviewRecord {
-                    uid: r.get(0),
-                    item_id: r.get(1),
-                    task_id: r.get(2),
-                    reviewer: r.get(3),
-                    round: r.get::<_, i32>(4).max(1) as u32,
-                    clarity: u(r.get(5)),
-                    relevance: u(r.get(6)),
-                    coherence: u(r.get(7)),
-                    decision: Decision::parse(r.get(8)).unwrap_or(Decision::Revise),
-                    rationale: r.get(9),
-                    edited_question: r.get(10),
-                    edited_answer: r.get(11),
-                    created_at: r.get(12),
-                })
-                .collect())
+            let last = rows.last().map_or(seq, |r| r.get::<_, i64>(13));
+            Ok((
+                rows.iter()
+                    .map(|r| ReviewRecord {
+                        uid: r.get(0),
+                        item_id: r.get(1),
+                        task_id: r.get(2),
+                        reviewer: r.get(3),
+                        round: r.get::<_, i32>(4).max(1) as u32,
+                        clarity: u(r.get(5)),
+                        relevance: u(r.get(6)),
+                        coherence: u(r.get(7)),
+                        decision: Decision::parse(r.get(8)).unwrap_or(Decision::Revise),
+                        rationale: r.get(9),
+                        edited_question: r.get(10),
+                        edited_answer: r.get(11),
+                        created_at: r.get(12),
+                    })
+                    .collect(),
+                last.max(seq),
+            ))
         })
     }
 

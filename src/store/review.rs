@@ -96,6 +96,26 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// Decisions stored after `seq` (the table's rowid: SQLite has one writer at a time, so
+    /// what a reader sees is always everything up to the last rowid it saw), and the last seq.
+    pub fn decisions_after(&self, seq: i64) -> Result<(Vec<ReviewRecord>, i64)> {
+        let mut st = self.conn.prepare_cached(&format!(
+            "SELECT {COLS}, rowid FROM review_decisions WHERE rowid > ?1 ORDER BY rowid"
+        ))?;
+        let mut last = seq;
+        let rows = st.query_map([seq], |r| {
+            let rec = row(r)?;
+            Ok((rec, r.get::<_, i64>(13)?))
+        })?;
+        let mut out = Vec::new();
+        for x in rows {
+            let (rec, s) = x?;
+            last = last.max(s);
+            out.push(rec);
+        }
+        Ok((out, last))
+    }
+
     /// One item's decisions, oldest first.
     pub fn item_decisions(&self, item_id: &str) -> Result<Vec<ReviewRecord>> {
         let mut st = self.conn.prepare_cached(&format!(

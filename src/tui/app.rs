@@ -387,6 +387,7 @@ impl App {
             | Msg::SelfcheckStarted { .. }
             | Msg::Selfcheck(_)
             | Msg::Review(_)
+            | Msg::ReviewMore { .. }
             | Msg::DecisionSaved(_) => {}
         }
         let cx = cx!(self);

@@ -198,6 +198,10 @@ pub enum JobRequest {
     },
     /// The review's decisions, this reviewer's drafts and the items' triage signals.
     LoadReview,
+    /// Decisions stored after `after` (other reviewers', on a shared database).
+    RefreshReview {
+        after: i64,
+    },
     /// Replace this reviewer's draft of an item (sent as they type).
     SaveDraft(crate::store::Draft),
     /// Save a decision (its draft goes in the same transaction).
@@ -238,6 +242,10 @@ pub enum Msg {
     /// A score (saved), or an answer left unscored with the reason.
     Scored(ScoreRecord),
     Review(Box<crate::review::load::ReviewData>),
+    ReviewMore {
+        decisions: Vec<crate::review::ReviewRecord>,
+        seq: i64,
+    },
     /// A decision is on disk.
     DecisionSaved(Box<crate::review::ReviewRecord>),
     /// A job could not start or failed, with why.
@@ -382,6 +390,15 @@ impl Jobs {
                 match crate::review::load::ReviewData::load(reader, review, &self.services.reviewer)
                 {
                     Ok(d) => self.send(to, Msg::Review(Box::new(d))),
+                    Err(e) => self.send(to, Msg::Failed(format!("reading reviews: {e}"))),
+                }
+            }
+            JobRequest::RefreshReview { after } => {
+                let Some(review) = &self.services.review else {
+                    return;
+                };
+                match review.decisions_after(after) {
+                    Ok((decisions, seq)) => self.send(to, Msg::ReviewMore { decisions, seq }),
                     Err(e) => self.send(to, Msg::Failed(format!("reading reviews: {e}"))),
                 }
             }

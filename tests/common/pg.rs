@@ -39,7 +39,13 @@ fn free_port() -> u16 {
 }
 
 impl Pg {
+    /// A server for tests: `fsync=off` (a test's data need not survive a power cut).
     pub fn start() -> Pg {
+        Pg::start_with(false)
+    }
+
+    /// With `fsync` on, commits cost what they cost on a real server (benchmarks).
+    pub fn start_with(fsync: bool) -> Pg {
         let bin = bin_dir();
         let dir = tempfile::tempdir().unwrap();
         let as_postgres = unsafe { libc::geteuid() } == 0;
@@ -78,8 +84,9 @@ impl Pg {
             ],
         );
         let opts = format!(
-            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50",
-            pg.data_s()
+            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync={} -c max_connections=50",
+            pg.data_s(),
+            if fsync { "on" } else { "off" }
         );
         let log = format!("{}/server.log", pg.data_s());
         pg.run(

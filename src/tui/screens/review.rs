@@ -98,6 +98,15 @@ impl Review {
         self.queue.get(self.pos).copied()
     }
 
+    fn view(&self) -> queue::View<'static> {
+        queue::View {
+            filter: self.filter,
+            panel: self.panel,
+            prefix: None,
+        }
+    }
+
+    /// Statuses and the queue from scratch (opening, a filter change).
     fn rebuild(&mut self, cx: &Cx) {
         let Some(data) = &self.data else { return };
         let keep = self.current();
@@ -107,14 +116,42 @@ impl Review {
             &self.status,
             &data.signals,
             &data.reviewer,
-            self.filter,
-            self.panel,
-            None,
+            self.view(),
         );
         self.pos = keep
             .and_then(|k| self.queue.iter().position(|&i| i == k))
             .unwrap_or(0)
             .min(self.queue.len().saturating_sub(1));
+    }
+
+    /// New decisions on `items`: their statuses again, and each moved in or out of the queue
+    /// where the filter says so (a save must not cost a rebuild of a 100,000-item queue). The
+    /// selection stays on the item it was on, or on the one that took its place.
+    fn refresh_items(&mut self, cx: &Cx, items: &[String]) {
+        let Some(data) = &self.data else { return };
+        let view = self.view();
+        let cur = self.current();
+        for id in items {
+            let st = data.status_of(id, MIN_REVIEWERS);
+            if let Some(i) = cx.ds.index_of(id) {
+                queue::update(
+                    &mut self.queue,
+                    cx.ds,
+                    i,
+                    Some(&st),
+                    &data.signals,
+                    &data.reviewer,
+                    view,
+                );
+            }
+            self.status.insert(id.clone(), st);
+        }
+        if let Some(c) = cur
+            && let Some(p) = self.queue.iter().position(|&i| i == c)
+        {
+            self.pos = p;
+        }
+        self.pos = self.pos.min(self.queue.len().saturating_sub(1));
     }
 
     /// Shows the item at `pos`: its draft (or a fresh one) and a request for its answers.
@@ -361,56 +398,50 @@ impl Component for Review {
         match msg {
             Msg::Review(d) => {
                 self.error = None;
-                let Some(old) = self.data.take() else {
-                    self.data = Some((**d).clone());
-                    self.rebuild(cx);
-                    return self.enter_item(cx);
-                };
-                // A refresh (after a save): other reviewers' decisions come in; what this
-                // reviewer is typing stays (the drafts in memory are never older than the
-                // store's).
-                let mut fresh = (**d).clone();
-                fresh.drafts = old.drafts;
-                self.data = Some(fresh);
-                let before = self.current();
+                self.data = Some((**d).clone());
                 self.rebuild(cx);
+                self.enter_item(cx)
+            }
+            Msg::ReviewMore { decisions, seq } => {
+                // Other reviewers' decisions (a shared database) join the history; what this
+                // reviewer is typing stays.
+                let Some(data) = self.data.as_mut() else {
+                    return Vec::new();
+                };
+                let changed = data.merge(decisions.clone(), *seq);
+                if changed.is_empty() {
+                    return Vec::new();
+                }
+                let before = self.current();
+                self.refresh_items(cx, &changed);
                 if self.current() == before {
                     Vec::new()
                 } else {
                     self.enter_item(cx)
                 }
             }
-            Msg::Stored {
-                item,
-                records,
-                scores,
-                ..
-            } if Some(*item) == self.current() => {
-                self.answers = records.clone();
-                self.scores = scores.clone();
-                Vec::new()
-            }
             Msg::DecisionSaved(r) => {
+                let mut after = 0;
                 if let Some(d) = self.data.as_mut() {
-                    d.decisions.push((**r).clone());
+                    d.merge(vec![(**r).clone()], d.seq);
                     d.drafts.remove(&r.item_id);
+                    after = (d.seq - crate::review::REFRESH_LOOKBACK).max(0);
                 }
                 let note = format!("saved: {} ({})", r.decision.as_str(), one_line(&r.item_id));
-                // The queue keeps its order (a filter may now drop the item): move on.
+                // Move on: to the next item, or, when the filter drops the saved one, to the
+                // item that took its place.
                 let at = self.pos;
-                self.rebuild(cx);
-                let was_here = self
-                    .current()
-                    .is_some_and(|i| *cx.ds.items[i].id == *r.item_id);
-                if was_here && at + 1 < self.queue.len() {
-                    self.pos = at + 1;
-                } else if !was_here {
-                    self.pos = at.min(self.queue.len().saturating_sub(1));
-                }
+                let saved = cx.ds.index_of(&r.item_id);
+                self.refresh_items(cx, std::slice::from_ref(&r.item_id));
+                let last = self.queue.len().saturating_sub(1);
+                self.pos = match saved.and_then(|s| self.queue.iter().position(|&i| i == s)) {
+                    Some(p) => (p + 1).min(last),
+                    None => at.min(last),
+                };
                 let mut out = vec![Cmd::Notice(note)];
                 out.extend(self.enter_item(cx));
-                // Reload: other reviewers' decisions (on a shared database) appear.
-                out.push(Cmd::Job(JobRequest::LoadReview));
+                // Other reviewers' decisions (on a shared database) appear.
+                out.push(Cmd::Job(JobRequest::RefreshReview { after }));
                 out
             }
             Msg::Failed(e) => {

@@ -1,0 +1,231 @@
+//! Review at scale (issue 14): a synthetic release of 100,000 items (benches/support/synth.rs)
+//! with 3 models' scores on 30,000 of them and 40,000 decisions by 4 reviewers already stored.
+//!
+//! - the queue: loading what the screen reads (decisions, drafts, scores → signals), the items'
+//!   statuses and the triage-ordered queue, as the review screen does when it opens;
+//! - saving a decision and loading the next item, through the review screen's own code: the
+//!   decision key, `ctrl-s`, the save as the TUI's job does it, the screen's handling of the
+//!   saved decision (status and queue updated, next item entered, its draft), the next item's
+//!   stored answers and scores, and the refresh of other reviewers' decisions; p50/p99/max over
+//!   500 saves. The frame itself is drawn at the next 60 Hz tick after that.
+//!
+//! Both on SQLite and, when PostgreSQL's server binaries are installed, on a local PostgreSQL
+//! started for the bench (its own port and data directory).
+//!
+//! `cargo bench --bench review [-- --items N --saves N]`
+
+#[path = "support/synth.rs"]
+mod synth;
+
+#[path = "../tests/common/pg.rs"]
+#[allow(dead_code)]
+mod pg;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use prism::dataset::Dataset;
+use prism::review::db::ReviewDb;
+use prism::review::load::ReviewData;
+use prism::review::{Decision, ReviewRecord};
+use prism::store::{ScoreRecord, Store};
+use prism::tui::component::{Cmd, Component, Cx, Input};
+use prism::tui::jobs::{JobRequest, Msg};
+use prism::tui::keymap::{Action, Keymap};
+use prism::tui::screens::Review;
+use prism::tui::session::Session;
+
+fn arg(name: &str, default: usize) -> usize {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn seed(ds: &Dataset, store: &mut Store, review: &mut ReviewDb) {
+    let mut scores = Vec::new();
+    for (i, it) in ds.items.iter().enumerate().take(30_000) {
+        for (m, model) in ["a", "b", "c"].iter().enumerate() {
+            scores.push(ScoreRecord {
+                run_id: "bench".into(),
+                job_idx: (i * 3 + m) as u32,
+                item_id: it.id.to_string(),
+                task_id: ds.task_of(it).id.clone(),
+                model: model.to_string(),
+                sample: 0,
+                evaluator: "exact".into(),
+                score: Some(((i * 7 + m * 3) % 5) as f64 / 4.0),
+                detail: String::new(),
+                judge: None,
+                judge_reply: None,
+                judge_attempts: 0,
+                created_at: 0,
+            });
+        }
+    }
+    store.save_scores(&scores).unwrap();
+    let reviewers = ["ann", "bob", "cyd", "dee"];
+    let decisions: Vec<ReviewRecord> = (0..40_000)
+        .map(|k| {
+            let it = &ds.items[(k * 2) % ds.items.len()];
+            ReviewRecord {
+                uid: format!("seed-{k}"),
+                item_id: it.id.to_string(),
+                task_id: ds.task_of(it).id.clone(),
+                reviewer: reviewers[k % 4].into(),
+                round: 1,
+                clarity: Some((k % 10 + 1) as u8),
+                relevance: Some(7),
+                coherence: Some(8),
+                decision: Decision::ALL[k % 3],
+                rationale: "seeded decision with a rationale of ordinary length".into(),
+                edited_question: None,
+                edited_answer: None,
+                created_at: k as i64,
+            }
+        })
+        .collect();
+    for chunk in decisions.chunks(2_000) {
+        review.save_decisions(chunk).unwrap();
+    }
+}
+
+fn pct(v: &mut [f64], p: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * p).round() as usize]
+}
+
+fn measure(label: &str, ds: &Arc<Dataset>, store: &Store, review: ReviewDb, saves: usize) {
+    let mut review = review;
+    let session = Session::new(ds.clone());
+    let theme = prism::theme::Theme::default_theme();
+    let keymap = Keymap::default();
+    let cx = Cx {
+        ds,
+        problems: &[],
+        theme: &theme,
+        keymap: &keymap,
+        session: &session,
+        models: &[],
+        chosen: &[],
+        can_run: true,
+        notice: None,
+    };
+    // Opening the screen: everything it reads, statuses and the queue.
+    let t = Instant::now();
+    let data = ReviewData::load(store, &review, "eve").unwrap();
+    let loaded = t.elapsed();
+    let t = Instant::now();
+    let statuses = data.statuses(2);
+    let st = t.elapsed();
+    let t = Instant::now();
+    let q = prism::review::queue::build(ds, &statuses, &data.signals, "eve", Default::default());
+    let qt = t.elapsed();
+    let mut screen = Review::new();
+    let t = Instant::now();
+    let mut pending = screen.on_msg(&Msg::Review(Box::new(data)), &cx);
+    let opened = t.elapsed();
+    println!(
+        "{label}: queue of {} items ({} with signals): read {:.1} ms, statuses {:.1} ms, \
+         triage order {:.1} ms; the screen opening on it {:.1} ms",
+        q.len(),
+        screen.data.as_ref().map_or(0, |d| d.signals.len()),
+        loaded.as_secs_f64() * 1e3,
+        st.as_secs_f64() * 1e3,
+        qt.as_secs_f64() * 1e3,
+        opened.as_secs_f64() * 1e3
+    );
+
+    // Carries out what the TUI's jobs would, feeding results back to the screen.
+    let run = |screen: &mut Review, cmds: Vec<Cmd>, review: &mut ReviewDb| {
+        let mut queue = cmds;
+        while let Some(c) = queue.pop() {
+            let Cmd::Job(req) = c else { continue };
+            let msg = match req {
+                JobRequest::SaveDraft(mut d) => {
+                    d.reviewer = "eve".into();
+                    review.save_draft(&d).unwrap();
+                    None
+                }
+                JobRequest::SaveDecision(mut r) => {
+                    r.reviewer = "eve".into();
+                    r.uid = ReviewRecord::new_uid(&r.reviewer, r.created_at);
+                    review.save_decisions(std::slice::from_ref(&r)).unwrap();
+                    Some(Msg::DecisionSaved(r))
+                }
+                JobRequest::LoadStored { item, rescore } => {
+                    let id = &ds.items[item].id;
+                    Some(Msg::Stored {
+                        item,
+                        records: store.responses_for_item(id).unwrap(),
+                        scores: store.scores_for_item(id).unwrap(),
+                        rescore,
+                    })
+                }
+                JobRequest::RefreshReview { after } => {
+                    let (decisions, seq) = review.decisions_after(after).unwrap();
+                    Some(Msg::ReviewMore { decisions, seq })
+                }
+                _ => None,
+            };
+            if let Some(m) = msg {
+                queue.extend(screen.on_msg(&m, &cx));
+            }
+        }
+    };
+    run(&mut screen, std::mem::take(&mut pending), &mut review);
+    let mut lat = Vec::with_capacity(saves);
+    for k in 0..saves {
+        let t = Instant::now();
+        let a = if k % 2 == 0 {
+            Action::Retain
+        } else {
+            Action::Remove
+        };
+        let cmds = screen.update(Input::Action(a), &cx);
+        run(&mut screen, cmds, &mut review);
+        let cmds = screen.update(Input::Action(Action::SaveDecision), &cx);
+        run(&mut screen, cmds, &mut review);
+        lat.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let n = lat.len();
+    println!(
+        "{label}: decide, save and load the next item ({n} saves): p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        pct(&mut lat, 0.5),
+        pct(&mut lat, 0.99),
+        pct(&mut lat, 1.0)
+    );
+}
+
+fn main() {
+    let n = arg("--items", 100_000);
+    let saves = arg("--saves", 500);
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("release");
+    synth::synth_release(&root, n);
+    let ds = Arc::new(prism::dataset::load_path(&root).unwrap().dataset);
+    println!("{} items in {} tasks", ds.items.len(), ds.tasks.len());
+
+    let db = dir.path().join("prism.db");
+    let mut store = Store::open(&db).unwrap();
+    let mut review = ReviewDb::open(&db).unwrap();
+    seed(&ds, &mut store, &mut review);
+    measure("SQLite", &ds, &store, review, saves);
+
+    let have_pg = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|mut d| d.next().is_some())
+        .unwrap_or(false);
+    if have_pg {
+        // fsync on, as a real server runs: a save waits for its commit to reach the disk.
+        let server = pg::Pg::start_with(true);
+        let mut shared = ReviewDb::open(Path::new(&server.url())).unwrap();
+        let mut unused = Store::open_in_memory().unwrap();
+        seed(&ds, &mut unused, &mut shared);
+        measure("PostgreSQL (local)", &ds, &store, shared, saves);
+    } else {
+        println!("PostgreSQL: not installed (scripts/bench-tools or .ci/run install it); skipped");
+    }
+}
