@@ -18,7 +18,6 @@
 mod synth;
 
 #[path = "../tests/common/pg.rs"]
-#[allow(dead_code)]
 mod pg;
 
 use std::path::Path;
