@@ -311,6 +311,13 @@ impl Component for Review {
         match input {
             Input::Key(k) if self.editing.is_some() => self.on_editor_key(k, cx),
             Input::Paste(text) => {
+                // Pasted text keeps its lines and tabs; other control characters (escape
+                // sequences from a terminal copy) are dropped before they reach the store.
+                let text: String = text
+                    .replace("\r\n", "\n")
+                    .chars()
+                    .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))
+                    .collect();
                 if self.editing.is_none() {
                     self.editing = Some(Editing::Rationale);
                 }
@@ -482,12 +489,13 @@ impl Component for Review {
             Span::styled(" review ", t.base().add_modifier(Modifier::BOLD)),
             Span::styled(
                 format!(
-                    "{} · {} in queue ({}, {}) · {} decisions by you · {} converged · {} disputed",
+                    "{} · {} in queue ({}, {}) · {} decision{} by you · {} converged · {} disputed",
                     one_line(reviewer),
                     self.queue.len(),
                     self.filter.label(),
                     self.panel.map_or("both panels", Panel::label),
                     mine,
+                    if mine == 1 { "" } else { "s" },
                     converged,
                     disputed
                 ),
@@ -499,8 +507,11 @@ impl Component for Review {
             Layout::horizontal([Constraint::Percentage(32), Constraint::Percentage(68)])
                 .areas(body);
         self.draw_queue(cx, f, list);
+        // The form keeps the scores, the decision and a few lines of rationale; on a short
+        // terminal the item gets the rest.
+        let form_h = if right.height >= 34 { 12 } else { 9 };
         let [detail, form] =
-            Layout::vertical([Constraint::Min(5), Constraint::Length(12)]).areas(right);
+            Layout::vertical([Constraint::Min(5), Constraint::Length(form_h)]).areas(right);
         self.draw_detail(cx, f, detail);
         self.draw_form(cx, f, form);
         let k = |a| cx.keymap.hint(Mode::Review, a);
