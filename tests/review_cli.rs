@@ -101,6 +101,24 @@ fn two_machines_merge_without_duplicates_and_bad_lines_are_named() {
     assert_eq!(merged.len(), 4);
     assert_eq!(merged[2], rec("b1", "i1", "bob", Retain, 9, 3));
 
+    // A quality agent's Clarity beside the reviewers': i1 humans 8 and 9 (8.5), agent 9;
+    // i2 humans 3 and 6 (4.5), agent 6: deviations 0.5 and 1.5, MAD 1.0, SD 0.5.
+    {
+        let mut s = Store::open(&a_db).unwrap();
+        for (item, c) in [("i1", 9), ("i2", 6)] {
+            s.save_quality(&prism::review::quality::QualityRecord {
+                item_id: item.into(),
+                task_id: "KE-FD-Myths".into(),
+                model: "judge".into(),
+                scores: Some([8, 8, c]),
+                reply: String::new(),
+                error: None,
+                attempts: 1,
+                created_at: 0,
+            })
+            .unwrap();
+        }
+    }
     // Stats: i1 converged (retain, retain), i2 disputed; observed agreement 1 of 2 pairs.
     let out = prism(dir.path())
         .args(["review", "stats", "--json", "--db"])
@@ -118,6 +136,9 @@ fn two_machines_merge_without_duplicates_and_bad_lines_are_named() {
     // pe = 0.5 * 1 + 0.5 * 0 = 0.5, kappa 0.
     assert_eq!(v["agreement"]["cohen_kappa"], 0.0);
     assert_eq!(v["reviewers"]["ann"]["decisions"], 2);
+    assert_eq!(v["judge_vs_human"]["judge"]["pairs"], 2);
+    assert_eq!(v["judge_vs_human"]["judge"]["mad"], 1.0);
+    assert_eq!(v["judge_vs_human"]["judge"]["sd"], 0.5);
 
     // CSV quotes what needs quoting.
     let out = prism(dir.path())

@@ -191,3 +191,15 @@ fn items_the_models_disagree_on_come_first() {
     assert_eq!(review(&app).draft.item_id, &*last.id);
     assert!(screen(&term).contains("models disagree"));
 }
+
+#[test]
+fn a_category_chosen_in_the_tree_scopes_the_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime();
+    let (mut app, mut services) = session(&rt, &dir.path().join("prism.db"), "ann");
+    // The tree starts on KE, open: down to its first category, review.
+    let term = play(&rt, &mut app, &mut services, vec![key('j'), key('V')]);
+    let s = screen(&term);
+    assert!(s.contains("11 in queue (all, both panels, KE-FD)"), "{s}");
+    assert!(review(&app).draft.item_id.starts_with("KE-FD-"));
+}

@@ -162,7 +162,7 @@ pub fn review(what: ReviewCommand, dirs: &Dirs) -> anyhow::Result<i32> {
             json,
         } => {
             let store = review_db(d, dirs)?;
-            let stats = Stats::of(&store.decisions()?, min_reviewers);
+            let stats = Stats::of(&store.decisions()?, &store.quality(None)?, min_reviewers);
             if json {
                 println!("{}", serde_json::to_string_pretty(&stats)?);
             } else {
@@ -249,6 +249,16 @@ pub struct Stats {
     /// Per reviewer: decisions (all, history included) and their split.
     pub reviewers: BTreeMap<String, BTreeMap<String, usize>>,
     pub agreement: Agreement,
+    /// Per quality-agent model: its Clarity against the reviewers' mean Clarity of the same
+    /// items (mean absolute deviation and its standard deviation, on the 1-10 scale).
+    pub judge_vs_human: BTreeMap<String, JudgeHuman>,
+}
+
+#[derive(Debug, serde::Serialize)]
+pub struct JudgeHuman {
+    pub pairs: usize,
+    pub mad: f64,
+    pub sd: f64,
 }
 
 #[derive(Debug, Default, serde::Serialize)]
@@ -276,7 +286,11 @@ pub struct Agreement {
 }
 
 impl Stats {
-    pub fn of(decisions: &[ReviewRecord], min_reviewers: usize) -> Stats {
+    pub fn of(
+        decisions: &[ReviewRecord],
+        quality: &[crate::review::quality::QualityRecord],
+        min_reviewers: usize,
+    ) -> Stats {
         let mut by_item: HashMap<&str, Vec<&ReviewRecord>> = HashMap::new();
         let mut reviewers: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
         for d in decisions {
@@ -311,6 +325,7 @@ impl Stats {
             rounds,
             reviewers,
             agreement: agreement_of(decisions),
+            judge_vs_human: judge_vs_human(decisions, quality),
         }
     }
 
@@ -339,6 +354,15 @@ impl Stats {
             ));
         }
         let a = &self.agreement;
+        for (m, j) in &self.judge_vs_human {
+            s.push_str(&format!(
+                "\nquality agent {m} against reviewers on Clarity: MAD {:.2}, SD {:.2} over {} items",
+                j.mad, j.sd, j.pairs
+            ));
+        }
+        if !self.judge_vs_human.is_empty() {
+            s.push('\n');
+        }
         s.push_str(&format!(
             "\nagreement over {} (item, round) units with two or more reviewers\n  observed {}  Cohen's kappa {}  Fleiss' kappa {}\n  Krippendorff's alpha: decision {}  clarity {}  relevance {}  coherence {}\n",
             a.units,
@@ -352,6 +376,53 @@ impl Stats {
         ));
         s
     }
+}
+
+/// Each model's Clarity (C) against the mean of the reviewers' latest Clarity per item.
+fn judge_vs_human(
+    decisions: &[ReviewRecord],
+    quality: &[crate::review::quality::QualityRecord],
+) -> BTreeMap<String, JudgeHuman> {
+    let mut latest: HashMap<(&str, &str), &ReviewRecord> = HashMap::new();
+    for d in decisions.iter().filter(|d| d.clarity.is_some()) {
+        let k = (d.item_id.as_str(), d.reviewer.as_str());
+        match latest.get(&k) {
+            Some(old)
+                if (old.round, old.created_at, &old.uid) >= (d.round, d.created_at, &d.uid) => {}
+            _ => {
+                latest.insert(k, d);
+            }
+        }
+    }
+    let mut human: HashMap<&str, (f64, f64)> = HashMap::new();
+    for ((item, _), d) in &latest {
+        let e = human.entry(item).or_default();
+        e.0 += f64::from(d.clarity.unwrap_or(0));
+        e.1 += 1.0;
+    }
+    let mut pairs: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+    for q in quality {
+        if let (Some(s), Some((sum, n))) = (q.scores, human.get(q.item_id.as_str())) {
+            pairs
+                .entry(&q.model)
+                .or_default()
+                .push((f64::from(s[2]), sum / n));
+        }
+    }
+    pairs
+        .into_iter()
+        .filter_map(|(m, p)| {
+            let (mad, sd) = crate::eval::summary::agreement(&p)?;
+            Some((
+                m.to_string(),
+                JudgeHuman {
+                    pairs: p.len(),
+                    mad,
+                    sd,
+                },
+            ))
+        })
+        .collect()
 }
 
 fn agreement_of(decisions: &[ReviewRecord]) -> Agreement {

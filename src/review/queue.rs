@@ -98,15 +98,18 @@ pub enum StatusFilter {
     Mine,
     Disputed,
     Converged,
+    /// Back for another round after a revision (round 2 or later, not settled).
+    Revised,
 }
 
 impl StatusFilter {
-    pub const ALL: [StatusFilter; 5] = [
+    pub const ALL: [StatusFilter; 6] = [
         StatusFilter::All,
         StatusFilter::Unreviewed,
         StatusFilter::Mine,
         StatusFilter::Disputed,
         StatusFilter::Converged,
+        StatusFilter::Revised,
     ];
 
     pub fn label(self) -> &'static str {
@@ -116,6 +119,7 @@ impl StatusFilter {
             StatusFilter::Mine => "mine",
             StatusFilter::Disputed => "disputed",
             StatusFilter::Converged => "converged",
+            StatusFilter::Revised => "revised",
         }
     }
 
@@ -138,6 +142,7 @@ impl StatusFilter {
                 st.state,
                 State::Converged(Decision::Retain | Decision::Remove)
             ),
+            StatusFilter::Revised => st.round >= 2 && !matches!(st.state, State::Converged(_)),
         }
     }
 }

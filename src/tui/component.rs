@@ -135,6 +135,9 @@ pub enum Open {
         set: std::sync::Arc<crate::dataset::triples::TripleSet>,
         dataset: String,
     },
-    /// Human review of the dataset's items.
-    Review,
+    /// Human review of the dataset's items, all of them or those under a task-id prefix (a
+    /// category or sub-task chosen in the browse tree).
+    Review {
+        scope: Option<String>,
+    },
 }

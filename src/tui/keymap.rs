@@ -635,7 +635,7 @@ const DEFS: &[Def] = &[
         keys: &["f"],
         uses: &[(
             &[Review],
-            "show: all, unreviewed, mine, disputed, converged",
+            "show: all, unreviewed, mine, disputed, converged, revised (round 2+)",
         )],
     },
     Def {

@@ -314,7 +314,19 @@ impl Browse {
             }
             Action::Review => {
                 if cx.can_run {
-                    out.push(Cmd::Push(Open::Review));
+                    // On a category or sub-task in the tree, the review covers just that (a
+                    // dimension is what the panel filter is for).
+                    let scope = match (self.focus, self.node().map(|n| self.tree.nodes[n].id)) {
+                        (Focus::Tree, Some(crate::tui::tree::NodeId::Cat(c))) => {
+                            let cat = &crate::taxonomy::CATEGORIES[c];
+                            Some(format!("{}-{}-", cat.dimension.code(), cat.code))
+                        }
+                        (Focus::Tree, Some(crate::tui::tree::NodeId::Task(t))) => {
+                            Some(cx.ds.tasks[t].id.clone())
+                        }
+                        _ => None,
+                    };
+                    out.push(Cmd::Push(Open::Review { scope }));
                 } else {
                     out.push(Cmd::Notice(
                         "review needs a store (start prism without --no-store)".into(),

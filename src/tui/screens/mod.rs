@@ -29,6 +29,6 @@ pub fn open(o: Open) -> Box<dyn Component> {
         Open::Contradictions(job) => Box::new(Contradictions::new(job)),
         Open::Claims { set, dataset } => Box::new(ClaimsBrowse::new(set, dataset)),
         Open::Selfcheck { set, dataset } => Box::new(Selfcheck::new(set, dataset)),
-        Open::Review => Box::new(Review::new()),
+        Open::Review { scope } => Box::new(Review::scoped(scope)),
     }
 }

@@ -44,6 +44,8 @@ pub struct Review {
     pub pos: usize,
     pub filter: StatusFilter,
     pub panel: Option<Panel>,
+    /// Only items whose task id starts with this (a category or sub-task).
+    pub scope: Option<String>,
     /// The draft of the current item (what the keys change; saved as it changes).
     pub draft: Draft,
     /// Which score the digit keys set (0 Clarity, 1 Relevance, 2 Coherence).
@@ -82,6 +84,7 @@ impl Review {
             pos: 0,
             filter: StatusFilter::All,
             panel: None,
+            scope: None,
             draft: Draft::default(),
             criterion: 0,
             editor: editor(""),
@@ -94,15 +97,23 @@ impl Review {
         }
     }
 
+    /// The review of the items under a task-id prefix (all with `None`).
+    pub fn scoped(scope: Option<String>) -> Review {
+        Review {
+            scope,
+            ..Review::new()
+        }
+    }
+
     pub fn current(&self) -> Option<usize> {
         self.queue.get(self.pos).copied()
     }
 
-    fn view(&self) -> queue::View<'static> {
+    fn view(&self) -> queue::View<'_> {
         queue::View {
             filter: self.filter,
             panel: self.panel,
-            prefix: None,
+            prefix: self.scope.as_deref(),
         }
     }
 
@@ -129,7 +140,11 @@ impl Review {
     /// selection stays on the item it was on, or on the one that took its place.
     fn refresh_items(&mut self, cx: &Cx, items: &[String]) {
         let Some(data) = &self.data else { return };
-        let view = self.view();
+        let view = queue::View {
+            filter: self.filter,
+            panel: self.panel,
+            prefix: self.scope.as_deref(),
+        };
         let cur = self.current();
         for id in items {
             let st = data.status_of(id, MIN_REVIEWERS);
@@ -489,11 +504,14 @@ impl Component for Review {
             Span::styled(" review ", t.base().add_modifier(Modifier::BOLD)),
             Span::styled(
                 format!(
-                    "{} · {} in queue ({}, {}) · {} decision{} by you · {} converged · {} disputed",
+                    "{} · {} in queue ({}, {}{}) · {} decision{} by you · {} converged · {} disputed",
                     one_line(reviewer),
                     self.queue.len(),
                     self.filter.label(),
                     self.panel.map_or("both panels", Panel::label),
+                    self.scope
+                        .as_deref()
+                        .map_or(String::new(), |s| format!(", {}", s.trim_end_matches('-'))),
                     mine,
                     if mine == 1 { "" } else { "s" },
                     converged,
