@@ -203,3 +203,65 @@ fn a_category_chosen_in_the_tree_scopes_the_review() {
     assert!(s.contains("11 in queue (all, both panels, KE-FD)"), "{s}");
     assert!(review(&app).draft.item_id.starts_with("KE-FD-"));
 }
+
+#[test]
+fn the_review_screen_with_history_signals_and_a_draft() {
+    // Fixed content: a disputed first item (two reviewers, fixed times), signals from scores,
+    // a draft with scores and a rationale; drawn at 120x40.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    let ds = dataset::load_sample().dataset;
+    let first = &ds.items[0];
+    let task = ds.task_of(first).id.clone();
+    {
+        let mut store = Store::open(&db).unwrap();
+        let score = |job: u32, model: &str, s: f64| ScoreRecord {
+            run_id: "r1".into(),
+            job_idx: job,
+            item_id: first.id.to_string(),
+            task_id: task.clone(),
+            model: model.into(),
+            sample: 0,
+            evaluator: "fact_judge".into(),
+            score: Some(s),
+            detail: String::new(),
+            judge: None,
+            judge_reply: None,
+            judge_attempts: 0,
+            created_at: 0,
+        };
+        store
+            .save_scores(&[score(0, "local", 1.0), score(1, "smol", 0.0)])
+            .unwrap();
+        let rec = |uid: &str, who: &str, d: Decision| prism::review::ReviewRecord {
+            uid: uid.into(),
+            item_id: first.id.to_string(),
+            task_id: task.clone(),
+            reviewer: who.into(),
+            round: 1,
+            clarity: Some(8),
+            relevance: Some(6),
+            coherence: Some(9),
+            decision: d,
+            rationale: format!("{who}'s reasons"),
+            edited_question: None,
+            edited_answer: None,
+            created_at: 1_780_000_000_000,
+        };
+        store
+            .save_decisions(&[
+                rec("b1", "bob", Decision::Remove),
+                rec("c1", "cyd", Decision::Retain),
+            ])
+            .unwrap();
+    }
+    let rt = runtime();
+    let (mut app, mut services) = session(&rt, &db, "ann");
+    let mut keys = vec![key('V')];
+    play(&rt, &mut app, &mut services, keys.drain(..).collect());
+    let mut keys = vec![key('7'), key('4'), key('v'), code(KeyCode::Enter)];
+    keys.extend(typed("Reference is right; the question leads."));
+    keys.push(code(KeyCode::Esc));
+    let term = play(&rt, &mut app, &mut services, keys);
+    insta::assert_snapshot!("review_screen", screen(&term));
+}

@@ -635,6 +635,8 @@ impl Review {
         let item = &cx.ds.items[i];
         let mut lines = crate::tui::screens::item_detail(cx.ds, item, t, None);
         let head = |s: &str| Line::styled(s.to_string(), t.accent().add_modifier(Modifier::BOLD));
+        // Lines above the item itself (triage, quality), where the decisions go.
+        let mut top = 0;
         if let Some(d) = &self.data {
             let why = d
                 .signals
@@ -662,6 +664,7 @@ impl Review {
                 l.push(Span::styled(format!("  ({})", per.join(", ")), t.muted()));
             }
             lines.insert(0, Line::from(l));
+            top = 1;
             if let Some(e) = d.evidence.get(&*item.id)
                 && !e.quality.is_empty()
             {
@@ -678,6 +681,7 @@ impl Review {
                         )
                     })
                     .collect();
+                top = 2;
                 lines.insert(
                     1,
                     Line::from(vec![
@@ -722,17 +726,21 @@ impl Review {
             let text = r.text.as_deref().or(r.error.as_deref()).unwrap_or("");
             lines.push(Line::styled(truncate(&one_line(text), 400), t.base()));
         }
+        // Decisions so far come right after why the item is here: they are what a disputed
+        // item is about. (The long prompt follows.)
         if let Some(d) = &self.data {
             let hist: Vec<&ReviewRecord> = d
                 .decisions
                 .iter()
                 .filter(|r| *r.item_id == *item.id)
                 .collect();
-            lines.push(Line::default());
-            lines.push(head(&format!("Decisions ({})", hist.len())));
+            let mut hl = Vec::new();
+            if !hist.is_empty() {
+                hl.push(head(&format!("Decisions ({})", hist.len())));
+            }
             for r in hist {
                 let s = |v: Option<u8>| v.map_or("-".to_string(), |v| v.to_string());
-                lines.push(Line::from(vec![
+                hl.push(Line::from(vec![
                     Span::styled(
                         format!("round {} {} ", r.round, one_line(&r.reviewer)),
                         t.accent(),
@@ -751,6 +759,10 @@ impl Review {
                     ),
                 ]));
             }
+            if !hl.is_empty() {
+                hl.push(Line::default());
+            }
+            lines.splice(top..top, hl);
         }
         f.render_widget(
             Paragraph::new(lines)
@@ -809,7 +821,12 @@ impl Review {
         for dec in Decision::ALL {
             let on = self.draft.decision == Some(dec);
             d.push(Span::styled(
-                format!(" {} ", dec.as_str()),
+                // Brackets mark the choice without colour too (NO_COLOR, monochrome).
+                if on {
+                    format!("[{}]", dec.as_str())
+                } else {
+                    format!(" {} ", dec.as_str())
+                },
                 if on { t.selected(true) } else { t.muted() },
             ));
         }
