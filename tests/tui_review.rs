@@ -257,8 +257,7 @@ fn the_review_screen_with_history_signals_and_a_draft() {
     }
     let rt = runtime();
     let (mut app, mut services) = session(&rt, &db, "ann");
-    let mut keys = vec![key('V')];
-    play(&rt, &mut app, &mut services, keys.drain(..).collect());
+    play(&rt, &mut app, &mut services, vec![key('V')]);
     let mut keys = vec![key('7'), key('4'), key('v'), code(KeyCode::Enter)];
     keys.extend(typed("Reference is right; the question leads."));
     keys.push(code(KeyCode::Esc));
