@@ -179,6 +179,13 @@ fn drafts_and_quality_scores_round_trip_on_postgres() {
     assert_eq!(db.quality(Some("judge")).unwrap(), vec![q.clone()]);
     assert_eq!(db.quality(None).unwrap().len(), 1);
     assert!(db.quality(Some("other")).unwrap().is_empty());
+    // The server restarts under an open connection: the next call reconnects.
+    pg.restart();
+    let mut later = batch("ann", 1, 1).remove(0);
+    later.item_id = "i2".into();
+    let saved = (0..3).find_map(|_| db.save_decisions(std::slice::from_ref(&later)).ok());
+    assert_eq!(saved, Some(1));
+    assert_eq!(db.decisions().unwrap().len(), 2);
 }
 
 mod screen_on_postgres {

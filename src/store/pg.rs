@@ -108,6 +108,21 @@ fn pg_err(shown: &str, e: impl std::fmt::Display) -> StoreError {
     StoreError::Shared(format!("{shown}: {e}"))
 }
 
+/// A driver error with its causes ("error connecting to server: Connection refused").
+fn chain(e: &postgres::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur: Option<&dyn std::error::Error> = std::error::Error::source(e);
+    while let Some(c) = cur {
+        let m = c.to_string();
+        if !s.contains(&m) {
+            s.push_str(": ");
+            s.push_str(&m);
+        }
+        cur = c.source();
+    }
+    s
+}
+
 /// The password for `cfg` from a pgpass file (`host:port:database:user:password`, `*` matching
 /// anything), when the URL and the environment give none.
 fn pgpass(cfg: &postgres::Config) -> Option<String> {
@@ -161,12 +176,19 @@ impl PgStore {
                 let mut client = match cfg.connect(NoTls) {
                     Ok(c) => c,
                     Err(e) => {
-                        let _ = ready_tx.send(Err(pg_err(&shown2, e)));
+                        let _ = ready_tx.send(Err(pg_err(&shown2, chain(&e))));
                         return;
                     }
                 };
-                let _ = ready_tx.send(migrate(&mut client).map_err(|e| pg_err(&shown2, e)));
+                let _ = ready_tx.send(migrate(&mut client).map_err(|e| pg_err(&shown2, chain(&e))));
                 for job in rx {
+                    // A dropped connection (server restart, network) is made again before the
+                    // next call; if that fails too, the call reports the closed connection.
+                    if client.is_closed()
+                        && let Ok(c) = cfg.connect(NoTls)
+                    {
+                        client = c;
+                    }
                     job(&mut client);
                 }
             })
@@ -191,7 +213,7 @@ impl PgStore {
             .map_err(|_| pg_err(&self.shown, "the connection thread ended"))?;
         rx.recv()
             .map_err(|_| pg_err(&self.shown, "the connection thread ended"))?
-            .map_err(|e| pg_err(&self.shown, e))
+            .map_err(|e| pg_err(&self.shown, chain(&e)))
     }
 
     pub fn shown(&self) -> &str {
