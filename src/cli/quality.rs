@@ -224,7 +224,7 @@ async fn score_item(
     attempts: u32,
 ) -> QualityRecord {
     let item = &ds.items[i];
-    let req = quality::request(ds, item);
+    let first = quality::request(ds, item);
     let mut rec = QualityRecord {
         item_id: item.id.to_string(),
         task_id: ds.task_of(item).id.clone(),
@@ -237,6 +237,13 @@ async fn score_item(
     };
     for attempt in 0..attempts {
         rec.attempts = attempt + 1;
+        // The first ask at temperature 0; asked again, greedy decoding would repeat the same
+        // unreadable reply, so later attempts sample (with a seed of their own).
+        let mut req = first.clone();
+        if attempt > 0 {
+            req.params.temperature = Some(0.7);
+            req.params.seed = Some(u64::from(attempt));
+        }
         match caller.complete(&req, attempt).await {
             Ok(reply) => {
                 rec.scores = quality::parse(&reply.text);
@@ -280,6 +287,13 @@ fn table(
         scored.iter().filter_map(|r| r.weighted()).sum::<f64>() / scored.len() as f64
     };
     let kept = scored.iter().filter(|r| r.kept(t) == Some(true)).count();
+    if scored.is_empty() {
+        return format!(
+            "quality agent {model}: no item scored yet ({} unreadable or failed; see the replies \
+             above)\n",
+            records.len()
+        );
+    }
     let mut s = format!(
         "quality agent {model}: {} items scored ({} unreadable or failed)\n\
          mean A Factuality {:.2}, B Discriminability {:.2}, C Clarity {:.2}; S = 0.5A + 0.3B + 0.2C = {:.2}\n\
