@@ -25,6 +25,24 @@ pub struct Draft {
 
 const COLS: &str = "uid, item_id, task_id, reviewer, round, clarity, relevance, coherence, decision, rationale, edited_question, edited_answer, created_at";
 
+const DRAFT_COLS: &str = "item_id, reviewer, round, clarity, relevance, coherence, decision, rationale, edited_question, updated_at";
+
+fn draft_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Draft> {
+    let decision: Option<String> = r.get(6)?;
+    Ok(Draft {
+        item_id: r.get(0)?,
+        reviewer: r.get(1)?,
+        round: r.get(2)?,
+        clarity: r.get(3)?,
+        relevance: r.get(4)?,
+        coherence: r.get(5)?,
+        decision: decision.as_deref().and_then(Decision::parse),
+        rationale: r.get(7)?,
+        edited_question: r.get(8)?,
+        updated_at: r.get(9)?,
+    })
+}
+
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ReviewRecord> {
     let decision: String = r.get(8)?;
     Ok(ReviewRecord {
@@ -152,19 +170,11 @@ impl Store {
 
     /// Every draft of a reviewer.
     pub fn drafts(&self, reviewer: &str) -> Result<Vec<Draft>> {
-        let mut st = self.conn.prepare_cached(
-            "SELECT item_id FROM review_drafts WHERE reviewer = ?1 ORDER BY item_id",
-        )?;
-        let ids: Vec<String> = st
-            .query_map([reviewer], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        let mut out = Vec::with_capacity(ids.len());
-        for id in ids {
-            if let Some(d) = self.draft(&id, reviewer)? {
-                out.push(d);
-            }
-        }
-        Ok(out)
+        let mut st = self.conn.prepare_cached(&format!(
+            "SELECT {DRAFT_COLS} FROM review_drafts WHERE reviewer = ?1 ORDER BY item_id"
+        ))?;
+        let rows = st.query_map([reviewer], draft_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// Saves (replaces) the quality agent's scores of an item by a model.
@@ -238,26 +248,10 @@ impl Store {
     pub fn draft(&self, item_id: &str, reviewer: &str) -> Result<Option<Draft>> {
         Ok(self
             .conn
-            .prepare_cached(
-                "SELECT item_id, reviewer, round, clarity, relevance, coherence, decision,
-                 rationale, edited_question, updated_at
-                 FROM review_drafts WHERE item_id = ?1 AND reviewer = ?2",
-            )?
-            .query_row([item_id, reviewer], |r| {
-                let decision: Option<String> = r.get(6)?;
-                Ok(Draft {
-                    item_id: r.get(0)?,
-                    reviewer: r.get(1)?,
-                    round: r.get(2)?,
-                    clarity: r.get(3)?,
-                    relevance: r.get(4)?,
-                    coherence: r.get(5)?,
-                    decision: decision.as_deref().and_then(Decision::parse),
-                    rationale: r.get(7)?,
-                    edited_question: r.get(8)?,
-                    updated_at: r.get(9)?,
-                })
-            })
+            .prepare_cached(&format!(
+                "SELECT {DRAFT_COLS} FROM review_drafts WHERE item_id = ?1 AND reviewer = ?2"
+            ))?
+            .query_row([item_id, reviewer], draft_row)
             .optional()?)
     }
 }
