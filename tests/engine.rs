@@ -639,3 +639,60 @@ async fn a_full_disk_holds_answers_until_space_comes_back() {
     let s = Store::open(&path).unwrap();
     assert_eq!(s.responses(&summary.run_id).unwrap().len(), 60);
 }
+
+/// A run opens no more connections than it sends requests at once: each answer read to its end
+/// leaves its connection for the next request (the HTTP client used before opened a new one
+/// whenever its pool task ran late).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_opens_no_more_connections_than_its_concurrency() {
+    let m = mock::start_background();
+    let ds = sample();
+    let (store, _dir, path) = memory_store();
+    let mut model = openai("oa", &m.url(), "bench32");
+    model.max_concurrency = 64;
+    let mut spec = fast(RunSpec::new(
+        ds.clone(),
+        "<sample-data>".into(),
+        (0..ds.items.len()).collect(),
+        vec![model],
+    ));
+    spec.samples = 24;
+    spec.concurrency = 64;
+    let ran = run_spec(spec, store).await;
+    let total = ds.items.len() * 24;
+    assert_eq!(ran.summary.done, total, "{:?}", ran.summary);
+    assert_eq!(m.requests(), total);
+    let conns = m.connections();
+    assert!(
+        (1..=64).contains(&conns),
+        "{conns} connections for {total} requests at concurrency 64"
+    );
+    let s = Store::open(&path).unwrap();
+    let rs = s.responses(&ran.summary.run_id).unwrap();
+    assert_eq!(rs.len(), total);
+    assert!(rs.iter().all(|r| r.attempts == 1 && r.text.is_some()));
+}
+
+/// A server that closes each connection after its answer (or a kept-alive connection it closed
+/// while idle) costs a new connection, never a failed or retried job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_the_server_closes_are_replaced_without_an_error() {
+    let m = mock::start_background();
+    let ds = sample();
+    let (store, _dir, path) = memory_store();
+    let mut spec = fast(RunSpec::new(
+        ds.clone(),
+        "<sample-data>".into(),
+        first_items(&ds, 40),
+        vec![openai("oa", &m.url(), "closing")],
+    ));
+    spec.concurrency = 4;
+    let ran = run_spec(spec, store).await;
+    assert_eq!(ran.summary.done, 40, "{:?}", ran.summary);
+    assert_eq!(ran.summary.failed, 0);
+    assert_eq!(m.requests(), 40, "no request was sent twice");
+    assert_eq!(m.connections(), 40);
+    let s = Store::open(&path).unwrap();
+    let rs = s.responses(&ran.summary.run_id).unwrap();
+    assert!(rs.iter().all(|r| r.attempts == 1), "no job needed a retry");
+}

@@ -930,7 +930,7 @@ async fn read_stream(
             }
             Some(Ok(StreamEvent::Usage(u))) => usage = u,
             Some(Ok(StreamEvent::Finish { reason })) => {
-                drain(stream).await;
+                stream.close_after_finish().await;
                 return Outcome::Ok {
                     text,
                     finish: reason,
@@ -947,45 +947,6 @@ async fn read_stream(
             }
         }
     }
-}
-
-/// Reads what is left of a finished answer's body (the end of the SSE stream, the chunked
-/// terminator), so its connection goes back to the pool: dropped unread, the connection is
-/// closed and the next request opens a new one. Bounded: a server that keeps the body open after
-/// the end marker is not waited for.
-async fn drain(mut stream: crate::provider::ChatStream) {
-    use futures::FutureExt;
-    let mut ended = false;
-    for _ in 0..8 {
-        match stream.next().now_or_never() {
-            Some(Some(_)) => continue,
-            Some(None) => {
-                ended = true;
-                break;
-            }
-            None => break,
-        }
-    }
-    if !ended {
-        // Not here yet: it usually follows within a packet.
-        let _ = tokio::time::timeout(Duration::from_millis(2), async {
-            for _ in 0..8 {
-                if stream.next().await.is_none() {
-                    break;
-                }
-            }
-        })
-        .await;
-    }
-    drop(stream);
-    // The client hands the connection back to its pool from tasks of its own (the connection
-    // task sees the body's end, then a task waiting for it to be ready returns it). Letting them
-    // run before this worker sends its next request means that request finds the connection
-    // idle instead of opening another one (two hops each, so four turns).
-    tokio::task::yield_now().await;
-    tokio::task::yield_now().await;
-    tokio::task::yield_now().await;
-    tokio::task::yield_now().await;
 }
 
 /// The message a panic carried.

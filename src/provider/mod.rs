@@ -8,6 +8,7 @@ pub mod config;
 mod limiter;
 #[cfg(feature = "local")]
 pub mod local;
+mod plain_http;
 pub mod sse;
 mod types;
 mod wire;
@@ -56,6 +57,8 @@ pub const MAX_ANSWER_BYTES: usize = 1 << 20;
 struct Endpoint {
     url: String,
     in_flight: AtomicUsize,
+    /// The client of its own for a plain `http://` URL; `None` for reqwest's.
+    plain: Option<plain_http::PlainHttp>,
 }
 
 /// A configured model, ready to send requests.
@@ -77,6 +80,9 @@ pub struct ChatStream {
     inner: Pin<Box<dyn Stream<Item = Result<StreamEvent, ProviderError>> + Send>>,
     idle: Duration,
     _guard: Option<InFlight>,
+    /// Scheduler turns to give after the body's end so the client's pool takes the connection
+    /// back before the caller's next request (reqwest's pool does it from tasks of its own).
+    hand_back_turns: u8,
 }
 
 impl ChatStream {
@@ -89,6 +95,42 @@ impl ChatStream {
             inner,
             idle,
             _guard: None,
+            hand_back_turns: 0,
+        }
+    }
+
+    /// After the answer's finish: reads what is left of the body (the end of the SSE stream, the
+    /// chunked terminator) so its connection can serve the next request; dropped unread, the
+    /// connection would be closed and the next request would open another. Bounded: a server
+    /// that keeps the body open after the end marker is not waited for.
+    pub async fn close_after_finish(mut self) {
+        use futures::FutureExt;
+        let mut ended = false;
+        for _ in 0..8 {
+            match self.inner.next().now_or_never() {
+                Some(Some(_)) => continue,
+                Some(None) => {
+                    ended = true;
+                    break;
+                }
+                None => break,
+            }
+        }
+        if !ended {
+            // Not here yet: it usually follows within a packet.
+            let _ = tokio::time::timeout(Duration::from_millis(2), async {
+                for _ in 0..8 {
+                    if self.inner.next().await.is_none() {
+                        break;
+                    }
+                }
+            })
+            .await;
+        }
+        let turns = self.hand_back_turns;
+        drop(self);
+        for _ in 0..turns {
+            tokio::task::yield_now().await;
         }
     }
 
@@ -140,8 +182,14 @@ impl Provider {
             endpoints: urls
                 .into_iter()
                 .map(|u| {
+                    let url = u.trim_end_matches('/').to_string();
                     Arc::new(Endpoint {
-                        url: u.trim_end_matches('/').to_string(),
+                        plain: plain_http::PlainHttp::for_base(
+                            &url,
+                            cfg.max_concurrency,
+                            timeouts.connect,
+                        ),
+                        url,
                         in_flight: AtomicUsize::new(0),
                     })
                 })
@@ -179,6 +227,42 @@ impl Provider {
         let guard = InFlight(ep.clone());
         let (url, body, headers) =
             wire::build(self.kind, &ep.url, &self.model_id, req, self.key.as_ref());
+        let first_byte = |e| -> ProviderError {
+            let _: tokio::time::error::Elapsed = e;
+            ProviderError::Timeout {
+                kind: TimeoutKind::FirstByte,
+                after: self.timeouts.first_byte,
+            }
+        };
+        let parser = wire::Parser::new(self.kind);
+        if let Some(plain) = &ep.plain {
+            let sent =
+                tokio::time::timeout(self.timeouts.first_byte, plain.post(&url, body, &headers))
+                    .await
+                    .map_err(first_byte)?;
+            let resp = match sent {
+                Ok(r) => r,
+                Err(plain_http::SendError::Connect(message)) => {
+                    return Err(ProviderError::Connect {
+                        url: ep.url.clone(),
+                        message,
+                    });
+                }
+                Err(plain_http::SendError::ConnectTimeout) => {
+                    return Err(ProviderError::Timeout {
+                        kind: TimeoutKind::Connect,
+                        after: self.timeouts.connect,
+                    });
+                }
+                Err(plain_http::SendError::Http(e)) => {
+                    return Err(ProviderError::Stream(root_cause(&e)));
+                }
+            };
+            let (parts, body) = resp.into_parts();
+            return self
+                .answer(parts.status, &parts.headers, body, parser, guard, 0)
+                .await;
+        }
         let mut rb = self
             .client
             .post(&url)
@@ -187,36 +271,45 @@ impl Provider {
         for (k, v) in headers {
             rb = rb.header(k, v);
         }
-        let sent = tokio::time::timeout(self.timeouts.first_byte, rb.send()).await;
-        let resp = match sent {
-            Err(_) => {
-                return Err(ProviderError::Timeout {
-                    kind: TimeoutKind::FirstByte,
-                    after: self.timeouts.first_byte,
-                });
-            }
-            Ok(Err(e)) => return Err(classify(&e, &ep.url, self.timeouts)),
-            Ok(Ok(r)) => r,
-        };
-        let status = resp.status();
+        let resp = tokio::time::timeout(self.timeouts.first_byte, rb.send())
+            .await
+            .map_err(first_byte)?
+            .map_err(|e| classify(&e, &ep.url, self.timeouts))?;
+        let (status, headers) = (resp.status(), resp.headers().clone());
+        // Four turns: reqwest's hand-back is two hops (the connection task sees the body's end,
+        // then a task waiting for it to be ready returns it to the pool).
+        self.answer(status, &headers, resp.bytes_stream(), parser, guard, 4)
+            .await
+    }
+
+    /// The response as a stream of events, or its error status as an error.
+    async fn answer<S, E>(
+        &self,
+        status: http::StatusCode,
+        headers: &http::HeaderMap,
+        body: S,
+        parser: wire::Parser,
+        guard: InFlight,
+        hand_back_turns: u8,
+    ) -> Result<ChatStream, ProviderError>
+    where
+        S: Stream<Item = Result<bytes::Bytes, E>> + Send + Unpin + 'static,
+        E: std::error::Error + 'static,
+    {
         if !status.is_success() {
-            let retry_after = retry_after(resp.headers());
-            let body = read_capped(resp, 4096).await;
+            let retry_after = retry_after(headers);
+            let body = read_capped(body, 4096).await;
             return Err(ProviderError::Http {
                 status: status.as_u16(),
                 message: wire::error_message(&body),
                 retry_after,
             });
         }
-        let events = sse_events(
-            resp.bytes_stream(),
-            wire::Parser::new(self.kind),
-            self.max_line,
-        );
         Ok(ChatStream {
-            inner: Box::pin(events),
+            inner: Box::pin(sse_events(body, parser, self.max_line)),
             idle: self.timeouts.idle,
             _guard: Some(guard),
+            hand_back_turns,
         })
     }
 }
@@ -238,13 +331,14 @@ struct SseState<S> {
     ended: bool,
 }
 
-fn sse_events<S>(
+fn sse_events<S, E>(
     bytes: S,
     parser: wire::Parser,
     max_line: usize,
 ) -> impl Stream<Item = Result<StreamEvent, ProviderError>> + Send
 where
-    S: Stream<Item = Result<bytes::Bytes, reqwest::Error>> + Send + Unpin,
+    S: Stream<Item = Result<bytes::Bytes, E>> + Send + Unpin,
+    E: std::error::Error + 'static,
 {
     let state = SseState {
         bytes,
@@ -348,9 +442,11 @@ pub fn retry_after(h: &reqwest::header::HeaderMap) -> Option<Duration> {
     )
 }
 
-async fn read_capped(resp: reqwest::Response, max: usize) -> String {
+async fn read_capped<S, E>(mut s: S, max: usize) -> String
+where
+    S: Stream<Item = Result<bytes::Bytes, E>> + Unpin,
+{
     let mut out = Vec::new();
-    let mut s = resp.bytes_stream();
     while let Some(Ok(chunk)) = s.next().await {
         out.extend_from_slice(&chunk);
         if out.len() >= max {

@@ -12,6 +12,7 @@
 //! - `always500`: 500 every time.
 //! - `slow`: `echo`, with 40 ms between chunks.
 //! - `bench32`: a 32-token reply, every event in one write (for the throughput bench).
+//! - `closing`: `echo` in one write, then the server closes the connection (`Connection: close`).
 //! - `judge`: answers like a PRISM judge, from the prompt (see [`judge_reply`]).
 //! - `autohall`: scripted contradiction detection (see [`autohall_reply`]); `autohallslow`, the
 //!   same 30 ms per chunk.
@@ -48,6 +49,8 @@ pub struct MockState {
     /// Requests per (model, prompt).
     pub attempts: Mutex<HashMap<(String, String), usize>>,
     pub requests: AtomicUsize,
+    /// TCP connections accepted.
+    pub connections: AtomicUsize,
     /// Authorization-like headers seen (to check keys are sent).
     pub auth_seen: Mutex<Vec<String>>,
     /// Bodies received (to check parameters).
@@ -68,6 +71,10 @@ impl Mock {
     }
     pub fn requests(&self) -> usize {
         self.state.requests.load(Ordering::SeqCst)
+    }
+    /// TCP connections accepted so far.
+    pub fn connections(&self) -> usize {
+        self.state.connections.load(Ordering::SeqCst)
     }
     /// How many requests a prompt (by a substring of its last message) received from a model.
     pub fn attempts_for(&self, model: &str, needle: &str) -> usize {
@@ -102,6 +109,10 @@ pub async fn start_on(port: u16, keep_bodies: bool) -> Mock {
         .await
         .unwrap();
     let addr = listener.local_addr().unwrap();
+    let counted = state.clone();
+    let listener = axum::serve::ListenerExt::tap_io(listener, move |_| {
+        counted.connections.fetch_add(1, Ordering::SeqCst);
+    });
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
@@ -348,6 +359,7 @@ enum Plan {
     AtOnce,
     Status(u16, Vec<(&'static str, String)>),
     Drop,
+    Closing,
     BadSse,
     Stall,
     Endless,
@@ -388,6 +400,7 @@ fn plan(state: &MockState, model: &str, prompt: &str) -> Plan {
         "badsse" if first => Plan::BadSse,
         "stall" if first => Plan::Stall,
         "bench32" => Plan::AtOnce,
+        "closing" => Plan::Closing,
         "slow" => Plan::Ok {
             delay: Duration::from_millis(40),
         },
@@ -432,6 +445,12 @@ fn sse(events: Vec<String>, plan: Plan) -> Response {
             stream_response(Body::from_stream(s))
         }
         Plan::AtOnce => stream_response(Body::from(events.concat())),
+        Plan::Closing => {
+            let mut r = stream_response(Body::from(events.concat()));
+            r.headers_mut()
+                .insert("connection", axum::http::HeaderValue::from_static("close"));
+            r
+        }
         Plan::Drop => {
             let head: Vec<Result<Bytes, std::io::Error>> = events
                 .into_iter()
