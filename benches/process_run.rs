@@ -174,6 +174,9 @@ struct Measured {
     stored: usize,
     /// RSS in MiB at each tenth of the answers.
     rss_series: Vec<u64>,
+    /// Seconds from the start to the first answer read, and to the last.
+    first_answer: f64,
+    last_answer: f64,
 }
 
 // The child is reaped by wait4 (for its rusage), which clippy does not see.
@@ -250,6 +253,7 @@ fn prism_run(
         let mut buf = vec![0u8; 1 << 16];
         let mut done = 0usize;
         let mut rss = Vec::new();
+        let (mut first, mut last) = (0.0, 0.0);
         while let Ok(k) = out.read(&mut buf) {
             if k == 0 {
                 break;
@@ -257,6 +261,10 @@ fn prism_run(
             for line in buf[..k].split(|b| *b == b'\n') {
                 if line.starts_with(b"{\"event\":\"done\"") {
                     done += 1;
+                    last = t.elapsed().as_secs_f64();
+                    if done == 1 {
+                        first = last;
+                    }
                     if done.is_multiple_of((n / 10).max(1)) {
                         let kb = std::fs::read_to_string(&status_file)
                             .ok()
@@ -271,7 +279,7 @@ fn prism_run(
                 }
             }
         }
-        rss
+        (rss, first, last)
     });
     // wait4 gives the child's own CPU time and peak RSS.
     let pid = child.id() as libc::pid_t;
@@ -280,7 +288,7 @@ fn prism_run(
     let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
     assert_eq!(r, pid);
     let secs = t.elapsed().as_secs_f64();
-    let rss_series = reader.join().unwrap_or_default();
+    let (rss_series, first_answer, last_answer) = reader.join().unwrap_or_default();
     assert!(
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
         "prism run failed: status {status}"
@@ -303,6 +311,8 @@ fn prism_run(
         conns,
         stored,
         rss_series,
+        first_answer,
+        last_answer,
     }
 }
 
@@ -342,6 +352,12 @@ fn main() {
             m.rss_kb as f64 / 1024.0,
             m.conns,
             m.stored
+        );
+        println!(
+            "  phases: start to the first answer {:.0} ms; answers at {:.0} jobs/s; last answer to exit {:.0} ms",
+            m.first_answer * 1e3,
+            (n - 1) as f64 / (m.last_answer - m.first_answer).max(1e-9),
+            (m.secs - m.last_answer) * 1e3
         );
         println!(
             "  RSS (MiB) at each tenth of the answers: {:?}",
