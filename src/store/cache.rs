@@ -50,16 +50,15 @@ impl Store {
                 latency_ms: r.get::<_, Option<i64>>(4)?.map(|v| v as u64),
             })
         };
+        // One statement (one read transaction, one round of file locks): the judges' cache
+        // first, then a run's answer stored with the key.
         let mut st = self.conn.prepare_cached(
-            "SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms FROM cache WHERE key = ?1",
-        )?;
-        if let Some(c) = st.query_row([key], row).optional()? {
-            return Ok(Some(c));
-        }
-        let mut st = self.conn.prepare_cached(
-            "SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms FROM responses
-             WHERE cache_key = ?1 AND error IS NULL AND text IS NOT NULL
-             ORDER BY created_at DESC LIMIT 1",
+            "SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms FROM cache WHERE key = ?1
+             UNION ALL
+             SELECT * FROM (SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms FROM responses
+                 WHERE cache_key = ?1 AND error IS NULL AND text IS NOT NULL
+                 ORDER BY created_at DESC LIMIT 1)
+             LIMIT 1",
         )?;
         Ok(st.query_row([key], row).optional()?)
     }

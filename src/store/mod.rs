@@ -115,6 +115,13 @@ impl Store {
         Ok(store)
     }
 
+    /// WAL pages after which a commit of this connection checkpoints (SQLite's
+    /// `wal_autocheckpoint`; 0 never).
+    pub(crate) fn set_wal_autocheckpoint(&self, pages: i64) -> Result<()> {
+        self.conn.pragma_update(None, "wal_autocheckpoint", pages)?;
+        Ok(())
+    }
+
     pub fn schema_version(&self) -> i64 {
         schema::schema_version(&self.conn)
     }
@@ -273,5 +280,82 @@ mod tests {
                 assert_eq!(h.join().unwrap().unwrap(), schema::MIGRATIONS.len() as i64);
             }
         }
+    }
+
+    /// Every query a run makes per job finds its rows by an index, never by a scan.
+    #[test]
+    fn the_per_job_queries_use_indexes() {
+        let s = Store::open_in_memory().unwrap();
+        let plan = |sql: &str| -> String {
+            let mut st = s
+                .conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .unwrap();
+            let rows = st
+                .query_map([], |r| r.get::<_, String>(3))
+                .unwrap()
+                .map(|r| r.unwrap())
+                .collect::<Vec<_>>();
+            rows.join("; ")
+        };
+        let lookup = plan(
+            "SELECT text FROM cache WHERE key = 'k' UNION ALL SELECT * FROM (SELECT text FROM responses
+             WHERE cache_key = 'k' AND error IS NULL AND text IS NOT NULL ORDER BY created_at DESC LIMIT 1) LIMIT 1",
+        );
+        assert!(lookup.contains("USING PRIMARY KEY"), "{lookup}");
+        assert!(lookup.contains("responses_cache_key"), "{lookup}");
+        assert!(
+            !lookup.contains("SCAN cache") && !lookup.contains("SCAN responses"),
+            "{lookup}"
+        );
+        let update = plan("UPDATE jobs SET state = 'done' WHERE run_id = 'r' AND idx = 1");
+        assert!(update.contains("USING PRIMARY KEY"), "{update}");
+        let left = plan("SELECT idx FROM jobs WHERE run_id = 'r' AND state != 'done' ORDER BY idx");
+        assert!(
+            !left.contains("TEMP B-TREE"),
+            "resume reads jobs in order: {left}"
+        );
+    }
+
+    /// Checkpoints run on their own thread: answers saved through the handle reach the database
+    /// file (not only the WAL) although the writer alone would not checkpoint before 64 MB.
+    #[test]
+    fn a_background_thread_checkpoints_what_the_writer_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("prism.db");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let mut store = Store::open(&p).unwrap();
+        let run = RunRecord {
+            id: "r".into(),
+            created_at: 1,
+            dataset: "d".into(),
+            config: RunConfig::default(),
+            status: RunStatus::Running,
+        };
+        store.create_run(&run, &[]).unwrap();
+        let main_file = || std::fs::metadata(&p).unwrap().len();
+        let before = main_file();
+        let h = StoreHandle::spawn(store, Some(p.clone()));
+        rt.block_on(async {
+            for i in 0..2_000 {
+                let mut r = resp("r", i, true);
+                r.text = Some("x".repeat(2_000));
+                h.save(r).await.unwrap();
+            }
+        });
+        // 2,000 answers of 2 KB: about 1,000 pages, far below the writer's own threshold.
+        let t = std::time::Instant::now();
+        while main_file() < before + 4_000_000 && t.elapsed() < std::time::Duration::from_secs(10) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(
+            main_file() >= before + 4_000_000,
+            "the database file is still {} bytes",
+            main_file()
+        );
+        let s = Store::open(&p).unwrap();
+        assert_eq!(s.responses("r").unwrap().len(), 2_000);
     }
 }

@@ -256,6 +256,12 @@ pub(super) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (item_id, model)
     ) WITHOUT ROWID;
     "#,
+    // 9: no index on a job's state. Every saved answer moved the job's entry in it (a delete
+    // and an insert per job), and the one query on state (what a resume has left) reads the
+    // run's jobs in order by the primary key anyway.
+    r#"
+    DROP INDEX IF EXISTS jobs_state;
+    "#,
 ];
 
 fn version(conn: &Connection) -> Result<usize> {

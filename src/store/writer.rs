@@ -4,10 +4,17 @@
 //! stall the async runtime. One thread owns the connection; requests queue on a channel. The
 //! thread takes everything queued, saves it in one transaction, and answers each request only
 //! after the commit.
+//!
+//! Checkpoints (copying the WAL into the database file, then syncing it) run on a thread of
+//! their own with its own connection: done by the writer after a commit, as SQLite does by
+//! default, a checkpoint held up every save and cache lookup queued behind it for as long as it
+//! took to copy 16 MB and sync. The writer still checkpoints past a much larger WAL, a backstop
+//! for when the background checkpoints cannot finish because the writer keeps appending.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread;
+use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
@@ -53,12 +60,14 @@ pub struct StoreHandle {
 }
 
 impl StoreHandle {
-    /// Starts the writer thread on an opened store.
+    /// Starts the writer thread on an opened store (and, for a store on disk at `path`, the
+    /// checkpoint thread).
     pub fn spawn(store: Store, path: Option<PathBuf>) -> StoreHandle {
         let (tx, rx) = mpsc::channel::<Cmd>();
+        let checkpoints = path.as_deref().and_then(|p| start_checkpointer(p, &store));
         thread::Builder::new()
             .name("prism-store".into())
-            .spawn(move || writer_loop(store, rx))
+            .spawn(move || writer_loop(store, rx, checkpoints))
             .expect("spawning the store thread");
         StoreHandle { tx, path }
     }
@@ -193,7 +202,42 @@ struct Batch {
     selfcheck_acks: Vec<Ack>,
 }
 
-fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) {
+/// WAL pages past which the writer checkpoints by itself (64 MB).
+const WRITER_CHECKPOINT_BACKSTOP: i64 = 16_384;
+/// The least time between two background checkpoints: each one ends with a sync of the file.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(250);
+
+/// Starts the checkpoint thread for the store at `path`; returns how to tell it a commit
+/// happened. `None` (the writer keeps checkpointing as SQLite does by default) if its connection
+/// cannot be opened.
+fn start_checkpointer(path: &Path, store: &Store) -> Option<mpsc::SyncSender<()>> {
+    let conn = rusqlite::Connection::open(path).ok()?;
+    store
+        .set_wal_autocheckpoint(WRITER_CHECKPOINT_BACKSTOP)
+        .ok()?;
+    // One pending notice is enough: a checkpoint covers every commit before it.
+    let (tx, rx) = mpsc::sync_channel::<()>(1);
+    thread::Builder::new()
+        .name("prism-checkpoint".into())
+        .spawn(move || {
+            // It ends when the writer does (its sender dropped).
+            while rx.recv().is_ok() {
+                let t = Instant::now();
+                // PASSIVE: never waits for readers or the writer; what it cannot copy now is
+                // copied next time.
+                let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                thread::sleep(CHECKPOINT_EVERY.saturating_sub(t.elapsed()));
+            }
+        })
+        .ok()?;
+    Some(tx)
+}
+
+fn writer_loop(
+    mut store: Store,
+    rx: mpsc::Receiver<Cmd>,
+    checkpoints: Option<mpsc::SyncSender<()>>,
+) {
     let mut batch = Batch::default();
     while let Ok(first) = rx.recv() {
         let mut cmds = vec![first];
@@ -292,6 +336,9 @@ fn writer_loop(mut store: Store, rx: mpsc::Receiver<Cmd>) {
             }
         }
         flush(&mut store, &mut batch);
+        if let Some(c) = &checkpoints {
+            let _ = c.try_send(());
+        }
     }
 }
 
