@@ -172,8 +172,8 @@ struct Measured {
     rss_kb: i64,
     conns: u64,
     stored: usize,
-    /// RSS in MiB at each tenth of the answers.
-    rss_series: Vec<u64>,
+    /// RSS and the WAL file, in MiB, at each tenth of the answers.
+    rss_series: Vec<(u64, u64)>,
     /// Seconds from the start to the first answer read, and to the last.
     first_answer: f64,
     last_answer: f64,
@@ -249,6 +249,7 @@ fn prism_run(
     // memory flat while the run goes on?).
     let mut out = child.stdout.take().unwrap();
     let status_file = format!("/proc/{}/status", child.id());
+    let wal_file = db.with_extension("db-wal");
     let reader = std::thread::spawn(move || {
         let mut buf = vec![0u8; 1 << 16];
         let mut done = 0usize;
@@ -274,7 +275,8 @@ fn prism_run(
                                     .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
                             })
                             .unwrap_or(0);
-                        rss.push(kb / 1024);
+                        let wal = std::fs::metadata(&wal_file).map(|m| m.len()).unwrap_or(0);
+                        rss.push((kb / 1024, wal >> 20));
                     }
                 }
             }
@@ -361,7 +363,11 @@ fn main() {
         );
         println!(
             "  RSS (MiB) at each tenth of the answers: {:?}",
-            m.rss_series
+            m.rss_series.iter().map(|r| r.0).collect::<Vec<_>>()
+        );
+        println!(
+            "  WAL file (MiB) at each tenth of the answers: {:?}",
+            m.rss_series.iter().map(|r| r.1).collect::<Vec<_>>()
         );
         rates.push(rate);
     }

@@ -239,105 +239,119 @@ fn writer_loop(
     checkpoints: Option<mpsc::SyncSender<()>>,
 ) {
     let mut batch = Batch::default();
+    let mut last_saves = 0;
     while let Ok(first) = rx.recv() {
-        let mut cmds = vec![first];
-        // Group commit: take whatever else is already waiting.
-        while let Ok(more) = rx.try_recv() {
-            cmds.push(more);
-            if cmds.len() >= 4096 {
+        // Group commit: everything already waiting goes into one transaction. While answers
+        // arrive steadily, also what arrives within GATHER of the first: a commit writes whole
+        // pages (the last page of the table again, a page of the key index per answer), so
+        // larger groups write fewer pages per answer. Lookups are answered as they come.
+        let gather = (last_saves >= BUSY).then(|| Instant::now() + GATHER);
+        let mut next = Some(first);
+        let mut taken = 0;
+        while let Some(cmd) = next {
+            handle(&mut store, &mut batch, cmd);
+            taken += 1;
+            if taken >= 4096 {
                 break;
             }
+            next = match rx.try_recv() {
+                Ok(c) => Some(c),
+                Err(_) => gather.and_then(|until| {
+                    let left = until.saturating_duration_since(Instant::now());
+                    rx.recv_timeout(left).ok()
+                }),
+            };
         }
-        for cmd in cmds {
-            match cmd {
-                Cmd::Save(r, ack) => {
-                    batch.records.push(r);
-                    batch.acks.push(ack);
-                }
-                Cmd::Detect(w, ack) => {
-                    batch.detect.push(w);
-                    batch.detect_acks.push(ack);
-                }
-                Cmd::Selfcheck(w, ack) => {
-                    batch.selfcheck.push(w);
-                    batch.selfcheck_acks.push(ack);
-                }
-                // A lookup does not commit what is pending (each job looks up the cache before
-                // it asks, so flushing here would turn group commits back into one per job): a
-                // pending save with the key answers it, as the committed row would.
-                Cmd::CacheGet(key, reply) => {
-                    let pending = batch
-                        .records
-                        .iter()
-                        .rev()
-                        .find(|r| r.cache_key.as_deref() == Some(key.as_str()) && r.is_ok());
-                    let hit = match pending {
-                        Some(r) => r.text.clone().map(|text| Cached {
-                            text,
-                            finish_reason: r.finish_reason.clone(),
-                            prompt_tokens: r.prompt_tokens,
-                            completion_tokens: r.completion_tokens,
-                            latency_ms: r.latency_ms,
-                        }),
-                        None => store.cache_get(&key).ok().flatten(),
-                    };
-                    let _ = reply.send(hit);
-                }
-                other => {
-                    // Keep order: anything else waits for the saves queued before it.
-                    flush(&mut store, &mut batch);
-                    match other {
-                        Cmd::CreateRun(run, jobs, reply) => {
-                            let _ = reply
-                                .send(store.create_run(&run, &jobs).map_err(|e| e.to_string()));
-                        }
-                        Cmd::SetStatus(id, status, reply) => {
-                            let _ = reply
-                                .send(store.set_run_status(&id, status).map_err(|e| e.to_string()));
-                        }
-                        Cmd::CachePut(key, c, reply) => {
-                            let _ =
-                                reply.send(store.cache_put(&key, &c).map_err(|e| e.to_string()));
-                        }
-                        Cmd::SaveScores(rs, reply) => {
-                            let _ = reply.send(store.save_scores(&rs).map_err(|e| e.to_string()));
-                        }
-                        Cmd::Lock(l, reply) => {
-                            let now = super::now_secs();
-                            let r = match l {
-                                Lock::Take { run, owner } => {
-                                    let who = super::Holder {
-                                        owner,
-                                        host: super::host_name(),
-                                        pid: i64::from(std::process::id()),
-                                    };
-                                    store.lock_run(&run, &who, now, super::pid_alive)
-                                }
-                                Lock::Beat { run, owner } => {
-                                    store.heartbeat_run(&run, &owner, now).map(Ok)
-                                }
-                                Lock::Release { run, owner } => {
-                                    store.unlock_run(&run, &owner).map(Ok)
-                                }
-                            };
-                            let _ = reply.send(r.map_err(|e| e.to_string()));
-                        }
-                        Cmd::MaxPages(n, reply) => {
-                            let _ = reply.send(store.set_max_pages(n).map_err(|e| e.to_string()));
-                        }
-                        Cmd::Save(..)
-                        | Cmd::Detect(..)
-                        | Cmd::Selfcheck(..)
-                        | Cmd::CacheGet(..) => {
-                            unreachable!("handled above")
-                        }
-                    }
-                }
-            }
-        }
+        last_saves = batch.records.len();
         flush(&mut store, &mut batch);
         if let Some(c) = &checkpoints {
             let _ = c.try_send(());
+        }
+    }
+}
+
+/// Saves in the last group from which the writer waits for more before committing.
+const BUSY: usize = 16;
+/// How long it then waits, from the group's first command.
+const GATHER: Duration = Duration::from_millis(2);
+
+/// One command: a save joins the group; a lookup is answered now; anything else commits the
+/// group first (to keep order) and is done at once.
+fn handle(store: &mut Store, batch: &mut Batch, cmd: Cmd) {
+    match cmd {
+        Cmd::Save(r, ack) => {
+            batch.records.push(r);
+            batch.acks.push(ack);
+        }
+        Cmd::Detect(w, ack) => {
+            batch.detect.push(w);
+            batch.detect_acks.push(ack);
+        }
+        Cmd::Selfcheck(w, ack) => {
+            batch.selfcheck.push(w);
+            batch.selfcheck_acks.push(ack);
+        }
+        // A lookup does not commit what is pending (each job looks up the cache before
+        // it asks, so flushing here would turn group commits back into one per job): a
+        // pending save with the key answers it, as the committed row would.
+        Cmd::CacheGet(key, reply) => {
+            let pending = batch
+                .records
+                .iter()
+                .rev()
+                .find(|r| r.cache_key.as_deref() == Some(key.as_str()) && r.is_ok());
+            let hit = match pending {
+                Some(r) => r.text.clone().map(|text| Cached {
+                    text,
+                    finish_reason: r.finish_reason.clone(),
+                    prompt_tokens: r.prompt_tokens,
+                    completion_tokens: r.completion_tokens,
+                    latency_ms: r.latency_ms,
+                }),
+                None => store.cache_get(&key).ok().flatten(),
+            };
+            let _ = reply.send(hit);
+        }
+        other => {
+            // Keep order: anything else waits for the saves queued before it.
+            flush(store, batch);
+            match other {
+                Cmd::CreateRun(run, jobs, reply) => {
+                    let _ = reply.send(store.create_run(&run, &jobs).map_err(|e| e.to_string()));
+                }
+                Cmd::SetStatus(id, status, reply) => {
+                    let _ =
+                        reply.send(store.set_run_status(&id, status).map_err(|e| e.to_string()));
+                }
+                Cmd::CachePut(key, c, reply) => {
+                    let _ = reply.send(store.cache_put(&key, &c).map_err(|e| e.to_string()));
+                }
+                Cmd::SaveScores(rs, reply) => {
+                    let _ = reply.send(store.save_scores(&rs).map_err(|e| e.to_string()));
+                }
+                Cmd::Lock(l, reply) => {
+                    let now = super::now_secs();
+                    let r = match l {
+                        Lock::Take { run, owner } => {
+                            let who = super::Holder {
+                                owner,
+                                host: super::host_name(),
+                                pid: i64::from(std::process::id()),
+                            };
+                            store.lock_run(&run, &who, now, super::pid_alive)
+                        }
+                        Lock::Beat { run, owner } => store.heartbeat_run(&run, &owner, now).map(Ok),
+                        Lock::Release { run, owner } => store.unlock_run(&run, &owner).map(Ok),
+                    };
+                    let _ = reply.send(r.map_err(|e| e.to_string()));
+                }
+                Cmd::MaxPages(n, reply) => {
+                    let _ = reply.send(store.set_max_pages(n).map_err(|e| e.to_string()));
+                }
+                Cmd::Save(..) | Cmd::Detect(..) | Cmd::Selfcheck(..) | Cmd::CacheGet(..) => {
+                    unreachable!("handled above")
+                }
+            }
         }
     }
 }
