@@ -131,11 +131,35 @@ fn run_prints_json_events_and_exits_0_then_the_cache_answers() {
     assert_eq!(last["cache_hits"], 5);
     assert_eq!(env.mock.requests(), requests);
 
-    // The key is nowhere in the store.
-    let bytes = std::fs::read(env.db()).unwrap();
-    assert!(!bytes.windows(8).any(|w| w == b"sk-cli-S"));
+    // The key is nowhere in the store (nor in its WAL, if one is left).
+    for f in [env.db(), env.db().with_extension("db-wal")] {
+        let bytes = std::fs::read(&f).unwrap_or_default();
+        assert!(!bytes.windows(8).any(|w| w == b"sk-cli-S"), "{f:?}");
+    }
     let s = Store::open(&env.db()).unwrap();
     assert_eq!(s.responses(&run_id).unwrap().len(), 5);
+}
+
+/// Plain-HTTP endpoints get a client of prism's own, unless the environment names an HTTP
+/// proxy: then requests go through the proxy, as they would with any other tool.
+#[test]
+fn an_http_proxy_from_the_environment_is_used() {
+    let env = Env::new();
+    let proxy = mock::start_background();
+    let out = env
+        .prism()
+        .env("http_proxy", proxy.url())
+        .env_remove("HTTP_PROXY")
+        .env_remove("no_proxy")
+        .env_remove("NO_PROXY")
+        .args(["run", "--models", "stub", "--limit", "3", "--json"])
+        .assert()
+        .code(0);
+    let last: serde_json::Value =
+        serde_json::from_str(stdout(&out).lines().last().unwrap()).unwrap();
+    assert_eq!(last["done"], 3);
+    assert_eq!(proxy.requests(), 3, "every request went through the proxy");
+    assert_eq!(env.mock.requests(), 0);
 }
 
 #[test]

@@ -684,7 +684,12 @@ async fn connections_the_server_closes_are_replaced_without_an_error() {
         ds.clone(),
         "<sample-data>".into(),
         first_items(&ds, 40),
-        vec![openai("oa", &m.url(), "closing")],
+        // By name, not address: the name is resolved for each new connection.
+        vec![openai(
+            "oa",
+            &m.url().replace("127.0.0.1", "localhost"),
+            "closing",
+        )],
     ));
     spec.concurrency = 4;
     let ran = run_spec(spec, store).await;
