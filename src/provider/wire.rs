@@ -197,6 +197,8 @@ pub struct Parser {
     usage: Usage,
     finish_reason: Option<String>,
     saw_finish_reason: bool,
+    /// Any text at all so far.
+    saw_text: bool,
     finished: bool,
 }
 
@@ -207,6 +209,7 @@ impl Parser {
             usage: Usage::default(),
             finish_reason: None,
             saw_finish_reason: false,
+            saw_text: false,
             finished: false,
         }
     }
@@ -242,6 +245,17 @@ impl Parser {
 
     fn openai(&mut self, data: &str, out: &mut Events) {
         if data == "[DONE]" {
+            if !self.saw_finish_reason && !self.saw_text && !self.finished {
+                // Not an empty answer but no answer: llama-cpp-python's server ends a request
+                // this way when another one interrupts it. Stored as an answer, it would be
+                // scored as a wrong one; as a broken stream it is asked again.
+                self.finished = true;
+                return out.push(Err(ProviderError::Stream(
+                    "the server ended the stream before any answer ([DONE] with no text and no \
+                     finish reason; was the request interrupted by another?)"
+                        .into(),
+                )));
+            }
             return self.finish(out);
         }
         // Typed and borrowing: a chunk is parsed tens of thousands of times a second in a big
@@ -263,6 +277,7 @@ impl Parser {
         }
         if let Some(choice) = chunk.choices.into_iter().next() {
             if let Some(t) = choice.delta.and_then(|d| d.content).or(choice.text) {
+                self.saw_text |= !t.is_empty();
                 out.text(&t);
             }
             if let Some(reason) = choice.finish_reason {
@@ -501,6 +516,55 @@ mod tests {
             p.end().last(),
             Some(Ok(StreamEvent::Finish { .. }))
         ));
+    }
+
+    #[test]
+    fn done_before_any_text_or_finish_reason_is_a_broken_stream_not_an_empty_answer() {
+        // What llama-cpp-python's server sends for a request another one interrupted.
+        let mut p = Parser::new(ProviderKind::Openai);
+        let (text, evs, errs) = texts(
+            &mut p,
+            &[
+                (
+                    "",
+                    r#"{"choices":[{"index":0,"delta":{"role":"assistant"},"finish_reason":null}]}"#,
+                ),
+                ("", "[DONE]"),
+            ],
+        );
+        assert_eq!(text, "");
+        assert!(evs.is_empty(), "{evs:?}");
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(p.end().is_empty(), "one error, not two");
+        let mut p = Parser::new(ProviderKind::Openai);
+        assert!(matches!(&p.parse("", "[DONE]")[0], Err(e) if e.retryable()));
+        // An empty answer the server finished is an answer (the model said nothing).
+        let mut p = Parser::new(ProviderKind::Openai);
+        let (_, evs, errs) = texts(
+            &mut p,
+            &[
+                ("", r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#),
+                ("", "[DONE]"),
+            ],
+        );
+        assert!(errs.is_empty());
+        assert_eq!(
+            evs,
+            vec![StreamEvent::Finish {
+                reason: Some("stop".into())
+            }]
+        );
+        // Text without a finish reason is kept, as before (some servers omit the reason).
+        let mut p = Parser::new(ProviderKind::Openai);
+        let (text, evs, _) = texts(
+            &mut p,
+            &[
+                ("", r#"{"choices":[{"delta":{"content":"Paris"}}]}"#),
+                ("", "[DONE]"),
+            ],
+        );
+        assert_eq!(text, "Paris");
+        assert_eq!(evs, vec![StreamEvent::Finish { reason: None }]);
     }
 
     #[test]
