@@ -245,16 +245,22 @@ impl Parser {
 
     fn openai(&mut self, data: &str, out: &mut Events) {
         if data == "[DONE]" {
-            if !self.saw_finish_reason && !self.saw_text && !self.finished {
-                // Not an empty answer but no answer: llama-cpp-python's server ends a request
-                // this way when another one interrupts it. Stored as an answer, it would be
-                // scored as a wrong one; as a broken stream it is asked again.
+            if !self.saw_finish_reason && !self.finished {
+                // No finish reason, no complete answer: llama-cpp-python's server ends a request
+                // this way when another one interrupts it, with or without some text first.
+                // Stored as an answer it would be scored (a cut or empty answer counts as wrong);
+                // as a broken stream it is asked again.
                 self.finished = true;
-                return out.push(Err(ProviderError::Stream(
+                return out.push(Err(ProviderError::Stream(if self.saw_text {
+                    "the server ended the stream without a finish reason, so the answer may be \
+                     cut short ([DONE] before any finish_reason; was the request interrupted by \
+                     another?)"
+                        .into()
+                } else {
                     "the server ended the stream before any answer ([DONE] with no text and no \
                      finish reason; was the request interrupted by another?)"
-                        .into(),
-                )));
+                        .into()
+                })));
             }
             return self.finish(out);
         }
@@ -519,7 +525,7 @@ mod tests {
     }
 
     #[test]
-    fn done_before_any_text_or_finish_reason_is_a_broken_stream_not_an_empty_answer() {
+    fn done_without_a_finish_reason_is_a_broken_stream_not_an_answer() {
         // What llama-cpp-python's server sends for a request another one interrupted.
         let mut p = Parser::new(ProviderKind::Openai);
         let (text, evs, errs) = texts(
@@ -554,17 +560,19 @@ mod tests {
                 reason: Some("stop".into())
             }]
         );
-        // Text without a finish reason is kept, as before (some servers omit the reason).
+        // Text and then [DONE] without a finish reason: cut short, asked again (the text so far
+        // is void, as for any retried attempt).
         let mut p = Parser::new(ProviderKind::Openai);
-        let (text, evs, _) = texts(
+        let (text, evs, errs) = texts(
             &mut p,
             &[
-                ("", r#"{"choices":[{"delta":{"content":"Paris"}}]}"#),
+                ("", r#"{"choices":[{"delta":{"content":"Par"}}]}"#),
                 ("", "[DONE]"),
             ],
         );
-        assert_eq!(text, "Paris");
-        assert_eq!(evs, vec![StreamEvent::Finish { reason: None }]);
+        assert_eq!(text, "Par");
+        assert!(evs.is_empty(), "{evs:?}");
+        assert!(errs[0].contains("cut short"), "{errs:?}");
     }
 
     #[test]
