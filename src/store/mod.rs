@@ -240,20 +240,24 @@ mod tests {
         );
     }
 
+    /// A running run with default settings.
+    fn empty_run(id: &str) -> RunRecord {
+        RunRecord {
+            id: id.into(),
+            created_at: 1,
+            dataset: "d".into(),
+            config: RunConfig::default(),
+            status: RunStatus::Running,
+        }
+    }
+
     #[test]
     fn reopening_a_file_keeps_everything() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("sub/prism.db");
         {
             let mut s = Store::open(&p).unwrap();
-            let run = RunRecord {
-                id: "r".into(),
-                created_at: 1,
-                dataset: "d".into(),
-                config: RunConfig::default(),
-                status: RunStatus::Running,
-            };
-            s.create_run(&run, &[]).unwrap();
+            s.create_run(&empty_run("r"), &[]).unwrap();
         }
         let s = Store::open(&p).unwrap();
         assert_eq!(s.runs().unwrap().len(), 1);
@@ -327,14 +331,7 @@ mod tests {
             .build()
             .unwrap();
         let mut store = Store::open(&p).unwrap();
-        let run = RunRecord {
-            id: "r".into(),
-            created_at: 1,
-            dataset: "d".into(),
-            config: RunConfig::default(),
-            status: RunStatus::Running,
-        };
-        store.create_run(&run, &[]).unwrap();
+        store.create_run(&empty_run("r"), &[]).unwrap();
         let main_file = || std::fs::metadata(&p).unwrap().len();
         let before = main_file();
         let h = StoreHandle::spawn(store, Some(p.clone()));
