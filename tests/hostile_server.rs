@@ -1,5 +1,6 @@
 //! A server made to hurt, met through `prism run` as a user runs it: a line that never ends, an
-//! answer that never stops, `Retry-After: nan`, a redirect to another host, a key echoed back.
+//! answer that never stops, `Retry-After: nan`, a redirect to another host, a key echoed back,
+//! and HTTP itself broken (not HTTP, a head cut off, a bad chunk, an endless head, silence).
 
 mod common;
 
@@ -204,4 +205,79 @@ fn walk(d: &std::path::Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// A server that breaks HTTP itself, one way per path, on raw TCP (no HTTP library between it
+/// and the client): every job fails with a reason, promptly, and nothing hangs or panics.
+fn broken_http_server() -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut c) = conn else { continue };
+            std::thread::spawn(move || {
+                // The request head is enough to know the way to break.
+                let mut head = Vec::new();
+                let mut b = [0u8; 4096];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match c.read(&mut b) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&b[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&head).to_string();
+                let _ = if head.contains("/garbage/") {
+                    c.write_all(b"THIS IS NOT HTTP\r\n\r\n")
+                } else if head.contains("/cut/") {
+                    c.write_all(b"HTTP/1.1 200 OK\r\nContent-Ty")
+                } else if head.contains("/badchunk/") {
+                    c.write_all(
+                        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\nZZZ\r\nhello\r\n",
+                    )
+                } else if head.contains("/hugehead/") {
+                    let mut r = c.write_all(b"HTTP/1.1 200 OK\r\n");
+                    let line = format!("X-Pad: {}\r\n", "a".repeat(8000));
+                    for _ in 0..2_000 {
+                        r = r.and_then(|_| c.write_all(line.as_bytes()));
+                        if r.is_err() {
+                            break;
+                        }
+                    }
+                    r
+                } else {
+                    // `/silent/`: accepts, reads, never answers.
+                    std::thread::sleep(Duration::from_secs(30));
+                    Ok(())
+                };
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[test]
+fn a_server_that_breaks_http_fails_each_job_with_a_reason_and_nothing_hangs() {
+    let base = broken_http_server();
+    let fast = "first_byte_timeout_secs = 2\nconnect_timeout_secs = 2";
+    let models = ["garbage", "cut", "badchunk", "hugehead", "silent"]
+        .iter()
+        .map(|way| model(way, &format!("{base}/{way}"), "x", fast))
+        .collect::<String>();
+    let env = Env::new(&models);
+    for way in ["garbage", "cut", "badchunk", "hugehead", "silent"] {
+        let t = std::time::Instant::now();
+        let (code, text, rs) = env.run(way);
+        assert_eq!(code, 2, "{way}: {text}");
+        assert_eq!(rs.len(), 1, "{way}");
+        let e = rs[0].error.as_deref().unwrap_or_default();
+        assert!(!e.is_empty() && rs[0].text.is_none(), "{way}: {e}");
+        assert!(!e.contains(KEY), "{way}: {e}");
+        // Two attempts, each bounded by the first-byte timeout at most.
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "{way} took {:?}",
+            t.elapsed()
+        );
+    }
 }
