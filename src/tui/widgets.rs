@@ -1,16 +1,32 @@
-//! Drawing helpers shared by screens and popups: bordered panes, scrollbars, the title bar,
-//! search highlighting, width-aware truncation and centred popup areas.
+//! Drawing helpers shared by screens and popups: bordered panes, scrollbars, the title bar, the
+//! status line, search highlighting, width-aware truncation and centred popup areas.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{
-    Block, BorderType, Borders, Scrollbar, ScrollbarOrientation, ScrollbarState,
+    Block, BorderType, Borders, Paragraph, Scrollbar, ScrollbarOrientation, ScrollbarState,
 };
 use regex::Regex;
 
 use crate::theme::Theme;
+
+/// A screen's bottom line: the notice, if there is one, as a warning on one line (a message may
+/// hold newlines or control characters); otherwise the screen's key hints, muted.
+pub fn status_line(
+    f: &mut Frame,
+    area: Rect,
+    theme: &Theme,
+    notice: Option<&str>,
+    hints: impl FnOnce() -> String,
+) {
+    let line = match notice {
+        Some(n) => Line::styled(crate::text::one_line(n), theme.warning()),
+        None => Line::styled(hints(), theme.muted()),
+    };
+    f.render_widget(Paragraph::new(line), area);
+}
 
 /// A bordered pane: thick border when focused.
 pub fn pane<'a>(theme: &Theme, title: Line<'a>, focused: bool) -> Block<'a> {

@@ -23,7 +23,7 @@ use crate::tui::component::{Cmd, Component, Cx, Input, Open, ScreenId};
 use crate::tui::jobs::{DetectJob, JobRequest, Msg};
 use crate::tui::keymap::{Action, Mode};
 use crate::tui::popups::{PickFor, Picker};
-use crate::tui::widgets::{pane, row_in, scrollbar, title_line};
+use crate::tui::widgets::{pane, row_in, scrollbar, status_line, title_line};
 
 /// AutoHall's middle generation temperature: what the TUI runs at (the CLI runs all three).
 pub const TUI_TEMPERATURE: f64 = 0.5;
@@ -383,7 +383,7 @@ impl Component for ClaimsBrowse {
         self.draw_list(cx, f, list);
         self.draw_detail(cx, f, detail);
         let k = |a| cx.keymap.hint(Mode::Claims, a);
-        let hint = cx.notice.map(one_line).unwrap_or_else(|| {
+        status_line(f, status, t, cx.notice, || {
             format!(
                 " {} mark  {} AutoHall on marked  {} contradictions  {} models  {} {}  {} help",
                 k(Action::Mark),
@@ -395,12 +395,6 @@ impl Component for ClaimsBrowse {
                 k(Action::Help)
             )
         });
-        let style = if cx.notice.is_some() {
-            t.warning()
-        } else {
-            t.muted()
-        };
-        f.render_widget(Paragraph::new(Line::styled(hint, style)), status);
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

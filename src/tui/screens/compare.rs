@@ -17,7 +17,7 @@ use crate::tui::jobs::{JobRequest, Msg};
 use crate::tui::keymap::{Action, Mode};
 use crate::tui::layout::CompareAreas;
 use crate::tui::session::{Answer, Session, Status};
-use crate::tui::widgets::{scrollbar, title_line};
+use crate::tui::widgets::{scrollbar, status_line, title_line};
 
 /// What the last frame drew for one pane.
 #[derive(Debug, Clone, Copy, Default)]
@@ -320,7 +320,7 @@ impl Component for Compare {
         gauge(cx, f, a.gauge);
         let k = |a| cx.keymap.hint(Mode::Compare, a);
         let running = cx.session.active.as_ref().is_some_and(|r| r.running());
-        let hint = cx.notice.map(one_line).unwrap_or_else(|| {
+        status_line(f, a.status, t, cx.notice, || {
             format!(
                 " {}/{} item  {} pane  ↑↓ scroll  {} follow  {} sample  {} contradictions  {} {}  {} browse  {} help  {} quit",
                 k(Action::PrevItem),
@@ -336,12 +336,6 @@ impl Component for Compare {
                 k(Action::Quit)
             )
         });
-        let style = if cx.notice.is_some() {
-            t.warning()
-        } else {
-            t.muted()
-        };
-        f.render_widget(Paragraph::new(Line::styled(hint, style)), a.status);
         self.areas = Some(a);
     }
 

@@ -22,7 +22,7 @@ use crate::tui::component::{Cmd, Component, Cx, Input, ScreenId};
 use crate::tui::jobs::{DetectJob, JobRequest, Msg};
 use crate::tui::keymap::{Action, Mode};
 use crate::tui::pair::PairView;
-use crate::tui::widgets::{pane, row_in, scrollbar, title_line};
+use crate::tui::widgets::{pane, row_in, scrollbar, status_line, title_line};
 
 /// A call in flight, as the front-end sees it.
 #[derive(Debug, Clone, Default)]
@@ -338,7 +338,7 @@ impl Component for Contradictions {
         self.draw_summary(cx, f, summary);
         self.draw_list(cx, f, list);
         let k = |a| cx.keymap.hint(Mode::Contradictions, a);
-        let hint = cx.notice.map(one_line).unwrap_or_else(|| {
+        status_line(f, status, t, cx.notice, || {
             format!(
                 " ↑↓ sample  {} pair side by side  {} sample again  {} round  {}/{} answer  {} {}  {} help",
                 k(Action::Toggle),
@@ -351,12 +351,6 @@ impl Component for Contradictions {
                 k(Action::Help)
             )
         });
-        let style = if cx.notice.is_some() {
-            t.warning()
-        } else {
-            t.muted()
-        };
-        f.render_widget(Paragraph::new(Line::styled(hint, style)), status);
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

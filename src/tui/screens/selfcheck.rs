@@ -25,7 +25,7 @@ use crate::tui::component::{Cmd, Component, Cx, Input, ScreenId};
 use crate::tui::jobs::{JobRequest, Msg};
 use crate::tui::keymap::{Action, Mode};
 use crate::tui::popups::{PickFor, Picker};
-use crate::tui::widgets::{pane, row_in, scrollbar, title_line, truncate};
+use crate::tui::widgets::{pane, row_in, scrollbar, status_line, title_line, truncate};
 
 /// The sentences of one generator × detector pair.
 pub struct Sentences {
@@ -375,7 +375,7 @@ impl Component for Selfcheck {
         }
         let mode = self.mode();
         let k = |a| cx.keymap.hint(mode, a);
-        let hint = cx.notice.map(one_line).unwrap_or_else(|| {
+        status_line(f, status, t, cx.notice, || {
             if self.sentences.is_some() {
                 format!(
                     " ↑↓ triple  {}/{} scroll  {}/{} run  {} back  {} help",
@@ -400,12 +400,6 @@ impl Component for Selfcheck {
                 )
             }
         });
-        let style = if cx.notice.is_some() {
-            t.warning()
-        } else {
-            t.muted()
-        };
-        f.render_widget(Paragraph::new(Line::styled(hint, style)), status);
     }
 
     fn as_any(&self) -> &dyn std::any::Any {
