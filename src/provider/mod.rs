@@ -254,6 +254,12 @@ impl Provider {
                         after: self.timeouts.connect,
                     });
                 }
+                Err(plain_http::SendError::BadRequest(message)) => {
+                    return Err(ProviderError::Config(format!(
+                        "model {:?}: cannot build the request: {message}",
+                        self.model_id
+                    )));
+                }
                 Err(plain_http::SendError::Http(e)) => {
                     return Err(ProviderError::Stream(root_cause(&e)));
                 }

@@ -52,6 +52,9 @@ pub(crate) enum SendError {
     Connect(String),
     /// No connection within the connect timeout.
     ConnectTimeout,
+    /// The request cannot be built (a URL not under this origin, a header value with a line
+    /// break in it).
+    BadRequest(String),
     /// The connection broke before the response headers.
     Http(hyper::Error),
 }
@@ -117,8 +120,7 @@ impl PlainHttp {
         body: Vec<u8>,
         headers: &[(&'static str, String)],
     ) -> Result<http::Response<Body>, SendError> {
-        let path = url.get(self.origin_len..).filter(|p| p.starts_with('/'));
-        let mut req = http::Request::post(path.unwrap_or("/"))
+        let mut req = http::Request::post(self.request_uri(url).map_err(SendError::BadRequest)?)
             .header(header::HOST, self.host.clone())
             .header(
                 header::CONTENT_TYPE,
@@ -134,7 +136,7 @@ impl PlainHttp {
         }
         let mut req = req
             .body(Full::new(Bytes::from(body)))
-            .map_err(|e| SendError::Connect(format!("bad request: {e}")))?;
+            .map_err(|e| SendError::BadRequest(e.to_string()))?;
         let slot = self
             .inner
             .slots
@@ -176,6 +178,26 @@ impl PlainHttp {
                 },
             }
         }
+    }
+
+    /// The path and query of `url` (a URL under this origin) as sent. What `http::Uri` takes
+    /// as it is (the common case) is not parsed again; anything else (a space in a model id,
+    /// say) is percent-encoded as reqwest would, by the URL standard.
+    fn request_uri(&self, url: &str) -> Result<http::Uri, String> {
+        let path = url
+            .get(self.origin_len..)
+            .filter(|p| p.starts_with('/'))
+            .ok_or_else(|| format!("{url} is not under http://{}", self.addr))?;
+        if let Ok(u) = path.parse() {
+            return Ok(u);
+        }
+        let parsed = reqwest::Url::parse(url).map_err(|e| format!("{url}: {e}"))?;
+        let mut encoded = parsed.path().to_string();
+        if let Some(q) = parsed.query() {
+            encoded.push('?');
+            encoded.push_str(q);
+        }
+        encoded.parse().map_err(|e| format!("{url}: {e}"))
     }
 
     fn take_idle(&self) -> Option<Sender> {
@@ -292,6 +314,12 @@ mod tests {
         assert_eq!(p.addr, "localhost:80");
         let p = PlainHttp::parse("http://[::1]:9000/v1", 4, t).unwrap();
         assert_eq!(p.addr, "[::1]:9000");
+        assert_eq!(
+            p.request_uri("http://[::1]:9000/v1/models/my model:go?alt=sse")
+                .unwrap(),
+            "/v1/models/my%20model:go?alt=sse"
+        );
+        assert!(p.request_uri("http://elsewhere:9000/v1").is_err());
         for other in [
             "https://api.openai.com/v1",
             "http://user:pw@127.0.0.1:8080/v1",
