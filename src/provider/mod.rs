@@ -227,12 +227,9 @@ impl Provider {
         let guard = InFlight(ep.clone());
         let (url, body, headers) =
             wire::build(self.kind, &ep.url, &self.model_id, req, self.key.as_ref());
-        let first_byte = |e| -> ProviderError {
-            let _: tokio::time::error::Elapsed = e;
-            ProviderError::Timeout {
-                kind: TimeoutKind::FirstByte,
-                after: self.timeouts.first_byte,
-            }
+        let first_byte = |_| ProviderError::Timeout {
+            kind: TimeoutKind::FirstByte,
+            after: self.timeouts.first_byte,
         };
         let parser = wire::Parser::new(self.kind);
         if let Some(plain) = &ep.plain {
@@ -265,8 +262,9 @@ impl Provider {
                 }
             };
             let (parts, body) = resp.into_parts();
+            let retry = failed_retry_after(parts.status, &parts.headers);
             return self
-                .answer(parts.status, &parts.headers, body, parser, guard, 0)
+                .answer(parts.status, retry, body, parser, guard, 0)
                 .await;
         }
         let mut rb = self
@@ -281,18 +279,20 @@ impl Provider {
             .await
             .map_err(first_byte)?
             .map_err(|e| classify(&e, &ep.url, self.timeouts))?;
-        let (status, headers) = (resp.status(), resp.headers().clone());
+        let status = resp.status();
+        let retry = failed_retry_after(status, resp.headers());
         // Four turns: reqwest's hand-back is two hops (the connection task sees the body's end,
         // then a task waiting for it to be ready returns it to the pool).
-        self.answer(status, &headers, resp.bytes_stream(), parser, guard, 4)
+        self.answer(status, retry, resp.bytes_stream(), parser, guard, 4)
             .await
     }
 
-    /// The response as a stream of events, or its error status as an error.
+    /// The response as a stream of events, or its error status as an error (with the wait the
+    /// server asked for, `retry_after`).
     async fn answer<S, E>(
         &self,
         status: http::StatusCode,
-        headers: &http::HeaderMap,
+        retry_after: Option<Duration>,
         body: S,
         parser: wire::Parser,
         guard: InFlight,
@@ -303,7 +303,6 @@ impl Provider {
         E: std::error::Error + 'static,
     {
         if !status.is_success() {
-            let retry_after = retry_after(headers);
             let body = read_capped(body, 4096).await;
             return Err(ProviderError::Http {
                 status: status.as_u16(),
@@ -415,6 +414,11 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
         cur = next;
     }
     cur.to_string()
+}
+
+/// The wait a failed response asks for; a successful one's headers are not read for it.
+fn failed_retry_after(status: http::StatusCode, h: &http::HeaderMap) -> Option<Duration> {
+    (!status.is_success()).then(|| retry_after(h)).flatten()
 }
 
 /// The longest wait a server can ask for.
