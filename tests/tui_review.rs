@@ -71,6 +71,32 @@ fn typed(s: &str) -> Vec<Event> {
     s.chars().map(key).collect()
 }
 
+/// One answer's score for an item, from run "r1", sample 0.
+fn scored(
+    item: &prism::dataset::Item,
+    task: &str,
+    evaluator: &str,
+    job: u32,
+    model: &str,
+    s: f64,
+) -> ScoreRecord {
+    ScoreRecord {
+        run_id: "r1".into(),
+        job_idx: job,
+        item_id: item.id.to_string(),
+        task_id: task.into(),
+        model: model.into(),
+        sample: 0,
+        evaluator: evaluator.into(),
+        score: Some(s),
+        detail: String::new(),
+        judge: None,
+        judge_reply: None,
+        judge_attempts: 0,
+        created_at: 0,
+    }
+}
+
 fn review(app: &App) -> &Review {
     app.find::<Review>().expect("the review screen is open")
 }
@@ -166,21 +192,7 @@ fn items_the_models_disagree_on_come_first() {
     let task = ds.task_of(last).id.clone();
     {
         let mut store = Store::open(&db).unwrap();
-        let score = |job: u32, model: &str, s: f64| ScoreRecord {
-            run_id: "r1".into(),
-            job_idx: job,
-            item_id: last.id.to_string(),
-            task_id: task.clone(),
-            model: model.into(),
-            sample: 0,
-            evaluator: "exact".into(),
-            score: Some(s),
-            detail: String::new(),
-            judge: None,
-            judge_reply: None,
-            judge_attempts: 0,
-            created_at: 0,
-        };
+        let score = |job, model, s| scored(last, &task, "exact", job, model, s);
         store
             .save_scores(&[score(0, "a", 1.0), score(1, "b", 0.0)])
             .unwrap();
@@ -215,21 +227,7 @@ fn the_review_screen_with_history_signals_and_a_draft() {
     let task = ds.task_of(first).id.clone();
     {
         let mut store = Store::open(&db).unwrap();
-        let score = |job: u32, model: &str, s: f64| ScoreRecord {
-            run_id: "r1".into(),
-            job_idx: job,
-            item_id: first.id.to_string(),
-            task_id: task.clone(),
-            model: model.into(),
-            sample: 0,
-            evaluator: "fact_judge".into(),
-            score: Some(s),
-            detail: String::new(),
-            judge: None,
-            judge_reply: None,
-            judge_attempts: 0,
-            created_at: 0,
-        };
+        let score = |job, model, s| scored(first, &task, "fact_judge", job, model, s);
         store
             .save_scores(&[score(0, "local", 1.0), score(1, "smol", 0.0)])
             .unwrap();
