@@ -9,7 +9,11 @@
 //! - llama.cpp (through llama-cpp-python's low-level streaming API) timed the same way;
 //! - load time and peak RSS;
 //! - TUI input latency: while the local model streams into the compare screen, keys are sent
-//!   every 100 ms and the time to the next completed frame is recorded.
+//!   every 100 ms and the time to the next completed frame is recorded;
+//! - start-up to the first token: prism's worker process (spawn, load, first token) against the
+//!   same engine in the bench's own process, as prism ran it before the worker (issue 29);
+//! - generation beside busy processes: tokens/s idle and with one busy-looping process per core,
+//!   for libgomp's default spin and for prism's (`GOMP_SPINCOUNT`), each in a process of its own.
 
 use std::io;
 use std::path::PathBuf;
@@ -17,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use prism::provider::local::LocalModel;
+use prism::provider::local::{Engine, Job, LoadSpec, LocalModel, Sink};
 use prism::provider::{ChatRequest, Message, Params, StreamEvent};
 use ratatui::Terminal;
 use ratatui::backend::{Backend, ClearType, TestBackend, WindowSize};
@@ -333,8 +337,125 @@ fn speed(gguf: &std::path::Path, threads: i32, rt: &tokio::runtime::Runtime) {
     }
 }
 
+/// A sink that tells the bench when the first token arrived.
+struct FirstToken(std::sync::mpsc::Sender<()>);
+
+impl Sink for FirstToken {
+    fn send(&self, ev: Result<StreamEvent, prism::provider::ProviderError>) -> bool {
+        if matches!(ev, Ok(StreamEvent::Delta(_))) {
+            let _ = self.0.send(());
+            return false; // one token is all this measures
+        }
+        true
+    }
+    fn cancelled(&self) -> bool {
+        false
+    }
+}
+
+/// Load to first token, median of five: through a worker process, and in this process.
+fn startup(gguf: &std::path::Path, threads: i32, rt: &tokio::runtime::Runtime) {
+    let msg = [Message::user("Name three primary colours.")];
+    let params = Params {
+        temperature: Some(0.0),
+        max_tokens: Some(4),
+        ..Params::default()
+    };
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[v.len() / 2]
+    };
+    let worker: Vec<f64> = (0..5)
+        .map(|_| {
+            let t0 = Instant::now();
+            let m = LocalModel::load(gguf, threads, 4096, 1, false, None).unwrap();
+            let req = ChatRequest {
+                messages: msg.to_vec(),
+                params: params.clone(),
+            };
+            rt.block_on(async {
+                let mut s = m.stream(&req, Duration::from_secs(60)).await.unwrap();
+                while let Some(Ok(ev)) = s.next().await {
+                    if matches!(ev, StreamEvent::Delta(_)) {
+                        break;
+                    }
+                }
+            });
+            t0.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    let spec = LoadSpec {
+        path: gguf.to_path_buf(),
+        threads,
+        context: 4096,
+        workers: 1,
+        completion: false,
+        template: None,
+    };
+    let inproc: Vec<f64> = (0..5)
+        .map(|_| {
+            let t0 = Instant::now();
+            let e = Engine::load(&spec).unwrap();
+            let (prompt, p) = e.prepare(&msg, &params).unwrap();
+            let (tx, rx) = std::sync::mpsc::channel();
+            e.submit(Job {
+                prompt,
+                params: p,
+                sink: Box::new(FirstToken(tx)),
+            })
+            .unwrap();
+            rx.recv().unwrap();
+            t0.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    let (w, i) = (median(worker), median(inproc));
+    println!(
+        "start-up to first token: worker process {w:.0} ms, in-process {i:.0} ms (ratio {:.2})",
+        w / i
+    );
+}
+
+/// Generation tokens/s idle, then with one busy-looping process per core (`yes`), in this
+/// process's environment (the caller sets GOMP_SPINCOUNT or not).
+fn contended(gguf: &std::path::Path, threads: i32, rt: &tokio::runtime::Runtime) -> (f64, f64) {
+    let m = LocalModel::load(gguf, threads, 4096, 1, false, None).unwrap();
+    let text = "Write a short story about a lighthouse keeper.";
+    let _warm = time_prism(&m, rt, text);
+    let median = |m: &LocalModel| {
+        let mut v: Vec<f64> = (0..3).map(|_| time_prism(m, rt, text).gen_tps).collect();
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[1]
+    };
+    let idle = median(&m);
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let mut busy: Vec<_> = (0..cores)
+        .map(|_| {
+            std::process::Command::new("yes")
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let loaded = median(&m);
+    for b in &mut busy {
+        let _ = b.kill();
+        let _ = b.wait();
+    }
+    (idle, loaded)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--contended") {
+        prism::provider::local::set_worker_program(env!("CARGO_BIN_EXE_prism"));
+        let gguf = PathBuf::from(&args[i + 1]);
+        let threads: i32 = args[i + 2].parse().unwrap();
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let (idle, loaded) = contended(&gguf, threads, &rt);
+        println!("{idle} {loaded}");
+        return;
+    }
     if let Some(i) = args.iter().position(|a| a == "--raw") {
         let gguf = PathBuf::from(&args[i + 1]);
         let threads: i32 = args[i + 2].parse().unwrap();
@@ -344,6 +465,9 @@ fn main() {
         println!("{pp} {tg}");
         return;
     }
+    // The models run in worker processes of the prism binary (this bench's executable is not
+    // prism).
+    prism::provider::local::set_worker_program(env!("CARGO_BIN_EXE_prism"));
     let dirs = prism::config::Dirs::resolve();
     let gguf = std::env::var_os("PRISM_GEMMA_GGUF")
         .map(PathBuf::from)
@@ -377,6 +501,38 @@ fn main() {
             "\nno SmolLM2 at {}: `prism model install smol` or set PRISM_SMOL_GGUF",
             smol.display()
         );
+    }
+    println!();
+    startup(&smol_or(&smol, &gguf), threads, &rt);
+    // Beside busy processes, each setting in a process of its own (the worker inherits it).
+    for (label, spin) in [
+        ("libgomp's default spin", None),
+        (
+            "prism's GOMP_SPINCOUNT",
+            Some(prism::provider::local::GOMP_SPINCOUNT),
+        ),
+    ] {
+        let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+        cmd.arg("--contended")
+            .arg(smol_or(&smol, &gguf))
+            .arg(threads.to_string());
+        match spin {
+            // A value of libgomp's own default, so the worker keeps it.
+            None => cmd.env("GOMP_SPINCOUNT", "300000"),
+            Some(s) => cmd.env("GOMP_SPINCOUNT", s),
+        };
+        let out = cmd.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let v: Vec<f64> = text
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        if let [idle, loaded] = v[..] {
+            println!(
+                "generation beside one busy process per core ({label}): idle {idle:.1} tok/s, busy {loaded:.1} tok/s ({:.2}x)",
+                loaded / idle
+            );
+        }
     }
     println!();
 
@@ -469,6 +625,11 @@ fn main() {
             lat.len()
         );
     }
+}
+
+/// SmolLM2 where it is installed, else the Gemma file.
+fn smol_or(smol: &std::path::Path, gguf: &std::path::Path) -> PathBuf {
+    if smol.is_file() { smol } else { gguf }.to_path_buf()
 }
 
 fn tokio_stream_from(

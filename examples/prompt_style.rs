@@ -1,7 +1,8 @@
 //! Which prompt style suits the bundled base model better on the sample data: llama.cpp's chat
 //! template ("gemma") or the completion style (`Question ... Answer:`)?
 //!
-//! `cargo run --release --example prompt_style -- [GGUF]` (default: the installed default model).
+//! `cargo build --release && cargo run --release --example prompt_style -- [GGUF]` (default: the
+//! installed default model; the model runs in a worker process of the `prism` binary beside it).
 //! Every sample item with a reference answer is asked both ways (greedy, 32 tokens). Reported per
 //! style: how often the answer contains the reference (loosely: case, punctuation and spacing
 //! ignored; `[NO_INFO]` counts when the model says NO_INFO; option letters are matched on the
@@ -36,6 +37,13 @@ fn first_letter(s: &str) -> Option<char> {
 }
 
 fn main() {
+    // target/<profile>/examples/prompt_style -> target/<profile>/prism
+    let prism_bin = std::env::current_exe()
+        .ok()
+        .and_then(|e| Some(e.parent()?.parent()?.join("prism")))
+        .filter(|p| p.is_file())
+        .expect("build prism first (cargo build --release): its binary runs the model");
+    prism::provider::local::set_worker_program(prism_bin);
     let dirs = prism::config::Dirs::resolve();
     let path = std::env::args()
         .nth(1)

@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod cpu;
 pub mod dataset;
 pub mod detect;
 pub mod engine;
@@ -16,6 +17,7 @@ pub mod provider;
 pub mod report;
 pub mod review;
 pub mod selfcheck;
+pub mod shutdown;
 pub mod store;
 pub mod taxonomy;
 pub mod text;

@@ -1,7 +1,18 @@
 use clap::Parser;
 
 fn main() {
-    let cli = prism::cli::Cli::parse();
+    if let Some(msg) = prism::cpu::refusal() {
+        eprintln!("{msg}");
+        std::process::exit(1);
+    }
+    let args: Vec<String> = std::env::args().collect();
+    // The embedded model's worker process (started by prism itself, never by hand): before
+    // clap, so it needs no subcommand in the help and starts in as little time as possible.
+    #[cfg(feature = "local")]
+    if args.get(1).map(String::as_str) == Some(prism::provider::local::WORKER_SUBCOMMAND) {
+        std::process::exit(prism::provider::local::worker::main(&args[2..]));
+    }
+    let cli = prism::cli::Cli::parse_from(args);
     match prism::cli::main(cli) {
         Ok(code) => std::process::exit(code),
         Err(e) => {

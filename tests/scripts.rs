@@ -117,3 +117,56 @@ fn missing_packages_names_debian_packages() {
     let (code, _) = tools("missing_packages nonsense", &[]);
     assert_eq!(code, 2);
 }
+
+/// A fake venv whose `python` says llama_cpp lives in a directory with `lib/libggml-cpu.so`
+/// compiled from `body` (a C function body; inline assembly chooses the instructions).
+fn fake_llama_cpp_python(body: &str) -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let pkg = d.path().join("llama_cpp");
+    std::fs::create_dir_all(pkg.join("lib")).unwrap();
+    let src = d.path().join("k.c");
+    std::fs::write(&src, format!("void kernel(void) {{ {body} }}\n")).unwrap();
+    let out = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-shared", "-fPIC", "-O2", "-o"])
+        .arg(pkg.join("lib/libggml-cpu.so"))
+        .arg(&src)
+        .output()
+        .expect("the C compiler runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let py = d.path().join("python");
+    std::fs::write(&py, format!("#!/bin/sh\necho '{}'\n", pkg.display())).unwrap();
+    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+    d
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_llama_cpp_python_built_with_amx_or_avx512_is_not_the_portable_one() {
+    let check = |d: &tempfile::TempDir| {
+        tools(
+            &format!(
+                "set -o pipefail; have_portable_llama_cpp_python '{}/python'",
+                d.path().display()
+            ),
+            &[],
+        )
+        .0
+    };
+    let plain = fake_llama_cpp_python(r#"__asm__ volatile("vpaddd %ymm1, %ymm2, %ymm3");"#);
+    assert_eq!(check(&plain), 0, "AVX2 only is portable");
+    let amx = fake_llama_cpp_python(r#"__asm__ volatile("tilerelease");"#);
+    assert_eq!(check(&amx), 1, "an AMX instruction");
+    let tile = fake_llama_cpp_python(r#"__asm__ volatile("tileloadd (%rsi,%rax,1), %tmm0");"#);
+    assert_eq!(check(&tile), 1, "an AMX tile load");
+    let avx512 = fake_llama_cpp_python(r#"__asm__ volatile("vpxorq %zmm0, %zmm0, %zmm0");"#);
+    assert_eq!(check(&avx512), 1, "AVX-512");
+    // No library at all (llama_cpp not installed) is not a portable build either.
+    let empty = tempfile::tempdir().unwrap();
+    std::fs::write(empty.path().join("python"), "#!/bin/sh\nexit 1\n").unwrap();
+    assert_eq!(check(&empty), 1);
+}

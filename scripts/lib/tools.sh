@@ -104,6 +104,31 @@ have_postgres_server() {
   return 1
 }
 
+# The CMake options .ci/run builds llama-cpp-python with: portable (AVX2, FMA, F16C), never
+# llama.cpp's native default. A native build on a CPU with AMX compiles AMX kernels in that die
+# there with SIGILL on the first chat request (issue 29); on any machine it uses AVX-512 that the
+# next machine may lack.
+LLAMA_CPP_PYTHON_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+
+# Whether llama-cpp-python's CPU library, as the venv's python loads it, is such a portable
+# build: objdump finds no AMX instruction and no AVX-512 register in it. (A marker file would
+# say how it was meant to be built; this tests the library that runs.)
+have_portable_llama_cpp_python() {
+  local py=$1 dir f found=0
+  command -v objdump >/dev/null 2>&1 || return 1
+  dir=$("$py" -c 'import llama_cpp, os; print(os.path.dirname(llama_cpp.__file__))' 2>/dev/null) || return 1
+  for f in "$dir"/lib/libggml-cpu*.so* "$dir"/lib/libggml.so*; do
+    [ -e "$f" ] || continue
+    found=1
+    # grep reads to the end (no -q), so objdump never dies of SIGPIPE under pipefail.
+    if objdump -d --no-show-raw-insn "$f" 2>/dev/null |
+      grep -E $'\t(tile[a-z0-9]+|ldtilecfg|sttilecfg|tdpb[a-z0-9]+)([[:space:]]|$)|%zmm' >/dev/null; then
+      return 1
+    fi
+  done
+  [ "$found" = 1 ]
+}
+
 # The packages a machine lacks for the given needs (default: the demo's).
 #   build   compilers, cmake, libclang (llama.cpp through llama-cpp-2)
 #   python  python3 with a working venv (the model's PyPI fallback, llama-cpp-python in CI)

@@ -1,5 +1,5 @@
 //! What `prism detect`, `prism autohall` and `prism selfcheck` share: run an engine task to its
-//! end on a fresh runtime, ctrl-c cancelling it, while a printer shows its events; then say how
+//! end on a fresh runtime, ctrl-c, SIGTERM or SIGHUP cancelling it, while a printer shows its events; then say how
 //! it went on stderr.
 
 use std::future::Future;
@@ -24,12 +24,7 @@ where
         .enable_all()
         .build()?;
     rt.block_on(async {
-        let c = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                c.cancel();
-            }
-        });
+        crate::shutdown::cancel_on_signal(&cancel);
         let printer = tokio::spawn(printer);
         let result = task.await;
         let failures = printer.await.unwrap_or_default();

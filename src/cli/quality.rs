@@ -100,12 +100,7 @@ pub fn quality(
         .build()?;
     let cancel = CancellationToken::new();
     let (scored, unreadable, failed) = rt.block_on(async {
-        let c = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                c.cancel();
-            }
-        });
+        crate::shutdown::cancel_on_signal(&cancel);
         // Replies are cached in the store like every judge call (asking again costs nothing).
         let cache = StoreHandle::spawn(Store::open(&db)?, Some(db.clone()));
         let caller = Arc::new(Caller::new(

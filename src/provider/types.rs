@@ -130,6 +130,10 @@ pub enum ProviderError {
     Config(String),
     #[error("cancelled")]
     Cancelled,
+    /// The local model's worker process died (its reason in words); the next request starts a
+    /// fresh one, so a retry can succeed.
+    #[error("local model crashed: {0}")]
+    Crashed(String),
 }
 
 impl ProviderError {
@@ -140,7 +144,8 @@ impl ProviderError {
             }
             ProviderError::Connect { .. }
             | ProviderError::Timeout { .. }
-            | ProviderError::Stream(_) => true,
+            | ProviderError::Stream(_)
+            | ProviderError::Crashed(_) => true,
             ProviderError::Protocol(_) | ProviderError::Config(_) | ProviderError::Cancelled => {
                 false
             }
@@ -174,6 +179,7 @@ impl ProviderError {
             ProviderError::Protocol(_) => "bad response".into(),
             ProviderError::Config(_) => "config".into(),
             ProviderError::Cancelled => "cancelled".into(),
+            ProviderError::Crashed(_) => "local model crashed".into(),
         }
     }
 }

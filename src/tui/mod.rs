@@ -71,25 +71,45 @@ where
     S: Stream<Item = io::Result<Event>> + Unpin,
     B::Error: std::error::Error + Send + Sync + 'static,
 {
-    let size = terminal.size().map_err(io::Error::other)?;
-    app.area = ratatui::layout::Rect::new(0, 0, size.width, size.height);
-    let mut jobs = Jobs::new(std::mem::replace(services, Services::offline()));
-    let result = drive(terminal, app, events, &mut jobs).await;
-    *services = jobs.services;
-    result
+    run_loop_until(terminal, app, events, services, std::future::pending()).await
 }
 
-async fn drive<B, S>(
+/// [`run_loop_with`] that also quits, as `q` does, when `stop` completes (a signal).
+pub async fn run_loop_until<B, S, F>(
     terminal: &mut Terminal<B>,
     app: &mut App,
     events: S,
-    jobs: &mut Jobs,
+    services: &mut Services,
+    stop: F,
 ) -> io::Result<()>
 where
     B: Backend,
     S: Stream<Item = io::Result<Event>> + Unpin,
     B::Error: std::error::Error + Send + Sync + 'static,
+    F: std::future::Future<Output = ()>,
 {
+    let size = terminal.size().map_err(io::Error::other)?;
+    app.area = ratatui::layout::Rect::new(0, 0, size.width, size.height);
+    let mut jobs = Jobs::new(std::mem::replace(services, Services::offline()));
+    let result = drive(terminal, app, events, &mut jobs, stop).await;
+    *services = jobs.services;
+    result
+}
+
+async fn drive<B, S, F>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    events: S,
+    jobs: &mut Jobs,
+    stop: F,
+) -> io::Result<()>
+where
+    B: Backend,
+    S: Stream<Item = io::Result<Event>> + Unpin,
+    B::Error: std::error::Error + Send + Sync + 'static,
+    F: std::future::Future<Output = ()>,
+{
+    let mut stop = std::pin::pin!(stop);
     let mut batches = events.ready_chunks(256);
     let mut input_done = false;
     let mut dirty = true;
@@ -132,6 +152,7 @@ where
         };
         tokio::select! {
             biased;
+            _ = &mut stop => app.quit = true,
             batch = batches.next(), if !input_done => match batch {
                 Some(batch) => {
                     for ev in batch {
@@ -191,33 +212,17 @@ pub fn run(app: App, mut services: Services, notices: Vec<String>) -> anyhow::Re
     let _ = execute!(io::stdout(), EnableMouseCapture);
     let mut app = app;
     app.notice = (!notices.is_empty()).then(|| notices.join(" · "));
-    let result = rt.block_on(async {
-        // A signal (kill, a closed terminal) ends the loop like `q` does, so the terminal is
-        // restored below rather than left in raw mode.
-        tokio::select! {
-            r = run_loop_with(&mut terminal, &mut app, EventStream::new(), &mut services) => r,
-            _ = shutdown_signal() => Ok(()),
-        }
-    });
+    // A signal (kill, a closed terminal or ssh session) quits like `q` does: the run in
+    // progress is cancelled and marked interrupted (resumable), and the terminal is restored
+    // below rather than left in raw mode.
+    let result = rt.block_on(run_loop_until(
+        &mut terminal,
+        &mut app,
+        EventStream::new(),
+        &mut services,
+        crate::shutdown::signal(),
+    ));
     let _ = execute!(io::stdout(), DisableMouseCapture);
     ratatui::restore();
     result.map_err(Into::into)
-}
-
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate()).ok();
-        let mut hup = signal(SignalKind::hangup()).ok();
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = async { match term.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending().await } } => {}
-            _ = async { match hup.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending().await } } => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }
