@@ -455,3 +455,49 @@ fn an_imported_run_resumes_only_with_a_model_the_user_names() {
     assert_eq!(redone.model, "gpt-4o", "answers keep the run's model name");
     assert!(redone.text.as_deref().unwrap().starts_with("ANSWER("));
 }
+
+/// SIGTERM (`kill`, a shutdown) and SIGHUP (the ssh session closed) stop `prism run` as ctrl-c
+/// does: exit 130, the run marked interrupted (`cancelled`, resumable) rather than left
+/// `running`, what finished kept; `--resume` then finishes it.
+#[test]
+fn sigterm_and_sighup_interrupt_a_run_that_then_resumes() {
+    use std::io::BufRead;
+    for sig in [libc::SIGTERM, libc::SIGHUP] {
+        let env = Env::new();
+        let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("prism"))
+            .args(["run", "--models", "slow", "--limit", "30", "--json"])
+            .env("PRISM_CONFIG_DIR", env.dir.path())
+            .env("PRISM_DATA_DIR", env.dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+        let (mut run_id, mut done, mut line) = (String::new(), 0, String::new());
+        while done < 3 {
+            line.clear();
+            assert!(reader.read_line(&mut line).unwrap() > 0, "run ended early");
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if v["event"] == "started" {
+                run_id = v["run_id"].as_str().unwrap().to_string();
+            }
+            done += usize::from(v["event"] == "done");
+        }
+        assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut reader, &mut rest).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "signal {sig}: {err}");
+        assert!(err.contains("interrupted; finish it with: prism run --resume"), "{err}");
+        let run = Store::open(&env.db()).unwrap().run(&run_id).unwrap().unwrap();
+        assert_eq!(run.status, prism::store::RunStatus::Cancelled, "signal {sig}");
+        let (d, f, pending) = job_states(&env.db(), &run_id);
+        assert!(d >= 3 && f == 0 && pending > 0, "done {d} pending {pending}");
+        env.prism()
+            .args(["run", "--resume", &run_id, "--json"])
+            .assert()
+            .code(0);
+        assert_eq!(job_states(&env.db(), &run_id), (30, 0, 0));
+    }
+}

@@ -1,12 +1,23 @@
 //! One real-terminal smoke test: the built binary in tmux, driven with send-keys and read with
 //! capture-pane, as a user at a terminal would use it. Requires tmux (installed by `.ci/run`).
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 struct Tmux {
     socket: String,
+}
+
+/// Waits (bounded) until `path` exists.
+fn wait_file(path: &Path, what: &str) {
+    let start = Instant::now();
+    while !path.exists() {
+        assert!(start.elapsed() < Duration::from_secs(20), "{what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 impl Tmux {
@@ -22,6 +33,15 @@ impl Tmux {
 
     fn screen(&self) -> String {
         self.run(&["capture-pane", "-p", "-t", "smoke"])
+    }
+
+    /// The pid of the pane's first child: prism, under the pane's shell.
+    fn prism_pid(&self) -> i32 {
+        let shell = self.run(&["list-panes", "-t", "smoke", "-F", "#{pane_pid}"]);
+        let shell = shell.trim();
+        let children =
+            std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).unwrap();
+        children.split_whitespace().next().unwrap().parse().unwrap()
     }
 
     fn keys(&self, keys: &[&str]) {
@@ -115,4 +135,90 @@ fn tui_opens_moves_searches_and_quits_in_a_real_terminal() {
     // The terminal is restored: the alternate screen is gone.
     let s = tmux.screen();
     assert!(!s.contains("Taxonomy"), "screen not restored:\n{s}");
+}
+
+/// The TUI in a real terminal, in the middle of a run, stopped by a signal: SIGTERM (`kill`) and
+/// SIGHUP (the terminal closed, here by killing the tmux session). Either way the run is marked
+/// interrupted (`cancelled`, resumable), never left `running`; after SIGTERM the terminal is back
+/// in cooked mode (stty says icanon and echo) and prism exits 0, as after `q`.
+#[test]
+fn a_signal_mid_run_restores_the_terminal_and_marks_the_run_interrupted() {
+    let bin = env!("CARGO_BIN_EXE_prism");
+    let mock = common::mock::start_background();
+    for how in ["SIGTERM", "SIGHUP"] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("models.toml"),
+            format!(
+                "[[models]]\nname = \"slow\"\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"slow\"\nmax_concurrency = 1\n",
+                mock.url()
+            ),
+        )
+        .unwrap();
+        let (status, stty) = (dir.path().join("status"), dir.path().join("stty"));
+        let tmux = Tmux {
+            socket: format!("prism-signal-{}-{how}", std::process::id()),
+        };
+        let cmd = format!(
+            "PRISM_CONFIG_DIR={d} PRISM_DATA_DIR={d} TERM=xterm-256color {bin}; echo $? > {status}; stty -a > {stty}; sleep 5",
+            d = dir.path().display(),
+            status = status.display(),
+            stty = stty.display()
+        );
+        tmux.run(&["new-session", "-d", "-s", "smoke", "-x", "120", "-y", "40", &cmd]);
+        tmux.wait_for("the browse screen", |s| s.contains("Taxonomy"));
+        // `r` on KE (its 21 items): with no built-in model installed, the picker starts on
+        // the user's own model.
+        tmux.keys(&["r"]);
+        let s = tmux.wait_for("the run picker", |s| s.contains("slow"));
+        assert!(
+            s.contains("[x] slow") && s.contains("[ ] local") && s.contains("[ ] smol"),
+            "{s}"
+        );
+        tmux.keys(&["Enter"]);
+        // Under way: the first answer stored.
+        let db = dir.path().join("prism.db");
+        let start = Instant::now();
+        let run = loop {
+            let found = prism::store::Store::open(&db).ok().and_then(|s| {
+                let r = s.latest_run().ok()??;
+                (s.job_counts(&r.id).ok()?.done > 0).then_some(r)
+            });
+            if let Some(r) = found {
+                break r;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "no run started; screen:\n{}",
+                tmux.screen()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert_eq!(run.status, prism::store::RunStatus::Running);
+        if how == "SIGTERM" {
+            assert_eq!(unsafe { libc::kill(tmux.prism_pid(), libc::SIGTERM) }, 0);
+            wait_file(&status, "prism did not exit on SIGTERM");
+            wait_file(&stty, "no stty output");
+            assert_eq!(std::fs::read_to_string(&status).unwrap().trim(), "0");
+            let modes = std::fs::read_to_string(&stty).unwrap();
+            let words: Vec<&str> = modes.split_whitespace().collect();
+            assert!(
+                words.contains(&"icanon") && words.contains(&"echo"),
+                "the terminal was left in raw mode: {modes}"
+            );
+        } else {
+            let pid = tmux.prism_pid();
+            tmux.run(&["kill-session", "-t", "smoke"]);
+            let start = Instant::now();
+            while Path::new(&format!("/proc/{pid}")).exists() {
+                assert!(start.elapsed() < Duration::from_secs(20), "prism outlived its terminal");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        let store = prism::store::Store::open(&db).unwrap();
+        let after = store.run(&run.id).unwrap().unwrap();
+        assert_eq!(after.status, prism::store::RunStatus::Cancelled, "after {how}");
+        let c = store.job_counts(&run.id).unwrap();
+        assert!(c.pending > 0, "{how}: the rest stays pending for --resume");
+    }
 }

@@ -24,7 +24,7 @@ where
         .enable_all()
         .build()?;
     rt.block_on(async {
-        crate::shutdown::cancel_on_signal(&cancel);
+        crate::shutdown::cancel_on_signal(cancel);
         let printer = tokio::spawn(printer);
         let result = task.await;
         let failures = printer.await.unwrap_or_default();

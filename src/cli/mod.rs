@@ -471,12 +471,21 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
                 match crate::tui::Services::with_store(&db, run::factory(&dirs), dataset_ref) {
                     Ok(services) => {
                         // The installed built-in models start chosen: space, r, enter runs
-                        // them side by side with no key and no server.
-                        let preselect: Vec<String> = models
+                        // them side by side with no key and no server. With none installed,
+                        // the user's own first model (not a built-in that cannot start).
+                        let mut preselect: Vec<String> = models
                             .iter()
                             .filter(|m| run::is_installed_builtin(&dirs, m))
                             .map(|m| m.name.clone())
                             .collect();
+                        if preselect.is_empty() {
+                            preselect.extend(
+                                models
+                                    .iter()
+                                    .find(|m| !run::is_builtin(m))
+                                    .map(|m| m.name.clone()),
+                            );
+                        }
                         (app.with_models(models).with_chosen(&preselect), services)
                     }
                     Err(e) => {

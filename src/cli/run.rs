@@ -119,6 +119,11 @@ pub fn builtin_smol(dirs: &Dirs) -> crate::provider::ModelConfig {
     m
 }
 
+/// Whether a model is one of the built-in local ones (by name and provider).
+pub fn is_builtin(m: &crate::provider::ModelConfig) -> bool {
+    m.provider == crate::provider::ProviderKind::Local && super::model::builtin(&m.name).is_some()
+}
+
 /// Whether a model is one of the built-in local ones and its file is installed (the TUI
 /// preselects these, so the demo runs both side by side with no key and no server).
 pub fn is_installed_builtin(dirs: &Dirs, m: &crate::provider::ModelConfig) -> bool {

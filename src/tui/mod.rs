@@ -92,6 +92,9 @@ where
     app.area = ratatui::layout::Rect::new(0, 0, size.width, size.height);
     let mut jobs = Jobs::new(std::mem::replace(services, Services::offline()));
     let result = drive(terminal, app, events, &mut jobs, stop).await;
+    // Also when the loop failed (a terminal that closed under a draw fails with EIO): the run
+    // is still stopped in order and marked interrupted. (After `q` this finds nothing left.)
+    jobs.shutdown().await;
     *services = jobs.services;
     result
 }
