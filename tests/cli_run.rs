@@ -489,11 +489,25 @@ fn sigterm_and_sighup_interrupt_a_run_that_then_resumes() {
         let out = child.wait_with_output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(130), "signal {sig}: {err}");
-        assert!(err.contains("interrupted; finish it with: prism run --resume"), "{err}");
-        let run = Store::open(&env.db()).unwrap().run(&run_id).unwrap().unwrap();
-        assert_eq!(run.status, prism::store::RunStatus::Cancelled, "signal {sig}");
+        assert!(
+            err.contains("interrupted; finish it with: prism run --resume"),
+            "{err}"
+        );
+        let run = Store::open(&env.db())
+            .unwrap()
+            .run(&run_id)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            run.status,
+            prism::store::RunStatus::Cancelled,
+            "signal {sig}"
+        );
         let (d, f, pending) = job_states(&env.db(), &run_id);
-        assert!(d >= 3 && f == 0 && pending > 0, "done {d} pending {pending}");
+        assert!(
+            d >= 3 && f == 0 && pending > 0,
+            "done {d} pending {pending}"
+        );
         env.prism()
             .args(["run", "--resume", &run_id, "--json"])
             .assert()

@@ -723,3 +723,42 @@ fn the_tui_run_survives_its_worker_killed_mid_answer() {
             .all(|a| !a.text.trim().is_empty())
     );
 }
+
+/// Several requests at once to one worker decode together in one llama context (one sequence
+/// each): every answer arrives whole, and each starts with the token the same request gets alone
+/// (the second of two identical ones takes the first's prompt cells and logits). Later tokens
+/// may drift: llama.cpp sums in another order for another batch, as llama-server's parallel
+/// slots do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PRISM_SMOL_GGUF (bash .ci/run sets it up)"]
+async fn concurrent_requests_decode_together_and_a_shared_prompt_is_reused() {
+    let p = smol_gguf();
+    let alone = LocalModel::load(&p, 2, 2048, 1, false, None).unwrap();
+    let q = req(
+        "Name the capital of France and say why it matters.",
+        32,
+        &[],
+    );
+    let (solo, _, _) = collect(&alone, &q).await;
+    let m = LocalModel::load(&p, 2, 2048, 4, false, None).unwrap();
+    let others = [
+        req("Count from one to ten.", 32, &[]),
+        req("What colour is the sky?", 32, &[]),
+    ];
+    let (a, b, c, d) = tokio::join!(
+        collect(&m, &q),
+        collect(&m, &q),
+        collect(&m, &others[0]),
+        collect(&m, &others[1])
+    );
+    for (text, reason, n) in [&a, &b, &c, &d] {
+        assert!(!text.concat().trim().is_empty());
+        assert_eq!(reason.as_deref(), Some("length"), "{text:?}");
+        assert_eq!(*n, Some(32));
+    }
+    assert_eq!(a.0[0], solo[0], "the first token, batched as alone");
+    assert_eq!(b.0[0], solo[0], "from the shared prompt as alone");
+    assert_ne!(c.0.concat(), d.0.concat(), "each sequence its own answer");
+    // The counter saw every token of the four.
+    assert_eq!(m.generated_tokens(), 4 * 32);
+}

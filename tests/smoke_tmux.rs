@@ -165,7 +165,17 @@ fn a_signal_mid_run_restores_the_terminal_and_marks_the_run_interrupted() {
             status = status.display(),
             stty = stty.display()
         );
-        tmux.run(&["new-session", "-d", "-s", "smoke", "-x", "120", "-y", "40", &cmd]);
+        tmux.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "smoke",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            &cmd,
+        ]);
         tmux.wait_for("the browse screen", |s| s.contains("Taxonomy"));
         // `r` on KE (its 21 items): with no built-in model installed, the picker starts on
         // the user's own model.
@@ -211,13 +221,20 @@ fn a_signal_mid_run_restores_the_terminal_and_marks_the_run_interrupted() {
             tmux.run(&["kill-session", "-t", "smoke"]);
             let start = Instant::now();
             while Path::new(&format!("/proc/{pid}")).exists() {
-                assert!(start.elapsed() < Duration::from_secs(20), "prism outlived its terminal");
+                assert!(
+                    start.elapsed() < Duration::from_secs(20),
+                    "prism outlived its terminal"
+                );
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
         let store = prism::store::Store::open(&db).unwrap();
         let after = store.run(&run.id).unwrap().unwrap();
-        assert_eq!(after.status, prism::store::RunStatus::Cancelled, "after {how}");
+        assert_eq!(
+            after.status,
+            prism::store::RunStatus::Cancelled,
+            "after {how}"
+        );
         let c = store.job_counts(&run.id).unwrap();
         assert!(c.pending > 0, "{how}: the rest stays pending for --resume");
     }

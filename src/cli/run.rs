@@ -111,7 +111,7 @@ pub fn load_models(dirs: &Dirs, file: Option<&Path>) -> anyhow::Result<ModelsFil
 /// local failure worth retrying is a worker that died, and a fresh one usually answers.
 pub fn builtin_smol(dirs: &Dirs) -> crate::provider::ModelConfig {
     let f: ModelsFile = toml::from_str(
-        "[[models]]\nname = \"smol\"\nprovider = \"local\"\nmodel = \"smollm2-135m-instruct\"\nmax_concurrency = 1\nmax_retries = 2\nparams = { max_tokens = 128 }\n",
+        "[[models]]\nname = \"smol\"\nprovider = \"local\"\nmodel = \"smollm2-135m-instruct\"\nmax_concurrency = 4\nmax_retries = 2\nparams = { max_tokens = 128 }\n",
     )
     .expect("the built-in smol model config parses");
     let mut m = f.models.into_iter().next().expect("one model");
@@ -139,7 +139,7 @@ pub fn is_installed_builtin(dirs: &Dirs, m: &crate::provider::ModelConfig) -> bo
 /// time against 87% (`cargo run --release --example prompt_style`).
 pub fn builtin_local() -> crate::provider::ModelConfig {
     let f: ModelsFile = toml::from_str(
-        "[[models]]\nname = \"local\"\nprovider = \"local\"\nmodel = \"gemma-3-270m\"\ncompletion = true\nmax_concurrency = 1\nmax_retries = 2\nparams = { max_tokens = 128 }\n",
+        "[[models]]\nname = \"local\"\nprovider = \"local\"\nmodel = \"gemma-3-270m\"\ncompletion = true\nmax_concurrency = 4\nmax_retries = 2\nparams = { max_tokens = 128 }\n",
     )
     .expect("the built-in local model config parses");
     f.models.into_iter().next().expect("one model")

@@ -16,6 +16,7 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
 
 use super::protocol::LoadSpec;
 use super::stop::StopMatcher;
@@ -81,25 +82,44 @@ impl Engine {
                 Err(_) => PromptStyle::Chat("gemma".into()),
             }
         };
-        // Create one context up front so a bad context size fails here, with the file named.
+        // The decode thread owns the context (it borrows the model, so it is made there); a
+        // context that cannot be made fails the load, with the file named.
+        let seqs = spec.workers.clamp(1, MAX_SEQUENCES);
+        let (tx, rx) = mpsc::channel::<Job>();
+        let (ready_tx, ready) = mpsc::sync_channel::<Result<(), String>>(1);
+        let generated = Arc::new(AtomicU64::new(0));
         {
-            let ctx_params = context_params(context, threads);
-            model.new_context(backend, ctx_params).map_err(|e| {
-                ProviderError::Config(format!(
+            let (model, counter) = (model.clone(), generated.clone());
+            std::thread::Builder::new()
+                .name("prism-local-decode".into())
+                .spawn(move || {
+                    let ctx =
+                        match model.new_context(backend, context_params(context, threads, seqs)) {
+                            Ok(c) => c,
+                            Err(e) => {
+                                let _ = ready_tx.send(Err(e.to_string()));
+                                return;
+                            }
+                        };
+                    let _ = ready_tx.send(Ok(()));
+                    Decoder::new(&model, ctx, context, seqs, counter).run(&rx);
+                })
+                .map_err(|e| ProviderError::Config(format!("starting the decode thread: {e}")))?;
+        }
+        match ready.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                return Err(ProviderError::Config(format!(
                     "{}: cannot create a {context}-token context ({e}); lower `context` or free memory",
                     path.display()
-                ))
-            })?;
-        }
-        let (tx, rx) = mpsc::channel::<Job>();
-        let rx = Arc::new(Mutex::new(rx));
-        let generated = Arc::new(AtomicU64::new(0));
-        for w in 0..spec.workers.max(1) {
-            let (model, rx, counter) = (model.clone(), rx.clone(), generated.clone());
-            std::thread::Builder::new()
-                .name(format!("prism-local-{w}"))
-                .spawn(move || worker(model, rx, context, threads, counter))
-                .map_err(|e| ProviderError::Config(format!("starting a local worker: {e}")))?;
+                )));
+            }
+            Err(_) => {
+                return Err(ProviderError::Config(format!(
+                    "{}: the decode thread stopped while making its context",
+                    path.display()
+                )));
+            }
         }
         let identity = format!(
             "local:{}:{}",
@@ -185,142 +205,348 @@ impl Engine {
     }
 }
 
-fn context_params(context: u32, threads: i32) -> LlamaContextParams {
+/// The most sequences one context decodes together.
+pub const MAX_SEQUENCES: usize = 16;
+
+fn context_params(context: u32, threads: i32, seqs: usize) -> LlamaContextParams {
     LlamaContextParams::default()
         // Flash attention off (0 = LLAMA_FLASH_ATTN_TYPE_DISABLED), as llama.cpp's servers run
         // on CPU by default: with it on ("auto"), prompt processing measured slower here.
         .with_flash_attention_policy(0)
         .with_n_ctx(NonZeroU32::new(context))
-        .with_n_batch(512)
+        .with_n_batch(N_BATCH as u32)
         .with_n_threads(threads)
         .with_n_threads_batch(threads)
+        // Several sequences share one KV cache of `context` cells (llama-server's parallel
+        // slots): a sequence may use all of it, and the decoder admits a job only when its
+        // prompt and max_tokens fit beside the others.
+        .with_n_seq_max(seqs as u32)
+        .with_kv_unified(true)
 }
 
-fn worker(
-    model: Arc<LlamaModel>,
-    rx: Arc<Mutex<mpsc::Receiver<Job>>>,
-    context: u32,
-    threads: i32,
+/// Tokens per prompt-processing batch.
+const N_BATCH: usize = 512;
+
+/// One generation in progress: a sequence of the shared context.
+struct Seq {
+    id: i32,
+    job: Job,
+    prompt: Vec<LlamaToken>,
+    sampler: LlamaSampler,
+    stopper: StopMatcher,
+    /// Bytes of a UTF-8 character split across tokens.
+    bytes: Vec<u8>,
+    /// The position of the next token.
+    pos: usize,
+    generated: usize,
+    max_new: usize,
+    /// The token to feed at the next step.
+    next: LlamaToken,
+    /// Its logits' index in the current batch.
+    logits_at: i32,
+}
+
+/// What one sampled token did to its sequence.
+enum Step {
+    Going,
+    Done(&'static str),
+    /// Nobody wants it any more: end it silently.
+    Dropped,
+}
+
+/// Decodes up to `seqs` generations together in one llama context, as llama-server's parallel
+/// slots do: jobs join between steps, and each step decodes one token of every running sequence
+/// in one batch (one pass over the weights for all of them).
+///
+/// The K samples of one prompt (a contradiction check, self-detection) evaluate it once: a job
+/// whose prompt the sequence started just before it holds, with no decode since, copies that
+/// sequence's KV cells and samples from the same logits, so its first token is drawn from
+/// exactly what the prompt alone gives. (Reusing all but the last cell of an older sequence
+/// would save as much, but llama.cpp computes a last token alone slightly differently than in a
+/// prompt batch.) Later tokens of a batched answer can drift from the same answer decoded alone:
+/// llama.cpp sums in another order for another batch, as in llama-server's parallel slots.
+/// `max_concurrency = 1` makes every answer independent of what else runs.
+struct Decoder<'m> {
+    model: &'m LlamaModel,
+    ctx: llama_cpp_2::context::LlamaContext<'m>,
+    context: usize,
+    free: Vec<i32>,
+    running: Vec<Seq>,
+    /// A job that must wait for room in the KV cache.
+    held: Option<Job>,
+    /// The sequence whose prompt was evaluated last, and its logits' index, while no decode
+    /// has happened since.
+    fresh: Option<(i32, i32)>,
     counter: Arc<AtomicU64>,
-) {
-    let Ok(backend) = backend() else { return };
-    let mut ctx = match model.new_context(backend, context_params(context, threads)) {
-        Ok(c) => c,
-        Err(_) => return,
-    };
-    loop {
-        let job = {
-            let rx = rx.lock().unwrap_or_else(|e| e.into_inner());
-            rx.recv()
-        };
-        let Ok(job) = job else { return };
-        if job.sink.cancelled() {
-            continue;
-        }
-        ctx.clear_kv_cache();
-        let result = generate(&model, &mut ctx, &job, context, &counter);
-        if let Err(e) = result {
-            job.sink.send(Err(e));
-        }
-    }
 }
 
-/// Runs one generation, sending deltas as they come. Returns an error to report, if any.
-fn generate(
-    model: &LlamaModel,
-    ctx: &mut llama_cpp_2::context::LlamaContext<'_>,
-    job: &Job,
-    context: u32,
-    counter: &AtomicU64,
-) -> Result<(), ProviderError> {
-    let vocab = model.vocab();
-    let tokens = vocab.tokenize(job.prompt.as_bytes(), true, true);
-    let max_new = job.params.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS) as usize;
-    if tokens.is_empty() {
-        return Err(ProviderError::Protocol("empty prompt".into()));
-    }
-    if tokens.len() + max_new > context as usize {
-        return Err(ProviderError::Protocol(format!(
-            "the prompt is {} tokens; with max_tokens {max_new} it exceeds the local context of {context} (raise `context`)",
-            tokens.len()
-        )));
-    }
-    // Prompt processing in batches.
-    let n_batch = 512usize;
-    let mut batch = LlamaBatch::new(n_batch, 1);
-    let last = tokens.len() - 1;
-    for (chunk_i, chunk) in tokens.chunks(n_batch).enumerate() {
-        batch.clear();
-        for (j, &t) in chunk.iter().enumerate() {
-            let pos = chunk_i * n_batch + j;
-            batch
-                .add(t, pos as i32, &[0], pos == last)
-                .map_err(|e| ProviderError::Protocol(format!("batch: {e}")))?;
-        }
-        ctx.decode(&mut batch)
-            .map_err(|e| ProviderError::Protocol(format!("llama.cpp decode failed: {e}")))?;
-        if job.sink.cancelled() {
-            return Ok(());
+/// How long the decoder waits for more jobs after starting one, so a burst (the K samples of a
+/// claim, sent together) starts together and shares its prompt.
+const BURST: std::time::Duration = std::time::Duration::from_millis(2);
+
+impl<'m> Decoder<'m> {
+    fn new(
+        model: &'m LlamaModel,
+        ctx: llama_cpp_2::context::LlamaContext<'m>,
+        context: u32,
+        seqs: usize,
+        counter: Arc<AtomicU64>,
+    ) -> Decoder<'m> {
+        Decoder {
+            model,
+            ctx,
+            context: context as usize,
+            free: (0..seqs as i32).rev().collect(),
+            running: Vec::new(),
+            held: None,
+            fresh: None,
+            counter,
         }
     }
-    let temperature = job.params.temperature.unwrap_or(0.8) as f32;
-    let mut sampler = if temperature <= 0.0 {
-        LlamaSampler::greedy()
-    } else {
-        LlamaSampler::chain_simple([
-            LlamaSampler::top_p(job.params.top_p.unwrap_or(1.0) as f32, 1),
-            LlamaSampler::temp(temperature),
-            LlamaSampler::dist(job.params.seed.unwrap_or(0x5eed) as u32),
-        ])
-    };
-    let mut stopper = StopMatcher::new(&job.params.stop);
-    let mut bytes: Vec<u8> = Vec::new();
-    let mut n_pos = tokens.len();
-    let mut generated = 0usize;
-    let mut reason = "length";
-    while generated < max_new {
-        let token = sampler.sample(ctx, batch.n_tokens() - 1);
-        sampler.accept(token);
+
+    fn run(&mut self, rx: &mpsc::Receiver<Job>) {
+        loop {
+            if !self.admit(rx) {
+                return;
+            }
+            if !self.running.is_empty() {
+                self.step();
+            }
+        }
+    }
+
+    /// Cells the running sequences may still need.
+    fn reserved(&self) -> usize {
+        self.running
+            .iter()
+            .map(|s| s.prompt.len() + s.max_new)
+            .sum()
+    }
+
+    /// Starts what can start: waits for a job when nothing runs. `false` once the queue is
+    /// closed and nothing is left.
+    fn admit(&mut self, rx: &mpsc::Receiver<Job>) -> bool {
+        while !self.free.is_empty() {
+            let job = match self.held.take() {
+                Some(j) => j,
+                None if self.running.is_empty() => match rx.recv() {
+                    Ok(j) => j,
+                    Err(_) => return false,
+                },
+                None if self.fresh.is_some() => match rx.recv_timeout(BURST) {
+                    Ok(j) => j,
+                    Err(mpsc::RecvTimeoutError::Timeout) => return true,
+                    Err(mpsc::RecvTimeoutError::Disconnected) => return !self.running.is_empty(),
+                },
+                None => match rx.try_recv() {
+                    Ok(j) => j,
+                    Err(mpsc::TryRecvError::Empty) => return true,
+                    Err(mpsc::TryRecvError::Disconnected) => return !self.running.is_empty(),
+                },
+            };
+            if job.sink.cancelled() {
+                continue;
+            }
+            let vocab = self.model.vocab();
+            let prompt = vocab.tokenize(job.prompt.as_bytes(), true, true);
+            let max_new = job.params.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS) as usize;
+            if prompt.is_empty() {
+                job.sink
+                    .send(Err(ProviderError::Protocol("empty prompt".into())));
+                continue;
+            }
+            if prompt.len() + max_new > self.context {
+                job.sink.send(Err(ProviderError::Protocol(format!(
+                    "the prompt is {} tokens; with max_tokens {max_new} it exceeds the local context of {} (raise `context`)",
+                    prompt.len(),
+                    self.context
+                ))));
+                continue;
+            }
+            if !self.running.is_empty() && self.reserved() + prompt.len() + max_new > self.context {
+                self.held = Some(job); // starts when a running one ends
+                return true;
+            }
+            let id = self.free.pop().expect("a free sequence");
+            match self.start(id, job, prompt, max_new) {
+                Some(seq) => self.running.push(seq),
+                None => self.release(id),
+            }
+        }
+        true
+    }
+
+    fn release(&mut self, id: i32) {
+        let _ = self.ctx.clear_kv_cache_seq(Some(id as u32), None, None);
+        self.free.push(id);
+    }
+
+    /// Evaluates a new sequence's prompt and samples its first token. `None` if it ended there
+    /// (failed, cancelled, or done at once), having told its sink.
+    fn start(&mut self, id: i32, job: Job, prompt: Vec<LlamaToken>, max_new: usize) -> Option<Seq> {
+        let _ = self.ctx.clear_kv_cache_seq(Some(id as u32), None, None);
+        // The sequence started just before holds this very prompt: take its cells and logits.
+        let shared = self.fresh.filter(|(src, _)| {
+            self.running
+                .iter()
+                .any(|s| s.id == *src && s.prompt == prompt)
+        });
+        let copied = shared
+            .is_some_and(|(src, _)| self.ctx.copy_kv_cache_seq(src, id, Some(0), None).is_ok());
+        let logits_at = if let (true, Some((_, at))) = (copied, shared) {
+            at
+        } else {
+            let mut batch = LlamaBatch::new(N_BATCH, 1);
+            let last = prompt.len() - 1;
+            for (ci, chunk) in prompt.chunks(N_BATCH).enumerate() {
+                batch.clear();
+                for (j, &t) in chunk.iter().enumerate() {
+                    let pos = ci * N_BATCH + j;
+                    if let Err(e) = batch.add(t, pos as i32, &[id], pos == last) {
+                        job.sink
+                            .send(Err(ProviderError::Protocol(format!("batch: {e}"))));
+                        return None;
+                    }
+                }
+                // Any decode makes the earlier logits stale.
+                self.fresh = None;
+                if let Err(e) = self.ctx.decode(&mut batch) {
+                    job.sink.send(Err(ProviderError::Protocol(format!(
+                        "llama.cpp decode failed: {e}"
+                    ))));
+                    return None;
+                }
+                if job.sink.cancelled() {
+                    return None;
+                }
+            }
+            let at = batch.n_tokens() - 1;
+            self.fresh = Some((id, at));
+            at
+        };
+        let temperature = job.params.temperature.unwrap_or(0.8) as f32;
+        let sampler = if temperature <= 0.0 {
+            LlamaSampler::greedy()
+        } else {
+            LlamaSampler::chain_simple([
+                LlamaSampler::top_p(job.params.top_p.unwrap_or(1.0) as f32, 1),
+                LlamaSampler::temp(temperature),
+                LlamaSampler::dist(job.params.seed.unwrap_or(0x5eed) as u32),
+            ])
+        };
+        let stopper = StopMatcher::new(&job.params.stop);
+        let mut seq = Seq {
+            id,
+            pos: prompt.len(),
+            prompt,
+            job,
+            sampler,
+            stopper,
+            bytes: Vec::new(),
+            generated: 0,
+            max_new,
+            next: LlamaToken(0),
+            logits_at,
+        };
+        match self.sample(&mut seq) {
+            Step::Going => Some(seq),
+            Step::Done(reason) => {
+                finish(&mut seq, reason);
+                None
+            }
+            Step::Dropped => None,
+        }
+    }
+
+    /// Samples the sequence's next token from the last decode and hands its text on.
+    fn sample(&self, seq: &mut Seq) -> Step {
+        if seq.generated >= seq.max_new {
+            return Step::Done("length");
+        }
+        let vocab = self.model.vocab();
+        let token = seq.sampler.sample(&self.ctx, seq.logits_at);
+        seq.sampler.accept(token);
         if vocab.is_eog(token) {
-            reason = "stop";
-            break;
+            return Step::Done("stop");
         }
-        generated += 1;
-        counter.fetch_add(1, Ordering::Relaxed);
-        bytes.extend_from_slice(&vocab.token_to_piece(token, false, None));
+        seq.generated += 1;
+        self.counter.fetch_add(1, Ordering::Relaxed);
+        seq.bytes
+            .extend_from_slice(&vocab.token_to_piece(token, false, None));
         // Emit only complete UTF-8; a multi-byte character may span tokens.
-        let valid = match std::str::from_utf8(&bytes) {
-            Ok(_) => bytes.len(),
+        let valid = match std::str::from_utf8(&seq.bytes) {
+            Ok(_) => seq.bytes.len(),
             Err(e) => e.valid_up_to(),
         };
-        let piece = String::from_utf8_lossy(&bytes[..valid]).into_owned();
-        bytes.drain(..valid);
-        let (emit, stopped) = stopper.push(&piece);
-        if !emit.is_empty() && !job.sink.send(Ok(StreamEvent::Delta(emit))) {
-            return Ok(()); // cancelled: the stream was dropped
+        let piece = String::from_utf8_lossy(&seq.bytes[..valid]).into_owned();
+        seq.bytes.drain(..valid);
+        let (emit, stopped) = seq.stopper.push(&piece);
+        if !emit.is_empty() && !seq.job.sink.send(Ok(StreamEvent::Delta(emit))) {
+            return Step::Dropped; // cancelled: the stream was dropped
         }
         if stopped {
-            reason = "stop";
-            break;
+            return Step::Done("stop");
         }
-        batch.clear();
-        batch
-            .add(token, n_pos as i32, &[0], true)
-            .map_err(|e| ProviderError::Protocol(format!("batch: {e}")))?;
-        n_pos += 1;
-        ctx.decode(&mut batch)
-            .map_err(|e| ProviderError::Protocol(format!("llama.cpp decode failed: {e}")))?;
+        if seq.job.sink.cancelled() {
+            return Step::Dropped;
+        }
+        if seq.generated >= seq.max_new {
+            return Step::Done("length");
+        }
+        seq.next = token;
+        Step::Going
     }
-    let rest = stopper.flush();
+
+    /// One token for every running sequence, in one batch.
+    fn step(&mut self) {
+        self.fresh = None;
+        let mut batch = LlamaBatch::new(self.running.len().max(1), 1);
+        let mut failed = None;
+        for (i, s) in self.running.iter_mut().enumerate() {
+            if let Err(e) = batch.add(s.next, s.pos as i32, &[s.id], true) {
+                failed = Some(format!("batch: {e}"));
+                break;
+            }
+            s.pos += 1;
+            s.logits_at = i as i32;
+        }
+        if failed.is_none()
+            && let Err(e) = self.ctx.decode(&mut batch)
+        {
+            failed = Some(format!("llama.cpp decode failed: {e}"));
+        }
+        let running = std::mem::take(&mut self.running);
+        for mut s in running {
+            let step = match &failed {
+                Some(e) => {
+                    s.job.sink.send(Err(ProviderError::Protocol(e.clone())));
+                    Step::Dropped
+                }
+                None => self.sample(&mut s),
+            };
+            match step {
+                Step::Going => self.running.push(s),
+                Step::Done(reason) => {
+                    finish(&mut s, reason);
+                    self.release(s.id);
+                }
+                Step::Dropped => self.release(s.id),
+            }
+        }
+    }
+}
+
+/// The end of a generation: held-back text, the token counts, the finish reason.
+fn finish(seq: &mut Seq, reason: &str) {
+    let rest = seq.stopper.flush();
     if !rest.is_empty() {
-        job.sink.send(Ok(StreamEvent::Delta(rest)));
+        seq.job.sink.send(Ok(StreamEvent::Delta(rest)));
     }
-    job.sink.send(Ok(StreamEvent::Usage(Usage {
-        prompt_tokens: Some(tokens.len() as u32),
-        completion_tokens: Some(generated as u32),
+    seq.job.sink.send(Ok(StreamEvent::Usage(Usage {
+        prompt_tokens: Some(seq.prompt.len() as u32),
+        completion_tokens: Some(seq.generated as u32),
     })));
-    job.sink.send(Ok(StreamEvent::Finish {
+    seq.job.sink.send(Ok(StreamEvent::Finish {
         reason: Some(reason.into()),
     }));
-    Ok(())
 }
