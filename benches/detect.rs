@@ -257,6 +257,8 @@ fn main() {
     );
 
     if embedded > 0 {
+        // The embedded models run in worker processes of the prism binary.
+        prism::provider::local::set_worker_program(env!("CARGO_BIN_EXE_prism"));
         let dirs = prism::config::Dirs::resolve();
         let bundled = prism::dataset::claims::sample_claims().set;
         let mut set = bundled.clone();
@@ -274,7 +276,9 @@ fn main() {
         for m in [smol, local] {
             let name = m.name.clone();
             let factory = prism::cli::run::factory(&dirs);
-            let (secs, done, failed) = rt.block_on(autohall(&set, vec![m], 6, 1, factory));
+            // Up to 16 calls in flight; the model's own max_concurrency (4 for the built-ins:
+            // the K samples of a claim decode together) is the real limit.
+            let (secs, done, failed) = rt.block_on(autohall(&set, vec![m], 6, 16, factory));
             println!(
                 "embedded {name}: {embedded} claims x K=6: {done} calls ({failed} failed) in {secs:.1} s = {:.1} s per claim, {:.2} s per call",
                 secs / embedded as f64,

@@ -12,6 +12,8 @@
 //!   every 100 ms and the time to the next completed frame is recorded;
 //! - start-up to the first token: prism's worker process (spawn, load, first token) against the
 //!   same engine in the bench's own process, as prism ran it before the worker (issue 29);
+//! - batches: aggregate generation tokens/s of 1, 4 and 8 requests at once to one worker of 8
+//!   sequences (one llama context), 64 tokens each, and one request's latency alone;
 //! - generation beside busy processes: tokens/s idle and with one busy-looping process per core,
 //!   for libgomp's default spin and for prism's (`GOMP_SPINCOUNT`), each in a process of its own.
 
@@ -503,6 +505,7 @@ fn main() {
         );
     }
     println!();
+    batch_throughput(&smol_or(&smol, &gguf), threads, &rt);
     startup(&smol_or(&smol, &gguf), threads, &rt);
     // Beside busy processes, each setting in a process of its own (the worker inherits it).
     for (label, spin) in [
@@ -625,6 +628,63 @@ fn main() {
             lat.len()
         );
     }
+}
+
+/// Aggregate generation speed with `n` requests at once (different prompts, greedy, 64 tokens
+/// each): tokens generated over the time from sending to the last token.
+fn batch_throughput(gguf: &std::path::Path, threads: i32, rt: &tokio::runtime::Runtime) {
+    let m = LocalModel::load(gguf, threads, 4096, 8, false, None).unwrap();
+    let topics = [
+        "the sea",
+        "a mountain",
+        "a city at night",
+        "an old library",
+        "a desert",
+        "a forest",
+        "a river",
+        "a small village",
+    ];
+    let run = |n: usize| -> (f64, f64) {
+        rt.block_on(async {
+            let t0 = Instant::now();
+            let jobs = topics[..n].iter().map(|t| {
+                let req = ChatRequest {
+                    messages: vec![Message::user(format!("Write a long story about {t}."))],
+                    params: Params {
+                        temperature: Some(0.0),
+                        max_tokens: Some(64),
+                        ..Params::default()
+                    },
+                };
+                let m = &m;
+                async move {
+                    let mut s = m.stream(&req, Duration::from_secs(300)).await.unwrap();
+                    let mut tokens = 0u32;
+                    while let Some(Ok(ev)) = s.next().await {
+                        match ev {
+                            StreamEvent::Usage(u) => tokens = u.completion_tokens.unwrap_or(0),
+                            StreamEvent::Finish { .. } => break,
+                            _ => {}
+                        }
+                    }
+                    tokens
+                }
+            });
+            let tokens: u32 = futures::future::join_all(jobs).await.into_iter().sum();
+            let wall = t0.elapsed().as_secs_f64();
+            (tokens as f64 / wall, wall)
+        })
+    };
+    let _warm = run(1);
+    let (one, one_wall) = run(1);
+    for n in [4, 8] {
+        let (agg, _) = run(n);
+        println!(
+            "batches: {n} at once {agg:.1} tok/s aggregate, 1 alone {one:.1} tok/s ({:.2}x)",
+            agg / one
+        );
+    }
+    println!("batches: one request alone, 64 tokens, {:.2} s", one_wall);
 }
 
 /// SmolLM2 where it is installed, else the Gemma file.

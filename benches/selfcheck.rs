@@ -258,6 +258,8 @@ fn main() {
     );
 
     if embedded > 0 {
+        // The embedded models run in worker processes of the prism binary.
+        prism::provider::local::set_worker_program(env!("CARGO_BIN_EXE_prism"));
         let dirs = prism::config::Dirs::resolve();
         let mut set = prism::dataset::triples::sample_triples().set;
         let pool = set.triples.clone();
@@ -297,7 +299,8 @@ fn main() {
                     items,
                     models,
                     Options {
-                        concurrency: 1,
+                        // The model's own max_concurrency is the real limit.
+                        concurrency: 16,
                         use_cache: false,
                     },
                     store,
