@@ -326,6 +326,9 @@ impl<'m> Decoder<'m> {
     /// Starts what can start: waits for a job when nothing runs. `false` once the queue is
     /// closed and nothing is left.
     fn admit(&mut self, rx: &mpsc::Receiver<Job>) -> bool {
+        // One prompt evaluated per round: the running answers take a step between two prompts,
+        // so a first answer streams while the next prompts are read, instead of waiting for all.
+        let mut evaluated = false;
         while !self.free.is_empty() {
             let job = match self.held.take() {
                 Some(j) => j,
@@ -367,6 +370,16 @@ impl<'m> Decoder<'m> {
                 self.held = Some(job); // starts when a running one ends
                 return true;
             }
+            let shares = self.fresh.is_some_and(|(src, _)| {
+                self.running
+                    .iter()
+                    .any(|s| s.id == src && s.prompt == prompt)
+            });
+            if evaluated && !shares {
+                self.held = Some(job); // after the next step
+                return true;
+            }
+            evaluated |= !shares;
             let id = self.free.pop().expect("a free sequence");
             match self.start(id, job, prompt, max_new) {
                 Some(seq) => self.running.push(seq),
