@@ -88,6 +88,8 @@ impl std::fmt::Debug for Worker {
 
 /// Lines of the worker's stderr kept for a crash report.
 const STDERR_LINES: usize = 20;
+/// How long a dead worker's stderr may take to end (a process it started could hold it open).
+const STDERR_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl Worker {
     /// Starts `exe __local-worker ARGS`, loads the model and waits until it is ready.
@@ -119,11 +121,17 @@ impl Worker {
         })?;
         let pid = child.id();
         let tail = Arc::new(Mutex::new(VecDeque::<String>::new()));
+        // Says when the worker's stderr has ended, so its last words are in `tail` before the
+        // reason it died is put into words.
+        let (stderr_done, stderr_ended) = mpsc::channel::<()>();
         if let Some(err) = child.stderr.take() {
             let tail = tail.clone();
             std::thread::Builder::new()
                 .name(format!("prism-local-stderr-{pid}"))
-                .spawn(move || keep_tail(err, &tail))
+                .spawn(move || {
+                    keep_tail(err, &tail);
+                    let _ = stderr_done.send(());
+                })
                 .map_err(thread_error)?;
         }
         let mut stdin = child.stdin.take().expect("piped stdin");
@@ -156,6 +164,7 @@ impl Worker {
             other => {
                 drop(stdin);
                 let status = child.wait().ok();
+                let _ = stderr_ended.recv_timeout(STDERR_GRACE);
                 let said = if other.is_some() || first.trim().is_empty() {
                     String::new()
                 } else {
@@ -193,7 +202,7 @@ impl Worker {
             let shared = shared.clone();
             std::thread::Builder::new()
                 .name(format!("prism-local-out-{pid}"))
-                .spawn(move || read_replies(child, stdout, &shared, &tail))
+                .spawn(move || read_replies(child, stdout, &shared, &tail, &stderr_ended))
                 .map_err(thread_error)?;
         }
         Ok((
@@ -296,6 +305,7 @@ fn read_replies(
     stdout: BufReader<ChildStdout>,
     shared: &Shared,
     tail: &Mutex<VecDeque<String>>,
+    stderr_ended: &mpsc::Receiver<()>,
 ) {
     for line in stdout.lines() {
         let Ok(line) = line else { break };
@@ -328,7 +338,7 @@ fn read_replies(
     // stdout ended: the worker exited (or closed it). Its status says how.
     let status = child.wait();
     // The stderr thread may still be reading the worker's last words.
-    std::thread::sleep(std::time::Duration::from_millis(20));
+    let _ = stderr_ended.recv_timeout(STDERR_GRACE);
     let reason = match status {
         Ok(s) => describe_exit(s, &last_lines(tail)),
         Err(e) => format!("lost the worker: {e}"),
@@ -427,6 +437,65 @@ pub const GOMP_SPINCOUNT: &str = "10000";
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn spec() -> LoadSpec {
+        LoadSpec {
+            path: "/nonexistent/model.gguf".into(),
+            threads: 1,
+            context: 512,
+            workers: 1,
+            completion: false,
+            template: None,
+        }
+    }
+
+    /// A script that stands in for the worker program.
+    #[cfg(unix)]
+    fn script(dir: &Path, body: &str) -> std::path::PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let p = dir.join("worker.sh");
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_worker_that_is_not_one_or_dies_loading_is_told_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        // Some other program: it answers, but not in the protocol.
+        let other = script(dir.path(), "echo 'usage: something else'");
+        let e = Worker::start(&other, &[], &spec()).unwrap_err();
+        assert!(matches!(e, ProviderError::Config(_)), "{e:?}");
+        assert!(
+            e.to_string().contains("is not prism's local model worker")
+                && e.to_string().contains("usage: something else"),
+            "{e}"
+        );
+        // One that fails, saying why on stderr.
+        let fails = script(dir.path(), "echo 'cannot map the file' >&2; exit 3");
+        let e = Worker::start(&fails, &[], &spec()).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "local model crashed: the worker exited with status 3: cannot map the file"
+        );
+        // One killed by an illegal instruction while loading.
+        let ill = script(dir.path(), "kill -ILL $$");
+        let e = Worker::start(&ill, &[], &spec()).unwrap_err();
+        assert!(e.retryable(), "{e:?}");
+        assert!(
+            e.to_string()
+                .starts_with("local model crashed: illegal instruction (SIGILL)"),
+            "{e}"
+        );
+        // A program that does not exist.
+        let e = Worker::start(&dir.path().join("nope"), &[], &spec()).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("cannot start the local model worker"),
+            "{e}"
+        );
+    }
 
     #[cfg(unix)]
     #[test]
