@@ -2,8 +2,9 @@
 //! (see `super::worker`); prism itself never calls llama.cpp in its own process, so a crash in
 //! llama.cpp cannot take the TUI or a run down.
 //!
-//! Generation runs on dedicated threads (one llama context each) fed by a queue. Each job's
-//! events go to its [`Sink`]; a sink that reports the job cancelled stops it at the next token.
+//! Generation runs on a decode thread of its own, fed by a queue; it decodes several jobs
+//! together in one llama context (see [`Decoder`]). Each job's events go to its [`Sink`]; a sink
+//! that reports the job cancelled stops it at the next token.
 //! llama.cpp's own logging is switched off: it would otherwise write into the worker's pipes.
 
 use std::num::NonZeroU32;

@@ -14,7 +14,7 @@ pub struct LoadSpec {
     pub path: PathBuf,
     pub threads: i32,
     pub context: u32,
-    /// Generation threads, each with a llama context of its own.
+    /// Sequences decoded together in the one llama context (the model's `max_concurrency`).
     pub workers: usize,
     pub completion: bool,
     pub template: Option<String>,
