@@ -62,6 +62,18 @@ api_key_env = "PRISM_CLI_UNSET_KEY"
         Env { dir, mock }
     }
 
+    /// `prism run ARGS` as a child process on this environment, its stdout piped.
+    fn spawn(&self, args: &[&str], stderr: Stdio) -> std::process::Child {
+        StdCommand::new(assert_cmd::cargo::cargo_bin("prism"))
+            .args(args)
+            .env("PRISM_CONFIG_DIR", self.dir.path())
+            .env("PRISM_DATA_DIR", self.dir.path())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .unwrap()
+    }
+
     fn db(&self) -> PathBuf {
         self.dir.path().join("prism.db")
     }
@@ -304,15 +316,10 @@ fn job_states(db: &Path, run: &str) -> (usize, usize, usize) {
 #[test]
 fn resume_after_kill_9_finishes_without_redoing_finished_jobs() {
     let env = Env::new();
-    let bin = assert_cmd::cargo::cargo_bin("prism");
-    let mut child = StdCommand::new(&bin)
-        .args(["run", "--models", "slow", "--limit", "40", "--json"])
-        .env("PRISM_CONFIG_DIR", env.dir.path())
-        .env("PRISM_DATA_DIR", env.dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = env.spawn(
+        &["run", "--models", "slow", "--limit", "40", "--json"],
+        Stdio::null(),
+    );
     // Read events until some jobs are done, then kill -9.
     use std::io::BufRead;
     let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
@@ -373,14 +380,10 @@ fn resume_after_kill_9_finishes_without_redoing_finished_jobs() {
 fn a_run_is_resumed_by_one_process_at_a_time() {
     let env = Env::new();
     // A slow run, interrupted: its jobs stay pending.
-    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("prism"))
-        .args(["run", "--models", "slow", "--limit", "30", "--json"])
-        .env("PRISM_CONFIG_DIR", env.dir.path())
-        .env("PRISM_DATA_DIR", env.dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = env.spawn(
+        &["run", "--models", "slow", "--limit", "30", "--json"],
+        Stdio::null(),
+    );
     use std::io::BufRead;
     let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
@@ -464,14 +467,10 @@ fn sigterm_and_sighup_interrupt_a_run_that_then_resumes() {
     use std::io::BufRead;
     for sig in [libc::SIGTERM, libc::SIGHUP] {
         let env = Env::new();
-        let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("prism"))
-            .args(["run", "--models", "slow", "--limit", "30", "--json"])
-            .env("PRISM_CONFIG_DIR", env.dir.path())
-            .env("PRISM_DATA_DIR", env.dir.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = env.spawn(
+            &["run", "--models", "slow", "--limit", "30", "--json"],
+            Stdio::piped(),
+        );
         let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
         let (mut run_id, mut done, mut line) = (String::new(), 0, String::new());
         while done < 3 {
