@@ -58,7 +58,7 @@ fn benches(c: &mut Criterion) {
     g.bench_function("synthetic_100k_load_and_index", |b| {
         b.iter(|| dataset::load_path(dir.path()).unwrap())
     });
-    let mini = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/prism-mini");
+    let mini = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/prism-mini");
     if mini.exists() {
         g.bench_function("prism_mini_322", |b| {
             b.iter(|| dataset::load_path(&mini).unwrap())

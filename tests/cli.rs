@@ -15,7 +15,7 @@ fn prism() -> Command {
 }
 
 fn mini() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/prism-mini")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/prism-mini")
 }
 
 #[test]

@@ -79,7 +79,7 @@ fn prism_mini_items_run_against_a_real_llama_cpp_server() {
         ),
     )
     .unwrap();
-    let mini = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/prism-mini");
+    let mini = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/prism-mini");
     let db = dir.path().join("prism.db");
     let run = |extra: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_prism"))

@@ -8,7 +8,7 @@ use prism::dataset::{self, DatasetKind, Loaded, Problem};
 use prism::taxonomy::{CATEGORIES, Dimension, Evaluator};
 
 fn prism_mini() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/prism-mini")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/prism-mini")
 }
 
 fn errors(l: &Loaded) -> Vec<&Problem> {

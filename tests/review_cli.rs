@@ -163,7 +163,7 @@ fn two_machines_merge_without_duplicates_and_bad_lines_are_named() {
 fn the_retained_bank_is_a_release_that_loads_and_validates() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
-    let mini = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/prism-mini");
+    let mini = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/prism-mini");
     let ds = prism::dataset::load_path(&mini).unwrap().dataset;
     // Two items of the first task, one of the last, one removed, one still disputed.
     let first = &ds.items[0];

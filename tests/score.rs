@@ -12,7 +12,7 @@ use prism::dataset::{self, Dataset};
 use serde_json::{Value, json};
 
 fn mini() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/prism-mini")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/prism-mini")
 }
 
 fn load_mini() -> Dataset {
@@ -501,6 +501,12 @@ fn close_cases_score_as_the_official_evaluators_do() {
     let highlights = with("detectable_format:number_highlighted_sections");
     let sections = with("detectable_format:multiple_sections");
     let choice = first("RE-LF-Critical_Reasoning", 0);
+    // A two-option item (answer B): PRISM takes the topmost match in the last five lines.
+    let two = "RE-LF-Contextual_Inference-0002".to_string();
+    let two_item = ds.items.iter().find(|it| *it.id == *two).unwrap();
+    assert_eq!(two_item.options.as_ref().map(|o| o.len()), Some(2));
+    assert_eq!(two_item.answer.as_deref(), Some("B"));
+    let letters = first("RE-LF-Cognitive_Traps", 0);
     let rows: Vec<(String, String)> = vec![
         // langdetect with seed 0 labels these as Python does (tests/fixtures/langdetect.jsonl).
         (de.clone(), "B.".into()),                 // de: passes German
@@ -516,6 +522,8 @@ fn close_cases_score_as_the_official_evaluators_do() {
         (sections.clone(), "Paragraph 1\nAll in one.".into()),
         // Four options: E is not a letter the extraction considers.
         (choice.clone(), "The answer is E.".into()),
+        (two.clone(), "A\nB\nC\nD\nE\nF".into()),
+        (letters.clone(), "**A**\n**C**".into()),
     ];
     write_rows(&env.out(), &rows);
     let a = env
@@ -539,6 +547,8 @@ fn close_cases_score_as_the_official_evaluators_do() {
         (&highlights, 1.0),
         (&sections, 1.0),
         (&choice, 0.0),
+        (&two, 1.0),
+        (&letters, 1.0), // answer A
     ];
     for (id, want) in expect {
         let s = score_of(&env.out(), id);

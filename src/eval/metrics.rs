@@ -130,7 +130,7 @@ mod tests {
     #[test]
     fn the_papers_gpt_5_2_task_scores_give_its_rates() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/reference/gpt-5.2-summary.json");
+            .join("tests/fixtures/reference/gpt-5.2-summary.json");
         let v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         let scores: BTreeMap<String, f64> = v["task_scores"]

@@ -67,7 +67,11 @@ pub fn extract_choice(response: &str, n_options: usize) -> Option<char> {
     let n = crate::taxonomy::choice_letters(n_options);
     let allowed = |c: char| c.is_ascii_uppercase() && ((c as u8 - b'A') as usize) < n;
     let lines: Vec<&str> = response.lines().map(str::trim).collect();
-    let last5: Vec<&str> = lines.iter().rev().take(5).copied().collect();
+    // The tail is the last five lines in reading order: PRISM joins them with newlines and
+    // `re.search`es each pattern in it, so the topmost match in the tail wins (its docstring says
+    // the last choice wins; the code, which decides the official scores, takes the first).
+    let last5 = &lines[lines.len().saturating_sub(5)..];
+    let tail = last5.join("\n");
     static BOLD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\*\*([A-Z])\*\*").unwrap());
     static ANSWER_IS: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"(?i)the answer is\s*:?\s*\**\s*([A-Z])\b").unwrap());
@@ -90,7 +94,7 @@ pub fn extract_choice(response: &str, n_options: usize) -> Option<char> {
             .filter_map(|c| c.get(1)?.as_str().chars().next())
             .find(|c| allowed(*c))
     };
-    // 1. In the last five lines, in this order of patterns.
+    // 1. In the last five lines, in this order of patterns, each from the top of the tail.
     if let Some(c) = last5.iter().find_map(|l| one(l)) {
         return Some(c);
     }
@@ -102,7 +106,7 @@ pub fn extract_choice(response: &str, n_options: usize) -> Option<char> {
         return Some(c);
     }
     for re in [&*BOLD, &*ANSWER_IS, &*ANSWER_COLON] {
-        if let Some(c) = last5.iter().find_map(|l| first_cap(re, l)) {
+        if let Some(c) = first_cap(re, &tail) {
             return Some(c);
         }
     }
@@ -247,6 +251,27 @@ mod tests {
         // An answer that is not one letter never matches.
         assert_eq!(choice("A", "AA", 200).score, 0.0);
         assert_eq!(choice("A", " A ", 4).score, 1.0);
+    }
+
+    #[test]
+    fn several_choices_in_the_tail_the_topmost_wins_as_in_prisms_code() {
+        // PRISM's extract_choice re.searches the joined last five lines, so the first match in
+        // that tail decides (PRISM-FORMAT.md, "Choice"), whatever its docstring says.
+        assert_eq!(extract_choice("A\nB\nC\nD\nE\nF", 2), Some('B'));
+        assert_eq!(choice("A\nB\nC\nD\nE\nF", "B", 2).score, 1.0);
+        assert_eq!(extract_choice("A\nB\nC\nD", 4), Some('A'));
+        assert_eq!(extract_choice("Answer: A\nAnswer: C", 4), Some('A'));
+        assert_eq!(extract_choice("**A**\n**C**", 4), Some('A'));
+        assert_eq!(extract_choice("I like **B** and **D**", 4), Some('B'));
+        assert_eq!(extract_choice("The answer is C\nno, the answer is D", 4), Some('C'));
+        // Lines above the tail do not count for the first patterns: the letter line A is the
+        // sixth from the end, so the tail's `Answer: D` decides.
+        assert_eq!(extract_choice("A\n1\n2\n3\n4\nAnswer: D", 4), Some('D'));
+        // The tail is searched as one text: "The answer is" and its letter on the next line.
+        // (Line by line, the fallback would take the D that ends the last line.)
+        assert_eq!(extract_choice("so.\nThe answer is\nB, not D", 4), Some('B'));
+        // The fallbacks still scan from the end: a line that is only the letter with `)`.
+        assert_eq!(extract_choice("B)\nC)", 4), Some('C'));
     }
 
     #[test]
