@@ -91,6 +91,16 @@ macro_rules! warn {
     ($($t:tt)*) => { eprintln!("{}", $crate::text::sanitize(&format!($($t)*))) };
 }
 
+/// An argument as a POSIX shell reads it back: hints that name a command quote the paths they
+/// repeat, so the command can be pasted as printed.
+pub fn shell_quote(arg: &str) -> String {
+    match shlex::try_quote(arg) {
+        Ok(q) => q.into_owned(),
+        // Only a NUL byte cannot be quoted; no path or name we print holds one.
+        Err(_) => format!("{arg:?}"),
+    }
+}
+
 /// One line: sanitized, with line breaks folded to spaces (for list previews).
 pub fn one_line(s: &str) -> String {
     let clean = sanitize(s);

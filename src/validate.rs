@@ -15,6 +15,9 @@ pub struct Report<'a> {
     pub tasks: usize,
     /// Items the registry declares (a slice of a release holds fewer than this).
     pub declared_items: Option<u64>,
+    /// Set when `tasks.json` is not the official registry (its H-Score is not the paper's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registry_note: Option<String>,
     pub errors: Vec<&'a Problem>,
     pub warnings: Vec<&'a Problem>,
     #[serde(flatten)]
@@ -30,6 +33,7 @@ impl<'a> Report<'a> {
             items: ds.items.len(),
             tasks: ds.tasks.len(),
             declared_items: ds.declared_items(),
+            registry_note: crate::eval::summary::registry_note(ds),
             errors: loaded.problems.iter().filter(|p| p.is_error()).collect(),
             warnings: loaded.problems.iter().filter(|p| !p.is_error()).collect(),
             counts: ds.counts(),
@@ -70,6 +74,9 @@ impl<'a> Report<'a> {
                 "note: tasks.json declares {declared} items; {} are present ({short} tasks hold fewer than declared, as a slice of a release does)",
                 self.items
             );
+        }
+        if let Some(note) = &self.registry_note {
+            let _ = writeln!(out, "note: {note}");
         }
         let _ = writeln!(out, "\nper dimension:");
         for d in crate::taxonomy::Dimension::ALL {

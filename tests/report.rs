@@ -8,7 +8,7 @@ use assert_cmd::Command;
 use prism::store::{JobRecord, ResponseRecord, RunConfig, RunRecord, ScoreRecord, Store};
 use serde_json::Value;
 
-fn fixture(p: &str) -> PathBuf {
+fn reference(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(p)
@@ -29,7 +29,7 @@ fn the_gpt_5_2_summary_reports_the_papers_rates() {
     let dir = tempfile::tempdir().unwrap();
     let a = prism(dir.path())
         .args(["report", "--summary"])
-        .arg(fixture("reference/gpt-5.2-summary.json"))
+        .arg(reference("reference/gpt-5.2-summary.json"))
         .assert()
         .success();
     let text = out(&a);
@@ -45,7 +45,7 @@ fn table_2_as_references_reproduces_every_h_score() {
     // The shipped copy is the paper's table as given.
     assert_eq!(
         std::fs::read_to_string(&csv).unwrap(),
-        std::fs::read_to_string(fixture("reference/paper-table2.csv")).unwrap()
+        std::fs::read_to_string(reference("reference/paper-table2.csv")).unwrap()
     );
     let a = prism(dir.path())
         .args(["report", "--format", "json", "--references"])
@@ -310,7 +310,7 @@ fn the_html_report_renders_in_headless_chromium() {
         .args(["report", "--run", "run-a", "--format", "html", "-o"])
         .arg(&html)
         .arg("--references")
-        .arg(fixture("reference/paper-table2.csv"))
+        .arg(reference("reference/paper-table2.csv"))
         .arg("--db")
         .arg(&db)
         .assert()
@@ -366,7 +366,7 @@ fn the_html_heatmap_follows_the_chosen_theme() {
     let html = |theme: &str| {
         out(&prism(dir.path())
             .args(["report", "--format", "html", "--theme", theme, "--summary"])
-            .arg(fixture("reference/gpt-5.2-summary.json"))
+            .arg(reference("reference/gpt-5.2-summary.json"))
             .assert()
             .success())
     };

@@ -609,6 +609,14 @@ fn completeness_is_relative_to_the_registry() {
         .assert()
         .success();
     let summary: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    // The warning says what the problems are and that nothing that loaded was left out.
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(
+        err.contains("7 problem(s) in the dataset (7 task file(s) missing); every item that loaded is used (287 items in 58 tasks)"),
+        "{err}"
+    );
+    assert!(!err.contains("lines are skipped"), "{err}");
+    assert!(!err.contains("registry is not the official one"), "{err}");
     assert_eq!(summary["coverage"]["KE"], json!({"tasks": 14, "of": 15}));
     assert_eq!(summary["coverage"]["KM"]["of"], 22);
     assert!(summary["dimension_hallucination_rates"]["KE"].is_null());
@@ -633,4 +641,78 @@ fn completeness_is_relative_to_the_registry() {
     assert_eq!(m["coverage"]["KE"]["of"], 15, "{m}");
     assert!(m["dimension_hallucination_rates"]["KE"].is_null(), "{m}");
     assert!(m["h_score"].is_null(), "{m}");
+}
+
+/// A registry of 41 sub-tasks (not the official 65) is named as such by `prism validate` and
+/// `prism score`; prompt files missing are counted as what they are; a dimension with no
+/// answers says of how many tasks it has none.
+#[test]
+fn a_registry_that_is_not_the_official_one_is_named_and_coverage_counts_its_tasks() {
+    let env = Env::new();
+    let release = copy_mini(env.dir.path(), &["prompts/tasks/KE-FD.md"]);
+    let reg = release.join("data/tasks.json");
+    let tasks: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&reg).unwrap()).unwrap();
+    let kept: Vec<&Value> = tasks.iter().take(41).collect();
+    std::fs::write(&reg, serde_json::to_string_pretty(&kept).unwrap()).unwrap();
+    let loaded = dataset::load_path(&release).unwrap();
+    let ke_items: Vec<(String, String)> = loaded
+        .dataset
+        .items
+        .iter()
+        .filter(|it| it.id.starts_with("KE-"))
+        .map(|it| (it.id.to_string(), "ERROR: HTTP 500".to_string()))
+        .collect();
+    assert!(!ke_items.is_empty());
+    write_rows(&env.out(), &ke_items);
+    let a = env
+        .prism()
+        .args(["score", "--json", "--model", "m", "--data"])
+        .arg(&release)
+        .arg("--prism-outputs")
+        .arg(env.out())
+        .assert();
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(
+        err.contains("it lists 41 of the release's 65 sub-tasks"),
+        "{err}"
+    );
+    assert!(err.contains("task(s) without their prompt file"), "{err}");
+    assert!(
+        err.contains("data file(s) no tasks.json entry names"),
+        "{err}"
+    );
+    let summary: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let per_dim = |d: &str| {
+        kept.iter()
+            .filter(|t| t["task_id"].as_str().unwrap().starts_with(&format!("{d}-")))
+            .count()
+    };
+    for d in ["KM", "RE", "IFE"] {
+        assert_eq!(
+            summary["coverage"][d],
+            json!({"tasks": 0, "of": per_dim(d)}),
+            "{d}: {summary}"
+        );
+    }
+    let v = env
+        .prism()
+        .args(["validate", "--json"])
+        .arg(&release)
+        .assert();
+    let report: Value = serde_json::from_slice(&v.get_output().stdout).unwrap();
+    assert!(
+        report["registry_note"]
+            .as_str()
+            .unwrap()
+            .contains("not comparable with the paper's"),
+        "{report}"
+    );
+    // The official registry gets no such note.
+    let v = env
+        .prism()
+        .args(["validate", "--json"])
+        .arg(mini())
+        .assert();
+    let report: Value = serde_json::from_slice(&v.get_output().stdout).unwrap();
+    assert!(report.get("registry_note").is_none(), "{report}");
 }

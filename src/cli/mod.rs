@@ -63,7 +63,8 @@ pub enum Command {
     Validate {
         /// Dataset to check (omit for the bundled sample data).
         path: Option<PathBuf>,
-        /// Print one JSON object (items, tasks, errors, per_dimension, per_category, per_task).
+        /// Print one JSON object (items, tasks, errors, per_dimension, per_category, per_task,
+        /// and registry_note when tasks.json is not the official 65-task registry).
         #[arg(long)]
         json: bool,
     },

@@ -378,8 +378,19 @@ pub fn open_dataset(path: Option<&Path>) -> anyhow::Result<(Arc<Dataset>, String
     };
     let errors = loaded.errors();
     if errors > 0 {
+        let d = &loaded.dataset;
+        let validate = match path {
+            Some(p) => format!(
+                "prism validate {}",
+                crate::text::shell_quote(&p.display().to_string())
+            ),
+            None => "prism validate".to_string(),
+        };
         crate::warn!(
-            "warning: {errors} problem(s) in the dataset; those lines are skipped (see prism validate)"
+            "warning: {errors} problem(s) in the dataset ({}); every item that loaded is used ({} items in {} tasks); `{validate}` lists them",
+            loaded.error_kinds(),
+            d.items.len(),
+            d.tasks.len(),
         );
     }
     if loaded.dataset.items.is_empty() {

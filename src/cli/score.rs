@@ -147,6 +147,9 @@ fn score_store(
             .ok_or_else(|| anyhow::anyhow!("no runs in {}", db.display()))?,
     };
     let (ds, _) = open_dataset(args.data.as_deref().or(dataset_path(&run.dataset)))?;
+    if let Some(note) = crate::eval::summary::registry_note(&ds) {
+        crate::warn!("note: {note}");
+    }
     let mut inputs = Vec::new();
     let mut missing = 0;
     for r in store.responses(&run.id)? {
@@ -329,6 +332,9 @@ fn score_outputs(
 ) -> anyhow::Result<i32> {
     let model = args.model.as_deref().expect("clap requires --model");
     let (ds, _) = open_dataset(args.data.as_deref())?;
+    if let Some(note) = crate::eval::summary::registry_note(&ds) {
+        crate::warn!("note: {note}");
+    }
     let mdir = out.join(exchange::dir_name(model));
     let mut problems = Vec::new();
     let rows = exchange::read_responses(&mdir.join("responses"), &mut problems)?;

@@ -111,6 +111,35 @@ impl Loaded {
     pub fn errors(&self) -> usize {
         self.problems.iter().filter(|p| p.is_error()).count()
     }
+
+    /// What the errors are, in a few words a user can act on ("10 task files missing, 3 item
+    /// lines skipped"), most common first. Empty when there are none.
+    pub fn error_kinds(&self) -> String {
+        let mut kinds: Vec<(&str, usize)> = Vec::new();
+        let mut add = |k: &'static str| match kinds.iter_mut().find(|(n, _)| *n == k) {
+            Some((_, c)) => *c += 1,
+            None => kinds.push((k, 1)),
+        };
+        for p in self.problems.iter().filter(|p| p.is_error()) {
+            let registry = p.file.ends_with("tasks.json");
+            add(match p.field.as_str() {
+                "file" if registry && p.reason.ends_with("does not exist") => {
+                    "task file(s) missing"
+                }
+                "prompt" if registry => "task(s) without their prompt file",
+                _ if registry => "registry entries skipped",
+                "task" if p.line == 0 => "data file(s) no tasks.json entry names",
+                _ if p.line > 0 => "item line(s) skipped",
+                _ => "file(s) unreadable or empty",
+            });
+        }
+        kinds.sort_by(|a, b| b.1.cmp(&a.1));
+        kinds
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// The first JSON record of a `.jsonl` file, or of the first `.jsonl` file of a directory that

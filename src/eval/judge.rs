@@ -454,7 +454,8 @@ mod template_tests {
 
     #[test]
     fn the_releases_own_judge_prompts_come_first_then_ours() {
-        let mini = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/prism-mini");
+        let mini =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/prism-mini");
         let ds = crate::dataset::load_path(&mini).unwrap().dataset;
         let task = ds
             .tasks

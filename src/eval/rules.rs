@@ -263,7 +263,10 @@ mod tests {
         assert_eq!(extract_choice("Answer: A\nAnswer: C", 4), Some('A'));
         assert_eq!(extract_choice("**A**\n**C**", 4), Some('A'));
         assert_eq!(extract_choice("I like **B** and **D**", 4), Some('B'));
-        assert_eq!(extract_choice("The answer is C\nno, the answer is D", 4), Some('C'));
+        assert_eq!(
+            extract_choice("The answer is C\nno, the answer is D", 4),
+            Some('C')
+        );
         // Lines above the tail do not count for the first patterns: the letter line A is the
         // sixth from the end, so the tail's `Answer: D` decides.
         assert_eq!(extract_choice("A\n1\n2\n3\n4\nAnswer: D", 4), Some('D'));

@@ -72,6 +72,35 @@ impl Catalogue {
     }
 }
 
+/// A word for a registry that is not the official one: an H-Score "complete" against it is
+/// complete for that registry only, not comparable with the paper's 65 sub-tasks. None for the
+/// official registry, and for plain JSONL (which has no registry of its own).
+pub fn registry_note(ds: &Dataset) -> Option<String> {
+    if ds.kind != crate::dataset::DatasetKind::Release {
+        return None;
+    }
+    let official = Catalogue::official();
+    let total = official.tasks.len();
+    let ours: std::collections::BTreeSet<&str> =
+        ds.registry.iter().map(|t| t.id.as_str()).collect();
+    let known = ours
+        .iter()
+        .filter(|id| official.tasks.contains_key(**id))
+        .count();
+    if known == total && ours.len() == total {
+        return None;
+    }
+    let extra = ours.len() - known;
+    let extra = if extra > 0 {
+        format!(", and {extra} that the release does not have")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "this registry is not the official one: it lists {known} of the release's {total} sub-tasks{extra}; a complete H-Score here is complete for this registry only, not comparable with the paper's"
+    ))
+}
+
 /// One task of one model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskResult {
@@ -99,6 +128,9 @@ pub struct ModelSummary {
     pub rates: Rates,
     /// Per category code (in CATEGORIES order): the mean task H and its coverage.
     pub categories: Vec<(&'static str, Option<DimRate>)>,
+    /// Tasks the registry has per dimension (`Dimension::ALL` order), so coverage says "0 of 22"
+    /// for a dimension nothing was answered in; None when the registry is unknown.
+    pub registry_tasks: Option<[usize; 4]>,
 }
 
 impl ModelSummary {
@@ -130,9 +162,13 @@ impl ModelSummary {
             if let Some(r) = r.filter(|r| !r.complete()) {
                 partial.insert(d.code().into(), round4(r.rate).into());
             }
+            let of = r
+                .map(|r| r.of)
+                .or(self.registry_tasks.map(|n| n[d.index()]))
+                .unwrap_or(0);
             coverage.insert(
                 d.code().into(),
-                json!({"tasks": r.map_or(0, |r| r.tasks), "of": r.map_or(0, |r| r.of)}),
+                json!({"tasks": r.map_or(0, |r| r.tasks), "of": of}),
             );
         }
         let unscored: BTreeMap<&String, usize> = self
@@ -371,6 +407,7 @@ impl Aggregator {
                     tasks,
                     rates: Rates { dims: [None; 4] },
                     categories: Vec::new(),
+                    registry_tasks: expected.copied(),
                 };
                 let complete = s.task_scores();
                 s.rates = metrics::rates(&complete, expected);
@@ -457,6 +494,29 @@ mod tests {
             });
         }
         a.finish(&Catalogue::default())
+    }
+
+    #[test]
+    fn coverage_says_of_how_many_even_for_a_dimension_with_no_answers() {
+        let mut a = Aggregator::default();
+        a.add(Point {
+            model: "m",
+            task: "KE-FD-TruthfulQA",
+            item: "1",
+            score: Some(1.0),
+        });
+        let s = a.finish(&Catalogue::official());
+        let j = s[0].to_json(None);
+        // The official registry: 15 KE, 22 KM, 10 RE, 18 IFE tasks.
+        assert_eq!(j["coverage"]["KE"], json!({"tasks": 1, "of": 15}));
+        assert_eq!(j["coverage"]["KM"], json!({"tasks": 0, "of": 22}));
+        assert_eq!(j["coverage"]["IFE"], json!({"tasks": 0, "of": 18}));
+        // No registry: nothing to say of how many.
+        let s = agg(&[("m", "KE-FD-A", "1", Some(1.0))]);
+        assert_eq!(
+            s[0].to_json(None)["coverage"]["KM"],
+            json!({"tasks": 0, "of": 0})
+        );
     }
 
     #[test]
