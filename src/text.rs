@@ -91,6 +91,26 @@ macro_rules! warn {
     ($($t:tt)*) => { eprintln!("{}", $crate::text::sanitize(&format!($($t)*))) };
 }
 
+/// A name (model, task) as one file or directory name: path separators and odd characters
+/// become `_`, and `.`/`..`/empty become `_`, so it never leaves the directory it is joined to.
+pub fn file_name(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() || s == "." || s == ".." {
+        "_".into()
+    } else {
+        s
+    }
+}
+
 /// An argument as a POSIX shell reads it back: hints that name a command quote the paths they
 /// repeat, so the command can be pasted as printed.
 pub fn shell_quote(arg: &str) -> String {

@@ -244,3 +244,98 @@ fn the_retained_bank_is_a_release_that_loads_and_validates() {
         .assert()
         .failure();
 }
+
+/// A JSONL dataset (no tasks.json) whose task names climb out (`KE-FD-../../../../victim`) or
+/// clash once made safe (`x/y`, `x_y`): the bank writes every retained item inside OUT, each
+/// task in its own file, touches nothing beside OUT, and validates.
+#[test]
+fn a_bank_of_hostile_task_names_stays_inside_out_and_keeps_every_item() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = dir.path().join("a/b/c/d");
+    std::fs::create_dir_all(&deep).unwrap();
+    let victim = deep.join("victim.jsonl");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let tasks = [
+        "KE-FD-../../../../victim",
+        "KE-FD-../../../../../../../../../../tmp/prism-bank-escape",
+        "KE-FD-x/y",
+        "KE-FD-x_y",
+        "KE-FD-X_Y",
+    ];
+    let mut lines = String::new();
+    for (n, t) in tasks.iter().enumerate() {
+        lines.push_str(
+            &serde_json::json!({
+                "id": format!("h-{n}"), "task": t, "dimension": "KE", "category": "FD",
+                "question": format!("q{n}?"), "answer": "a"
+            })
+            .to_string(),
+        );
+        lines.push('\n');
+    }
+    let ds_path = deep.join("items.jsonl");
+    std::fs::write(&ds_path, lines).unwrap();
+    let ds = prism::dataset::load_path(&ds_path).unwrap();
+    assert_eq!(ds.dataset.items.len(), tasks.len(), "{:?}", ds.problems);
+    // `prism validate` names the task names that are not file names (warnings: they load).
+    let warned: Vec<String> = ds.problems.iter().map(|p| p.to_string()).collect();
+    assert_eq!(warned.len(), 3, "{warned:?}");
+    assert!(
+        warned[0].contains(r#"the name "../../../../victim" of task "KE-FD-../../../../victim" holds path or odd characters; files written for it are named ".._.._.._.._victim""#),
+        "{warned:?}"
+    );
+    assert!(ds.problems.iter().all(|p| !p.is_error()));
+    let db = dir.path().join("r.db");
+    let mut recs = Vec::new();
+    for (n, t) in tasks.iter().enumerate() {
+        for who in ["ann", "bob"] {
+            let mut r = rec(&format!("{who}{n}"), &format!("h-{n}"), who, Decision::Retain, 8, n as i64);
+            r.task_id = t.to_string();
+            recs.push(r);
+        }
+    }
+    Store::open(&db).unwrap().save_decisions(&recs).unwrap();
+    let out = deep.join("bank");
+    prism(dir.path())
+        .args(["review", "bank"])
+        .arg(&out)
+        .arg("--dataset")
+        .arg(&ds_path)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    assert!(!Path::new("/tmp/prism-bank-escape.jsonl").exists());
+    // Nothing new beside OUT: the dataset, the bank, and no other file anywhere up the tree.
+    let beside: Vec<String> = std::fs::read_dir(&deep)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(beside.len(), 3, "{beside:?}"); // items.jsonl, victim.jsonl, bank
+    let files: Vec<_> = walk(&out.join("data"));
+    assert_eq!(files.len(), tasks.len() + 1, "{files:?}"); // one per task, and tasks.json
+    for f in &files {
+        assert!(f.starts_with(&out), "{}", f.display());
+    }
+    let bank = prism::dataset::load_path(&out).unwrap();
+    assert!(bank.problems.is_empty(), "{:?}", bank.problems);
+    let mut ids: Vec<&str> = bank.dataset.items.iter().map(|i| &*i.id).collect();
+    ids.sort();
+    assert_eq!(ids, vec!["h-0", "h-1", "h-2", "h-3", "h-4"]);
+    prism(dir.path()).arg("validate").arg(&out).assert().success();
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

@@ -15,21 +15,7 @@ use crate::store::{
 
 /// A model name as a directory name: path separators and odd characters become `_`.
 pub fn dir_name(model: &str) -> String {
-    let s: String = model
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if s.is_empty() || s == "." || s == ".." {
-        "_".into()
-    } else {
-        s
-    }
+    crate::text::file_name(model)
 }
 
 /// Writes one responses file per model and task. Sample 0 is the answer (the official layout has

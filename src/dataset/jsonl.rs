@@ -69,6 +69,20 @@ pub(super) fn load(source: &Source, files: Vec<String>, root_rel: &str) -> Loade
                     *idx
                 }
                 None => {
+                    let name = short_name(&task_id);
+                    let safe = crate::text::file_name(&name);
+                    if safe != name {
+                        // Files written per task (scores, a review bank) use the safe form, so
+                        // a name like `../../x` never climbs out of the directory it goes to.
+                        problems.push(Problem::warning(
+                            shown,
+                            l,
+                            "task",
+                            format!(
+                                "the name {name:?} of task {task_id:?} holds path or odd characters; files written for it are named {safe:?}"
+                            ),
+                        ));
+                    }
                     let prompt = rec
                         .prompt
                         .as_deref()
@@ -80,7 +94,7 @@ pub(super) fn load(source: &Source, files: Vec<String>, root_rel: &str) -> Loade
                             index: None,
                             dimension: dim,
                             category: cat,
-                            name: short_name(&task_id),
+                            name,
                             declared_items: None,
                             evaluator,
                             prompt,

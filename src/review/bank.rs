@@ -74,6 +74,18 @@ fn safe_rel(p: &str) -> bool {
             .all(|c| matches!(c, std::path::Component::Normal(_)))
 }
 
+/// `file`, or `stem-2.jsonl`, `stem-3.jsonl`... when an earlier task already took it.
+fn unique_file(used: &mut std::collections::HashSet<String>, file: String) -> String {
+    if used.insert(file.to_lowercase()) {
+        return file;
+    }
+    let stem = file.strip_suffix(".jsonl").unwrap_or(&file).to_string();
+    (2..)
+        .map(|n| format!("{stem}-{n}.jsonl"))
+        .find(|f| used.insert(f.to_lowercase()))
+        .expect("some suffix is free")
+}
+
 /// A file stem: letters, digits, `_`, `-`, `.`, not starting with a dot.
 fn safe_stem(s: &str) -> bool {
     !s.is_empty()
@@ -111,10 +123,13 @@ pub fn write(
     std::fs::create_dir_all(out.join("prompts/tasks"))?;
     std::fs::create_dir_all(out.join("prompts/judges"))?;
     let mut tasks = Vec::new();
+    let mut used = std::collections::HashSet::new();
     let (mut items, mut revised) = (0, 0);
     for (t, its) in &by_task {
         let task = &ds.tasks[*t];
-        // A file or prompt name from a hostile registry must not write outside `out`.
+        // A file or prompt name from a hostile registry or a task name from a JSONL file (`..`,
+        // `/`) must not write outside `out`, and two tasks never share a file (the second
+        // would replace the first's items).
         let file = task
             .file
             .clone()
@@ -124,9 +139,10 @@ pub fn write(
                     "{}/{}/{}.jsonl",
                     task.dimension.code(),
                     task.category.code,
-                    task.name
+                    crate::text::file_name(&task.name)
                 )
             });
+        let file = unique_file(&mut used, file);
         let path = out.join("data").join(&file);
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
