@@ -289,7 +289,14 @@ fn a_bank_of_hostile_task_names_stays_inside_out_and_keeps_every_item() {
     let mut recs = Vec::new();
     for (n, t) in tasks.iter().enumerate() {
         for who in ["ann", "bob"] {
-            let mut r = rec(&format!("{who}{n}"), &format!("h-{n}"), who, Decision::Retain, 8, n as i64);
+            let mut r = rec(
+                &format!("{who}{n}"),
+                &format!("h-{n}"),
+                who,
+                Decision::Retain,
+                8,
+                n as i64,
+            );
             r.task_id = t.to_string();
             recs.push(r);
         }
@@ -324,7 +331,11 @@ fn a_bank_of_hostile_task_names_stays_inside_out_and_keeps_every_item() {
     let mut ids: Vec<&str> = bank.dataset.items.iter().map(|i| &*i.id).collect();
     ids.sort();
     assert_eq!(ids, vec!["h-0", "h-1", "h-2", "h-3", "h-4"]);
-    prism(dir.path()).arg("validate").arg(&out).assert().success();
+    prism(dir.path())
+        .arg("validate")
+        .arg(&out)
+        .assert()
+        .success();
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {

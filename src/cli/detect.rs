@@ -258,13 +258,7 @@ pub fn detect(args: DetectArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow:
         )?,
         None => {
             let db = c.db.clone().unwrap_or_else(|| default_db(dirs));
-            if !db.is_file() {
-                bail!(
-                    "no store at {} (run prism run first, or pass --db)",
-                    db.display()
-                );
-            }
-            let store = Store::open(&db)?;
+            let store = super::run::existing_store(&db, "run prism run first, or pass --db")?;
             let source = match &args.run {
                 Some(id) => store
                     .run(id)?

@@ -71,11 +71,15 @@ pub fn quality(
         .ok_or_else(|| anyhow::anyhow!("no model {name:?}"))?;
     let (ds, _) = super::run::open_dataset(args.dataset.as_deref())?;
     let items = super::run::select_items(&ds, args.filter.as_deref(), args.limit)?;
+    // Scores and decisions go where the panel's are: `--db` (a SQLite file or a postgres://
+    // URL), else the config's postgres:// `db`, else the local store. Judge replies are cached
+    // in a local SQLite store either way.
+    let mut store = super::review::review_db(args.db.clone(), dirs)?;
     let db = args
         .db
         .clone()
+        .filter(|d| !crate::store::pg::is_url(&d.to_string_lossy()))
         .unwrap_or_else(|| super::run::default_db(dirs));
-    let mut store = Store::open(&db)?;
     let done: std::collections::HashSet<String> = store
         .quality(Some(&cfg.name))?
         .into_iter()

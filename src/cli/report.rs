@@ -9,7 +9,6 @@ use anyhow::{Context, bail};
 use super::run::{dataset_path, default_db};
 use crate::config::Dirs;
 use crate::report::{Report, Row, build, html, render};
-use crate::store::Store;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -79,13 +78,10 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
         None
     } else {
         let db = args.db.clone().unwrap_or_else(|| default_db(dirs));
-        if !db.is_file() {
-            bail!(
-                "no store at {} (pass --db, or --summary/--prism-outputs)",
-                db.display()
-            );
-        }
-        Some(Store::open(&db)?)
+        Some(super::run::existing_store(
+            &db,
+            "pass --db, or --summary/--prism-outputs",
+        )?)
     };
     let load_ds = |r: &str| -> Option<crate::dataset::Dataset> {
         let p = args.data.as_deref().or(dataset_path(r));

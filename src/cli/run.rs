@@ -81,6 +81,15 @@ pub fn default_db(dirs: &Dirs) -> PathBuf {
     dirs.data.join("prism.db")
 }
 
+/// The SQLite store at `db`, which must exist already (`hint` says how to make one). A
+/// PostgreSQL URL is refused by name, its password hidden, never looked for as a file.
+pub(crate) fn existing_store(db: &Path, hint: &str) -> anyhow::Result<Store> {
+    if !crate::store::pg::is_url(&db.to_string_lossy()) && !db.is_file() {
+        bail!("no store at {} ({hint})", db.display());
+    }
+    Ok(Store::open(db)?)
+}
+
 /// The models file: `--models-file`, else `models.toml` in the config dir, else none; plus the
 /// built-in local models (`local`, `smol`) unless the file defines models of those names.
 pub fn load_models(dirs: &Dirs, file: Option<&Path>) -> anyhow::Result<ModelsFile> {

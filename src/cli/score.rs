@@ -131,13 +131,7 @@ fn score_store(
     rt: &tokio::runtime::Runtime,
 ) -> anyhow::Result<i32> {
     let db = args.db.clone().unwrap_or_else(|| default_db(dirs));
-    if !db.is_file() {
-        bail!(
-            "no store at {} (run `prism run` first, or pass --db)",
-            db.display()
-        );
-    }
-    let store = Store::open(&db)?;
+    let store = super::run::existing_store(&db, "run `prism run` first, or pass --db")?;
     let run = match &args.run {
         Some(id) => store
             .run(id)?

@@ -33,6 +33,11 @@ pub enum StoreError {
     /// The shared (PostgreSQL) store; the message never holds a password.
     #[error("{0}")]
     Shared(String),
+    /// A PostgreSQL URL where a SQLite store is needed (shown without its password).
+    #[error(
+        "{0} is a PostgreSQL database; this command keeps its data in a SQLite store (a file): PostgreSQL holds the review panel's decisions and quality scores (prism review, prism quality, the review screen)"
+    )]
+    NotSqlite(String),
     #[error("unknown {what} {value:?} in the store")]
     Unknown { what: &'static str, value: String },
 }

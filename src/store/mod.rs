@@ -80,6 +80,11 @@ where
 
 impl Store {
     pub fn open(path: &Path) -> Result<Store> {
+        // A PostgreSQL URL or connection string is never a file name: it would create a file
+        // named after it, password and all (`./postgres:/ann:pw@host/db`).
+        if let Some(url) = path.to_str().filter(|s| pg::is_url(s)) {
+            return Err(StoreError::NotSqlite(pg::redact_url(url)));
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
                 path: dir.to_path_buf(),

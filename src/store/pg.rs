@@ -80,27 +80,115 @@ pub struct PgStore {
     shown: String,
 }
 
-/// Whether `s` names a PostgreSQL database rather than a SQLite file.
+/// Whether `s` names a PostgreSQL database rather than a SQLite file: a `postgres://` or
+/// `postgresql://` URL, or a libpq key=value connection string (`host=db user=ann ...`). Either
+/// may hold a password, so such a value is never used as a file name.
 pub fn is_url(s: &str) -> bool {
-    s.starts_with("postgres://") || s.starts_with("postgresql://")
+    let t = s.trim_start();
+    let lower = t.get(..13).unwrap_or(t).to_ascii_lowercase();
+    lower.starts_with("postgres://") || lower.starts_with("postgresql://") || is_conninfo(t)
 }
 
-/// `url` with any password replaced by `***`.
+/// A libpq connection string: its first word is `keyword=` with a keyword libpq knows.
+fn is_conninfo(s: &str) -> bool {
+    const KEYS: [&str; 12] = [
+        "host",
+        "hostaddr",
+        "port",
+        "dbname",
+        "user",
+        "password",
+        "passfile",
+        "service",
+        "sslmode",
+        "connect_timeout",
+        "application_name",
+        "options",
+    ];
+    s.split_once('=')
+        .is_some_and(|(k, _)| KEYS.contains(&k.trim().to_ascii_lowercase().as_str()))
+}
+
+/// `url` with every password replaced by `***`: in the user info (`user:pw@host`, the password
+/// may hold `@`), in a `password=` query parameter, and in a key=value connection string.
 pub fn redact_url(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => match rest.split_once('@') {
-            Some((cred, host)) => {
-                let user = cred.split(':').next().unwrap_or("");
-                if cred.contains(':') {
-                    format!("{scheme}://{user}:***@{host}")
-                } else {
-                    url.to_string()
-                }
-            }
-            None => url.to_string(),
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return if is_conninfo(url) {
+            redact_conninfo(url)
+        } else {
+            "<not a postgres url>".into()
+        };
+    };
+    // The user info ends at the last `@`: a password may hold `@` (libpq takes it so).
+    let rest = match rest.rsplit_once('@') {
+        Some((cred, host)) => match cred.split_once(':') {
+            Some((user, _)) => format!("{user}:***@{host}"),
+            None => format!("{cred}@{host}"),
         },
-        None => "<not a postgres url>".into(),
+        None => rest.to_string(),
+    };
+    let rest = match rest.split_once('?') {
+        Some((base, query)) => {
+            let params: Vec<String> = query
+                .split('&')
+                .map(|kv| match kv.split_once('=') {
+                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                    _ => kv.to_string(),
+                })
+                .collect();
+            format!("{base}?{}", params.join("&"))
+        }
+        None => rest,
+    };
+    format!("{scheme}://{rest}")
+}
+
+/// `password=...` (bare or single-quoted, with `\'` escapes) in a connection string as `***`.
+fn redact_conninfo(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = find_key(rest, "password") {
+        let (head, tail) = rest.split_at(at);
+        out.push_str(head);
+        let eq = tail.find('=').map_or(tail.len(), |i| i + 1);
+        out.push_str(&tail[..eq]);
+        out.push_str("***");
+        let value = tail[eq..].trim_start();
+        let skipped = tail.len() - eq - value.len();
+        let len = if let Some(q) = value.strip_prefix('\'') {
+            let mut esc = false;
+            let end = q
+                .char_indices()
+                .find(|&(_, c)| {
+                    let close = c == '\'' && !esc;
+                    esc = c == '\\' && !esc;
+                    close
+                })
+                .map_or(q.len(), |(i, _)| i + 1);
+            1 + end
+        } else {
+            value.find(char::is_whitespace).unwrap_or(value.len())
+        };
+        rest = &tail[eq + skipped + len..];
     }
+    out.push_str(rest);
+    out
+}
+
+/// Where `key` starts as a keyword (at the start or after whitespace, then optional spaces and
+/// `=`), case-insensitively.
+fn find_key(s: &str, key: &str) -> Option<usize> {
+    let lower = s.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(i) = lower[from..].find(key).map(|i| i + from) {
+        let before_ok = i == 0 || lower[..i].ends_with(char::is_whitespace);
+        let after = lower[i + key.len()..].trim_start();
+        if before_ok && after.starts_with('=') {
+            return Some(i);
+        }
+        from = i + key.len();
+    }
+    None
 }
 
 fn pg_err(shown: &str, e: impl std::fmt::Display) -> StoreError {
@@ -466,5 +554,44 @@ mod tests {
         let msg = e.to_string();
         assert!(!msg.contains("s3cret"), "{msg}");
         assert!(msg.contains("postgres://ann:***@127.0.0.1:1/none"), "{msg}");
+    }
+
+    #[test]
+    fn every_form_of_password_is_redacted() {
+        let cases = [
+            // A password holding `@` (libpq splits at the last one).
+            (
+                "postgres://ann:p@ss@db:5432/r",
+                "postgres://ann:***@db:5432/r",
+            ),
+            ("postgres://ann:a@b@c@db/r", "postgres://ann:***@db/r"),
+            (
+                "postgres://ann@db/r?password=s3cret",
+                "postgres://ann@db/r?password=***",
+            ),
+            (
+                "postgresql://db/r?sslmode=disable&PASSWORD=s3cret&application_name=x",
+                "postgresql://db/r?sslmode=disable&PASSWORD=***&application_name=x",
+            ),
+            ("POSTGRES://ann:s3cret@db/r", "POSTGRES://ann:***@db/r"),
+            (
+                "host=db user=ann password=s3cret dbname=r",
+                "host=db user=ann password=*** dbname=r",
+            ),
+            ("host=db password = s3cret", "host=db password =***"),
+            (
+                "host=db password='s3 \\'cret' dbname=r",
+                "host=db password=*** dbname=r",
+            ),
+            ("dbname=r Password=s3cret", "dbname=r Password=***"),
+        ];
+        for (url, want) in cases {
+            assert!(is_url(url), "{url}");
+            let shown = redact_url(url);
+            assert_eq!(shown, want, "{url}");
+            assert!(!shown.contains("s3") && !shown.contains("ss@"), "{shown}");
+        }
+        assert!(is_url("host=db dbname=r") && is_url("  postgres://x"));
+        assert!(!is_url("runs.db") && !is_url("./a=b.db") && !is_url("my-host=x.db"));
     }
 }
