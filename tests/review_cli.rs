@@ -78,7 +78,7 @@ fn two_machines_merge_without_duplicates_and_bad_lines_are_named() {
         .get_output()
         .clone();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("bob.jsonl:3: missing field"), "{err}");
+    assert!(err.contains("bob.jsonl:3: task_id: missing"), "{err}");
     assert!(
         err.contains("bob.jsonl:4: clarity: 12 is not between 1 and 10"),
         "{err}"
@@ -349,4 +349,124 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+/// `prism review import` on hostile files: a draft survives an import that brings nothing new
+/// (and old decisions never replace a newer draft), non-regular files are refused at once, an
+/// endless line is capped, and values PostgreSQL would change or refuse are named by line and
+/// field, as are JSON errors.
+#[test]
+fn review_import_keeps_drafts_caps_lines_and_names_every_bad_field() {
+    use prism::store::Draft;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let old = rec("a1", "i1", "ann", Decision::Retain, 8, 1_000);
+    Store::open(&db)
+        .unwrap()
+        .save_decisions(&[old.clone()])
+        .unwrap();
+    let draft = Draft {
+        item_id: "i1".into(),
+        reviewer: "ann".into(),
+        round: 1,
+        clarity: Some(3),
+        relevance: None,
+        coherence: None,
+        decision: None,
+        rationale: "typed since".into(),
+        edited_question: None,
+        updated_at: 2_000,
+    };
+    Store::open(&db).unwrap().save_draft(&draft).unwrap();
+    let file = dir.path().join("again.jsonl");
+    let older = rec("a0", "i1", "ann", Decision::Remove, 2, 500);
+    std::fs::write(
+        &file,
+        format!(
+            "{}\n{}\n",
+            serde_json::to_string(&old).unwrap(),
+            serde_json::to_string(&older).unwrap()
+        ),
+    )
+    .unwrap();
+    let out = prism(dir.path())
+        .args(["review", "import"])
+        .arg(&file)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("1 new decisions, 1 already there"), "{err}");
+    let kept = Store::open(&db).unwrap().draft("i1", "ann").unwrap();
+    assert_eq!(kept.map(|d| d.rationale), Some("typed since".into()));
+
+    // Not regular files: refused without reading (a FIFO would block, /dev/zero never ends).
+    let fifo = dir.path().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for p in [fifo.as_path(), Path::new("/dev/zero")] {
+        let out = prism(dir.path())
+            .args(["review", "import"])
+            .arg(p)
+            .arg("--db")
+            .arg(&db)
+            .timeout(std::time::Duration::from_secs(20))
+            .assert()
+            .failure()
+            .get_output()
+            .clone();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("not a regular file"), "{err}");
+    }
+
+    // A 9 MiB line, then bad values on lines 2-6, then a good line.
+    let mut good = rec("g1", "i9", "bob", Decision::Retain, 7, 3_000);
+    good.task_id = "KE-FD-Myths".into();
+    let mut huge = rec("h1", "i8", "bob", Decision::Retain, 7, 3_000);
+    huge.rationale = "x".repeat(9 << 20);
+    let mut big_round = rec("r1", "i7", "bob", Decision::Retain, 7, 3_000);
+    big_round.round = 3_000_000_000;
+    let nul = rec("n1", "i6\u{0}", "bob", Decision::Retain, 7, 3_000);
+    let text = [
+        serde_json::to_string(&huge).unwrap(),
+        serde_json::to_string(&big_round).unwrap(),
+        serde_json::to_string(&nul).unwrap(),
+        "{uid: 1}".to_string(),
+        r#"{"uid":"t","item_id":"i5","task_id":"t","reviewer":"bob","round":"2","clarity":null,"relevance":null,"coherence":null,"decision":"retain","created_at":1}"#.to_string(),
+        r#"{"uid":"t","item_id":"i5","task_id":"t","reviewer":"bob","round":1,"clarity":null,"relevance":null,"coherence":null,"decision":"keep","created_at":1}"#.to_string(),
+        serde_json::to_string(&good).unwrap(),
+    ]
+    .join("\n");
+    let file = dir.path().join("bad.jsonl");
+    std::fs::write(&file, text).unwrap();
+    let out = prism(dir.path())
+        .args(["review", "import"])
+        .arg(&file)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let f = file.display().to_string();
+    for want in [
+        format!("{f}:1: -: line is "),
+        format!("{f}:2: round: 3000000000 is over the largest round, 2147483647"),
+        format!("{f}:3: item_id: holds a NUL character (\\u0000)"),
+        format!("{f}:4: -: invalid JSON at column 2: key must be a string"),
+        format!("{f}:5: round: invalid type: string \"2\", expected u32"),
+        format!("{f}:6: decision: unknown variant `keep`"),
+        "1 new decisions, 0 already there, 6 bad lines".to_string(),
+    ] {
+        assert!(err.contains(&want), "{want}\n---\n{err}");
+    }
 }

@@ -214,28 +214,98 @@ fn write_csv(out: &mut dyn Write, ds: &[ReviewRecord]) -> anyhow::Result<()> {
 
 /// Reads a JSONL export: every good line, and each bad one as `file:line: field: reason`.
 pub fn read_jsonl(path: &Path) -> anyhow::Result<(Vec<ReviewRecord>, Vec<String>)> {
-    let text = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let text = String::from_utf8_lossy(&text);
+    use crate::dataset::lines::{Line, LineReader};
+    // A FIFO would block forever and /dev/zero never ends: only regular files are read.
+    let meta = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
+    if !meta.is_file() {
+        anyhow::bail!("{}: not a regular file", path.display());
+    }
+    let file = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let max = crate::dataset::MAX_LINE_BYTES;
+    let mut lines = LineReader::new(std::io::BufReader::new(file), max);
     let mut records = Vec::new();
     let mut problems = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() {
+    loop {
+        let (no, line) = match lines.next_line() {
+            Ok(Some(l)) => l,
+            Ok(None) => break,
+            Err(e) => {
+                problems.push(format!(
+                    "{}:{}: -: read error, rest of file skipped: {e}",
+                    path.display(),
+                    lines.line_no + 1
+                ));
+                break;
+            }
+        };
+        let at = format!("{}:{no}", path.display());
+        let bytes = match line {
+            Line::TooLong(n) => {
+                problems.push(format!(
+                    "{at}: -: line is {n} bytes, over the {} MiB limit; skipped",
+                    max >> 20
+                ));
+                continue;
+            }
+            Line::Text(t) => t,
+        };
+        let text = String::from_utf8_lossy(bytes);
+        let text = text.trim();
+        if text.is_empty() {
             continue;
         }
-        let at = format!("{}:{}", path.display(), i + 1);
-        match serde_json::from_str::<ReviewRecord>(line) {
-            Ok(r) => match r.check() {
-                Ok(()) => records.push(r),
-                Err(e) => problems.push(format!("{at}: {e}")),
-            },
-            Err(e) => {
-                // serde names the missing or mistyped field in its message.
-                problems.push(format!("{at}: {}", crate::text::one_line(&e.to_string())));
-            }
+        match parse_record(text) {
+            Ok(r) => records.push(r),
+            Err((field, reason)) => problems.push(format!("{at}: {field}: {reason}")),
         }
     }
     Ok((records, problems))
+}
+
+/// One decision line, or the field at fault and why (`round: invalid type: string "2",
+/// expected u32`), as the dataset loaders name problems.
+fn parse_record(text: &str) -> Result<ReviewRecord, (String, String)> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    let r: ReviewRecord = serde_path_to_error::deserialize(de).map_err(|e| {
+        let field = e.path().to_string();
+        let inner = e.into_inner();
+        let field = if field == "." || inner.is_syntax() || inner.is_eof() {
+            "-".to_string()
+        } else {
+            field
+        };
+        let message = json_reason(&inner);
+        if let Some(name) = message
+            .strip_prefix("missing field `")
+            .and_then(|m| m.strip_suffix('`'))
+        {
+            return (name.to_string(), "missing".to_string());
+        }
+        let reason = if inner.is_syntax() || inner.is_eof() {
+            format!(
+                "invalid JSON at column {}: {}",
+                inner.column(),
+                json_reason(&inner)
+            )
+        } else {
+            json_reason(&inner)
+        };
+        (field, crate::text::one_line(&reason))
+    })?;
+    r.check().map_err(|e| match e.split_once(": ") {
+        Some((f, why)) => (f.to_string(), why.to_string()),
+        None => ("-".to_string(), e),
+    })?;
+    Ok(r)
+}
+
+/// serde_json's message without its " at line 1 column 2" (the line is the file's, given apart).
+fn json_reason(e: &serde_json::Error) -> String {
+    let m = e.to_string();
+    match m.rfind(" at line ") {
+        Some(i) => m[..i].to_string(),
+        None => m,
+    }
 }
 
 /// How a panel's review stands.

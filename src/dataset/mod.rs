@@ -7,7 +7,7 @@
 pub mod claims;
 mod item;
 mod jsonl;
-mod lines;
+pub(crate) mod lines;
 mod problem;
 mod release;
 mod source;

@@ -156,6 +156,28 @@ impl ReviewRecord {
         if self.round == 0 {
             return Err("round: rounds start at 1".into());
         }
+        // PostgreSQL keeps rounds as INTEGER: a larger one would read back as another round.
+        if self.round > i32::MAX as u32 {
+            return Err(format!(
+                "round: {} is over the largest round, {}",
+                self.round,
+                i32::MAX
+            ));
+        }
+        // PostgreSQL text cannot hold NUL; SQLite could, so both refuse it alike.
+        for (name, v) in [
+            ("uid", Some(&self.uid)),
+            ("item_id", Some(&self.item_id)),
+            ("task_id", Some(&self.task_id)),
+            ("reviewer", Some(&self.reviewer)),
+            ("rationale", Some(&self.rationale)),
+            ("edited_question", self.edited_question.as_ref()),
+            ("edited_answer", self.edited_answer.as_ref()),
+        ] {
+            if v.is_some_and(|v| v.contains('\0')) {
+                return Err(format!("{name}: holds a NUL character (\\u0000)"));
+            }
+        }
         Ok(())
     }
 }

@@ -320,12 +320,14 @@ impl PgStore {
                  created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
                  ON CONFLICT (uid) DO NOTHING",
             )?;
-            let del =
-                tx.prepare("DELETE FROM review_drafts WHERE item_id = $1 AND reviewer = $2")?;
+            // As in SQLite: only a new decision replaces a draft, and never a newer draft.
+            let del = tx.prepare(
+                "DELETE FROM review_drafts WHERE item_id = $1 AND reviewer = $2 AND updated_at <= $3",
+            )?;
             let mut added = 0;
             for r in &rs {
                 let n = |v: Option<u8>| v.map(i16::from);
-                added += tx.execute(
+                let new = tx.execute(
                     &ins,
                     &[
                         &r.uid,
@@ -343,7 +345,10 @@ impl PgStore {
                         &r.created_at,
                     ],
                 )? as usize;
-                tx.execute(&del, &[&r.item_id, &r.reviewer])?;
+                if new > 0 {
+                    tx.execute(&del, &[&r.item_id, &r.reviewer, &r.created_at])?;
+                }
+                added += new;
             }
             tx.commit()?;
             Ok(added)

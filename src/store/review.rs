@@ -78,11 +78,13 @@ impl Store {
                     "INSERT OR IGNORE INTO review_decisions ({COLS})
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
                 ))?;
+                // A decision replaces the reviewer's draft only when it is new and the draft is
+                // not newer than it: importing old decisions keeps a draft typed since.
                 let mut del = tx.prepare_cached(
-                    "DELETE FROM review_drafts WHERE item_id = ?1 AND reviewer = ?2",
+                    "DELETE FROM review_drafts WHERE item_id = ?1 AND reviewer = ?2 AND updated_at <= ?3",
                 )?;
                 for r in rs {
-                    added += ins.execute(params![
+                    let new = ins.execute(params![
                         r.uid,
                         r.item_id,
                         r.task_id,
@@ -97,7 +99,10 @@ impl Store {
                         r.edited_answer,
                         r.created_at
                     ])?;
-                    del.execute(params![r.item_id, r.reviewer])?;
+                    if new > 0 {
+                        del.execute(params![r.item_id, r.reviewer, r.created_at])?;
+                    }
+                    added += new;
                 }
             }
             tx.commit()?;
