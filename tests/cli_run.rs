@@ -514,3 +514,114 @@ fn sigterm_and_sighup_interrupt_a_run_that_then_resumes() {
         assert_eq!(job_states(&env.db(), &run_id), (30, 0, 0));
     }
 }
+
+/// A run started with `--no-cache` resumes without the cache as well: its resumed jobs are
+/// fetched anew, not copied from another run's answers in the cache.
+#[test]
+fn a_no_cache_run_resumes_without_the_cache() {
+    let env = Env::new();
+    // A finished run fills the cache for the first 30 items.
+    env.prism()
+        .args(["run", "--models", "slow", "--limit", "30", "--json"])
+        .assert()
+        .code(0);
+    // The same items with --no-cache, killed after a few answers.
+    let mut child = env.spawn(
+        &[
+            "run",
+            "--models",
+            "slow",
+            "--limit",
+            "30",
+            "--no-cache",
+            "--json",
+        ],
+        Stdio::null(),
+    );
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    let (mut run_id, mut done, mut line) = (String::new(), 0, String::new());
+    while done < 4 {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "run ended early");
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if v["event"] == "started" {
+            run_id = v["run_id"].as_str().unwrap().to_string();
+        }
+        if v["event"] == "done" {
+            done += 1;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let (d, _, pending) = job_states(&env.db(), &run_id);
+    assert!(pending > 0, "done {d}");
+    let requests_before = env.mock.requests();
+    let out = env
+        .prism()
+        .args(["run", "--resume", &run_id])
+        .assert()
+        .code(0);
+    let err = stderr(&out);
+    assert!(err.contains("(0 from cache)"), "{err}");
+    assert_eq!(job_states(&env.db(), &run_id), (30, 0, 0));
+    assert_eq!(env.mock.requests() - requests_before, 30 - d);
+}
+
+/// A run that loses its lock while it works (it stalled past the lock's staleness and a
+/// `--resume` elsewhere took the run over, as after `kill -STOP` for a minute) stops at its next
+/// write instead of finishing the run beside the new holder, and says why.
+#[test]
+fn a_run_whose_lock_is_taken_over_stops_writing_and_says_so() {
+    let env = Env::new();
+    let mut child = env.spawn(
+        &["run", "--models", "slow", "--limit", "200", "--json"],
+        Stdio::piped(),
+    );
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    let (mut run_id, mut done, mut line) = (String::new(), 0, String::new());
+    while done < 4 {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "run ended early");
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if v["event"] == "started" {
+            run_id = v["run_id"].as_str().unwrap().to_string();
+        }
+        if v["event"] == "done" {
+            done += 1;
+        }
+    }
+    // Another prism takes the lock over as a resume does once the lock is stale.
+    let mut store = Store::open(&env.db()).unwrap();
+    let thief = prism::store::Holder {
+        owner: "another-prism".into(),
+        host: "elsewhere".into(),
+        pid: 1,
+    };
+    let later = prism::store::now_secs() + prism::store::STALE_AFTER_SECS + 1;
+    assert_eq!(
+        store.lock_run(&run_id, &thief, later, |_| true).unwrap(),
+        Ok(())
+    );
+    let (at_takeover, _, _) = job_states(&env.db(), &run_id);
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("run {run_id} was taken over by another prism")),
+        "{err}"
+    );
+    // At most the group commit already under way when the lock changed hands landed after.
+    let (after, _, pending) = job_states(&env.db(), &run_id);
+    assert!(
+        after <= at_takeover + 2 && pending >= 50,
+        "done {at_takeover} at the takeover, {after} after, {pending} pending"
+    );
+    // The lock and the run's status stay the new holder's.
+    assert_eq!(
+        store.lock_owner(&run_id).unwrap().as_deref(),
+        Some("another-prism")
+    );
+}

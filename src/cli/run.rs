@@ -258,9 +258,12 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
         std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<RunSummary>> + Send>>,
         usize,
     ) = if let Some(run_id) = &args.resume {
-        let run = store
+        let mut run = store
             .run(run_id)?
             .ok_or_else(|| anyhow::anyhow!("no run {run_id} in {}", db.display()))?;
+        // `--no-cache` on a resume holds for the rest of the run, as it does when the run was
+        // started with it.
+        run.config.no_cache |= args.no_cache;
         let named = if args.models.is_empty() {
             Vec::new()
         } else {

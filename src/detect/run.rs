@@ -6,7 +6,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::StreamExt;
 use tokio::sync::{Semaphore, mpsc};
@@ -15,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::parse::{is_refusal, read_pair, read_truth};
 use super::prompts;
 use crate::engine::hold::{Holder, StoreState};
+use crate::engine::lease::Lease;
 use crate::engine::{BackendFactory, Caller, Delta, judge};
 use crate::provider::{ChatRequest, Message, ModelConfig, Params};
 use crate::store::{
@@ -317,9 +317,8 @@ async fn execute(
     cancel: CancellationToken,
 ) -> anyhow::Result<DetectSummary> {
     // One process at a time works on a run (the same lock as `prism run --resume`).
-    let owner = crate::engine::lock_owner();
-    match store.lock_run(&run.id, &owner).await {
-        Ok(Ok(())) => {}
+    let lease = match Lease::take(&store, &run.id, &cancel).await {
+        Ok(Ok(lease)) => lease,
         Ok(Err(held)) => anyhow::bail!(
             "detection run {} is being run by another prism (pid {}, seen {} s ago); wait for \
              it to finish, or resume after it stops",
@@ -328,18 +327,9 @@ async fn execute(
             held.age
         ),
         Err(e) => anyhow::bail!("locking the detection run: {e}"),
-    }
-    let beat = {
-        let (store, id, owner) = (store.clone(), run.id.clone(), owner.clone());
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_secs(crate::store::HEARTBEAT_SECS));
-            tick.tick().await;
-            loop {
-                tick.tick().await;
-                let _ = store.heartbeat_run(&id, &owner).await;
-            }
-        })
     };
+    // The work stops on the user's cancel or on losing the lock.
+    let cancel = lease.cancel.clone();
     let _ = store
         .detect(DetectWrite::Status(run.id.clone(), RunStatus::Running))
         .await;
@@ -407,12 +397,16 @@ async fn execute(
         .buffer_unordered(width)
         .collect::<Vec<()>>()
         .await;
+    if lease.lost() || sh.hold.lost() {
+        let err = lease.lost_error("detection run");
+        lease.release().await;
+        return Err(err);
+    }
     let (summary, status) = closing(&sh.counts, calls, cancel.is_cancelled());
     let _ = store
         .detect(DetectWrite::Status(sh.run.id.clone(), status))
         .await;
-    beat.abort();
-    let _ = store.unlock_run(&sh.run.id, &owner).await;
+    lease.release().await;
     let _ = events.send(DetectEvent::Finished(summary.clone()));
     Ok(summary)
 }

@@ -15,6 +15,8 @@ use tokio_util::sync::CancellationToken;
 pub struct Holder {
     down: AtomicBool,
     holding: AtomicUsize,
+    /// A write was refused because the run's lock was taken over (see `lease`).
+    lost: AtomicBool,
 }
 
 /// What a front-end is told.
@@ -42,6 +44,15 @@ impl Holder {
             match save().await {
                 Ok(()) => break,
                 Err(e) => {
+                    // Not ours to save any more: the run was taken over, so it stops.
+                    if crate::store::is_lost_lock(&e) {
+                        self.lost.store(true, Ordering::Release);
+                        cancel.cancel();
+                        if held {
+                            self.holding.fetch_sub(1, Ordering::AcqRel);
+                        }
+                        return false;
+                    }
                     if !held {
                         held = true;
                         self.holding.fetch_add(1, Ordering::AcqRel);
@@ -69,6 +80,11 @@ impl Holder {
             tell(StoreState::Up);
         }
         true
+    }
+
+    /// Whether a write was refused because the run's lock was taken over.
+    pub fn lost(&self) -> bool {
+        self.lost.load(Ordering::Acquire)
     }
 
     /// Waits for a call slot, and for saving to work again; `None` when cancelled.

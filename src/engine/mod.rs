@@ -7,6 +7,7 @@ mod backoff;
 mod call;
 pub mod hold;
 pub mod judge;
+pub mod lease;
 pub mod score;
 
 use std::collections::{HashMap, VecDeque};
@@ -32,6 +33,7 @@ use crate::store::{
     JobRecord, ModelSnapshot, ResponseRecord, RunConfig, RunRecord, RunStatus, StoreHandle,
     now_secs,
 };
+use lease::Lease;
 
 /// Anything that answers a chat request with a stream: the HTTP providers, the local model.
 pub trait Backend: Send + Sync {
@@ -281,6 +283,8 @@ struct Shared {
     store_down: std::sync::atomic::AtomicBool,
     /// Answers waiting to be saved while the store is down.
     holding: std::sync::atomic::AtomicUsize,
+    /// Where a write refused for a lost lock is reported (the run then stops).
+    loss: lease::Loss,
 }
 
 /// Starts a new run: records it and its jobs, then runs them.
@@ -304,6 +308,7 @@ pub async fn run(
             params: spec.params.clone(),
             filter: spec.filter.clone(),
             limit: spec.limit,
+            no_cache: !spec.use_cache,
         },
         status: RunStatus::Running,
     };
@@ -443,6 +448,8 @@ pub async fn resume(
     spec.params = cfg.params.clone();
     spec.concurrency = concurrency;
     spec.stream_deltas = stream_deltas;
+    // A run started with --no-cache resumes without the cache too.
+    spec.use_cache = !cfg.no_cache;
     let models = runtimes(&spec.models, &factory)?;
     store
         .set_status(&run.id, RunStatus::Running)
@@ -492,9 +499,8 @@ async fn execute(
     cancel: CancellationToken,
 ) -> anyhow::Result<RunSummary> {
     // One process at a time runs a run: a second `--resume` would send every job again.
-    let owner = lock_owner();
-    match store.lock_run(&run_id, &owner).await {
-        Ok(Ok(())) => {}
+    let lease = match Lease::take(&store, &run_id, &cancel).await {
+        Ok(Ok(lease)) => lease,
         Ok(Err(held)) => anyhow::bail!(
             "run {run_id} is being run by another prism (pid {}, seen {} s ago); wait for it \
              to finish, or resume after it stops (a lock not refreshed for {} s is taken over)",
@@ -503,18 +509,9 @@ async fn execute(
             crate::store::STALE_AFTER_SECS
         ),
         Err(e) => anyhow::bail!("locking the run: {e}"),
-    }
-    let beat = {
-        let (store, run, owner) = (store.clone(), run_id.clone(), owner.clone());
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_secs(crate::store::HEARTBEAT_SECS));
-            tick.tick().await;
-            loop {
-                tick.tick().await;
-                let _ = store.heartbeat_run(&run, &owner).await;
-            }
-        })
     };
+    // From here on the workers stop on the user's cancel or on losing the lock.
+    let cancel = lease.cancel.clone();
     let total = todo.len();
     let _ = events.send(Event::Started {
         run_id: run_id.clone(),
@@ -539,6 +536,7 @@ async fn execute(
         }),
         store_down: std::sync::atomic::AtomicBool::new(false),
         holding: std::sync::atomic::AtomicUsize::new(0),
+        loss: lease.loss(),
         spec,
     });
     // One queue and one pool of workers per model, so a slow or rate-limited model never holds
@@ -625,14 +623,19 @@ async fn execute(
         c.cancelled = c.total - c.done - c.failed;
         c.clone()
     };
+    if lease.lost() {
+        // The run is someone else's now: its status and lock are theirs to set.
+        let err = lease.lost_error("run");
+        lease.release().await;
+        return Err(err);
+    }
     let status = if summary.cancelled > 0 {
         RunStatus::Cancelled
     } else {
         RunStatus::Finished
     };
     let _ = store.set_status(&run_id, status).await;
-    beat.abort();
-    let _ = store.unlock_run(&run_id, &owner).await;
+    lease.release().await;
     let _ = events.send(Event::Finished(summary.clone()));
     Ok(summary)
 }
@@ -1005,6 +1008,13 @@ async fn finish(sh: &Shared, job: u32, record: ResponseRecord, ok: bool) {
         match sh.store.save((*record).clone()).await {
             Ok(()) => break,
             Err(e) => {
+                // The run was taken over: this answer is not ours to save, and the run stops.
+                if sh.loss.check(&e) {
+                    if held {
+                        sh.holding.fetch_sub(1, Ordering::AcqRel);
+                    }
+                    return;
+                }
                 if !held {
                     held = true;
                     sh.holding.fetch_add(1, Ordering::AcqRel);

@@ -6,7 +6,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::StreamExt;
 use tokio::sync::{Semaphore, mpsc};
@@ -17,6 +16,7 @@ use super::prompts;
 use super::results::Stored;
 use crate::detect::run::DetectSummary as Summary;
 use crate::engine::hold::{Holder, StoreState};
+use crate::engine::lease::Lease;
 use crate::engine::{BackendFactory, Caller};
 use crate::provider::{ModelConfig, Params};
 use crate::store::{
@@ -197,9 +197,9 @@ async fn execute(
     events: mpsc::UnboundedSender<SelfcheckEvent>,
     cancel: CancellationToken,
 ) -> anyhow::Result<Summary> {
-    let owner = crate::engine::lock_owner();
-    match store.lock_run(&run.id, &owner).await {
-        Ok(Ok(())) => {}
+    // One process at a time works on a run (the same lock as `prism run --resume`).
+    let lease = match Lease::take(&store, &run.id, &cancel).await {
+        Ok(Ok(lease)) => lease,
         Ok(Err(held)) => anyhow::bail!(
             "self-detection run {} is being run by another prism (pid {}, seen {} s ago)",
             run.id,
@@ -207,18 +207,9 @@ async fn execute(
             held.age
         ),
         Err(e) => anyhow::bail!("locking the run: {e}"),
-    }
-    let beat = {
-        let (store, id, owner) = (store.clone(), run.id.clone(), owner.clone());
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_secs(crate::store::HEARTBEAT_SECS));
-            tick.tick().await;
-            loop {
-                tick.tick().await;
-                let _ = store.heartbeat_run(&id, &owner).await;
-            }
-        })
     };
+    // The work stops on the user's cancel or on losing the lock.
+    let cancel = lease.cancel.clone();
     let _ = store
         .selfcheck(SelfcheckWrite::Status(run.id.clone(), RunStatus::Running))
         .await;
@@ -271,12 +262,16 @@ async fn execute(
         .buffer_unordered(width)
         .collect::<Vec<()>>()
         .await;
+    if lease.lost() || sh.hold.lost() {
+        let err = lease.lost_error("self-detection run");
+        lease.release().await;
+        return Err(err);
+    }
     let (summary, status) = crate::detect::run::closing(&sh.counts, calls, cancel.is_cancelled());
     let _ = store
         .selfcheck(SelfcheckWrite::Status(sh.run.id.clone(), status))
         .await;
-    beat.abort();
-    let _ = store.unlock_run(&sh.run.id, &owner).await;
+    lease.release().await;
     let _ = events.send(SelfcheckEvent::Finished(summary.clone()));
     Ok(summary)
 }

@@ -248,6 +248,21 @@ pub enum DetectWrite {
     Pair(PairRecord),
 }
 
+impl DetectWrite {
+    /// The run a write belongs to; none for the write that creates it (made before its lock).
+    pub fn run_id(&self) -> Option<&str> {
+        match self {
+            DetectWrite::CreateRun(..) => None,
+            DetectWrite::Status(run, _)
+            | DetectWrite::Answer { run, .. }
+            | DetectWrite::Class { run, .. }
+            | DetectWrite::AddRound { run, .. } => Some(run),
+            DetectWrite::Sample(s) => Some(&s.run_id),
+            DetectWrite::Pair(p) => Some(&p.run_id),
+        }
+    }
+}
+
 fn target_row(r: &Row) -> rusqlite::Result<Target> {
     let label: Option<String> = r.get(15)?;
     let class: Option<String> = r.get(16)?;

@@ -84,13 +84,26 @@ impl Store {
         Ok(Ok(()))
     }
 
-    /// Refreshes the lock (only the owner's).
-    pub fn heartbeat_run(&self, run_id: &str, owner: &str, now: i64) -> Result<()> {
-        self.conn.execute(
+    /// Refreshes the lock (only the owner's); `false` when `owner` no longer holds it (it was
+    /// taken over while this process stalled).
+    pub fn heartbeat_run(&self, run_id: &str, owner: &str, now: i64) -> Result<bool> {
+        let n = self.conn.execute(
             "UPDATE run_locks SET heartbeat = ?3 WHERE run_id = ?1 AND owner = ?2",
             params![run_id, owner, now],
         )?;
-        Ok(())
+        Ok(n > 0)
+    }
+
+    /// Who holds the run's lock now, if anyone.
+    pub fn lock_owner(&self, run_id: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT owner FROM run_locks WHERE run_id = ?1",
+                [run_id],
+                |r| r.get(0),
+            )
+            .optional()?)
     }
 
     /// Lets go of the lock (only the owner's).

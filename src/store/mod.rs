@@ -45,7 +45,7 @@ pub use selfcheck::{
     VerdictRecord,
 };
 pub use time::{format_time, now_secs};
-pub use writer::StoreHandle;
+pub use writer::{LOST_LOCK, StoreHandle, is_lost_lock};
 
 pub struct Store {
     conn: Connection,

@@ -36,6 +36,10 @@ pub struct RunConfig {
     pub filter: Option<String>,
     #[serde(default)]
     pub limit: Option<usize>,
+    /// Started with `--no-cache`: every answer fetched anew, so a resume must not take answers
+    /// from the cache either (they would be copies of another run's, not new samples).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_cache: bool,
 }
 
 /// The settings a model ran with, as the run keeps them. Not the user-facing [`ModelConfig`]

@@ -173,6 +173,18 @@ pub enum SelfcheckWrite {
     Verdict(VerdictRecord),
 }
 
+impl SelfcheckWrite {
+    /// The run a write belongs to; none for the write that creates it (made before its lock).
+    pub fn run_id(&self) -> Option<&str> {
+        match self {
+            SelfcheckWrite::CreateRun(..) => None,
+            SelfcheckWrite::Status(run, _) => Some(run),
+            SelfcheckWrite::Item(i) => Some(&i.run_id),
+            SelfcheckWrite::Verdict(v) => Some(&v.run_id),
+        }
+    }
+}
+
 const ITEM_COLUMNS: &str = "run_id, idx, triple_id, subject, relation, object, source, \
      popularity, generator, params, shots, true_sentence, true_attempts, false_sentence, \
      false_attempts, set_aside, error, decoy";

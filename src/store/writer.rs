@@ -11,6 +11,7 @@
 //! took to copy 16 MB and sync. The writer still checkpoints past a much larger WAL, a backstop
 //! for when the background checkpoints cannot finish because the writer keeps appending.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread;
@@ -143,13 +144,14 @@ impl StoreHandle {
         .await
     }
 
-    pub async fn heartbeat_run(&self, run: &str, owner: &str) -> Result<(), String> {
+    /// Refreshes the run's lock; `Ok(false)` when this process no longer holds it.
+    pub async fn heartbeat_run(&self, run: &str, owner: &str) -> Result<bool, String> {
         self.lock(Lock::Beat {
             run: run.into(),
             owner: owner.into(),
         })
         .await
-        .map(|_| ())
+        .map(|r| r.is_ok())
     }
 
     pub async fn unlock_run(&self, run: &str, owner: &str) -> Result<(), String> {
@@ -194,6 +196,11 @@ type Ack = oneshot::Sender<Result<(), String>>;
 /// Saves waiting for one commit.
 #[derive(Default)]
 struct Batch {
+    /// Runs this process holds the lock of (run → owner token). A write for such a run is
+    /// made only while the lock is still ours: a process that stalled past the lock's staleness
+    /// (SIGSTOP, a suspended laptop) and lost it to a `--resume` elsewhere must not go on
+    /// writing that run beside the new holder.
+    fences: HashMap<String, String>,
     records: Vec<ResponseRecord>,
     acks: Vec<Ack>,
     detect: Vec<DetectWrite>,
@@ -334,14 +341,29 @@ fn handle(store: &mut Store, batch: &mut Batch, cmd: Cmd) {
                     let r = match l {
                         Lock::Take { run, owner } => {
                             let who = super::Holder {
-                                owner,
+                                owner: owner.clone(),
                                 host: super::host_name(),
                                 pid: i64::from(std::process::id()),
                             };
-                            store.lock_run(&run, &who, now, super::pid_alive)
+                            let r = store.lock_run(&run, &who, now, super::pid_alive);
+                            if matches!(r, Ok(Ok(()))) {
+                                batch.fences.insert(run, owner);
+                            }
+                            r
                         }
-                        Lock::Beat { run, owner } => store.heartbeat_run(&run, &owner, now).map(Ok),
-                        Lock::Release { run, owner } => store.unlock_run(&run, &owner).map(Ok),
+                        Lock::Beat { run, owner } => {
+                            store.heartbeat_run(&run, &owner, now).map(|held| {
+                                if held {
+                                    Ok(())
+                                } else {
+                                    Err(super::Held { pid: 0, age: 0 })
+                                }
+                            })
+                        }
+                        Lock::Release { run, owner } => {
+                            batch.fences.remove(&run);
+                            store.unlock_run(&run, &owner).map(Ok)
+                        }
                     };
                     let _ = reply.send(r.map_err(|e| e.to_string()));
                 }
@@ -356,7 +378,81 @@ fn handle(store: &mut Store, batch: &mut Batch, cmd: Cmd) {
     }
 }
 
+/// The error a write gets when its run's lock was taken over: the writer of that run is now
+/// another process, so this one stops instead of writing beside it.
+pub const LOST_LOCK: &str = "this process lost the run's lock";
+
+pub fn is_lost_lock(e: &str) -> bool {
+    e.starts_with(LOST_LOCK)
+}
+
+/// Whether this process still holds `run`'s lock (always, for a run it never locked). Asked
+/// once per run per group commit; a store that cannot answer counts as held, so the write
+/// itself fails and is retried as any failed write is.
+fn still_ours(
+    store: &Store,
+    fences: &HashMap<String, String>,
+    memo: &mut HashMap<String, bool>,
+    run: &str,
+) -> bool {
+    let Some(owner) = fences.get(run) else {
+        return true;
+    };
+    *memo
+        .entry(run.to_string())
+        .or_insert_with(|| match store.lock_owner(run) {
+            Ok(now) => now.as_deref() == Some(owner.as_str()),
+            Err(_) => true,
+        })
+}
+
+/// Sends `LOST_LOCK` to the writes of runs no longer ours and keeps the rest, in order.
+fn fence<T>(
+    store: &Store,
+    fences: &HashMap<String, String>,
+    memo: &mut HashMap<String, bool>,
+    writes: &mut Vec<T>,
+    acks: &mut Vec<Ack>,
+    run_of: impl Fn(&T) -> Option<&str>,
+) {
+    if fences.is_empty() {
+        return;
+    }
+    let (mut keep, mut keep_acks) = (Vec::with_capacity(writes.len()), Vec::new());
+    for (w, ack) in writes.drain(..).zip(acks.drain(..)) {
+        if run_of(&w).is_none_or(|r| still_ours(store, fences, memo, r)) {
+            keep.push(w);
+            keep_acks.push(ack);
+        } else {
+            let _ = ack.send(Err(format!(
+                "{LOST_LOCK} (another prism took it over after this one stalled)"
+            )));
+        }
+    }
+    *writes = keep;
+    *acks = keep_acks;
+}
+
 fn flush(store: &mut Store, batch: &mut Batch) {
+    let mut memo = HashMap::new();
+    let Batch {
+        fences,
+        records,
+        acks,
+        detect,
+        detect_acks,
+        selfcheck,
+        selfcheck_acks,
+    } = batch;
+    fence(store, fences, &mut memo, records, acks, |r| {
+        Some(r.run_id.as_str())
+    });
+    fence(store, fences, &mut memo, detect, detect_acks, |w| {
+        w.run_id()
+    });
+    fence(store, fences, &mut memo, selfcheck, selfcheck_acks, |w| {
+        w.run_id()
+    });
     if !batch.records.is_empty() {
         let result = store
             .save_responses(&batch.records)
