@@ -470,3 +470,74 @@ fn review_import_keeps_drafts_caps_lines_and_names_every_bad_field() {
         assert!(err.contains(&want), "{want}\n---\n{err}");
     }
 }
+
+/// `-o` never destroys the store (`review export` and `report`), `-o -` is stdout, and a CSV
+/// export holds no formula a spreadsheet would run and no escape sequence a terminal would obey.
+#[test]
+fn exports_never_overwrite_the_store_and_csv_cells_are_inert() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let mut hostile = rec("u1", "i1", "ann", Decision::Retain, 8, 1);
+    hostile.rationale = "=cmd|' /C calc'!A0".into();
+    let mut at = rec("u2", "i2", "@SUM(1+1)", Decision::Remove, 3, 2);
+    at.rationale = "+1+1 \u{1b}]0;pwned\u{7} \u{1b}[31mred".into();
+    Store::open(&db)
+        .unwrap()
+        .save_decisions(&[hostile, at])
+        .unwrap();
+    let before = std::fs::read(&db).unwrap();
+    for args in [
+        vec!["review", "export", "-o"],
+        vec!["review", "export", "--format", "csv", "-o"],
+        vec!["report", "--format", "csv", "-o"],
+    ] {
+        let out = prism(dir.path())
+            .args(&args)
+            .arg(&db)
+            .arg("--db")
+            .arg(&db)
+            .assert()
+            .failure()
+            .get_output()
+            .clone();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("refusing to write over"), "{args:?}: {err}");
+    }
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    assert_eq!(Store::open(&db).unwrap().decisions().unwrap().len(), 2);
+
+    let out = prism(dir.path())
+        .args(["review", "export", "--format", "csv", "-o", "-", "--db"])
+        .arg(&db)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert!(!dir.path().join("-").exists());
+    let csv = String::from_utf8(out.stdout).unwrap();
+    assert!(!csv.contains('\u{1b}') && !csv.contains('\u{7}'), "{csv:?}");
+    let mut r = csv::Reader::from_reader(csv.as_bytes());
+    let rows: Vec<csv::StringRecord> = r.records().map(|r| r.unwrap()).collect();
+    let cells: Vec<&str> = rows.iter().flat_map(|r| r.iter()).collect();
+    for c in cells {
+        assert!(
+            !c.starts_with(['=', '+', '@']) || c.parse::<f64>().is_ok(),
+            "a live formula cell: {c:?}"
+        );
+    }
+    assert_eq!(&rows[0][9], "'=cmd|' /C calc'!A0");
+    assert_eq!(&rows[1][3], "'@SUM(1+1)");
+    // JSONL on stdout escapes control characters.
+    let out = prism(dir.path())
+        .args(["review", "export", "--db"])
+        .arg(&db)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let jsonl = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !jsonl.contains('\u{1b}') && jsonl.contains("\\u001b"),
+        "{jsonl:?}"
+    );
+}

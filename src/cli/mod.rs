@@ -4,6 +4,7 @@ pub mod background;
 pub mod detect;
 pub mod exchange;
 pub mod model;
+pub mod output;
 pub mod quality;
 pub mod report;
 pub mod review;

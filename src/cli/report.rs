@@ -57,6 +57,9 @@ pub struct ReportArgs {
     /// Write to this file instead of stdout.
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,
+    /// Replace the output even when it is a SQLite database (the store is refused otherwise).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `theme` colours the HTML heatmap (`--theme`, else the config's, else the default).
@@ -74,6 +77,10 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
         && (!args.summary.is_empty()
             || args.prism_outputs.is_some()
             || !args.references.is_empty());
+    if let Some(o) = args.output.as_deref().filter(|_| !args.force) {
+        let store_path = args.db.clone().unwrap_or_else(|| default_db(dirs));
+        super::output::refuse_stores(o, &[&store_path])?;
+    }
     let store = if files_only {
         None
     } else {
@@ -283,12 +290,13 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
             s
         }
     };
-    match &args.output {
-        Some(p) => {
-            std::fs::write(p, out).with_context(|| format!("writing {}", p.display()))?;
-            crate::warn!("wrote {}", p.display());
-        }
-        None => print!("{out}"),
+    let store_path = args.db.clone().unwrap_or_else(|| default_db(dirs));
+    let written =
+        super::output::write_output(args.output.as_deref(), &[&store_path], args.force, |w| {
+            Ok(w.write_all(out.as_bytes())?)
+        })?;
+    if let Some(p) = written {
+        crate::warn!("wrote {}", p.display());
     }
     Ok(if problems.is_empty() { 0 } else { 2 })
 }

@@ -23,9 +23,13 @@ pub enum ReviewCommand {
         /// jsonl (the import format) or csv.
         #[arg(long, default_value = "jsonl")]
         format: String,
-        /// Output file (default: stdout).
+        /// Output file (default, or `-`: stdout). Written whole, then renamed into place;
+        /// never over a SQLite file (the store) unless --force.
         #[arg(long, short)]
         output: Option<PathBuf>,
+        /// Replace the output even when it is a SQLite database.
+        #[arg(long)]
+        force: bool,
     },
     /// Add decisions from a JSONL export: ones already in the store (same uid) are skipped, bad
     /// lines are reported as file:line: field: reason and the rest is loaded.
@@ -81,28 +85,38 @@ pub fn review(what: ReviewCommand, dirs: &Dirs) -> anyhow::Result<i32> {
             db: d,
             format,
             output,
+            force,
         } => {
+            if !matches!(format.as_str(), "jsonl" | "csv") {
+                anyhow::bail!("--format {format:?}: use jsonl or csv");
+            }
+            let local = d.clone().unwrap_or_else(|| super::run::default_db(dirs));
             let store = review_db(d, dirs)?;
             let decisions = store.decisions()?;
-            let mut out: Box<dyn Write> = match &output {
-                Some(p) => Box::new(std::io::BufWriter::new(
-                    std::fs::File::create(p)
-                        .with_context(|| format!("creating {}", p.display()))?,
-                )),
-                None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
-            };
-            match format.as_str() {
-                "jsonl" => {
+            let written = super::output::write_output(
+                output.as_deref(),
+                &[&local, &super::run::default_db(dirs)],
+                force,
+                |out| {
+                    if format == "csv" {
+                        return write_csv(out, &decisions);
+                    }
+                    // JSON escapes every control character (ESC is \u001b): nothing in a
+                    // decision can drive the terminal it is printed to.
                     for d in &decisions {
-                        serde_json::to_writer(&mut out, d)?;
+                        serde_json::to_writer(&mut *out, d)?;
                         out.write_all(b"\n")?;
                     }
-                }
-                "csv" => write_csv(&mut out, &decisions)?,
-                other => anyhow::bail!("--format {other:?}: use jsonl or csv"),
-            }
-            out.flush()?;
-            crate::warn!("{} decisions exported", decisions.len());
+                    Ok(())
+                },
+            )?;
+            crate::warn!(
+                "{} decisions exported{}",
+                decisions.len(),
+                written
+                    .map(|p| format!(" to {}", p.display()))
+                    .unwrap_or_default()
+            );
             Ok(0)
         }
         ReviewCommand::Import { file, db: d } => {
@@ -191,20 +205,23 @@ fn write_csv(out: &mut dyn Write, ds: &[ReviewRecord]) -> anyhow::Result<()> {
         "created_at",
     ])?;
     let n = |v: Option<u8>| v.map(|v| v.to_string()).unwrap_or_default();
+    // Text cells as the report writes them: no escape sequence for the terminal the CSV may be
+    // printed to, no formula for the spreadsheet it is opened in.
+    let t = |s: &str| crate::report::render::csv_cell(&crate::text::sanitize(s));
     for d in ds {
         w.write_record([
-            d.uid.as_str(),
-            &d.item_id,
-            &d.task_id,
-            &d.reviewer,
+            t(&d.uid).as_str(),
+            &t(&d.item_id),
+            &t(&d.task_id),
+            &t(&d.reviewer),
             &d.round.to_string(),
             &n(d.clarity),
             &n(d.relevance),
             &n(d.coherence),
             d.decision.as_str(),
-            &d.rationale,
-            d.edited_question.as_deref().unwrap_or(""),
-            d.edited_answer.as_deref().unwrap_or(""),
+            &t(&d.rationale),
+            &t(d.edited_question.as_deref().unwrap_or("")),
+            &t(d.edited_answer.as_deref().unwrap_or("")),
             &d.created_at.to_string(),
         ])?;
     }
