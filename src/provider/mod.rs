@@ -10,6 +10,7 @@ mod limiter;
 pub mod local;
 mod plain_http;
 pub mod sse;
+mod surrogates;
 mod types;
 mod wire;
 

@@ -200,6 +200,9 @@ pub struct Parser {
     /// Any text at all so far.
     saw_text: bool,
     finished: bool,
+    /// A high surrogate escape that ended the last event's text: its low half may open the next
+    /// event's (a server that splits UTF-16 code units across events).
+    pending_high: Option<u16>,
 }
 
 impl Parser {
@@ -211,6 +214,7 @@ impl Parser {
             saw_finish_reason: false,
             saw_text: false,
             finished: false,
+            pending_high: None,
         }
     }
 
@@ -226,6 +230,16 @@ impl Parser {
         if data.is_empty() {
             return;
         }
+        // Lone surrogate escapes are invalid JSON to serde: join a pair split across two events,
+        // and make any other lone half U+FFFD, so the answer is kept.
+        let prev = self.pending_high.take();
+        let fixed = super::surrogates::repair(data, prev);
+        if prev.is_some() && !fixed.joined {
+            // The low half never came: the high half alone is U+FFFD.
+            out.text("\u{FFFD}");
+        }
+        self.pending_high = fixed.pending;
+        let data: &str = &fixed.text;
         match self.kind {
             ProviderKind::Openai | ProviderKind::Local => self.openai(data, out),
             ProviderKind::Anthropic => self.anthropic(event, data, out),
@@ -409,6 +423,9 @@ impl Parser {
             return;
         }
         self.finished = true;
+        if self.pending_high.take().is_some() {
+            out.text("\u{FFFD}");
+        }
         if self.usage != Usage::default() {
             out.push(Ok(StreamEvent::Usage(self.usage)));
         }
@@ -471,6 +488,27 @@ mod tests {
             }
         }
         (text, evs, errs)
+    }
+
+    #[test]
+    fn a_surrogate_pair_split_across_two_events_is_joined() {
+        let mut p = Parser::new(ProviderKind::Openai);
+        let (text, _, errors) = texts(
+            &mut p,
+            &[
+                ("", r#"{"choices":[{"delta":{"content":"A\ud83d"}}]}"#),
+                ("", r#"{"choices":[{"delta":{"content":"\ude00B"}}]}"#),
+                ("", r#"{"choices":[{"delta":{"content":"\ud83d"}}]}"#),
+                (
+                    "",
+                    r#"{"choices":[{"delta":{"content":"C"},"finish_reason":"stop"}]}"#,
+                ),
+                ("", "[DONE]"),
+            ],
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        // The second high half never got its low half: U+FFFD, and the answer is kept.
+        assert_eq!(text, "A\u{1F600}B\u{FFFD}C");
     }
 
     #[test]

@@ -1,0 +1,155 @@
+//! Lone UTF-16 surrogate escapes in SSE JSON. A server that cuts its text into events by UTF-16
+//! code units can end one event's text with the high half of a pair (`"A\ud83d"`) and start the
+//! next with the low half (`"\ude00B"`). serde_json rightly refuses each as invalid, which would
+//! fail the whole answer as a broken stream. [`repair`] joins such a pair across events into the
+//! character it encodes, and turns any other lone half into U+FFFD, so the answer is kept.
+
+use std::borrow::Cow;
+
+pub struct Repaired<'a> {
+    /// The event's JSON, valid where surrogates are concerned.
+    pub text: Cow<'a, str>,
+    /// The `prev` high half was joined with a low half opening a string of this event.
+    pub joined: bool,
+    /// A high half that closes a string of this event: the next event may bring its low half.
+    pub pending: Option<u16>,
+}
+
+/// `data` with its lone surrogate escapes resolved; `prev` is the high half the last event
+/// ended with, if any.
+pub fn repair(data: &str, prev: Option<u16>) -> Repaired<'_> {
+    // Fast path: no `\ud8..`-`\udf..` escape at all (nearly every event).
+    if !has_surrogate_escape(data) {
+        return Repaired {
+            text: Cow::Borrowed(data),
+            joined: false,
+            pending: None,
+        };
+    }
+    let b = data.as_bytes();
+    let mut out = String::with_capacity(data.len());
+    let (mut joined, mut pending) = (false, None);
+    let (mut i, mut copied) = (0, 0);
+    let mut in_string = false;
+    // Where the current string's content starts (just after its opening quote).
+    let mut string_start = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                in_string = !in_string;
+                string_start = i + 1;
+                i += 1;
+            }
+            b'\\' if in_string => {
+                let Some(unit) = escape_at(b, i) else {
+                    i += 2; // any other escape (\n, \", \\): skip both bytes
+                    continue;
+                };
+                let end = i + 6;
+                let next = escape_at(b, end);
+                let replacement: Option<String> = match unit {
+                    0xD800..=0xDBFF => match next {
+                        // A proper pair: left as it is.
+                        Some(lo) if (0xDC00..=0xDFFF).contains(&lo) => {
+                            i = end + 6;
+                            continue;
+                        }
+                        _ if b.get(end) == Some(&b'"') => {
+                            pending = Some(unit);
+                            Some(String::new())
+                        }
+                        _ => Some("\\ufffd".into()),
+                    },
+                    0xDC00..=0xDFFF => match prev {
+                        Some(hi) if i == string_start && !joined => {
+                            joined = true;
+                            let c = 0x10000
+                                + ((u32::from(hi) - 0xD800) << 10)
+                                + (u32::from(unit) - 0xDC00);
+                            Some(char::from_u32(c).map_or("\\ufffd".into(), String::from))
+                        }
+                        _ => Some("\\ufffd".into()),
+                    },
+                    _ => None,
+                };
+                if let Some(r) = replacement {
+                    out.push_str(&data[copied..i]);
+                    out.push_str(&r);
+                    copied = end;
+                }
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&data[copied..]);
+    Repaired {
+        text: Cow::Owned(out),
+        joined,
+        pending,
+    }
+}
+
+fn has_surrogate_escape(data: &str) -> bool {
+    memchr::memmem::find_iter(data.as_bytes(), b"\\u").any(|i| {
+        matches!(data.as_bytes().get(i + 2), Some(b'd' | b'D'))
+            && matches!(
+                data.as_bytes().get(i + 3),
+                Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+            )
+    })
+}
+
+/// The code unit of a `\uXXXX` escape starting at `i`, if there is one.
+fn escape_at(b: &[u8], i: usize) -> Option<u16> {
+    if b.get(i) != Some(&b'\\') || b.get(i + 1) != Some(&b'u') {
+        return None;
+    }
+    let hex = std::str::from_utf8(b.get(i + 2..i + 6)?).ok()?;
+    u16::from_str_radix(hex, 16).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn content(json: &str) -> String {
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        v["c"].as_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn a_pair_split_across_events_is_joined_and_lone_halves_become_fffd() {
+        let a = repair(r#"{"c":"A\ud83d"}"#, None);
+        assert_eq!(a.pending, Some(0xD83D));
+        assert_eq!(content(&a.text), "A");
+        let b = repair(r#"{"c":"\ude00B"}"#, a.pending);
+        assert!(b.joined);
+        assert_eq!(content(&b.text), "\u{1F600}B");
+        // A whole pair inside one event is untouched (and borrowed when nothing else is odd).
+        let whole = repair(r#"{"c":"x\ud83d\ude00y"}"#, None);
+        assert_eq!(content(&whole.text), "x\u{1F600}y");
+        // Lone halves in the middle of text, or a low half with no high before it.
+        assert_eq!(
+            content(&repair(r#"{"c":"a\ud83db"}"#, None).text),
+            "a\u{FFFD}b"
+        );
+        assert_eq!(
+            content(&repair(r#"{"c":"\ude00b"}"#, None).text),
+            "\u{FFFD}b"
+        );
+        assert_eq!(
+            content(&repair(r#"{"c":"a\uDE00"}"#, None).text),
+            "a\u{FFFD}"
+        );
+        // An escaped backslash before `ud83d` is text, not an escape.
+        let lit = repair(r#"{"c":"\\ud83d"}"#, None);
+        assert_eq!(content(&lit.text), "\\ud83d");
+        assert_eq!(lit.pending, None);
+        // No surrogate escape: the input itself.
+        assert!(matches!(
+            repair(r#"{"c":"\u00e9"}"#, None).text,
+            Cow::Borrowed(_)
+        ));
+    }
+}
