@@ -210,3 +210,78 @@ fn escape_sequences_and_bidi_controls_never_reach_the_terminal_from_the_cli() {
         assert!(text.contains("evil") || text.contains("\\u202e"), "{text}");
     }
 }
+
+/// Symlinks in a JSONL directory (items, claims) that lead out of it are refused and named by
+/// `prism validate`, never skipped in silence; a claims file whose first line is over the 8 MiB
+/// line cap is still read as claims (the cap skips the line, the next record says the kind).
+#[test]
+fn symlinks_that_lead_out_are_named_and_an_overlong_first_line_keeps_the_kind() {
+    let root = tempfile::tempdir().unwrap();
+    let outside = root.path().join("outside/secret.jsonl");
+    write(&outside, &item("s-1", "KE-FD-Secret"));
+    for (name, first) in [
+        ("items", item("i-1", "KE-FD-Myths")),
+        (
+            "claims",
+            format!(
+                "{}\n",
+                json!({"claim": "The sky is green.", "label": "false"})
+            ),
+        ),
+    ] {
+        let dir = root.path().join(name);
+        let mut body = first.clone();
+        if name == "items" {
+            body = format!(
+                "{}",
+                json!({"id": "i-1", "task": "KE-FD-Myths", "dimension": "KE", "category": "FD",
+                        "question": "q?", "answer": "a"})
+            ) + "\n";
+        }
+        write(&dir.join("data.jsonl"), &body);
+        std::os::unix::fs::symlink(&outside, dir.join("leak.jsonl")).unwrap();
+        let out = Command::cargo_bin("prism")
+            .unwrap()
+            .env("PRISM_CONFIG_DIR", root.path())
+            .env("PRISM_DATA_DIR", root.path())
+            .arg("validate")
+            .arg(&dir)
+            .assert()
+            .code(1)
+            .get_output()
+            .clone();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains(
+                "leak.jsonl:0: file: a symlink leads out of the dataset directory; not read"
+            ),
+            "{name}: {text}"
+        );
+        assert!(!text.contains("s-1"), "{name}: {text}");
+    }
+    // A claims file: a 9 MiB first line, then claims.
+    let claims = root.path().join("big-claims.jsonl");
+    let huge = format!(
+        "{}\n",
+        json!({"claim": "x".repeat(9 << 20), "label": "true"})
+    );
+    let rest = format!(
+        "{}\n{}\n",
+        json!({"claim": "Water is wet.", "label": "true"}),
+        json!({"claim": "Fire is cold.", "label": "false"})
+    );
+    write(&claims, &(huge + &rest));
+    assert!(prism::dataset::claims::is_claims_path(&claims));
+    let out = Command::cargo_bin("prism")
+        .unwrap()
+        .env("PRISM_CONFIG_DIR", root.path())
+        .env("PRISM_DATA_DIR", root.path())
+        .args(["validate", "--json"])
+        .arg(&claims)
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["claims"], 2, "{v}");
+}

@@ -284,8 +284,17 @@ pub fn load_path(path: &std::path::Path) -> Result<LoadedClaims, super::LoadErro
         return Ok(load(&Source::Dir(parent.to_path_buf()), &[name], &shown));
     }
     let source = Source::Dir(path.to_path_buf());
-    let files = source.files_with_ext("", "jsonl");
-    Ok(load(&source, &files, &shown))
+    let (files, refused) = source.files_and_refused("", "jsonl");
+    let mut loaded = load(&source, &files, &shown);
+    for rel in refused {
+        loaded.problems.push(Problem::error(
+            source.display(&rel),
+            0,
+            "file",
+            "a symlink leads out of the dataset directory; not read",
+        ));
+    }
+    Ok(loaded)
 }
 
 /// Whether `path` holds claims rather than PRISM items: its first JSON record (of the file, or

@@ -162,7 +162,8 @@ pub fn first_record(path: &Path) -> Option<serde_json::Value> {
     let f = std::fs::File::open(&file).ok()?;
     let mut lines = LineReader::new(std::io::BufReader::new(f), MAX_LINE_BYTES);
     while let Ok(Some((_, line))) = lines.next_line() {
-        let Line::Text(t) = line else { return None };
+        // An over-long first line says nothing of the kind: the next record does.
+        let Line::Text(t) = line else { continue };
         let t = std::str::from_utf8(t).ok()?;
         if t.trim().is_empty() {
             continue;
@@ -257,6 +258,15 @@ pub fn load_source(source: Source) -> Loaded {
             .collect();
         jsonl::load(&source, files, "")
     };
+    // What the walk refused is named, never skipped in silence.
+    for rel in source.files_and_refused("", "jsonl").1 {
+        loaded.problems.push(Problem::error(
+            source.display(&rel),
+            0,
+            "file",
+            "a symlink leads out of the dataset directory; not read",
+        ));
+    }
     sort_problems(&mut loaded.problems);
     loaded
 }

@@ -90,13 +90,28 @@ impl Source {
 
     /// Every file under `rel_dir` (recursively) whose name ends in `.{ext}`, as sorted relative paths.
     pub fn files_with_ext(&self, rel_dir: &str, ext: &str) -> Vec<String> {
+        self.files_and_refused(rel_dir, ext).0
+    }
+
+    /// [`files_with_ext`](Self::files_with_ext), and the `.{ext}` entries refused because a
+    /// symlink leads out of the dataset (named to the user, never read).
+    pub fn files_and_refused(&self, rel_dir: &str, ext: &str) -> (Vec<String>, Vec<String>) {
         let mut out = Vec::new();
+        let mut refused = Vec::new();
         match self {
             Source::Dir(root) => {
                 if let Ok(dir) = confine(root, rel_dir) {
                     let real_root = fs::canonicalize(root).unwrap_or_else(|_| root.clone());
                     let mut seen = HashSet::new();
-                    walk(root, &real_root, &dir, ext, &mut seen, &mut out);
+                    let mut w = Walk {
+                        root,
+                        real_root: &real_root,
+                        ext,
+                        seen: &mut seen,
+                        out: &mut out,
+                        refused: &mut refused,
+                    };
+                    w.walk(&dir);
                 }
             }
             Source::Embedded(d) => {
@@ -111,7 +126,8 @@ impl Source {
             }
         }
         out.sort();
-        out
+        refused.sort();
+        (out, refused)
     }
 }
 
@@ -147,37 +163,54 @@ fn confine(root: &Path, rel: &str) -> io::Result<PathBuf> {
     Ok(path)
 }
 
-/// Walks `dir` for files ending in `.{ext}`. Symlinked directories are followed only inside the
-/// dataset and each directory once (by device and inode), so `ln -s . loop` neither repeats
-/// files nor hangs.
-fn walk(
-    root: &Path,
-    real_root: &Path,
-    dir: &Path,
-    ext: &str,
-    seen: &mut HashSet<(u64, u64)>,
-    out: &mut Vec<String>,
-) {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = fs::metadata(dir) else { return };
-    if !seen.insert((meta.dev(), meta.ino())) {
-        return;
+/// Walks a directory for files ending in `.{ext}`. Symlinked directories are followed only
+/// inside the dataset and each directory once (by device and inode), so `ln -s . loop` neither
+/// repeats files nor hangs; a file or directory a symlink leads out of the dataset to is
+/// refused and named.
+struct Walk<'a> {
+    root: &'a Path,
+    real_root: &'a Path,
+    ext: &'a str,
+    seen: &'a mut HashSet<(u64, u64)>,
+    out: &'a mut Vec<String>,
+    refused: &'a mut Vec<String>,
+}
+
+impl Walk<'_> {
+    fn rel(&self, p: &Path) -> Option<String> {
+        p.strip_prefix(self.root)
+            .ok()
+            .map(|r| r.to_string_lossy().replace('\\', "/"))
     }
-    if !fs::canonicalize(dir).is_ok_and(|r| r.starts_with(real_root)) {
-        return;
-    }
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            walk(root, real_root, &p, ext, seen, out);
-        } else if p.extension().and_then(|x| x.to_str()) == Some(ext)
-            && let Ok(rel) = p.strip_prefix(root)
-            && fs::canonicalize(&p).is_ok_and(|r| r.starts_with(real_root))
-        {
-            out.push(rel.to_string_lossy().replace('\\', "/"));
+
+    fn walk(&mut self, dir: &Path) {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(meta) = fs::metadata(dir) else { return };
+        if !self.seen.insert((meta.dev(), meta.ino())) {
+            return;
+        }
+        if !fs::canonicalize(dir).is_ok_and(|r| r.starts_with(self.real_root)) {
+            if let Some(rel) = self.rel(dir) {
+                self.refused.push(rel);
+            }
+            return;
+        }
+        let Ok(entries) = fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                self.walk(&p);
+            } else if p.extension().and_then(|x| x.to_str()) == Some(self.ext)
+                && let Some(rel) = self.rel(&p)
+            {
+                if fs::canonicalize(&p).is_ok_and(|r| r.starts_with(self.real_root)) {
+                    self.out.push(rel);
+                } else {
+                    self.refused.push(rel);
+                }
+            }
         }
     }
 }

@@ -322,8 +322,17 @@ pub fn load_path(
         ));
     }
     let source = Source::Dir(path.to_path_buf());
-    let files = source.files_with_ext("", "jsonl");
-    Ok(load(&source, &files, relations, &shown))
+    let (files, refused) = source.files_and_refused("", "jsonl");
+    let mut loaded = load(&source, &files, relations, &shown);
+    for rel in refused {
+        loaded.problems.push(Problem::error(
+            source.display(&rel),
+            0,
+            "file",
+            "a symlink leads out of the dataset directory; not read",
+        ));
+    }
+    Ok(loaded)
 }
 
 /// Whether `path` holds triples (its first JSON record is one).
