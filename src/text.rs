@@ -111,6 +111,47 @@ pub fn file_name(name: &str) -> String {
     }
 }
 
+/// Text of outside origin (a reference answer, a keyword from a dataset) in quotes, as it reads:
+/// control and escape sequences stripped, on one line. `{:?}` would show `\u{1b}]0;…`, which
+/// is safe but unreadable.
+pub fn quoted(s: &str) -> String {
+    format!("\"{}\"", clean_line(s))
+}
+
+/// `s` cut to `max` display columns, with `…` when cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+    if s.width() <= max {
+        return s.to_string();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut w = 0;
+    for c in s.chars() {
+        let cw = c.width().unwrap_or(0);
+        if w + cw > max - 1 {
+            break;
+        }
+        w += cw;
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
+/// A table cell of exactly `width` columns: the text made safe and one line first (so what is
+/// stripped later cannot shift the columns), cut with `…` or padded by display width (so wide
+/// characters line up too).
+pub fn cell(s: &str, width: usize) -> String {
+    use unicode_width::UnicodeWidthStr;
+    let clean = clean_line(s);
+    let cut = truncate(&clean, width);
+    let pad = width.saturating_sub(cut.width());
+    format!("{cut}{}", " ".repeat(pad))
+}
+
 /// An argument as a POSIX shell reads it back: hints that name a command quote the paths they
 /// repeat, so the command can be pasted as printed.
 pub fn shell_quote(arg: &str) -> String {
@@ -169,6 +210,25 @@ fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn cells_line_up_whatever_the_name_holds_and_quotes_read_as_text() {
+        use unicode_width::UnicodeWidthStr;
+        for name in [
+            "ann",
+            "bob\u{1b}[31mred\u{1b}[0m",
+            "\u{1b}]0;pwned\u{7}x",
+            "名前です",
+            "a\nb",
+        ] {
+            let c = cell(name, 12);
+            assert_eq!(sanitize(&c), c, "{name:?}");
+            assert_eq!(c.width(), 12, "{name:?} -> {c:?}");
+        }
+        assert_eq!(cell("a-very-long-reviewer-name", 8), "a-very-…");
+        assert_eq!(quoted("x\u{1b}]0;pwned\u{7}"), "\"x\"");
+        assert_eq!(quoted("206"), "\"206\"");
+    }
+
     use super::*;
 
     #[test]

@@ -432,8 +432,8 @@ impl Stats {
         for (name, c) in &self.reviewers {
             let g = |k: &str| c.get(k).copied().unwrap_or(0);
             s.push_str(&format!(
-                "{:<20}  {:>9}  {:>6}  {:>6}  {:>6}\n",
-                crate::tui::widgets::truncate(name, 20),
+                "{}  {:>9}  {:>6}  {:>6}  {:>6}\n",
+                crate::text::cell(name, 20),
                 g("decisions"),
                 g("retain"),
                 g("remove"),

@@ -364,7 +364,7 @@ pub fn check(i: &Instruction, r: &str) -> Result<(), String> {
                 "relation",
                 n,
                 int(kw, "frequency")?,
-                &format!("{word:?}"),
+                &crate::text::quoted(&word),
             )
         }
         "keywords:letter_frequency" => {
@@ -375,7 +375,7 @@ pub fn check(i: &Instruction, r: &str) -> Result<(), String> {
                 "let_relation",
                 n,
                 int(kw, "let_frequency")?,
-                &format!("{letter:?}"),
+                &crate::text::quoted(&letter),
             )
         }
         "language:response_language" => {
@@ -422,7 +422,7 @@ pub fn check(i: &Instruction, r: &str) -> Result<(), String> {
             };
             let re = Regex::new(&pat).map_err(|e| e.to_string())?;
             ok_if(re.is_match(&r.to_lowercase()), || {
-                format!("no {marker:?} postscript")
+                format!("no {} postscript", crate::text::quoted(&marker))
             })
         }
         "detectable_format:number_bullet_lists" => {
@@ -518,7 +518,7 @@ pub fn check(i: &Instruction, r: &str) -> Result<(), String> {
             let phrase = string(kw, "end_phrase")?.trim().to_lowercase();
             let v = r.trim().trim_matches('"').to_lowercase();
             ok_if(v.ends_with(&phrase), || {
-                format!("does not end with {phrase:?}")
+                format!("does not end with {}", crate::text::quoted(&phrase))
             })
         }
         "startend:quotation" => {
@@ -726,7 +726,11 @@ fn nth_paragraph_first_word(kw: &Map<String, Value>, r: &str) -> Result<(), Stri
         .collect::<String>()
         .to_lowercase();
     ok_if(word == first, || {
-        format!("paragraph {nth} starts with {word:?}, need {first:?}")
+        format!(
+            "paragraph {nth} starts with {}, need {}",
+            crate::text::quoted(&word),
+            crate::text::quoted(&first)
+        )
     })
 }
 

@@ -39,7 +39,7 @@ pub fn exact(response: &str, answer: &str) -> Verdict {
         if ok {
             "matches the answer".to_string()
         } else {
-            format!("expected {:?}", normal(answer))
+            format!("expected {}", crate::text::quoted(&normal(answer)))
         },
     )
 }
@@ -59,7 +59,7 @@ pub fn fuzzy(response: &str, answer: &str) -> Verdict {
     if !ad.is_empty() && ad == digit_runs(&r) {
         return Verdict::new(true, "same numbers");
     }
-    Verdict::new(false, format!("expected {a:?}"))
+    Verdict::new(false, format!("expected {}", crate::text::quoted(&a)))
 }
 
 /// The option letter a response chooses, following PRISM's extraction order.

@@ -94,25 +94,7 @@ pub fn highlight(text: &str, re: Option<&Regex>, base: Style, hit: Style) -> Vec
 
 /// Cuts `s` to at most `max` terminal columns, marking the cut with `…`.
 pub fn truncate(s: &str, max: usize) -> String {
-    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
-    if s.width() <= max {
-        return s.to_string();
-    }
-    if max == 0 {
-        return String::new();
-    }
-    let mut out = String::new();
-    let mut w = 0;
-    for c in s.chars() {
-        let cw = c.width().unwrap_or(0);
-        if w + cw > max - 1 {
-            break;
-        }
-        w += cw;
-        out.push(c);
-    }
-    out.push('…');
-    out
+    crate::text::truncate(s, max)
 }
 
 /// A centred area of about `w` x `h` inside `area`.
