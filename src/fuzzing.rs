@@ -131,6 +131,57 @@ pub fn choice(data: &[u8]) {
     let _ = crate::taxonomy::option_letter(usize::from(n) * 7);
 }
 
+/// A `prism review import` file: read as the command reads it (line cap, named errors), and
+/// what loads written back out as the CSV export (cells neutralised) and read again.
+pub fn review_import(data: &[u8]) {
+    static DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let d = std::env::temp_dir().join(format!("prism-fuzz-review-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&d);
+        d
+    });
+    let file = dir.join("decisions.jsonl");
+    if std::fs::write(&file, data).is_err() {
+        return;
+    }
+    let Ok((records, _problems)) = crate::cli::review::read_jsonl(&file) else {
+        return;
+    };
+    let mut csv = Vec::new();
+    if crate::cli::review::write_csv(&mut csv, &records).is_ok() {
+        let text = String::from_utf8_lossy(&csv);
+        assert!(!text.contains('\u{1b}'), "an escape sequence in the CSV export");
+        let mut r = csv::Reader::from_reader(csv.as_slice());
+        for row in r.records().flatten() {
+            for c in row.iter() {
+                assert!(
+                    !c.starts_with(['=', '+', '@']) || c.parse::<f64>().is_ok(),
+                    "a formula cell {c:?}"
+                );
+            }
+        }
+    }
+}
+
+/// A `--db` value: told apart from a SQLite path, shown without its password, and parsed as
+/// the PostgreSQL driver parses it. A password the driver reads, when it is long enough to be
+/// told apart from the rest and appears once, never shows in the redacted text.
+pub fn db_url(data: &[u8]) {
+    let t = text(data);
+    let _ = crate::store::pg::is_url(&t);
+    let shown = crate::store::pg::redact_url(&t);
+    if let Ok(cfg) = t.parse::<postgres::Config>()
+        && let Some(pw) = cfg.get_password()
+        && let Ok(pw) = std::str::from_utf8(pw)
+        && pw.len() >= 8
+        && t.matches(pw).count() == 1
+        && !pw.contains("***")
+        && crate::store::pg::is_url(&t)
+    {
+        assert!(!shown.contains(pw), "password {pw:?} shown in {shown:?}");
+    }
+}
+
 /// A fuzz target's entry point.
 pub type Target = fn(&[u8]);
 
@@ -142,4 +193,6 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("formats", formats),
     ("ifeval", ifeval),
     ("choice", choice),
+    ("review_import", review_import),
+    ("db_url", db_url),
 ];

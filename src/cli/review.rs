@@ -187,7 +187,7 @@ pub fn review(what: ReviewCommand, dirs: &Dirs) -> anyhow::Result<i32> {
     }
 }
 
-fn write_csv(out: &mut dyn Write, ds: &[ReviewRecord]) -> anyhow::Result<()> {
+pub fn write_csv(out: &mut dyn Write, ds: &[ReviewRecord]) -> anyhow::Result<()> {
     let mut w = csv::Writer::from_writer(out);
     w.write_record([
         "uid",
