@@ -150,7 +150,10 @@ pub fn review_import(data: &[u8]) {
     let mut csv = Vec::new();
     if crate::cli::review::write_csv(&mut csv, &records).is_ok() {
         let text = String::from_utf8_lossy(&csv);
-        assert!(!text.contains('\u{1b}'), "an escape sequence in the CSV export");
+        assert!(
+            !text.contains('\u{1b}'),
+            "an escape sequence in the CSV export"
+        );
         let mut r = csv::Reader::from_reader(csv.as_slice());
         for row in r.records().flatten() {
             for c in row.iter() {

@@ -380,3 +380,39 @@ fn the_html_heatmap_follows_the_chosen_theme() {
     assert_ne!(fill(&dark), fill(&light));
     assert!(dark.contains("data-value=\"17.83\"") && light.contains("data-value=\"17.83\""));
 }
+
+/// A run with answers and no scores: the hint names the command that scores it with the `--db`
+/// given, so following it works.
+#[test]
+fn the_hint_for_an_unscored_run_repeats_the_db_it_was_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let ds = prism::dataset::load_sample().dataset;
+    let it = &ds.items[0];
+    let outputs = dir.path().join("outputs/m/responses");
+    std::fs::create_dir_all(&outputs).unwrap();
+    std::fs::write(
+        outputs.join(format!("{}.jsonl", ds.task_of(it).id)),
+        format!("{}\n", serde_json::json!({"id": &*it.id, "response": "x"})),
+    )
+    .unwrap();
+    let db = dir.path().join("my store.db");
+    prism(dir.path())
+        .args(["import", "--prism-outputs"])
+        .arg(dir.path().join("outputs"))
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .success();
+    let a = prism(dir.path())
+        .arg("report")
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .failure();
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(err.contains("has no scores yet"), "{err}");
+    assert!(
+        err.contains(&format!("--db '{}'` first", db.display())),
+        "{err}"
+    );
+}

@@ -45,7 +45,8 @@ pub struct Cli {
     /// Colour theme (bundled: dark, light, high-contrast; or a file in the config dir's themes/).
     #[arg(long, global = true)]
     pub theme: Option<String>,
-    /// Store for runs started in the TUI (default: prism.db in the data dir).
+    /// Store for runs started in the TUI (default: prism.db in the data dir); a postgres:// URL
+    /// is the panel's shared review database instead (runs stay in the local store).
     #[arg(long)]
     pub db: Option<PathBuf>,
     /// Models file for the run picker (default: models.toml in the config dir).
@@ -124,8 +125,9 @@ pub enum Command {
     /// as they arrive; then the kept share and the rejection recall against human decisions
     /// over a sweep of thresholds. Exit 2 if some items failed.
     Quality(quality::QualityArgs),
-    /// Human review decisions: export and import them as JSONL (merging without duplicates),
-    /// or show convergence, per-reviewer counts and agreement.
+    /// Human review from the command line: export and import decisions as JSONL (merging
+    /// without duplicates), write the bank of retained items, show convergence, per-reviewer
+    /// counts and agreement. Decisions are made on the review screen (`V` in the TUI).
     Review {
         #[command(subcommand)]
         what: review::ReviewCommand,

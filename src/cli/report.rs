@@ -110,7 +110,8 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
                 None => store.latest_run()?.context("no runs in the store")?,
             };
             let ds = load_ds(&run.dataset);
-            let (r, m) = build::from_store(store, &run.id, ds.as_ref())?;
+            let (r, m) =
+                build::from_store(store, &run.id, ds.as_ref()).map_err(|e| score_hint(e, &args))?;
             rows.extend(r);
             meta = m;
             let flags: Vec<_> = crate::detect::results::answer_flags(store)?
@@ -188,7 +189,11 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
             Some(s) => match s.run(b)? {
                 Some(run) => {
                     let ds = load_ds(&run.dataset);
-                    Some(build::from_store(s, &run.id, ds.as_ref())?.0)
+                    Some(
+                        build::from_store(s, &run.id, ds.as_ref())
+                            .map_err(|e| score_hint(e, &args))?
+                            .0,
+                    )
                 }
                 None => None,
             },
@@ -299,4 +304,27 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
         crate::warn!("wrote {}", p.display());
     }
     Ok(if problems.is_empty() { 0 } else { 2 })
+}
+
+/// A run that is not scored yet gets the command that scores it, with the `--db` given here.
+fn score_hint(e: anyhow::Error, args: &ReportArgs) -> anyhow::Error {
+    match e.downcast_ref::<build::NoScores>() {
+        Some(ns) => {
+            let db = args
+                .db
+                .as_ref()
+                .map(|d| {
+                    format!(
+                        " --db {}",
+                        crate::text::shell_quote(&d.display().to_string())
+                    )
+                })
+                .unwrap_or_default();
+            anyhow::anyhow!(
+                "{ns} (run `prism score --run {}{db}` first)",
+                crate::text::shell_quote(&ns.0)
+            )
+        }
+        None => e,
+    }
 }

@@ -35,6 +35,7 @@ pub enum ReviewCommand {
     /// lines are reported as file:line: field: reason and the rest is loaded.
     Import {
         file: PathBuf,
+        /// A SQLite store or a postgres:// URL (default: the config's db, else the data dir's).
         #[arg(long)]
         db: Option<PathBuf>,
     },
@@ -47,14 +48,17 @@ pub enum ReviewCommand {
         /// The dataset the decisions are about (omit for the bundled sample data).
         #[arg(long)]
         dataset: Option<PathBuf>,
+        /// A SQLite store or a postgres:// URL (default: the config's db, else the data dir's).
         #[arg(long)]
         db: Option<PathBuf>,
+        /// Reviewers who must agree for a round to converge.
         #[arg(long, default_value_t = crate::tui::screens::REVIEW_MIN_REVIEWERS)]
         min_reviewers: usize,
     },
     /// Convergence per round, decisions per reviewer, and agreement (observed, Cohen's kappa
     /// for two reviewers, Fleiss' kappa, Krippendorff's alpha on decisions and each score).
     Stats {
+        /// A SQLite store or a postgres:// URL (default: the config's db, else the data dir's).
         #[arg(long)]
         db: Option<PathBuf>,
         /// Reviewers who must agree for a round to converge.

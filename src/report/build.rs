@@ -25,6 +25,19 @@ fn clip(s: &str, n: usize) -> String {
     out
 }
 
+/// A run with answers but no scores: the front-end says how to score it (with the options the
+/// user gave, so the hint can be run as printed).
+#[derive(Debug)]
+pub struct NoScores(pub String);
+
+impl std::fmt::Display for NoScores {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "run {} has no scores yet", self.0)
+    }
+}
+
+impl std::error::Error for NoScores {}
+
 /// The rows of a stored run (one per model), with each model's worst sub-tasks and an example
 /// failure from each, and the run's metadata.
 pub fn from_store(
@@ -46,7 +59,7 @@ pub fn from_store(
         })
     })?;
     if n == 0 {
-        anyhow::bail!("run {run_id} has no scores yet (run `prism score --run {run_id}` first)");
+        return Err(NoScores(run_id.to_string()).into());
     }
     let mut rows = Vec::new();
     for s in agg.finish(&cat) {

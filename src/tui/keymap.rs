@@ -195,6 +195,12 @@ struct Def {
     uses: &'static [(&'static [Mode], &'static str)],
 }
 
+/// Every action's config name, in help order (the README lists the same; a test holds them
+/// together).
+pub fn action_names() -> impl Iterator<Item = &'static str> {
+    DEFS.iter().map(|d| d.name)
+}
+
 /// Every action, in help order.
 const DEFS: &[Def] = &[
     Def {
