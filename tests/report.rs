@@ -416,3 +416,25 @@ fn the_hint_for_an_unscored_run_repeats_the_db_it_was_given() {
         "{err}"
     );
 }
+
+/// With fewer than three complete models the Spearman table cannot be filled: the report says
+/// why, with the counts, instead of a table of dashes.
+#[test]
+fn an_empty_spearman_table_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.html");
+    prism(dir.path())
+        .args(["report", "--format", "html", "--summary"])
+        .arg(reference("reference/gpt-5.2-summary.json"))
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        html.contains("fewer than three models have complete rates in both dimensions")
+            && html.contains("models with complete rates per dimension: KE 1, KM 1, RE 1, IFE 1"),
+        "{}",
+        &html[html.find("spearman").unwrap_or(0)..][..600.min(html.len())]
+    );
+}

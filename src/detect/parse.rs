@@ -262,10 +262,26 @@ pub fn read_pair(reply: &str) -> Option<PairReading> {
         }
     }
     let conflict = conflict?;
+    // The reason: an `Explanation:` line, else the prose without its quote lines and without
+    // the leading verdict word (the prompt asks for "Yes or No", then one sentence, then the
+    // quotes): "Yes. The dates differ." reads "The dates differ.".
+    static LEAD: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)^\W*(?:yes|no|conflict(?:ing)?|consistent|contradict(?:s|ion|ory)?|(?:final\s+)?verdict\s*[:\-–]\s*\w+)\b[\s.,:;!)\-–]*").unwrap()
+    });
     let explanation = EXPLANATION
         .captures(full)
         .map(|c| c[1].trim().to_string())
-        .unwrap_or_else(|| crate::text::one_line(full).chars().take(300).collect());
+        .unwrap_or_else(|| {
+            let prose = crate::text::one_line(reply);
+            let prose = prose.trim();
+            let rest = LEAD.replace(prose, "");
+            let rest = if rest.trim().is_empty() {
+                prose.into()
+            } else {
+                rest
+            };
+            rest.trim().chars().take(300).collect()
+        });
     Some(PairReading {
         conflict,
         explanation,
@@ -353,6 +369,20 @@ pub fn is_refusal(reference: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_reason_is_the_sentence_without_the_verdict_word_and_the_quotes() {
+        let r = read_pair("Yes. The dates differ.\nQuote A: \"1969\"\nQuote B: \"1971\"").unwrap();
+        assert!(r.conflict);
+        assert_eq!(r.explanation, "The dates differ.");
+        assert_eq!(r.quote_a.as_deref(), Some("1969"));
+        let r = read_pair("No, both say Paris.\nQuote A: \"\"\nQuote B: \"\"").unwrap();
+        assert_eq!(r.explanation, "both say Paris.");
+        // An Explanation line wins; a reply that is only the verdict keeps it as the reason.
+        let r = read_pair("Yes\nExplanation: A says 1969.\nQuote A: 1969").unwrap();
+        assert_eq!(r.explanation, "A says 1969.");
+        assert_eq!(read_pair("Yes.").unwrap().explanation, "Yes.");
+    }
 
     /// Pair replies and their verdicts (true: conflict). 60 phrasings: the format asked for,
     /// JSON, verdicts first and last, both directions of "not", yes/no, refusals (None).

@@ -265,6 +265,28 @@ pub fn html(rep: &Report, theme: &Theme) -> String {
         s.push_str("</tr>");
     }
     s.push_str("</table>\n");
+    if corr.iter().flatten().any(Option::is_none) {
+        // Say why a cell is empty instead of leaving a table of dashes.
+        let complete: Vec<String> = Dimension::ALL
+            .iter()
+            .map(|d| {
+                let n = rep
+                    .rows
+                    .iter()
+                    .filter(|r| r.dims[d.index()].is_some_and(|x| x.complete()))
+                    .count();
+                format!("{d} {n}")
+            })
+            .collect();
+        let _ = write!(
+            s,
+            "<p class=\"note\">- : fewer than three models have complete rates in both \
+             dimensions, and a rank correlation needs three. {} rows; models with complete \
+             rates per dimension: {}.</p>\n",
+            rep.rows.len(),
+            complete.join(", ")
+        );
+    }
 
     // Worst sub-tasks.
     if rep.rows.iter().any(|r| !r.worst.is_empty()) {

@@ -372,9 +372,12 @@ const DEFS: &[Def] = &[
         uses: &[
             (
                 &[Browse],
-                "mark the item, or every item under the node, for a run",
+                "mark the item for a run (the cursor moves to the next), or every item under the node",
             ),
-            (&[Claims], "mark the claim, or every claim of the topic"),
+            (
+                &[Claims],
+                "mark the claim (the cursor moves to the next), or every claim of the topic",
+            ),
             (&[Picker], "choose the model or not"),
         ],
     },

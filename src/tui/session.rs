@@ -110,6 +110,8 @@ pub struct ActiveRun {
     pub total: usize,
     pub done: usize,
     pub failed: usize,
+    /// Of the done jobs, those answered from the cache (no request).
+    pub cached: usize,
     pub started: Instant,
     pub finished: Option<Instant>,
     pub cancelled: bool,
@@ -122,7 +124,8 @@ impl ActiveRun {
         self.finished.is_none()
     }
 
-    /// Jobs finished per second so far.
+    /// Answers fetched per second so far (cache hits apart: they take no time, and a run of
+    /// them would show a rate of hundreds of thousands a second).
     pub fn rate(&self) -> f64 {
         let secs = self
             .finished
@@ -132,7 +135,7 @@ impl ActiveRun {
         if secs <= 0.0 {
             0.0
         } else {
-            (self.done + self.failed) as f64 / secs
+            (self.done + self.failed - self.cached) as f64 / secs
         }
     }
 
@@ -235,6 +238,7 @@ impl Session {
                     items,
                     done: 0,
                     failed: 0,
+                    cached: 0,
                     started: Instant::now(),
                     finished: None,
                     cancelled: false,
@@ -287,6 +291,7 @@ impl Session {
                 if let (Some(run), Some(item)) = (self.active.as_mut(), item) {
                     if ok {
                         run.done += 1;
+                        run.cached += usize::from(response.cached);
                     } else {
                         run.failed += 1;
                     }

@@ -181,7 +181,23 @@ impl Compare {
                     out.push(Cmd::Notice("scoring again".into()));
                 }
             }
-            Action::ToggleJudge => self.show_judge = !self.show_judge,
+            Action::ToggleJudge => {
+                // Only worth a toggle where a judge replied: otherwise say why nothing shows.
+                let judged = models.iter().any(|m| {
+                    self.answer(cx.session, m)
+                        .and_then(|a| a.verdict.as_ref())
+                        .is_some_and(|v| v.judge_reply.is_some())
+                });
+                if judged || self.show_judge {
+                    self.show_judge = !self.show_judge;
+                } else {
+                    out.push(Cmd::Notice(
+                        "no judge reply on this item: its answers were scored by rule, or wait \
+                         for a judge (J shows the reply under each judged answer)"
+                            .into(),
+                    ));
+                }
+            }
             Action::Contradictions => match focused.as_deref().and_then(|m| self.answer(cx.session, m)) {
                 Some(a) if a.status.is_final() && a.error.is_none() && !a.text.is_empty() => {
                     out.push(Cmd::Push(Open::Contradictions(
@@ -555,12 +571,19 @@ fn gauge(cx: &Cx, f: &mut Frame, area: Rect) {
     } else {
         "finished".into()
     };
+    let cached = if run.cached > 0 {
+        format!(" · {} from cache", run.cached)
+    } else {
+        String::new()
+    };
+    let rate = if run.done + run.failed > run.cached {
+        format!(" · {:.1} answers/s", run.rate())
+    } else {
+        String::new()
+    };
     let label = format!(
-        " {} {finished}/{} · {} failed · {:.1}/s · {state} ",
-        run.run_id,
-        run.total,
-        run.failed,
-        run.rate()
+        " {} {finished}/{} · {} failed{rate}{cached} · {state} ",
+        run.run_id, run.total, run.failed,
     );
     let filled = if run.failed > 0 {
         t.warning()

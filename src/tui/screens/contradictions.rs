@@ -570,6 +570,16 @@ impl Contradictions {
                 (Some(p), _) => {
                     if let Some(e) = &p.explanation {
                         head.push(Span::styled(format!("  {}", one_line(e)), t.base()));
+                        // The clashing phrases, marked as the pair view marks them.
+                        for (side, q) in [("A", &p.quote_a), ("B", &p.quote_b)] {
+                            if let Some(q) = q.as_deref().filter(|q| !q.trim().is_empty()) {
+                                head.push(Span::styled(format!("  {side} "), t.muted()));
+                                head.push(Span::styled(
+                                    format!("“{}”", one_line(q)),
+                                    t.error().add_modifier(Modifier::BOLD | Modifier::REVERSED),
+                                ));
+                            }
+                        }
                     } else if let Some(e) = &p.error {
                         head.push(Span::styled(format!("  {}", one_line(e)), t.error()));
                     }
