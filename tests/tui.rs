@@ -401,3 +401,38 @@ fn escape_sequences_in_data_never_reach_the_screen() {
     assert!(!s.contains('\u{1b}') && !s.contains('\u{7}'));
     assert!(s.contains("hi there red"), "{s}");
 }
+
+/// A notice longer than the status line is shown whole, wrapped in a box above it, at every
+/// size; a short one stays on the status line alone.
+#[test]
+fn a_long_notice_is_shown_whole_never_cut() {
+    let long = "run not started: model file /home/someone/.local/share/prism/models/gemma-3-270m-q4_k_m.gguf does not exist (install the default with `prism model install`) END";
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        let mut app = sample_app(Theme::default_theme());
+        app.notice = Some(long.into());
+        let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+        term.draw(|f| app.draw(f)).unwrap();
+        let s = screen(&term);
+        let joined: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let inside: String = joined
+            .replace(" │ │ ", " ")
+            .replace("│ ", "")
+            .replace(" │", "");
+        for word in [
+            "prism/models/gemma-3-270m-q4_k_m.gguf",
+            "`prism model install`)",
+            "END",
+        ] {
+            assert!(
+                inside.contains(word) || w >= 200,
+                "{w}x{h}: {word:?} missing\n{s}"
+            );
+        }
+        assert_eq!(s.contains(" message "), w < 200, "{w}x{h}\n{s}");
+    }
+    let mut app = sample_app(Theme::default_theme());
+    app.notice = Some("short".into());
+    let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    term.draw(|f| app.draw(f)).unwrap();
+    assert!(!screen(&term).contains(" message "));
+}

@@ -474,22 +474,7 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
             let (mut app, services) =
                 match crate::tui::Services::with_store(&db, run::factory(&dirs), dataset_ref) {
                     Ok(services) => {
-                        // The installed built-in models start chosen: space, r, enter runs
-                        // them side by side with no key and no server. With none installed,
-                        // the user's own first model (not a built-in that cannot start).
-                        let mut preselect: Vec<String> = models
-                            .iter()
-                            .filter(|m| run::is_installed_builtin(&dirs, m))
-                            .map(|m| m.name.clone())
-                            .collect();
-                        if preselect.is_empty() {
-                            preselect.extend(
-                                models
-                                    .iter()
-                                    .find(|m| !run::is_builtin(m))
-                                    .map(|m| m.name.clone()),
-                            );
-                        }
+                        let preselect = run::preselect(&dirs, &models);
                         (app.with_models(models).with_chosen(&preselect), services)
                     }
                     Err(e) => {
@@ -533,7 +518,8 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
                     dataset: r,
                 });
             }
-            crate::tui::run(app, services, notices).context("running the TUI")?;
+            let chosen = crate::tui::run(app, services, notices).context("running the TUI")?;
+            run::remember_choice(&dirs, &chosen);
             Ok(0)
         }
     }

@@ -133,6 +133,71 @@ pub fn is_builtin(m: &crate::provider::ModelConfig) -> bool {
     m.provider == crate::provider::ProviderKind::Local && super::model::builtin(&m.name).is_some()
 }
 
+/// Whether a model can be started as configured: a built-in needs its file installed; any
+/// other local model needs its file; remote models are tried (a missing key or a server that
+/// is down is said when the run starts).
+pub fn can_start(dirs: &Dirs, m: &crate::provider::ModelConfig) -> bool {
+    if is_builtin(m) {
+        return is_installed_builtin(dirs, m);
+    }
+    match (&m.provider, &m.path) {
+        (crate::provider::ProviderKind::Local, Some(p)) => p.is_file(),
+        _ => true,
+    }
+}
+
+/// The file that remembers the run picker's choice across sessions.
+fn choice_file(dirs: &Dirs) -> PathBuf {
+    dirs.data.join("picker-choice.json")
+}
+
+/// The models chosen in the run picker when the TUI last closed (names; empty when none).
+pub fn remembered_choice(dirs: &Dirs) -> Vec<String> {
+    std::fs::read(choice_file(dirs))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Vec<String>>(&b).ok())
+        .unwrap_or_default()
+}
+
+/// Remembers the picker's choice (best effort: a read-only data dir only loses the memory).
+pub fn remember_choice(dirs: &Dirs, names: &[String]) {
+    if let Ok(json) = serde_json::to_vec(names) {
+        let _ = std::fs::create_dir_all(&dirs.data);
+        let _ = std::fs::write(choice_file(dirs), json);
+    }
+}
+
+/// What the run picker starts with: the last choice, of what can start; else the installed
+/// built-ins (the demo runs both side by side with no key and no server); else the user's own
+/// first model. Never a model that cannot start (a built-in not installed yet).
+pub fn preselect(dirs: &Dirs, models: &[crate::provider::ModelConfig]) -> Vec<String> {
+    let runnable = |m: &&crate::provider::ModelConfig| can_start(dirs, m);
+    let last = remembered_choice(dirs);
+    let mut pick: Vec<String> = models
+        .iter()
+        .filter(runnable)
+        .filter(|m| last.contains(&m.name))
+        .map(|m| m.name.clone())
+        .collect();
+    if pick.is_empty() {
+        pick = models
+            .iter()
+            .filter(|m| is_installed_builtin(dirs, m))
+            .map(|m| m.name.clone())
+            .collect();
+    }
+    if pick.is_empty() {
+        pick.extend(
+            models
+                .iter()
+                .filter(runnable)
+                .find(|m| !is_builtin(m))
+                .map(|m| m.name.clone()),
+        );
+    }
+    pick
+}
+
 /// Whether a model is one of the built-in local ones and its file is installed (the TUI
 /// preselects these, so the demo runs both side by side with no key and no server).
 pub fn is_installed_builtin(dirs: &Dirs, m: &crate::provider::ModelConfig) -> bool {
@@ -548,4 +613,45 @@ async fn report_events(
     }
     let _ = out.flush();
     failures
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_picker_starts_with_what_can_run_and_remembers_the_last_choice() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dirs = Dirs {
+            config: tmp.path().join("config"),
+            data: tmp.path().join("data"),
+        };
+        let remote: crate::provider::ModelConfig = toml::from_str::<ModelsFile>(
+            "[[models]]\nname = \"gpt\"\nprovider = \"openai\"\nmodel = \"x\"\n\
+             [[models]]\nname = \"mine\"\nprovider = \"local\"\npath = \"/nonexistent/m.gguf\"\n\
+             [[models]]\nname = \"other\"\nprovider = \"openai\"\nmodel = \"y\"\n",
+        )
+        .unwrap()
+        .models
+        .remove(0);
+        let f: ModelsFile = toml::from_str(
+            "[[models]]\nname = \"mine\"\nprovider = \"local\"\npath = \"/nonexistent/m.gguf\"\n\
+             [[models]]\nname = \"other\"\nprovider = \"openai\"\nmodel = \"y\"\n",
+        )
+        .unwrap();
+        let models = vec![
+            builtin_local(),
+            builtin_smol(&dirs),
+            f.models[0].clone(),
+            remote,
+            f.models[1].clone(),
+        ];
+        // Nothing installed: not a built-in, not a local file that is missing; the first remote.
+        assert_eq!(preselect(&dirs, &models), vec!["gpt".to_string()]);
+        // The last choice wins, of what can start (`smol` is not installed, so it is dropped).
+        remember_choice(&dirs, &["other".into(), "smol".into()]);
+        assert_eq!(preselect(&dirs, &models), vec!["other".to_string()]);
+        // Only built-ins, none installed: nothing is chosen.
+        assert!(preselect(&dirs, &models[..2]).is_empty());
+    }
 }

@@ -96,17 +96,24 @@ impl App {
     }
 
     /// Chooses these models in the picker (by name) instead of the first; unknown names are
-    /// ignored, and with none left the first stays chosen.
+    /// ignored. An empty list chooses none (nothing that was offered can start).
     pub fn with_chosen(mut self, names: &[String]) -> App {
-        let chosen: Vec<bool> = self
+        self.chosen = self
             .models
             .iter()
             .map(|m| names.contains(&m.name))
             .collect();
-        if chosen.iter().any(|c| *c) {
-            self.chosen = chosen;
-        }
         self
+    }
+
+    /// The models chosen in the run picker, by name.
+    pub fn chosen_names(&self) -> Vec<String> {
+        self.models
+            .iter()
+            .zip(&self.chosen)
+            .filter(|(_, c)| **c)
+            .map(|(m, _)| m.name.clone())
+            .collect()
     }
 
     /// The screen on top (what is shown, under any popup).
@@ -413,6 +420,9 @@ impl App {
         }
         for p in self.popups.iter_mut() {
             p.draw(f, area, &cx);
+        }
+        if let Some(n) = &self.notice {
+            crate::tui::widgets::long_notice(f, area, &self.theme, n);
         }
     }
 }

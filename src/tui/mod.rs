@@ -184,7 +184,9 @@ where
 }
 
 /// Opens the TUI on a real terminal and restores it afterwards, also on error and on panic.
-pub fn run(app: App, mut services: Services, notices: Vec<String>) -> anyhow::Result<()> {
+/// Runs the TUI until the user quits; returns the models chosen in the run picker then (the
+/// front-end remembers them for the next session).
+pub fn run(app: App, mut services: Services, notices: Vec<String>) -> anyhow::Result<Vec<String>> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -227,5 +229,6 @@ pub fn run(app: App, mut services: Services, notices: Vec<String>) -> anyhow::Re
     ));
     let _ = execute!(io::stdout(), DisableMouseCapture);
     ratatui::restore();
-    result.map_err(Into::into)
+    result?;
+    Ok(app.chosen_names())
 }

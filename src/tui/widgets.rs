@@ -28,6 +28,36 @@ pub fn status_line(
     f.render_widget(Paragraph::new(line), area);
 }
 
+/// A notice too long for the status line is never cut silently: the whole of it, wrapped, in a
+/// box just above the status line (up to eight lines; the status line keeps its start). It goes
+/// with the notice, on the next key press.
+pub fn long_notice(f: &mut Frame, area: Rect, theme: &Theme, notice: &str) {
+    use ratatui::widgets::{Clear, Wrap};
+    use unicode_width::UnicodeWidthStr;
+    let text = crate::text::one_line(notice);
+    // The status line shows a leading space on some screens: leave a column for it.
+    if text.width() + 1 < area.width as usize || area.height < 6 || area.width < 20 {
+        return;
+    }
+    let para = Paragraph::new(Line::styled(text, theme.warning())).wrap(Wrap { trim: true });
+    let inner_w = area.width.saturating_sub(2);
+    let lines = (para.line_count(inner_w) as u16).clamp(1, 8);
+    let h = (lines + 2).min(area.height.saturating_sub(2));
+    let r = Rect {
+        x: area.x,
+        y: area.y + area.height.saturating_sub(1 + h),
+        width: area.width,
+        height: h,
+    };
+    f.render_widget(Clear, r);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border(true))
+        .title(Span::styled(" message ", theme.warning()))
+        .style(theme.base());
+    f.render_widget(para.block(block), r);
+}
+
 /// A bordered pane: thick border when focused.
 pub fn pane<'a>(theme: &Theme, title: Line<'a>, focused: bool) -> Block<'a> {
     Block::default()
