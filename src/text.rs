@@ -141,6 +141,53 @@ pub fn truncate(s: &str, max: usize) -> String {
     out
 }
 
+/// `s` broken into lines of at most `width` display columns, at spaces where it can (a word
+/// longer than the width is cut).
+pub fn wrap(s: &str, width: usize) -> Vec<String> {
+    use unicode_width::UnicodeWidthStr;
+    let width = width.max(1);
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for word in s.split_whitespace() {
+        let sep = usize::from(!cur.is_empty());
+        if cur.width() + sep + word.width() <= width {
+            if sep == 1 {
+                cur.push(' ');
+            }
+            cur.push_str(word);
+            continue;
+        }
+        if !cur.is_empty() {
+            lines.push(std::mem::take(&mut cur));
+        }
+        let mut w = word.to_string();
+        while w.width() > width {
+            let mut head = String::new();
+            let mut hw = 0;
+            for c in w.chars() {
+                let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+                if hw + cw > width {
+                    break;
+                }
+                hw += cw;
+                head.push(c);
+            }
+            if head.is_empty() {
+                // A character wider than the line: it gets a line of its own.
+                head = w.chars().next().map(String::from).unwrap_or_default();
+            }
+            let rest = w[head.len()..].to_string();
+            lines.push(head);
+            w = rest;
+        }
+        cur = w;
+    }
+    if !cur.is_empty() || lines.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
 /// A table cell of exactly `width` columns: the text made safe and one line first (so what is
 /// stripped later cannot shift the columns), cut with `…` or padded by display width (so wide
 /// characters line up too).
@@ -210,6 +257,21 @@ fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn wrap_breaks_at_spaces_within_the_width_and_cuts_only_long_words() {
+        use unicode_width::UnicodeWidthStr;
+        assert_eq!(
+            wrap("mark the item for a run", 10),
+            vec!["mark the", "item for a", "run"]
+        );
+        assert_eq!(wrap("abcdefghij", 4), vec!["abcd", "efgh", "ij"]);
+        assert_eq!(wrap("", 5), vec![""]);
+        for l in wrap("名前です 名前です", 3) {
+            assert!(l.width() <= 3 || l.chars().count() == 1, "{l}");
+        }
+        assert_eq!(wrap("名", 1), vec!["名"]);
+    }
+
     #[test]
     fn cells_line_up_whatever_the_name_holds_and_quotes_read_as_text() {
         use unicode_width::UnicodeWidthStr;

@@ -436,3 +436,34 @@ fn a_long_notice_is_shown_whole_never_cut() {
     term.draw(|f| app.draw(f)).unwrap();
     assert!(!screen(&term).contains(" message "));
 }
+
+/// The help popup is as wide as the screen allows and wraps what still does not fit: every
+/// description is there in full at 80x24 (scrolled to), 120x40 and 200x60.
+#[test]
+fn the_help_popup_never_cuts_a_description() {
+    let want =
+        "mark the item for a run (the cursor moves to the next), or every item under the node";
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        let mut app = sample_app(Theme::default_theme());
+        let mut seen = String::new();
+        // Open help, then scroll through it a row at a time.
+        let mut events = vec![key('?')];
+        for _ in 0..30 {
+            let term = drive(&mut app, w, h, std::mem::take(&mut events));
+            let s = screen(&term);
+            let text: String = s
+                .lines()
+                .map(|l| l.replace(['│', '┃', '║'], " "))
+                .collect::<Vec<_>>()
+                .join(" ");
+            seen.push_str(&text.split_whitespace().collect::<Vec<_>>().join(" "));
+            seen.push(' ');
+            events.push(key('j'));
+        }
+        assert!(seen.contains(want), "{w}x{h}: {seen}");
+        assert!(
+            !seen.contains("for a run (the cursor moves to the…"),
+            "{w}x{h}"
+        );
+    }
+}

@@ -79,7 +79,23 @@ impl Component for Help {
     fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {
         let t = cx.theme;
         let rows = cx.keymap.help_rows(self.of);
-        let r = popup_area(area, 72, rows.len() as u16 + 6);
+        // As wide as the longest description needs (up to the screen), and a description that
+        // still does not fit wraps onto more lines: never cut.
+        const KEYS_W: u16 = 20;
+        let longest = rows
+            .iter()
+            .map(|(_, d)| unicode_width::UnicodeWidthStr::width(*d))
+            .max()
+            .unwrap_or(0) as u16;
+        let want = (KEYS_W + 1 + longest + 2).max(72);
+        let w = want.min(area.width.saturating_sub(2));
+        let desc_w = w.saturating_sub(KEYS_W + 1 + 2).max(10) as usize;
+        let wrapped: Vec<(String, Vec<String>)> = rows
+            .into_iter()
+            .map(|(k, d)| (k, crate::text::wrap(d, desc_w)))
+            .collect();
+        let lines: u16 = wrapped.iter().map(|(_, d)| d.len() as u16).sum();
+        let r = popup_area(area, w, lines + 6);
         f.render_widget(Clear, r);
         let block = pane(
             t,
@@ -88,20 +104,30 @@ impl Component for Help {
         );
         let inner = block.inner(r);
         f.render_widget(block, r);
-        let table_rows: Vec<Row> = rows
+        let table_rows: Vec<Row> = wrapped
             .into_iter()
             .skip(self.scroll as usize)
             .map(|(keys, desc)| {
+                let h = desc.len() as u16;
+                let desc: Vec<Line> = desc
+                    .into_iter()
+                    .map(|l| Line::styled(l, t.base()))
+                    .collect();
                 Row::new(vec![
-                    Span::styled(keys, t.accent()),
-                    Span::styled(desc, t.base()),
+                    Text::from(Span::styled(keys, t.accent())),
+                    Text::from(desc),
                 ])
+                .height(h)
             })
             .collect();
         let [table_area, foot] =
             Layout::vertical([Constraint::Min(1), Constraint::Length(2)]).areas(inner);
         f.render_widget(
-            Table::new(table_rows, [Constraint::Length(20), Constraint::Min(10)]).style(t.base()),
+            Table::new(
+                table_rows,
+                [Constraint::Length(KEYS_W), Constraint::Min(10)],
+            )
+            .style(t.base()),
             table_area,
         );
         f.render_widget(
