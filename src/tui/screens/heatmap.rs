@@ -85,6 +85,9 @@ pub struct Heatmap {
     grid: Rect,
     row_off: usize,
     shown_cols: Vec<usize>,
+    /// The width of the model-name column in the last frame (wider than LABEL_W when the
+    /// grid leaves room, so names are not cut beside empty columns).
+    label_w: usize,
 }
 
 impl Heatmap {
@@ -424,8 +427,13 @@ impl Heatmap {
                     }
                     let x = m.column.saturating_sub(g.x) as usize;
                     let cw = cell_w(self.view, self.baseline.is_some());
-                    if x >= LABEL_W
-                        && let Some(&c) = self.shown_cols.get((x - LABEL_W) / cw)
+                    let lw = if self.label_w == 0 {
+                        LABEL_W
+                    } else {
+                        self.label_w
+                    };
+                    if x >= lw
+                        && let Some(&c) = self.shown_cols.get((x - lw) / cw)
                     {
                         self.col = c;
                     }
@@ -502,10 +510,11 @@ impl Component for Heatmap {
         }
         let t = cx.theme;
         f.render_widget(Block::default().style(t.base()), area);
+        let status_lines = self.status_lines(cx, area.width as usize);
         let [title, body, status] = Layout::vertical([
             Constraint::Length(1),
             Constraint::Min(3),
-            Constraint::Length(1),
+            Constraint::Length(status_lines.len() as u16),
         ])
         .areas(area);
         let Some(rep) = &self.report else { return };
@@ -562,7 +571,7 @@ impl Component for Heatmap {
             }
             None => self.draw_grid(cx, f, body),
         }
-        self.status_line(cx, f, status);
+        f.render_widget(Paragraph::new(status_lines), status);
     }
 
     fn as_any(&self) -> &dyn std::any::Any {
@@ -588,7 +597,22 @@ impl Heatmap {
         f.render_widget(block, area);
         let cols = rep.columns(self.view);
         let cw = cell_w(self.view, self.baseline.is_some());
-        let visible_cols = ((inner.width as usize).saturating_sub(LABEL_W) / cw).max(1);
+        // The name column takes what the cells leave, up to the longest name: a long model
+        // name is cut only when the grid needs the room.
+        let longest = self
+            .order
+            .iter()
+            .map(|&ri| {
+                let r = &rep.rows[ri];
+                let extra = if r.is_reference() { 6 } else { 0 };
+                unicode_width::UnicodeWidthStr::width(one_line(&r.name).as_str()) + extra + 1
+            })
+            .max()
+            .unwrap_or(0);
+        let room = (inner.width as usize).saturating_sub(cols.len() * cw);
+        let label_w = longest.clamp(LABEL_W, room.max(LABEL_W));
+        self.label_w = label_w;
+        let visible_cols = ((inner.width as usize).saturating_sub(label_w) / cw).max(1);
         // Keep the cursor's column in view.
         let mut off = self.col_offset.min(self.col);
         if self.col >= off + visible_cols {
@@ -599,7 +623,7 @@ impl Heatmap {
         let mut lines = Vec::new();
         // Header: column names, the cursor's column highlighted.
         let mut head = vec![Span::raw(format!(
-            "{:<LABEL_W$}",
+            "{:<label_w$}",
             if off > 0 { "◀" } else { "" }
         ))];
         for &c in &shown {
@@ -623,7 +647,7 @@ impl Heatmap {
             let on_row = pos == self.row;
             // A reference keeps its marker however long its name.
             let label = if row.is_reference() {
-                format!("{} (ref)", truncate(&row.name, LABEL_W - 7))
+                format!("{} (ref)", truncate(&row.name, label_w - 7))
             } else {
                 row.name.clone()
             };
@@ -633,11 +657,7 @@ impl Heatmap {
                 (false, false) => t.base(),
             };
             let mut spans = vec![Span::styled(
-                format!(
-                    "{:<w$} ",
-                    truncate(&one_line(&label), LABEL_W - 1),
-                    w = LABEL_W - 1
-                ),
+                format!("{} ", crate::text::cell(&label, label_w - 1)),
                 label_style,
             )];
             for &c in &shown {
@@ -688,7 +708,8 @@ impl Heatmap {
         self.shown_cols = shown;
     }
 
-    fn status_line(&self, cx: &Cx, f: &mut Frame, area: Rect) {
+    /// The status rows for a screen `width` columns wide.
+    fn status_lines(&self, cx: &Cx, width: usize) -> Vec<Line<'static>> {
         let t = cx.theme;
         let k = |a| cx.keymap.hint(self.mode(), a);
         let line = if let Some(n) = cx.notice {
@@ -732,23 +753,42 @@ impl Heatmap {
                 }
                 spans.push(Span::styled(s, t.base()));
             }
-            spans.push(Span::styled(
-                format!(
-                    "   {} items  {} metric  {} view  {} sort  {} published  {} baseline  {} correlation  {} back",
-                    k(Action::Toggle),
-                    k(Action::Metric),
-                    k(Action::HeatView),
-                    k(Action::Sort),
-                    k(Action::References),
-                    k(Action::Baseline),
-                    k(Action::Spearman),
-                    k(Action::Back)
-                ),
-                t.muted(),
-            ));
-            Line::from(spans)
+            let pieces = [
+                (Action::Toggle, "items"),
+                (Action::Metric, "metric"),
+                (Action::HeatView, "view"),
+                (Action::Sort, "sort"),
+                (Action::References, "published"),
+                (Action::Baseline, "baseline"),
+                (Action::Spearman, "correlation"),
+                (Action::Back, "back"),
+            ]
+            .map(|(a, what)| format!("{} {what}", k(a)));
+            // The cell's facts and the keys on one line when they fit, else the keys on lines
+            // of their own, as many as they need (the caller gives the status those rows):
+            // never cut.
+            let info: usize = spans.iter().map(|s| s.width()).sum();
+            let all = pieces.join("  ");
+            if info + 3 + all.len() <= width {
+                spans.push(Span::styled(format!("   {all}"), t.muted()));
+                return vec![Line::from(spans)];
+            }
+            let mut lines = vec![Line::from(spans)];
+            let mut cur = String::new();
+            for p in pieces {
+                if !cur.is_empty() && cur.len() + 2 + p.len() + 1 > width {
+                    lines.push(Line::styled(format!(" {cur}"), t.muted()));
+                    cur.clear();
+                }
+                if !cur.is_empty() {
+                    cur.push_str("  ");
+                }
+                cur.push_str(&p);
+            }
+            lines.push(Line::styled(format!(" {cur}"), t.muted()));
+            return lines;
         };
-        f.render_widget(Paragraph::new(line), area);
+        vec![line]
     }
 }
 
