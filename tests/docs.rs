@@ -15,8 +15,7 @@ fn words_between(start: &str, end: &str) -> BTreeSet<String> {
     let a = para.find(start).unwrap() + start.len();
     let b = a + para[a..].find(end).unwrap();
     para[a..b]
-        .replace('`', " ")
-        .replace(',', " ")
+        .replace(['`', ','], " ")
         .split_whitespace()
         .map(str::to_string)
         .collect()

@@ -436,3 +436,51 @@ fn tui_rates_equal_prism_scores_on_a_store_with_unscored_answers() {
         other => panic!("{other:?}"),
     }
 }
+
+/// At 80x24 the compare header shows the question (the item's line stays on one row; the
+/// reference comes after the question), with a stored answer below it.
+#[test]
+fn the_compare_header_shows_the_question_at_80x24() {
+    let ds = dataset::load_sample().dataset;
+    let mut app = app_on(ds.clone());
+    let it = &ds.items[0];
+    let rec = prism::store::ResponseRecord {
+        run_id: "r".into(),
+        job_idx: 0,
+        item_id: it.id.to_string(),
+        task_id: ds.task_of(it).id.clone(),
+        model: "m".into(),
+        sample: 0,
+        text: Some("an answer".into()),
+        error: None,
+        finish_reason: None,
+        prompt_tokens: None,
+        completion_tokens: None,
+        latency_ms: None,
+        first_token_ms: None,
+        attempts: 1,
+        params: "{}".into(),
+        request_hash: String::new(),
+        cached: false,
+        created_at: 0,
+        cache_key: None,
+    };
+    app.session.load_stored(0, &[rec]);
+    let mut last = String::new();
+    for keys in [
+        vec![key('e')],
+        vec![code(KeyCode::Tab)],
+        vec![code(KeyCode::Enter)],
+    ] {
+        last = screen(&drive(&mut app, 80, 24, keys));
+    }
+    assert_eq!(app.top(), ScreenId::Compare);
+    let q = prism::prompt::format_question(it);
+    let start: String = q.split_whitespace().take(4).collect::<Vec<_>>().join(" ");
+    let flat = last.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(&start),
+        "{start:?} not on the screen:\n{last}"
+    );
+    assert!(last.contains("an answer"), "{last}");
+}

@@ -133,7 +133,7 @@ impl Loaded {
                 _ => "file(s) unreadable or empty",
             });
         }
-        kinds.sort_by(|a, b| b.1.cmp(&a.1));
+        kinds.sort_by_key(|k| std::cmp::Reverse(k.1));
         kinds
             .iter()
             .map(|(k, n)| format!("{n} {k}"))

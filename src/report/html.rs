@@ -278,11 +278,11 @@ pub fn html(rep: &Report, theme: &Theme) -> String {
                 format!("{d} {n}")
             })
             .collect();
-        let _ = write!(
+        let _ = writeln!(
             s,
             "<p class=\"note\">- : fewer than three models have complete rates in both \
              dimensions, and a rank correlation needs three. {} rows; models with complete \
-             rates per dimension: {}.</p>\n",
+             rates per dimension: {}.</p>",
             rep.rows.len(),
             complete.join(", ")
         );

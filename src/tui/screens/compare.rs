@@ -369,15 +369,23 @@ impl Compare {
         let ds = cx.ds;
         let item = &ds.items[idx];
         let task = ds.task_of(item);
-        let mut lines = vec![Line::from(vec![
-            Span::styled(one_line(&item.id), t.accent()),
-            Span::styled(format!("  {}  ", one_line(&task.id)), t.base()),
-            Span::styled(
-                format!("{} {}", task.dimension.code(), task.category.name),
-                Style::default().fg(t.dimension(task.dimension)),
-            ),
-            Span::styled(format!("  {}", task.evaluator), t.muted()),
-        ])];
+        // Narrow screens get the item's line without the task id and category name (the id
+        // says the task), so it stays on one row.
+        let wide = area.width >= 100;
+        let mut first = vec![Span::styled(one_line(&item.id), t.accent())];
+        if wide {
+            first.push(Span::styled(format!("  {}", one_line(&task.id)), t.base()));
+        }
+        first.push(Span::styled(
+            if wide {
+                format!("  {} {}", task.dimension.code(), task.category.name)
+            } else {
+                format!("  {}", task.dimension.code())
+            },
+            Style::default().fg(t.dimension(task.dimension)),
+        ));
+        first.push(Span::styled(format!("  {}", task.evaluator), t.muted()));
+        let mut lines = vec![Line::from(first)];
         // The item's own hallucination rate over every answer (all models and samples); while
         // some await a score, only how many are scored.
         let tally = cx.session.item_tally(idx);
@@ -397,14 +405,16 @@ impl Compare {
                 Style::default().fg(t.heat(h)),
             ));
         }
+        // The question right after the item's line and before the reference: in a short header
+        // (24 rows) what is cut is the end, and the question is what the answers are about.
+        let q = crate::prompt::format_question(item);
+        lines.push(Line::styled(sanitize(&q).into_owned(), t.base()));
         if let Some(ans) = &item.answer {
             lines.push(Line::from(vec![
                 Span::styled("reference  ", t.muted()),
                 Span::styled(one_line(ans), t.success().add_modifier(Modifier::BOLD)),
             ]));
         }
-        let q = crate::prompt::format_question(item);
-        lines.push(Line::styled(sanitize(&q).into_owned(), t.base()));
         let block = Block::default()
             .borders(Borders::ALL)
             .border_type(BorderType::Rounded)
