@@ -363,7 +363,7 @@ fn review_import_keeps_drafts_caps_lines_and_names_every_bad_field() {
     let old = rec("a1", "i1", "ann", Decision::Retain, 8, 1_000);
     Store::open(&db)
         .unwrap()
-        .save_decisions(&[old.clone()])
+        .save_decisions(std::slice::from_ref(&old))
         .unwrap();
     let draft = Draft {
         item_id: "i1".into(),
