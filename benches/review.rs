@@ -35,6 +35,14 @@ use prism::tui::keymap::{Action, Keymap};
 use prism::tui::screens::Review;
 use prism::tui::session::Session;
 
+/// A digit key, as the review screen gets it (digits are not bound to actions).
+fn digit(c: char) -> Input {
+    Input::Key(crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Char(c),
+        crossterm::event::KeyModifiers::NONE,
+    ))
+}
+
 fn arg(name: &str, default: usize) -> usize {
     let args: Vec<String> = std::env::args().collect();
     args.iter()
@@ -176,6 +184,7 @@ fn measure(label: &str, ds: &Arc<Dataset>, store: &Store, review: ReviewDb, save
         }
     };
     run(&mut screen, std::mem::take(&mut pending), &mut review);
+    let stored_before = review.decisions().map(|d| d.len()).unwrap_or(0);
     let mut lat = Vec::with_capacity(saves);
     for k in 0..saves {
         let t = Instant::now();
@@ -184,12 +193,25 @@ fn measure(label: &str, ds: &Arc<Dataset>, store: &Store, review: ReviewDb, save
         } else {
             Action::Remove
         };
-        let cmds = screen.update(Input::Action(a), &cx);
-        run(&mut screen, cmds, &mut review);
+        // The three criteria (a decision with one unscored is refused), then the decision.
+        for input in [
+            digit('8'),
+            Input::Action(Action::Down),
+            digit('7'),
+            Input::Action(Action::Down),
+            digit('9'),
+            Input::Action(a),
+        ] {
+            let cmds = screen.update(input, &cx);
+            run(&mut screen, cmds, &mut review);
+        }
         let cmds = screen.update(Input::Action(Action::SaveDecision), &cx);
         run(&mut screen, cmds, &mut review);
         lat.push(t.elapsed().as_secs_f64() * 1e3);
     }
+    // Every save landed (a refused one would time nothing but a notice).
+    let stored = review.decisions().map(|d| d.len()).unwrap_or(0);
+    assert_eq!(stored, stored_before + saves, "{label}: every save stored");
     let n = lat.len();
     println!(
         "{label}: decide, save and load the next item ({n} saves): p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",

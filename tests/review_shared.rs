@@ -240,6 +240,19 @@ mod screen_on_postgres {
         Event::Key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL))
     }
 
+    /// All three criteria scored (8 each), the decision `d`, saved.
+    fn decide(d: char) -> Vec<Event> {
+        vec![
+            key('8'),
+            key('j'),
+            key('8'),
+            key('j'),
+            key('8'),
+            key(d),
+            ctrl_s(),
+        ]
+    }
+
     #[test]
     #[ignore = "starts a PostgreSQL server (.ci/run installs it)"]
     fn each_reviewer_sees_the_others_decisions_appear() {
@@ -256,12 +269,12 @@ mod screen_on_postgres {
         play(&rt, &mut ann, &mut sa, vec![key('V')]);
         play(&rt, &mut bob, &mut sb, vec![key('V')]);
         // Ann retains the first item and Bob removes it, each on their own screen.
-        play(&rt, &mut ann, &mut sa, vec![key('y'), ctrl_s()]);
-        let s = play(&rt, &mut bob, &mut sb, vec![key('x'), ctrl_s()]);
+        play(&rt, &mut ann, &mut sa, decide('y'));
+        let s = play(&rt, &mut bob, &mut sb, decide('x'));
         // Bob's save reloads: Ann's decision is there, the item is disputed.
         assert!(s.contains("1 disputed"), "{s}");
         // Ann saves her next item; her reload brings Bob's decision in too.
-        let s = play(&rt, &mut ann, &mut sa, vec![key('y'), ctrl_s()]);
+        let s = play(&rt, &mut ann, &mut sa, decide('y'));
         assert!(s.contains("1 disputed"), "{s}");
         assert_eq!(
             super::ReviewDb::open(std::path::Path::new(&pg.url()))

@@ -114,8 +114,18 @@ fn a_draft_survives_quitting_and_a_saved_decision_is_history() {
     assert!(s.contains("Clarity") && s.contains("Domain Relevance") && s.contains("Coherence"));
     let first = review(&app).draft.item_id.clone();
 
-    // Scores 8, 7, 0 (= 10), retain; then the rationale: typed, a word undone, a paste.
-    let mut keys = vec![key('8'), key('7'), key('0'), key('y'), code(KeyCode::Enter)];
+    // Scores 8, 7, 0 (= 10) down the form, retain; then the rationale: typed, a word undone,
+    // a paste.
+    let down = || code(KeyCode::Down);
+    let mut keys = vec![
+        key('8'),
+        down(),
+        key('7'),
+        down(),
+        key('0'),
+        key('y'),
+        code(KeyCode::Enter),
+    ];
     keys.extend(typed("Clear question. oops"));
     keys.push(ctrl('u')); // undo: the editor's undo takes back the last edit
     keys.push(Event::Paste(" Reference checked.".into()));
@@ -167,7 +177,20 @@ fn a_draft_survives_quitting_and_a_saved_decision_is_history() {
     let (mut app, mut services) = session(&rt, &db, "bob");
     // The queue loads in the background: keys typed before it arrives have no item yet.
     play(&rt, &mut app, &mut services, vec![key('V')]);
-    let term = play(&rt, &mut app, &mut services, vec![key('x'), ctrl('s')]);
+    let term = play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![
+            key('5'),
+            key('j'),
+            key('5'),
+            key('j'),
+            key('5'),
+            key('x'),
+            ctrl('s'),
+        ],
+    );
     let s = screen(&term);
     assert!(s.contains("1 disputed"), "{s}");
     assert_eq!(Store::open(&db).unwrap().decisions().unwrap().len(), 2);
@@ -256,9 +279,99 @@ fn the_review_screen_with_history_signals_and_a_draft() {
     let rt = runtime();
     let (mut app, mut services) = session(&rt, &db, "ann");
     play(&rt, &mut app, &mut services, vec![key('V')]);
-    let mut keys = vec![key('7'), key('4'), key('v'), code(KeyCode::Enter)];
+    let mut keys = vec![key('7'), key('j'), key('4'), key('v'), code(KeyCode::Enter)];
     keys.extend(typed("Reference is right; the question leads."));
     keys.push(code(KeyCode::Esc));
     let term = play(&rt, &mut app, &mut services, keys);
     insta::assert_snapshot!("review_screen", screen(&term));
+}
+
+/// The scoring form: a digit sets the focused criterion and the focus stays; ↑/↓ (k/j) move
+/// between the criteria and the decision row; tab goes to the decision row; a new item starts
+/// on the first criterion; a decision with a criterion unscored is refused, naming it.
+#[test]
+fn scores_land_where_they_were_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    let rt = runtime();
+    let (mut app, mut services) = session(&rt, &db, "ann");
+    play(&rt, &mut app, &mut services, vec![key('V')]);
+    let first = review(&app).draft.item_id.clone();
+    // V 8 ↓ 9 ↓ 0 y ctrl-s: 8/9/10, retain.
+    play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![
+            key('8'),
+            code(KeyCode::Down),
+            key('9'),
+            code(KeyCode::Down),
+            key('0'),
+            key('y'),
+            ctrl('s'),
+        ],
+    );
+    let saved = Store::open(&db).unwrap().decisions().unwrap();
+    assert_eq!(saved.len(), 1);
+    let d = &saved[0];
+    assert_eq!(d.item_id, first);
+    assert_eq!(
+        (d.clarity, d.relevance, d.coherence, d.decision),
+        (Some(8), Some(9), Some(10), Decision::Retain)
+    );
+    // The next item starts on the first criterion: 7 7 7 sets Clarity only, and k goes back.
+    assert_eq!(review(&app).criterion, 0);
+    play(&rt, &mut app, &mut services, typed("777"));
+    let dr = review(&app).draft.clone();
+    assert_eq!(
+        (dr.clarity, dr.relevance, dr.coherence),
+        (Some(7), None, None)
+    );
+    play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![key('j'), key('j'), key('k'), key('4')],
+    );
+    assert_eq!(review(&app).draft.relevance, Some(4));
+    // Back on Clarity: 8, then tab to the decision row: the 9 scores nothing.
+    let term = play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![key('k'), key('8'), code(KeyCode::Tab), key('9')],
+    );
+    let dr = review(&app).draft.clone();
+    assert_eq!(
+        (dr.clarity, dr.relevance, dr.coherence),
+        (Some(8), Some(4), None)
+    );
+    assert_eq!(
+        review(&app).criterion,
+        prism::tui::screens::REVIEW_DECISION_ROW
+    );
+    assert!(screen(&term).contains("the decision row takes y, x or v"));
+    // Saving with Coherence unscored is refused and says which; nothing new is stored.
+    let term = play(&rt, &mut app, &mut services, vec![key('x'), ctrl('s')]);
+    let s = screen(&term);
+    assert!(
+        s.contains("score Coherence first (1-9, 0 = 10): each reviewer scores all three"),
+        "{s}"
+    );
+    assert_eq!(
+        review(&app).criterion,
+        2,
+        "the focus goes to the missing one"
+    );
+    assert_eq!(Store::open(&db).unwrap().decisions().unwrap().len(), 1);
+    // Scored, it saves.
+    play(&rt, &mut app, &mut services, vec![key('6'), ctrl('s')]);
+    let saved = Store::open(&db).unwrap().decisions().unwrap();
+    assert_eq!(saved.len(), 2);
+    let d = saved.iter().find(|d| d.item_id != first).unwrap();
+    assert_eq!(
+        (d.clarity, d.relevance, d.coherence, d.decision),
+        (Some(8), Some(4), Some(6), Decision::Remove)
+    );
 }

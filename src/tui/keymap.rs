@@ -210,7 +210,11 @@ const DEFS: &[Def] = &[
         uses: &[
             (SCROLL, "move up"),
             (&[Compare], "scroll the pane up"),
-            (&[Pair, Review], "scroll up"),
+            (&[Pair], "scroll up"),
+            (
+                &[Review],
+                "previous row of the scoring form (criteria, then decision)",
+            ),
         ],
     },
     Def {
@@ -220,7 +224,11 @@ const DEFS: &[Def] = &[
         uses: &[
             (SCROLL, "move down"),
             (&[Compare], "scroll the pane down"),
-            (&[Pair, Review], "scroll down"),
+            (&[Pair], "scroll down"),
+            (
+                &[Review],
+                "next row of the scoring form; 1-9, 0 = 10 score the focused criterion",
+            ),
         ],
     },
     Def {
@@ -233,6 +241,7 @@ const DEFS: &[Def] = &[
                 "page up",
             ),
             (&[Sentences], "scroll the triple up"),
+            (&[Review], "scroll the item up"),
             (&[Heatmap], "ten columns left"),
         ],
     },
@@ -246,6 +255,7 @@ const DEFS: &[Def] = &[
                 "page down",
             ),
             (&[Sentences], "scroll the triple down"),
+            (&[Review], "scroll the item down"),
             (&[Heatmap], "ten columns right"),
         ],
     },
@@ -332,7 +342,7 @@ const DEFS: &[Def] = &[
             (&[Claims], "next model's reference"),
             (
                 &[Review],
-                "next score (Clarity, Domain Relevance, Coherence); 1-9, 0 = 10 set it",
+                "next field: the criteria, the decision, the rationale",
             ),
         ],
     },
@@ -344,7 +354,7 @@ const DEFS: &[Def] = &[
             (&[Browse], "focus the previous pane"),
             (&[Compare], "previous model's pane"),
             (&[Claims], "previous model's reference"),
-            (&[Review], "previous score"),
+            (&[Review], "previous field"),
         ],
     },
     Def {

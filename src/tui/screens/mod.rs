@@ -16,7 +16,9 @@ pub use claims::ClaimsBrowse;
 pub use compare::Compare;
 pub use contradictions::Contradictions;
 pub use heatmap::{Drill, Heatmap};
-pub use review::{MIN_REVIEWERS as REVIEW_MIN_REVIEWERS, Review};
+pub use review::{
+    DECISION_ROW as REVIEW_DECISION_ROW, MIN_REVIEWERS as REVIEW_MIN_REVIEWERS, Review,
+};
 pub use selfcheck::Selfcheck;
 
 use super::component::{Component, Open};

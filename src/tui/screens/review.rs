@@ -29,6 +29,9 @@ use crate::tui::widgets::{pane, title_line, truncate};
 /// A round converges when this many reviewers agree (PRISM's panels had two or more per item).
 pub const MIN_REVIEWERS: usize = 2;
 
+/// The scoring form's decision row (after the three criteria).
+pub const DECISION_ROW: usize = 3;
+
 /// What the editor is editing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Editing {
@@ -48,7 +51,9 @@ pub struct Review {
     pub scope: Option<String>,
     /// The draft of the current item (what the keys change; saved as it changes).
     pub draft: Draft,
-    /// Which score the digit keys set (0 Clarity, 1 Relevance, 2 Coherence).
+    /// The focused row of the scoring form: 0 Clarity, 1 Domain Relevance, 2 Coherence (the
+    /// digit keys set it, and the focus stays), or [`DECISION_ROW`]. ↑/↓ move between them;
+    /// tab goes criteria → decision → rationale.
     pub criterion: usize,
     pub editor: TextArea<'static>,
     pub editing: Option<Editing>,
@@ -173,6 +178,8 @@ impl Review {
     fn enter_item(&mut self, cx: &Cx) -> Vec<Cmd> {
         self.scroll = 0;
         self.editing = None;
+        // A new item starts on its first criterion.
+        self.criterion = 0;
         self.answers.clear();
         self.scores.clear();
         let Some(i) = self.current() else {
@@ -224,7 +231,17 @@ impl Review {
         let Some(i) = self.current() else {
             return Vec::new();
         };
+        // Each reviewer scores all three criteria (METHODS.md): a decision with one missing
+        // is refused, the draft kept, and the focus put on the first one missing.
+        if let Some(missing) = (0..3).find(|&c| self.score(c).is_none()) {
+            self.criterion = missing;
+            return vec![Cmd::Notice(format!(
+                "score {} first (1-9, 0 = 10): each reviewer scores all three criteria",
+                HUMAN[missing].name
+            ))];
+        }
         let Some(decision) = self.draft.decision else {
+            self.criterion = DECISION_ROW;
             return vec![Cmd::Notice(
                 "choose retain (y), remove (x) or revise (v) before saving".into(),
             )];
@@ -285,14 +302,21 @@ impl Review {
         }
     }
 
+    /// A digit sets the focused criterion and never moves the focus: what was typed lands
+    /// where the reviewer sees the marker.
     fn set_score(&mut self, v: u8) -> Vec<Cmd> {
         let slot = match self.criterion {
             0 => &mut self.draft.clarity,
             1 => &mut self.draft.relevance,
-            _ => &mut self.draft.coherence,
+            2 => &mut self.draft.coherence,
+            _ => {
+                return vec![Cmd::Notice(
+                    "the decision row takes y, x or v; move up (↑) to a criterion to score it"
+                        .into(),
+                )];
+            }
         };
         *slot = Some(v);
-        self.criterion = (self.criterion + 1).min(2);
         self.touched()
     }
 
@@ -374,10 +398,29 @@ impl Component for Review {
                             out.extend(self.enter_item(cx));
                         }
                     }
-                    Action::Up => self.scroll = self.scroll.saturating_sub(1),
-                    Action::Down => self.scroll = self.scroll.saturating_add(1),
-                    Action::NextPane => self.criterion = (self.criterion + 1) % 3,
-                    Action::PrevPane => self.criterion = (self.criterion + 2) % 3,
+                    // ↑/↓ move through the form (three criteria, then the decision row); the
+                    // item's text scrolls with page up/down.
+                    Action::Up => self.criterion = self.criterion.saturating_sub(1),
+                    Action::Down => self.criterion = (self.criterion + 1).min(DECISION_ROW),
+                    Action::PageUp => self.scroll = self.scroll.saturating_sub(5),
+                    Action::PageDown => self.scroll = self.scroll.saturating_add(5),
+                    // tab: criteria → decision → rationale (esc leaves it) → criteria.
+                    Action::NextPane if self.current().is_some() => {
+                        if self.criterion < DECISION_ROW {
+                            self.criterion = DECISION_ROW;
+                        } else {
+                            self.criterion = 0;
+                            self.editing = Some(Editing::Rationale);
+                        }
+                    }
+                    Action::PrevPane if self.current().is_some() => {
+                        if self.criterion == DECISION_ROW {
+                            self.criterion = 0;
+                        } else {
+                            self.criterion = DECISION_ROW;
+                            self.editing = Some(Editing::Rationale);
+                        }
+                    }
                     Action::Retain | Action::Remove | Action::Revise
                         if self.current().is_some() =>
                     {
@@ -817,7 +860,11 @@ impl Review {
             })
             .collect();
         f.render_widget(Paragraph::new(lines), scores);
-        let mut d = vec![Span::styled("  Decision         ", t.base())];
+        let on_row = self.criterion == DECISION_ROW && self.editing.is_none();
+        let mut d = vec![Span::styled(
+            format!("{}Decision         ", if on_row { "▸ " } else { "  " }),
+            if on_row { t.accent() } else { t.base() },
+        )];
         for dec in Decision::ALL {
             let on = self.draft.decision == Some(dec);
             d.push(Span::styled(
