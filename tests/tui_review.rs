@@ -375,3 +375,83 @@ fn scores_land_where_they_were_typed() {
         (Some(8), Some(4), Some(6), Decision::Remove)
     );
 }
+
+/// The review screen shows every stored answer of the item, from every run and model, with its
+/// score and the evaluator's reason, whichever run the queue's signals came from.
+#[test]
+fn every_stored_answer_of_the_item_is_in_view() {
+    use prism::store::{JobRecord, ResponseRecord, RunConfig, RunRecord, RunStatus};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    let ds = dataset::load_sample().dataset;
+    let last = ds.items.last().unwrap();
+    let task = ds.task_of(last).id.clone();
+    {
+        let mut store = Store::open(&db).unwrap();
+        for (run, model, text, s) in [
+            ("r-old", "alpha", "an old answer from alpha", 1.0),
+            ("r-new", "beta", "a newer answer from beta", 0.0),
+        ] {
+            store
+                .create_run(
+                    &RunRecord {
+                        id: run.into(),
+                        created_at: 0,
+                        dataset: "<sample-data>".into(),
+                        config: RunConfig::default(),
+                        status: RunStatus::Finished,
+                    },
+                    &[JobRecord {
+                        idx: 0,
+                        item_id: last.id.to_string(),
+                        task_id: task.clone(),
+                        model: model.into(),
+                        sample: 0,
+                    }],
+                )
+                .unwrap();
+            store
+                .save_responses(&[ResponseRecord {
+                    run_id: run.into(),
+                    job_idx: 0,
+                    item_id: last.id.to_string(),
+                    task_id: task.clone(),
+                    model: model.into(),
+                    sample: 0,
+                    text: Some(text.into()),
+                    error: None,
+                    finish_reason: Some("stop".into()),
+                    prompt_tokens: None,
+                    completion_tokens: None,
+                    latency_ms: None,
+                    first_token_ms: None,
+                    attempts: 1,
+                    params: "{}".into(),
+                    request_hash: String::new(),
+                    cached: false,
+                    created_at: 0,
+                    cache_key: None,
+                }])
+                .unwrap();
+            let mut sc = scored(last, &task, "exact", 0, model, s);
+            sc.run_id = run.into();
+            sc.detail = format!("reason from {model}");
+            store.save_scores(&[sc]).unwrap();
+        }
+    }
+    let rt = runtime();
+    let (mut app, mut services) = session(&rt, &db, "ann");
+    play(&rt, &mut app, &mut services, vec![key('V')]);
+    let term = play(&rt, &mut app, &mut services, vec![]);
+    assert_eq!(review(&app).draft.item_id, &*last.id);
+    let s = screen(&term);
+    for want in [
+        "Stored answers (2)",
+        "alpha #0 run r-old 1.00 ✓  reason from alpha",
+        "beta #0 run r-new 0.00 ✗  reason from beta",
+        "an old answer from alpha",
+        "a newer answer from beta",
+    ] {
+        assert!(s.contains(want), "{want:?} missing:\n{s}");
+    }
+}

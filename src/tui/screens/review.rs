@@ -509,6 +509,29 @@ impl Component for Review {
                 out.push(Cmd::Job(JobRequest::RefreshReview { after }));
                 out
             }
+            // The item's stored answers, from every run and model, with their scores (the
+            // ones never scored are scored by rule and arrive as `Scored`).
+            Msg::Stored {
+                item,
+                records,
+                scores,
+                ..
+            } if Some(*item) == self.current() => {
+                self.answers = records.clone();
+                self.scores = scores.clone();
+                Vec::new()
+            }
+            Msg::Scored(r) if self.answers.iter().any(|a| a.item_id == r.item_id) => {
+                match self
+                    .scores
+                    .iter_mut()
+                    .find(|s| s.run_id == r.run_id && s.job_idx == r.job_idx)
+                {
+                    Some(s) => *s = r.clone(),
+                    None => self.scores.push(r.clone()),
+                }
+                Vec::new()
+            }
             Msg::Failed(e) => {
                 self.error = Some(e.clone());
                 Vec::new()
@@ -743,10 +766,13 @@ impl Review {
                 lines.push(Line::styled(sanitize(l).to_string(), t.base()));
             }
         }
-        lines.push(Line::default());
-        lines.push(head(&format!("Stored answers ({})", self.answers.len())));
+        // The stored answers go before the long prompt ("as the model sees it"), so they are
+        // in view without scrolling past it.
+        let mut ans: Vec<Line> = Vec::new();
+        ans.push(Line::default());
+        ans.push(head(&format!("Stored answers ({})", self.answers.len())));
         if self.answers.is_empty() {
-            lines.push(Line::styled("none yet (run it from browse: r)", t.muted()));
+            ans.push(Line::styled("none yet (run it from browse: r)", t.muted()));
         }
         for r in &self.answers {
             let score = self
@@ -758,8 +784,9 @@ impl Review {
                 Some(s) => Span::styled(format!("{s:.2} ✗"), t.error()),
                 None => Span::styled("unscored", t.muted()),
             };
-            lines.push(Line::from(vec![
+            ans.push(Line::from(vec![
                 Span::styled(format!("{} #{} ", one_line(&r.model), r.sample), t.accent()),
+                Span::styled(format!("run {} ", one_line(&r.run_id)), t.muted()),
                 verdict,
                 Span::styled(
                     score.map_or(String::new(), |s| format!("  {}", one_line(&s.detail))),
@@ -767,8 +794,23 @@ impl Review {
                 ),
             ]));
             let text = r.text.as_deref().or(r.error.as_deref()).unwrap_or("");
-            lines.push(Line::styled(truncate(&one_line(text), 400), t.base()));
+            ans.push(Line::styled(truncate(&one_line(text), 400), t.base()));
         }
+        let prompt_at = lines
+            .iter()
+            .position(|l| {
+                l.spans
+                    .first()
+                    .is_some_and(|s| s.content.starts_with("── as the model sees it"))
+            })
+            .unwrap_or(lines.len());
+        // Before the blank line that opens the prompt's section, so one blank line parts them.
+        let prompt_at = if prompt_at > 0 && lines[prompt_at - 1].width() == 0 {
+            prompt_at - 1
+        } else {
+            prompt_at
+        };
+        lines.splice(prompt_at..prompt_at, ans);
         // Decisions so far come right after why the item is here: they are what a disputed
         // item is about. (The long prompt follows.)
         if let Some(d) = &self.data {
