@@ -455,3 +455,27 @@ fn every_stored_answer_of_the_item_is_in_view() {
         assert!(s.contains(want), "{want:?} missing:\n{s}");
     }
 }
+
+/// The status line tells the truth about the store: an error shows until the next store call
+/// works (a draft saved, a decision saved, a refresh), then it is gone.
+#[test]
+fn a_store_error_clears_when_the_store_works_again() {
+    use prism::tui::jobs::{Delivery, Msg};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    let rt = runtime();
+    let (mut app, mut services) = session(&rt, &db, "ann");
+    play(&rt, &mut app, &mut services, vec![key('V')]);
+    app.on_delivery(Delivery {
+        to: ScreenId::Review,
+        msg: Msg::Failed("saving the draft: connection closed".into()),
+    });
+    let term = play(&rt, &mut app, &mut services, vec![]);
+    assert!(screen(&term).contains("connection closed"));
+    // The next keystroke saves the draft, which works: the error goes.
+    play(&rt, &mut app, &mut services, vec![key('5')]);
+    let term = play(&rt, &mut app, &mut services, vec![]);
+    let s = screen(&term);
+    assert!(!s.contains("connection closed"), "{s}");
+    assert_eq!(review(&app).draft.clarity, Some(5));
+}

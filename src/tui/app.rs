@@ -395,6 +395,7 @@ impl App {
             | Msg::Selfcheck(_)
             | Msg::Review(_)
             | Msg::ReviewMore { .. }
+            | Msg::ReviewStoreOk
             | Msg::DecisionSaved(_) => {}
         }
         let cx = cx!(self);

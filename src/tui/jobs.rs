@@ -241,6 +241,8 @@ pub enum Msg {
     },
     /// A score (saved), or an answer left unscored with the reason.
     Scored(ScoreRecord),
+    /// A review store call worked (a draft saved): an error shown from an earlier one is over.
+    ReviewStoreOk,
     Review(Box<crate::review::load::ReviewData>),
     ReviewMore {
         decisions: Vec<crate::review::ReviewRecord>,
@@ -409,8 +411,10 @@ impl Jobs {
                     return;
                 };
                 d.reviewer = self.services.reviewer.clone();
-                if let Err(e) = store.save_draft(&d) {
-                    self.send(to, Msg::Failed(format!("saving the draft: {e}")));
+                // Either way the screen hears: an error it shows goes once a save works again.
+                match store.save_draft(&d) {
+                    Ok(()) => self.send(to, Msg::ReviewStoreOk),
+                    Err(e) => self.send(to, Msg::Failed(format!("saving the draft: {e}"))),
                 }
             }
             JobRequest::SaveDecision(mut r) => {
@@ -421,7 +425,12 @@ impl Jobs {
                 r.uid = crate::review::ReviewRecord::new_uid(&r.reviewer, r.created_at);
                 match store.save_decisions(std::slice::from_ref(&r)) {
                     Ok(_) => self.send(to, Msg::DecisionSaved(r)),
-                    Err(e) => self.send(to, Msg::Failed(format!("saving the decision: {e}"))),
+                    Err(e) => self.send(
+                        to,
+                        Msg::Failed(format!(
+                            "the decision was not saved ({e}); it is kept as your draft: ctrl-s tries again"
+                        )),
+                    ),
                 }
             }
             JobRequest::LoadStored { item, rescore } => {

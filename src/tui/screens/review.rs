@@ -467,25 +467,40 @@ impl Component for Review {
                 self.rebuild(cx);
                 self.enter_item(cx)
             }
+            // The store answered: whatever error was shown is over.
+            Msg::ReviewStoreOk => {
+                // The error was also the app's notice: that goes with it.
+                if self.error.take().is_some() {
+                    vec![Cmd::ClearNotice]
+                } else {
+                    Vec::new()
+                }
+            }
             Msg::ReviewMore { decisions, seq } => {
+                // The refresh worked: an error shown from the store is over.
+                let mut out = Vec::new();
+                if self.error.take().is_some() {
+                    out.push(Cmd::ClearNotice);
+                }
                 // Other reviewers' decisions (a shared database) join the history; what this
                 // reviewer is typing stays.
                 let Some(data) = self.data.as_mut() else {
-                    return Vec::new();
+                    return out;
                 };
                 let changed = data.merge(decisions.clone(), *seq);
                 if changed.is_empty() {
-                    return Vec::new();
+                    return out;
                 }
                 let before = self.current();
                 self.refresh_items(cx, &changed);
-                if self.current() == before {
-                    Vec::new()
-                } else {
-                    self.enter_item(cx)
+                if self.current() != before {
+                    out.extend(self.enter_item(cx));
                 }
+                out
             }
             Msg::DecisionSaved(r) => {
+                // A save that worked never shows an error.
+                self.error = None;
                 let mut after = 0;
                 if let Some(d) = self.data.as_mut() {
                     d.merge(vec![(**r).clone()], d.seq);
@@ -607,7 +622,7 @@ impl Component for Review {
             " typing: esc done · ctrl-s save · ctrl-u undo · ctrl-r redo · saved as you type".into()
         } else {
             format!(
-                " 1-9,0 score  {} next score  {} retain  {} remove  {} revise  {} rationale  {} save  {}/{} item  {} show  {} panel  {} help",
+                " 1-9,0 score  ↑↓ row  {} field  {}/{}/{} decide  {} rationale  {} save  {}/{} item  {} show  {} panel  {} help",
                 k(Action::NextPane),
                 k(Action::Retain),
                 k(Action::Remove),
