@@ -20,6 +20,9 @@ pub struct Config {
     /// A panel's shared review database (`postgres://user@host/db`; the password from
     /// PGPASSWORD or a pgpass file, never here) when `--db` is not given.
     pub db: Option<String>,
+    /// Blind review: the review screen names the models of an item's answers "model A",
+    /// "model B", ... instead of their names (`--blind` does the same for one session).
+    pub blind: Option<bool>,
     /// Keybindings: `action = ["key", ...]` replaces that action's keys everywhere;
     /// `[keys.<mode>]` tables (`browse`, `compare`, `heatmap`, ...) replace them in one mode.
     #[serde(default)]

@@ -376,21 +376,18 @@ fn scores_land_where_they_were_typed() {
     );
 }
 
-/// The review screen shows every stored answer of the item, from every run and model, with its
-/// score and the evaluator's reason, whichever run the queue's signals came from.
-#[test]
-fn every_stored_answer_of_the_item_is_in_view() {
+/// Two runs' answers to the sample's last item, each scored with a reason: alpha's (right) in
+/// run r-old, beta's (wrong) in run r-new.
+fn two_runs_answering_the_last_item(db: &std::path::Path) {
     use prism::store::{JobRecord, ResponseRecord, RunConfig, RunRecord, RunStatus};
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("prism.db");
     let ds = dataset::load_sample().dataset;
     let last = ds.items.last().unwrap();
     let task = ds.task_of(last).id.clone();
     {
-        let mut store = Store::open(&db).unwrap();
+        let mut store = Store::open(db).unwrap();
         for (run, model, text, s) in [
-            ("r-old", "alpha", "an old answer from alpha", 1.0),
-            ("r-new", "beta", "a newer answer from beta", 0.0),
+            ("r-old", "alpha", "an older answer", 1.0),
+            ("r-new", "beta", "a newer answer", 0.0),
         ] {
             store
                 .create_run(
@@ -435,22 +432,38 @@ fn every_stored_answer_of_the_item_is_in_view() {
                 .unwrap();
             let mut sc = scored(last, &task, "exact", 0, model, s);
             sc.run_id = run.into();
-            sc.detail = format!("reason from {model}");
+            sc.detail = format!("reason {}", if s > 0.5 { "one" } else { "two" });
             store.save_scores(&[sc]).unwrap();
         }
     }
+}
+
+/// The review screen shows every stored answer of the item, from every run and model, with its
+/// score and the evaluator's reason, whichever run the queue's signals came from.
+#[test]
+fn every_stored_answer_of_the_item_is_in_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    two_runs_answering_the_last_item(&db);
+    let last = dataset::load_sample()
+        .dataset
+        .items
+        .last()
+        .unwrap()
+        .id
+        .to_string();
     let rt = runtime();
     let (mut app, mut services) = session(&rt, &db, "ann");
     play(&rt, &mut app, &mut services, vec![key('V')]);
     let term = play(&rt, &mut app, &mut services, vec![]);
-    assert_eq!(review(&app).draft.item_id, &*last.id);
+    assert_eq!(review(&app).draft.item_id, last);
     let s = screen(&term);
     for want in [
         "Stored answers (2)",
-        "alpha #0 run r-old 1.00 ✓  reason from alpha",
-        "beta #0 run r-new 0.00 ✗  reason from beta",
-        "an old answer from alpha",
-        "a newer answer from beta",
+        "alpha #0 run r-old 1.00 ✓  reason one",
+        "beta #0 run r-new 0.00 ✗  reason two",
+        "an older answer",
+        "a newer answer",
     ] {
         assert!(s.contains(want), "{want:?} missing:\n{s}");
     }
@@ -478,4 +491,29 @@ fn a_store_error_clears_when_the_store_works_again() {
     let s = screen(&term);
     assert!(!s.contains("connection closed"), "{s}");
     assert_eq!(review(&app).draft.clarity, Some(5));
+}
+
+/// Blind review: the item's models are "model A" and "model B" (in name order), the run ids
+/// (which may name a model) are left out, and no model name is on the screen.
+#[test]
+fn blind_review_names_no_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    two_runs_answering_the_last_item(&db);
+    let rt = runtime();
+    let (mut app, mut services) = session(&rt, &db, "ann");
+    services.blind = true;
+    play(&rt, &mut app, &mut services, vec![key('V')]);
+    let term = play(&rt, &mut app, &mut services, vec![]);
+    let s = screen(&term);
+    for want in [
+        "(model A 1.00, model B 0.00)",
+        "model A #0 1.00 ✓  reason one",
+        "model B #0 0.00 ✗  reason two",
+    ] {
+        assert!(s.contains(want), "{want:?} missing:\n{s}");
+    }
+    assert!(!s.contains("alpha") && !s.contains("beta"), "{s}");
+    assert!(!s.contains("r-old") && !s.contains("r-new"), "{s}");
+    insta::assert_snapshot!("review_screen_blind", s);
 }

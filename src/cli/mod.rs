@@ -55,6 +55,10 @@ pub struct Cli {
     /// Your name on review decisions (default: `reviewer` in the config, else the login name).
     #[arg(long, global = true)]
     pub reviewer: Option<String>,
+    /// Blind review: the review screen shows the models of an item's answers as "model A",
+    /// "model B", ... (also `blind = true` in the config).
+    #[arg(long)]
+    pub blind: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -497,6 +501,7 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
             {
                 services.reviewer = r;
             }
+            services.blind = cli.blind || config.blind.unwrap_or(false);
             if let Some(url) = shared {
                 match crate::store::pg::PgStore::connect(&url) {
                     Ok(pg) => services.review = Some(crate::review::db::ReviewDb::Shared(pg)),

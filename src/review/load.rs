@@ -10,6 +10,8 @@ use crate::store::{Draft, Store};
 #[derive(Debug, Clone, Default)]
 pub struct ReviewData {
     pub reviewer: String,
+    /// Blind review: models are shown as "model A/B/..." (per item, in name order).
+    pub blind: bool,
     /// In storing order.
     pub decisions: Vec<ReviewRecord>,
     /// The store's position after the last decision read (for [`ReviewData::merge`]).
@@ -65,6 +67,7 @@ impl ReviewData {
         }
         Ok(ReviewData {
             reviewer: reviewer.to_string(),
+            blind: false,
             decisions,
             seq,
             by_item,

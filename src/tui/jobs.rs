@@ -33,6 +33,8 @@ pub struct Services {
     pub reviewer: String,
     /// Where review decisions and drafts go: the store's file, or a shared PostgreSQL database.
     pub review: Option<crate::review::db::ReviewDb>,
+    /// Blind review (`--blind`, or `blind = true` in the config).
+    pub blind: bool,
 }
 
 impl Services {
@@ -46,6 +48,7 @@ impl Services {
             judge: None,
             reviewer: crate::review::load::default_reviewer(),
             review: None,
+            blind: false,
         }
     }
 
@@ -67,6 +70,7 @@ impl Services {
             judge: None,
             reviewer: crate::review::load::default_reviewer(),
             review: Some(review),
+            blind: false,
         })
     }
 
@@ -391,7 +395,10 @@ impl Jobs {
                 };
                 match crate::review::load::ReviewData::load(reader, review, &self.services.reviewer)
                 {
-                    Ok(d) => self.send(to, Msg::Review(Box::new(d))),
+                    Ok(mut d) => {
+                        d.blind = self.services.blind;
+                        self.send(to, Msg::Review(Box::new(d)))
+                    }
                     Err(e) => self.send(to, Msg::Failed(format!("reading reviews: {e}"))),
                 }
             }

@@ -320,6 +320,26 @@ impl Review {
         self.touched()
     }
 
+    /// A model's name as the review screen shows it: itself, or in blind review "model A",
+    /// "model B", ... by the order of the names of the models with answers or scores for
+    /// this item (so the same model keeps its letter on the item, and the letters say nothing
+    /// about which model it is).
+    fn model_label(&self, item_id: &str, model: &str) -> String {
+        if !self.data.as_ref().is_some_and(|d| d.blind) {
+            return one_line(model);
+        }
+        let mut names: Vec<&str> = self.answers.iter().map(|a| a.model.as_str()).collect();
+        if let Some(e) = self.data.as_ref().and_then(|d| d.evidence.get(item_id)) {
+            names.extend(e.scores.keys().map(String::as_str));
+        }
+        names.sort_unstable();
+        names.dedup();
+        match names.iter().position(|n| *n == model) {
+            Some(i) => format!("model {}", crate::taxonomy::option_letter(i)),
+            None => "model ?".into(),
+        }
+    }
+
     fn score(&self, c: usize) -> Option<u8> {
         match c {
             0 => self.draft.clarity,
@@ -732,16 +752,17 @@ impl Review {
             if let Some(e) = d.evidence.get(&*item.id) {
                 let mut models: Vec<_> = e.scores.iter().collect();
                 models.sort_by(|a, b| a.0.cmp(b.0));
-                let per: Vec<String> = models
+                let mut per: Vec<String> = models
                     .iter()
                     .map(|(m, s)| {
                         format!(
                             "{} {:.2}",
-                            one_line(m),
+                            self.model_label(&item.id, m),
                             s.iter().sum::<f64>() / s.len().max(1) as f64
                         )
                     })
                     .collect();
+                per.sort();
                 l.push(Span::styled(format!("  ({})", per.join(", ")), t.muted()));
             }
             lines.insert(0, Line::from(l));
@@ -784,6 +805,7 @@ impl Review {
         // The stored answers go before the long prompt ("as the model sees it"), so they are
         // in view without scrolling past it.
         let mut ans: Vec<Line> = Vec::new();
+        let blind = self.data.as_ref().is_some_and(|d| d.blind);
         ans.push(Line::default());
         ans.push(head(&format!("Stored answers ({})", self.answers.len())));
         if self.answers.is_empty() {
@@ -800,8 +822,19 @@ impl Review {
                 None => Span::styled("unscored", t.muted()),
             };
             ans.push(Line::from(vec![
-                Span::styled(format!("{} #{} ", one_line(&r.model), r.sample), t.accent()),
-                Span::styled(format!("run {} ", one_line(&r.run_id)), t.muted()),
+                Span::styled(
+                    format!("{} #{} ", self.model_label(&item.id, &r.model), r.sample),
+                    t.accent(),
+                ),
+                // A run id can name the model (`r-gpt`): in blind review it is left out.
+                Span::styled(
+                    if blind {
+                        String::new()
+                    } else {
+                        format!("run {} ", one_line(&r.run_id))
+                    },
+                    t.muted(),
+                ),
                 verdict,
                 Span::styled(
                     score.map_or(String::new(), |s| format!("  {}", one_line(&s.detail))),
