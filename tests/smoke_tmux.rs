@@ -239,3 +239,43 @@ fn a_signal_mid_run_restores_the_terminal_and_marks_the_run_interrupted() {
         assert!(c.pending > 0, "{how}: the rest stays pending for --resume");
     }
 }
+
+/// `prism review DATASET --blind` opens the TUI on the review screen of that dataset, in a real
+/// terminal; a score typed lands on the focused criterion; q quits with 0.
+#[test]
+fn prism_review_opens_the_review_screen() {
+    let bin = env!("CARGO_BIN_EXE_prism");
+    let dir = tempfile::tempdir().unwrap();
+    let status = dir.path().join("status");
+    let mini = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/prism-mini");
+    let tmux = Tmux {
+        socket: format!("prism-review-{}", std::process::id()),
+    };
+    let cmd = format!(
+        "PRISM_CONFIG_DIR={cfg} PRISM_DATA_DIR={cfg} TERM=xterm-256color {bin} review {mini} --blind; echo $? > {status}; sleep 5",
+        cfg = dir.path().display(),
+        mini = mini.display(),
+        status = status.display()
+    );
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "smoke",
+        "-x",
+        "120",
+        "-y",
+        "36",
+        &cmd,
+    ]);
+    let s = tmux.wait_for("the review screen", |s| s.contains("322 in queue"));
+    assert!(s.contains("Queue (triage order)"), "{s}");
+    tmux.keys(&["j", "7"]);
+    tmux.wait_for("relevance scored", |s| {
+        s.lines()
+            .any(|l| l.contains("▸ Domain Relevance") && l.contains(" 7 "))
+    });
+    tmux.keys(&["q"]);
+    wait_file(&status, "prism did not exit on q");
+    assert_eq!(std::fs::read_to_string(&status).unwrap().trim(), "0");
+}

@@ -129,12 +129,22 @@ pub enum Command {
     /// as they arrive; then the kept share and the rejection recall against human decisions
     /// over a sweep of thresholds. Exit 2 if some items failed.
     Quality(quality::QualityArgs),
-    /// Human review from the command line: export and import decisions as JSONL (merging
-    /// without duplicates), write the bank of retained items, show convergence, per-reviewer
-    /// counts and agreement. Decisions are made on the review screen (`V` in the TUI).
+    /// Human review. `prism review [DATASET]` opens the review screen (as `V` in the TUI does)
+    /// on the dataset, or the bundled sample data; the subcommands export and import
+    /// decisions as JSONL (merging without duplicates), write the bank of retained items, and
+    /// show convergence, per-reviewer counts and agreement.
+    #[command(args_conflicts_with_subcommands = true)]
     Review {
         #[command(subcommand)]
-        what: review::ReviewCommand,
+        what: Option<review::ReviewCommand>,
+        /// The dataset to review (a PRISM release, a .jsonl file or a directory of them).
+        path: Option<PathBuf>,
+        /// The store, or the panel's postgres:// review database (as `prism --db`).
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// Blind review: models shown as "model A", "model B", ...
+        #[arg(long)]
+        blind: bool,
     },
     /// Read outputs/<model>/responses/*.jsonl produced elsewhere into the store as a new run.
     Import {
@@ -197,6 +207,23 @@ fn load(path: Option<&PathBuf>) -> anyhow::Result<(String, Loaded)> {
 /// Runs the CLI and returns the process exit code.
 pub fn main(cli: Cli) -> anyhow::Result<i32> {
     let dirs = Dirs::resolve();
+    // `prism review [DATASET]` is the TUI on that dataset, opened on the review screen.
+    let mut cli = cli;
+    let mut open_review = false;
+    if let Some(Command::Review {
+        what: None,
+        path,
+        db,
+        blind,
+    }) = &mut cli.command
+    {
+        let (path, db, blind) = (path.take(), db.take(), *blind);
+        cli.path = path.or(cli.path.take());
+        cli.db = db.or(cli.db.take());
+        cli.blind |= blind;
+        cli.command = None;
+        open_review = true;
+    }
     match cli.command {
         Some(Command::Validate { path, json }) => {
             if let Some(p) = path.as_ref().filter(|p| dataset::claims::is_claims_path(p)) {
@@ -254,7 +281,10 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
             Ok(0)
         }
         Some(Command::Run(args)) => run::run(args, &dirs, run::factory(&dirs)),
-        Some(Command::Review { what }) => review::review(what, &dirs),
+        Some(Command::Review {
+            what: Some(what), ..
+        }) => review::review(what, &dirs),
+        Some(Command::Review { what: None, .. }) => unreachable!("opened as the TUI above"),
         Some(Command::Quality(args)) => quality::quality(args, &dirs, run::factory(&dirs)),
         Some(Command::Detect(args)) => detect::detect(args, &dirs, run::factory(&dirs)),
         Some(Command::Autohall(args)) => detect::autohall(args, &dirs, run::factory(&dirs)),
@@ -522,6 +552,9 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
                     set: Arc::new(set),
                     dataset: r,
                 });
+            }
+            if open_review {
+                app.push(crate::tui::component::Open::Review { scope: None });
             }
             let chosen = crate::tui::run(app, services, notices).context("running the TUI")?;
             run::remember_choice(&dirs, &chosen);
