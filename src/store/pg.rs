@@ -112,8 +112,14 @@ fn is_conninfo(s: &str) -> bool {
 /// `url` with every password replaced by `***`: in the user info (`user:pw@host`, the password
 /// may hold `@`), in a `password=` query parameter, and in a key=value connection string.
 pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return if is_conninfo(url) {
+    // Which form it is goes by how it starts: a key=value string may hold `://` in a value
+    // (`host=x://y password=...`, found by the db_url fuzz target) and is still redacted as one.
+    let trimmed = url.trim_start();
+    let lower = trimmed.get(..13).unwrap_or(trimmed).to_ascii_lowercase();
+    let is_uri = lower.starts_with("postgres://") || lower.starts_with("postgresql://");
+    let split = if is_uri { url.split_once("://") } else { None };
+    let Some((scheme, rest)) = split else {
+        return if is_conninfo(trimmed) {
             redact_conninfo(url)
         } else {
             "<not a postgres url>".into()
@@ -597,6 +603,9 @@ mod tests {
             assert!(!shown.contains("s3") && !shown.contains("ss@"), "{shown}");
         }
         assert!(is_url("host=db dbname=r") && is_url("  postgres://x"));
+        // A key=value string with `://` in a value is still one (the db_url fuzz target).
+        let shown = redact_url("host=/t postgres://x:5432 password=s3cretpw");
+        assert_eq!(shown, "host=/t postgres://x:5432 password=***");
         assert!(!is_url("runs.db") && !is_url("./a=b.db") && !is_url("my-host=x.db"));
     }
 }
