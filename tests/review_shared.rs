@@ -159,9 +159,17 @@ fn drafts_and_quality_scores_round_trip_on_postgres() {
     db.save_draft(&d).unwrap();
     assert_eq!(db.drafts("ann").unwrap(), vec![d.clone()]);
     assert!(db.drafts("bob").unwrap().is_empty());
-    // A decision on the item clears that reviewer's draft.
+    // A decision older than the draft (imported from another machine) leaves it; a new one
+    // on the item clears that reviewer's draft.
+    let mut old = batch("ann", 0, 1).remove(0);
+    old.item_id = "i1".into();
+    old.uid = "ann-old".into();
+    old.created_at = 1;
+    assert_eq!(db.save_decisions(&[old]).unwrap(), 1);
+    assert_eq!(db.drafts("ann").unwrap(), vec![d.clone()]);
     let mut r = batch("ann", 0, 1).remove(0);
     r.item_id = "i1".into();
+    r.created_at = 10;
     assert_eq!(db.save_decisions(&[r.clone(), r.clone()]).unwrap(), 1);
     assert!(db.drafts("ann").unwrap().is_empty());
     let q = prism::review::quality::QualityRecord {
@@ -185,7 +193,7 @@ fn drafts_and_quality_scores_round_trip_on_postgres() {
     later.item_id = "i2".into();
     let saved = (0..3).find_map(|_| db.save_decisions(std::slice::from_ref(&later)).ok());
     assert_eq!(saved, Some(1));
-    assert_eq!(db.decisions().unwrap().len(), 2);
+    assert_eq!(db.decisions().unwrap().len(), 3); // the old one, the new one, the later one
 }
 
 mod screen_on_postgres {
