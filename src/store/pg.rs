@@ -133,19 +133,13 @@ pub fn redact_url(url: &str) -> String {
         },
         None => rest.to_string(),
     };
-    let rest = match rest.split_once('?') {
-        Some((base, query)) => {
-            let params: Vec<String> = query
-                .split('&')
-                .map(|kv| match kv.split_once('=') {
-                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
-                    _ => kv.to_string(),
-                })
-                .collect();
-            format!("{base}?{}", params.join("&"))
-        }
-        None => rest,
-    };
+    // Every `password=` parameter, wherever a `?` or `&` opens one: the user info may hold a
+    // `?` of its own (the db_url fuzz target found that), so the query's start is not
+    // trusted; a value runs to the next `&`, as the driver reads it.
+    static PASSWORD_PARAM: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?i)([?&]password=)[^&]*").expect("a valid pattern")
+    });
+    let rest = PASSWORD_PARAM.replace_all(&rest, "${1}***");
     format!("{scheme}://{rest}")
 }
 
@@ -603,6 +597,11 @@ mod tests {
             assert!(!shown.contains("s3") && !shown.contains("ss@"), "{shown}");
         }
         assert!(is_url("host=db dbname=r") && is_url("  postgres://x"));
+        // A `?` in the user info does not hide a later `?password=` (the db_url fuzz target).
+        assert_eq!(
+            redact_url("postgres://a?b:c@db/r?password=s3cretpw&x=1"),
+            "postgres://a?b:***@db/r?password=***&x=1"
+        );
         // A key=value string with `://` in a value is still one (the db_url fuzz target).
         let shown = redact_url("host=/t postgres://x:5432 password=s3cretpw");
         assert_eq!(shown, "host=/t postgres://x:5432 password=***");
