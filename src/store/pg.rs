@@ -136,11 +136,41 @@ pub fn redact_url(url: &str) -> String {
     // Every `password=` parameter, wherever a `?` or `&` opens one: the user info may hold a
     // `?` of its own (the db_url fuzz target found that), so the query's start is not
     // trusted; a value runs to the next `&`, as the driver reads it.
-    static PASSWORD_PARAM: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"(?i)([?&]password=)[^&]*").expect("a valid pattern")
+    // The driver percent-decodes parameter names, so `p%61ssword=` is a password too.
+    static PARAM: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"([?&])([^=&?]*)=([^&]*)").expect("a valid pattern")
     });
-    let rest = PASSWORD_PARAM.replace_all(&rest, "${1}***");
+    let rest = PARAM.replace_all(&rest, |c: &regex::Captures<'_>| {
+        if percent_decoded(&c[2]).eq_ignore_ascii_case("password") {
+            format!("{}{}=***", &c[1], &c[2])
+        } else {
+            c[0].to_string()
+        }
+    });
     format!("{scheme}://{rest}")
+}
+
+/// `%XX` escapes decoded (bytes that do not decode are kept as they are).
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                b.get(i + 1).and_then(|&c| hex(c)),
+                b.get(i + 2).and_then(|&c| hex(c)),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// `password=...` (bare or single-quoted, with `\'` escapes) in a connection string as `***`.
@@ -601,6 +631,10 @@ mod tests {
         assert_eq!(
             redact_url("postgres://a?b:c@db/r?password=s3cretpw&x=1"),
             "postgres://a?b:***@db/r?password=***&x=1"
+        );
+        assert_eq!(
+            redact_url("postgres://db/r?p%61ssword=s3cretpw"),
+            "postgres://db/r?p%61ssword=***"
         );
         // A key=value string with `://` in a value is still one (the db_url fuzz target).
         let shown = redact_url("host=/t postgres://x:5432 password=s3cretpw");
