@@ -136,18 +136,44 @@ pub fn redact_url(url: &str) -> String {
     // Every `password=` parameter, wherever a `?` or `&` opens one: the user info may hold a
     // `?` of its own (the db_url fuzz target found that), so the query's start is not
     // trusted; a value runs to the next `&`, as the driver reads it.
-    // The driver percent-decodes parameter names, so `p%61ssword=` is a password too.
-    static PARAM: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"([?&])([^=&?]*)=([^&]*)").expect("a valid pattern")
-    });
-    let rest = PARAM.replace_all(&rest, |c: &regex::Captures<'_>| {
-        if percent_decoded(&c[2]).eq_ignore_ascii_case("password") {
-            format!("{}{}=***", &c[1], &c[2])
-        } else {
-            c[0].to_string()
-        }
-    });
+    // The driver percent-decodes parameter names, so `p%61ssword=` is a password too. A
+    // password's value runs to the next `&` (it may hold `?`); any other parameter is read
+    // only up to its `=`, so a later `?password=` inside it is still found.
+    let rest = redact_password_params(&rest);
     format!("{scheme}://{rest}")
+}
+
+/// Every `password=` parameter opened by a `?` or `&`, anywhere in `s`, with its value (to the
+/// next `&`) replaced by `***`.
+fn redact_password_params(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let (mut i, mut copied) = (0, 0);
+    while i < b.len() {
+        if matches!(b[i], b'?' | b'&') {
+            let key_start = i + 1;
+            let key_end = b[key_start..]
+                .iter()
+                .position(|&c| matches!(c, b'=' | b'&' | b'?'))
+                .map(|p| key_start + p);
+            if let Some(eq) = key_end.filter(|&e| b[e] == b'=')
+                && percent_decoded(&s[key_start..eq]).eq_ignore_ascii_case("password")
+            {
+                let value_end = b[eq + 1..]
+                    .iter()
+                    .position(|&c| c == b'&')
+                    .map_or(b.len(), |p| eq + 1 + p);
+                out.push_str(&s[copied..=eq]);
+                out.push_str("***");
+                copied = value_end;
+                i = value_end;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out.push_str(&s[copied..]);
+    out
 }
 
 /// `%XX` escapes decoded (bytes that do not decode are kept as they are).
