@@ -181,7 +181,10 @@ pub fn db_url(data: &[u8]) {
         && !pw.contains("***")
         && crate::store::pg::is_url(&t)
     {
-        assert!(!shown.contains(pw), "password {pw:?} shown in {shown:?}");
+        // The redaction's own marker is no leak: a "password" like `assword=*` is a piece of
+        // `password=***` (a false alarm the fuzzer found), so the markers are taken out first.
+        let rest = shown.replace("password=***", "").replace(":***@", "");
+        assert!(!rest.contains(pw), "password {pw:?} shown in {shown:?}");
     }
 }
 
