@@ -199,52 +199,80 @@ fn percent_decoded(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// `password=...` (bare or single-quoted, with `\'` escapes) in a connection string as `***`.
+/// A key=value connection string with every `password` value as `***`, read as the driver
+/// reads it: `key = value` pairs, a value bare (to the next whitespace, `\\` escaping) or
+/// single-quoted (`\\'` escaping). A value that only looks like a key (`user= password=x`:
+/// the user is `password=x`) is a value. From a point the string cannot be read on, the rest
+/// is hidden.
 fn redact_conninfo(s: &str) -> String {
+    // By characters, as the driver reads it: its whitespace is Unicode's (U+00A0 included).
+    let cs: Vec<(usize, char)> = s.char_indices().collect();
+    let at = |k: usize| cs.get(k).map_or(s.len(), |c| c.0);
+    let ws = |k: usize| cs.get(k).is_some_and(|c| c.1.is_whitespace());
+    let is = |k: usize, ch: char| cs.get(k).is_some_and(|c| c.1 == ch);
+    let n = cs.len();
     let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(at) = find_key(rest, "password") {
-        let (head, tail) = rest.split_at(at);
-        out.push_str(head);
-        let eq = tail.find('=').map_or(tail.len(), |i| i + 1);
-        out.push_str(&tail[..eq]);
-        out.push_str("***");
-        let value = tail[eq..].trim_start();
-        let skipped = tail.len() - eq - value.len();
-        let len = if let Some(q) = value.strip_prefix('\'') {
-            let mut esc = false;
-            let end = q
-                .char_indices()
-                .find(|&(_, c)| {
-                    let close = c == '\'' && !esc;
-                    esc = c == '\\' && !esc;
-                    close
-                })
-                .map_or(q.len(), |(i, _)| i + 1);
-            1 + end
-        } else {
-            value.find(char::is_whitespace).unwrap_or(value.len())
-        };
-        rest = &tail[eq + skipped + len..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Where `key` starts as a keyword (at the start or after whitespace, then optional spaces and
-/// `=`), case-insensitively.
-fn find_key(s: &str, key: &str) -> Option<usize> {
-    let lower = s.to_ascii_lowercase();
-    let mut from = 0;
-    while let Some(i) = lower[from..].find(key).map(|i| i + from) {
-        let before_ok = i == 0 || lower[..i].ends_with(char::is_whitespace);
-        let after = lower[i + key.len()..].trim_start();
-        if before_ok && after.starts_with('=') {
-            return Some(i);
+    let mut i = 0;
+    loop {
+        let start = i;
+        while i < n && ws(i) {
+            i += 1;
         }
-        from = i + key.len();
+        if i >= n {
+            out.push_str(&s[at(start)..]);
+            return out;
+        }
+        let key_start = i;
+        while i < n && !ws(i) && !is(i, '=') {
+            i += 1;
+        }
+        let key = &s[at(key_start)..at(i)];
+        while i < n && ws(i) {
+            i += 1;
+        }
+        if !is(i, '=') {
+            out.push_str(&s[at(start)..at(key_start)]);
+            out.push_str("***");
+            return out;
+        }
+        i += 1;
+        while i < n && ws(i) {
+            i += 1;
+        }
+        let value_start = i;
+        if is(i, '\'') {
+            i += 1;
+            let mut closed = false;
+            while i < n {
+                if is(i, '\\') {
+                    i += 2;
+                } else if is(i, '\'') {
+                    i += 1;
+                    closed = true;
+                    break;
+                } else {
+                    i += 1;
+                }
+            }
+            if !closed {
+                out.push_str(&s[at(start)..at(value_start)]);
+                out.push_str("***");
+                return out;
+            }
+        } else {
+            while i < n && !ws(i) {
+                i += if is(i, '\\') { 2 } else { 1 };
+            }
+        }
+        let i_end = i.min(n);
+        out.push_str(&s[at(start)..at(value_start)]);
+        if key.eq_ignore_ascii_case("password") {
+            out.push_str("***");
+        } else {
+            out.push_str(&s[at(value_start)..at(i_end)]);
+        }
+        i = i_end;
     }
-    None
 }
 
 fn pg_err(shown: &str, e: impl std::fmt::Display) -> StoreError {
@@ -639,7 +667,7 @@ mod tests {
                 "host=db user=ann password=s3cret dbname=r",
                 "host=db user=ann password=*** dbname=r",
             ),
-            ("host=db password = s3cret", "host=db password =***"),
+            ("host=db password = s3cret", "host=db password = ***"),
             (
                 "host=db password='s3 \\'cret' dbname=r",
                 "host=db password=*** dbname=r",
@@ -662,9 +690,19 @@ mod tests {
             redact_url("postgres://db/r?p%61ssword=s3cretpw"),
             "postgres://db/r?p%61ssword=***"
         );
+        // A value that looks like a key is a value; the password after it is hidden (fuzz).
+        assert_eq!(
+            redact_url("host=db user= password=x password=s3cretpw"),
+            "host=db user= password=x password=***"
+        );
+        assert_eq!(
+            redact_url("host=db password='unclosed s3cretpw"),
+            "host=db password=***"
+        );
         // A key=value string with `://` in a value is still one (the db_url fuzz target).
+        // (`postgres://x:5432` is no key=value pair: from there on nothing is shown.)
         let shown = redact_url("host=/t postgres://x:5432 password=s3cretpw");
-        assert_eq!(shown, "host=/t postgres://x:5432 password=***");
+        assert_eq!(shown, "host=/t ***");
         assert!(!is_url("runs.db") && !is_url("./a=b.db") && !is_url("my-host=x.db"));
     }
 }
