@@ -173,6 +173,12 @@ pub fn db_url(data: &[u8]) {
     let t = text(data);
     let _ = crate::store::pg::is_url(&t);
     let shown = crate::store::pg::redact_url(&t);
+    // The leak check holds for what can reach the redaction: a `--db` that is not valid UTF-8
+    // is never taken for a URL (`to_str` fails, so it is a path), and U+FFFD from the lossy
+    // conversion makes look-alike "passwords" out of unrelated bytes.
+    if std::str::from_utf8(data).is_err() {
+        return;
+    }
     if let Ok(cfg) = t.parse::<postgres::Config>()
         && let Some(pw) = cfg.get_password()
         && let Ok(pw) = std::str::from_utf8(pw)
