@@ -308,6 +308,30 @@ fn export_then_import_round_trips_the_official_layout() {
 }
 
 /// Counts rows with a given state, straight from SQLite.
+/// Reads a `prism run --json` child's events until `n` answers are done; returns the run id and
+/// the child's stdout, which the caller keeps open (a closed pipe would fail the child's next
+/// event).
+fn run_id_after_done(
+    child: &mut std::process::Child,
+    n: usize,
+) -> (String, std::io::BufReader<std::process::ChildStdout>) {
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    let (mut run_id, mut done, mut line) = (String::new(), 0, String::new());
+    while done < n {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "run ended early");
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if v["event"] == "started" {
+            run_id = v["run_id"].as_str().unwrap().to_string();
+        }
+        if v["event"] == "done" {
+            done += 1;
+        }
+    }
+    (run_id, reader)
+}
+
 fn job_states(db: &Path, run: &str) -> (usize, usize, usize) {
     let c = Store::open(db).unwrap().job_counts(run).unwrap();
     (c.done, c.failed, c.pending)
@@ -538,20 +562,7 @@ fn a_no_cache_run_resumes_without_the_cache() {
         ],
         Stdio::null(),
     );
-    use std::io::BufRead;
-    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
-    let (mut run_id, mut done, mut line) = (String::new(), 0, String::new());
-    while done < 4 {
-        line.clear();
-        assert!(reader.read_line(&mut line).unwrap() > 0, "run ended early");
-        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-        if v["event"] == "started" {
-            run_id = v["run_id"].as_str().unwrap().to_string();
-        }
-        if v["event"] == "done" {
-            done += 1;
-        }
-    }
+    let (run_id, _events) = run_id_after_done(&mut child, 4);
     child.kill().unwrap();
     child.wait().unwrap();
     let (d, _, pending) = job_states(&env.db(), &run_id);
@@ -578,20 +589,7 @@ fn a_run_whose_lock_is_taken_over_stops_writing_and_says_so() {
         &["run", "--models", "slow", "--limit", "200", "--json"],
         Stdio::piped(),
     );
-    use std::io::BufRead;
-    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
-    let (mut run_id, mut done, mut line) = (String::new(), 0, String::new());
-    while done < 4 {
-        line.clear();
-        assert!(reader.read_line(&mut line).unwrap() > 0, "run ended early");
-        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-        if v["event"] == "started" {
-            run_id = v["run_id"].as_str().unwrap().to_string();
-        }
-        if v["event"] == "done" {
-            done += 1;
-        }
-    }
+    let (run_id, _events) = run_id_after_done(&mut child, 4);
     // Another prism takes the lock over as a resume does once the lock is stale.
     let mut store = Store::open(&env.db()).unwrap();
     let thief = prism::store::Holder {
