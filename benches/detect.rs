@@ -70,6 +70,7 @@ fn claims(n: usize) -> ClaimSet {
         claims,
         topics: Vec::new(),
         skipped: Default::default(),
+        labels: Default::default(),
     }
 }
 

@@ -32,6 +32,10 @@ pub fn dataset(data: &[u8]) {
             let _ = crate::prompt::format_question(it);
         }
     }
+    // The same bytes as a claims file (Python's NaN read as null), and its report.
+    if let Ok(claims) = crate::dataset::claims::load_path(&jsonl) {
+        let _ = crate::validate::ClaimsReport::new("fuzz", &claims).to_text();
+    }
     let release = dir.join("release/data");
     let _ = std::fs::create_dir_all(release.join("KE/FD"));
     let _ = std::fs::write(release.join("KE/FD/X.jsonl"), items);
@@ -98,6 +102,13 @@ pub fn judge_reply(data: &[u8]) {
     let _ = parse::check_true(&s, object);
     let _ = parse::check_false(rest, &s, object);
     let _ = parse::swap_phrase(rest, object, "X");
+    // AutoHall's readers, with the echo of a prompt taken out first (any split of the input
+    // into reply and prompt).
+    let _ = crate::detect::parse::read_pair_to(rest, object);
+    let _ = crate::detect::parse::read_truth_to(object, rest);
+    for (s, e) in crate::eval::echo::echoed_spans(rest, object) {
+        assert!(s < e && e <= rest.len() && rest.is_char_boundary(s) && rest.is_char_boundary(e));
+    }
 }
 
 /// A model's answer checked as every data format.

@@ -209,6 +209,16 @@ pub fn shell_quote(arg: &str) -> String {
     }
 }
 
+/// Line numbers for a message: the first `max`, then how many more ("3, 9, 12 and 240 more").
+pub fn number_list(ns: &[usize], max: usize) -> String {
+    let shown: Vec<String> = ns.iter().take(max).map(usize::to_string).collect();
+    let mut out = shown.join(", ");
+    if ns.len() > max {
+        out.push_str(&format!(" and {} more", ns.len() - max));
+    }
+    out
+}
+
 /// One line: sanitized, with line breaks folded to spaces (for list previews).
 pub fn one_line(s: &str) -> String {
     let clean = sanitize(s);

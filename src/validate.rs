@@ -125,6 +125,15 @@ impl<'a> Report<'a> {
     }
 }
 
+/// One label of a claims file and how it was read.
+#[derive(Debug, Serialize)]
+pub struct LabelRead<'a> {
+    pub field: &'a str,
+    pub label: &'a str,
+    pub read_as: &'static str,
+    pub claims: usize,
+}
+
 /// The `--json` report of a claims file, one object for scripts.
 #[derive(Debug, Serialize)]
 pub struct ClaimsReport<'a> {
@@ -135,6 +144,8 @@ pub struct ClaimsReport<'a> {
     pub false_claims: usize,
     /// Claims left out, by their label (only true and false claims are kept).
     pub left_out: &'a std::collections::BTreeMap<String, usize>,
+    /// Each label kept and what it was read as, so a reader can check the mapping applied.
+    pub labels: Vec<LabelRead<'a>>,
     pub per_topic: std::collections::BTreeMap<&'a str, usize>,
     pub errors: Vec<&'a Problem>,
     pub warnings: Vec<&'a Problem>,
@@ -151,6 +162,16 @@ impl<'a> ClaimsReport<'a> {
             true_claims: set.count(Truth::True),
             false_claims: set.count(Truth::False),
             left_out: &set.skipped,
+            labels: set
+                .labels
+                .iter()
+                .map(|((field, label), (truth, n))| LabelRead {
+                    field,
+                    label,
+                    read_as: truth.as_str(),
+                    claims: *n,
+                })
+                .collect(),
             per_topic: set
                 .topics
                 .iter()
@@ -178,6 +199,17 @@ impl<'a> ClaimsReport<'a> {
             self.false_claims,
             self.per_topic.len()
         );
+        if !self.labels.is_empty() {
+            let _ = writeln!(
+                out,
+                "labels read: {}",
+                self.labels
+                    .iter()
+                    .map(|l| format!("{} {:?} → {} ({})", l.field, l.label, l.read_as, l.claims))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
         let left: usize = self.left_out.values().sum();
         if left > 0 {
             let _ = writeln!(

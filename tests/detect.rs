@@ -266,6 +266,47 @@ fn autohall_on_scripted_claims() {
 }
 
 /// `validate` names the labels left out.
+/// A judge that copies the question back ("Do the two answers contradict each other, ...")
+/// gave no verdict: every pair is unreadable after three attempts and the claim is not flagged,
+/// where reading the word "contradict" in the echo flagged it.
+#[test]
+fn a_judge_reply_that_echoes_the_question_is_no_conflict() {
+    let env = Env::new();
+    let file = env.claims(&[
+        r#"{"id": "echoed", "claim": "The sea is salty [[echo]]", "label": true, "topic": "t"}"#,
+    ]);
+    let out = env
+        .prism()
+        .arg("autohall")
+        .arg(&file)
+        .args([
+            "--models",
+            "ah",
+            "--temperature",
+            "0.5",
+            "-k",
+            "2",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = detect_id(&events(&out.stdout));
+    let store = Store::open(&env.db()).unwrap();
+    let stored = Stored::load(&store, &id).unwrap();
+    assert_eq!(stored.pairs.len(), 2);
+    for p in &stored.pairs {
+        assert_eq!(p.verdict, Verdict::Unparsed, "{:?}", p.reply);
+        assert_eq!(p.attempts, 3);
+        assert!(p.reply.as_deref().unwrap().contains("contradict"));
+    }
+}
+
 #[test]
 fn validate_counts_claims_left_out() {
     let env = Env::new();

@@ -4,9 +4,13 @@
 //! (`claim_id`, `claim`, `claim_label` SUPPORTS / REFUTES / NOT_ENOUGH_INFO / DISPUTED,
 //! `evidences`), FEVER (`id`, `claim`, `label` SUPPORTS / REFUTES / NOT ENOUGH INFO), PUBHEALTH
 //! (`claim_id`, `claim`, `label` true / false / mixture / unproven, `subjects`) and WiCE
-//! (`label` supported / partially_supported / not_supported). Only true and false claims are
-//! kept; every other label is counted and named. Claims are grouped by topic (`topic`, else
-//! PUBHEALTH's first subject, else the file's name).
+//! (`label` supported / partially_supported / not_supported) and Politifact (`statement`,
+//! `verdict` true / mostly-true / half-true / barely-true / mostly-false / false / pants-fire).
+//! Only true and false claims are kept (pants-fire, "false and ridiculous", is false); every other
+//! label is counted and named, and the mapping applied is reported label by label
+//! ([`ClaimSet::labels`]). Claims are grouped by topic (`topic`, else PUBHEALTH's first subject,
+//! else the file's name). A line holding a bare `NaN` or `Infinity`, as Python's `json` writes
+//! them (AutoHall's `pubhealth.json` has 243), is read with those values as null.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -52,6 +56,8 @@ pub struct ClaimSet {
     pub topics: Vec<(String, Range<usize>)>,
     /// Claims left out because their label is neither true nor false, by label.
     pub skipped: BTreeMap<String, usize>,
+    /// The labels kept and what each was read as: (field, label as written) → (truth, claims).
+    pub labels: BTreeMap<(String, String), (Truth, usize)>,
 }
 
 impl ClaimSet {
@@ -79,10 +85,17 @@ pub fn sample_claims() -> LoadedClaims {
     )
 }
 
-/// Whether a JSON record is a claim (a `claim` and no PRISM `question`).
+/// Whether a JSON record is a claim: a `claim` (or Politifact's `statement` with a `verdict`)
+/// and no PRISM `question`.
 pub fn is_claim_record(v: &Value) -> bool {
-    v.get("claim").is_some_and(Value::is_string) && v.get("question").is_none()
+    v.get("question").is_none()
+        && (v.get("claim").is_some_and(Value::is_string)
+            || (v.get("statement").is_some_and(Value::is_string) && v.get("verdict").is_some()))
 }
+
+/// The fields a claim's text and label are read from, in order of preference.
+const CLAIM_FIELDS: [&str; 2] = ["claim", "statement"];
+const LABEL_FIELDS: [&str; 3] = ["label", "claim_label", "verdict"];
 
 /// What a label means: true, false, or another verdict (counted, not kept).
 fn truth_of(v: &Value) -> Result<Truth, String> {
@@ -96,9 +109,8 @@ fn truth_of(v: &Value) -> Result<Truth, String> {
     };
     match s.to_ascii_lowercase().replace([' ', '-'], "_").as_str() {
         "true" | "supports" | "supported" | "support" | "yes" => Ok(Truth::True),
-        "false" | "refutes" | "refuted" | "refute" | "not_supported" | "unsupported" | "no" => {
-            Ok(Truth::False)
-        }
+        "false" | "refutes" | "refuted" | "refute" | "not_supported" | "unsupported" | "no"
+        | "pants_fire" | "pants_on_fire" => Ok(Truth::False),
         _ => Err(s),
     }
 }
@@ -117,7 +129,9 @@ pub fn load(source: &Source, files: &[String], label: &str) -> LoadedClaims {
     let mut claims: Vec<Claim> = Vec::new();
     let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
     let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut labels: BTreeMap<(String, String), (Truth, usize)> = BTreeMap::new();
     for rel in files {
+        let mut nan_lines: Vec<usize> = Vec::new();
         let shown = source.display(rel);
         let stem = rel
             .rsplit('/')
@@ -164,18 +178,29 @@ pub fn load(source: &Source, files: &[String], label: &str) -> LoadedClaims {
             if text.trim().is_empty() {
                 continue;
             }
-            let v: Value = match serde_json::from_str(text) {
-                Ok(v) => v,
+            let v: Value = match super::python_json::parse(text) {
+                Ok((v, nan)) => {
+                    if nan {
+                        nan_lines.push(n);
+                    }
+                    v
+                }
                 Err(e) => {
                     problems.push(Problem::error(&shown, n, "-", format!("invalid JSON: {e}")));
                     continue;
                 }
             };
-            let Some(claim) = v.get("claim").and_then(text_of) else {
+            let Some(claim) = CLAIM_FIELDS
+                .iter()
+                .find_map(|k| v.get(*k).and_then(text_of))
+            else {
                 problems.push(Problem::error(&shown, n, "claim", "missing"));
                 continue;
             };
-            let Some(raw) = v.get("label").or_else(|| v.get("claim_label")) else {
+            let Some((field, raw)) = LABEL_FIELDS
+                .iter()
+                .find_map(|k| v.get(*k).map(|raw| (*k, raw)))
+            else {
                 problems.push(Problem::error(&shown, n, "label", "missing"));
                 continue;
             };
@@ -224,17 +249,34 @@ pub fn load(source: &Source, files: &[String], label: &str) -> LoadedClaims {
                         .collect()
                 })
                 .unwrap_or_default();
+            let source_label = match raw {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            labels
+                .entry((field.to_string(), source_label.clone()))
+                .or_insert((label, 0))
+                .1 += 1;
             claims.push(Claim {
                 id,
                 claim,
                 label,
                 topic,
-                source_label: match raw {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                },
+                source_label,
                 evidence,
             });
+        }
+        if !nan_lines.is_empty() {
+            problems.push(Problem::warning(
+                &shown,
+                nan_lines[0],
+                "-",
+                format!(
+                    "{} line(s) hold a bare NaN or Infinity (as Python's json writes them), read as null: lines {}",
+                    nan_lines.len(),
+                    crate::text::number_list(&nan_lines, 8)
+                ),
+            ));
         }
     }
     for (label, n) in &skipped {
@@ -261,6 +303,7 @@ pub fn load(source: &Source, files: &[String], label: &str) -> LoadedClaims {
             claims,
             topics,
             skipped,
+            labels,
         },
         problems,
     }
@@ -331,6 +374,58 @@ mod tests {
         assert_eq!(l.set.claims.len(), 70);
         assert_eq!(l.set.topics.len(), 7);
         assert_eq!(l.set.count(Truth::True), 35);
+    }
+
+    /// The shapes of AutoHall's own files (lines written like theirs, not copied): PUBHEALTH
+    /// with a bare NaN as Python's json writes it, and Politifact's `statement` and `verdict`.
+    #[test]
+    fn autohall_files_are_read_as_they_are_nan_and_politifact_included() {
+        let l = load_text(concat!(
+            "{\"claim\": \"Bat from a county tests positive for rabies.\", \"date_published\": NaN, \"label\": \"true\", \"subjects\": \"Rabies, Health\"}\n",
+            "{\"claim\": \"A country banned pork from canteens.\", \"date_published\": \"March 7, 2016\", \"label\": \"false\", \"subjects\": \"Politics\"}\n",
+            "{\"claim\": \"A forest plans fires for tree health.\", \"date_published\": NaN, \"label\": \"true\", \"subjects\": \"\"}\n",
+            "{\"verdict\": \"true\", \"statement_originator\": \"A senator\", \"statement\": \"He opposed the protections.\", \"statement_date\": \"6/11/2008\"}\n",
+            "{\"verdict\": \"pants-fire\", \"statement\": \"The moon is cheese.\"}\n",
+            "{\"verdict\": \"half-true\", \"statement\": \"Half of it.\"}\n",
+        ));
+        assert_eq!(l.set.claims.len(), 5, "{:?}", l.problems);
+        assert_eq!(l.set.count(Truth::True), 3);
+        assert_eq!(l.set.skipped.get("half-true"), Some(&1));
+        let text: Vec<String> = l.problems.iter().map(|p| p.to_string()).collect();
+        assert!(
+            text.iter()
+                .any(|p| p.contains(":1: -: warning: 2 line(s) hold a bare NaN")
+                    && p.contains("lines 1, 3")),
+            "{text:?}"
+        );
+        assert!(!text.iter().any(|p| p.contains("invalid JSON")), "{text:?}");
+        let read = |f: &str, v: &str| l.set.labels.get(&(f.to_string(), v.to_string())).copied();
+        assert_eq!(read("label", "true"), Some((Truth::True, 2)));
+        assert_eq!(read("verdict", "pants-fire"), Some((Truth::False, 1)));
+        assert!(is_claim_record(
+            &serde_json::json!({"statement": "s", "verdict": "true"})
+        ));
+        assert!(!is_claim_record(&serde_json::json!({"statement": "s"})));
+    }
+
+    #[test]
+    fn a_claims_file_is_known_by_its_fields_even_when_its_first_line_is_not_plain_json() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("pubhealth.json");
+        std::fs::write(
+            &f,
+            "{\"claim\": \"c\", \"date_published\": NaN, \"label\": \"true\"}\n",
+        )
+        .unwrap();
+        assert!(is_claims_path(&f));
+        std::fs::write(
+            &f,
+            "garbage\n\n{\"statement\": \"s\", \"verdict\": \"false\"}\n",
+        )
+        .unwrap();
+        assert!(is_claims_path(&f));
+        std::fs::write(&f, "{\"question\": \"q\", \"claim\": \"c\"}\n").unwrap();
+        assert!(!is_claims_path(&f));
     }
 
     #[test]

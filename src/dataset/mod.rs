@@ -9,6 +9,7 @@ mod item;
 mod jsonl;
 pub(crate) mod lines;
 mod problem;
+pub mod python_json;
 mod release;
 mod source;
 pub mod triples;
@@ -161,17 +162,32 @@ pub fn first_record(path: &Path) -> Option<serde_json::Value> {
     };
     let f = std::fs::File::open(&file).ok()?;
     let mut lines = LineReader::new(std::io::BufReader::new(f), MAX_LINE_BYTES);
+    // The kind is read from the fields of the first record that can be read: an over-long
+    // line, a broken one or one that is not an object says nothing of it. Python's NaN is read
+    // as null (python_json). Only the first lines are tried, so a file that is not JSONL at all
+    // is not read to its end.
+    let mut tried = 0;
     while let Ok(Some((_, line))) = lines.next_line() {
-        // An over-long first line says nothing of the kind: the next record does.
         let Line::Text(t) = line else { continue };
-        let t = std::str::from_utf8(t).ok()?;
+        let Ok(t) = std::str::from_utf8(t) else {
+            continue;
+        };
         if t.trim().is_empty() {
             continue;
         }
-        return serde_json::from_str(t).ok();
+        if let Ok((v @ serde_json::Value::Object(_), _)) = python_json::parse(t) {
+            return Some(v);
+        }
+        tried += 1;
+        if tried == FIRST_RECORD_TRIES {
+            break;
+        }
     }
     None
 }
+
+/// How many unreadable lines `first_record` reads past.
+const FIRST_RECORD_TRIES: usize = 20;
 
 /// Why nothing at all could be loaded.
 #[derive(Debug, thiserror::Error)]

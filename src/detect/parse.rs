@@ -120,7 +120,14 @@ fn verdict_of(text: &str) -> Option<bool> {
         return Some(first);
     }
     if kinds.is_empty() {
-        // "Yes." / "No, ..." answer the question "do they contradict?".
+        // "Yes." / "No, ..." answer the question "do they contradict?"; "Yes and no", "Yes or
+        // No" (the format repeated) answer nothing.
+        static BOTH: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new(r"(?i)^\W*(?:yes\W+(?:and|or)?\W*no|no\W+(?:and|or)?\W*yes)\b").unwrap()
+        });
+        if BOTH.is_match(t) {
+            return None;
+        }
         return YES.captures(t).map(|c| c[1].eq_ignore_ascii_case("yes"));
     }
     None
@@ -185,9 +192,30 @@ fn clean_quote(q: &str) -> Option<String> {
     (!none.contains(&t.to_ascii_lowercase().as_str())).then(|| t.to_string())
 }
 
+/// Reads a pair check's reply to `prompt`: what the reply copies from the prompt (the question
+/// repeated, the answers quoted back) is no verdict, so the verdict is read from the rest
+/// (`eval::echo`); the quotes and an `Explanation:` line are read from the whole reply.
+pub fn read_pair_to(reply: &str, prompt: &str) -> Option<PairReading> {
+    let own = crate::eval::echo::without_echo(reply, prompt);
+    read_pair_parts(reply, &own)
+}
+
+/// Reads AutoHall's classification reply to `prompt`, the copied parts left out (a reply that
+/// repeats `"Answer: True" or "Answer: False"` gave neither).
+pub fn read_truth_to(reply: &str, prompt: &str) -> Option<Truth> {
+    read_truth(&crate::eval::echo::without_echo(reply, prompt))
+}
+
 /// Reads a pair check's reply. `None` when it holds no verdict, or holds both without saying
 /// which one is the answer.
 pub fn read_pair(reply: &str) -> Option<PairReading> {
+    read_pair_parts(reply, reply)
+}
+
+/// `full` is the reply as given, `own` what is left of it once the echoes are out: the verdict
+/// comes from `own`; JSON fields, quotes and an explanation line from `full` (a quote copies an
+/// answer by design).
+fn read_pair_parts(full: &str, own: &str) -> Option<PairReading> {
     static VERDICT_LINE: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"(?im)^\W*(?:final\s+)?(?:verdict|answer|decision|judgement|judgment|conclusion)\s*[:\-–]\s*(.+)$").unwrap()
     });
@@ -200,12 +228,13 @@ pub fn read_pair(reply: &str) -> Option<PairReading> {
     static QUOTE_B: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"(?im)^\W*quote\s*(?:b|2|from\s+answer\s+b)\s*[:\-–]\s*(.*)$").unwrap()
     });
-    let reply = reply.trim();
-    if reply.is_empty() {
+    let full = full.trim();
+    let reply = own.trim();
+    if reply.is_empty() && json_object(full).is_none() {
         return None;
     }
     // 1. JSON.
-    if let Some(m) = json_object(reply)
+    if let Some(m) = json_object(full)
         && let Some(conflict) = json_verdict(&m)
     {
         let s = |k: &[&str]| {
@@ -225,7 +254,6 @@ pub fn read_pair(reply: &str) -> Option<PairReading> {
     static NOISE: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"(?im)^\W*quote\s*(?:a|b|1|2|from\s+answer\s+[ab])\s*[:\-–].*$|\bconflicting\s+(?:phrase|quote|part|portion|word|text|sentence|passage)s?\b").unwrap()
     });
-    let full = reply;
     let prose = NOISE.replace_all(reply, " ");
     let reply: &str = &prose;
     // 2. A verdict line (the first that can be read).
@@ -237,6 +265,20 @@ pub fn read_pair(reply: &str) -> Option<PairReading> {
     //    it cannot tell is no verdict, whatever words it uses.
     if conflict.is_none() && refusal(reply) {
         return None;
+    }
+    // A reply whose sentences open with both a Yes and a No ("Yes. ... No, they do not.") has
+    // answered both ways: no verdict, unless a verdict line above settled it.
+    static OPENS: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?im)(?:^|[.!?]\s+)\W*(yes|no)\b").unwrap());
+    if conflict.is_none() {
+        let mut opens = OPENS
+            .captures_iter(reply)
+            .map(|c| c[1].to_ascii_lowercase());
+        if let Some(first) = opens.next()
+            && opens.any(|o| o != first)
+        {
+            return None;
+        }
     }
     if conflict.is_none() {
         let first = reply
@@ -382,6 +424,86 @@ mod tests {
         let r = read_pair("Yes\nExplanation: A says 1969.\nQuote A: 1969").unwrap();
         assert_eq!(r.explanation, "A says 1969.");
         assert_eq!(read_pair("Yes.").unwrap().explanation, "Yes.");
+    }
+
+    /// What small models reply to the pair check when they answer nothing: the question copied
+    /// back (the reply that read as CONFLICT because it holds "contradict"), the format
+    /// repeated, both answers, only the answers quoted. And what they reply when they do answer,
+    /// around an echo.
+    #[test]
+    fn an_echo_of_the_prompt_is_no_verdict() {
+        let req = crate::detect::prompts::pair_check(
+            "Is the following claim true? Claim: Global warming is driven by the sun.",
+            "The claim is false; the warming since 1950 is driven by greenhouse gases.",
+            "Solar activity has been flat since 1950 while temperatures rose.",
+        );
+        let prompt = crate::detect::prompts::text_of(&req);
+        let none = [
+            "Claim: Global warming is driven by the sun. Do the two answers contradict each other, so that they cannot both be true? Differences in",
+            "Do the two answers contradict each other, so that they cannot both be true?",
+            "Differences in wording, detail or length are not contradictions.",
+            "Yes or No",
+            "Yes and no.",
+            "First write Yes or No. Then explain why in one sentence.",
+            "Answer A: The claim is false; the warming since 1950 is driven by greenhouse gases.\nAnswer B: Solar activity has been flat since 1950 while temperatures rose.",
+            "Yes. The answers contradict. No, they do not.",
+        ];
+        for reply in none {
+            assert_eq!(read_pair_to(reply, prompt), None, "{reply:?}");
+        }
+        let read = [
+            ("No, they do not contradict each other.", false),
+            (
+                "Yes, the two answers contradict each other, so they cannot both be true.",
+                true,
+            ),
+            (
+                "Do the two answers contradict each other, so that they cannot both be true? No.",
+                false,
+            ),
+            (
+                "Yes. A blames greenhouse gases and B does not contradict that.\nQuote A: \"driven by greenhouse gases\"",
+                true,
+            ),
+        ];
+        for (reply, conflict) in read {
+            let got = read_pair_to(reply, prompt).map(|r| r.conflict);
+            assert_eq!(got, Some(conflict), "{reply:?}");
+        }
+        // A quote copies an answer by design: it is kept.
+        let r = read_pair_to(
+            "Yes.\nQuote A: \"the warming since 1950 is driven by greenhouse gases\"\nQuote B: \"Solar activity has been flat since 1950 while temperatures rose\"",
+            prompt,
+        )
+        .unwrap();
+        assert_eq!(
+            r.quote_a.as_deref(),
+            Some("the warming since 1950 is driven by greenhouse gases")
+        );
+    }
+
+    #[test]
+    fn a_classification_that_repeats_its_format_or_its_claim_is_read_from_the_rest() {
+        let req = crate::detect::prompts::classification(
+            "It is false that the Moon is made of rock.",
+            "The Moon is made of rock, as samples from Apollo show.",
+        );
+        let prompt = crate::detect::prompts::text_of(&req);
+        for reply in [
+            "Answer on the first line with exactly \"Answer: True\" or \"Answer: False\", then give a one-sentence reason.",
+            "Based on the reference, is the claim true or false?",
+            "Claim: It is false that the Moon is made of rock.",
+        ] {
+            assert_eq!(read_truth_to(reply, prompt), None, "{reply:?}");
+        }
+        assert_eq!(
+            read_truth_to(
+                "Claim: It is false that the Moon is made of rock.\nAnswer: False",
+                prompt
+            ),
+            Some(Truth::False)
+        );
+        assert_eq!(read_truth_to("Answer: True", prompt), Some(Truth::True));
     }
 
     /// Pair replies and their verdicts (true: conflict). 60 phrasings: the format asked for,

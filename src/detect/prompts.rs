@@ -75,6 +75,12 @@ pub fn reference_request(k: u32, claim: &str, temperature: Option<f64>) -> ChatR
     user(fill(t, &[("claim", claim)]), temperature)
 }
 
+/// The words a request puts to the model (its one user message): what a reply that copies its
+/// prompt copies from.
+pub fn text_of(req: &ChatRequest) -> &str {
+    req.messages.last().map_or("", |m| m.content.as_str())
+}
+
 /// AutoHall's classification: the claim and the model's own reference, true or false, at
 /// temperature 0.
 pub fn classification(claim: &str, reference: &str) -> ChatRequest {

@@ -11,7 +11,7 @@ use futures::StreamExt;
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use super::parse::{is_refusal, read_pair, read_truth};
+use super::parse::{is_refusal, read_pair_to, read_truth_to};
 use super::prompts;
 use crate::engine::hold::{Holder, StoreState};
 use crate::engine::lease::Lease;
@@ -636,7 +636,10 @@ async fn collect(sh: &Shared, mut todo: Todo) -> Option<Todo> {
             reason: None,
         });
         let req = prompts::classification(&t.question, &answer);
-        let asked = judge::ask(&caller, &req, attempts(sh), read_truth).await;
+        let asked = judge::ask(&caller, &req, attempts(sh), |r| {
+            read_truth_to(r, prompts::text_of(&req))
+        })
+        .await;
         drop(_slot);
         if sh.cancel.is_cancelled() {
             return None;
@@ -789,7 +792,10 @@ async fn check_pair(
         reason: None,
     });
     let req = prompts::pair_check(&pair_question(sh.run.kind, t), answer, sample);
-    let asked = judge::ask(judge, &req, attempts(sh), read_pair).await;
+    let asked = judge::ask(judge, &req, attempts(sh), |r| {
+        read_pair_to(r, prompts::text_of(&req))
+    })
+    .await;
     drop(_slot);
     if sh.cancel.is_cancelled() {
         return;

@@ -244,7 +244,8 @@ fn section<'a>(prompt: &'a str, start: &str, end: &str) -> &'a str {
 /// - the classification says `Answer: False` for `[[says-false]]`, else `Answer: True`;
 /// - a pair check says CONFLICT, with quotes, when `[[conflict2]]` and sample B is of wording 1
 ///   or 2 (so K = 6 gives two conflicts); CONSISTENT for `[[never]]`; `[[unreadable]]` gets a
-///   reply with no verdict every time; otherwise CONFLICT when the two answers differ;
+///   reply with no verdict every time; `[[echo]]` one that copies the question back (with the word
+///   "contradict" in it); otherwise CONFLICT when the two answers differ;
 /// - anything else is answered like `echo`.
 pub fn autohall_reply(prompt: &str) -> String {
     if prompt.contains("Do the two answers contradict each other") {
@@ -253,6 +254,13 @@ pub fn autohall_reply(prompt: &str) -> String {
         let b = section(prompt, "\nAnswer B: ", "\n\nDo the two answers");
         if question.contains("[[unreadable]]") {
             return "Hmm. Both texts are about the same topic and I will think about it.".into();
+        }
+        if question.contains("[[echo]]") {
+            // What SmolLM2 135M really replied on AutoHall's Climate-FEVER claims: the claim and
+            // the question copied back, cut off mid-sentence. It holds "contradict".
+            return format!(
+                "Claim: {question} Do the two answers contradict each other, so that they cannot both be true? Differences in"
+            );
         }
         let conflict = if question.contains("[[never]]") {
             false

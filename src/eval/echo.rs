@@ -1,0 +1,196 @@
+//! Finding where a judge's reply copies its own prompt back. Small models often answer a
+//! question by repeating it ("Do the two answers contradict each other, so that they cannot both
+//! be true? Differences in"), or by quoting the answers they were shown; a reader that looks for
+//! verdict words then finds "contradict" and reads a verdict nobody gave. The copied spans are
+//! taken out before any verdict is read, so what is left is what the model itself said.
+//!
+//! A span counts as an echo when it is a long run of the prompt's words (`LONG_RUN` or more, in
+//! order), or when it repeats a whole sentence or line of the prompt (three words or more). Short
+//! shared phrases stay: "No, they do not contradict each other" shares "contradict each other"
+//! with the question and is a verdict; "The two answers contradict each other, so they cannot
+//! both be true" shares seven words and then leaves the question's wording, and is a verdict too.
+
+use std::borrow::Cow;
+
+/// A run of this many words copied in order from the prompt is an echo wherever it stands. The
+/// prompt's question is 15 words; the longest declarative answer that shares words with it
+/// ("the two answers contradict each other, so ...") shares 7.
+pub const LONG_RUN: usize = 8;
+
+/// A whole prompt sentence or line repeated is an echo when it has at least this many words.
+const WHOLE_UNIT: usize = 3;
+
+/// The search compares every reply word with every prompt word; these bound it (a hostile
+/// server's megabyte reply costs at most 16 M comparisons). Echoes sit at a reply's start and a
+/// verdict in its first lines; words past the bound are kept as they are.
+const MAX_REPLY_WORDS: usize = 2_000;
+const MAX_PROMPT_WORDS: usize = 8_000;
+
+/// One word of a text: its lower-cased letters and digits, where it lies in bytes, and (for the
+/// prompt) which sentence or line it belongs to.
+struct Word {
+    norm: String,
+    start: usize,
+    end: usize,
+    unit: usize,
+}
+
+fn words(text: &str) -> Vec<Word> {
+    let mut out = Vec::new();
+    let mut unit = 0;
+    let mut cur: Option<(usize, String)> = None;
+    let mut flush = |cur: &mut Option<(usize, String)>, end: usize, unit: usize| {
+        if let Some((start, norm)) = cur.take() {
+            out.push(Word {
+                norm,
+                start,
+                end,
+                unit,
+            });
+        }
+    };
+    for (i, c) in text.char_indices() {
+        if c.is_alphanumeric() || (c == '\'' && cur.is_some()) {
+            let lower = c.to_lowercase();
+            match &mut cur {
+                Some((_, w)) => w.extend(lower),
+                None => cur = Some((i, lower.collect())),
+            }
+        } else {
+            flush(&mut cur, i, unit);
+            if matches!(c, '.' | '?' | '!' | '\n') {
+                unit += 1;
+            }
+        }
+    }
+    flush(&mut cur, text.len(), unit);
+    out
+}
+
+/// The byte ranges of `reply` that copy `prompt`, merged and in order.
+pub fn echoed_spans(reply: &str, prompt: &str) -> Vec<(usize, usize)> {
+    let mut r = words(reply);
+    let mut p = words(prompt);
+    r.truncate(MAX_REPLY_WORDS);
+    p.truncate(MAX_PROMPT_WORDS);
+    if r.is_empty() || p.is_empty() {
+        return Vec::new();
+    }
+    // Where each prompt unit starts and how many words it has.
+    let mut unit_len = vec![0usize; p.last().map_or(0, |w| w.unit + 1)];
+    for w in &p {
+        unit_len[w.unit] += 1;
+    }
+    let unit_start = |j: usize| j == 0 || p[j - 1].unit != p[j].unit;
+    // run[j] = how many words from reply position i match the prompt from position j, computed
+    // from the end of the reply backwards (the longest-common-substring table, one row at a time).
+    let mut copied = vec![false; r.len()];
+    let mut next = vec![0usize; p.len() + 1];
+    let mut row = vec![0usize; p.len() + 1];
+    for i in (0..r.len()).rev() {
+        for j in (0..p.len()).rev() {
+            row[j] = if r[i].norm == p[j].norm {
+                next[j + 1] + 1
+            } else {
+                0
+            };
+        }
+        row[p.len()] = 0;
+        let mut mark = 0;
+        for (j, &len) in row[..p.len()].iter().enumerate() {
+            if len >= LONG_RUN {
+                mark = mark.max(len);
+            }
+            let u = unit_len[p[j].unit];
+            if u >= WHOLE_UNIT && unit_start(j) && len >= u {
+                mark = mark.max(u);
+            }
+        }
+        for c in &mut copied[i..i + mark] {
+            *c = true;
+        }
+        std::mem::swap(&mut next, &mut row);
+    }
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for (w, _) in r.iter().zip(&copied).filter(|(_, c)| **c) {
+        match spans.last_mut() {
+            // Words of one copied run are joined with what lies between them (spaces, commas).
+            Some(last) if reply[last.1..w.start].chars().all(|c| !c.is_alphanumeric()) => {
+                last.1 = w.end
+            }
+            _ => spans.push((w.start, w.end)),
+        }
+    }
+    spans
+}
+
+/// `reply` with every span that copies `prompt` replaced by a space. The reply itself when
+/// nothing is copied.
+pub fn without_echo<'a>(reply: &'a str, prompt: &str) -> Cow<'a, str> {
+    let spans = echoed_spans(reply, prompt);
+    if spans.is_empty() {
+        return Cow::Borrowed(reply);
+    }
+    let mut out = String::with_capacity(reply.len());
+    let mut at = 0;
+    for (s, e) in spans {
+        out.push_str(&reply[at..s]);
+        out.push(' ');
+        at = e;
+    }
+    out.push_str(&reply[at..]);
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PROMPT: &str = "Two answers were given to the same question.\n\nQuestion: Where is the Eiffel Tower?\nAnswer A: It is in Paris.\nAnswer B: The Eiffel Tower stands in Lyon, France.\n\nDo the two answers contradict each other, so that they cannot both be true? Differences in wording, detail or length are not contradictions. First write Yes or No.";
+
+    #[test]
+    fn the_question_copied_back_is_taken_out_with_its_trailing_fragment() {
+        let reply = "Claim: Where is the Eiffel Tower? Do the two answers contradict each other, so that they cannot both be true? Differences in";
+        let left = without_echo(reply, PROMPT);
+        // The fragment continues the copied run; the short copy before it is kept.
+        assert_eq!(left, "Claim: Where is the Eiffel Tower?  ");
+    }
+
+    #[test]
+    fn verdicts_that_share_a_few_words_with_the_question_stay() {
+        for reply in [
+            "No, they do not contradict each other.",
+            "Yes, the two answers contradict each other, so they cannot both be true.",
+            "The two answers contradict each other: Paris is not Lyon.",
+        ] {
+            assert_eq!(without_echo(reply, PROMPT), reply);
+        }
+    }
+
+    #[test]
+    fn a_whole_line_of_the_prompt_repeated_is_an_echo() {
+        // The answers quoted back, line by line, are no verdict.
+        let left = without_echo(
+            "Answer A: It is in Paris.\nAnswer B: The Eiffel Tower stands in Lyon, France.",
+            PROMPT,
+        );
+        assert!(
+            left.trim().chars().all(|c| !c.is_alphanumeric()),
+            "{left:?}"
+        );
+        // "First write Yes or No." repeated is the format, not a Yes.
+        let left = without_echo("First write Yes or No. Then", PROMPT);
+        assert!(!left.contains("Yes"), "{left:?}");
+    }
+
+    #[test]
+    fn spans_are_byte_ranges_of_the_reply_even_with_wide_characters() {
+        let prompt = "Ist die Aussage über Zürich wahr oder falsch? Antworte kurz.";
+        let reply = "«Ist die Aussage über Zürich wahr oder falsch?» Wahr.";
+        let left = without_echo(reply, prompt);
+        assert!(left.contains("Wahr."), "{left:?}");
+        assert!(!left.contains("falsch"), "{left:?}");
+        assert!(echoed_spans("", prompt).is_empty());
+        assert!(echoed_spans(reply, "").is_empty());
+    }
+}
