@@ -128,7 +128,15 @@ fn verdict_of(text: &str) -> Option<bool> {
         if BOTH.is_match(t) {
             return None;
         }
-        return YES.captures(t).map(|c| c[1].eq_ignore_ascii_case("yes"));
+        // "The answer is "Yes"" gives it too.
+        static ANSWER_IS: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new(r#"(?i)^\W*(?:so\s+)?(?:the\s+|my\s+)?(?:answer|verdict)\s+is\W*(yes|no)\b"#)
+                .unwrap()
+        });
+        return YES
+            .captures(t)
+            .or_else(|| ANSWER_IS.captures(t))
+            .map(|c| c[1].eq_ignore_ascii_case("yes"));
     }
     None
 }
@@ -250,9 +258,11 @@ fn read_pair_parts(full: &str, own: &str) -> Option<PairReading> {
         });
     }
     // Words that name the format's parts are no verdict: a reply echoing "the conflicting
-    // phrase from answer A" says nothing about whether there is one. Quote lines are left out.
+    // phrase from answer A" says nothing about whether there is one. Quote lines are left out,
+    // and so is a quoted question: 'The answer to the question "Which of the two answers
+    // contradicts the claim?" is "No."' answers a question nobody asked.
     static NOISE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?im)^\W*quote\s*(?:a|b|1|2|from\s+answer\s+[ab])\s*[:\-–].*$|\bconflicting\s+(?:phrase|quote|part|portion|word|text|sentence|passage)s?\b").unwrap()
+        Regex::new(r#"(?im)^\W*quote\s*(?:a|b|1|2|from\s+answer\s+[ab])\s*[:\-–].*$|\bconflicting\s+(?:phrase|quote|part|portion|word|text|sentence|passage)s?\b|["“][^"“”\n]{0,300}\?["”]"#).unwrap()
     });
     let prose = NOISE.replace_all(reply, " ");
     let reply: &str = &prose;
@@ -447,11 +457,21 @@ mod tests {
             "First write Yes or No. Then explain why in one sentence.",
             "Answer A: The claim is false; the warming since 1950 is driven by greenhouse gases.\nAnswer B: Solar activity has been flat since 1950 while temperatures rose.",
             "Yes. The answers contradict. No, they do not.",
+            // Real replies: a question the model asked itself, the question made a statement
+            // three times (Gemma 3 270M, cut at 64 tokens).
+            "The answer to the question \"Which of the two answers contradicts the claim?\" is \"No.\"",
+            "  The two answers contradict each other, so that they cannot both be true.\n\nAnswer:  The two answers contradict each other, so that they cannot both be true.\n\nAnswer:  The two answers contradict each other",
         ];
         for reply in none {
             assert_eq!(read_pair_to(reply, prompt), None, "{reply:?}");
         }
         let read = [
+            // Real SmolLM2 replies on Climate-FEVER claims.
+            ("The answer is \"Yes\"", true),
+            (
+                "The two answers do not contradict each other, but rather highlight differences in wording, detail, or length.",
+                false,
+            ),
             ("No, they do not contradict each other.", false),
             (
                 "Yes, the two answers contradict each other, so they cannot both be true.",

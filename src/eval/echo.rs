@@ -20,8 +20,11 @@ pub const LONG_RUN: usize = 8;
 /// A whole prompt sentence or line repeated is an echo when it has at least this many words.
 const WHOLE_UNIT: usize = 3;
 
+/// Once a passage of the prompt has been echoed, a copy of this many of its words is an echo too.
+const REPEATED_RUN: usize = 4;
+
 /// The search compares every reply word with every prompt word; these bound it (a hostile
-/// server's megabyte reply costs at most 16 M comparisons). Echoes sit at a reply's start and a
+/// server's megabyte reply costs at most 2 × 16 M comparisons). Echoes sit at a reply's start and a
 /// verdict in its first lines; words past the bound are kept as they are.
 const MAX_REPLY_WORDS: usize = 2_000;
 const MAX_PROMPT_WORDS: usize = 8_000;
@@ -82,34 +85,53 @@ pub fn echoed_spans(reply: &str, prompt: &str) -> Vec<(usize, usize)> {
         unit_len[w.unit] += 1;
     }
     let unit_start = |j: usize| j == 0 || p[j - 1].unit != p[j].unit;
-    // run[j] = how many words from reply position i match the prompt from position j, computed
-    // from the end of the reply backwards (the longest-common-substring table, one row at a time).
+    // row[j] = how many words from reply position i match the prompt from position j, computed
+    // from the end of the reply backwards (the longest-common-substring table, one row at a
+    // time). The first pass finds the echoes and the prompt words they copy; the second, the
+    // shorter copies of those same words: a model that repeats the question repeats it again,
+    // cut short ("Answer: The two answers contradict each other" after the whole question),
+    // and a repeated echo is an echo.
     let mut copied = vec![false; r.len()];
-    let mut next = vec![0usize; p.len() + 1];
-    let mut row = vec![0usize; p.len() + 1];
-    for i in (0..r.len()).rev() {
-        for j in (0..p.len()).rev() {
-            row[j] = if r[i].norm == p[j].norm {
-                next[j + 1] + 1
-            } else {
-                0
-            };
-        }
-        row[p.len()] = 0;
-        let mut mark = 0;
-        for (j, &len) in row[..p.len()].iter().enumerate() {
-            if len >= LONG_RUN {
-                mark = mark.max(len);
+    let mut echoed = vec![false; p.len()];
+    for pass in 0..2 {
+        let mut next = vec![0usize; p.len() + 1];
+        let mut row = vec![0usize; p.len() + 1];
+        for i in (0..r.len()).rev() {
+            for j in (0..p.len()).rev() {
+                row[j] = if r[i].norm == p[j].norm {
+                    next[j + 1] + 1
+                } else {
+                    0
+                };
             }
-            let u = unit_len[p[j].unit];
-            if u >= WHOLE_UNIT && unit_start(j) && len >= u {
-                mark = mark.max(u);
+            row[p.len()] = 0;
+            let mut mark = 0;
+            for (j, &len) in row[..p.len()].iter().enumerate() {
+                let mut take = 0;
+                if pass == 0 {
+                    if len >= LONG_RUN {
+                        take = len;
+                    }
+                    let u = unit_len[p[j].unit];
+                    if u >= WHOLE_UNIT && unit_start(j) && len >= u {
+                        take = take.max(u);
+                    }
+                    for e in &mut echoed[j..j + take] {
+                        *e = true;
+                    }
+                } else if len >= REPEATED_RUN && echoed[j..j + len].iter().all(|e| *e) {
+                    take = len;
+                }
+                mark = mark.max(take);
             }
+            for c in &mut copied[i..i + mark] {
+                *c = true;
+            }
+            std::mem::swap(&mut next, &mut row);
         }
-        for c in &mut copied[i..i + mark] {
-            *c = true;
+        if !echoed.contains(&true) {
+            break;
         }
-        std::mem::swap(&mut next, &mut row);
     }
     let mut spans: Vec<(usize, usize)> = Vec::new();
     for (w, _) in r.iter().zip(&copied).filter(|(_, c)| **c) {
@@ -154,6 +176,18 @@ mod tests {
         let left = without_echo(reply, PROMPT);
         // The fragment continues the copied run; the short copy before it is kept.
         assert_eq!(left, "Claim: Where is the Eiffel Tower?  ");
+    }
+
+    /// What Gemma 3 270M replied to a pair check on a Climate-FEVER claim (max_tokens 64): the
+    /// question made a statement, three times, the last cut short. It read as a conflict.
+    #[test]
+    fn an_echo_repeated_and_cut_short_is_an_echo() {
+        let reply = "  The two answers contradict each other, so that they cannot both be true.\n\nAnswer:  The two answers contradict each other, so that they cannot both be true.\n\nAnswer:  The two answers contradict each other";
+        let left = without_echo(reply, PROMPT);
+        assert!(!left.contains("contradict"), "{left:?}");
+        // Without an echo before it, the same short phrase is the model's own.
+        let own = "Answer: The two answers contradict each other";
+        assert_eq!(without_echo(own, PROMPT), own);
     }
 
     #[test]
