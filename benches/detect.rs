@@ -13,6 +13,8 @@
 //! 4. reports calls/s, the ratio, the heap peak and the process's peak RSS;
 //! 5. with `--embedded N`: the seconds per claim for `smol` and `local` (PRISM_SMOL_GGUF /
 //!    PRISM_GEMMA_GGUF, else the installed built-ins).
+//!
+//! First it times reading pair replies with and without taking the prompt's echo out.
 
 #[path = "../tests/common/mock.rs"]
 mod mock;
@@ -202,8 +204,55 @@ async fn raw_capacity(url: &str, set: &ClaimSet, n: usize, conc: usize) -> f64 {
     n as f64 / t.elapsed().as_secs_f64()
 }
 
+/// Pair replies read per second, with and without the echo step (`eval::echo`), on the real
+/// pair prompt with two 120-word answers and replies of the shapes small models give (a
+/// verdict, an echo of the question, an answer quoted back), 64 tokens or so each.
+fn reading_speed() {
+    use prism::detect::parse::{read_pair, read_pair_to};
+    let answer = |who: &str| {
+        format!(
+            "{who} says the committee reviewed the proposal in detail and agreed to publish its findings next spring after a final round of checks. "
+        )
+        .repeat(5)
+    };
+    let req = prism::detect::prompts::pair_check(
+        "Is the following claim true? Claim: Polar bears are in danger of extinction.",
+        &answer("A"),
+        &answer("B"),
+    );
+    let prompt = prism::detect::prompts::text_of(&req).to_string();
+    let replies = [
+        "No, the two answers do not contradict each other. They both describe the committee's review and its plan to publish.".to_string(),
+        "Claim: Polar bears are in danger of extinction. Do the two answers contradict each other, so that they cannot both be true? Differences in wording, detail or length are not contradictions.".to_string(),
+        format!("Answer A: {}", answer("A")),
+        "Yes.\nExplanation: A says spring, B says autumn.\nQuote A: \"next spring\"\nQuote B: \"next autumn\"".to_string(),
+    ];
+    const N: usize = 20_000;
+    let time = |with_echo: bool| {
+        let t = Instant::now();
+        let mut read = 0;
+        for i in 0..N {
+            let r = &replies[i % replies.len()];
+            let got = if with_echo {
+                read_pair_to(r, &prompt)
+            } else {
+                read_pair(r)
+            };
+            read += usize::from(got.is_some());
+        }
+        (N as f64 / t.elapsed().as_secs_f64(), read)
+    };
+    let (plain, read_plain) = time(false);
+    let (echo, read_echo) = time(true);
+    println!(
+        "pair replies read: {plain:.0}/s without the echo step ({read_plain} of {N} read as a verdict), {echo:.0}/s with it ({read_echo} of {N}): {:.2}x the time",
+        plain / echo
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    reading_speed();
     let n: usize = arg(&args, "--claims", 1_000);
     let k: u32 = arg(&args, "-k", 6);
     let conc: usize = arg(&args, "--concurrency", 64);

@@ -29,20 +29,26 @@ const REPEATED_RUN: usize = 4;
 const MAX_REPLY_WORDS: usize = 2_000;
 const MAX_PROMPT_WORDS: usize = 8_000;
 
-/// One word of a text: its lower-cased letters and digits, where it lies in bytes, and (for the
-/// prompt) which sentence or line it belongs to.
+/// One word of a text: a hash of its lower-cased letters and digits (64 bits: two different
+/// words of one prompt and reply collide with odds of about 1 in 10^13), where it lies in
+/// bytes, and (for the prompt) which sentence or line it belongs to. Hashing as the characters
+/// go allocates nothing per word.
 struct Word {
-    norm: String,
+    norm: u64,
     start: usize,
     end: usize,
     unit: usize,
 }
 
+/// FNV-1a over the lower-cased characters.
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
 fn words(text: &str) -> Vec<Word> {
     let mut out = Vec::new();
     let mut unit = 0;
-    let mut cur: Option<(usize, String)> = None;
-    let mut flush = |cur: &mut Option<(usize, String)>, end: usize, unit: usize| {
+    let mut cur: Option<(usize, u64)> = None;
+    let mut flush = |cur: &mut Option<(usize, u64)>, end: usize, unit: usize| {
         if let Some((start, norm)) = cur.take() {
             out.push(Word {
                 norm,
@@ -54,10 +60,9 @@ fn words(text: &str) -> Vec<Word> {
     };
     for (i, c) in text.char_indices() {
         if c.is_alphanumeric() || (c == '\'' && cur.is_some()) {
-            let lower = c.to_lowercase();
-            match &mut cur {
-                Some((_, w)) => w.extend(lower),
-                None => cur = Some((i, lower.collect())),
+            let h = &mut cur.get_or_insert((i, FNV_OFFSET)).1;
+            for l in c.to_lowercase() {
+                *h = (*h ^ u64::from(u32::from(l))).wrapping_mul(FNV_PRIME);
             }
         } else {
             flush(&mut cur, i, unit);
@@ -91,35 +96,53 @@ pub fn echoed_spans(reply: &str, prompt: &str) -> Vec<(usize, usize)> {
     // shorter copies of those same words: a model that repeats the question repeats it again,
     // cut short ("Answer: The two answers contradict each other" after the whole question),
     // and a repeated echo is an echo.
+    // Words as numbers, and where each prompt word stands: a reply word is compared only with
+    // the prompt positions that hold it (the table is sparse: most cells are 0).
+    let pid: Vec<u64> = p.iter().map(|w| w.norm).collect();
+    let rid: Vec<u64> = r.iter().map(|w| w.norm).collect();
+    // The prompt's positions sorted by word: those of one word are a slice found by search.
+    let mut by_word: Vec<(u64, usize)> = pid.iter().copied().zip(0..).collect();
+    by_word.sort_unstable();
+    let positions = |w: u64| {
+        let from = by_word.partition_point(|x| x.0 < w);
+        let to = by_word.partition_point(|x| x.0 <= w);
+        by_word[from..to].iter().map(|x| x.1)
+    };
     let mut copied = vec![false; r.len()];
     let mut echoed = vec![false; p.len()];
     for pass in 0..2 {
+        // Prefix counts of the echoed prompt words: "is p[j..j+len] all echoed" in O(1).
+        let mut echoed_before = vec![0usize; p.len() + 1];
+        for (j, e) in echoed.iter().enumerate() {
+            echoed_before[j + 1] = echoed_before[j] + usize::from(*e);
+        }
         let mut next = vec![0usize; p.len() + 1];
         let mut row = vec![0usize; p.len() + 1];
+        let mut next_touched: Vec<usize> = Vec::new();
+        let mut row_touched: Vec<usize> = Vec::new();
         for i in (0..r.len()).rev() {
-            for j in (0..p.len()).rev() {
-                row[j] = if r[i].norm == p[j].norm {
-                    next[j + 1] + 1
-                } else {
-                    0
-                };
-            }
-            row[p.len()] = 0;
             let mut mark = 0;
-            for (j, &len) in row[..p.len()].iter().enumerate() {
+            for j in positions(rid[i]) {
+                let len = next[j + 1] + 1;
+                row[j] = len;
+                row_touched.push(j);
                 let mut take = 0;
                 if pass == 0 {
-                    if len >= LONG_RUN {
+                    // A run is judged once, from where it starts (its sub-runs are inside it).
+                    let starts = i == 0 || j == 0 || rid[i - 1] != pid[j - 1];
+                    if starts && len >= LONG_RUN {
                         take = len;
                     }
                     let u = unit_len[p[j].unit];
                     if u >= WHOLE_UNIT && unit_start(j) && len >= u {
                         take = take.max(u);
                     }
-                    for e in &mut echoed[j..j + take] {
-                        *e = true;
+                    if take > 0 && (starts || take == u) {
+                        for e in &mut echoed[j..j + take] {
+                            *e = true;
+                        }
                     }
-                } else if len >= REPEATED_RUN && echoed[j..j + len].iter().all(|e| *e) {
+                } else if len >= REPEATED_RUN && echoed_before[j + len] - echoed_before[j] == len {
                     take = len;
                 }
                 mark = mark.max(take);
@@ -127,7 +150,11 @@ pub fn echoed_spans(reply: &str, prompt: &str) -> Vec<(usize, usize)> {
             for c in &mut copied[i..i + mark] {
                 *c = true;
             }
+            for j in next_touched.drain(..) {
+                next[j] = 0;
+            }
             std::mem::swap(&mut next, &mut row);
+            std::mem::swap(&mut next_touched, &mut row_touched);
         }
         if !echoed.contains(&true) {
             break;
@@ -225,6 +252,13 @@ mod tests {
         assert!(left.contains("Wahr."), "{left:?}");
         assert!(!left.contains("falsch"), "{left:?}");
         assert!(echoed_spans("", prompt).is_empty());
+        // One word over and over, on both sides (the densest table): the bounded part is
+        // one echo, the words past the bound are kept.
+        let many = "la ".repeat(3_000);
+        let spans = echoed_spans(&many, &many);
+        assert_eq!(spans.len(), 1);
+        assert_eq!(spans[0].0, 0);
+        assert!(spans[0].1 < many.len() && many[spans[0].1..].contains("la"));
         assert!(echoed_spans(reply, "").is_empty());
     }
 }
