@@ -199,9 +199,14 @@ pub fn db_url(data: &[u8]) {
         && crate::store::pg::is_url(&t)
     {
         // The redaction's own marker is no leak: a "password" like `assword=*` is a piece of
-        // `password=***` (a false alarm the fuzzer found), so the markers are taken out first.
-        let rest = shown.replace("password=***", "").replace(":***@", "");
-        assert!(!rest.contains(pw), "password {pw:?} shown in {shown:?}");
+        // `password=***` (a false alarm the fuzzer found), so the text is cut at the markers and
+        // each piece looked at alone (taking the markers out instead joined the user to the
+        // host, and `/pd/bdbs` + `\x05` read as the password `/pd/bdbs\x05`: another false alarm).
+        let leaked = shown
+            .split(":***@")
+            .flat_map(|piece| piece.split("password=***"))
+            .any(|piece| piece.contains(pw));
+        assert!(!leaked, "password {pw:?} shown in {shown:?}");
     }
 }
 
