@@ -63,6 +63,25 @@ model = "autohall"
         c
     }
 
+    /// `prism autohall FILE --models ah --temperature 0.5 -k K --json`, which must exit 0; its
+    /// events.
+    fn autohall(&self, file: &std::path::Path, k: &str) -> Vec<serde_json::Value> {
+        let out = self
+            .prism()
+            .arg("autohall")
+            .arg(file)
+            .args(["--models", "ah", "--temperature", "0.5", "-k", k, "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        events(&out.stdout)
+    }
+
     fn claims(&self, lines: &[&str]) -> PathBuf {
         let p = self.dir.path().join("claims.jsonl");
         std::fs::write(&p, lines.join("\n")).unwrap();
@@ -100,28 +119,7 @@ const SCRIPTED: &[&str] = &[
 fn autohall_on_scripted_claims() {
     let env = Env::new();
     let file = env.claims(SCRIPTED);
-    let out = env
-        .prism()
-        .arg("autohall")
-        .arg(&file)
-        .args([
-            "--models",
-            "ah",
-            "--temperature",
-            "0.5",
-            "-k",
-            "6",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let evs = events(&out.stdout);
+    let evs = env.autohall(&file, "6");
     let id = detect_id(&evs);
     let store = Store::open(&env.db()).unwrap();
     let stored = Stored::load(&store, &id).unwrap();
@@ -265,7 +263,6 @@ fn autohall_on_scripted_claims() {
     assert_eq!(fin["cache_hits"], fin["done"]);
 }
 
-/// `validate` names the labels left out.
 /// A judge that copies the question back ("Do the two answers contradict each other, ...")
 /// gave no verdict: every pair is unreadable after three attempts and the claim is not flagged,
 /// where reading the word "contradict" in the echo flagged it.
@@ -275,28 +272,8 @@ fn a_judge_reply_that_echoes_the_question_is_no_conflict() {
     let file = env.claims(&[
         r#"{"id": "echoed", "claim": "The sea is salty [[echo]]", "label": true, "topic": "t"}"#,
     ]);
-    let out = env
-        .prism()
-        .arg("autohall")
-        .arg(&file)
-        .args([
-            "--models",
-            "ah",
-            "--temperature",
-            "0.5",
-            "-k",
-            "2",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let id = detect_id(&events(&out.stdout));
+    let evs = env.autohall(&file, "2");
+    let id = detect_id(&evs);
     let store = Store::open(&env.db()).unwrap();
     let stored = Stored::load(&store, &id).unwrap();
     assert_eq!(stored.pairs.len(), 2);
@@ -307,6 +284,7 @@ fn a_judge_reply_that_echoes_the_question_is_no_conflict() {
     }
 }
 
+/// `validate` names the labels left out.
 #[test]
 fn validate_counts_claims_left_out() {
     let env = Env::new();
