@@ -517,3 +517,60 @@ fn blind_review_names_no_model() {
     assert!(!s.contains("r-old") && !s.contains("r-new"), "{s}");
     insta::assert_snapshot!("review_screen_blind", s);
 }
+
+/// All three criteria scored (8 each), the decision `d`, saved.
+fn decide(d: char) -> Vec<Event> {
+    let down = || code(KeyCode::Down);
+    vec![
+        key('8'),
+        down(),
+        key('8'),
+        down(),
+        key('8'),
+        key(d),
+        ctrl('s'),
+    ]
+}
+
+/// Two reviewers, two processes' worth of TUIs on one SQLite file (issue 21): Bob removes the
+/// first item and starts scoring the next; Ann, in her own terminal, retains the first item.
+/// Within a second, with no key pressed, Bob's header counts the item disputed, and the score
+/// he was typing and his place in the queue are as he left them.
+#[test]
+fn a_decision_on_one_screen_appears_on_the_other_within_a_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    let rt = runtime();
+    let (mut bob, mut sb) = session(&rt, &db, "bob");
+    let (mut ann, mut sa) = session(&rt, &db, "ann");
+    let bob_keys = vec![vec![key('V')], decide('x'), vec![key('5')]];
+    let ann_keys = vec![vec![key('V')], decide('y')];
+    let s = common::screen::watch_while_other_acts(
+        &rt,
+        common::screen::Side {
+            app: &mut bob,
+            services: &mut sb,
+            keys: bob_keys,
+        },
+        common::screen::Side {
+            app: &mut ann,
+            services: &mut sa,
+            keys: ann_keys,
+        },
+        std::time::Duration::from_millis(800),
+        || {},
+        std::time::Duration::from_secs(1),
+    );
+    assert!(s.contains("· 1 disputed"), "{s}");
+    let first = ann.find::<Review>().unwrap().data.as_ref().unwrap();
+    assert_eq!(
+        first.decisions.len(),
+        2,
+        "Ann saw Bob's decision when she opened"
+    );
+    // Bob's draft of the second item is untouched.
+    let b = review(&bob);
+    assert_eq!(b.draft.clarity, Some(5));
+    assert_ne!(b.draft.item_id, first.decisions[0].item_id);
+    assert!(s.contains("Clarity            5"), "{s}");
+}

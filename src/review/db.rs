@@ -31,6 +31,14 @@ impl ReviewDb {
         }
     }
 
+    /// Where a watcher sees other reviewers' decisions arrive (`None`: an in-memory store).
+    pub fn watch_source(&self) -> Option<super::watch::Source> {
+        match self {
+            ReviewDb::Local(s) => s.path().map(super::watch::Source::File),
+            ReviewDb::Shared(p) => Some(p.watch_source()),
+        }
+    }
+
     pub fn save_decisions(&mut self, rs: &[ReviewRecord]) -> Result<usize> {
         match self {
             ReviewDb::Local(s) => s.save_decisions(rs),

@@ -19,6 +19,7 @@ pub mod load;
 pub mod quality;
 pub mod queue;
 pub mod rubric;
+pub mod watch;
 
 use std::collections::BTreeMap;
 

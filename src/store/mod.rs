@@ -79,6 +79,14 @@ where
 }
 
 impl Store {
+    /// The file this store is (`None` in memory).
+    pub fn path(&self) -> Option<std::path::PathBuf> {
+        self.conn
+            .path()
+            .filter(|p| !p.is_empty())
+            .map(std::path::PathBuf::from)
+    }
+
     pub fn open(path: &Path) -> Result<Store> {
         // A PostgreSQL URL or connection string is never a file name: it would create a file
         // named after it, password and all (`./postgres:/ann:pw@host/db`).

@@ -395,6 +395,7 @@ impl App {
             | Msg::Selfcheck(_)
             | Msg::Review(_)
             | Msg::ReviewMore { .. }
+            | Msg::ReviewChanged
             | Msg::ReviewStoreOk
             | Msg::DecisionSaved(_) => {}
         }

@@ -252,6 +252,8 @@ pub enum Msg {
         decisions: Vec<crate::review::ReviewRecord>,
         seq: i64,
     },
+    /// Review decisions were stored by someone else (review::watch): read what is new.
+    ReviewChanged,
     /// A decision is on disk.
     DecisionSaved(Box<crate::review::ReviewRecord>),
     /// A job could not start or failed, with why.
@@ -274,6 +276,8 @@ pub struct Jobs {
     /// The detection in progress (one at a time, beside a run).
     detect: Option<(CancellationToken, JoinHandle<()>)>,
     others: Vec<(CancellationToken, JoinHandle<()>)>,
+    /// Watches for other reviewers' decisions once the review screen has loaded.
+    review_watch: Option<crate::review::watch::Watch>,
 }
 
 impl Jobs {
@@ -286,6 +290,7 @@ impl Jobs {
             run: None,
             detect: None,
             others: Vec::new(),
+            review_watch: None,
         }
     }
 
@@ -311,6 +316,33 @@ impl Jobs {
 
     pub fn run_in_progress(&self) -> bool {
         self.run.as_ref().is_some_and(|(_, h)| !h.is_finished())
+    }
+
+    /// Starts the watcher that tells the review screen of other reviewers' decisions (once;
+    /// it lives as long as the loop).
+    fn watch_review(&mut self) {
+        if self.review_watch.is_some() {
+            return;
+        }
+        let Some(source) = self.services.review.as_ref().and_then(|r| r.watch_source()) else {
+            return;
+        };
+        let tx = self.tx.clone();
+        let changed = move || {
+            let _ = tx.send(Delivery {
+                to: ScreenId::Review,
+                msg: Msg::ReviewChanged,
+            });
+        };
+        match crate::review::watch::Watch::start(source, changed) {
+            Ok(w) => self.review_watch = Some(w),
+            Err(e) => self.send(
+                ScreenId::Review,
+                Msg::Failed(format!(
+                    "other reviewers' decisions will not show live: {e}"
+                )),
+            ),
+        }
     }
 
     fn send(&self, to: ScreenId, msg: Msg) {
@@ -397,7 +429,10 @@ impl Jobs {
                 {
                     Ok(mut d) => {
                         d.blind = self.services.blind;
-                        self.send(to, Msg::Review(Box::new(d)))
+                        self.send(to, Msg::Review(Box::new(d)));
+                        // From here on the screen's position is set: what others store after
+                        // it is read when the watcher says so.
+                        self.watch_review();
                     }
                     Err(e) => self.send(to, Msg::Failed(format!("reading reviews: {e}"))),
                 }

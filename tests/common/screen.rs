@@ -25,3 +25,66 @@ pub fn screen(term: &Terminal<TestBackend>) -> String {
     }
     out
 }
+
+/// One of two TUIs: the app, its services and its key batches.
+pub struct Side<'a> {
+    pub app: &'a mut prism::tui::App,
+    pub services: &'a mut prism::tui::Services,
+    pub keys: Vec<Vec<Event>>,
+}
+
+/// Two TUIs at once, as two reviewers in two terminals: `watcher` gets its key batches 200 ms apart (a screen opened by one batch has loaded for the next), and then
+/// no more input; after `settle`, `between` runs (blocking both), then `actor` plays its batches (as far apart) to
+/// the end (its saves are done then). `watcher` is stopped `after` that, and what it last drew, never
+/// redrawn here, is returned: only what its loop drew on its own counts.
+pub fn watch_while_other_acts(
+    rt: &tokio::runtime::Runtime,
+    watcher: Side,
+    actor: Side,
+    settle: std::time::Duration,
+    between: impl FnOnce(),
+    after: std::time::Duration,
+) -> String {
+    use futures::StreamExt;
+    let mut tw = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    let mut ta = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    rt.block_on(async {
+        let keys = batches(watcher.keys)
+            .chain(futures::stream::pending())
+            .boxed_local();
+        let stop = async {
+            let _ = stop_rx.await;
+        };
+        let watching =
+            prism::tui::run_loop_until(&mut tw, watcher.app, keys, watcher.services, stop);
+        let acting = async {
+            tokio::time::sleep(settle).await;
+            between();
+            prism::tui::run_loop_with(
+                &mut ta,
+                actor.app,
+                batches(actor.keys).boxed_local(),
+                actor.services,
+            )
+            .await
+            .unwrap();
+            tokio::time::sleep(after).await;
+            let _ = stop_tx.send(());
+        };
+        let (w, ()) = futures::join!(watching, acting);
+        w.unwrap();
+    });
+    screen(&tw)
+}
+
+/// Key batches 200 ms apart, as typed by someone who waits for each screen.
+fn batches(keys: Vec<Vec<Event>>) -> impl futures::Stream<Item = std::io::Result<Event>> {
+    use futures::StreamExt;
+    futures::stream::iter(keys)
+        .then(|batch| async move {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            futures::stream::iter(batch.into_iter().map(Ok::<_, std::io::Error>))
+        })
+        .flatten()
+}

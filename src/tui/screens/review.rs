@@ -518,6 +518,13 @@ impl Component for Review {
                 }
                 out
             }
+            // Someone else stored decisions: read from a little before the last one seen.
+            Msg::ReviewChanged => match &self.data {
+                Some(d) => vec![Cmd::Job(JobRequest::RefreshReview {
+                    after: (d.seq - crate::review::REFRESH_LOOKBACK).max(0),
+                })],
+                None => Vec::new(),
+            },
             Msg::DecisionSaved(r) => {
                 // A save that worked never shows an error.
                 self.error = None;
