@@ -60,6 +60,7 @@ fn main() {
                 judge_reply: None,
                 judge_attempts: 0,
                 created_at: 0,
+                rule_score: None,
             });
         }
     }
@@ -83,6 +84,7 @@ fn main() {
             judge_reply: None,
             judge_attempts: 0,
             created_at: 0,
+            rule_score: None,
         });
         let t = Instant::now();
         assert!(app.session.refresh());
@@ -154,6 +156,7 @@ fn main() {
                 judge_reply: None,
                 judge_attempts: 0,
                 created_at: 0,
+                rule_score: None,
             });
             responses.push(ResponseRecord {
                 run_id: "bench".into(),

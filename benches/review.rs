@@ -75,6 +75,7 @@ fn seed(ds: &Dataset, store: &mut Store, review: &mut ReviewDb) {
                 judge_reply: None,
                 judge_attempts: 0,
                 created_at: 0,
+                rule_score: None,
             });
         }
     }

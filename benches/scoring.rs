@@ -140,6 +140,7 @@ fn main() {
                     judge_reply: None,
                     judge_attempts: 0,
                     created_at: 0,
+                    rule_score: None,
                 });
                 k += 1;
             }

@@ -49,6 +49,7 @@ fn app() -> App {
                 judge_reply: None,
                 judge_attempts: 0,
                 created_at: 0,
+                rule_score: None,
             });
         }
     }

@@ -138,6 +138,7 @@ fn fixture(db: &Path, run_id: &str, half_score: f64) {
                 judge_reply: None,
                 judge_attempts: 0,
                 created_at: 0,
+                rule_score: None,
             });
         }
     }

@@ -716,3 +716,77 @@ fn a_registry_that_is_not_the_official_one_is_named_and_coverage_counts_its_task
     let report: Value = serde_json::from_slice(&v.get_output().stdout).unwrap();
     assert!(report.get("registry_note").is_none(), "{report}");
 }
+
+/// Review's "rule and judge disagree" signal (issue 21): a fact_judge answer that says the
+/// opposite yes/no of the reference is still judged (PRISM's rule), and the judge may pass it;
+/// the rule's own verdict is stored beside the judge's, and the review queue flags the item.
+/// The score itself is the judge's, as PRISM scores it.
+#[test]
+fn the_rule_verdict_is_kept_beside_the_judges_and_flags_disagreement() {
+    let env = Env::new();
+    let ds = load_mini();
+    let yes_no: Vec<&prism::dataset::Item> = ds
+        .items
+        .iter()
+        .filter(|it| ds.task_of(it).evaluator == prism::taxonomy::Evaluator::FactJudge)
+        .filter(|it| prism::eval::score::yes_no(it.answer.as_deref().unwrap_or("")).is_some())
+        .take(2)
+        .collect();
+    assert_eq!(
+        yes_no.len(),
+        2,
+        "prism-mini has fact_judge items with yes/no references"
+    );
+    let opposite =
+        |it: &prism::dataset::Item| match prism::eval::score::yes_no(it.answer.as_deref().unwrap())
+        {
+            Some("yes") => "No",
+            _ => "Yes",
+        };
+    // The first: the opposite word, and the judge passes it ([[same]] steers the mock).
+    // The second: the opposite word, and the judge fails it: rule and judge agree.
+    let rows = vec![
+        (
+            yes_no[0].id.to_string(),
+            format!("{}, that is the point [[same]]", opposite(yes_no[0])),
+        ),
+        (yes_no[1].id.to_string(), opposite(yes_no[1]).to_string()),
+    ];
+    write_rows(&env.out(), &rows);
+    let db = env.dir.path().join("s.db");
+    let a = env
+        .prism()
+        .args(["import", "--prism-outputs"])
+        .arg(env.out())
+        .arg("--db")
+        .arg(&db)
+        .arg("--dataset")
+        .arg(mini())
+        .assert()
+        .success();
+    let run_id = String::from_utf8_lossy(&a.get_output().stdout)
+        .trim()
+        .to_string();
+    env.prism()
+        .args(["score", "--json", "--judge", "j", "--db"])
+        .arg(&db)
+        .args(["--run", &run_id])
+        .assert()
+        .success();
+    let store = prism::store::Store::open(&db).unwrap();
+    let all = store.scores(Some(&run_id)).unwrap();
+    let of = |id: &str| all.iter().find(|s| s.item_id == id).unwrap();
+    let (first, second) = (of(&yes_no[0].id), of(&yes_no[1].id));
+    assert_eq!((first.score, first.rule_score), (Some(1.0), Some(0.0)));
+    assert_eq!((second.score, second.rule_score), (Some(0.0), Some(0.0)));
+    let review = prism::review::db::ReviewDb::open(&db).unwrap();
+    let data = prism::review::load::ReviewData::load(&store, &review, "ann").unwrap();
+    let signals = |id: &str| data.signals.get(id).copied().unwrap_or_default();
+    assert_eq!(signals(&yes_no[0].id).rule_judge, 1);
+    assert!(
+        signals(&yes_no[0].id)
+            .labels()
+            .contains(&"rule and judge disagree")
+    );
+    assert_eq!(signals(&yes_no[1].id).rule_judge, 0);
+}

@@ -94,6 +94,7 @@ fn scored(
         judge_reply: None,
         judge_attempts: 0,
         created_at: 0,
+        rule_score: None,
     }
 }
 
@@ -573,4 +574,37 @@ fn a_decision_on_one_screen_appears_on_the_other_within_a_second() {
     assert_eq!(b.draft.clarity, Some(5));
     assert_ne!(b.draft.item_id, first.decisions[0].item_id);
     assert!(s.contains("Clarity            5"), "{s}");
+}
+
+/// "Rule and judge disagree" (issue 21): an answer the judge passed though the rule's own
+/// verdict failed it shows both, and the triage line names the signal.
+#[test]
+fn an_answer_the_rule_and_the_judge_disagree_on_is_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    two_runs_answering_the_last_item(&db);
+    let ds = dataset::load_sample().dataset;
+    let last = ds.items.last().unwrap();
+    {
+        let mut store = Store::open(&db).unwrap();
+        let mut sc = scored(last, &ds.task_of(last).id, "fact_judge", 0, "alpha", 1.0);
+        sc.run_id = "r-old".into();
+        sc.detail = "the judge: equivalent".into();
+        sc.judge = Some("j".into());
+        sc.rule_score = Some(0.0);
+        store.save_scores(&[sc]).unwrap();
+    }
+    let rt = runtime();
+    let (mut app, mut services) = session(&rt, &db, "ann");
+    play(&rt, &mut app, &mut services, vec![key('V')]);
+    let term = play(&rt, &mut app, &mut services, vec![]);
+    assert_eq!(review(&app).draft.item_id, last.id.to_string());
+    let s = screen(&term);
+    for want in [
+        "models disagree, rule and judge disagree",
+        "alpha #0 run r-old 1.00 ✓  rule says ✗  the judge: equivalent",
+        "beta #0 run r-new 0.00 ✗  reason two",
+    ] {
+        assert!(s.contains(want), "{want:?} missing:\n{s}");
+    }
 }

@@ -67,6 +67,7 @@ fn score(ds: &Dataset, k: usize, model: &str, s: Option<f64>) -> ScoreRecord {
         judge_reply: None,
         judge_attempts: 0,
         created_at: 0,
+        rule_score: None,
     }
 }
 

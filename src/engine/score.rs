@@ -55,6 +55,7 @@ fn record(t: &ToScore, ds: &Dataset) -> ScoreRecord {
         judge_reply: None,
         judge_attempts: 0,
         created_at: now_secs(),
+        rule_score: None,
     }
 }
 
@@ -73,7 +74,8 @@ pub async fn score_all(
     let mut asks = Vec::new();
     for t in &inputs {
         let mut rec = record(t, &ds);
-        match step(&ds, &ds.items[t.item], t.response.as_deref()) {
+        let item = &ds.items[t.item];
+        match step(&ds, item, t.response.as_deref()) {
             Step::Done(v) => {
                 rec.score = Some(v.score);
                 rec.detail = v.detail;
@@ -86,14 +88,18 @@ pub async fn score_all(
                 counts.unscored += 1;
                 settled.push(rec);
             }
-            Step::Judge(ask) => match &judge {
-                None => {
-                    rec.detail = format!("needs the {} judge", ask.kind.name());
-                    counts.unscored += 1;
-                    settled.push(rec);
+            Step::Judge(ask) => {
+                // Kept beside the judge's verdict: review looks where the two disagree.
+                rec.rule_score = crate::eval::score::rule_verdict(&ds, item, t.response.as_deref());
+                match &judge {
+                    None => {
+                        rec.detail = format!("needs the {} judge", ask.kind.name());
+                        counts.unscored += 1;
+                        settled.push(rec);
+                    }
+                    Some(_) => asks.push((rec, ask)),
                 }
-                Some(_) => asks.push((rec, ask)),
-            },
+            }
         }
     }
     if let Some(store) = &store {

@@ -99,6 +99,21 @@ pub fn step(ds: &Dataset, item: &Item, response: Option<&str>) -> Step {
     Step::Done(v)
 }
 
+/// What the rule alone says where it has a verdict yet the judge decides: a fact_judge answer
+/// that commits to the opposite yes/no of the reference is wrong by the words (PRISM still asks
+/// the judge, which may read "Yes, that is a myth" as agreeing with "No."). `None` elsewhere.
+/// Never a score: the judge's verdict stands; the pair only tells review where to look.
+pub fn rule_verdict(ds: &Dataset, item: &Item, response: Option<&str>) -> Option<f64> {
+    let r = response.filter(|r| !is_failed(Some(r)))?;
+    match ds.task_of(item).evaluator {
+        Evaluator::FactJudge => match (yes_no(r), yes_no(item.answer.as_deref()?)) {
+            (Some(a), Some(b)) if a != b => Some(0.0),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// The one of yes/no a text commits to (whole words, any case); a text with both commits to
 /// neither.
 pub fn yes_no(s: &str) -> Option<&'static str> {
@@ -129,6 +144,26 @@ mod tests {
         assert_eq!(yes_no("YES, it is"), Some("yes"));
         assert_eq!(yes_no("yes and no"), None);
         assert_eq!(yes_no("Nobody knows; eyes"), None, "whole words only");
+    }
+
+    #[test]
+    fn the_rule_has_a_verdict_only_where_answer_and_reference_commit_opposite() {
+        let ds = ds();
+        let myth = at(&ds, "KE-FD-Myths-0001"); // reference: "No. He excelled ..."
+        assert_eq!(
+            rule_verdict(&ds, myth, Some("Yes, that is a myth.")),
+            Some(0.0)
+        );
+        assert_eq!(rule_verdict(&ds, myth, Some("No, that is a myth.")), None);
+        assert_eq!(rule_verdict(&ds, myth, Some("It is a myth.")), None);
+        assert_eq!(rule_verdict(&ds, myth, Some("Yes and no.")), None);
+        assert_eq!(rule_verdict(&ds, myth, None), None);
+        let open = ds
+            .items
+            .iter()
+            .find(|i| ds.task_of(i).evaluator != Evaluator::FactJudge)
+            .unwrap();
+        assert_eq!(rule_verdict(&ds, open, Some("Yes")), None);
     }
 
     #[test]

@@ -42,6 +42,9 @@ impl ReviewData {
                 .or_default()
                 .push(score);
         })?;
+        store.rule_judge_disagreements(|item, n| {
+            evidence.entry(item.to_string()).or_default().rule_judge += n;
+        })?;
         for f in crate::detect::results::answer_flags(store)? {
             let e = evidence.entry(f.item_id.clone()).or_default();
             e.checked += 1;

@@ -19,6 +19,8 @@ pub struct Evidence {
     pub flagged: u32,
     /// The quality agent's A, B, C scores, per model.
     pub quality: Vec<(String, [u8; 3])>,
+    /// Answers where the rule's own verdict and the judge's disagree (one passes, one fails).
+    pub rule_judge: u32,
 }
 
 /// Why an item is worth a look; each is shown beside the item.
@@ -34,6 +36,10 @@ pub struct Signals {
     pub all_pass: bool,
     /// A quality agent would filter it (a score not above PRISM's 7.0).
     pub low_quality: bool,
+    /// Answers the rule and the judge scored differently (fact_judge: the answer says the
+    /// opposite yes/no of the reference, yet the judge passed it): the question or its
+    /// reference may read two ways, or the judge is wrong.
+    pub rule_judge: u32,
 }
 
 impl Signals {
@@ -54,6 +60,7 @@ impl Signals {
                 .quality
                 .iter()
                 .any(|(_, q)| !super::rubric::passes(q.map(f64::from), super::quality::THRESHOLD)),
+            rule_judge: e.rule_judge,
         }
     }
 
@@ -62,6 +69,7 @@ impl Signals {
     pub fn priority(&self) -> u32 {
         4 * u32::from(self.models_disagree)
             + 3 * u32::from(self.flagged > 0)
+            + 3 * u32::from(self.rule_judge > 0)
             + 2 * u32::from(self.all_fail)
             + 2 * u32::from(self.low_quality)
             + u32::from(self.all_pass)
@@ -74,6 +82,9 @@ impl Signals {
         }
         if self.flagged > 0 {
             v.push("self-contradiction");
+        }
+        if self.rule_judge > 0 {
+            v.push("rule and judge disagree");
         }
         if self.all_fail {
             v.push("every model fails");
@@ -236,6 +247,7 @@ mod tests {
             checked: flagged,
             flagged,
             quality: Vec::new(),
+            rule_judge: 0,
         }
     }
 
@@ -264,6 +276,12 @@ mod tests {
         assert!(low.priority() > pass.priority());
         e.quality[0].1 = [9, 9, 8];
         assert!(!Signals::of(&e).low_quality);
+        // The rule and the judge disagreeing ranks with a self-contradiction.
+        let mut e = ev(&[], 0);
+        e.rule_judge = 1;
+        let rj = Signals::of(&e);
+        assert_eq!(rj.labels(), vec!["rule and judge disagree"]);
+        assert_eq!(rj.priority(), flagged.priority());
     }
 
     #[test]

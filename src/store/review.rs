@@ -250,6 +250,22 @@ impl Store {
         Ok(())
     }
 
+    /// Per item, how many scored answers the rule and the judge disagree on (one ≥ 0.5, the
+    /// other below).
+    pub fn rule_judge_disagreements(&self, mut f: impl FnMut(&str, u32)) -> Result<()> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT item_id, COUNT(*) FROM scores
+             WHERE score IS NOT NULL AND rule_score IS NOT NULL
+               AND (score >= 0.5) != (rule_score >= 0.5)
+             GROUP BY item_id",
+        )?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            f(r.get_ref(0)?.as_str()?, r.get::<_, u32>(1)?);
+        }
+        Ok(())
+    }
+
     pub fn draft(&self, item_id: &str, reviewer: &str) -> Result<Option<Draft>> {
         Ok(self
             .conn

@@ -262,6 +262,11 @@ pub(super) const MIGRATIONS: &[&str] = &[
     r#"
     DROP INDEX IF EXISTS jobs_state;
     "#,
+    // 10: the rule's own verdict where a rule had one and the judge still decided (fact_judge:
+    // answer and reference commit to opposite yes/no). Review triage shows the two disagreeing.
+    r#"
+    ALTER TABLE scores ADD COLUMN rule_score REAL;
+    "#,
 ];
 
 fn version(conn: &Connection) -> Result<usize> {

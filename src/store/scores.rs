@@ -25,6 +25,10 @@ pub struct ScoreRecord {
     pub judge_reply: Option<String>,
     pub judge_attempts: u32,
     pub created_at: i64,
+    /// The rule's verdict when the rule had one but the judge decided (fact_judge: answer and
+    /// reference say opposite yes/no); the review queue flags the two disagreeing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_score: Option<f64>,
 }
 
 impl Store {
@@ -34,8 +38,8 @@ impl Store {
         {
             let mut ins = tx.prepare_cached(
                 "INSERT OR REPLACE INTO scores (run_id, job_idx, item_id, task_id, model, sample, evaluator,
-                 score, detail, judge, judge_reply, judge_attempts, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                 score, detail, judge, judge_reply, judge_attempts, created_at, rule_score)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             )?;
             for r in rs {
                 ins.execute(params![
@@ -51,7 +55,8 @@ impl Store {
                     r.judge,
                     r.judge_reply,
                     r.judge_attempts,
-                    r.created_at
+                    r.created_at,
+                    r.rule_score
                 ])?;
             }
         }
@@ -74,10 +79,11 @@ impl Store {
             judge_reply: r.get(10)?,
             judge_attempts: r.get(11)?,
             created_at: r.get(12)?,
+            rule_score: r.get(13)?,
         })
     }
 
-    const SCORE_COLS: &str = "run_id, job_idx, item_id, task_id, model, sample, evaluator, score, detail, judge, judge_reply, judge_attempts, created_at";
+    const SCORE_COLS: &str = "run_id, job_idx, item_id, task_id, model, sample, evaluator, score, detail, judge, judge_reply, judge_attempts, created_at, rule_score";
 
     /// Every score of a run (or of every run), in job order.
     pub fn scores(&self, run_id: Option<&str>) -> Result<Vec<ScoreRecord>> {

@@ -843,6 +843,16 @@ impl Review {
                     t.muted(),
                 ),
                 verdict,
+                // Where the rule had its own verdict and the judge went the other way.
+                Span::styled(
+                    match score.and_then(|s| Some((s.score?, s.rule_score?))) {
+                        Some((j, r)) if (j >= 0.5) != (r >= 0.5) => {
+                            format!("  rule says {}", if r >= 0.5 { "✓" } else { "✗" })
+                        }
+                        _ => String::new(),
+                    },
+                    t.warning(),
+                ),
                 Span::styled(
                     score.map_or(String::new(), |s| format!("  {}", one_line(&s.detail))),
                     t.muted(),
