@@ -126,6 +126,7 @@ fn measure(label: &str, ds: &Arc<Dataset>, store: &Store, review: ReviewDb, save
         chosen: &[],
         can_run: true,
         notice: None,
+        judge: None,
     };
     // Opening the screen: everything it reads, statuses and the queue.
     let t = Instant::now();
@@ -244,6 +245,7 @@ fn measure_live(label: &str, ds: &Arc<Dataset>, store: &Store, mine: ReviewDb, o
         chosen: &[],
         can_run: true,
         notice: None,
+        judge: None,
     };
     let mut screen = Review::new();
     let data = ReviewData::load(store, &mine, "fay").unwrap();

@@ -92,9 +92,63 @@ impl Config {
     }
 }
 
+/// Sets one top-level `key = "value"` in the config file, keeping everything else as the user
+/// wrote it (comments, order, other keys); a missing file is created. A file that does not parse
+/// is left alone and the error names it. Written to a temporary file and renamed, so a crash
+/// never leaves half a config.
+pub fn remember(path: &Path, key: &str, value: &str) -> Result<(), String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+        format!("{}: {}", path.display(), e.to_string().trim())
+    })?;
+    doc[key] = toml_edit::value(value);
+    // What is written must still load as a config (a `judge` table would not).
+    toml::from_str::<Config>(&doc.to_string())
+        .map_err(|e| format!("{}: {}", path.display(), e.to_string().trim()))?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let tmp = path.with_extension("toml.tmp");
+    std::fs::write(&tmp, doc.to_string()).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn remembering_a_key_keeps_the_rest_of_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub").join("config.toml");
+        remember(&path, "judge", "smol").unwrap();
+        assert_eq!(Config::load(&path).0.judge.as_deref(), Some("smol"));
+        std::fs::write(
+            &path,
+            "# my settings\ntheme = \"light\" # the light one\njudge = \"old\"\n\n[keys]\nquit = [\"x\"]\n",
+        )
+        .unwrap();
+        remember(&path, "judge", "new \"quoted\"").unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.starts_with("# my settings\ntheme = \"light\" # the light one\n"),
+            "{text}"
+        );
+        assert!(text.contains("[keys]\nquit = [\"x\"]"), "{text}");
+        let (c, w) = Config::load(&path);
+        assert!(w.is_none());
+        assert_eq!(c.judge.as_deref(), Some("new \"quoted\""));
+        assert_eq!(c.theme.as_deref(), Some("light"));
+        // A broken file is not touched, and the error names it.
+        std::fs::write(&path, "theme = [").unwrap();
+        let e = remember(&path, "judge", "smol").unwrap_err();
+        assert!(e.contains("config.toml"), "{e}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "theme = [");
+    }
 
     #[test]
     fn missing_and_broken_configs_fall_back_to_defaults() {

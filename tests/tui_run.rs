@@ -211,3 +211,85 @@ fn answers_are_judged_shown_with_their_verdict_and_counted_in_the_tree() {
     let fd_line = s.lines().find(|l| l.contains("FD Factual")).unwrap();
     assert!(fd_line.contains("100.0"), "{fd_line}");
 }
+
+/// The demo's waiting answers (issue 28, 8a): with no judge, a fact_judge answer that commits to
+/// neither yes nor no waits "unscored", and its pane says how to get a judge. `u` lists the
+/// configured models; choosing one judges with it, scores every answer that waited (those on
+/// screen and one stored by an earlier run), and remembers it in config.toml,
+/// keeping what the user wrote there.
+#[test]
+fn choosing_a_judge_scores_the_waiting_answers_and_is_remembered() {
+    let mock = mock::start_background();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "# mine\ntheme = \"light\"\n").unwrap();
+    let rt = runtime();
+    let (app, mut services) = session(&rt, &mock.url(), &db);
+    services.config_file = Some(config.clone());
+    let mut with_judge = models(&mock.url());
+    with_judge.push(
+        toml::from_str::<ModelsFile>(&format!(
+            "[[models]]\nname = \"j\"\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"judge\"\n",
+            mock.url()
+        ))
+        .unwrap()
+        .models
+        .remove(0),
+    );
+    let mut app = app.with_models(with_judge);
+    // Myths items on alpha: a first run of the first item, then (the mark kept) a second of the
+    // first two, on screen (the first again from the cache). All three answers wait for the
+    // semantic judge.
+    let open_myths = vec![key('j'), code(KeyCode::Enter), key('j'), code(KeyCode::Tab)];
+    let mut keys = open_myths.clone();
+    keys.extend([key(' '), key('r'), code(KeyCode::Enter)]);
+    play(&rt, &mut app, &mut services, keys);
+    let term = play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![key('b'), key('j'), key(' '), key('r'), code(KeyCode::Enter)],
+    );
+    let s = screen(&term);
+    assert!(
+        s.contains("? unscored u: choose a judge · needs the semantic_equivalence judge"),
+        "{s}"
+    );
+    // u, down to j (third), enter.
+    let term = play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![key('u'), key('j'), key('j'), code(KeyCode::Enter)],
+    );
+    let s = screen(&term);
+    assert!(
+        s.contains(
+            "judge: j: scoring the 3 answers that waited for a judge; remembered in config.toml"
+        ),
+        "{s}"
+    );
+    assert!(s.contains("judge: different meaning"), "{s}");
+    let stored = prism::store::Store::open(&db)
+        .unwrap()
+        .scores(None)
+        .unwrap();
+    assert_eq!(stored.len(), 3);
+    assert!(
+        stored
+            .iter()
+            .all(|r| r.judge.as_deref() == Some("j") && r.score == Some(0.0)),
+        "{stored:?}"
+    );
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(text.starts_with("# mine\ntheme = \"light\"\n"), "{text}");
+    let (cfg, warn) = prism::config::Config::load(&config);
+    assert!(warn.is_none());
+    assert_eq!(cfg.judge.as_deref(), Some("j"));
+    assert_eq!(app.judge.as_deref(), Some("j"));
+    // u again starts on the judge in use, marked.
+    let term = play(&rt, &mut app, &mut services, vec![key('u')]);
+    let s = screen(&term);
+    assert!(s.contains("now: j") && s.contains("● j"), "{s}");
+}

@@ -517,10 +517,12 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
                     }
                 };
             let mut services = services;
-            if let Some(cfg) = judge_cfg
-                && let Err(e) = services.set_judge(&cfg)
-            {
-                notices.push(format!("judge: {e:#}; judged items stay unscored"));
+            services.config_file = Some(dirs.config_file());
+            if let Some(cfg) = judge_cfg {
+                match services.set_judge(&cfg) {
+                    Ok(()) => app.judge = Some(cfg.name.clone()),
+                    Err(e) => notices.push(format!("judge: {e:#}; judged items stay unscored")),
+                }
             }
             if let Some(r) = cli
                 .reviewer

@@ -156,6 +156,25 @@ impl Store {
 
     /// Stored answers that have no score yet (answered, never scored: the TUI scores them by
     /// rule when it opens the store).
+    /// Answers whose score waits for a judge (scored by rule as far as the rule goes, then
+    /// left unscored with "needs the … judge"), oldest run first.
+    pub fn awaiting_judge(&self) -> Result<Vec<ResponseRecord>> {
+        let cols: Vec<String> = Self::RESPONSE_COLS
+            .split(", ")
+            .map(|c| format!("r.{c}"))
+            .collect();
+        let mut st = self.conn.prepare(&format!(
+            "SELECT {} FROM responses r JOIN scores s ON s.run_id = r.run_id AND s.job_idx = r.job_idx \
+             WHERE s.score IS NULL AND s.detail LIKE 'needs the % judge' \
+             ORDER BY r.run_id, r.job_idx",
+            cols.join(", ")
+        ))?;
+        let rows = st
+            .query_map([], Self::response_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
     pub fn unscored_responses(&self) -> Result<Vec<ResponseRecord>> {
         let cols: Vec<String> = Self::RESPONSE_COLS
             .split(", ")

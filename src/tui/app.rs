@@ -35,6 +35,8 @@ pub struct App {
     popups: Vec<Box<dyn Component>>,
     /// Warnings and messages, shown once in the status bar.
     pub notice: Option<String>,
+    /// The judge's name (the config's `judge`, or the one chosen with `u`).
+    pub judge: Option<String>,
     pub quit: bool,
     /// Background work asked for, by whom; the loop starts it.
     requests: Vec<(ScreenId, JobRequest)>,
@@ -60,6 +62,7 @@ macro_rules! cx {
             chosen: &$app.chosen,
             can_run: $app.can_run,
             notice: $app.notice.as_deref(),
+            judge: $app.judge.as_deref(),
         }
     };
 }
@@ -79,6 +82,7 @@ impl App {
             screens: vec![browse],
             popups: Vec::new(),
             notice: None,
+            judge: None,
             quit: false,
             requests: Vec::new(),
             cancel_run: false,
@@ -369,6 +373,33 @@ impl App {
             }
             Msg::Scored(r) => self.session.apply_score(r.clone()),
             Msg::Failed(e) => self.notice = Some(e.clone()),
+            Msg::JudgeSet {
+                name,
+                waiting,
+                not_remembered,
+            } => {
+                self.judge = Some(name.clone());
+                let caveat = self
+                    .models
+                    .iter()
+                    .find(|m| m.name == *name)
+                    .and_then(super::popups::judge_caveat)
+                    .map(|c| format!(" ({c})"))
+                    .unwrap_or_default();
+                let scoring = match waiting {
+                    0 => "no answer waits for a judge".to_string(),
+                    1 => "scoring the 1 answer that waited for a judge".to_string(),
+                    n => format!("scoring the {n} answers that waited for a judge"),
+                };
+                let memory = match not_remembered {
+                    None => "; remembered in config.toml".to_string(),
+                    Some(e) => format!("; not remembered: {e}"),
+                };
+                self.notice = Some(format!(
+                    "judge: {}{caveat}: {scoring}{memory}",
+                    crate::text::one_line(name)
+                ));
+            }
             Msg::Detect(crate::detect::run::DetectEvent::StoreDown { reason }) => {
                 self.notice = Some(format!(
                     "disk full? {reason}; free space and detection goes on"

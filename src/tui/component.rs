@@ -35,6 +35,8 @@ pub struct Cx<'a> {
     pub can_run: bool,
     /// The notice shown in the status bar, if any.
     pub notice: Option<&'a str>,
+    /// The judge model for judged evaluators, by name, if one is set.
+    pub judge: Option<&'a str>,
 }
 
 /// Input for a component: an action from its mode's bindings, or the raw event for a component

@@ -35,6 +35,8 @@ pub struct Services {
     pub review: Option<crate::review::db::ReviewDb>,
     /// Blind review (`--blind`, or `blind = true` in the config).
     pub blind: bool,
+    /// Where choices made in the TUI are remembered (`config.toml`); `None`: not remembered.
+    pub config_file: Option<std::path::PathBuf>,
 }
 
 impl Services {
@@ -49,6 +51,7 @@ impl Services {
             reviewer: crate::review::load::default_reviewer(),
             review: None,
             blind: false,
+            config_file: None,
         }
     }
 
@@ -71,6 +74,7 @@ impl Services {
             reviewer: crate::review::load::default_reviewer(),
             review: Some(review),
             blind: false,
+            config_file: None,
         })
     }
 
@@ -165,6 +169,9 @@ pub enum DetectJob {
 #[derive(Debug, Clone)]
 pub enum JobRequest {
     Detect(DetectJob),
+    /// Judge with this model from now on (remembered in the config), and score every stored
+    /// answer that waits for a judge.
+    SetJudge(Box<ModelConfig>),
     /// Every stored answer's self-contradiction flag, with its score (the heatmap's metric).
     LoadFlags,
     /// The claims detections over a claims dataset: every target, newest run first.
@@ -256,6 +263,13 @@ pub enum Msg {
     ReviewChanged,
     /// A decision is on disk.
     DecisionSaved(Box<crate::review::ReviewRecord>),
+    /// The judge is set: its name, how many waiting answers it now scores, and why the choice
+    /// could not be remembered, if it could not.
+    JudgeSet {
+        name: String,
+        waiting: usize,
+        not_remembered: Option<String>,
+    },
     /// A job could not start or failed, with why.
     Failed(String),
 }
@@ -345,6 +359,48 @@ impl Jobs {
         }
     }
 
+    /// Judges with `cfg` from now on, remembers it, and scores what waited for a judge.
+    fn set_judge(&mut self, to: ScreenId, cfg: ModelConfig, ds: &Arc<Dataset>) {
+        if let Err(e) = self.services.set_judge(&cfg) {
+            return self.send(to, Msg::Failed(format!("judge {}: {e:#}", cfg.name)));
+        }
+        let not_remembered = match &self.services.config_file {
+            Some(path) => crate::config::remember(path, "judge", &cfg.name).err(),
+            None => Some("no config file in this session".into()),
+        };
+        let waiting = match &self.services.reader {
+            Some(reader) => match reader.awaiting_judge() {
+                Ok(records) => records
+                    .iter()
+                    .filter_map(|r| Some(to_score(ds.index_of(&r.item_id)?, r)))
+                    .collect(),
+                Err(e) => {
+                    self.send(to, Msg::Failed(format!("reading stored answers: {e}")));
+                    Vec::new()
+                }
+            },
+            None => Vec::new(),
+        };
+        self.send(
+            to,
+            Msg::JudgeSet {
+                name: cfg.name.clone(),
+                waiting: waiting.len(),
+                not_remembered,
+            },
+        );
+        if !waiting.is_empty() {
+            self.start(
+                to,
+                JobRequest::Score {
+                    inputs: waiting,
+                    judge: true,
+                },
+                ds,
+            );
+        }
+    }
+
     fn send(&self, to: ScreenId, msg: Msg) {
         let _ = self.tx.send(Delivery { to, msg });
     }
@@ -352,6 +408,7 @@ impl Jobs {
     /// Starts a job for `to`; results (or why it could not start) arrive on `rx`.
     pub fn start(&mut self, to: ScreenId, req: JobRequest, ds: &Arc<Dataset>) {
         match req {
+            JobRequest::SetJudge(cfg) => self.set_judge(to, *cfg, ds),
             JobRequest::Detect(job) => {
                 if let Err(e) = self.start_detect(to, job, ds) {
                     self.send(to, Msg::Failed(format!("detection: {e:#}")));

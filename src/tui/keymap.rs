@@ -41,6 +41,7 @@ pub enum Action {
     Back,
     Rescore,
     ToggleJudge,
+    ChooseJudge,
     Heatmap,
     HeatView,
     Sort,
@@ -455,6 +456,15 @@ const DEFS: &[Def] = &[
         uses: &[(
             &[Browse, Compare],
             "score the item's answers again (and judge them)",
+        )],
+    },
+    Def {
+        action: Action::ChooseJudge,
+        name: "choose_judge",
+        keys: &["u"],
+        uses: &[(
+            &[Browse, Compare],
+            "choose the judge (any configured model) and score every answer waiting for one",
         )],
     },
     Def {

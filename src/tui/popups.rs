@@ -497,6 +497,120 @@ impl Component for Picker {
     }
 }
 
+/// Choose the judge for judged evaluators among the configured models (`u`): the choice is
+/// remembered in the config and every answer waiting for a judge is scored with it.
+#[derive(Default)]
+pub struct JudgePicker {
+    pub cursor: usize,
+}
+
+impl JudgePicker {
+    /// Starts on the current judge, if it is configured.
+    pub fn new(cx: &Cx) -> JudgePicker {
+        JudgePicker {
+            cursor: cx
+                .judge
+                .and_then(|j| cx.models.iter().position(|m| m.name == j))
+                .unwrap_or(0),
+        }
+    }
+}
+
+/// A word on a judge this small: its verdicts are a demo's, not a measurement's.
+pub fn judge_caveat(m: &crate::provider::ModelConfig) -> Option<&'static str> {
+    (m.provider == crate::provider::config::ProviderKind::Local)
+        .then_some("a small embedded model: its verdicts are indicative only")
+}
+
+impl Component for JudgePicker {
+    fn id(&self) -> ScreenId {
+        ScreenId::JudgePicker
+    }
+    fn mode(&self) -> Mode {
+        Mode::Picker
+    }
+    fn is_overlay(&self) -> bool {
+        true
+    }
+    fn update(&mut self, input: Input, cx: &Cx) -> Vec<Cmd> {
+        let Input::Action(a) = input else {
+            return Vec::new();
+        };
+        let n = cx.models.len();
+        match a {
+            Action::Up => self.cursor = self.cursor.saturating_sub(1),
+            Action::Down => self.cursor = (self.cursor + 1).min(n.saturating_sub(1)),
+            Action::Toggle | Action::Run | Action::Mark => {
+                let Some(m) = cx.models.get(self.cursor) else {
+                    return vec![
+                        Cmd::ClosePopup,
+                        Cmd::Notice("no models configured (models.toml) to judge with".into()),
+                    ];
+                };
+                return vec![
+                    Cmd::ClosePopup,
+                    Cmd::Job(JobRequest::SetJudge(Box::new(m.clone()))),
+                ];
+            }
+            Action::Cancel | Action::Quit => return vec![Cmd::ClosePopup],
+            _ => {}
+        }
+        Vec::new()
+    }
+    fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {
+        let t = cx.theme;
+        let r = popup_area(area, 76, cx.models.len() as u16 + 8);
+        f.render_widget(Clear, r);
+        let block = pane(t, Line::from(" Judge for judged answers "), true);
+        let inner = block.inner(r);
+        f.render_widget(block, r);
+        let mut lines: Vec<Line> = vec![Line::styled(
+            match cx.judge {
+                Some(j) => format!("now: {}", one_line(j)),
+                None => "now: none (judged answers wait unscored)".to_string(),
+            },
+            t.muted(),
+        )];
+        for (i, m) in cx.models.iter().enumerate() {
+            let mark = if cx.judge == Some(m.name.as_str()) {
+                "● "
+            } else {
+                "  "
+            };
+            let line = Line::from(vec![
+                Span::styled(mark, t.accent()),
+                Span::styled(format!("{:<18}", one_line(&m.name)), t.base()),
+                Span::styled(
+                    format!("{} {}", m.provider.as_str(), one_line(m.model_id())),
+                    t.muted(),
+                ),
+            ]);
+            lines.push(if i == self.cursor {
+                line.style(t.selected(true))
+            } else {
+                line
+            });
+        }
+        lines.push(Line::raw(""));
+        if let Some(c) = cx.models.get(self.cursor).and_then(judge_caveat) {
+            lines.push(Line::styled(c, t.warning()));
+        }
+        let k = |a| cx.keymap.hint(Mode::Picker, a);
+        lines.push(Line::styled(
+            format!(
+                "{} judge with it (remembered in the config) · {} cancel",
+                k(Action::Toggle),
+                k(Action::Cancel)
+            ),
+            t.muted(),
+        ));
+        f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
 /// The Spearman rank correlation between dimensions over the heatmap's rows (paper Figure 4).
 pub struct Correlation {
     matrix: [[Option<f64>; 4]; 4],

@@ -9,6 +9,7 @@ pub enum ScreenId {
     Help,
     Problems,
     Picker,
+    JudgePicker,
     Correlation,
     Contradictions,
     Pair,

@@ -243,6 +243,9 @@ impl Browse {
                     out.push(Cmd::Notice("scoring again".into()));
                 }
             }
+            Action::ChooseJudge => out.push(Cmd::Popup(Box::new(
+                crate::tui::popups::JudgePicker::new(cx),
+            ))),
             Action::Heatmap => out.push(Cmd::Push(Open::Heatmap)),
             Action::Cancel if self.search.regex.is_some() => self.search = Search::default(),
             Action::NextPane => self.focus = self.focus.next(),

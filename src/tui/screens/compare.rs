@@ -181,6 +181,9 @@ impl Compare {
                     out.push(Cmd::Notice("scoring again".into()));
                 }
             }
+            Action::ChooseJudge => out.push(Cmd::Popup(Box::new(
+                crate::tui::popups::JudgePicker::new(cx),
+            ))),
             Action::ToggleJudge => {
                 // Only worth a toggle where a judge replied: otherwise say why nothing shows.
                 let judged = models.iter().any(|m| {
@@ -462,7 +465,12 @@ impl Compare {
             .border_style(t.border(focused))
             .title(Line::from(title));
         let block = match answer.and_then(|a| a.verdict.as_ref()) {
-            Some(v) => block.title_bottom(verdict_line(v, t, self.show_judge)),
+            Some(v) => block.title_bottom(verdict_line(
+                v,
+                t,
+                self.show_judge,
+                &cx.keymap.hint(Mode::Compare, Action::ChooseJudge),
+            )),
             None => block,
         };
         let inner = block.inner(r);
@@ -526,7 +534,12 @@ fn status_span(a: Option<&Answer>, t: &Theme) -> Span<'static> {
 
 /// The verdict under an answer: a mark and the score (so it reads without colour), the
 /// evaluator's detail, and who judged.
-fn verdict_line(v: &crate::store::ScoreRecord, t: &Theme, showing: bool) -> Line<'static> {
+fn verdict_line(
+    v: &crate::store::ScoreRecord,
+    t: &Theme,
+    showing: bool,
+    choose_judge: &str,
+) -> Line<'static> {
     let (mark, style) = match v.score {
         Some(s) if s >= 1.0 => ("✓".to_string(), t.success()),
         Some(s) if s <= 0.0 => ("✗".to_string(), t.error()),
@@ -536,16 +549,21 @@ fn verdict_line(v: &crate::store::ScoreRecord, t: &Theme, showing: bool) -> Line
     let score = v
         .score
         .map_or("unscored".to_string(), |s| format!("{s:.2}"));
-    let mut spans = vec![
-        Span::styled(
-            format!(" {mark} {score} "),
-            style.add_modifier(Modifier::BOLD),
-        ),
-        Span::styled(
-            format!("{} · {} ", one_line(&v.detail), v.evaluator),
-            t.base(),
-        ),
-    ];
+    let mut spans = vec![Span::styled(
+        format!(" {mark} {score} "),
+        style.add_modifier(Modifier::BOLD),
+    )];
+    // Waiting for a judge: how to get one comes first, so a narrow pane still shows it.
+    if v.score.is_none() && v.judge.is_none() && v.detail.starts_with("needs the ") {
+        spans.push(Span::styled(
+            format!("{choose_judge}: choose a judge · "),
+            t.accent().add_modifier(Modifier::BOLD),
+        ));
+    }
+    spans.push(Span::styled(
+        format!("{} · {} ", one_line(&v.detail), v.evaluator),
+        t.base(),
+    ));
     if let Some(j) = &v.judge {
         let hint = if showing { "J hides" } else { "J shows" };
         spans.push(Span::styled(
