@@ -64,14 +64,15 @@ pub struct CompareAreas {
 }
 
 impl CompareAreas {
-    pub fn new(area: Rect, n_panes: usize) -> CompareAreas {
+    /// `status_h`: the rows the key hints need at this width (they wrap, never cut).
+    pub fn new(area: Rect, n_panes: usize, status_h: u16) -> CompareAreas {
         let header_h = if area.height >= 30 { 8 } else { 5 };
         let [title, header, body, gauge, status] = Layout::vertical([
             Constraint::Length(1),
             Constraint::Length(header_h),
             Constraint::Min(3),
             Constraint::Length(1),
-            Constraint::Length(1),
+            Constraint::Length(status_h.max(1)),
         ])
         .areas(area);
         let n = n_panes.max(1);

@@ -416,6 +416,7 @@ impl Component for Picker {
         let block = pane(t, Line::from(title), true);
         let inner = block.inner(r);
         f.render_widget(block, r);
+        let name_w = name_column(cx.models);
         let mut lines: Vec<Line> = cx
             .models
             .iter()
@@ -432,7 +433,7 @@ impl Component for Picker {
                 };
                 let line = Line::from(vec![
                     Span::styled(format!("{check} "), t.accent()),
-                    Span::styled(format!("{:<18}", one_line(&m.name)), t.base()),
+                    Span::styled(format!("{:<w$} ", one_line(&m.name), w = name_w), t.base()),
                     Span::styled(
                         format!("{} {}", m.provider.as_str(), one_line(m.model_id())),
                         t.muted(),
@@ -516,6 +517,17 @@ impl JudgePicker {
     }
 }
 
+/// The width of the model-name column: the longest name (at least 17), so a long name never
+/// runs into the provider beside it.
+fn name_column(models: &[crate::provider::ModelConfig]) -> usize {
+    models
+        .iter()
+        .map(|m| unicode_width::UnicodeWidthStr::width(one_line(&m.name).as_str()))
+        .max()
+        .unwrap_or(0)
+        .max(17)
+}
+
 /// A word on a judge this small: its verdicts are a demo's, not a measurement's.
 pub fn judge_caveat(m: &crate::provider::ModelConfig) -> Option<&'static str> {
     (m.provider == crate::provider::config::ProviderKind::Local)
@@ -571,6 +583,7 @@ impl Component for JudgePicker {
             },
             t.muted(),
         )];
+        let name_w = name_column(cx.models);
         for (i, m) in cx.models.iter().enumerate() {
             let mark = if cx.judge == Some(m.name.as_str()) {
                 "● "
@@ -579,7 +592,7 @@ impl Component for JudgePicker {
             };
             let line = Line::from(vec![
                 Span::styled(mark, t.accent()),
-                Span::styled(format!("{:<18}", one_line(&m.name)), t.base()),
+                Span::styled(format!("{:<w$} ", one_line(&m.name), w = name_w), t.base()),
                 Span::styled(
                     format!("{} {}", m.provider.as_str(), one_line(m.model_id())),
                     t.muted(),

@@ -28,6 +28,49 @@ pub fn status_line(
     f.render_widget(Paragraph::new(line), area);
 }
 
+/// Key hints (`"k what  k what  ..."`, pieces two spaces apart) packed onto as few lines of
+/// `width` columns as they need, broken only between pieces: a hint line is never cut.
+pub fn wrap_hints(hints: &str, width: u16) -> Vec<String> {
+    use unicode_width::UnicodeWidthStr;
+    let width = (width as usize).max(10);
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for piece in hints.split("  ").map(str::trim).filter(|p| !p.is_empty()) {
+        if !cur.is_empty() && cur.width() + 2 + piece.width() + 1 > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push_str("  ");
+        }
+        cur.push_str(piece);
+    }
+    if !cur.is_empty() || lines.is_empty() {
+        lines.push(cur);
+    }
+    lines.into_iter().map(|l| format!(" {l}")).collect()
+}
+
+/// How many rows a screen's status needs for `hints` at `width` (a notice takes one; the long
+/// notice box shows the rest of it).
+pub fn status_rows(notice: Option<&str>, hints: &str, width: u16) -> u16 {
+    match notice {
+        Some(_) => 1,
+        None => wrap_hints(hints, width).len() as u16,
+    }
+}
+
+/// [`status_line`] over as many rows as [`status_rows`] gave: the hints wrapped, never cut.
+pub fn status_lines(f: &mut Frame, area: Rect, theme: &Theme, notice: Option<&str>, hints: &str) {
+    let lines: Vec<Line> = match notice {
+        Some(n) => vec![Line::styled(crate::text::one_line(n), theme.warning())],
+        None => wrap_hints(hints, area.width)
+            .into_iter()
+            .map(|l| Line::styled(l, theme.muted()))
+            .collect(),
+    };
+    f.render_widget(Paragraph::new(lines), area);
+}
+
 /// A notice too long for the status line is never cut silently: the whole of it, wrapped, in a
 /// box just above the status line (up to eight lines; the status line keeps its start). It goes
 /// with the notice, on the next key press.
@@ -156,5 +199,26 @@ pub fn fit(sel: usize, offset: usize, height: usize) -> usize {
         sel + 1 - height
     } else {
         offset
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hints_wrap_between_pieces_and_never_lose_one() {
+        let h = "space mark  d AutoHall on marked  enter contradictions  r models  backspace back";
+        let lines = wrap_hints(h, 40);
+        assert!(lines.len() > 1);
+        assert!(
+            lines
+                .iter()
+                .all(|l| unicode_width::UnicodeWidthStr::width(l.as_str()) <= 40)
+        );
+        let joined: Vec<String> = lines.iter().map(|l| l.trim().to_string()).collect();
+        assert_eq!(joined.join("  "), h);
+        assert_eq!(wrap_hints(h, 200).len(), 1);
+        assert_eq!(wrap_hints("", 80), vec![" ".to_string()]);
     }
 }

@@ -783,9 +783,11 @@ impl Browse {
                     (t > 0).then_some((d, t))
                 });
                 let marked: usize = tasks.iter().map(|&t| self.marked_per_task[t]).sum();
+                // Right-aligned in its column, so the rate columns before it line up whatever
+                // the count's width (5 and 21 once put the rates one column apart).
                 let count = match progress {
-                    Some((d, t)) => format!("{d}/{t}"),
-                    None => node.items.len().to_string(),
+                    Some((d, t)) => format!("{:>5}", format!("{d}/{t}")),
+                    None => format!("{:>5}", node.items.len()),
                 };
                 let count_style = match progress {
                     Some((d, tt)) if d == tt => t.success(),

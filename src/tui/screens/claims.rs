@@ -23,7 +23,7 @@ use crate::tui::component::{Cmd, Component, Cx, Input, Open, ScreenId};
 use crate::tui::jobs::{DetectJob, JobRequest, Msg};
 use crate::tui::keymap::{Action, Mode};
 use crate::tui::popups::{PickFor, Picker};
-use crate::tui::widgets::{pane, row_in, scrollbar, status_line, title_line};
+use crate::tui::widgets::{pane, row_in, scrollbar, status_lines, status_rows, title_line};
 
 /// AutoHall's middle generation temperature: what the TUI runs at (the CLI runs all three).
 pub const TUI_TEMPERATURE: f64 = 0.5;
@@ -338,10 +338,21 @@ impl Component for ClaimsBrowse {
     fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {
         let t = cx.theme;
         f.render_widget(Block::default().style(t.base()), area);
+        let k = |a| cx.keymap.hint(Mode::Claims, a);
+        let hints = format!(
+            " {} mark  {} AutoHall on marked  {} contradictions  {} models  {} {}  {} help",
+            k(Action::Mark),
+            k(Action::Detect),
+            k(Action::Toggle),
+            k(Action::Run),
+            k(Action::Back),
+            "back",
+            k(Action::Help)
+        );
         let [title, body, status] = Layout::vertical([
             Constraint::Length(1),
             Constraint::Min(3),
-            Constraint::Length(1),
+            Constraint::Length(status_rows(cx.notice, &hints, area.width)),
         ])
         .areas(area);
         let (tr, fa) = (
@@ -382,19 +393,7 @@ impl Component for ClaimsBrowse {
                 .areas(body);
         self.draw_list(cx, f, list);
         self.draw_detail(cx, f, detail);
-        let k = |a| cx.keymap.hint(Mode::Claims, a);
-        status_line(f, status, t, cx.notice, || {
-            format!(
-                " {} mark  {} AutoHall on marked  {} contradictions  {} models  {} {}  {} help",
-                k(Action::Mark),
-                k(Action::Detect),
-                k(Action::Toggle),
-                k(Action::Run),
-                k(Action::Back),
-                "back",
-                k(Action::Help)
-            )
-        });
+        status_lines(f, status, t, cx.notice, &hints);
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

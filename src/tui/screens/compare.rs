@@ -17,7 +17,7 @@ use crate::tui::jobs::{JobRequest, Msg};
 use crate::tui::keymap::{Action, Mode};
 use crate::tui::layout::CompareAreas;
 use crate::tui::session::{Answer, Session, Status};
-use crate::tui::widgets::{scrollbar, status_line, title_line};
+use crate::tui::widgets::{scrollbar, status_lines, status_rows, title_line};
 
 /// What the last frame drew for one pane.
 #[derive(Debug, Clone, Copy, Default)]
@@ -285,7 +285,27 @@ impl Component for Compare {
         let t = cx.theme;
         f.render_widget(Block::default().style(t.base()), area);
         let models = self.models(cx.session);
-        let a = CompareAreas::new(area, models.len());
+        let k = |a| cx.keymap.hint(Mode::Compare, a);
+        let running = cx.session.active.as_ref().is_some_and(|r| r.running());
+        let hints = format!(
+            " {}/{} item  {} pane  ↑↓ scroll  {} follow  {} sample  {} contradictions  {} {}  {} browse  {} help  {} quit",
+            k(Action::PrevItem),
+            k(Action::NextItem),
+            k(Action::NextPane),
+            k(Action::Bottom),
+            k(Action::NextSample),
+            k(Action::Contradictions),
+            k(Action::Cancel),
+            if running { "cancel run" } else { "back" },
+            k(Action::Back),
+            k(Action::Help),
+            k(Action::Quit)
+        );
+        let a = CompareAreas::new(
+            area,
+            models.len(),
+            status_rows(cx.notice, &hints, area.width),
+        );
 
         let pos = if self.items.is_empty() {
             String::new()
@@ -337,24 +357,7 @@ impl Component for Compare {
         }
         self.drawn = drawn;
         gauge(cx, f, a.gauge);
-        let k = |a| cx.keymap.hint(Mode::Compare, a);
-        let running = cx.session.active.as_ref().is_some_and(|r| r.running());
-        status_line(f, a.status, t, cx.notice, || {
-            format!(
-                " {}/{} item  {} pane  ↑↓ scroll  {} follow  {} sample  {} contradictions  {} {}  {} browse  {} help  {} quit",
-                k(Action::PrevItem),
-                k(Action::NextItem),
-                k(Action::NextPane),
-                k(Action::Bottom),
-                k(Action::NextSample),
-                k(Action::Contradictions),
-                k(Action::Cancel),
-                if running { "cancel run" } else { "back" },
-                k(Action::Back),
-                k(Action::Help),
-                k(Action::Quit)
-            )
-        });
+        status_lines(f, a.status, t, cx.notice, &hints);
         self.areas = Some(a);
     }
 

@@ -22,7 +22,7 @@ use crate::tui::component::{Cmd, Component, Cx, Input, ScreenId};
 use crate::tui::jobs::{DetectJob, JobRequest, Msg};
 use crate::tui::keymap::{Action, Mode};
 use crate::tui::pair::PairView;
-use crate::tui::widgets::{pane, row_in, scrollbar, status_line, title_line};
+use crate::tui::widgets::{pane, row_in, scrollbar, status_lines, status_rows, title_line};
 
 /// A call in flight, as the front-end sees it.
 #[derive(Debug, Clone, Default)]
@@ -325,32 +325,31 @@ impl Component for Contradictions {
             .run
             .as_ref()
             .is_some_and(|r| r.kind == DetectKind::Claims);
+        let k = |a| cx.keymap.hint(Mode::Contradictions, a);
+        let hints = format!(
+            " ↑↓ sample  {} pair side by side  {} sample again  {} round  {}/{} answer  {} {}  {} help",
+            k(Action::Toggle),
+            k(Action::SampleAgain),
+            k(Action::NextSample),
+            k(Action::PrevItem),
+            k(Action::NextItem),
+            k(Action::Cancel),
+            if self.running { "cancel" } else { "back" },
+            k(Action::Help)
+        );
         let [title, top, summary, list, status] = Layout::vertical([
             Constraint::Length(1),
             Constraint::Percentage(30),
             Constraint::Length(if claims { 3 } else { 2 }),
             Constraint::Min(4),
-            Constraint::Length(1),
+            Constraint::Length(status_rows(cx.notice, &hints, area.width)),
         ])
         .areas(area);
         self.draw_title(cx, f, title);
         self.draw_answer(cx, f, top);
         self.draw_summary(cx, f, summary);
         self.draw_list(cx, f, list);
-        let k = |a| cx.keymap.hint(Mode::Contradictions, a);
-        status_line(f, status, t, cx.notice, || {
-            format!(
-                " ↑↓ sample  {} pair side by side  {} sample again  {} round  {}/{} answer  {} {}  {} help",
-                k(Action::Toggle),
-                k(Action::SampleAgain),
-                k(Action::NextSample),
-                k(Action::PrevItem),
-                k(Action::NextItem),
-                k(Action::Cancel),
-                if self.running { "cancel" } else { "back" },
-                k(Action::Help)
-            )
-        });
+        status_lines(f, status, t, cx.notice, &hints);
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

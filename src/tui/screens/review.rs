@@ -585,61 +585,6 @@ impl Component for Review {
     fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {
         let t = cx.theme;
         f.render_widget(Block::default().style(t.base()), area);
-        let [title, body, status] = Layout::vertical([
-            Constraint::Length(1),
-            Constraint::Min(3),
-            Constraint::Length(1),
-        ])
-        .areas(area);
-        let reviewer = self.data.as_ref().map_or("", |d| d.reviewer.as_str());
-        let mine = self.data.as_ref().map_or(0, |d| {
-            d.decisions
-                .iter()
-                .filter(|r| r.reviewer == reviewer)
-                .count()
-        });
-        let converged = self
-            .status
-            .values()
-            .filter(|s| matches!(s.state, State::Converged(_)))
-            .count();
-        let disputed = self
-            .status
-            .values()
-            .filter(|s| s.state == State::Disputed)
-            .count();
-        let spans = vec![
-            Span::styled(" review ", t.base().add_modifier(Modifier::BOLD)),
-            Span::styled(
-                format!(
-                    "{} · {} in queue ({}, {}{}) · {} decision{} by you · {} converged · {} disputed",
-                    one_line(reviewer),
-                    self.queue.len(),
-                    self.filter.label(),
-                    self.panel.map_or("both panels", Panel::label),
-                    self.scope
-                        .as_deref()
-                        .map_or(String::new(), |s| format!(", {}", s.trim_end_matches('-'))),
-                    mine,
-                    if mine == 1 { "" } else { "s" },
-                    converged,
-                    disputed
-                ),
-                t.muted(),
-            ),
-        ];
-        f.render_widget(Paragraph::new(title_line(t, spans)), title);
-        let [list, right] =
-            Layout::horizontal([Constraint::Percentage(32), Constraint::Percentage(68)])
-                .areas(body);
-        self.draw_queue(cx, f, list);
-        // The form keeps the scores, the decision and a few lines of rationale; on a short
-        // terminal the item gets the rest.
-        let form_h = if right.height >= 34 { 12 } else { 9 };
-        let [detail, form] =
-            Layout::vertical([Constraint::Min(5), Constraint::Length(form_h)]).areas(right);
-        self.draw_detail(cx, f, detail);
-        self.draw_form(cx, f, form);
         let k = |a| cx.keymap.hint(Mode::Review, a);
         let hint = if let Some(e) = &self.error {
             one_line(e)
@@ -663,12 +608,91 @@ impl Component for Review {
                 k(Action::Help)
             )
         };
+        let status_h = if self.error.is_some() || cx.notice.is_some() {
+            1
+        } else {
+            crate::tui::widgets::wrap_hints(&hint, area.width).len() as u16
+        };
+        let [title, body, status] = Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Min(3),
+            Constraint::Length(status_h),
+        ])
+        .areas(area);
+        let reviewer = self.data.as_ref().map_or("", |d| d.reviewer.as_str());
+        let mine = self.data.as_ref().map_or(0, |d| {
+            d.decisions
+                .iter()
+                .filter(|r| r.reviewer == reviewer)
+                .count()
+        });
+        let converged = self
+            .status
+            .values()
+            .filter(|s| matches!(s.state, State::Converged(_)))
+            .count();
+        let disputed = self
+            .status
+            .values()
+            .filter(|s| s.state == State::Disputed)
+            .count();
+        let full = format!(
+            "{} · {} in queue ({}, {}{}) · {} decision{} by you · {} converged · {} disputed",
+            one_line(reviewer),
+            self.queue.len(),
+            self.filter.label(),
+            self.panel.map_or("both panels", Panel::label),
+            self.scope
+                .as_deref()
+                .map_or(String::new(), |s| format!(", {}", s.trim_end_matches('-'))),
+            mine,
+            if mine == 1 { "" } else { "s" },
+            converged,
+            disputed
+        );
+        // On a narrow terminal the counts still show, in fewer words (the filter and panel
+        // are on the queue's title).
+        let head =
+            if unicode_width::UnicodeWidthStr::width(full.as_str()) + 16 > area.width as usize {
+                format!(
+                    "{} · {} queued · {mine} yours · {converged} converged · {disputed} disputed",
+                    one_line(reviewer),
+                    self.queue.len(),
+                )
+            } else {
+                full
+            };
+        let spans = vec![
+            Span::styled(" review ", t.base().add_modifier(Modifier::BOLD)),
+            Span::styled(head, t.muted()),
+        ];
+        f.render_widget(Paragraph::new(title_line(t, spans)), title);
+        let [list, right] =
+            Layout::horizontal([Constraint::Percentage(32), Constraint::Percentage(68)])
+                .areas(body);
+        self.draw_queue(cx, f, list);
+        // The form keeps the scores, the decision and a few lines of rationale; on a short
+        // terminal the item gets the rest.
+        let form_h = if right.height >= 34 { 12 } else { 9 };
+        let [detail, form] =
+            Layout::vertical([Constraint::Min(5), Constraint::Length(form_h)]).areas(right);
+        self.draw_detail(cx, f, detail);
+        self.draw_form(cx, f, form);
         let style = if self.error.is_some() || cx.notice.is_some() {
             t.warning()
         } else {
             t.muted()
         };
-        f.render_widget(Paragraph::new(Line::styled(hint, style)), status);
+        // Key hints wrap onto as many rows as they need; a message takes one.
+        let hint_lines: Vec<Line> = if self.error.is_some() || cx.notice.is_some() {
+            vec![Line::styled(hint, style)]
+        } else {
+            crate::tui::widgets::wrap_hints(&hint, area.width)
+                .into_iter()
+                .map(|l| Line::styled(l, style))
+                .collect()
+        };
+        f.render_widget(Paragraph::new(hint_lines), status);
     }
 
     fn as_any(&self) -> &dyn std::any::Any {
@@ -679,11 +703,17 @@ impl Component for Review {
 impl Review {
     fn draw_queue(&self, cx: &Cx, f: &mut Frame, area: Rect) {
         let t = cx.theme;
-        let block = pane(
-            t,
-            Line::from(" Queue (triage order) "),
-            self.editing.is_none(),
-        );
+        // A filter in force is named on the queue itself (the header drops it when narrow).
+        let title = if self.filter == StatusFilter::All && self.panel.is_none() {
+            " Queue (triage order) ".to_string()
+        } else {
+            format!(
+                " Queue · {}, {} ",
+                self.filter.label(),
+                self.panel.map_or("both panels", Panel::label)
+            )
+        };
+        let block = pane(t, Line::from(title), self.editing.is_none());
         let inner = block.inner(area);
         f.render_widget(block, area);
         if self.data.is_none() {

@@ -25,7 +25,9 @@ use crate::tui::component::{Cmd, Component, Cx, Input, ScreenId};
 use crate::tui::jobs::{JobRequest, Msg};
 use crate::tui::keymap::{Action, Mode};
 use crate::tui::popups::{PickFor, Picker};
-use crate::tui::widgets::{pane, row_in, scrollbar, status_line, title_line, truncate};
+use crate::tui::widgets::{
+    pane, row_in, scrollbar, status_lines, status_rows, title_line, truncate,
+};
 
 /// The sentences of one generator × detector pair.
 pub struct Sentences {
@@ -361,21 +363,9 @@ impl Component for Selfcheck {
         }
         let t = cx.theme;
         f.render_widget(Block::default().style(t.base()), area);
-        let [title, body, status] = Layout::vertical([
-            Constraint::Length(1),
-            Constraint::Min(3),
-            Constraint::Length(1),
-        ])
-        .areas(area);
-        f.render_widget(Paragraph::new(title_line(t, self.title_spans(t))), title);
-        if self.sentences.is_some() {
-            self.draw_sentences(f, body, t);
-        } else {
-            self.draw_scores(f, body, cx);
-        }
         let mode = self.mode();
         let k = |a| cx.keymap.hint(mode, a);
-        status_line(f, status, t, cx.notice, || {
+        let hints = {
             if self.sentences.is_some() {
                 format!(
                     " ↑↓ triple  {}/{} scroll  {}/{} run  {} back  {} help",
@@ -399,7 +389,20 @@ impl Component for Selfcheck {
                     k(Action::Help)
                 )
             }
-        });
+        };
+        let [title, body, status] = Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Min(3),
+            Constraint::Length(status_rows(cx.notice, &hints, area.width)),
+        ])
+        .areas(area);
+        f.render_widget(Paragraph::new(title_line(t, self.title_spans(t))), title);
+        if self.sentences.is_some() {
+            self.draw_sentences(f, body, t);
+        } else {
+            self.draw_scores(f, body, cx);
+        }
+        status_lines(f, status, t, cx.notice, &hints);
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

@@ -1,0 +1,232 @@
+//! Every screen at the three terminal sizes a user meets first (issue 28): 80x24, 120x40 and
+//! 200x60, as text snapshots, on the bundled sample data with two models' stored answers and
+//! scores. Besides the snapshots (read them when a screen changes), each frame is checked for
+//! what must never happen at any size: the hint line cut mid-word, a line wider than the screen,
+//! the tree's counts out of line.
+
+mod common;
+
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+
+use common::screen::{code, key, screen};
+use crossterm::event::{Event, KeyCode};
+use prism::dataset;
+use prism::provider::ModelsFile;
+use prism::store::{
+    JobRecord, ResponseRecord, RunConfig, RunRecord, RunStatus, ScoreRecord, Store,
+};
+use prism::theme::Theme;
+use prism::tui::keymap::Keymap;
+use prism::tui::{App, Services, run_loop_with};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
+
+/// Two configured models; nothing here calls them (the port is closed).
+fn models() -> Vec<prism::provider::ModelConfig> {
+    let f: ModelsFile = toml::from_str(
+        r#"
+[[models]]
+name = "alpha"
+provider = "openai"
+base_url = "http://127.0.0.1:9/v1"
+model = "a"
+
+[[models]]
+name = "beta-instruct-with-a-long-name"
+provider = "openai"
+base_url = "http://127.0.0.1:9/v1"
+model = "b"
+"#,
+    )
+    .unwrap();
+    f.models
+}
+
+/// One finished run ("r-sizes") of both models on the first item of every task: alpha right,
+/// beta wrong, fixed texts and times.
+fn seed(db: &Path) {
+    let ds = dataset::load_sample().dataset;
+    let mut store = Store::open(db).unwrap();
+    let mut jobs = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for it in &ds.items {
+        let task = ds.task_of(it).id.clone();
+        if !seen.insert(task.clone()) {
+            continue;
+        }
+        for model in ["alpha", "beta-instruct-with-a-long-name"] {
+            jobs.push(JobRecord {
+                idx: jobs.len() as u32,
+                item_id: it.id.to_string(),
+                task_id: task.clone(),
+                model: model.into(),
+                sample: 0,
+            });
+        }
+    }
+    store
+        .create_run(
+            &RunRecord {
+                id: "r-sizes".into(),
+                created_at: 0,
+                dataset: "<sample-data>".into(),
+                config: RunConfig::default(),
+                status: RunStatus::Finished,
+            },
+            &jobs,
+        )
+        .unwrap();
+    let mut responses = Vec::new();
+    let mut scores = Vec::new();
+    for j in &jobs {
+        let right = j.model == "alpha";
+        responses.push(ResponseRecord {
+            run_id: "r-sizes".into(),
+            job_idx: j.idx,
+            item_id: j.item_id.clone(),
+            task_id: j.task_id.clone(),
+            model: j.model.clone(),
+            sample: 0,
+            text: Some(if right {
+                "Yes. A short answer that the evaluator accepts.".into()
+            } else {
+                "A much longer answer that wanders: it restates the question, adds a claim that \
+                 is not in the reference, and ends without committing to anything at all."
+                    .into()
+            }),
+            error: None,
+            finish_reason: Some("stop".into()),
+            prompt_tokens: Some(40),
+            completion_tokens: Some(12),
+            latency_ms: Some(900),
+            first_token_ms: Some(120),
+            attempts: 1,
+            params: "{}".into(),
+            request_hash: String::new(),
+            cached: false,
+            created_at: 0,
+            cache_key: None,
+        });
+        scores.push(ScoreRecord {
+            run_id: "r-sizes".into(),
+            job_idx: j.idx,
+            item_id: j.item_id.clone(),
+            task_id: j.task_id.clone(),
+            model: j.model.clone(),
+            sample: 0,
+            evaluator: "exact".into(),
+            score: Some(f64::from(right)),
+            detail: if right { "matches" } else { "does not match" }.into(),
+            judge: None,
+            judge_reply: None,
+            judge_attempts: 0,
+            created_at: 0,
+            rule_score: None,
+        });
+    }
+    store.save_responses(&responses).unwrap();
+    store.save_scores(&scores).unwrap();
+}
+
+/// The screens and the keys that reach each (batches, each played to the end before the next:
+/// a screen opened by one has loaded for the next).
+fn screens() -> Vec<(&'static str, Vec<Vec<Event>>)> {
+    let open_myths = || vec![key('j'), code(KeyCode::Enter), key('j'), code(KeyCode::Tab)];
+    vec![
+        ("browse", vec![]),
+        ("browse_items", vec![open_myths()]),
+        ("help", vec![vec![key('?')]]),
+        ("run_picker", vec![vec![key('r')]]),
+        ("judge_picker", vec![vec![key('u')]]),
+        ("compare", vec![open_myths(), vec![code(KeyCode::Enter)]]),
+        ("heatmap", vec![vec![key('H')]]),
+        ("heatmap_subtasks", vec![vec![key('H'), key('v'), key('v')]]),
+        ("heatmap_drill", vec![vec![key('H'), code(KeyCode::Enter)]]),
+        ("heatmap_correlation", vec![vec![key('H'), key('c')]]),
+        ("review", vec![vec![key('V')]]),
+        ("claims", vec![vec![key('C')]]),
+        ("selfcheck", vec![vec![key('D')]]),
+    ]
+}
+
+fn play(
+    rt: &tokio::runtime::Runtime,
+    app: &mut App,
+    services: &mut Services,
+    keys: Vec<Event>,
+    (w, h): (u16, u16),
+) -> Terminal<TestBackend> {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    rt.block_on(async {
+        let stream = futures::stream::iter(keys.into_iter().map(Ok::<_, io::Error>));
+        run_loop_with(&mut term, app, stream, services).await
+    })
+    .unwrap();
+    term.draw(|f| app.draw(f)).unwrap();
+    term
+}
+
+/// What must hold on every frame, whatever the size.
+fn check_frame(name: &str, text: &str, w: u16) {
+    use unicode_width::UnicodeWidthStr;
+    for (n, line) in text.lines().enumerate() {
+        assert!(
+            line.width() <= w as usize,
+            "{name}: line {n} is wider than the screen:\n{text}"
+        );
+    }
+    // The hint line is the last: it may end early, never at the screen's edge (where the
+    // terminal cuts it) nor with an ellipsis.
+    let last = text.lines().last().unwrap_or("");
+    assert!(
+        !last.trim_end().ends_with('…') && last.width() - last.trim_end().width() > 0,
+        "{name}: the hint line is cut: {last:?}\n{text}"
+    );
+}
+
+#[test]
+fn every_screen_at_three_sizes() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    seed(&db);
+    for (name, batches) in screens() {
+        for size in SIZES {
+            let loaded = dataset::load_sample();
+            let mut app = App::new(
+                Arc::new(loaded.dataset),
+                Arc::new(loaded.problems),
+                Theme::default_theme(),
+                Keymap::default(),
+            )
+            .with_models(models());
+            let mut services = rt
+                .block_on(async {
+                    Services::with_store(
+                        &db,
+                        prism::engine::http_backends(),
+                        "<sample-data>".into(),
+                    )
+                })
+                .unwrap();
+            services.load_scores(&mut app);
+            services.reviewer = "ann".into();
+            let mut term = play(&rt, &mut app, &mut services, vec![], size);
+            for keys in batches.clone() {
+                term = play(&rt, &mut app, &mut services, keys, size);
+            }
+            let text = screen(&term);
+            let label = format!("{name}_{}x{}", size.0, size.1);
+            check_frame(&label, &text, size.0);
+            insta::assert_snapshot!(label, text);
+        }
+    }
+}
