@@ -173,9 +173,11 @@ fn play(
 /// What must hold on every frame, whatever the size.
 fn check_frame(name: &str, text: &str, w: u16) {
     use unicode_width::UnicodeWidthStr;
+    // The screen text has one symbol per cell (a wide character's second cell is a blank of
+    // its own), so its characters are cells.
     for (n, line) in text.lines().enumerate() {
         assert!(
-            line.width() <= w as usize,
+            line.chars().count() <= w as usize,
             "{name}: line {n} is wider than the screen:\n{text}"
         );
     }
@@ -228,5 +230,88 @@ fn every_screen_at_three_sizes() {
             check_frame(&label, &text, size.0);
             insta::assert_snapshot!(label, text);
         }
+    }
+}
+
+/// The tree's numbers stay in their columns whatever the names: wide (CJK) task names, and
+/// counts of one and two digits, with two models' rates (issue 28: "the tree's numbers
+/// misalign").
+#[test]
+fn the_trees_numbers_line_up_with_wide_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("wide.jsonl");
+    let mut body = String::new();
+    for (task, n) in [("事实-神话常识", 5), ("数字-骨头与钢琴键的数量", 12)] {
+        for k in 0..n {
+            body.push_str(&format!(
+                "{{\"id\":\"{task}-{k}\",\"task\":\"{task}\",\"dimension\":\"KE\",\"category\":\"FD\",\"question\":\"问题 {k}?\",\"answer\":\"是\"}}\n"
+            ));
+        }
+    }
+    std::fs::write(&p, body).unwrap();
+    let loaded = dataset::load_path(&p).unwrap();
+    assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+    let ds = Arc::new(loaded.dataset);
+    let mut app = App::new(
+        ds.clone(),
+        Arc::new(Vec::new()),
+        Theme::default_theme(),
+        Keymap::default(),
+    );
+    for (k, it) in ds.items.iter().enumerate() {
+        for (m, model) in ["alpha", "beta"].iter().enumerate() {
+            app.session.apply_score(ScoreRecord {
+                run_id: "r".into(),
+                job_idx: (k * 2 + m) as u32,
+                item_id: it.id.to_string(),
+                task_id: ds.task_of(it).id.clone(),
+                model: model.to_string(),
+                sample: 0,
+                evaluator: "exact".into(),
+                score: Some(((k + m) % 3 == 0) as u8 as f64),
+                detail: String::new(),
+                judge: None,
+                judge_reply: None,
+                judge_attempts: 0,
+                created_at: 0,
+                rule_score: None,
+            });
+        }
+    }
+    // Open the tree down to the tasks.
+    app.handle_event(key('e'));
+    for (w, h) in SIZES {
+        let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+        app.before_draw();
+        term.draw(|f| app.draw(f)).unwrap();
+        let text = screen(&term);
+        // Rows of the tree pane: from its left border to the pane's right border.
+        let rows: Vec<&str> = text
+            .lines()
+            .skip(2)
+            .filter_map(|l| {
+                let end = l.char_indices().skip(1).find(|(_, c)| "┃│".contains(*c))?.0;
+                let row = &l[l.char_indices().nth(1)?.0..end];
+                row.trim_end()
+                    .chars()
+                    .last()?
+                    .is_ascii_digit()
+                    .then_some(row)
+            })
+            .collect();
+        assert!(
+            rows.len() >= 4,
+            "dimension, category and two tasks:\n{text}"
+        );
+        // Counted in cells: the screen text has one symbol per cell (a wide character's
+        // second cell is a blank of its own), so characters are cells.
+        let ends: Vec<usize> = rows.iter().map(|r| r.trim_end().chars().count()).collect();
+        assert!(ends.windows(2).all(|p| p[0] == p[1]), "{ends:?}\n{text}");
+        // The rates' columns too: the last "." of each row (alpha's and beta's rate).
+        let dots: Vec<usize> = rows
+            .iter()
+            .map(|r| r[..r.rfind('.').unwrap()].chars().count())
+            .collect();
+        assert!(dots.windows(2).all(|p| p[0] == p[1]), "{dots:?}\n{text}");
     }
 }
