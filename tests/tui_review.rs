@@ -608,3 +608,60 @@ fn an_answer_the_rule_and_the_judge_disagree_on_is_marked() {
         assert!(s.contains(want), "{want:?} missing:\n{s}");
     }
 }
+
+/// Nothing the review screen saves blocks the screen (issue 24): with the store held locked by
+/// another process for 2 s, the scores typed show on the next frame, well before the lock goes;
+/// the drafts are saved once it goes (on quit the TUI waits for them).
+#[test]
+fn keys_and_frames_go_on_while_another_process_holds_the_store() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    let rt = runtime();
+    let (mut app, mut services) = session(&rt, &db, "ann");
+    play(&rt, &mut app, &mut services, vec![key('V')]);
+    // Another process takes the write lock and keeps it for 2 s.
+    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+    let path = db.clone();
+    let holder = std::thread::spawn(move || {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("BEGIN IMMEDIATE; CREATE TABLE hold_it (x INTEGER);")
+            .unwrap();
+        let at = Instant::now();
+        locked_tx.send(at).unwrap();
+        std::thread::sleep(Duration::from_secs(2));
+        c.execute_batch("ROLLBACK").unwrap();
+        Instant::now()
+    });
+    let locked_at = locked_rx.recv().unwrap();
+    let mut term = Terminal::new(common::screen::Timed::new(120, 40)).unwrap();
+    let keys = vec![key('5'), code(KeyCode::Down), key('6')];
+    let typed_at = Instant::now();
+    rt.block_on(async {
+        use futures::StreamExt;
+        let stream = futures::stream::iter(keys.into_iter().map(Ok::<_, io::Error>))
+            .chain(futures::stream::pending());
+        let stop = tokio::time::sleep(Duration::from_millis(800));
+        prism::tui::run_loop_until(&mut term, &mut app, stream, &mut services, stop).await
+    })
+    .unwrap();
+    let released_at = holder.join().unwrap();
+    // The first frame showing both scores: drawn while the lock was still held.
+    let (shown_at, _) = term
+        .backend()
+        .frames
+        .iter()
+        .find(|(_, f)| f.contains("Clarity            5") && f.contains("Domain Relevance   6"))
+        .expect("a frame with both scores");
+    assert!(
+        *shown_at < released_at && shown_at.duration_since(typed_at) < Duration::from_millis(500),
+        "the scores showed {:?} after typing; the lock was held {:?}",
+        shown_at.duration_since(typed_at),
+        released_at.duration_since(locked_at)
+    );
+    // The drafts waited for the lock and were saved.
+    let store = Store::open(&db).unwrap();
+    let drafts = store.drafts("ann").unwrap();
+    assert_eq!(drafts.len(), 1, "{drafts:?}");
+    assert_eq!((drafts[0].clarity, drafts[0].relevance), (Some(5), Some(6)));
+}

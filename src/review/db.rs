@@ -31,6 +31,15 @@ impl ReviewDb {
         }
     }
 
+    /// Another handle on the same database, for another thread: a new connection to the
+    /// SQLite file, or the shared store's connection thread (`None`: an in-memory store).
+    pub fn reopen(&self) -> Option<ReviewDb> {
+        match self {
+            ReviewDb::Local(s) => Some(ReviewDb::Local(Store::open(&s.path()?).ok()?)),
+            ReviewDb::Shared(p) => Some(ReviewDb::Shared(p.clone())),
+        }
+    }
+
     /// Where a watcher sees other reviewers' decisions arrive (`None`: an in-memory store).
     pub fn watch_source(&self) -> Option<super::watch::Source> {
         match self {

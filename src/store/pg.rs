@@ -74,7 +74,9 @@ const MIGRATIONS: &[&str] = &[
 /// A call on the connection's thread; it is handed a way to connect again.
 type Job = Box<dyn FnOnce(&mut Client, &dyn Fn() -> Option<Client>) + Send>;
 
-/// A connection to the shared store.
+/// A connection to the shared store. A clone shares the connection's thread (calls from clones
+/// run one after another on it).
+#[derive(Clone)]
 pub struct PgStore {
     jobs: mpsc::Sender<Job>,
     /// The URL without its password, for messages.

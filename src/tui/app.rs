@@ -386,11 +386,20 @@ impl App {
                     .and_then(super::popups::judge_caveat)
                     .map(|c| format!(" ({c})"))
                     .unwrap_or_default();
-                let scoring = match waiting {
+                let scoring = match waiting.len() {
                     0 => "no answer waits for a judge".to_string(),
                     1 => "scoring the 1 answer that waited for a judge".to_string(),
                     n => format!("scoring the {n} answers that waited for a judge"),
                 };
+                if !waiting.is_empty() {
+                    self.requests.push((
+                        d.to,
+                        JobRequest::Score {
+                            inputs: waiting.clone(),
+                            judge: true,
+                        },
+                    ));
+                }
                 let memory = match not_remembered {
                     None => "; remembered in config.toml".to_string(),
                     Some(e) => format!("; not remembered: {e}"),

@@ -263,11 +263,11 @@ pub enum Msg {
     ReviewChanged,
     /// A decision is on disk.
     DecisionSaved(Box<crate::review::ReviewRecord>),
-    /// The judge is set: its name, how many waiting answers it now scores, and why the choice
-    /// could not be remembered, if it could not.
+    /// The judge is set: its name, the answers that waited for one (the app has them scored),
+    /// and why the choice could not be remembered, if it could not.
     JudgeSet {
         name: String,
-        waiting: usize,
+        waiting: Vec<ToScore>,
         not_remembered: Option<String>,
     },
     /// A job could not start or failed, with why.
@@ -292,11 +292,24 @@ pub struct Jobs {
     others: Vec<(CancellationToken, JoinHandle<()>)>,
     /// Watches for other reviewers' decisions once the review screen has loaded.
     review_watch: Option<crate::review::watch::Watch>,
+    /// Store reads and small writes, off the loop thread.
+    worker: super::store_worker::StoreWorker,
 }
 
 impl Jobs {
     pub fn new(services: Services) -> Jobs {
         let (tx, rx) = mpsc::unbounded_channel();
+        // The worker's own connections (SQLite serves one thread per connection well; the
+        // shared store's is a handle on its connection thread).
+        let ctx = super::store_worker::StoreCtx {
+            reader: services
+                .reader
+                .as_ref()
+                .and_then(|r| r.path())
+                .and_then(|p| Store::open(&p).ok()),
+            review: services.review.as_ref().and_then(|r| r.reopen()),
+        };
+        let worker = super::store_worker::StoreWorker::start(ctx, tx.clone());
         Jobs {
             services,
             tx,
@@ -305,6 +318,7 @@ impl Jobs {
             detect: None,
             others: Vec::new(),
             review_watch: None,
+            worker,
         }
     }
 
@@ -314,6 +328,7 @@ impl Jobs {
         self.run.as_ref().is_some_and(|(_, h)| !h.is_finished())
             || self.detect_in_progress()
             || !self.others.is_empty()
+            || self.worker.pending() > 0
     }
 
     pub fn detect_in_progress(&self) -> bool {
@@ -359,7 +374,8 @@ impl Jobs {
         }
     }
 
-    /// Judges with `cfg` from now on, remembers it, and scores what waited for a judge.
+    /// Judges with `cfg` from now on and remembers it; the answers that waited for a judge
+    /// are read on the store worker and come back with [`Msg::JudgeSet`], which has them scored.
     fn set_judge(&mut self, to: ScreenId, cfg: ModelConfig, ds: &Arc<Dataset>) {
         if let Err(e) = self.services.set_judge(&cfg) {
             return self.send(to, Msg::Failed(format!("judge {}: {e:#}", cfg.name)));
@@ -368,36 +384,39 @@ impl Jobs {
             Some(path) => crate::config::remember(path, "judge", &cfg.name).err(),
             None => Some("no config file in this session".into()),
         };
-        let waiting = match &self.services.reader {
-            Some(reader) => match reader.awaiting_judge() {
-                Ok(records) => records
-                    .iter()
-                    .filter_map(|r| Some(to_score(ds.index_of(&r.item_id)?, r)))
-                    .collect(),
-                Err(e) => {
-                    self.send(to, Msg::Failed(format!("reading stored answers: {e}")));
-                    Vec::new()
-                }
-            },
-            None => Vec::new(),
-        };
-        self.send(
-            to,
-            Msg::JudgeSet {
-                name: cfg.name.clone(),
-                waiting: waiting.len(),
-                not_remembered,
-            },
-        );
-        if !waiting.is_empty() {
-            self.start(
-                to,
-                JobRequest::Score {
-                    inputs: waiting,
-                    judge: true,
+        let ds = ds.clone();
+        self.on_store(to, move |cx| {
+            let mut out = Vec::new();
+            let waiting = match &cx.reader {
+                Some(reader) => match reader.awaiting_judge() {
+                    Ok(records) => records
+                        .iter()
+                        .filter_map(|r| Some(to_score(ds.index_of(&r.item_id)?, r)))
+                        .collect(),
+                    Err(e) => {
+                        out.push(Msg::Failed(format!("reading stored answers: {e}")));
+                        Vec::new()
+                    }
                 },
-                ds,
-            );
+                None => Vec::new(),
+            };
+            out.push(Msg::JudgeSet {
+                name: cfg.name.clone(),
+                waiting,
+                not_remembered,
+            });
+            out
+        });
+    }
+
+    /// Runs `task` on the store worker; its messages go to `to`.
+    fn on_store(
+        &self,
+        to: ScreenId,
+        task: impl FnOnce(&mut super::store_worker::StoreCtx) -> Vec<Msg> + Send + 'static,
+    ) {
+        if let Err(e) = self.worker.submit(to, Box::new(task)) {
+            self.send(to, Msg::Failed(format!("reading the store: {e}")));
         }
     }
 
@@ -414,18 +433,18 @@ impl Jobs {
                     self.send(to, Msg::Failed(format!("detection: {e:#}")));
                 }
             }
-            JobRequest::LoadFlags => {
-                let Some(reader) = &self.services.reader else {
-                    return;
+            JobRequest::LoadFlags => self.on_store(to, |cx| {
+                let Some(reader) = &cx.reader else {
+                    return Vec::new();
                 };
-                match crate::detect::results::answer_flags(reader) {
-                    Ok(f) => self.send(to, Msg::Flags(f)),
-                    Err(e) => self.send(to, Msg::Failed(format!("reading detections: {e}"))),
-                }
-            }
-            JobRequest::LoadClaims { dataset } => {
-                let Some(reader) = &self.services.reader else {
-                    return;
+                vec![match crate::detect::results::answer_flags(reader) {
+                    Ok(f) => Msg::Flags(f),
+                    Err(e) => Msg::Failed(format!("reading detections: {e}")),
+                }]
+            }),
+            JobRequest::LoadClaims { dataset } => self.on_store(to, move |cx| {
+                let Some(reader) = &cx.reader else {
+                    return Vec::new();
                 };
                 let read = || -> crate::store::Result<Vec<_>> {
                     let mut out = Vec::new();
@@ -437,14 +456,14 @@ impl Jobs {
                     }
                     Ok(out)
                 };
-                match read() {
-                    Ok(v) => self.send(to, Msg::Claims(v)),
-                    Err(e) => self.send(to, Msg::Failed(format!("reading detections: {e}"))),
-                }
-            }
-            JobRequest::LoadSelfchecks => {
-                let Some(reader) = &self.services.reader else {
-                    return;
+                vec![match read() {
+                    Ok(v) => Msg::Claims(v),
+                    Err(e) => Msg::Failed(format!("reading detections: {e}")),
+                }]
+            }),
+            JobRequest::LoadSelfchecks => self.on_store(to, |cx| {
+                let Some(reader) = &cx.reader else {
+                    return Vec::new();
                 };
                 let read = || -> crate::store::Result<Vec<_>> {
                     let mut out = Vec::new();
@@ -454,13 +473,11 @@ impl Jobs {
                     }
                     Ok(out)
                 };
-                match read() {
-                    Ok(v) => self.send(to, Msg::Selfchecks(v)),
-                    Err(e) => {
-                        self.send(to, Msg::Failed(format!("reading self-detection runs: {e}")))
-                    }
-                }
-            }
+                vec![match read() {
+                    Ok(v) => Msg::Selfchecks(v),
+                    Err(e) => Msg::Failed(format!("reading self-detection runs: {e}")),
+                }]
+            }),
             JobRequest::Selfcheck {
                 set,
                 pool,
@@ -478,79 +495,84 @@ impl Jobs {
                 samples,
             } => self.start_run(to, items, models, samples, ds),
             JobRequest::LoadReview => {
-                let (Some(reader), Some(review)) = (&self.services.reader, &self.services.review)
-                else {
-                    return self.send(to, Msg::Failed("review needs a store".into()));
-                };
-                match crate::review::load::ReviewData::load(reader, review, &self.services.reviewer)
-                {
-                    Ok(mut d) => {
-                        d.blind = self.services.blind;
-                        self.send(to, Msg::Review(Box::new(d)));
-                        // From here on the screen's position is set: what others store after
-                        // it is read when the watcher says so.
-                        self.watch_review();
-                    }
-                    Err(e) => self.send(to, Msg::Failed(format!("reading reviews: {e}"))),
-                }
+                // Watching starts before the load: what is stored meanwhile is in the load or
+                // arrives as a change (a change before the screen has data is ignored).
+                self.watch_review();
+                let (reviewer, blind) = (self.services.reviewer.clone(), self.services.blind);
+                self.on_store(to, move |cx| {
+                    let (Some(reader), Some(review)) = (&cx.reader, &cx.review) else {
+                        return vec![Msg::Failed("review needs a store".into())];
+                    };
+                    vec![
+                        match crate::review::load::ReviewData::load(reader, review, &reviewer) {
+                            Ok(mut d) => {
+                                d.blind = blind;
+                                Msg::Review(Box::new(d))
+                            }
+                            Err(e) => Msg::Failed(format!("reading reviews: {e}")),
+                        },
+                    ]
+                })
             }
-            JobRequest::RefreshReview { after } => {
-                let Some(review) = &self.services.review else {
-                    return;
+            JobRequest::RefreshReview { after } => self.on_store(to, move |cx| {
+                let Some(review) = &cx.review else {
+                    return Vec::new();
                 };
-                match review.decisions_after(after) {
-                    Ok((decisions, seq)) => self.send(to, Msg::ReviewMore { decisions, seq }),
-                    Err(e) => self.send(to, Msg::Failed(format!("reading reviews: {e}"))),
-                }
-            }
-            // Review writes are small and go straight through the review connection (in WAL
-            // mode the run writer is not blocked), so a draft is saved before the next key.
+                vec![match review.decisions_after(after) {
+                    Ok((decisions, seq)) => Msg::ReviewMore { decisions, seq },
+                    Err(e) => Msg::Failed(format!("reading reviews: {e}")),
+                }]
+            }),
+            // Review writes are small; they queue on the worker in the order typed, so a draft
+            // is saved before the decision after it, and the loop never waits for them.
             JobRequest::SaveDraft(mut d) => {
-                let Some(store) = &mut self.services.review else {
-                    return;
-                };
                 d.reviewer = self.services.reviewer.clone();
-                // Either way the screen hears: an error it shows goes once a save works again.
-                match store.save_draft(&d) {
-                    Ok(()) => self.send(to, Msg::ReviewStoreOk),
-                    Err(e) => self.send(to, Msg::Failed(format!("saving the draft: {e}"))),
-                }
+                self.on_store(to, move |cx| {
+                    let Some(store) = &mut cx.review else {
+                        return Vec::new();
+                    };
+                    // Either way the screen hears: an error it shows goes once a save works.
+                    vec![match store.save_draft(&d) {
+                        Ok(()) => Msg::ReviewStoreOk,
+                        Err(e) => Msg::Failed(format!("saving the draft: {e}")),
+                    }]
+                })
             }
             JobRequest::SaveDecision(mut r) => {
-                let Some(store) = &mut self.services.review else {
-                    return self.send(to, Msg::Failed("review needs a store".into()));
-                };
                 r.reviewer = self.services.reviewer.clone();
                 r.uid = crate::review::ReviewRecord::new_uid(&r.reviewer, r.created_at);
-                match store.save_decisions(std::slice::from_ref(&r)) {
-                    Ok(_) => self.send(to, Msg::DecisionSaved(r)),
-                    Err(e) => self.send(
-                        to,
-                        Msg::Failed(format!(
+                self.on_store(to, move |cx| {
+                    let Some(store) = &mut cx.review else {
+                        return vec![Msg::Failed("review needs a store".into())];
+                    };
+                    vec![match store.save_decisions(std::slice::from_ref(&r)) {
+                        Ok(_) => Msg::DecisionSaved(r),
+                        Err(e) => Msg::Failed(format!(
                             "the decision was not saved ({e}); it is kept as your draft: ctrl-s tries again"
                         )),
-                    ),
-                }
+                    }]
+                })
             }
             JobRequest::LoadStored { item, rescore } => {
-                let Some(reader) = &self.services.reader else {
-                    return;
-                };
                 let id = ds.items[item].id.to_string();
-                match (reader.responses_for_item(&id), reader.scores_for_item(&id)) {
-                    (Ok(records), Ok(scores)) => self.send(
-                        to,
-                        Msg::Stored {
-                            item,
-                            records,
-                            scores,
-                            rescore,
+                self.on_store(to, move |cx| {
+                    let Some(reader) = &cx.reader else {
+                        return Vec::new();
+                    };
+                    vec![
+                        match (reader.responses_for_item(&id), reader.scores_for_item(&id)) {
+                            (Ok(records), Ok(scores)) => Msg::Stored {
+                                item,
+                                records,
+                                scores,
+                                rescore,
+                            },
+                            (Err(e), _) | (_, Err(e)) => {
+                                Msg::Failed(format!("reading stored answers: {e}"))
+                            }
                         },
-                    ),
-                    (Err(e), _) | (_, Err(e)) => {
-                        self.send(to, Msg::Failed(format!("reading stored answers: {e}")))
-                    }
-                }
+                    ]
+                })
             }
             JobRequest::Score { inputs, judge } => {
                 let judge = if judge {

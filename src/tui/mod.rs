@@ -20,6 +20,7 @@ pub mod popups;
 pub mod screen_id;
 pub mod screens;
 pub mod session;
+pub mod store_worker;
 pub mod tree;
 pub mod widgets;
 

@@ -88,3 +88,74 @@ fn batches(keys: Vec<Vec<Event>>) -> impl futures::Stream<Item = std::io::Result
         })
         .flatten()
 }
+
+/// A test terminal that keeps every frame it was asked to show, with when: for tests of what a
+/// user sees *while* something else goes on (a frame redrawn late is a frozen screen).
+pub struct Timed {
+    pub inner: TestBackend,
+    pub frames: Vec<(std::time::Instant, String)>,
+}
+
+impl Timed {
+    pub fn new(w: u16, h: u16) -> Timed {
+        Timed {
+            inner: TestBackend::new(w, h),
+            frames: Vec::new(),
+        }
+    }
+
+    fn text(&self) -> String {
+        let buf = self.inner.buffer();
+        let mut out = String::new();
+        for y in 0..buf.area.height {
+            for x in 0..buf.area.width {
+                out.push_str(buf[(x, y)].symbol());
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
+impl ratatui::backend::Backend for Timed {
+    type Error = <TestBackend as ratatui::backend::Backend>::Error;
+    fn draw<'a, I>(&mut self, content: I) -> Result<(), Self::Error>
+    where
+        I: Iterator<Item = (u16, u16, &'a ratatui::buffer::Cell)>,
+    {
+        self.inner.draw(content)
+    }
+    fn hide_cursor(&mut self) -> Result<(), Self::Error> {
+        self.inner.hide_cursor()
+    }
+    fn show_cursor(&mut self) -> Result<(), Self::Error> {
+        self.inner.show_cursor()
+    }
+    fn get_cursor_position(&mut self) -> Result<ratatui::layout::Position, Self::Error> {
+        self.inner.get_cursor_position()
+    }
+    fn set_cursor_position<P: Into<ratatui::layout::Position>>(
+        &mut self,
+        position: P,
+    ) -> Result<(), Self::Error> {
+        self.inner.set_cursor_position(position)
+    }
+    fn clear(&mut self) -> Result<(), Self::Error> {
+        self.inner.clear()
+    }
+    fn clear_region(&mut self, t: ratatui::backend::ClearType) -> Result<(), Self::Error> {
+        self.inner.clear_region(t)
+    }
+    fn size(&self) -> Result<ratatui::layout::Size, Self::Error> {
+        self.inner.size()
+    }
+    fn window_size(&mut self) -> Result<ratatui::backend::WindowSize, Self::Error> {
+        self.inner.window_size()
+    }
+    fn flush(&mut self) -> Result<(), Self::Error> {
+        self.inner.flush()?;
+        let frame = self.text();
+        self.frames.push((std::time::Instant::now(), frame));
+        Ok(())
+    }
+}

@@ -291,7 +291,19 @@ impl Component for ClaimsBrowse {
     fn on_msg(&mut self, msg: &Msg, _cx: &Cx) -> Vec<Cmd> {
         match msg {
             Msg::Claims(runs) => {
+                // The list is read on the store thread: a detection started here before it
+                // arrived stays first, with what it has gathered (it may be missing from the
+                // list, or listed as the store had it then).
+                let mine = if self.running {
+                    self.runs.first().cloned()
+                } else {
+                    None
+                };
                 self.runs = runs.clone();
+                if let Some(m) = mine {
+                    self.runs.retain(|(r, _)| r.id != m.0.id);
+                    self.runs.insert(0, m);
+                }
                 self.rebuild();
             }
             Msg::Detection { run, stored, .. } => {
