@@ -8,18 +8,17 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::StreamExt;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::parse::{is_refusal, read_pair_to, read_truth_to};
 use super::prompts;
-use crate::engine::hold::{Holder, StoreState};
-use crate::engine::lease::Lease;
+use crate::engine::hold::StoreState;
 use crate::engine::{BackendFactory, Caller, Delta, judge};
 use crate::provider::{ChatRequest, Message, ModelConfig, Params};
 use crate::store::{
-    Class, DetectKind, DetectRun, DetectWrite, PairRecord, RunStatus, SampleRecord, StoreHandle,
-    Target, Verdict, now_secs,
+    Class, DetectKind, DetectRun, DetectWrite, PairRecord, SampleRecord, StoreHandle, Target,
+    Verdict, now_secs,
 };
 
 /// One call of the pipeline.
@@ -82,16 +81,8 @@ pub enum DetectEvent {
     Finished(DetectSummary),
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DetectSummary {
-    pub run_id: String,
-    /// Calls made or answered by the cache, and calls that failed for good.
-    pub done: usize,
-    pub failed: usize,
-    pub cache_hits: usize,
-    /// Calls left undone because the run was cancelled (they run on resume).
-    pub cancelled: usize,
-}
+/// What a detection's calls came to (the harness's counts, as every lane reports them).
+pub type DetectSummary = crate::engine::harness::Counts;
 
 /// How to run.
 #[derive(Clone)]
@@ -259,12 +250,9 @@ struct Shared {
     callers: Callers,
     store: StoreHandle,
     events: mpsc::UnboundedSender<DetectEvent>,
-    cancel: CancellationToken,
     opts: DetectOptions,
-    /// Calls in flight across the run.
-    slots: Semaphore,
-    counts: std::sync::Mutex<DetectSummary>,
-    hold: Holder,
+    /// The run's lifecycle: cancel, call slots, counts, holding results (engine::harness).
+    life: Arc<crate::engine::harness::Life>,
 }
 
 /// The work left on one target.
@@ -316,47 +304,49 @@ async fn execute(
     events: mpsc::UnboundedSender<DetectEvent>,
     cancel: CancellationToken,
 ) -> anyhow::Result<DetectSummary> {
-    // One process at a time works on a run (the same lock as `prism run --resume`).
-    let lease = match Lease::take(&store, &run.id, &cancel).await {
-        Ok(Ok(lease)) => lease,
-        Ok(Err(held)) => anyhow::bail!(
-            "detection run {} is being run by another prism (pid {}, seen {} s ago); wait for \
-             it to finish, or resume after it stops",
-            run.id,
-            held.pid,
-            held.age
-        ),
-        Err(e) => anyhow::bail!("locking the detection run: {e}"),
-    };
-    // The work stops on the user's cancel or on losing the lock.
-    let cancel = lease.cancel.clone();
-    let _ = store
-        .detect(DetectWrite::Status(run.id.clone(), RunStatus::Running))
-        .await;
     let k = run.config.k.max(1);
     let todos = plan(&stored, only.as_deref());
     let targets = Arc::new(stored.targets.clone());
-    let sh = Arc::new(Shared {
-        callers,
-        store: store.clone(),
-        events: events.clone(),
-        cancel: cancel.clone(),
-        slots: Semaphore::new(opts.concurrency.max(1)),
-        counts: std::sync::Mutex::new(DetectSummary {
-            run_id: run.id.clone(),
-            ..DetectSummary::default()
-        }),
-        hold: Holder::default(),
-        opts,
-        run,
-    });
-    let balanced_only = sh.run.kind == DetectKind::Claims && sh.run.config.balanced_only;
+    let balanced_only = run.kind == DetectKind::Claims && run.config.balanced_only;
     let calls: usize = todos.iter().map(|t| t.calls(k, !balanced_only)).sum();
-    let _ = events.send(DetectEvent::Started {
-        run_id: sh.run.id.clone(),
-        targets,
+    let run_id = run.id.clone();
+    let status_store = store.clone();
+    let spec = crate::engine::harness::Spec {
+        what: "detection run",
+        run_id: &run_id,
         calls,
-    });
+        concurrency: opts.concurrency,
+        set_status: |status| {
+            let (s, id) = (status_store.clone(), run_id.clone());
+            async move {
+                let _ = s.detect(DetectWrite::Status(id, status)).await;
+            }
+        },
+    };
+    let (ev, st) = (events.clone(), store.clone());
+    let summary = crate::engine::harness::run(&store, &cancel, spec, |life| async move {
+        let sh = Arc::new(Shared {
+            callers,
+            store: st,
+            events: ev.clone(),
+            life,
+            opts,
+            run,
+        });
+        let _ = ev.send(DetectEvent::Started {
+            run_id: sh.run.id.clone(),
+            targets,
+            calls,
+        });
+        work(&sh, todos, k, balanced_only).await;
+    })
+    .await?;
+    let _ = events.send(DetectEvent::Finished(summary.clone()));
+    Ok(summary)
+}
+
+/// The detection itself: references and classifications, then K samples and their pairs.
+async fn work(sh: &Arc<Shared>, todos: Vec<Todo>, k: u32, balanced_only: bool) {
     // Targets in flight: enough to keep every call slot busy with K samples each.
     let width = (sh.opts.concurrency / k as usize).max(1) + 1;
     let todos = if balanced_only {
@@ -397,18 +387,6 @@ async fn execute(
         .buffer_unordered(width)
         .collect::<Vec<()>>()
         .await;
-    if lease.lost() || sh.hold.lost() {
-        let err = lease.lost_error("detection run");
-        lease.release().await;
-        return Err(err);
-    }
-    let (summary, status) = closing(&sh.counts, calls, cancel.is_cancelled());
-    let _ = store
-        .detect(DetectWrite::Status(sh.run.id.clone(), status))
-        .await;
-    lease.release().await;
-    let _ = events.send(DetectEvent::Finished(summary.clone()));
-    Ok(summary)
 }
 
 /// What is left to do on each target, from what is stored.
@@ -454,26 +432,16 @@ async fn persist(sh: &Shared, w: DetectWrite) -> bool {
             StoreState::Up => DetectEvent::StoreUp,
         });
     };
-    sh.hold
-        .save(&sh.cancel, tell, || sh.store.detect(w.clone()))
-        .await
+    sh.life.save(tell, || sh.store.detect(w.clone())).await
 }
 
 fn count(sh: &Shared, ok: bool, cached: bool) {
-    let mut c = sh.counts.lock().unwrap_or_else(|e| e.into_inner());
-    if ok {
-        c.done += 1;
-        if cached {
-            c.cache_hits += 1;
-        }
-    } else {
-        c.failed += 1;
-    }
+    sh.life.count(ok, cached);
 }
 
 /// Waits for a call slot (and for a store that can save again); `None` when cancelled.
 async fn slot(sh: &Shared) -> Option<tokio::sync::SemaphorePermit<'_>> {
-    sh.hold.slot(&sh.slots, &sh.cancel).await
+    sh.life.slot().await
 }
 
 fn params_of(t: &Target) -> Params {
@@ -592,7 +560,7 @@ async fn collect(sh: &Shared, mut todo: Todo) -> Option<Todo> {
     if t.answer.is_none() {
         let req = answer_request(kind, t, &sh.run.config.params);
         let got = call(sh, &caller, t.idx, Step::Answer, &req, 0).await;
-        if sh.cancel.is_cancelled() {
+        if sh.life.is_cancelled() {
             return None;
         }
         let cached = got.as_ref().is_ok_and(|r| r.cached);
@@ -641,7 +609,7 @@ async fn collect(sh: &Shared, mut todo: Todo) -> Option<Todo> {
         })
         .await;
         drop(_slot);
-        if sh.cancel.is_cancelled() {
+        if sh.life.is_cancelled() {
             return None;
         }
         let class = match asked.outcome {
@@ -748,7 +716,7 @@ async fn take_sample(
         sample_cache_variant(round, k),
     )
     .await;
-    if sh.cancel.is_cancelled() {
+    if sh.life.is_cancelled() {
         return None;
     }
     let record = SampleRecord {
@@ -797,7 +765,7 @@ async fn check_pair(
     })
     .await;
     drop(_slot);
-    if sh.cancel.is_cancelled() {
+    if sh.life.is_cancelled() {
         return;
     }
     let (verdict, reading, error) = match asked.outcome {
@@ -833,23 +801,4 @@ async fn check_pair(
     }
     count(sh, verdict != Verdict::Failed, asked.cached);
     let _ = sh.events.send(DetectEvent::Pair(Arc::new(record)));
-}
-
-/// How a detection or self-detection run ended: its counts, and, when it was cancelled, that
-/// something was left (what exactly is counted from the store on resume).
-pub fn closing(
-    counts: &std::sync::Mutex<DetectSummary>,
-    calls: usize,
-    cancelled: bool,
-) -> (DetectSummary, RunStatus) {
-    let mut summary = counts.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    if cancelled {
-        summary.cancelled = calls.saturating_sub(summary.done + summary.failed).max(1);
-    }
-    let status = if summary.cancelled > 0 {
-        RunStatus::Cancelled
-    } else {
-        RunStatus::Finished
-    };
-    (summary, status)
 }

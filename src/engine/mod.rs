@@ -5,6 +5,7 @@
 
 mod backoff;
 mod call;
+pub mod harness;
 pub mod hold;
 pub mod judge;
 pub mod lease;
@@ -33,7 +34,6 @@ use crate::store::{
     JobRecord, ModelSnapshot, ResponseRecord, RunConfig, RunRecord, RunStatus, StoreHandle,
     now_secs,
 };
-use lease::Lease;
 
 /// Anything that answers a chat request with a stream: the HTTP providers, the local model.
 pub trait Backend: Send + Sync {
@@ -279,12 +279,9 @@ struct Shared {
     events: mpsc::UnboundedSender<Event>,
     cancel: CancellationToken,
     counts: std::sync::Mutex<RunSummary>,
-    /// Saving failed and has not worked since: workers wait before starting new jobs.
-    store_down: std::sync::atomic::AtomicBool,
-    /// Answers waiting to be saved while the store is down.
-    holding: std::sync::atomic::AtomicUsize,
-    /// Where a write refused for a lost lock is reported (the run then stops).
-    loss: lease::Loss,
+    /// Saving that holds answers while the store is down (no new job starts meanwhile), and
+    /// notices a write refused for a lost lock (the run then stops): as every lane does.
+    hold: hold::Holder,
 }
 
 /// Starts a new run: records it and its jobs, then runs them.
@@ -499,17 +496,7 @@ async fn execute(
     cancel: CancellationToken,
 ) -> anyhow::Result<RunSummary> {
     // One process at a time runs a run: a second `--resume` would send every job again.
-    let lease = match Lease::take(&store, &run_id, &cancel).await {
-        Ok(Ok(lease)) => lease,
-        Ok(Err(held)) => anyhow::bail!(
-            "run {run_id} is being run by another prism (pid {}, seen {} s ago); wait for it \
-             to finish, or resume after it stops (a lock not refreshed for {} s is taken over)",
-            held.pid,
-            held.age,
-            crate::store::STALE_AFTER_SECS
-        ),
-        Err(e) => anyhow::bail!("locking the run: {e}"),
-    };
+    let lease = harness::take_lease(&store, &run_id, "run", &cancel).await?;
     // From here on the workers stop on the user's cancel or on losing the lock.
     let cancel = lease.cancel.clone();
     let total = todo.len();
@@ -534,9 +521,7 @@ async fn execute(
             cancelled: 0,
             cache_hits: 0,
         }),
-        store_down: std::sync::atomic::AtomicBool::new(false),
-        holding: std::sync::atomic::AtomicUsize::new(0),
-        loss: lease.loss(),
+        hold: hold::Holder::default(),
         spec,
     });
     // One queue and one pool of workers per model, so a slow or rate-limited model never holds
@@ -570,19 +555,13 @@ async fn execute(
                     if shared.cancel.is_cancelled() {
                         break;
                     }
-                    // While answers cannot be saved, no new request goes out.
-                    while shared.store_down.load(std::sync::atomic::Ordering::Acquire)
-                        && !shared.cancel.is_cancelled()
-                    {
-                        tokio::time::sleep(Duration::from_millis(200)).await;
-                    }
                     let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
                     let Some(job) = next else {
                         break;
                     };
-                    let slot = tokio::select! {
-                        s = global.acquire() => s,
-                        _ = shared.cancel.cancelled() => break,
+                    // While answers cannot be saved, no new request goes out.
+                    let Some(slot) = shared.hold.slot(&global, &shared.cancel).await else {
+                        break;
                     };
                     // A bug in one job never takes the run down or passes unnoticed: the job
                     // is recorded as failed with the panic's message, and the run goes on.
@@ -623,7 +602,7 @@ async fn execute(
         c.cancelled = c.total - c.done - c.failed;
         c.clone()
     };
-    if lease.lost() {
+    if lease.lost() || shared.hold.lost() {
         // The run is someone else's now: its status and lock are theirs to set.
         let err = lease.lost_error("run");
         lease.release().await;
@@ -999,47 +978,20 @@ fn panic_record(sh: &Shared, job: &Job, panic: Box<dyn std::any::Any + Send>) ->
 /// away and the model is never asked again for it; the user is told once, and no new job starts
 /// meanwhile. Cancelling gives up on the held answer (its job stays pending for `--resume`).
 async fn finish(sh: &Shared, job: u32, record: ResponseRecord, ok: bool) {
-    use std::sync::atomic::Ordering;
     let cached = record.cached;
     let record = Arc::new(record);
-    let mut delay = Duration::from_millis(200);
-    let mut held = false;
-    loop {
-        match sh.store.save((*record).clone()).await {
-            Ok(()) => break,
-            Err(e) => {
-                // The run was taken over: this answer is not ours to save, and the run stops.
-                if sh.loss.check(&e) {
-                    if held {
-                        sh.holding.fetch_sub(1, Ordering::AcqRel);
-                    }
-                    return;
-                }
-                if !held {
-                    held = true;
-                    sh.holding.fetch_add(1, Ordering::AcqRel);
-                }
-                if !sh.store_down.swap(true, Ordering::AcqRel) {
-                    let _ = sh.events.send(Event::StoreDown {
-                        reason: format!("could not save answers ({e}); holding them and retrying"),
-                    });
-                }
-                tokio::select! {
-                    _ = tokio::time::sleep(delay) => {}
-                    _ = sh.cancel.cancelled() => {
-                        sh.holding.fetch_sub(1, Ordering::AcqRel);
-                        return;
-                    }
-                }
-                delay = (delay * 2).min(Duration::from_secs(10));
-            }
-        }
-    }
-    if held
-        && sh.holding.fetch_sub(1, Ordering::AcqRel) == 1
-        && sh.store_down.swap(false, Ordering::AcqRel)
+    let tell = |s: hold::StoreState| {
+        let _ = sh.events.send(match s {
+            hold::StoreState::Down(reason) => Event::StoreDown { reason },
+            hold::StoreState::Up => Event::StoreUp,
+        });
+    };
+    if !sh
+        .hold
+        .save(&sh.cancel, tell, || sh.store.save((*record).clone()))
+        .await
     {
-        let _ = sh.events.send(Event::StoreUp);
+        return;
     }
     {
         let mut c = sh.counts.lock().unwrap_or_else(|e| e.into_inner());

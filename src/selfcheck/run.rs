@@ -8,15 +8,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::StreamExt;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::parse::{check_false, check_true, clean_sentence, read_cot, read_direct, swap_phrase};
 use super::prompts;
 use super::results::Stored;
 use crate::detect::run::DetectSummary as Summary;
-use crate::engine::hold::{Holder, StoreState};
-use crate::engine::lease::Lease;
+use crate::engine::hold::StoreState;
 use crate::engine::{BackendFactory, Caller};
 use crate::provider::{ModelConfig, Params};
 use crate::store::{
@@ -89,10 +88,8 @@ struct Shared {
     callers: HashMap<String, Arc<Caller>>,
     store: StoreHandle,
     events: mpsc::UnboundedSender<SelfcheckEvent>,
-    cancel: CancellationToken,
-    slots: Semaphore,
-    counts: std::sync::Mutex<Summary>,
-    hold: Holder,
+    /// The run's lifecycle: cancel, call slots, counts, holding results (engine::harness).
+    life: Arc<crate::engine::harness::Life>,
 }
 
 /// Records a new run and runs it. `models`: every generator and detector.
@@ -197,22 +194,6 @@ async fn execute(
     events: mpsc::UnboundedSender<SelfcheckEvent>,
     cancel: CancellationToken,
 ) -> anyhow::Result<Summary> {
-    // One process at a time works on a run (the same lock as `prism run --resume`).
-    let lease = match Lease::take(&store, &run.id, &cancel).await {
-        Ok(Ok(lease)) => lease,
-        Ok(Err(held)) => anyhow::bail!(
-            "self-detection run {} is being run by another prism (pid {}, seen {} s ago)",
-            run.id,
-            held.pid,
-            held.age
-        ),
-        Err(e) => anyhow::bail!("locking the run: {e}"),
-    };
-    // The work stops on the user's cancel or on losing the lock.
-    let cancel = lease.cancel.clone();
-    let _ = store
-        .selfcheck(SelfcheckWrite::Status(run.id.clone(), RunStatus::Running))
-        .await;
     // Verdicts stored (a failed one is asked again).
     let have: std::collections::HashSet<(u32, Sentence, String, Mode)> = stored
         .verdicts
@@ -235,55 +216,51 @@ async fn execute(
         calls += writes + need.len();
         todo.push((it.clone(), need));
     }
-    let _ = events.send(SelfcheckEvent::Started {
-        run_id: run.id.clone(),
-        items: Arc::new(stored.items.clone()),
+    let run_id = run.id.clone();
+    let status_store = store.clone();
+    let spec = crate::engine::harness::Spec {
+        what: "self-detection run",
+        run_id: &run_id,
         calls,
-    });
-    let sh = Arc::new(Shared {
-        callers,
-        store: store.clone(),
-        events: events.clone(),
-        cancel: cancel.clone(),
-        slots: Semaphore::new(opts.concurrency.max(1)),
-        counts: std::sync::Mutex::new(Summary {
+        concurrency: opts.concurrency,
+        set_status: |status| {
+            let (s, id) = (status_store.clone(), run_id.clone());
+            async move {
+                let _ = s.selfcheck(SelfcheckWrite::Status(id, status)).await;
+            }
+        },
+    };
+    let (ev, st) = (events.clone(), store.clone());
+    let summary = crate::engine::harness::run(&store, &cancel, spec, |life| async move {
+        let _ = ev.send(SelfcheckEvent::Started {
             run_id: run.id.clone(),
-            ..Summary::default()
-        }),
-        hold: Holder::default(),
-        run,
-    });
-    let width = (opts.concurrency / 4).max(1) + 1;
-    futures::stream::iter(todo)
-        .map(|(it, need)| {
-            let sh = sh.clone();
-            async move { item(&sh, it, need).await }
-        })
-        .buffer_unordered(width)
-        .collect::<Vec<()>>()
-        .await;
-    if lease.lost() || sh.hold.lost() {
-        let err = lease.lost_error("self-detection run");
-        lease.release().await;
-        return Err(err);
-    }
-    let (summary, status) = crate::detect::run::closing(&sh.counts, calls, cancel.is_cancelled());
-    let _ = store
-        .selfcheck(SelfcheckWrite::Status(sh.run.id.clone(), status))
-        .await;
-    lease.release().await;
+            items: Arc::new(stored.items.clone()),
+            calls,
+        });
+        let sh = Arc::new(Shared {
+            callers,
+            store: st,
+            events: ev.clone(),
+            life,
+            run,
+        });
+        let width = (opts.concurrency / 4).max(1) + 1;
+        futures::stream::iter(todo)
+            .map(|(it, need)| {
+                let sh = sh.clone();
+                async move { item(&sh, it, need).await }
+            })
+            .buffer_unordered(width)
+            .collect::<Vec<()>>()
+            .await;
+    })
+    .await?;
     let _ = events.send(SelfcheckEvent::Finished(summary.clone()));
     Ok(summary)
 }
 
 fn count(sh: &Shared, ok: bool, cached: bool) {
-    let mut c = sh.counts.lock().unwrap_or_else(|e| e.into_inner());
-    if ok {
-        c.done += 1;
-        c.cache_hits += usize::from(cached);
-    } else {
-        c.failed += 1;
-    }
+    sh.life.count(ok, cached);
 }
 
 async fn persist(sh: &Shared, w: SelfcheckWrite) -> bool {
@@ -293,9 +270,7 @@ async fn persist(sh: &Shared, w: SelfcheckWrite) -> bool {
             StoreState::Up => SelfcheckEvent::StoreUp,
         });
     };
-    sh.hold
-        .save(&sh.cancel, tell, || sh.store.selfcheck(w.clone()))
-        .await
+    sh.life.save(tell, || sh.store.selfcheck(w.clone())).await
 }
 
 /// Writes one sentence: up to the run's attempts, each its own request (its own cache entry,
@@ -311,11 +286,7 @@ async fn write(
     let attempts = sh.run.config.attempts.max(1);
     let mut why = String::new();
     for attempt in 0..attempts {
-        let _slot = sh
-            .hold
-            .slot(&sh.slots, &sh.cancel)
-            .await
-            .ok_or("cancelled")?;
+        let _slot = sh.life.slot().await.ok_or("cancelled")?;
         let _ = sh.events.send(SelfcheckEvent::Sending {
             item: it.idx,
             step: Step::Write { sentence, attempt },
@@ -379,7 +350,7 @@ async fn item(sh: &Shared, mut it: SelfcheckItem, mut need: Vec<(Sentence, Strin
                     None => it.set_aside = Some(why),
                 }
             }
-            Err(e) if sh.cancel.is_cancelled() => {
+            Err(e) if sh.life.is_cancelled() => {
                 let _ = e;
                 return;
             }
@@ -428,7 +399,7 @@ async fn item(sh: &Shared, mut it: SelfcheckItem, mut need: Vec<(Sentence, Strin
                     None => it.set_aside = Some(why),
                 }
             }
-            Err(_) if sh.cancel.is_cancelled() => return,
+            Err(_) if sh.life.is_cancelled() => return,
             Err(e) => it.error = Some(e),
         }
         if !save_item(sh, &it).await || it.error.is_some() || it.set_aside.is_some() {
@@ -461,7 +432,7 @@ async fn judge(sh: &Shared, it: &SelfcheckItem, s: Sentence, detector: String, m
         Sentence::False => it.false_sentence.clone(),
     }
     .unwrap_or_default();
-    let Some(_slot) = sh.hold.slot(&sh.slots, &sh.cancel).await else {
+    let Some(_slot) = sh.life.slot().await else {
         return;
     };
     let _ = sh.events.send(SelfcheckEvent::Sending {
@@ -479,7 +450,7 @@ async fn judge(sh: &Shared, it: &SelfcheckItem, s: Sentence, detector: String, m
     req.params = caller.cfg.params.overlay(&req.params);
     let got = caller.complete(&req, 0).await;
     drop(_slot);
-    if sh.cancel.is_cancelled() {
+    if sh.life.is_cancelled() {
         return;
     }
     let (answer, reply, error, cached) = match got {

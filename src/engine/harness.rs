@@ -1,0 +1,178 @@
+//! One lifecycle for the lanes that make model calls over a stored run (contradiction
+//! detection, AutoHall on claims, self-detection): the run's lock, its status, the call slots,
+//! the counts, saving that holds results while the store is down, cancellation and the closing
+//! summary. A lane supplies its work (which calls, how each result is stored) as one future
+//! given the run's [`Life`]; everything around it is here, written once.
+//!
+//! The order, for every lane: take the lock (one process per run, the same lock as `prism run
+//! --resume`), mark the run running, do the work, then, unless the lock was lost (the run is
+//! someone else's now), count what was left undone, store the final status and release.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio_util::sync::CancellationToken;
+
+use super::hold::{Holder, StoreState};
+use super::lease::Lease;
+use crate::store::{RunStatus, StoreHandle};
+
+/// What a run's calls came to: made (or answered by the cache), failed for good, and left
+/// undone by a cancel (they run on resume).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub run_id: String,
+    pub done: usize,
+    pub failed: usize,
+    pub cache_hits: usize,
+    pub cancelled: usize,
+}
+
+/// What every worker of one run shares.
+pub struct Life {
+    /// The user's cancel, or the lock lost.
+    pub cancel: CancellationToken,
+    /// Calls in flight across the run.
+    slots: Semaphore,
+    counts: Mutex<Counts>,
+    hold: Holder,
+}
+
+impl Life {
+    /// Counts one call's end.
+    pub fn count(&self, ok: bool, cached: bool) {
+        let mut c = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        if ok {
+            c.done += 1;
+            c.cache_hits += usize::from(cached);
+        } else {
+            c.failed += 1;
+        }
+    }
+
+    /// Waits for a call slot (and for a store that can save again); `None` when cancelled.
+    pub async fn slot(&self) -> Option<SemaphorePermit<'_>> {
+        self.hold.slot(&self.slots, &self.cancel).await
+    }
+
+    /// Saves with `save` until it works (held while the store is down, `tell` hears when
+    /// saving stops and starts working again); `false` when cancelled first.
+    pub async fn save<F, Fut>(&self, tell: impl Fn(StoreState), save: F) -> bool
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<(), String>>,
+    {
+        self.hold.save(&self.cancel, tell, save).await
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+}
+
+/// A lane's run, as the harness needs it.
+pub struct Spec<'a, S> {
+    /// What to call it in messages ("detection run").
+    pub what: &'static str,
+    pub run_id: &'a str,
+    /// Calls still to make (the undone ones count as cancelled on a cancel).
+    pub calls: usize,
+    /// The most calls in flight across the run.
+    pub concurrency: usize,
+    /// Stores the run's status (the lane's own table).
+    pub set_status: S,
+}
+
+/// Runs `work` inside the lifecycle; returns the counts (the status is stored by then).
+pub async fn run<S, SF, W, WF>(
+    store: &StoreHandle,
+    cancel: &CancellationToken,
+    spec: Spec<'_, S>,
+    work: W,
+) -> anyhow::Result<Counts>
+where
+    S: Fn(RunStatus) -> SF,
+    SF: Future<Output = ()>,
+    W: FnOnce(Arc<Life>) -> WF,
+    WF: Future<Output = ()>,
+{
+    let lease = take_lease(store, spec.run_id, spec.what, cancel).await?;
+    // From here on the work stops on the user's cancel or on losing the lock.
+    (spec.set_status)(RunStatus::Running).await;
+    let life = Arc::new(Life {
+        cancel: lease.cancel.clone(),
+        slots: Semaphore::new(spec.concurrency.max(1)),
+        counts: Mutex::new(Counts {
+            run_id: spec.run_id.to_string(),
+            ..Counts::default()
+        }),
+        hold: Holder::default(),
+    });
+    work(life.clone()).await;
+    if lease.lost() || life.hold.lost() {
+        // The run is someone else's now: its status and lock are theirs to set.
+        let err = lease.lost_error(spec.what);
+        lease.release().await;
+        return Err(err);
+    }
+    let (counts, status) = closing(&life.counts, spec.calls, life.cancel.is_cancelled());
+    (spec.set_status)(status).await;
+    lease.release().await;
+    Ok(counts)
+}
+
+/// Takes the run's lock (one process per run: a second would make every call again), or says
+/// who holds it. Every lane's run, the answers' included, starts here.
+pub async fn take_lease(
+    store: &StoreHandle,
+    run_id: &str,
+    what: &str,
+    cancel: &CancellationToken,
+) -> anyhow::Result<Lease> {
+    match Lease::take(store, run_id, cancel).await {
+        Ok(Ok(lease)) => Ok(lease),
+        Ok(Err(held)) => anyhow::bail!(
+            "{what} {run_id} is being run by another prism (pid {}, seen {} s ago); wait for it \
+             to finish, or resume after it stops (a lock not refreshed for {} s is taken over)",
+            held.pid,
+            held.age,
+            crate::store::STALE_AFTER_SECS
+        ),
+        Err(e) => anyhow::bail!("locking the {what}: {e}"),
+    }
+}
+
+/// The counts at the end, and the status they make: a cancelled run counts what it left undone
+/// (at least one, so it never reads as finished).
+fn closing(counts: &Mutex<Counts>, calls: usize, cancelled: bool) -> (Counts, RunStatus) {
+    let mut c = counts.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    if cancelled {
+        c.cancelled = calls.saturating_sub(c.done + c.failed).max(1);
+    }
+    let status = if c.cancelled > 0 {
+        RunStatus::Cancelled
+    } else {
+        RunStatus::Finished
+    };
+    (c, status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cancelled_run_counts_what_it_left() {
+        let c = Mutex::new(Counts {
+            done: 3,
+            failed: 1,
+            ..Counts::default()
+        });
+        assert_eq!(closing(&c, 10, true).0.cancelled, 6);
+        assert_eq!(closing(&c, 10, true).1, RunStatus::Cancelled);
+        // Cancelled with nothing left (the last call was in flight): still cancelled.
+        assert_eq!(closing(&c, 4, true).0.cancelled, 1);
+        assert_eq!(closing(&c, 10, false).1, RunStatus::Finished);
+    }
+}
