@@ -310,36 +310,33 @@ async fn execute(
     let balanced_only = run.kind == DetectKind::Claims && run.config.balanced_only;
     let calls: usize = todos.iter().map(|t| t.calls(k, !balanced_only)).sum();
     let run_id = run.id.clone();
-    let status_store = store.clone();
     let spec = crate::engine::harness::Spec {
-        what: "detection run",
         run_id: &run_id,
         calls,
         concurrency: opts.concurrency,
-        set_status: |status| {
-            let (s, id) = (status_store.clone(), run_id.clone());
-            async move {
-                let _ = s.detect(DetectWrite::Status(id, status)).await;
-            }
-        },
     };
     let (ev, st) = (events.clone(), store.clone());
-    let summary = crate::engine::harness::run(&store, &cancel, spec, |life| async move {
-        let sh = Arc::new(Shared {
-            callers,
-            store: st,
-            events: ev.clone(),
-            life,
-            opts,
-            run,
-        });
-        let _ = ev.send(DetectEvent::Started {
-            run_id: sh.run.id.clone(),
-            targets,
-            calls,
-        });
-        work(&sh, todos, k, balanced_only).await;
-    })
+    let summary = crate::engine::harness::run::<DetectWrite, _, _>(
+        &store,
+        &cancel,
+        spec,
+        |life| async move {
+            let sh = Arc::new(Shared {
+                callers,
+                store: st,
+                events: ev.clone(),
+                life,
+                opts,
+                run,
+            });
+            let _ = ev.send(DetectEvent::Started {
+                run_id: sh.run.id.clone(),
+                targets,
+                calls,
+            });
+            work(&sh, todos, k, balanced_only).await;
+        },
+    )
     .await?;
     let _ = events.send(DetectEvent::Finished(summary.clone()));
     Ok(summary)

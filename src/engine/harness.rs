@@ -71,35 +71,42 @@ impl Life {
     }
 }
 
+/// Where a lane keeps its runs: how the harness stores a run's status there.
+pub trait RunTable {
+    /// What to call a run in messages ("detection run").
+    const WHAT: &'static str;
+    fn set_status(
+        store: &StoreHandle,
+        run_id: String,
+        status: RunStatus,
+    ) -> impl Future<Output = ()> + Send;
+}
+
 /// A lane's run, as the harness needs it.
-pub struct Spec<'a, S> {
-    /// What to call it in messages ("detection run").
-    pub what: &'static str,
+pub struct Spec<'a> {
     pub run_id: &'a str,
     /// Calls still to make (the undone ones count as cancelled on a cancel).
     pub calls: usize,
     /// The most calls in flight across the run.
     pub concurrency: usize,
-    /// Stores the run's status (the lane's own table).
-    pub set_status: S,
 }
 
-/// Runs `work` inside the lifecycle; returns the counts (the status is stored by then).
-pub async fn run<S, SF, W, WF>(
+/// Runs `work` inside the lifecycle of a run kept in `T`; returns the counts (the status is
+/// stored by then).
+pub async fn run<T, W, WF>(
     store: &StoreHandle,
     cancel: &CancellationToken,
-    spec: Spec<'_, S>,
+    spec: Spec<'_>,
     work: W,
 ) -> anyhow::Result<Counts>
 where
-    S: Fn(RunStatus) -> SF,
-    SF: Future<Output = ()>,
+    T: RunTable,
     W: FnOnce(Arc<Life>) -> WF,
     WF: Future<Output = ()>,
 {
-    let lease = take_lease(store, spec.run_id, spec.what, cancel).await?;
+    let lease = take_lease(store, spec.run_id, T::WHAT, cancel).await?;
     // From here on the work stops on the user's cancel or on losing the lock.
-    (spec.set_status)(RunStatus::Running).await;
+    T::set_status(store, spec.run_id.to_string(), RunStatus::Running).await;
     let life = Arc::new(Life {
         cancel: lease.cancel.clone(),
         slots: Semaphore::new(spec.concurrency.max(1)),
@@ -112,14 +119,28 @@ where
     work(life.clone()).await;
     if lease.lost() || life.hold.lost() {
         // The run is someone else's now: its status and lock are theirs to set.
-        let err = lease.lost_error(spec.what);
+        let err = lease.lost_error(T::WHAT);
         lease.release().await;
         return Err(err);
     }
     let (counts, status) = closing(&life.counts, spec.calls, life.cancel.is_cancelled());
-    (spec.set_status)(status).await;
+    T::set_status(store, spec.run_id.to_string(), status).await;
     lease.release().await;
     Ok(counts)
+}
+
+impl RunTable for crate::store::DetectWrite {
+    const WHAT: &'static str = "detection run";
+    async fn set_status(store: &StoreHandle, run_id: String, status: RunStatus) {
+        let _ = store.detect(Self::Status(run_id, status)).await;
+    }
+}
+
+impl RunTable for crate::store::SelfcheckWrite {
+    const WHAT: &'static str = "self-detection run";
+    async fn set_status(store: &StoreHandle, run_id: String, status: RunStatus) {
+        let _ = store.selfcheck(Self::Status(run_id, status)).await;
+    }
 }
 
 /// Takes the run's lock (one process per run: a second would make every call again), or says

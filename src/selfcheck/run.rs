@@ -217,43 +217,40 @@ async fn execute(
         todo.push((it.clone(), need));
     }
     let run_id = run.id.clone();
-    let status_store = store.clone();
     let spec = crate::engine::harness::Spec {
-        what: "self-detection run",
         run_id: &run_id,
         calls,
         concurrency: opts.concurrency,
-        set_status: |status| {
-            let (s, id) = (status_store.clone(), run_id.clone());
-            async move {
-                let _ = s.selfcheck(SelfcheckWrite::Status(id, status)).await;
-            }
-        },
     };
     let (ev, st) = (events.clone(), store.clone());
-    let summary = crate::engine::harness::run(&store, &cancel, spec, |life| async move {
-        let _ = ev.send(SelfcheckEvent::Started {
-            run_id: run.id.clone(),
-            items: Arc::new(stored.items.clone()),
-            calls,
-        });
-        let sh = Arc::new(Shared {
-            callers,
-            store: st,
-            events: ev.clone(),
-            life,
-            run,
-        });
-        let width = (opts.concurrency / 4).max(1) + 1;
-        futures::stream::iter(todo)
-            .map(|(it, need)| {
-                let sh = sh.clone();
-                async move { item(&sh, it, need).await }
-            })
-            .buffer_unordered(width)
-            .collect::<Vec<()>>()
-            .await;
-    })
+    let summary = crate::engine::harness::run::<SelfcheckWrite, _, _>(
+        &store,
+        &cancel,
+        spec,
+        |life| async move {
+            let _ = ev.send(SelfcheckEvent::Started {
+                run_id: run.id.clone(),
+                items: Arc::new(stored.items.clone()),
+                calls,
+            });
+            let sh = Arc::new(Shared {
+                callers,
+                store: st,
+                events: ev.clone(),
+                life,
+                run,
+            });
+            let width = (opts.concurrency / 4).max(1) + 1;
+            futures::stream::iter(todo)
+                .map(|(it, need)| {
+                    let sh = sh.clone();
+                    async move { item(&sh, it, need).await }
+                })
+                .buffer_unordered(width)
+                .collect::<Vec<()>>()
+                .await;
+        },
+    )
     .await?;
     let _ = events.send(SelfcheckEvent::Finished(summary.clone()));
     Ok(summary)
