@@ -9,6 +9,7 @@ pub mod quality;
 pub mod report;
 pub mod review;
 pub mod run;
+pub mod runs;
 pub mod score;
 pub mod selfcheck;
 
@@ -146,6 +147,14 @@ pub enum Command {
         #[arg(long)]
         blind: bool,
     },
+    /// The runs in the store: id, name, tags, when, dataset, models with their settings, items,
+    /// done and failed, each model's H-Score and rates; `name`, `tag` and `rm` manage them;
+    /// `--model NAME` is that model's history across runs.
+    Runs(runs::RunsArgs),
+    /// Two runs, or two models of one run (RUN:MODEL), per dimension and sub-task: each side's
+    /// rate, the difference with a paired bootstrap 95% interval, McNemar's exact test, and the
+    /// items that flipped.
+    Compare(runs::CompareArgs),
     /// Read outputs/<model>/responses/*.jsonl produced elsewhere into the store as a new run.
     Import {
         #[arg(long, value_name = "DIR")]
@@ -290,6 +299,8 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Autohall(args)) => detect::autohall(args, &dirs, run::factory(&dirs)),
         Some(Command::Selfcheck(args)) => selfcheck::selfcheck(args, &dirs, run::factory(&dirs)),
         Some(Command::Score(args)) => score::score(args, &dirs, run::factory(&dirs)),
+        Some(Command::Runs(args)) => runs::runs(args, &dirs),
+        Some(Command::Compare(args)) => runs::compare_cmd(args, &dirs),
         Some(Command::Report(args)) => {
             let (config, _) = Config::load(&dirs.config_file());
             let name = cli

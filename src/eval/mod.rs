@@ -2,6 +2,7 @@
 //! word_range, data_format, language, ifeval), the LLM judges, and the metrics.
 
 pub mod binary;
+pub mod compare;
 pub mod echo;
 pub mod formats;
 pub mod ifeval;

@@ -393,6 +393,60 @@ impl Store {
         Ok(rows)
     }
 
+    /// A run's name and tags (`prism runs name`, `prism runs tag`).
+    pub fn run_labels(&self, run_id: &str) -> Result<(Option<String>, Vec<String>)> {
+        let got: Option<(Option<String>, String)> = self
+            .conn
+            .query_row("SELECT name, tags FROM runs WHERE id = ?1", [run_id], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?;
+        Ok(got.map_or((None, Vec::new()), |(n, t)| {
+            (n, t.split_whitespace().map(str::to_string).collect())
+        }))
+    }
+
+    /// Names a run (`None` takes the name off). Returns whether the run exists.
+    pub fn set_run_name(&self, run_id: &str, name: Option<&str>) -> Result<bool> {
+        Ok(self.conn.execute(
+            "UPDATE runs SET name = ?2 WHERE id = ?1",
+            params![run_id, name],
+        )? > 0)
+    }
+
+    /// Adds (or with `remove`, takes off) a one-word tag. Returns whether the run exists.
+    pub fn tag_run(&self, run_id: &str, tag: &str, remove: bool) -> Result<bool> {
+        let Some(_) = self.run(run_id)? else {
+            return Ok(false);
+        };
+        let (_, mut tags) = self.run_labels(run_id)?;
+        tags.retain(|t| t != tag);
+        if !remove {
+            tags.push(tag.to_string());
+        }
+        self.conn.execute(
+            "UPDATE runs SET tags = ?2 WHERE id = ?1",
+            params![run_id, tags.join(" ")],
+        )?;
+        Ok(true)
+    }
+
+    /// Removes a run with its jobs, answers, scores and lock, in one transaction; nothing of any
+    /// other run. Returns the answers removed, or `None` when there is no such run. (Detections
+    /// made on its answers are runs of their own and stay.)
+    pub fn remove_run(&mut self, run_id: &str) -> Result<Option<usize>> {
+        let tx = self.conn.transaction()?;
+        if tx.execute("DELETE FROM runs WHERE id = ?1", [run_id])? == 0 {
+            return Ok(None);
+        }
+        let answers = tx.execute("DELETE FROM responses WHERE run_id = ?1", [run_id])?;
+        tx.execute("DELETE FROM scores WHERE run_id = ?1", [run_id])?;
+        tx.execute("DELETE FROM jobs WHERE run_id = ?1", [run_id])?;
+        tx.execute("DELETE FROM run_locks WHERE run_id = ?1", [run_id])?;
+        tx.commit()?;
+        Ok(Some(answers))
+    }
+
     pub fn job_counts(&self, run_id: &str) -> Result<JobCounts> {
         let mut st = self
             .conn

@@ -267,6 +267,11 @@ pub(super) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE scores ADD COLUMN rule_score REAL;
     "#,
+    // 11: runs a user can find again: a name and tags (space-separated words).
+    r#"
+    ALTER TABLE runs ADD COLUMN name TEXT;
+    ALTER TABLE runs ADD COLUMN tags TEXT NOT NULL DEFAULT '';
+    "#,
 ];
 
 fn version(conn: &Connection) -> Result<usize> {

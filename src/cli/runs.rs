@@ -1,0 +1,493 @@
+//! `prism runs`: the runs in a store, to find, name, tag and remove; a model's history across
+//! its runs. `prism compare A B`: two runs (or two models of one) per dimension and sub-task,
+//! with McNemar's exact test and a paired bootstrap interval, and the items that flipped.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Subcommand;
+use serde_json::{Value, json};
+
+use super::run::default_db;
+use crate::config::Dirs;
+use crate::eval::compare::{self, Comparison, Level, Side};
+use crate::store::{RunRecord, Store, format_time};
+
+#[derive(Debug, Subcommand)]
+pub enum RunsCommand {
+    /// Name a run ("" takes the name off).
+    Name { id: String, name: String },
+    /// Tag a run with a word (--remove takes it off).
+    Tag {
+        id: String,
+        tag: String,
+        #[arg(long)]
+        remove: bool,
+    },
+    /// Remove a run with its jobs, answers and scores (asks first; --yes does not). Other runs,
+    /// and detections made on its answers, stay.
+    Rm {
+        id: String,
+        #[arg(long)]
+        yes: bool,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct RunsArgs {
+    #[command(subcommand)]
+    pub what: Option<RunsCommand>,
+    /// The store (default: prism.db in the data dir).
+    #[arg(long, global = true)]
+    pub db: Option<PathBuf>,
+    /// One model's history: its H-Score and dimension rates in every run, oldest first.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum CompareFormat {
+    Table,
+    Md,
+    Csv,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// The first side: RUN, or RUN:MODEL when the run has several models.
+    pub a: String,
+    /// The second side (the same run with another model compares two models).
+    pub b: String,
+    /// The store (default: prism.db in the data dir).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
+    pub format: CompareFormat,
+    /// Bootstrap resamples for the 95% intervals.
+    #[arg(long, default_value_t = 2000)]
+    pub resamples: usize,
+    /// The bootstrap's seed (the same seed, the same intervals).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// How many flipped items to list (fixed first, then broken).
+    #[arg(long, default_value_t = 20)]
+    pub flips: usize,
+}
+
+fn open(db: Option<&PathBuf>, dirs: &Dirs) -> anyhow::Result<Store> {
+    let path = db.cloned().unwrap_or_else(|| default_db(dirs));
+    Ok(Store::open(&path)?)
+}
+
+/// One run as `prism runs` lists it.
+struct Listed {
+    run: RunRecord,
+    name: Option<String>,
+    tags: Vec<String>,
+    items: usize,
+    done: usize,
+    failed: usize,
+    /// Per model: its H-Score (when complete) and dimension rates.
+    scores: Vec<(String, Option<f64>, [Option<f64>; 4])>,
+}
+
+fn listed(store: &Store, run: RunRecord) -> anyhow::Result<Listed> {
+    let (name, tags) = store.run_labels(&run.id)?;
+    let jobs = store.jobs(&run.id)?;
+    let items = jobs
+        .iter()
+        .map(|(j, _)| j.item_id.as_str())
+        .collect::<std::collections::HashSet<_>>()
+        .len();
+    let counts = store.job_counts(&run.id)?;
+    let scores = match crate::report::build::from_store(store, &run.id, None) {
+        Ok((rows, _)) => rows
+            .iter()
+            .map(|r| {
+                (
+                    r.name.clone(),
+                    r.h_score(),
+                    std::array::from_fn(|d| r.dims[d].map(|x| x.rate)),
+                )
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    Ok(Listed {
+        run,
+        name,
+        tags,
+        items,
+        done: counts.done,
+        failed: counts.failed,
+        scores,
+    })
+}
+
+/// A model's settings in a few words: provider, model id, and the parameters set.
+fn settings(m: &crate::store::ModelSnapshot) -> String {
+    let mut s = format!("{} {}", m.provider, m.model.as_deref().unwrap_or(&m.name));
+    if let Ok(p) = serde_json::to_value(&m.params)
+        && let Some(o) = p.as_object()
+    {
+        for (k, v) in o {
+            if !v.is_null() {
+                s.push_str(&format!(" {k}={v}"));
+            }
+        }
+    }
+    s
+}
+
+pub fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
+    let mut store = open(args.db.as_ref(), dirs)?;
+    match args.what {
+        Some(RunsCommand::Name { id, name }) => {
+            let name = crate::text::one_line(&name).trim().to_string();
+            let n = (!name.is_empty()).then_some(name.as_str());
+            if !store.set_run_name(&id, n)? {
+                anyhow::bail!("no run {id} in the store (prism runs lists them)");
+            }
+            crate::say!(
+                "{id}: {}",
+                n.map_or("name taken off".into(), |n| format!("named {n:?}"))
+            );
+            Ok(0)
+        }
+        Some(RunsCommand::Tag { id, tag, remove }) => {
+            let tag = crate::text::one_line(&tag).trim().to_string();
+            if tag.is_empty() || tag.contains(char::is_whitespace) {
+                anyhow::bail!("a tag is one word: {tag:?}");
+            }
+            if !store.tag_run(&id, &tag, remove)? {
+                anyhow::bail!("no run {id} in the store (prism runs lists them)");
+            }
+            let (_, tags) = store.run_labels(&id)?;
+            crate::say!(
+                "{id}: tags {}",
+                if tags.is_empty() {
+                    "-".into()
+                } else {
+                    tags.join(" ")
+                }
+            );
+            Ok(0)
+        }
+        Some(RunsCommand::Rm { id, yes }) => {
+            let Some(run) = store.run(&id)? else {
+                anyhow::bail!("no run {id} in the store (prism runs lists them)");
+            };
+            let answers = store.responses(&id)?.len();
+            if !yes {
+                if !std::io::stdin().is_terminal() {
+                    anyhow::bail!(
+                        "prism runs rm {id} removes {answers} answers and their scores: add --yes to do it without asking"
+                    );
+                }
+                eprint!(
+                    "remove run {id} ({}, {answers} answers and their scores)? [y/N] ",
+                    format_time(run.created_at)
+                );
+                let _ = std::io::stderr().flush();
+                let mut line = String::new();
+                std::io::stdin().lock().read_line(&mut line)?;
+                if !matches!(line.trim(), "y" | "Y" | "yes") {
+                    crate::say!("kept {id}");
+                    return Ok(1);
+                }
+            }
+            let removed = store.remove_run(&id)?.unwrap_or(0);
+            crate::say!("removed {id}: {removed} answers and their scores");
+            Ok(0)
+        }
+        None => list(&store, args.model.as_deref(), args.json),
+    }
+}
+
+fn list(store: &Store, model: Option<&str>, as_json: bool) -> anyhow::Result<i32> {
+    let mut all = Vec::new();
+    for run in store.runs()? {
+        if model.is_some_and(|m| !run.config.models.iter().any(|x| x.name == m)) {
+            continue;
+        }
+        all.push(listed(store, run)?);
+    }
+    if model.is_some() {
+        // History reads oldest first.
+        all.reverse();
+    }
+    if as_json {
+        let v: Vec<Value> = all
+            .iter()
+            .map(|l| {
+                json!({
+                    "id": l.run.id,
+                    "name": l.name,
+                    "tags": l.tags,
+                    "created_at": l.run.created_at,
+                    "status": l.run.status.as_str(),
+                    "dataset": l.run.dataset,
+                    "models": l.run.config.models.iter().map(|m| json!({
+                        "name": m.name, "settings": settings(m),
+                    })).collect::<Vec<_>>(),
+                    "samples": l.run.config.samples,
+                    "items": l.items,
+                    "done": l.done,
+                    "failed": l.failed,
+                    "scores": l.scores.iter().map(|(m, h, d)| json!({
+                        "model": m, "h_score": h,
+                        "KE": d[0], "KM": d[1], "RE": d[2], "IFE": d[3],
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(0);
+    }
+    if all.is_empty() {
+        crate::say!(
+            "{}",
+            match model {
+                Some(m) => format!("no run has model {m:?}"),
+                None => "no runs in the store yet (prism run, or r in the TUI)".into(),
+            }
+        );
+        return Ok(0);
+    }
+    let f = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.1}"));
+    for l in &all {
+        let label = match &l.name {
+            Some(n) => format!("{}  \"{n}\"", l.run.id),
+            None => l.run.id.clone(),
+        };
+        let tags = if l.tags.is_empty() {
+            String::new()
+        } else {
+            format!("  [{}]", l.tags.join(" "))
+        };
+        crate::say!(
+            "{label}{tags}  {}  {}  {}  {} items{}  {} done, {} failed",
+            format_time(l.run.created_at),
+            l.run.status.as_str(),
+            l.run.dataset,
+            l.items,
+            if l.run.config.samples > 1 {
+                format!(" × {} samples", l.run.config.samples)
+            } else {
+                String::new()
+            },
+            l.done,
+            l.failed
+        );
+        for m in &l.run.config.models {
+            let score = l.scores.iter().find(|(n, ..)| *n == m.name);
+            let rates = score.map_or(String::new(), |(_, h, d)| {
+                format!(
+                    "  H {}  KE {} KM {} RE {} IFE {}",
+                    f(*h),
+                    f(d[0]),
+                    f(d[1]),
+                    f(d[2]),
+                    f(d[3])
+                )
+            });
+            if model.is_none_or(|x| x == m.name) {
+                crate::say!("    {}: {}{rates}", m.name, settings(m));
+            }
+        }
+    }
+    Ok(0)
+}
+
+pub fn compare_cmd(args: CompareArgs, dirs: &Dirs) -> anyhow::Result<i32> {
+    let store = open(args.db.as_ref(), dirs)?;
+    let a = Side::resolve(&store, &args.a)?;
+    let b = Side::resolve(&store, &args.b)?;
+    if a == b {
+        anyhow::bail!(
+            "{} against itself: name two runs, or two models of one",
+            a.label()
+        );
+    }
+    let sa = compare::side_scores(&store, &a).context("reading the first side's scores")?;
+    let sb = compare::side_scores(&store, &b).context("reading the second side's scores")?;
+    let c = compare::compare(
+        (&a.label(), &sa),
+        (&b.label(), &sb),
+        args.resamples,
+        args.seed,
+    );
+    if c.paired == 0 {
+        anyhow::bail!(
+            "{} and {} have no item scored on both (score them first: prism score --run ID)",
+            a.label(),
+            b.label()
+        );
+    }
+    match args.format {
+        CompareFormat::Json => println!("{}", serde_json::to_string_pretty(&c)?),
+        CompareFormat::Csv => print!("{}", csv(&c)),
+        CompareFormat::Md => print!("{}", markdown(&c, args.flips)),
+        CompareFormat::Table => print!("{}", table(&c, args.flips)),
+    }
+    Ok(0)
+}
+
+fn num(v: Option<f64>) -> String {
+    v.map_or("-".into(), |x| format!("{x:.2}"))
+}
+
+fn signed(v: Option<f64>) -> String {
+    v.map_or("-".into(), |x| format!("{x:+.2}"))
+}
+
+fn ci(r: &compare::Row) -> String {
+    r.ci.map_or("-".into(), |(lo, hi)| format!("[{lo:+.2}, {hi:+.2}]"))
+}
+
+fn p(r: &compare::Row) -> String {
+    if r.mcnemar.a_only + r.mcnemar.b_only == 0 {
+        "-".into()
+    } else {
+        format!("{:.4}", r.mcnemar.p)
+    }
+}
+
+/// The terminal table.
+pub fn table(c: &Comparison, flips: usize) -> String {
+    let s = crate::text::sanitize;
+    let mut out = format!(
+        "A = {}\nB = {}\n{} items scored on both ({} left out: scored on one side only, or \
+         not every sample scored); B - A in rate points (negative: B hallucinates less); 95% \
+         paired bootstrap, {} resamples, seed {}; McNemar exact p on items right/wrong (score \
+         >= 0.5)\n\n",
+        s(&c.a),
+        s(&c.b),
+        c.paired,
+        c.unpaired,
+        c.resamples,
+        c.seed
+    );
+    out.push_str(&format!(
+        "{:<34} {:>6} {:>8} {:>8} {:>8} {:>18} {:>5} {:>5} {:>8}\n",
+        "", "items", "A", "B", "B-A", "95% interval", "A+", "B+", "p"
+    ));
+    for r in &c.rows {
+        let name = match r.level {
+            Level::Task => format!("  {}", s(&r.name)),
+            _ => s(&r.name).into_owned(),
+        };
+        let mark = if r.significant() { " *" } else { "" };
+        out.push_str(&format!(
+            "{:<34} {:>6} {:>8} {:>8} {:>8} {:>18} {:>5} {:>5} {:>8}{mark}\n",
+            crate::text::truncate(&name, 34),
+            r.items,
+            num(r.rate_a),
+            num(r.rate_b),
+            signed(r.diff),
+            ci(r),
+            r.mcnemar.a_only,
+            r.mcnemar.b_only,
+            p(r)
+        ));
+    }
+    out.push_str("* the interval leaves 0 out: more than noise at 95%. A+/B+: items right on that side only.\n");
+    let fixed = c.flips.iter().filter(|f| f.fixed).count();
+    out.push_str(&format!(
+        "\nflipped: {fixed} fixed (wrong on A, right on B), {} broken\n",
+        c.flips.len() - fixed
+    ));
+    for f in c.flips.iter().take(flips) {
+        out.push_str(&format!(
+            "  {} {:<28} {:<24} A {:.2} -> B {:.2}\n",
+            if f.fixed { "fixed " } else { "broken" },
+            s(&f.item_id),
+            s(&f.task_id),
+            f.score_a,
+            f.score_b
+        ));
+    }
+    if c.flips.len() > flips {
+        out.push_str(&format!(
+            "  ... {} more (--flips N, or --format json)\n",
+            c.flips.len() - flips
+        ));
+    }
+    out
+}
+
+fn markdown(c: &Comparison, flips: usize) -> String {
+    let cell = |t: &str| crate::text::one_line(t).replace('|', "\\|");
+    let mut out = format!(
+        "**A** = `{}`, **B** = `{}`: {} items scored on both. B - A in rate points; 95% paired \
+         bootstrap ({} resamples, seed {}); McNemar exact p.\n\n",
+        cell(&c.a),
+        cell(&c.b),
+        c.paired,
+        c.resamples,
+        c.seed
+    );
+    out.push_str("| | items | A | B | B-A | 95% interval | A+ | B+ | p |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for r in &c.rows {
+        let bold = if r.significant() { "**" } else { "" };
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {bold}{}{bold} | {} | {} | {} | {} |\n",
+            cell(&r.name),
+            r.items,
+            num(r.rate_a),
+            num(r.rate_b),
+            signed(r.diff),
+            ci(r),
+            r.mcnemar.a_only,
+            r.mcnemar.b_only,
+            p(r)
+        ));
+    }
+    out.push_str("\n| flipped | item | task | A | B |\n|---|---|---|---:|---:|\n");
+    for f in c.flips.iter().take(flips) {
+        out.push_str(&format!(
+            "| {} | {} | {} | {:.2} | {:.2} |\n",
+            if f.fixed { "fixed" } else { "broken" },
+            cell(&f.item_id),
+            cell(&f.task_id),
+            f.score_a,
+            f.score_b
+        ));
+    }
+    out
+}
+
+fn csv(c: &Comparison) -> String {
+    let q = crate::report::render::csv_cell;
+    let mut out = String::from(
+        "level,name,items,rate_a,rate_b,diff,ci_low,ci_high,a_only,b_only,mcnemar_p\n",
+    );
+    for r in &c.rows {
+        let level = match r.level {
+            Level::HScore => "h-score",
+            Level::Dimension => "dimension",
+            Level::Task => "task",
+        };
+        let opt = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.4}"));
+        out.push_str(&format!(
+            "{level},{},{},{},{},{},{},{},{},{},{:.6}\n",
+            q(&r.name),
+            r.items,
+            opt(r.rate_a),
+            opt(r.rate_b),
+            opt(r.diff),
+            opt(r.ci.map(|c| c.0)),
+            opt(r.ci.map(|c| c.1)),
+            r.mcnemar.a_only,
+            r.mcnemar.b_only,
+            r.mcnemar.p
+        ));
+    }
+    out
+}

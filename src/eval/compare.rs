@@ -1,0 +1,500 @@
+//! Two runs (or two models of one run) side by side: per dimension and sub-task, each side's
+//! hallucination rate, the difference, and whether it is more than noise.
+//!
+//! - **Pairing.** Only items scored on both sides count (an item with an unscored sample on
+//!   either side is left out and counted). An item's score is the mean over its samples.
+//! - **Rates** as PRISM computes them, over the paired items (a sub-task counts with the items
+//!   scored on both sides, so a comparison can be made before every item is judged): task S =
+//!   100 × mean item score,
+//!   a dimension's rate = mean of 100 − S over its tasks, the H-Score = mean of the four rates
+//!   (only when all four dimensions have paired items).
+//! - **McNemar's exact test** on the items made binary (right = score ≥ 0.5): with `b` items
+//!   right only on A and `c` right only on B, two-sided p = min(1, 2·P(X ≤ min(b, c))) for X ~
+//!   Binomial(b + c, ½).
+//! - **A paired bootstrap** 95% interval for each difference (B − A): items resampled with
+//!   replacement within each task (the rates are macro over tasks, so every task keeps its
+//!   size), both sides from the same draw, percentile interval; `resamples` draws from a seeded
+//!   generator, so an interval is reproducible with its seed.
+//! - **Flips**: items right on one side and wrong on the other, fixed (wrong on A, right on B)
+//!   and broken.
+
+use std::collections::{BTreeMap, HashMap};
+
+use rand::{Rng, SeedableRng};
+
+use crate::store::Store;
+use crate::taxonomy::Dimension;
+
+/// One side: a run, and the model in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Side {
+    pub run_id: String,
+    pub model: String,
+}
+
+impl Side {
+    /// `RUN` or `RUN:MODEL`; a run with one model needs no model named.
+    pub fn resolve(store: &Store, spec: &str) -> anyhow::Result<Side> {
+        let (run_id, model) = match spec.split_once(':') {
+            Some((r, m)) => (r, Some(m)),
+            None => (spec, None),
+        };
+        let run = store.run(run_id)?.ok_or_else(|| {
+            anyhow::anyhow!("no run {run_id} in the store (prism runs lists them)")
+        })?;
+        let models: Vec<String> = run.config.models.iter().map(|m| m.name.clone()).collect();
+        let model = match model {
+            Some(m) if models.iter().any(|x| x == m) => m.to_string(),
+            Some(m) => anyhow::bail!(
+                "run {run_id} has no model {m:?}; it has {}",
+                models.join(", ")
+            ),
+            None if models.len() == 1 => models[0].clone(),
+            None => anyhow::bail!(
+                "run {run_id} has {} models ({}): name one as {run_id}:MODEL",
+                models.len(),
+                models.join(", ")
+            ),
+        };
+        Ok(Side {
+            run_id: run_id.to_string(),
+            model,
+        })
+    }
+
+    pub fn label(&self) -> String {
+        format!("{}:{}", self.run_id, self.model)
+    }
+}
+
+/// Per item of one side: its task and mean score; items with an unscored sample are `None`.
+pub fn side_scores(store: &Store, side: &Side) -> anyhow::Result<HashMap<String, Scored>> {
+    let mut acc: HashMap<String, (String, f64, u32, bool)> = HashMap::new();
+    store.score_points(&side.run_id, |model, task, item, score| {
+        if model != side.model {
+            return;
+        }
+        let e = acc
+            .entry(item.to_string())
+            .or_insert_with(|| (task.to_string(), 0.0, 0, false));
+        match score {
+            Some(s) => {
+                e.1 += s;
+                e.2 += 1;
+            }
+            None => e.3 = true,
+        }
+    })?;
+    Ok(acc
+        .into_iter()
+        .map(|(item, (task, sum, n, unscored))| {
+            let mean = (!unscored && n > 0).then(|| sum / n as f64);
+            (item, Scored { task, mean })
+        })
+        .collect())
+}
+
+/// An item's task and mean score (`None`: not every sample scored).
+#[derive(Debug, Clone)]
+pub struct Scored {
+    pub task: String,
+    pub mean: Option<f64>,
+}
+
+/// McNemar's exact test on paired binary outcomes.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct McNemar {
+    /// Right on A only.
+    pub a_only: usize,
+    /// Right on B only.
+    pub b_only: usize,
+    /// Two-sided exact p.
+    pub p: f64,
+}
+
+impl McNemar {
+    pub fn of(a_only: usize, b_only: usize) -> McNemar {
+        McNemar {
+            a_only,
+            b_only,
+            p: mcnemar_exact(a_only, b_only),
+        }
+    }
+}
+
+/// Two-sided exact McNemar p: min(1, 2·P(X ≤ min(b, c))), X ~ Binomial(b + c, ½), summed in
+/// logs (n can be thousands).
+pub fn mcnemar_exact(b: usize, c: usize) -> f64 {
+    let n = b + c;
+    if n == 0 {
+        return 1.0;
+    }
+    let k = b.min(c);
+    let mut log_pmf = n as f64 * 0.5f64.ln();
+    let mut logs = Vec::with_capacity(k + 1);
+    logs.push(log_pmf);
+    for i in 0..k {
+        log_pmf += ((n - i) as f64 / (i + 1) as f64).ln();
+        logs.push(log_pmf);
+    }
+    let max = logs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let tail = max.exp() * logs.iter().map(|l| (l - max).exp()).sum::<f64>();
+    (2.0 * tail).min(1.0)
+}
+
+/// What a row of the comparison covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    #[serde(rename = "h-score")]
+    HScore,
+    Dimension,
+    Task,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Row {
+    pub level: Level,
+    pub name: String,
+    /// Paired items under it.
+    pub items: usize,
+    pub rate_a: Option<f64>,
+    pub rate_b: Option<f64>,
+    /// B − A, in rate points (positive: B hallucinates more).
+    pub diff: Option<f64>,
+    /// The bootstrap 95% interval of `diff`.
+    pub ci: Option<(f64, f64)>,
+    pub mcnemar: McNemar,
+}
+
+impl Row {
+    /// More than noise: the interval leaves 0 out.
+    pub fn significant(&self) -> bool {
+        self.ci.is_some_and(|(lo, hi)| lo > 0.0 || hi < 0.0)
+    }
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Flip {
+    pub item_id: String,
+    pub task_id: String,
+    pub score_a: f64,
+    pub score_b: f64,
+    /// Wrong on A, right on B.
+    pub fixed: bool,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Comparison {
+    pub a: String,
+    pub b: String,
+    pub paired: usize,
+    /// Items scored on one side only, or with an unscored sample on either.
+    pub unpaired: usize,
+    pub resamples: usize,
+    pub seed: u64,
+    pub rows: Vec<Row>,
+    pub flips: Vec<Flip>,
+}
+
+/// Compares two sides' item scores.
+pub fn compare(
+    a: (&str, &HashMap<String, Scored>),
+    b: (&str, &HashMap<String, Scored>),
+    resamples: usize,
+    seed: u64,
+) -> Comparison {
+    // Paired items, grouped by task (sorted, so the draws are reproducible).
+    let mut by_task: BTreeMap<String, Vec<Pair>> = BTreeMap::new();
+    let mut unpaired = 0;
+    for (item, sa) in a.1 {
+        match (sa.mean, b.1.get(item).and_then(|sb| sb.mean)) {
+            (Some(x), Some(y)) => {
+                by_task
+                    .entry(sa.task.clone())
+                    .or_default()
+                    .push((item.clone(), x, y))
+            }
+            _ => unpaired += 1,
+        }
+    }
+    unpaired += b.1.keys().filter(|k| !a.1.contains_key(*k)).count();
+    for v in by_task.values_mut() {
+        v.sort_by(|p, q| p.0.cmp(&q.0));
+    }
+    let tasks: Vec<(&String, &Vec<Pair>)> = by_task.iter().collect();
+    let dim_of = |t: &str| super::metrics::dimension_of(t);
+
+    // The point estimates: per task S on each side.
+    let s = |v: &[Pair], side: usize| -> f64 {
+        let sum: f64 = v.iter().map(|p| if side == 0 { p.1 } else { p.2 }).sum();
+        100.0 * sum / v.len() as f64
+    };
+    let estimate = |task_s: &dyn Fn(usize, usize) -> f64| -> Estimates {
+        let mut dims = [[0.0f64; 2]; 4];
+        let mut n = [0usize; 4];
+        let mut per_task = Vec::with_capacity(tasks.len());
+        for (ti, (t, _)) in tasks.iter().enumerate() {
+            let (sa, sb) = (task_s(ti, 0), task_s(ti, 1));
+            per_task.push([100.0 - sa, 100.0 - sb]);
+            if let Some(d) = dim_of(t) {
+                dims[d.index()][0] += 100.0 - sa;
+                dims[d.index()][1] += 100.0 - sb;
+                n[d.index()] += 1;
+            }
+        }
+        let dims: [Option<[f64; 2]>; 4] = std::array::from_fn(|i| {
+            (n[i] > 0).then(|| [dims[i][0] / n[i] as f64, dims[i][1] / n[i] as f64])
+        });
+        let h = if dims.iter().all(Option::is_some) {
+            let mut h = [0.0; 2];
+            for d in dims.iter().flatten() {
+                h[0] += d[0] / 4.0;
+                h[1] += d[1] / 4.0;
+            }
+            Some(h)
+        } else {
+            None
+        };
+        Estimates { per_task, dims, h }
+    };
+    let point = estimate(&|ti, side| s(tasks[ti].1, side));
+
+    // The bootstrap: every task resampled to its own size, both sides from one draw.
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut draws: Vec<Estimates> = Vec::with_capacity(resamples);
+    let mut sums = vec![[0.0f64; 2]; tasks.len()];
+    for _ in 0..resamples {
+        for (ti, (_, v)) in tasks.iter().enumerate() {
+            let (mut x, mut y) = (0.0, 0.0);
+            for _ in 0..v.len() {
+                let p = &v[rng.random_range(0..v.len())];
+                x += p.1;
+                y += p.2;
+            }
+            sums[ti] = [100.0 * x / v.len() as f64, 100.0 * y / v.len() as f64];
+        }
+        draws.push(estimate(&|ti, side| sums[ti][side]));
+    }
+    let interval = |f: &dyn Fn(&Estimates) -> Option<f64>| -> Option<(f64, f64)> {
+        let mut d: Vec<f64> = draws.iter().filter_map(f).collect();
+        if d.is_empty() {
+            return None;
+        }
+        d.sort_by(f64::total_cmp);
+        let at = |q: f64| d[((d.len() - 1) as f64 * q).round() as usize];
+        Some((at(0.025), at(0.975)))
+    };
+    let mcnemar_over = |pairs: &mut dyn Iterator<Item = &Pair>| {
+        let (mut ao, mut bo) = (0, 0);
+        for p in pairs {
+            match (p.1 >= 0.5, p.2 >= 0.5) {
+                (true, false) => ao += 1,
+                (false, true) => bo += 1,
+                _ => {}
+            }
+        }
+        McNemar::of(ao, bo)
+    };
+
+    let mut rows = Vec::new();
+    let all = || tasks.iter().flat_map(|(_, v)| v.iter());
+    rows.push(Row {
+        level: Level::HScore,
+        name: "H-Score".into(),
+        items: all().count(),
+        rate_a: point.h.map(|h| h[0]),
+        rate_b: point.h.map(|h| h[1]),
+        diff: point.h.map(|h| h[1] - h[0]),
+        ci: interval(&|e| e.h.map(|h| h[1] - h[0])),
+        mcnemar: mcnemar_over(&mut all()),
+    });
+    for d in Dimension::ALL {
+        let i = d.index();
+        let under = || {
+            tasks
+                .iter()
+                .filter(move |(t, _)| dim_of(t) == Some(d))
+                .flat_map(|(_, v)| v.iter())
+        };
+        rows.push(Row {
+            level: Level::Dimension,
+            name: d.code().to_string(),
+            items: under().count(),
+            rate_a: point.dims[i].map(|r| r[0]),
+            rate_b: point.dims[i].map(|r| r[1]),
+            diff: point.dims[i].map(|r| r[1] - r[0]),
+            ci: interval(&|e| e.dims[i].map(|r| r[1] - r[0])),
+            mcnemar: mcnemar_over(&mut under()),
+        });
+    }
+    // Sub-tasks in dimension order (KE, KM, RE, IFE), then by id.
+    let mut order: Vec<usize> = (0..tasks.len()).collect();
+    order.sort_by_key(|&ti| (dim_of(tasks[ti].0).map_or(4, |d| d.index()), tasks[ti].0));
+    for ti in order {
+        let (t, v) = tasks[ti];
+        let [ra, rb] = point.per_task[ti];
+        rows.push(Row {
+            level: Level::Task,
+            name: t.clone(),
+            items: v.len(),
+            rate_a: Some(ra),
+            rate_b: Some(rb),
+            diff: Some(rb - ra),
+            ci: interval(&|e| Some(e.per_task[ti][1] - e.per_task[ti][0])),
+            mcnemar: mcnemar_over(&mut v.iter()),
+        });
+    }
+    let mut flips: Vec<Flip> = all()
+        .filter(|p| (p.1 >= 0.5) != (p.2 >= 0.5))
+        .map(|p| Flip {
+            item_id: p.0.clone(),
+            task_id: tasks
+                .iter()
+                .find(|(_, v)| v.iter().any(|q| q.0 == p.0))
+                .map(|(t, _)| (*t).clone())
+                .unwrap_or_default(),
+            score_a: p.1,
+            score_b: p.2,
+            fixed: p.2 >= 0.5,
+        })
+        .collect();
+    // Fixed first, then broken; each in item order.
+    flips.sort_by(|x, y| y.fixed.cmp(&x.fixed).then(x.item_id.cmp(&y.item_id)));
+    Comparison {
+        a: a.0.to_string(),
+        b: b.0.to_string(),
+        paired: all().count(),
+        unpaired,
+        resamples,
+        seed,
+        rows,
+        flips,
+    }
+}
+
+/// A paired item: its id and each side's score.
+type Pair = (String, f64, f64);
+
+/// Rates of one draw (or the point estimate): per task [A, B], per dimension, the H-Score.
+struct Estimates {
+    per_task: Vec<[f64; 2]>,
+    dims: [Option<[f64; 2]>; 4],
+    h: Option<[f64; 2]>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mcnemar_exact_matches_hand_computed_values() {
+        // b = 1, c = 9: 2 × (1 + 10) / 1024.
+        assert!((mcnemar_exact(1, 9) - 22.0 / 1024.0).abs() < 1e-12);
+        assert!((mcnemar_exact(9, 1) - 22.0 / 1024.0).abs() < 1e-12);
+        // Equal counts: p = 1 (capped).
+        assert_eq!(mcnemar_exact(5, 5), 1.0);
+        assert_eq!(mcnemar_exact(0, 0), 1.0);
+        // b = 0, c = 6: 2 / 64.
+        assert!((mcnemar_exact(0, 6) - 2.0 / 64.0).abs() < 1e-12);
+        // Large n stays finite and tiny: 100 against 200.
+        let p = mcnemar_exact(100, 200);
+        assert!(p > 0.0 && p < 1e-6, "{p}");
+    }
+
+    fn side(scores: &[(&str, &str, f64)]) -> HashMap<String, Scored> {
+        scores
+            .iter()
+            .map(|(i, t, s)| {
+                (
+                    i.to_string(),
+                    Scored {
+                        task: t.to_string(),
+                        mean: Some(*s),
+                    },
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn rates_flips_and_a_reproducible_interval() {
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        let names: Vec<String> = (0..40).map(|k| format!("i{k:02}")).collect();
+        for (k, n) in names.iter().enumerate() {
+            let task = [
+                "KE-FD-Myths",
+                "KM-FK-Inventions",
+                "RE-LF-Syllogisms",
+                "IFE-EF-Formats",
+            ][k % 4];
+            // A right on 20 of 40; B right on the same 20 and 10 more.
+            a.push((n.as_str(), task, f64::from(k < 20)));
+            b.push((n.as_str(), task, f64::from(k < 30)));
+        }
+        let (sa, sb) = (side(&a), side(&b));
+        let c = compare(("A", &sa), ("B", &sb), 500, 7);
+        assert_eq!(c.paired, 40);
+        let h = &c.rows[0];
+        assert_eq!(h.level, Level::HScore);
+        assert!((h.rate_a.unwrap() - 50.0).abs() < 1e-9);
+        assert!((h.rate_b.unwrap() - 25.0).abs() < 1e-9);
+        assert!((h.diff.unwrap() + 25.0).abs() < 1e-9);
+        assert_eq!((h.mcnemar.a_only, h.mcnemar.b_only), (0, 10));
+        assert!((h.mcnemar.p - 2.0 / 1024.0).abs() < 1e-12);
+        let (lo, hi) = h.ci.unwrap();
+        assert!(
+            lo <= -25.0 && -25.0 <= hi,
+            "the interval holds the estimate: {lo}..{hi}"
+        );
+        assert!(hi < 0.0, "B is better beyond noise: {lo}..{hi}");
+        assert!(h.significant());
+        // The same seed, the same interval; another seed, another draw.
+        assert_eq!(compare(("A", &sa), ("B", &sb), 500, 7).rows[0].ci, h.ci);
+        assert_eq!(c.flips.len(), 10);
+        assert!(c.flips.iter().all(|f| f.fixed));
+        // Four dimensions and four tasks.
+        assert_eq!(c.rows.len(), 1 + 4 + 4);
+    }
+
+    #[test]
+    fn the_interval_covers_the_true_difference_about_95_percent_of_the_time() {
+        // Simulated: 200 items in one task per dimension, A right with p = 0.6, B with 0.5,
+        // independent; the true difference in rate is +10 points on every dimension.
+        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        let tasks = ["KE-a", "KM-a", "RE-a", "IFE-a"];
+        let mut covered = 0;
+        let trials = 200;
+        for trial in 0..trials {
+            let (mut a, mut b) = (HashMap::new(), HashMap::new());
+            for k in 0..200 {
+                let t = tasks[k % 4];
+                let id = format!("{trial}-{k}");
+                let x = f64::from(rng.random_bool(0.6));
+                let y = f64::from(rng.random_bool(0.5));
+                a.insert(
+                    id.clone(),
+                    Scored {
+                        task: t.into(),
+                        mean: Some(x),
+                    },
+                );
+                b.insert(
+                    id,
+                    Scored {
+                        task: t.into(),
+                        mean: Some(y),
+                    },
+                );
+            }
+            let c = compare(("A", &a), ("B", &b), 400, trial as u64);
+            let (lo, hi) = c.rows[0].ci.unwrap();
+            if lo <= 10.0 && 10.0 <= hi {
+                covered += 1;
+            }
+        }
+        let share = covered as f64 / trials as f64;
+        assert!((0.90..=0.99).contains(&share), "coverage {share}");
+    }
+}

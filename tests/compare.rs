@@ -1,0 +1,210 @@
+//! `prism runs` and `prism compare` as a user runs them (issue 26): two runs of real prism-mini
+//! items imported from outputs directories and scored by rule; the list with names and tags;
+//! the comparison's rates, McNemar counts and flipped items against what the answers make; the
+//! same seed giving the same intervals; `runs rm` removing one run and nothing of the other.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use prism::dataset;
+use serde_json::{Value, json};
+
+fn mini() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/prism-mini")
+}
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn prism(&self) -> Command {
+        let mut c = Command::cargo_bin("prism").unwrap();
+        c.env("PRISM_CONFIG_DIR", self.dir.path())
+            .env("PRISM_DATA_DIR", self.dir.path());
+        c
+    }
+    fn db(&self) -> PathBuf {
+        self.dir.path().join("c.db")
+    }
+    /// Imports answers (right where `right(k)` on the k-th item of an exact-match task) as a
+    /// run, scores it, returns its id.
+    fn run(&self, name: &str, right: impl Fn(usize) -> bool) -> String {
+        let ds = dataset::load_path(&mini()).unwrap().dataset;
+        let out = self.dir.path().join(name);
+        let mut by_task: std::collections::BTreeMap<String, String> = Default::default();
+        for (k, it) in exact_items(&ds).into_iter().enumerate() {
+            let answer = it.answer.clone().unwrap_or_default();
+            let response = if right(k) { answer } else { "zzz".into() };
+            by_task
+                .entry(ds.task_of(it).id.clone())
+                .or_default()
+                .push_str(&format!(
+                    "{}\n",
+                    json!({"id": it.id.to_string(), "response": response})
+                ));
+        }
+        let dir = out.join("m").join("responses");
+        std::fs::create_dir_all(&dir).unwrap();
+        for (t, body) in by_task {
+            std::fs::write(dir.join(format!("{t}.jsonl")), body).unwrap();
+        }
+        let a = self
+            .prism()
+            .args(["import", "--prism-outputs"])
+            .arg(&out)
+            .arg("--db")
+            .arg(self.db())
+            .arg("--dataset")
+            .arg(mini())
+            .assert()
+            .success();
+        let id = String::from_utf8_lossy(&a.get_output().stdout)
+            .trim()
+            .to_string();
+        self.prism()
+            .args(["score", "--db"])
+            .arg(self.db())
+            .args(["--run", &id])
+            .assert()
+            .success();
+        id
+    }
+}
+
+/// Items whose evaluator is exact match (scored by rule, no judge), in dataset order.
+fn exact_items(ds: &dataset::Dataset) -> Vec<&dataset::Item> {
+    ds.items
+        .iter()
+        .filter(|it| ds.task_of(it).evaluator == prism::taxonomy::Evaluator::Exact)
+        .filter(|it| it.answer.as_deref().is_some_and(|a| !a.trim().is_empty()))
+        .collect()
+}
+
+#[test]
+fn two_runs_listed_named_compared_and_one_removed() {
+    let env = Env {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let ds = dataset::load_path(&mini()).unwrap().dataset;
+    let n = exact_items(&ds).len();
+    assert!(n >= 20, "prism-mini has exact-match items: {n}");
+    // A: right on even items; B: right on every item but each fourth.
+    let a = env.run("a", |k| k % 2 == 0);
+    let b = env.run("b", |k| k % 4 != 3);
+    let db = env.db();
+    env.prism()
+        .args(["runs", "name", &a, "baseline prompt"])
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .success();
+    env.prism()
+        .args(["runs", "tag", &b, "v2"])
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .success();
+    let listed: Value = serde_json::from_slice(
+        &env.prism()
+            .args(["runs", "--json", "--db"])
+            .arg(&db)
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    )
+    .unwrap();
+    let runs = listed.as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    let of = |id: &str| runs.iter().find(|r| r["id"] == id).unwrap().clone();
+    assert_eq!(of(&a)["name"], "baseline prompt");
+    assert_eq!(of(&b)["tags"], json!(["v2"]));
+    assert_eq!(of(&a)["items"], n);
+    // The expected counts, from the answers as written: right on A only, on B only.
+    let (mut a_only, mut b_only) = (0, 0);
+    for k in 0..n {
+        match (k % 2 == 0, k % 4 != 3) {
+            (true, false) => a_only += 1,
+            (false, true) => b_only += 1,
+            _ => {}
+        }
+    }
+    let compare = |seed: &str| -> Value {
+        serde_json::from_slice(
+            &env.prism()
+                .args([
+                    "compare", &a, &b, "--format", "json", "--seed", seed, "--db",
+                ])
+                .arg(&db)
+                .assert()
+                .success()
+                .get_output()
+                .stdout,
+        )
+        .unwrap()
+    };
+    let c = compare("3");
+    assert_eq!(c["paired"], n);
+    let all = &c["rows"][0];
+    assert_eq!(all["level"], "h-score");
+    assert_eq!(all["mcnemar"]["a_only"], a_only);
+    assert_eq!(all["mcnemar"]["b_only"], b_only);
+    let flips = c["flips"].as_array().unwrap();
+    assert_eq!(flips.len(), a_only + b_only);
+    assert!(flips[0]["fixed"].as_bool().unwrap(), "fixed come first");
+    // Each dimension's rates are 100 − the share right, over its sub-tasks.
+    for r in c["rows"].as_array().unwrap() {
+        if r["level"] == "task" {
+            let (ra, rb) = (r["rate_a"].as_f64().unwrap(), r["rate_b"].as_f64().unwrap());
+            assert!((r["diff"].as_f64().unwrap() - (rb - ra)).abs() < 1e-9);
+        }
+    }
+    // The same seed, the same intervals.
+    assert_eq!(compare("3")["rows"], c["rows"]);
+    // The table names both sides and marks what is beyond noise.
+    let t = env
+        .prism()
+        .args(["compare", &a, &b, "--db"])
+        .arg(&db)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&t.get_output().stdout).to_string();
+    assert!(
+        text.contains(&format!("A = {a}:m")) && text.contains("H-Score"),
+        "{text}"
+    );
+    assert!(text.contains("flipped:"), "{text}");
+    // A run against itself, an unknown run, an unknown model: said, not crashed.
+    for (x, y, want) in [
+        (a.as_str(), a.as_str(), "against itself"),
+        ("nope", b.as_str(), "no run nope"),
+        (&*format!("{a}:zz"), b.as_str(), "has no model \"zz\""),
+    ] {
+        let e = env
+            .prism()
+            .args(["compare", x, y, "--db"])
+            .arg(&db)
+            .assert()
+            .failure();
+        let err = String::from_utf8_lossy(&e.get_output().stderr).to_string();
+        assert!(err.contains(want), "{want}: {err}");
+    }
+    // rm without --yes and without a terminal refuses; with --yes it removes A only.
+    env.prism()
+        .args(["runs", "rm", &a, "--db"])
+        .arg(&db)
+        .assert()
+        .failure();
+    env.prism()
+        .args(["runs", "rm", &a, "--yes", "--db"])
+        .arg(&db)
+        .assert()
+        .success();
+    let store = prism::store::Store::open(&db).unwrap();
+    assert!(store.run(&a).unwrap().is_none());
+    assert!(store.responses(&a).unwrap().is_empty());
+    assert!(store.scores(Some(&a)).unwrap().is_empty());
+    assert_eq!(store.responses(&b).unwrap().len(), n);
+    assert_eq!(store.scores(Some(&b)).unwrap().len(), n);
+}
