@@ -49,7 +49,7 @@ fn main() {
                     model: "m".into(),
                     sample: s,
                     evaluator: "exact".into(),
-                    score: Some(f64::from((i * seed + s as usize) % 3 != 0)),
+                    score: Some(f64::from(!(i * seed + s as usize).is_multiple_of(3))),
                     detail: String::new(),
                     judge: None,
                     judge_reply: None,
