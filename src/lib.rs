@@ -16,6 +16,7 @@ pub mod prompt;
 pub mod provider;
 pub mod report;
 pub mod review;
+pub mod runs;
 pub mod selfcheck;
 pub mod shutdown;
 pub mod store;

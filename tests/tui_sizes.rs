@@ -315,3 +315,95 @@ fn the_trees_numbers_line_up_with_wide_names() {
         assert!(dots.windows(2).all(|p| p[0] == p[1]), "{dots:?}\n{text}");
     }
 }
+
+/// The runs screen (issue 26): `R` lists the stored runs; two marked and `enter` show the
+/// comparison of `prism compare`, at every size.
+#[test]
+fn the_runs_screen_lists_and_compares_two_runs() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    seed(&db);
+    // A second run: the same items; alpha now wrong on every other item, beta right on all.
+    {
+        let mut store = Store::open(&db).unwrap();
+        let old = store.run("r-sizes").unwrap().unwrap();
+        let jobs: Vec<JobRecord> = store
+            .jobs("r-sizes")
+            .unwrap()
+            .into_iter()
+            .map(|(j, _)| j)
+            .collect();
+        store
+            .create_run(
+                &RunRecord {
+                    id: "r-later".into(),
+                    created_at: 100,
+                    ..old
+                },
+                &jobs,
+            )
+            .unwrap();
+        let scores: Vec<ScoreRecord> = store
+            .scores(Some("r-sizes"))
+            .unwrap()
+            .into_iter()
+            .map(|mut s| {
+                s.run_id = "r-later".into();
+                s.score = Some(if s.model == "alpha" {
+                    f64::from(s.job_idx % 4 == 0)
+                } else {
+                    1.0
+                });
+                s
+            })
+            .collect();
+        store.save_scores(&scores).unwrap();
+        store.set_run_name("r-later", Some("fixed prompt")).unwrap();
+    }
+    for size in SIZES {
+        let loaded = dataset::load_sample();
+        let mut app = App::new(
+            Arc::new(loaded.dataset),
+            Arc::new(loaded.problems),
+            Theme::default_theme(),
+            Keymap::default(),
+        )
+        .with_models(models());
+        let mut services = rt
+            .block_on(async {
+                Services::with_store(&db, prism::engine::http_backends(), "<sample-data>".into())
+            })
+            .unwrap();
+        play(&rt, &mut app, &mut services, vec![key('R')], size);
+        let term = play(&rt, &mut app, &mut services, vec![], size);
+        let s = screen(&term);
+        assert!(s.contains("2 in the store"), "{s}");
+        assert!(s.contains("r-later") && s.contains("r-sizes"), "{s}");
+        let term = play(
+            &rt,
+            &mut app,
+            &mut services,
+            vec![key(' '), key(' '), code(KeyCode::Enter)],
+            size,
+        );
+        let text = screen(&term);
+        let label = format!("runs_compare_{}x{}", size.0, size.1);
+        check_frame(&label, &text, size.0);
+        let r = app.find::<prism::tui::screens::Runs>().unwrap();
+        let c = r.comparison.as_ref().expect("compared");
+        // The model both runs have, the older run as A.
+        assert_eq!(c.a, "r-sizes:alpha");
+        assert_eq!(c.b, "r-later:alpha");
+        assert!(text.contains("H-Score"), "{text}");
+        // Alpha was right on every item in the first run: B is worse, and by more than noise
+        // where enough items flipped.
+        assert!(c.rows[0].diff.unwrap() > 0.0);
+        assert!(c.flips.iter().all(|f| !f.fixed) && !c.flips.is_empty());
+        insta::assert_snapshot!(label, text);
+    }
+}

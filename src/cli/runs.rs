@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 use super::run::default_db;
 use crate::config::Dirs;
 use crate::eval::compare::{self, Comparison, Level, Side};
-use crate::store::{RunRecord, Store, format_time};
+use crate::runs::settings;
+use crate::store::{Store, format_time};
 
 #[derive(Debug, Subcommand)]
 pub enum RunsCommand {
@@ -85,66 +86,6 @@ fn open(db: Option<&PathBuf>, dirs: &Dirs) -> anyhow::Result<Store> {
     Ok(Store::open(&path)?)
 }
 
-/// One run as `prism runs` lists it.
-struct Listed {
-    run: RunRecord,
-    name: Option<String>,
-    tags: Vec<String>,
-    items: usize,
-    done: usize,
-    failed: usize,
-    /// Per model: its H-Score (when complete) and dimension rates.
-    scores: Vec<(String, Option<f64>, [Option<f64>; 4])>,
-}
-
-fn listed(store: &Store, run: RunRecord) -> anyhow::Result<Listed> {
-    let (name, tags) = store.run_labels(&run.id)?;
-    let jobs = store.jobs(&run.id)?;
-    let items = jobs
-        .iter()
-        .map(|(j, _)| j.item_id.as_str())
-        .collect::<std::collections::HashSet<_>>()
-        .len();
-    let counts = store.job_counts(&run.id)?;
-    let scores = match crate::report::build::from_store(store, &run.id, None) {
-        Ok((rows, _)) => rows
-            .iter()
-            .map(|r| {
-                (
-                    r.name.clone(),
-                    r.h_score(),
-                    std::array::from_fn(|d| r.dims[d].map(|x| x.rate)),
-                )
-            })
-            .collect(),
-        Err(_) => Vec::new(),
-    };
-    Ok(Listed {
-        run,
-        name,
-        tags,
-        items,
-        done: counts.done,
-        failed: counts.failed,
-        scores,
-    })
-}
-
-/// A model's settings in a few words: provider, model id, and the parameters set.
-fn settings(m: &crate::store::ModelSnapshot) -> String {
-    let mut s = format!("{} {}", m.provider, m.model.as_deref().unwrap_or(&m.name));
-    if let Ok(p) = serde_json::to_value(&m.params)
-        && let Some(o) = p.as_object()
-    {
-        for (k, v) in o {
-            if !v.is_null() {
-                s.push_str(&format!(" {k}={v}"));
-            }
-        }
-    }
-    s
-}
-
 pub fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
     let mut store = open(args.db.as_ref(), dirs)?;
     match args.what {
@@ -211,17 +152,7 @@ pub fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
 }
 
 fn list(store: &Store, model: Option<&str>, as_json: bool) -> anyhow::Result<i32> {
-    let mut all = Vec::new();
-    for run in store.runs()? {
-        if model.is_some_and(|m| !run.config.models.iter().any(|x| x.name == m)) {
-            continue;
-        }
-        all.push(listed(store, run)?);
-    }
-    if model.is_some() {
-        // History reads oldest first.
-        all.reverse();
-    }
+    let all = crate::runs::list(store, model)?;
     if as_json {
         let v: Vec<Value> = all
             .iter()
@@ -397,7 +328,9 @@ pub fn table(c: &Comparison, flips: usize) -> String {
             p(r)
         ));
     }
-    out.push_str("* the interval leaves 0 out: more than noise at 95%. A+/B+: items right on that side only.\n");
+    out.push_str(
+        "* more than noise: the interval leaves 0 out and McNemar's p < 0.05. A+/B+: items right on that side only.\n",
+    );
     let fixed = c.flips.iter().filter(|f| f.fixed).count();
     out.push_str(&format!(
         "\nflipped: {fixed} fixed (wrong on A, right on B), {} broken\n",

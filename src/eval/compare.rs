@@ -40,7 +40,7 @@ impl Side {
         let run = store.run(run_id)?.ok_or_else(|| {
             anyhow::anyhow!("no run {run_id} in the store (prism runs lists them)")
         })?;
-        let models: Vec<String> = run.config.models.iter().map(|m| m.name.clone()).collect();
+        let models = run_models(store, &run)?;
         let model = match model {
             Some(m) if models.iter().any(|x| x == m) => m.to_string(),
             Some(m) => anyhow::bail!(
@@ -63,6 +63,20 @@ impl Side {
     pub fn label(&self) -> String {
         format!("{}:{}", self.run_id, self.model)
     }
+}
+
+/// A run's models: as its config lists them, else (a run recorded without them) as its jobs
+/// name them, in order.
+pub fn run_models(store: &Store, run: &crate::store::RunRecord) -> anyhow::Result<Vec<String>> {
+    let mut models: Vec<String> = run.config.models.iter().map(|m| m.name.clone()).collect();
+    if models.is_empty() {
+        for (j, _) in store.jobs(&run.id)? {
+            if !models.contains(&j.model) {
+                models.push(j.model);
+            }
+        }
+    }
+    Ok(models)
 }
 
 /// Per item of one side: its task and mean score; items with an unscored sample are `None`.
@@ -166,9 +180,12 @@ pub struct Row {
 }
 
 impl Row {
-    /// More than noise: the interval leaves 0 out.
+    /// More than noise: the interval leaves 0 out *and* McNemar's p is under 0.05. Both, because
+    /// each fails alone somewhere: a bootstrap within sub-tasks of one or two items has no
+    /// spread to show (its interval shrinks to the estimate), and McNemar sees only items that
+    /// changed sides of 0.5, not partial scores.
     pub fn significant(&self) -> bool {
-        self.ci.is_some_and(|(lo, hi)| lo > 0.0 || hi < 0.0)
+        self.ci.is_some_and(|(lo, hi)| lo > 0.0 || hi < 0.0) && self.mcnemar.p < 0.05
     }
 }
 

@@ -436,6 +436,8 @@ impl App {
             | Msg::Review(_)
             | Msg::ReviewMore { .. }
             | Msg::ReviewChanged
+            | Msg::Runs(_)
+            | Msg::Comparison(_)
             | Msg::ReviewStoreOk
             | Msg::DecisionSaved(_) => {}
         }

@@ -142,4 +142,6 @@ pub enum Open {
     Review {
         scope: Option<String>,
     },
+    /// The runs in the store.
+    Runs,
 }

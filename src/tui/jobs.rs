@@ -169,6 +169,13 @@ pub enum DetectJob {
 #[derive(Debug, Clone)]
 pub enum JobRequest {
     Detect(DetectJob),
+    /// The runs in the store, as `prism runs` lists them.
+    LoadRuns,
+    /// Two runs compared as `prism compare` does (a model both have when they have several).
+    CompareRuns {
+        a: String,
+        b: String,
+    },
     /// Judge with this model from now on (remembered in the config), and score every stored
     /// answer that waits for a judge.
     SetJudge(Box<ModelConfig>),
@@ -270,6 +277,8 @@ pub enum Msg {
         waiting: Vec<ToScore>,
         not_remembered: Option<String>,
     },
+    Runs(Vec<crate::runs::Listed>),
+    Comparison(Box<crate::eval::compare::Comparison>),
     /// A job could not start or failed, with why.
     Failed(String),
 }
@@ -428,6 +437,24 @@ impl Jobs {
     pub fn start(&mut self, to: ScreenId, req: JobRequest, ds: &Arc<Dataset>) {
         match req {
             JobRequest::SetJudge(cfg) => self.set_judge(to, *cfg, ds),
+            JobRequest::LoadRuns => self.on_store(to, |cx| {
+                let Some(reader) = &cx.reader else {
+                    return vec![Msg::Failed("runs need a store".into())];
+                };
+                vec![match crate::runs::list(reader, None) {
+                    Ok(v) => Msg::Runs(v),
+                    Err(e) => Msg::Failed(format!("reading runs: {e:#}")),
+                }]
+            }),
+            JobRequest::CompareRuns { a, b } => self.on_store(to, move |cx| {
+                let Some(reader) = &cx.reader else {
+                    return vec![Msg::Failed("runs need a store".into())];
+                };
+                vec![match crate::runs::compare_runs(reader, &a, &b) {
+                    Ok(c) => Msg::Comparison(Box::new(c)),
+                    Err(e) => Msg::Failed(format!("comparing: {e:#}")),
+                }]
+            }),
             JobRequest::Detect(job) => {
                 if let Err(e) = self.start_detect(to, job, ds) {
                     self.send(to, Msg::Failed(format!("detection: {e:#}")));

@@ -42,6 +42,7 @@ pub enum Action {
     Rescore,
     ToggleJudge,
     ChooseJudge,
+    Runs,
     Heatmap,
     HeatView,
     Sort,
@@ -94,10 +95,12 @@ pub enum Mode {
     Sentences,
     /// Human review: the queue and the current item's decision.
     Review,
+    /// The runs in the store and the comparison of two.
+    Runs,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 14] = [
+    pub const ALL: [Mode; 15] = [
         Mode::Browse,
         Mode::Compare,
         Mode::Heatmap,
@@ -112,6 +115,7 @@ impl Mode {
         Mode::Selfcheck,
         Mode::Sentences,
         Mode::Review,
+        Mode::Runs,
     ];
 
     /// The name used in the config (`[keys.compare]`).
@@ -131,6 +135,7 @@ impl Mode {
             Mode::Selfcheck => "selfcheck",
             Mode::Sentences => "sentences",
             Mode::Review => "review",
+            Mode::Runs => "runs",
         }
     }
 
@@ -151,13 +156,14 @@ impl Mode {
             Mode::Selfcheck => "self-detection",
             Mode::Sentences => "self-detection sentences",
             Mode::Review => "review",
+            Mode::Runs => "runs",
         }
     }
 }
 
 use Mode::{
     Browse, Claims, Compare, Contradictions, Correlation, Drill, Heatmap, Help, Pair, Picker,
-    Problems, Review, Selfcheck, Sentences,
+    Problems, Review, Runs, Selfcheck, Sentences,
 };
 
 /// The screens (not popups): where the global actions apply.
@@ -171,6 +177,7 @@ const SCREENS: &[Mode] = &[
     Selfcheck,
     Sentences,
     Review,
+    Runs,
 ];
 const SCROLL: &[Mode] = &[
     Browse,
@@ -185,6 +192,7 @@ const SCROLL: &[Mode] = &[
     Claims,
     Selfcheck,
     Sentences,
+    Runs,
 ];
 
 /// One action: config name, (mode, description) pairs saying where it applies and what it does
@@ -243,6 +251,7 @@ const DEFS: &[Def] = &[
             ),
             (&[Sentences], "scroll the triple up"),
             (&[Review], "scroll the item up"),
+            (&[Runs], "scroll the comparison up"),
             (&[Heatmap], "ten columns left"),
         ],
     },
@@ -257,6 +266,7 @@ const DEFS: &[Def] = &[
             ),
             (&[Sentences], "scroll the triple down"),
             (&[Review], "scroll the item down"),
+            (&[Runs], "scroll the comparison down"),
             (&[Heatmap], "ten columns right"),
         ],
     },
@@ -323,6 +333,10 @@ const DEFS: &[Def] = &[
                 "the pair side by side, conflicting phrases marked",
             ),
             (&[Claims], "open the topic; on a claim, its contradictions"),
+            (
+                &[Runs],
+                "compare the two marked runs (or the selected one with the run before it)",
+            ),
             (&[Selfcheck], "the pair's sentences, wrong verdicts first"),
             (&[Pair], "close"),
         ],
@@ -390,6 +404,7 @@ const DEFS: &[Def] = &[
                 "mark the claim (the cursor moves to the next), or every claim of the topic",
             ),
             (&[Picker], "choose the model or not"),
+            (&[Runs], "mark the run for a comparison (two at most)"),
         ],
     },
     Def {
@@ -456,6 +471,15 @@ const DEFS: &[Def] = &[
         uses: &[(
             &[Browse, Compare],
             "score the item's answers again (and judge them)",
+        )],
+    },
+    Def {
+        action: Action::Runs,
+        name: "runs",
+        keys: &["R"],
+        uses: &[(
+            &[Browse],
+            "the runs in the store: name, models, H-Score; compare two",
         )],
     },
     Def {
@@ -686,7 +710,7 @@ const DEFS: &[Def] = &[
             (&[Heatmap], "back to browsing"),
             (&[Drill], "back to the grid"),
             (&[Contradictions], "back (a detection goes on)"),
-            (&[Claims, Selfcheck, Review], "back to browsing"),
+            (&[Claims, Selfcheck, Review, Runs], "back to browsing"),
             (&[Sentences], "back to the scores"),
             (&[Correlation, Pair], "close"),
         ],
@@ -720,7 +744,7 @@ const DEFS: &[Def] = &[
             (&[Claims], "cancel the detection, else back to browsing"),
             (&[Selfcheck], "cancel the self-detection run, else back"),
             (&[Sentences], "back to the scores"),
-            (&[Heatmap, Review], "back to browsing"),
+            (&[Heatmap, Review, Runs], "back to browsing"),
             (&[Drill], "back to the grid"),
             (&[Correlation, Help, Problems, Picker, Pair], "close"),
         ],

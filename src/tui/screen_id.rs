@@ -16,4 +16,5 @@ pub enum ScreenId {
     Claims,
     Selfcheck,
     Review,
+    Runs,
 }

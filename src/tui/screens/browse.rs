@@ -243,6 +243,7 @@ impl Browse {
                     out.push(Cmd::Notice("scoring again".into()));
                 }
             }
+            Action::Runs => out.push(Cmd::Push(Open::Runs)),
             Action::ChooseJudge => out.push(Cmd::Popup(Box::new(
                 crate::tui::popups::JudgePicker::new(cx),
             ))),

@@ -9,6 +9,7 @@ mod compare;
 mod contradictions;
 mod heatmap;
 mod review;
+mod runs;
 mod selfcheck;
 
 pub use browse::{Browse, Focus, Search, find_matches, item_detail};
@@ -19,6 +20,7 @@ pub use heatmap::{Drill, Heatmap};
 pub use review::{
     DECISION_ROW as REVIEW_DECISION_ROW, MIN_REVIEWERS as REVIEW_MIN_REVIEWERS, Review,
 };
+pub use runs::Runs;
 pub use selfcheck::Selfcheck;
 
 use super::component::{Component, Open};
@@ -32,5 +34,6 @@ pub fn open(o: Open) -> Box<dyn Component> {
         Open::Claims { set, dataset } => Box::new(ClaimsBrowse::new(set, dataset)),
         Open::Selfcheck { set, dataset } => Box::new(Selfcheck::new(set, dataset)),
         Open::Review { scope } => Box::new(Review::scoped(scope)),
+        Open::Runs => Box::new(Runs::default()),
     }
 }

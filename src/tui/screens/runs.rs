@@ -1,0 +1,343 @@
+//! The runs in the store (`R` from browsing): id, name, tags, date, status, models with their
+//! H-Score. `space` marks up to two; `enter` compares the two marked (or the selected one with
+//! the run before it): per H-Score, dimension and sub-task both rates, B - A with its paired
+//! bootstrap interval and McNemar's p, and how many items flipped, as `prism compare` prints.
+//! When a run has several models, the comparison takes a model both runs have.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph};
+
+use crate::eval::compare::{Comparison, Level};
+use crate::runs::Listed;
+use crate::store::format_time;
+use crate::text::one_line;
+use crate::tui::component::{Cmd, Component, Cx, Input, ScreenId};
+use crate::tui::jobs::{JobRequest, Msg};
+use crate::tui::keymap::{Action, Mode};
+use crate::tui::widgets::{pane, status_lines, status_rows, title_line, truncate};
+
+#[derive(Default)]
+pub struct Runs {
+    /// Newest first; `None` until loaded.
+    pub runs: Option<Vec<Listed>>,
+    pub sel: usize,
+    /// Marked run ids, in marking order (two at most).
+    pub marked: Vec<String>,
+    pub comparison: Option<Box<Comparison>>,
+    scroll: u16,
+}
+
+impl Runs {
+    fn selected(&self) -> Option<&Listed> {
+        self.runs.as_ref()?.get(self.sel)
+    }
+
+    /// The two runs to compare: the marked two, else the selected one against the run before
+    /// it (the older is A).
+    fn pair(&self) -> Option<(String, String)> {
+        let runs = self.runs.as_ref()?;
+        if self.marked.len() == 2 {
+            let pos = |id: &String| runs.iter().position(|l| &l.run.id == id);
+            let (x, y) = (&self.marked[0], &self.marked[1]);
+            // Older first: the list is newest first.
+            return Some(if pos(x) > pos(y) {
+                (x.clone(), y.clone())
+            } else {
+                (y.clone(), x.clone())
+            });
+        }
+        let now = runs.get(self.sel)?;
+        let before = runs.get(self.sel + 1)?;
+        Some((before.run.id.clone(), now.run.id.clone()))
+    }
+}
+
+impl Component for Runs {
+    fn id(&self) -> ScreenId {
+        ScreenId::Runs
+    }
+    fn mode(&self) -> Mode {
+        Mode::Runs
+    }
+    fn on_open(&mut self, _cx: &Cx) -> Vec<Cmd> {
+        vec![Cmd::Job(JobRequest::LoadRuns)]
+    }
+    fn update(&mut self, input: Input, _cx: &Cx) -> Vec<Cmd> {
+        let Input::Action(a) = input else {
+            return Vec::new();
+        };
+        let n = self.runs.as_ref().map_or(0, Vec::len);
+        match a {
+            Action::Up => self.sel = self.sel.saturating_sub(1),
+            Action::Down => self.sel = (self.sel + 1).min(n.saturating_sub(1)),
+            Action::PageDown => self.scroll = self.scroll.saturating_add(10),
+            Action::PageUp => self.scroll = self.scroll.saturating_sub(10),
+            Action::Mark => {
+                if let Some(id) = self.selected().map(|l| l.run.id.clone()) {
+                    if let Some(p) = self.marked.iter().position(|m| *m == id) {
+                        self.marked.remove(p);
+                    } else {
+                        if self.marked.len() == 2 {
+                            self.marked.remove(0);
+                        }
+                        self.marked.push(id);
+                    }
+                }
+                self.sel = (self.sel + 1).min(n.saturating_sub(1));
+            }
+            Action::Toggle => {
+                return match self.pair() {
+                    Some((a, b)) => {
+                        self.scroll = 0;
+                        vec![
+                            Cmd::Notice(format!("comparing {a} (A) with {b} (B)…")),
+                            Cmd::Job(JobRequest::CompareRuns { a, b }),
+                        ]
+                    }
+                    None => vec![Cmd::Notice(
+                        "mark two runs (space) to compare them, or select one with an older run after it"
+                            .into(),
+                    )],
+                };
+            }
+            Action::Cancel | Action::Back => return vec![Cmd::Pop],
+            Action::Quit => return vec![Cmd::Quit],
+            Action::Help => {
+                return vec![Cmd::Popup(Box::new(crate::tui::popups::Help::new(
+                    Mode::Runs,
+                )))];
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+    fn on_msg(&mut self, msg: &Msg, _cx: &Cx) -> Vec<Cmd> {
+        match msg {
+            Msg::Runs(runs) => {
+                self.sel = self.sel.min(runs.len().saturating_sub(1));
+                self.marked.retain(|m| runs.iter().any(|l| l.run.id == *m));
+                self.runs = Some(runs.clone());
+                Vec::new()
+            }
+            Msg::Comparison(c) => {
+                self.comparison = Some(c.clone());
+                vec![Cmd::ClearNotice]
+            }
+            _ => Vec::new(),
+        }
+    }
+    fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {
+        let t = cx.theme;
+        f.render_widget(Block::default().style(t.base()), area);
+        let k = |a| cx.keymap.hint(Mode::Runs, a);
+        let hints = format!(
+            " ↑↓ run  {} mark (two)  {} compare  {}/{} scroll  {} back  {} help",
+            k(Action::Mark),
+            k(Action::Toggle),
+            k(Action::PageUp),
+            k(Action::PageDown),
+            k(Action::Back),
+            k(Action::Help)
+        );
+        let [title, list, cmp, status] = Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Percentage(40),
+            Constraint::Min(4),
+            Constraint::Length(status_rows(cx.notice, &hints, area.width)),
+        ])
+        .areas(area);
+        let n = self.runs.as_ref().map_or(0, Vec::len);
+        f.render_widget(
+            Paragraph::new(title_line(
+                t,
+                vec![
+                    Span::styled(" runs ", t.base().add_modifier(Modifier::BOLD)),
+                    Span::styled(
+                        format!("{n} in the store · {} marked", self.marked.len()),
+                        t.muted(),
+                    ),
+                ],
+            )),
+            title,
+        );
+        self.draw_list(cx, f, list);
+        self.draw_comparison(cx, f, cmp);
+        status_lines(f, status, t, cx.notice, &hints);
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl Runs {
+    fn draw_list(&self, cx: &Cx, f: &mut Frame, area: Rect) {
+        let t = cx.theme;
+        let block = pane(t, Line::from(" Runs (newest first) "), true);
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        let Some(runs) = &self.runs else {
+            f.render_widget(Paragraph::new("loading…").style(t.muted()), inner);
+            return;
+        };
+        if runs.is_empty() {
+            f.render_widget(
+                Paragraph::new("No runs yet: mark items in browse (space) and press r.")
+                    .style(t.muted()),
+                inner,
+            );
+            return;
+        }
+        let h = inner.height as usize;
+        let off = self.sel.saturating_sub(h.saturating_sub(1));
+        let w = inner.width as usize;
+        let lines: Vec<Line> = runs
+            .iter()
+            .enumerate()
+            .skip(off)
+            .take(h)
+            .map(|(i, l)| {
+                let mark = match self.marked.iter().position(|m| *m == l.run.id) {
+                    Some(0) => "[1]",
+                    Some(_) => "[2]",
+                    None => "[ ]",
+                };
+                let name = l.name.as_deref().map(one_line).unwrap_or_default();
+                let tags = if l.tags.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [{}]", one_line(&l.tags.join(" ")))
+                };
+                let models: Vec<String> = l
+                    .scores
+                    .iter()
+                    .map(|(m, h, _)| {
+                        format!(
+                            "{} {}",
+                            one_line(m),
+                            h.map_or("-".into(), |h| format!("H {h:.1}"))
+                        )
+                    })
+                    .collect();
+                let models = if models.is_empty() {
+                    l.run
+                        .config
+                        .models
+                        .iter()
+                        .map(|m| one_line(&m.name))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                } else {
+                    models.join(", ")
+                };
+                let text = format!(
+                    "{mark} {}  {}  {}  {} items, {} done, {} failed  {}{}{}",
+                    l.run.id,
+                    format_time(l.run.created_at),
+                    l.run.status.as_str(),
+                    l.items,
+                    l.done,
+                    l.failed,
+                    models,
+                    if name.is_empty() {
+                        String::new()
+                    } else {
+                        format!("  \"{name}\"")
+                    },
+                    tags
+                );
+                let line = Line::styled(truncate(&text, w), t.base());
+                if i == self.sel {
+                    line.style(t.selected(true))
+                } else {
+                    line
+                }
+            })
+            .collect();
+        f.render_widget(Paragraph::new(lines), inner);
+    }
+
+    fn draw_comparison(&self, cx: &Cx, f: &mut Frame, area: Rect) {
+        let t = cx.theme;
+        let title = match &self.comparison {
+            Some(c) => format!(" A {} · B {} ", one_line(&c.a), one_line(&c.b)),
+            None => " Comparison ".into(),
+        };
+        let block = pane(t, Line::from(title), false);
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        let Some(c) = &self.comparison else {
+            f.render_widget(
+                Paragraph::new(
+                    "Mark two runs with space and press enter (or enter on a run: it against the \
+                     one before). Both rates, B - A with a 95% paired bootstrap interval, McNemar's \
+                     exact p, and the items that flipped.",
+                )
+                .wrap(ratatui::widgets::Wrap { trim: true })
+                .style(t.muted()),
+                inner,
+            );
+            return;
+        };
+        let num = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.2}"));
+        // The name column gives way on a narrow screen; the numbers keep their width.
+        let nw = (inner.width as usize).saturating_sub(64).clamp(10, 30);
+        let fixed = c.flips.iter().filter(|f| f.fixed).count();
+        let mut lines = vec![
+            Line::styled(
+                format!(
+                    "{} items on both ({} left out) · flipped: {fixed} fixed, {} broken · {} \
+                     resamples, seed {}",
+                    c.paired,
+                    c.unpaired,
+                    c.flips.len() - fixed,
+                    c.resamples,
+                    c.seed
+                ),
+                t.muted(),
+            ),
+            Line::styled(
+                format!(
+                    "{:<nw$} {:>6} {:>8} {:>8} {:>8} {:>18} {:>8}",
+                    "", "items", "A", "B", "B-A", "95% interval", "p"
+                ),
+                t.accent(),
+            ),
+        ];
+        for r in &c.rows {
+            let name = match r.level {
+                Level::Task => format!("  {}", one_line(&r.name)),
+                _ => one_line(&r.name),
+            };
+            let ci =
+                r.ci.map_or("-".into(), |(lo, hi)| format!("[{lo:+.2}, {hi:+.2}]"));
+            let p = if r.mcnemar.a_only + r.mcnemar.b_only == 0 {
+                "-".into()
+            } else {
+                format!("{:.4}", r.mcnemar.p)
+            };
+            let style = match (r.significant(), r.diff) {
+                (true, Some(d)) if d < 0.0 => t.success(),
+                (true, Some(_)) => t.error(),
+                _ => t.base(),
+            };
+            lines.push(Line::styled(
+                format!(
+                    "{:<nw$} {:>6} {:>8} {:>8} {:>8} {:>18} {:>8}{}",
+                    truncate(&name, nw),
+                    r.items,
+                    num(r.rate_a),
+                    num(r.rate_b),
+                    r.diff.map_or("-".into(), |d| format!("{d:+.2}")),
+                    ci,
+                    p,
+                    if r.significant() { " *" } else { "" }
+                ),
+                style,
+            ));
+        }
+        f.render_widget(Paragraph::new(lines).scroll((self.scroll, 0)), inner);
+    }
+}
