@@ -283,6 +283,12 @@ pub enum Msg {
     Failed(String),
 }
 
+impl super::store_worker::Failed for Msg {
+    fn failed(why: String) -> Msg {
+        Msg::Failed(why)
+    }
+}
+
 /// A result and the component that asked for the work.
 #[derive(Debug)]
 pub struct Delivery {
@@ -302,7 +308,7 @@ pub struct Jobs {
     /// Watches for other reviewers' decisions once the review screen has loaded.
     review_watch: Option<crate::review::watch::Watch>,
     /// Store reads and small writes, off the loop thread.
-    worker: super::store_worker::StoreWorker,
+    worker: super::store_worker::StoreWorker<Msg>,
 }
 
 impl Jobs {
@@ -318,7 +324,10 @@ impl Jobs {
                 .and_then(|p| Store::open(&p).ok()),
             review: services.review.as_ref().and_then(|r| r.reopen()),
         };
-        let worker = super::store_worker::StoreWorker::start(ctx, tx.clone());
+        let out = tx.clone();
+        let worker = super::store_worker::StoreWorker::start(ctx, move |to, msg| {
+            let _ = out.send(Delivery { to, msg });
+        });
         Jobs {
             services,
             tx,

@@ -14,9 +14,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
-use tokio::sync::mpsc::UnboundedSender;
-
-use super::jobs::{Delivery, Msg};
 use super::screen_id::ScreenId;
 use crate::review::db::ReviewDb;
 use crate::store::Store;
@@ -27,19 +24,28 @@ pub struct StoreCtx {
     pub review: Option<ReviewDb>,
 }
 
-/// One read or write; what it returns goes to the component that asked.
-pub type Task = Box<dyn FnOnce(&mut StoreCtx) -> Vec<Msg> + Send>;
+/// One read or write; the messages it returns go to the component that asked. (Generic over
+/// the message type, so this module needs nothing from the jobs that use it.)
+pub type Task<M> = Box<dyn FnOnce(&mut StoreCtx) -> Vec<M> + Send>;
 
-pub struct StoreWorker {
-    tx: Option<mpsc::Sender<(ScreenId, Task)>>,
+/// A panic in a task becomes this message instead.
+pub trait Failed {
+    fn failed(why: String) -> Self;
+}
+
+pub struct StoreWorker<M> {
+    tx: Option<mpsc::Sender<(ScreenId, Task<M>)>>,
     pending: Arc<AtomicUsize>,
     thread: Option<JoinHandle<()>>,
 }
 
-impl StoreWorker {
-    /// Starts the worker on `ctx`; answers go to `out`.
-    pub fn start(mut ctx: StoreCtx, out: UnboundedSender<Delivery>) -> StoreWorker {
-        let (tx, rx) = mpsc::channel::<(ScreenId, Task)>();
+impl<M: Failed + Send + 'static> StoreWorker<M> {
+    /// Starts the worker on `ctx`; each answer is handed to `deliver` with who asked.
+    pub fn start(
+        mut ctx: StoreCtx,
+        deliver: impl Fn(ScreenId, M) + Send + 'static,
+    ) -> StoreWorker<M> {
+        let (tx, rx) = mpsc::channel::<(ScreenId, Task<M>)>();
         let pending = Arc::new(AtomicUsize::new(0));
         let left = pending.clone();
         let thread = std::thread::Builder::new()
@@ -50,10 +56,10 @@ impl StoreWorker {
                     let msgs =
                         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task(&mut ctx)))
                             .unwrap_or_else(|_| {
-                                vec![Msg::Failed("internal error reading the store".into())]
+                                vec![M::failed("internal error reading the store".into())]
                             });
                     for msg in msgs {
-                        let _ = out.send(Delivery { to, msg });
+                        deliver(to, msg);
                     }
                     // After the answers are on the channel: a loop that sees no task pending
                     // and an empty channel has everything.
@@ -70,7 +76,7 @@ impl StoreWorker {
 
     /// Queues `task` for `to`. Without a worker thread (it could not start), the task is
     /// answered with why.
-    pub fn submit(&self, to: ScreenId, task: Task) -> Result<(), String> {
+    pub fn submit(&self, to: ScreenId, task: Task<M>) -> Result<(), String> {
         let Some(tx) = &self.tx else {
             return Err("the store thread could not start".into());
         };
@@ -85,7 +91,9 @@ impl StoreWorker {
     pub fn pending(&self) -> usize {
         self.pending.load(Ordering::SeqCst)
     }
+}
 
+impl<M> StoreWorker<M> {
     /// Waits for every queued task to finish (on quit: a draft typed last is saved).
     pub fn finish(&mut self) {
         self.tx = None;
@@ -95,7 +103,7 @@ impl StoreWorker {
     }
 }
 
-impl Drop for StoreWorker {
+impl<M> Drop for StoreWorker<M> {
     fn drop(&mut self) {
         self.finish();
     }
