@@ -50,19 +50,9 @@ pub fn listed(store: &Store, run: RunRecord) -> anyhow::Result<Listed> {
     })
 }
 
-/// A model's settings in a few words: provider, model id, and the parameters set.
+/// A model's settings in a few words (see [`crate::store::ModelSnapshot::describe`]).
 pub fn settings(m: &crate::store::ModelSnapshot) -> String {
-    let mut s = format!("{} {}", m.provider, m.model.as_deref().unwrap_or(&m.name));
-    if let Ok(p) = serde_json::to_value(&m.params)
-        && let Some(o) = p.as_object()
-    {
-        for (k, v) in o {
-            if !v.is_null() {
-                s.push_str(&format!(" {k}={v}"));
-            }
-        }
-    }
-    s
+    m.describe()
 }
 
 /// Every run (newest first), or those with `model` (oldest first: its history).

@@ -148,7 +148,19 @@ fn fixture(db: &Path, run_id: &str, half_score: f64) {
                 id: run_id.into(),
                 created_at: 1_796_000_000,
                 dataset: "<sample-data>".into(),
-                config: RunConfig::default(),
+                config: RunConfig {
+                    models: models
+                        .iter()
+                        .map(|m| {
+                            serde_json::from_value(serde_json::json!({
+                                "name": m, "provider": "openai", "model": format!("{m}-v1"),
+                                "params": {"temperature": 0.2},
+                            }))
+                            .unwrap()
+                        })
+                        .collect(),
+                    ..RunConfig::default()
+                },
                 status: prism::store::RunStatus::Finished,
             },
             &jobs,
@@ -201,6 +213,13 @@ fn a_fixture_store_in_every_format() {
     assert!(v["models"][3]["h_score"].is_null());
     assert!(v["models"][3]["dimension_hallucination_rates"]["KM"].is_null());
     assert_eq!(v["meta"]["date"], "2026-11-30 00:53 UTC");
+    // The report names its run, and each model's settings in words (it once said "openai {}").
+    assert!(v["meta"]["run"].as_str().is_some_and(|r| !r.is_empty()));
+    assert_eq!(v["meta"]["run"], "run-a");
+    assert_eq!(
+        v["meta"]["models"][0],
+        serde_json::json!(["all-right", "openai all-right-v1 temperature=0.2"])
+    );
     // Markdown table.
     let md = report("md");
     assert!(

@@ -98,6 +98,8 @@ pub fn from_store(
         rows.push(row);
     }
     let meta = Meta {
+        run: Some(run.id.clone()),
+        run_name: store.run_labels(&run.id)?.0,
         dataset: Some(run.dataset.clone()),
         date: Some(crate::store::format_time(run.created_at)),
         judges: store.judges(run_id)?,
@@ -105,17 +107,8 @@ pub fn from_store(
             .config
             .models
             .iter()
-            .map(|m| {
-                let params = serde_json::to_string(&m.params).unwrap_or_default();
-                (
-                    m.name.clone(),
-                    format!(
-                        "{} {} {params}",
-                        m.provider.as_str(),
-                        m.model.as_deref().unwrap_or("")
-                    ),
-                )
-            })
+            // Provider, model id and the parameters set, in words ("openai {}" said nothing).
+            .map(|m| (m.name.clone(), m.describe()))
             .collect(),
         samples: Some(run.config.samples),
         shots: Some(run.config.shots),

@@ -175,6 +175,15 @@ pub fn html(rep: &Report, theme: &Theme) -> String {
     let mut meta_row = |k: &str, v: &str| {
         let _ = write!(s, "<tr><th class=\"name\">{k}</th><td>{}</td></tr>", esc(v));
     };
+    if let Some(id) = &m.run {
+        meta_row(
+            "run",
+            &match &m.run_name {
+                Some(n) => format!("{id} \"{n}\""),
+                None => id.clone(),
+            },
+        );
+    }
     meta_row("dataset", m.dataset.as_deref().unwrap_or("-"));
     meta_row("date", m.date.as_deref().unwrap_or("-"));
     meta_row(

@@ -214,6 +214,9 @@ impl View {
 /// Run metadata for the report's header.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Meta {
+    /// The run the rows come from: its id, and its name if it has one (`prism runs name`).
+    pub run: Option<String>,
+    pub run_name: Option<String>,
     pub dataset: Option<String>,
     pub date: Option<String>,
     pub judges: Vec<String>,

@@ -123,6 +123,26 @@ impl From<&ModelConfig> for ModelSnapshot {
 
 impl ModelSnapshot {
     /// A model whose answers were imported from files: it has no endpoint to call.
+    /// Its settings in a few words: provider, model id, and the parameters set (`openai gpt-4o
+    /// temperature=0.2`), for listings and reports.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "{} {}",
+            self.provider,
+            self.model.as_deref().unwrap_or(&self.name)
+        );
+        if let Ok(p) = serde_json::to_value(&self.params)
+            && let Some(o) = p.as_object()
+        {
+            for (k, v) in o {
+                if !v.is_null() {
+                    s.push_str(&format!(" {k}={v}"));
+                }
+            }
+        }
+        s
+    }
+
     pub fn imported(name: &str) -> ModelSnapshot {
         ModelSnapshot {
             name: name.to_string(),
