@@ -199,10 +199,8 @@ fn drafts_and_quality_scores_round_trip_on_postgres() {
 mod screen_on_postgres {
     use super::common::screen::{key, screen};
     use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-    use prism::tui::{App, Services, run_loop_with};
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
-    use std::sync::Arc;
+    use prism::tui::{App, Services};
+
     use std::time::Duration;
 
     fn session(
@@ -211,19 +209,7 @@ mod screen_on_postgres {
         url: &str,
         who: &str,
     ) -> (App, Services) {
-        let loaded = prism::dataset::load_sample();
-        let app = App::new(
-            Arc::new(loaded.dataset),
-            Arc::new(loaded.problems),
-            prism::theme::Theme::default_theme(),
-            prism::tui::keymap::Keymap::default(),
-        )
-        .with_models(Vec::new());
-        let mut services = rt
-            .block_on(async {
-                Services::with_store(db, prism::engine::http_backends(), "<sample-data>".into())
-            })
-            .unwrap();
+        let (app, mut services) = super::common::screen::session(rt, db, Vec::new());
         services.reviewer = who.into();
         services.review = Some(super::ReviewDb::open(std::path::Path::new(url)).unwrap());
         (app, services)
@@ -235,14 +221,7 @@ mod screen_on_postgres {
         s: &mut Services,
         keys: Vec<Event>,
     ) -> String {
-        let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
-        rt.block_on(async {
-            let stream = futures::stream::iter(keys.into_iter().map(Ok::<_, std::io::Error>));
-            run_loop_with(&mut term, app, stream, s).await
-        })
-        .unwrap();
-        term.draw(|f| app.draw(f)).unwrap();
-        screen(&term)
+        screen(&super::common::screen::play_at(rt, app, s, keys, (120, 40)))
     }
 
     fn ctrl_s() -> Event {

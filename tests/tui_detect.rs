@@ -5,49 +5,25 @@
 
 mod common;
 
-use std::io;
 use std::sync::Arc;
 
 use common::mock;
 use common::screen::{code, key, screen};
 use crossterm::event::KeyCode;
 use prism::dataset;
-use prism::provider::ModelsFile;
-use prism::theme::Theme;
 use prism::tui::component::{Open, ScreenId};
-use prism::tui::keymap::Keymap;
 use prism::tui::screens::{ClaimsBrowse, Contradictions, Heatmap};
-use prism::tui::{App, Services, run_loop_with};
+use prism::tui::{App, Services};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
+use common::screen::runtime;
 
 fn session(rt: &tokio::runtime::Runtime, url: &str, db: &std::path::Path) -> (App, Services) {
-    let f: ModelsFile = toml::from_str(&format!(
+    let models = common::screen::models(&format!(
         "[[models]]\nname = \"ah\"\nprovider = \"openai\"\nbase_url = \"{url}/v1\"\nmodel = \"autohall\"\n"
-    ))
-    .unwrap();
-    let loaded = dataset::load_sample();
-    let app = App::new(
-        Arc::new(loaded.dataset),
-        Arc::new(loaded.problems),
-        Theme::default_theme(),
-        Keymap::default(),
-    )
-    .with_models(f.models);
-    let services = rt
-        .block_on(async {
-            Services::with_store(db, prism::engine::http_backends(), "<sample-data>".into())
-        })
-        .unwrap();
-    (app, services)
+    ));
+    common::screen::session(rt, db, models)
 }
 
 fn play(
@@ -56,14 +32,7 @@ fn play(
     services: &mut Services,
     keys: Vec<crossterm::event::Event>,
 ) -> Terminal<TestBackend> {
-    let mut term = Terminal::new(TestBackend::new(120, 36)).unwrap();
-    rt.block_on(async {
-        let stream = futures::stream::iter(keys.into_iter().map(Ok::<_, io::Error>));
-        run_loop_with(&mut term, app, stream, services).await
-    })
-    .unwrap();
-    term.draw(|f| app.draw(f)).unwrap();
-    term
+    common::screen::play_at(rt, app, services, keys, (120, 36))
 }
 
 #[test]

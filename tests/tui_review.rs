@@ -6,43 +6,22 @@
 mod common;
 
 use std::io;
-use std::sync::Arc;
 
 use common::screen::{code, key, screen};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use prism::dataset;
 use prism::review::Decision;
 use prism::store::{ScoreRecord, Store};
-use prism::theme::Theme;
 use prism::tui::component::ScreenId;
-use prism::tui::keymap::Keymap;
 use prism::tui::screens::Review;
-use prism::tui::{App, Services, run_loop_with};
+use prism::tui::{App, Services};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
+use common::screen::runtime;
 
 fn session(rt: &tokio::runtime::Runtime, db: &std::path::Path, reviewer: &str) -> (App, Services) {
-    let loaded = dataset::load_sample();
-    let app = App::new(
-        Arc::new(loaded.dataset),
-        Arc::new(loaded.problems),
-        Theme::default_theme(),
-        Keymap::default(),
-    )
-    .with_models(Vec::new());
-    let mut services = rt
-        .block_on(async {
-            Services::with_store(db, prism::engine::http_backends(), "<sample-data>".into())
-        })
-        .unwrap();
+    let (app, mut services) = common::screen::session(rt, db, Vec::new());
     services.reviewer = reviewer.into();
     (app, services)
 }
@@ -51,16 +30,9 @@ fn play(
     rt: &tokio::runtime::Runtime,
     app: &mut App,
     services: &mut Services,
-    keys: Vec<Event>,
+    keys: Vec<crossterm::event::Event>,
 ) -> Terminal<TestBackend> {
-    let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
-    rt.block_on(async {
-        let stream = futures::stream::iter(keys.into_iter().map(Ok::<_, io::Error>));
-        run_loop_with(&mut term, app, stream, services).await
-    })
-    .unwrap();
-    term.draw(|f| app.draw(f)).unwrap();
-    term
+    common::screen::play_at(rt, app, services, keys, (120, 40))
 }
 
 fn ctrl(c: char) -> Event {

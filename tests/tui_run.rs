@@ -3,20 +3,30 @@
 
 mod common;
 
-use std::io;
-use std::sync::Arc;
-
 use common::mock;
 use common::screen::{code, key, screen};
 use crossterm::event::KeyCode;
-use prism::dataset;
 use prism::provider::ModelsFile;
-use prism::theme::Theme;
 use prism::tui::component::ScreenId;
-use prism::tui::keymap::Keymap;
-use prism::tui::{App, Services, run_loop_with};
+use prism::tui::{App, Services};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+
+use common::screen::runtime;
+
+/// A fresh app on the sample data with the mock's models, and services on the store `db`.
+fn session(rt: &tokio::runtime::Runtime, url: &str, db: &std::path::Path) -> (App, Services) {
+    common::screen::session(rt, db, models(url))
+}
+
+fn play(
+    rt: &tokio::runtime::Runtime,
+    app: &mut App,
+    services: &mut Services,
+    keys: Vec<crossterm::event::Event>,
+) -> Terminal<TestBackend> {
+    common::screen::play_at(rt, app, services, keys, (120, 36))
+}
 
 fn models(url: &str) -> Vec<prism::provider::ModelConfig> {
     let f: ModelsFile = toml::from_str(&format!(
@@ -38,49 +48,7 @@ model = "flaky500"
     f.models
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-/// A fresh app on the sample data with the mock's models, and services on the store `db`.
-fn session(rt: &tokio::runtime::Runtime, url: &str, db: &std::path::Path) -> (App, Services) {
-    let loaded = dataset::load_sample();
-    let app = App::new(
-        Arc::new(loaded.dataset),
-        Arc::new(loaded.problems),
-        Theme::default_theme(),
-        Keymap::default(),
-    )
-    .with_models(models(url));
-    let services = rt
-        .block_on(async {
-            Services::with_store(db, prism::engine::http_backends(), "<sample-data>".into())
-        })
-        .unwrap();
-    (app, services)
-}
-
 /// Plays keys through the real loop (which waits for runs and scoring to finish), then draws.
-fn play(
-    rt: &tokio::runtime::Runtime,
-    app: &mut App,
-    services: &mut Services,
-    keys: Vec<crossterm::event::Event>,
-) -> Terminal<TestBackend> {
-    let mut term = Terminal::new(TestBackend::new(120, 36)).unwrap();
-    rt.block_on(async {
-        let stream = futures::stream::iter(keys.into_iter().map(Ok::<_, io::Error>));
-        run_loop_with(&mut term, app, stream, services).await
-    })
-    .unwrap();
-    term.draw(|f| app.draw(f)).unwrap();
-    term
-}
-
 #[test]
 fn two_models_answer_side_by_side_and_stay_stored() {
     let mock = mock::start_background();

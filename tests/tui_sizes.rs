@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -19,7 +18,7 @@ use prism::store::{
 };
 use prism::theme::Theme;
 use prism::tui::keymap::Keymap;
-use prism::tui::{App, Services, run_loop_with};
+use prism::tui::{App, Services};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -158,16 +157,9 @@ fn play(
     app: &mut App,
     services: &mut Services,
     keys: Vec<Event>,
-    (w, h): (u16, u16),
+    size: (u16, u16),
 ) -> Terminal<TestBackend> {
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    rt.block_on(async {
-        let stream = futures::stream::iter(keys.into_iter().map(Ok::<_, io::Error>));
-        run_loop_with(&mut term, app, stream, services).await
-    })
-    .unwrap();
-    term.draw(|f| app.draw(f)).unwrap();
-    term
+    common::screen::play_at(rt, app, services, keys, size)
 }
 
 /// What must hold on every frame, whatever the size.

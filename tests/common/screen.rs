@@ -159,3 +159,64 @@ impl ratatui::backend::Backend for Timed {
         Ok(())
     }
 }
+
+/// The runtime the TUI tests drive the loop on (two workers, as the TUI has).
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A fresh app on the bundled sample data offering `models`, with services on the store `db`.
+pub fn session(
+    rt: &tokio::runtime::Runtime,
+    db: &std::path::Path,
+    models: Vec<prism::provider::ModelConfig>,
+) -> (prism::tui::App, prism::tui::Services) {
+    let loaded = prism::dataset::load_sample();
+    let app = prism::tui::App::new(
+        std::sync::Arc::new(loaded.dataset),
+        std::sync::Arc::new(loaded.problems),
+        prism::theme::Theme::default_theme(),
+        prism::tui::keymap::Keymap::default(),
+    )
+    .with_models(models);
+    let services = rt
+        .block_on(async {
+            prism::tui::Services::with_store(
+                db,
+                prism::engine::http_backends(),
+                "<sample-data>".into(),
+            )
+        })
+        .unwrap();
+    (app, services)
+}
+
+/// Models from a models.toml text.
+pub fn models(toml_text: &str) -> Vec<prism::provider::ModelConfig> {
+    toml::from_str::<prism::provider::ModelsFile>(toml_text)
+        .unwrap()
+        .models
+}
+
+/// Plays `keys` through the real loop on a `w`x`h` screen (the loop waits for the work the keys
+/// start), then draws once more.
+pub fn play_at(
+    rt: &tokio::runtime::Runtime,
+    app: &mut prism::tui::App,
+    services: &mut prism::tui::Services,
+    keys: Vec<Event>,
+    (w, h): (u16, u16),
+) -> Terminal<TestBackend> {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    rt.block_on(async {
+        let stream = futures::stream::iter(keys.into_iter().map(Ok::<_, std::io::Error>));
+        prism::tui::run_loop_with(&mut term, app, stream, services).await
+    })
+    .unwrap();
+    term.draw(|f| app.draw(f)).unwrap();
+    term
+}
