@@ -190,6 +190,27 @@ fn two_runs_listed_named_compared_and_one_removed() {
         let err = String::from_utf8_lossy(&e.get_output().stderr).to_string();
         assert!(err.contains(want), "{want}: {err}");
     }
+    // A run another live process holds is not removed under it.
+    {
+        let mut store = prism::store::Store::open(&db).unwrap();
+        let other = prism::store::Holder {
+            owner: "another-prism".into(),
+            host: prism::store::host_name(),
+            pid: i64::from(std::process::id()),
+        };
+        store
+            .lock_run(&b, &other, prism::store::now_secs(), |_| true)
+            .unwrap()
+            .unwrap();
+    }
+    let e = env
+        .prism()
+        .args(["runs", "rm", &b, "--yes", "--db"])
+        .arg(&db)
+        .assert()
+        .failure();
+    let err = String::from_utf8_lossy(&e.get_output().stderr).to_string();
+    assert!(err.contains("is being run by another prism"), "{err}");
     // rm without --yes and without a terminal refuses; with --yes it removes A only.
     env.prism()
         .args(["runs", "rm", &a, "--db"])

@@ -143,6 +143,22 @@ pub fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
                     return Ok(1);
                 }
             }
+            // A run another prism is running is not removed under it (its answers would land
+            // in a run that is gone): the removal takes the run's lock first, as a resume does.
+            let me = crate::store::Holder {
+                owner: format!("prism-runs-rm-{}", std::process::id()),
+                host: crate::store::host_name(),
+                pid: i64::from(std::process::id()),
+            };
+            if let Err(held) =
+                store.lock_run(&id, &me, crate::store::now_secs(), crate::store::pid_alive)?
+            {
+                anyhow::bail!(
+                    "run {id} is being run by another prism (pid {}, seen {} s ago): stop it (or wait) before removing it",
+                    held.pid,
+                    held.age
+                );
+            }
             let removed = store.remove_run(&id)?.unwrap_or(0);
             crate::say!("removed {id}: {removed} answers and their scores");
             Ok(0)
