@@ -151,19 +151,7 @@ fn score_store(
             missing += 1;
             continue;
         };
-        let response = match (&r.text, &r.error) {
-            (Some(t), None) => Some(t.clone()),
-            (_, Some(e)) => Some(format!("ERROR: {e}")),
-            (None, None) => None,
-        };
-        inputs.push(ToScore {
-            run_id: r.run_id,
-            job_idx: r.job_idx,
-            item,
-            model: r.model,
-            sample: r.sample,
-            response,
-        });
+        inputs.push(ToScore::from_record(item, &r));
     }
     if missing > 0 {
         crate::warn!("warning: {missing} responses name items not in the dataset; skipped");
@@ -344,7 +332,8 @@ fn score_outputs(
             item,
             model: model.to_string(),
             sample: 0,
-            response: Some(r.response),
+            // An official outputs file: its text as PRISM reads it (`ERROR: ...` is a failure).
+            response: Some(crate::engine::score::Answer::Text(r.response)),
         });
     }
     for p in &problems {

@@ -21,8 +21,43 @@ pub struct ToScore {
     pub item: usize,
     pub model: String,
     pub sample: u32,
-    /// The answer; `None` or an `ERROR:` text for a failed response.
-    pub response: Option<String>,
+    /// The answer (`None`: there is none).
+    pub response: Option<Answer>,
+}
+
+/// What a job came to: a text to score, or a failure with its reason (typed, never an
+/// `ERROR:` text; only the official outputs files write failures that way, and a text of
+/// theirs that starts with `ERROR:` is still read as PRISM reads it).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    Text(String),
+    Failed(String),
+}
+
+impl ToScore {
+    /// A stored answer as something to score (its failure, if it has one, wins over any text).
+    pub fn from_record(item: usize, r: &crate::store::ResponseRecord) -> ToScore {
+        ToScore {
+            run_id: r.run_id.clone(),
+            job_idx: r.job_idx,
+            item,
+            model: r.model.clone(),
+            sample: r.sample,
+            response: match (&r.error, &r.text) {
+                (Some(e), _) => Some(Answer::Failed(e.clone())),
+                (None, Some(t)) => Some(Answer::Text(t.clone())),
+                (None, None) => None,
+            },
+        }
+    }
+
+    /// The answer's text, when it has one.
+    fn text(&self) -> Option<&str> {
+        match &self.response {
+            Some(Answer::Text(t)) => Some(t),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -75,7 +110,14 @@ pub async fn score_all(
     for t in &inputs {
         let mut rec = record(t, &ds);
         let item = &ds.items[t.item];
-        match step(&ds, item, t.response.as_deref()) {
+        let steps = match &t.response {
+            // A failed job scores 0 with its reason (PRISM counts it as wrong).
+            Some(Answer::Failed(_)) => Step::Done(crate::eval::rules::Verdict::fail(
+                "failed response (API error)",
+            )),
+            _ => step(&ds, item, t.text()),
+        };
+        match steps {
             Step::Done(v) => {
                 rec.score = Some(v.score);
                 rec.detail = v.detail;
@@ -90,7 +132,7 @@ pub async fn score_all(
             }
             Step::Judge(ask) => {
                 // Kept beside the judge's verdict: review looks where the two disagree.
-                rec.rule_score = crate::eval::score::rule_verdict(&ds, item, t.response.as_deref());
+                rec.rule_score = crate::eval::score::rule_verdict(&ds, item, t.text());
                 match &judge {
                     None => {
                         rec.detail = format!("needs the {} judge", ask.kind.name());

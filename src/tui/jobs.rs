@@ -1098,15 +1098,5 @@ fn model_config(
 
 /// A stored response as something to score.
 pub fn to_score(item: usize, r: &ResponseRecord) -> ToScore {
-    ToScore {
-        run_id: r.run_id.clone(),
-        job_idx: r.job_idx,
-        item,
-        model: r.model.clone(),
-        sample: r.sample,
-        response: match (&r.error, &r.text) {
-            (Some(e), _) => Some(format!("ERROR: {e}")),
-            (None, t) => t.clone(),
-        },
-    }
+    ToScore::from_record(item, r)
 }

@@ -442,10 +442,10 @@ impl Session {
                 item,
                 model: m.clone(),
                 sample: *sample,
-                response: match &a.status {
-                    Status::Failed(e) => Some(format!("ERROR: {e}")),
-                    _ => Some(a.text.clone()),
-                },
+                response: Some(match &a.status {
+                    Status::Failed(e) => crate::engine::score::Answer::Failed(e.clone()),
+                    _ => crate::engine::score::Answer::Text(a.text.clone()),
+                }),
             })
             .collect()
     }
