@@ -175,6 +175,14 @@ fn two_runs_listed_named_compared_and_one_removed() {
         "{text}"
     );
     assert!(text.contains("flipped:"), "{text}");
+    // Too many resamples is refused before any work.
+    let e = env
+        .prism()
+        .args(["compare", &a, &b, "--resamples", "100000000", "--db"])
+        .arg(&db)
+        .assert()
+        .failure();
+    assert!(String::from_utf8_lossy(&e.get_output().stderr).contains("at most 100,000"));
     // A run against itself, an unknown run, an unknown model: said, not crashed.
     for (x, y, want) in [
         (a.as_str(), a.as_str(), "against itself"),

@@ -253,6 +253,14 @@ fn list(store: &Store, model: Option<&str>, as_json: bool) -> anyhow::Result<i32
 }
 
 pub fn compare_cmd(args: CompareArgs, dirs: &Dirs) -> anyhow::Result<i32> {
+    // Each resample keeps its rates until the intervals are read: bounded, so a slip of the
+    // finger is an error, not gigabytes.
+    if args.resamples > 100_000 {
+        anyhow::bail!(
+            "--resamples {}: at most 100,000 (the default is 2,000)",
+            args.resamples
+        );
+    }
     let store = open(args.db.as_ref(), dirs)?;
     let a = Side::resolve(&store, &args.a)?;
     let b = Side::resolve(&store, &args.b)?;
