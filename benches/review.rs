@@ -106,6 +106,38 @@ fn seed(ds: &Dataset, store: &mut Store, review: &mut ReviewDb) {
     }
 }
 
+/// What the review screen's context borrows: a session, the theme and the keymap.
+struct ScreenEnv {
+    session: Session,
+    theme: prism::theme::Theme,
+    keymap: Keymap,
+}
+
+impl ScreenEnv {
+    fn new(ds: &Arc<Dataset>) -> ScreenEnv {
+        ScreenEnv {
+            session: Session::new(ds.clone()),
+            theme: prism::theme::Theme::default_theme(),
+            keymap: Keymap::default(),
+        }
+    }
+
+    fn cx<'a>(&'a self, ds: &'a Arc<Dataset>) -> Cx<'a> {
+        Cx {
+            ds,
+            problems: &[],
+            theme: &self.theme,
+            keymap: &self.keymap,
+            session: &self.session,
+            models: &[],
+            chosen: &[],
+            can_run: true,
+            notice: None,
+            judge: None,
+        }
+    }
+}
+
 fn pct(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(f64::total_cmp);
     v[((v.len() - 1) as f64 * p).round() as usize]
@@ -113,21 +145,8 @@ fn pct(v: &mut [f64], p: f64) -> f64 {
 
 fn measure(label: &str, ds: &Arc<Dataset>, store: &Store, review: ReviewDb, saves: usize) {
     let mut review = review;
-    let session = Session::new(ds.clone());
-    let theme = prism::theme::Theme::default_theme();
-    let keymap = Keymap::default();
-    let cx = Cx {
-        ds,
-        problems: &[],
-        theme: &theme,
-        keymap: &keymap,
-        session: &session,
-        models: &[],
-        chosen: &[],
-        can_run: true,
-        notice: None,
-        judge: None,
-    };
+    let screen_env = ScreenEnv::new(ds);
+    let cx = screen_env.cx(ds);
     // Opening the screen: everything it reads, statuses and the queue.
     let t = Instant::now();
     let data = ReviewData::load(store, &review, "eve").unwrap();
@@ -232,21 +251,8 @@ fn measure(label: &str, ds: &Arc<Dataset>, store: &Store, review: ReviewDb, save
 fn measure_live(label: &str, ds: &Arc<Dataset>, store: &Store, mine: ReviewDb, other: ReviewDb) {
     use prism::review::watch::Watch;
     let (mut mine, mut other) = (mine, other);
-    let session = Session::new(ds.clone());
-    let theme = prism::theme::Theme::default_theme();
-    let keymap = Keymap::default();
-    let cx = Cx {
-        ds,
-        problems: &[],
-        theme: &theme,
-        keymap: &keymap,
-        session: &session,
-        models: &[],
-        chosen: &[],
-        can_run: true,
-        notice: None,
-        judge: None,
-    };
+    let screen_env = ScreenEnv::new(ds);
+    let cx = screen_env.cx(ds);
     let mut screen = Review::new();
     let data = ReviewData::load(store, &mine, "fay").unwrap();
     let _ = screen.on_msg(&Msg::Review(Box::new(data)), &cx);

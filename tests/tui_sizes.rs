@@ -184,33 +184,13 @@ fn check_frame(name: &str, text: &str, w: u16) {
 
 #[test]
 fn every_screen_at_three_sizes() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::screen::runtime();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("prism.db");
     seed(&db);
     for (name, batches) in screens() {
         for size in SIZES {
-            let loaded = dataset::load_sample();
-            let mut app = App::new(
-                Arc::new(loaded.dataset),
-                Arc::new(loaded.problems),
-                Theme::default_theme(),
-                Keymap::default(),
-            )
-            .with_models(models());
-            let mut services = rt
-                .block_on(async {
-                    Services::with_store(
-                        &db,
-                        prism::engine::http_backends(),
-                        "<sample-data>".into(),
-                    )
-                })
-                .unwrap();
+            let (mut app, mut services) = common::screen::session(&rt, &db, models());
             services.load_scores(&mut app);
             services.reviewer = "ann".into();
             let mut term = play(&rt, &mut app, &mut services, vec![], size);
@@ -312,11 +292,7 @@ fn the_trees_numbers_line_up_with_wide_names() {
 /// comparison of `prism compare`, at every size.
 #[test]
 fn the_runs_screen_lists_and_compares_two_runs() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::screen::runtime();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("prism.db");
     seed(&db);
@@ -358,19 +334,7 @@ fn the_runs_screen_lists_and_compares_two_runs() {
         store.set_run_name("r-later", Some("fixed prompt")).unwrap();
     }
     for size in SIZES {
-        let loaded = dataset::load_sample();
-        let mut app = App::new(
-            Arc::new(loaded.dataset),
-            Arc::new(loaded.problems),
-            Theme::default_theme(),
-            Keymap::default(),
-        )
-        .with_models(models());
-        let mut services = rt
-            .block_on(async {
-                Services::with_store(&db, prism::engine::http_backends(), "<sample-data>".into())
-            })
-            .unwrap();
+        let (mut app, mut services) = common::screen::session(&rt, &db, models());
         play(&rt, &mut app, &mut services, vec![key('R')], size);
         let term = play(&rt, &mut app, &mut services, vec![], size);
         let s = screen(&term);

@@ -302,18 +302,6 @@ fn signed(v: Option<f64>) -> String {
     v.map_or("-".into(), |x| format!("{x:+.2}"))
 }
 
-fn ci(r: &compare::Row) -> String {
-    r.ci.map_or("-".into(), |(lo, hi)| format!("[{lo:+.2}, {hi:+.2}]"))
-}
-
-fn p(r: &compare::Row) -> String {
-    if r.mcnemar.a_only + r.mcnemar.b_only == 0 {
-        "-".into()
-    } else {
-        format!("{:.4}", r.mcnemar.p)
-    }
-}
-
 /// The terminal table.
 pub fn table(c: &Comparison, flips: usize) -> String {
     let s = crate::text::sanitize;
@@ -346,10 +334,10 @@ pub fn table(c: &Comparison, flips: usize) -> String {
             num(r.rate_a),
             num(r.rate_b),
             signed(r.diff),
-            ci(r),
+            r.ci_text(),
             r.mcnemar.a_only,
             r.mcnemar.b_only,
-            p(r)
+            r.p_text()
         ));
     }
     out.push_str(
@@ -400,10 +388,10 @@ fn markdown(c: &Comparison, flips: usize) -> String {
             num(r.rate_a),
             num(r.rate_b),
             signed(r.diff),
-            ci(r),
+            r.ci_text(),
             r.mcnemar.a_only,
             r.mcnemar.b_only,
-            p(r)
+            r.p_text()
         ));
     }
     out.push_str("\n| flipped | item | task | A | B |\n|---|---|---|---:|---:|\n");

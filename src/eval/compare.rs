@@ -184,6 +184,21 @@ impl Row {
     /// each fails alone somewhere: a bootstrap within sub-tasks of one or two items has no
     /// spread to show (its interval shrinks to the estimate), and McNemar sees only items that
     /// changed sides of 0.5, not partial scores.
+    /// The interval as printed (`[-1.20, +3.40]`, `-` without one).
+    pub fn ci_text(&self) -> String {
+        self.ci
+            .map_or("-".into(), |(lo, hi)| format!("[{lo:+.2}, {hi:+.2}]"))
+    }
+
+    /// McNemar's p as printed (`-` when no item changed sides).
+    pub fn p_text(&self) -> String {
+        if self.mcnemar.a_only + self.mcnemar.b_only == 0 {
+            "-".into()
+        } else {
+            format!("{:.4}", self.mcnemar.p)
+        }
+    }
+
     pub fn significant(&self) -> bool {
         self.ci.is_some_and(|(lo, hi)| lo > 0.0 || hi < 0.0) && self.mcnemar.p < 0.05
     }

@@ -311,13 +311,8 @@ impl Runs {
                 Level::Task => format!("  {}", one_line(&r.name)),
                 _ => one_line(&r.name),
             };
-            let ci =
-                r.ci.map_or("-".into(), |(lo, hi)| format!("[{lo:+.2}, {hi:+.2}]"));
-            let p = if r.mcnemar.a_only + r.mcnemar.b_only == 0 {
-                "-".into()
-            } else {
-                format!("{:.4}", r.mcnemar.p)
-            };
+            let ci = r.ci_text();
+            let p = r.p_text();
             let style = match (r.significant(), r.diff) {
                 (true, Some(d)) if d < 0.0 => t.success(),
                 (true, Some(_)) => t.error(),
