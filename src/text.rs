@@ -82,7 +82,20 @@ pub fn clean_line(s: &str) -> Cow<'_, str> {
 /// reaches the terminal.
 #[macro_export]
 macro_rules! say {
-    ($($t:tt)*) => { println!("{}", $crate::text::sanitize(&format!($($t)*))) };
+    ($($t:tt)*) => { $crate::text::out(&format!("{}\n", $crate::text::sanitize(&format!($($t)*)))) };
+}
+
+/// Writes to stdout. A reader that went away (`prism runs | head`) ends the process quietly
+/// with the shell's code for it (141, as SIGPIPE would), instead of a panic: what was printed
+/// was what the reader wanted.
+pub fn out(text: &str) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = o.write_all(text.as_bytes()).and_then(|()| o.flush())
+        && e.kind() == std::io::ErrorKind::BrokenPipe
+    {
+        std::process::exit(141);
+    }
 }
 
 /// [`say!`] on stderr.

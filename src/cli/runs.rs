@@ -194,7 +194,7 @@ fn list(store: &Store, model: Option<&str>, as_json: bool) -> anyhow::Result<i32
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        crate::text::out(&format!("{}\n", serde_json::to_string_pretty(&v)?));
         return Ok(0);
     }
     if all.is_empty() {
@@ -286,10 +286,12 @@ pub fn compare_cmd(args: CompareArgs, dirs: &Dirs) -> anyhow::Result<i32> {
         );
     }
     match args.format {
-        CompareFormat::Json => println!("{}", serde_json::to_string_pretty(&c)?),
-        CompareFormat::Csv => print!("{}", csv(&c)),
-        CompareFormat::Md => print!("{}", markdown(&c, args.flips)),
-        CompareFormat::Table => print!("{}", table(&c, args.flips)),
+        CompareFormat::Json => {
+            crate::text::out(&format!("{}\n", serde_json::to_string_pretty(&c)?))
+        }
+        CompareFormat::Csv => crate::text::out(&csv(&c)),
+        CompareFormat::Md => crate::text::out(&markdown(&c, args.flips)),
+        CompareFormat::Table => crate::text::out(&table(&c, args.flips)),
     }
     Ok(0)
 }
