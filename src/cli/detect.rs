@@ -15,14 +15,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::run::{dataset_path, default_db, load_models, open_dataset};
 use crate::config::Dirs;
+use crate::detect::plan::{self, Plan, Settings};
 use crate::detect::results;
-use crate::detect::run::{self as engine, DetectEvent, DetectOptions, Step, Stored};
-use crate::detect::targets;
+use crate::detect::run::{DetectEvent, DetectOptions, Step, Stored};
 use crate::engine::BackendFactory;
 use crate::provider::{ModelConfig, Params};
-use crate::store::{
-    DetectConfig, DetectKind, DetectRun, ModelSnapshot, RunStatus, Store, StoreHandle, Verdict,
-};
+use crate::store::{DetectKind, DetectRun, Store, StoreHandle, Verdict};
 
 fn parse_k(s: &str) -> Result<u32, String> {
     match s.parse::<u32>() {
@@ -159,60 +157,20 @@ fn judge_of(dirs: &Dirs, c: &Common) -> anyhow::Result<Option<ModelConfig>> {
     }
 }
 
-/// The models of a stored detection run: the settings it ran with, or configured models of the
-/// same names when named with `--models`.
-fn stored_models(
-    dirs: &Dirs,
-    c: &Common,
-    run: &DetectRun,
-) -> anyhow::Result<(Vec<ModelConfig>, Option<ModelConfig>)> {
-    let named = if c.models.is_empty() {
-        Vec::new()
-    } else {
-        load_models(dirs, c.models_file.as_deref())?.select(&c.models.join(","))?
-    };
-    let pick = |m: &ModelSnapshot| -> anyhow::Result<ModelConfig> {
-        match named.iter().find(|n| n.name == m.name) {
-            Some(n) => Ok(n.clone()),
-            None => m.to_config().map_err(|e| {
-                anyhow::anyhow!(
-                    "detection run {}: {e} (name a configured model with --models {})",
-                    run.id,
-                    m.name
-                )
-            }),
-        }
-    };
-    let models = run
-        .config
-        .models
-        .iter()
-        .map(pick)
-        .collect::<anyhow::Result<_>>()?;
-    let judge = match judge_of(dirs, c)? {
-        Some(j) => Some(j),
-        None => run.config.judge.as_ref().map(pick).transpose()?,
-    };
-    Ok((models, judge))
-}
-
 use super::background::Task;
 
-/// Starts or resumes; returns the task, the run and the store path.
-fn resume_task(
+/// The plan of a stored detection run to finish. Models named with `--models` answer in place
+/// of the settings it recorded (by name); `--judge` replaces its judge.
+fn resume_plan(
     dirs: &Dirs,
     c: &Common,
+    store: &Store,
     id: &str,
-    factory: BackendFactory,
-    tx: mpsc::UnboundedSender<DetectEvent>,
-    cancel: CancellationToken,
     kind: DetectKind,
-) -> anyhow::Result<(Task, DetectRun, PathBuf)> {
-    let db = c.db.clone().unwrap_or_else(|| default_db(dirs));
-    let store = Store::open(&db)?;
+) -> anyhow::Result<Plan> {
     let run = store
         .detect_run(id)?
-        .with_context(|| format!("no detection run {id} in {}", db.display()))?;
+        .with_context(|| format!("no detection run {id} in the store"))?;
     if run.kind != kind {
         bail!(
             "{id} is a detection run on {}; resume it with prism {}",
@@ -223,235 +181,185 @@ fn resume_task(
             }
         );
     }
-    let stored = Stored::load(&store, id)?;
-    let (models, judge) = stored_models(dirs, c, &run)?;
+    let named = if c.models.is_empty() {
+        Vec::new()
+    } else {
+        load_models(dirs, c.models_file.as_deref())?.select(&c.models.join(","))?
+    };
+    plan::resume(store, id, &named, judge_of(dirs, c)?)
+}
+
+/// The plan of `prism detect` without `--resume`: the stored answers of a run.
+fn answers_plan(
+    args: &DetectArgs,
+    dirs: &Dirs,
+    store: &Store,
+    db: &std::path::Path,
+) -> anyhow::Result<Plan> {
+    let c = &args.common;
+    let source = match &args.run {
+        Some(id) => store
+            .run(id)?
+            .with_context(|| format!("no run {id} in {}", db.display()))?,
+        None => store.latest_run()?.context("no runs in the store")?,
+    };
+    let (ds, _) = open_dataset(args.dataset.as_deref().or(dataset_path(&source.dataset)))
+        .with_context(|| format!("the dataset of run {}", source.id))?;
+    let mut responses = store.responses(&source.id)?;
+    if !c.models.is_empty() {
+        for m in &c.models {
+            if !source.config.models.iter().any(|s| &s.name == m) {
+                bail!(
+                    "run {} has no model {m:?} (its models: {})",
+                    source.id,
+                    source
+                        .config
+                        .models
+                        .iter()
+                        .map(|m| m.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+        }
+        responses.retain(|r| c.models.contains(&r.model));
+    }
+    if let Some(f) = Filter::new(args.filter.as_deref(), |p| ds.item_by_id(p).is_some())? {
+        responses.retain(|r| f.keeps(&r.item_id, &r.task_id));
+    }
+    // Only finished answers to items of the dataset become targets; the limit counts those,
+    // in the run's order.
+    responses.retain(|r| r.text.is_some());
+    let (mut known, unknown): (Vec<_>, Vec<_>) = responses
+        .into_iter()
+        .partition(|r| ds.index_of(&r.item_id).is_some());
+    if let Some(first) = unknown.first() {
+        crate::warn!(
+            "warning: {} answer(s) left out: their items are not in the dataset (e.g. {}); \
+             pass the run's dataset with --dataset",
+            unknown.len(),
+            first.item_id
+        );
+    }
+    if let Some(n) = args.limit {
+        known.truncate(n);
+    }
+    if known.is_empty() {
+        bail!(
+            "no answers to test in run {} (after --models/--filter)",
+            source.id
+        );
+    }
+    let settings = Settings {
+        judge: judge_of(dirs, c)?,
+        params: Params {
+            temperature: args.temperature,
+            ..Params::default()
+        },
+        filter: args.filter.clone(),
+        ..Settings::with_k(c.k)
+    };
+    let configured = load_models(dirs, c.models_file.as_deref())?;
+    Ok(plan::answers(&source, &ds, &known, &configured.models, &settings)?.0)
+}
+
+/// The plan of `prism autohall` without `--resume`: claims for models at each temperature.
+fn claims_plan(args: &AutohallArgs, dirs: &Dirs) -> anyhow::Result<Plan> {
+    let c = &args.common;
+    if c.models.is_empty() {
+        bail!("--models is required (e.g. --models smol)");
+    }
+    if args.temperature.is_empty() || args.temperature.iter().any(|t| !(0.0..=2.0).contains(t)) {
+        bail!("--temperature: each value must be between 0 and 2");
+    }
+    let (loaded, dataset_ref) = match &args.dataset {
+        Some(p) => (
+            crate::dataset::claims::load_path(p)?,
+            std::fs::canonicalize(p)
+                .unwrap_or_else(|_| p.clone())
+                .display()
+                .to_string(),
+        ),
+        None => (
+            crate::dataset::claims::sample_claims(),
+            "<sample-claims>".to_string(),
+        ),
+    };
+    let errors = loaded.problems.iter().filter(|p| p.is_error()).count();
+    if errors > 0 {
+        crate::warn!(
+            "warning: {errors} problem(s) in the claims; those lines are skipped (see prism validate)"
+        );
+    }
+    let mut set = loaded.set;
+    if let Some(f) = Filter::new(args.filter.as_deref(), |p| set.by_id(p).is_some())? {
+        set.claims.retain(|cl| f.keeps(&cl.id, &cl.topic));
+    }
+    if let Some(n) = args.limit {
+        set.claims.truncate(n);
+    }
+    let models = load_models(dirs, c.models_file.as_deref())?.select(&c.models.join(","))?;
+    let settings = Settings {
+        judge: judge_of(dirs, c)?,
+        temperatures: args.temperature.clone(),
+        seed: args.seed,
+        balanced_only: args.balanced_only,
+        filter: args.filter.clone(),
+        ..Settings::with_k(c.k)
+    };
+    plan::claims(&set, dataset_ref, models, &settings)
+}
+
+/// Runs a plan on the store at `db`, printing as `prism run` does.
+fn launch(
+    plan: Plan,
+    store: Store,
+    db: PathBuf,
+    c: &Common,
+    factory: BackendFactory,
+    command: &str,
+) -> anyhow::Result<i32> {
+    let cancel = CancellationToken::new();
+    let (tx, rx) = mpsc::unbounded_channel();
+    let run = plan.run.clone();
     let handle = StoreHandle::spawn(store, Some(db.clone()));
     let opts = options(c);
-    let r = run.clone();
-    Ok((
-        Box::pin(async move {
-            engine::resume(
-                r, stored, None, models, judge, opts, handle, factory, tx, cancel,
-            )
-            .await
-        }),
-        run,
-        db,
-    ))
+    let c2 = cancel.clone();
+    let task: Task = Box::pin(async move { plan.launch(opts, handle, factory, tx, c2).await });
+    drive(task, rx, c.json, cancel, &run, &db, command)
 }
 
 /// `prism detect`. Exit codes: 0 every call done, 2 some failed, 1 could not start, 130
 /// interrupted (finish with --resume).
 pub fn detect(args: DetectArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Result<i32> {
     let c = &args.common;
-    let cancel = CancellationToken::new();
-    let (tx, rx) = mpsc::unbounded_channel();
-    let (task, run, db) = match &c.resume {
-        Some(id) => resume_task(
-            dirs,
-            c,
-            id,
-            factory,
-            tx,
-            cancel.clone(),
-            DetectKind::Answers,
-        )?,
-        None => {
-            let db = c.db.clone().unwrap_or_else(|| default_db(dirs));
-            let store = super::run::existing_store(&db, "run prism run first, or pass --db")?;
-            let source = match &args.run {
-                Some(id) => store
-                    .run(id)?
-                    .with_context(|| format!("no run {id} in {}", db.display()))?,
-                None => store.latest_run()?.context("no runs in the store")?,
-            };
-            let (ds, _) = open_dataset(args.dataset.as_deref().or(dataset_path(&source.dataset)))
-                .with_context(|| format!("the dataset of run {}", source.id))?;
-            let mut responses = store.responses(&source.id)?;
-            if !c.models.is_empty() {
-                for m in &c.models {
-                    if !source.config.models.iter().any(|s| &s.name == m) {
-                        bail!(
-                            "run {} has no model {m:?} (its models: {})",
-                            source.id,
-                            source
-                                .config
-                                .models
-                                .iter()
-                                .map(|m| m.name.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        );
-                    }
-                }
-                responses.retain(|r| c.models.contains(&r.model));
-            }
-            if let Some(f) = Filter::new(args.filter.as_deref(), |p| ds.item_by_id(p).is_some())? {
-                responses.retain(|r| f.keeps(&r.item_id, &r.task_id));
-            }
-            let id = crate::store::new_run_id();
-            let (mut ts, unknown) = targets::from_answers(&id, &ds, &responses);
-            if !unknown.is_empty() {
-                crate::warn!(
-                    "warning: {} answer(s) left out: their items are not in the dataset (e.g. {}); \
-                     pass the run's dataset with --dataset",
-                    unknown.len(),
-                    unknown[0]
-                );
-            }
-            if let Some(n) = args.limit {
-                ts.truncate(n);
-            }
-            if ts.is_empty() {
-                bail!(
-                    "no answers to test in run {} (after --models/--filter)",
-                    source.id
-                );
-            }
-            // The models answering the samples: the run's, or configured ones of those names.
-            let names: Vec<String> = {
-                let mut n: Vec<String> = ts.iter().map(|t| t.model.clone()).collect();
-                n.sort();
-                n.dedup();
-                n
-            };
-            let configured = load_models(dirs, c.models_file.as_deref())?;
-            let models: Vec<ModelConfig> = names
-                .iter()
-                .map(|name| match configured.get(name) {
-                    Some(m) => Ok(m.clone()),
-                    None => source
-                        .config
-                        .models
-                        .iter()
-                        .find(|m| &m.name == name)
-                        .context("a model of the run")?
-                        .to_config()
-                        .map_err(|e| anyhow::anyhow!("{e}")),
-                })
-                .collect::<anyhow::Result<_>>()?;
-            let judge = judge_of(dirs, c)?;
-            let run = DetectRun {
-                id: id.clone(),
-                created_at: crate::store::now_secs(),
-                kind: DetectKind::Answers,
-                dataset: source.dataset.clone(),
-                config: DetectConfig {
-                    k: c.k,
-                    models: models.iter().map(ModelSnapshot::from).collect(),
-                    judge: judge.as_ref().map(ModelSnapshot::from),
-                    params: Params {
-                        temperature: args.temperature,
-                        ..Params::default()
-                    },
-                    judge_attempts: 3,
-                    source_run: Some(source.id.clone()),
-                    filter: args.filter.clone(),
-                    ..DetectConfig::default()
-                },
-                status: RunStatus::Running,
-            };
-            let handle = StoreHandle::spawn(store, Some(db.clone()));
-            let opts = options(c);
-            let r = run.clone();
-            let cancel2 = cancel.clone();
+    let db = c.db.clone().unwrap_or_else(|| default_db(dirs));
+    let (plan, store) = match &c.resume {
+        Some(id) => {
+            let store = Store::open(&db)?;
             (
-                Box::pin(async move {
-                    engine::start(r, ts, models, judge, opts, handle, factory, tx, cancel2).await
-                }) as Task,
-                run,
-                db,
+                resume_plan(dirs, c, &store, id, DetectKind::Answers)?,
+                store,
             )
         }
+        None => {
+            let store = super::run::existing_store(&db, "run prism run first, or pass --db")?;
+            (answers_plan(&args, dirs, &store, &db)?, store)
+        }
     };
-    drive(task, rx, c.json, cancel, &run, &db, "detect")
+    launch(plan, store, db, c, factory, "detect")
 }
 
 /// `prism autohall`. Exit codes as `prism detect`.
 pub fn autohall(args: AutohallArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Result<i32> {
     let c = &args.common;
-    let cancel = CancellationToken::new();
-    let (tx, rx) = mpsc::unbounded_channel();
-    let (task, run, db) = match &c.resume {
-        Some(id) => resume_task(dirs, c, id, factory, tx, cancel.clone(), DetectKind::Claims)?,
-        None => {
-            if c.models.is_empty() {
-                bail!("--models is required (e.g. --models smol)");
-            }
-            if args.temperature.is_empty()
-                || args.temperature.iter().any(|t| !(0.0..=2.0).contains(t))
-            {
-                bail!("--temperature: each value must be between 0 and 2");
-            }
-            let (loaded, dataset_ref) = match &args.dataset {
-                Some(p) => (
-                    crate::dataset::claims::load_path(p)?,
-                    std::fs::canonicalize(p)
-                        .unwrap_or_else(|_| p.clone())
-                        .display()
-                        .to_string(),
-                ),
-                None => (
-                    crate::dataset::claims::sample_claims(),
-                    "<sample-claims>".to_string(),
-                ),
-            };
-            let errors = loaded.problems.iter().filter(|p| p.is_error()).count();
-            if errors > 0 {
-                crate::warn!(
-                    "warning: {errors} problem(s) in the claims; those lines are skipped (see prism validate)"
-                );
-            }
-            let mut set = loaded.set;
-            if let Some(f) = Filter::new(args.filter.as_deref(), |p| set.by_id(p).is_some())? {
-                set.claims.retain(|cl| f.keeps(&cl.id, &cl.topic));
-            }
-            if let Some(n) = args.limit {
-                set.claims.truncate(n);
-            }
-            if set.claims.is_empty() {
-                bail!("no true or false claims to run");
-            }
-            let models =
-                load_models(dirs, c.models_file.as_deref())?.select(&c.models.join(","))?;
-            let judge = judge_of(dirs, c)?;
-            let id = crate::store::new_run_id();
-            let ts =
-                targets::from_claims(&id, &set, &models, &args.temperature, &Params::default());
-            let run = DetectRun {
-                id: id.clone(),
-                created_at: crate::store::now_secs(),
-                kind: DetectKind::Claims,
-                dataset: dataset_ref,
-                config: DetectConfig {
-                    k: c.k,
-                    models: models.iter().map(ModelSnapshot::from).collect(),
-                    judge: judge.as_ref().map(ModelSnapshot::from),
-                    temperatures: args.temperature.clone(),
-                    seed: args.seed,
-                    balanced_only: args.balanced_only,
-                    judge_attempts: 3,
-                    filter: args.filter.clone(),
-                    ..DetectConfig::default()
-                },
-                status: RunStatus::Running,
-            };
-            let db = c.db.clone().unwrap_or_else(|| default_db(dirs));
-            let store = Store::open(&db)?;
-            let handle = StoreHandle::spawn(store, Some(db.clone()));
-            let opts = options(c);
-            let r = run.clone();
-            let cancel2 = cancel.clone();
-            (
-                Box::pin(async move {
-                    engine::start(r, ts, models, judge, opts, handle, factory, tx, cancel2).await
-                }) as Task,
-                run,
-                db,
-            )
-        }
+    let db = c.db.clone().unwrap_or_else(|| default_db(dirs));
+    let store = Store::open(&db)?;
+    let plan = match &c.resume {
+        Some(id) => resume_plan(dirs, c, &store, id, DetectKind::Claims)?,
+        None => claims_plan(&args, dirs)?,
     };
-    drive(task, rx, c.json, cancel, &run, &db, "autohall")
+    launch(plan, store, db, c, factory, "autohall")
 }
 
 /// Runs the task to its end, printing progress or JSON lines, then the results.

@@ -5,6 +5,7 @@
 //! a classification against the label, then detection on a balanced set).
 
 pub mod parse;
+pub mod plan;
 pub mod prompts;
 pub mod results;
 pub mod run;

@@ -704,263 +704,109 @@ impl Jobs {
         self.run = Some((cancel, handle));
     }
 
-    /// Starts (or loads) a detection for `to`: the run and what is stored go first
-    /// ([`Msg::Detection`]), then the engine's events.
+    /// Starts (or shows) a detection for `to`: the run and what is stored go first
+    /// ([`Msg::Detection`]), then the engine's events. Planning reads the store, so it runs on
+    /// the store worker; the detection slot is taken at once, so a second request is refused.
     fn start_detect(
         &mut self,
         to: ScreenId,
         job: DetectJob,
         ds: &Arc<Dataset>,
     ) -> anyhow::Result<()> {
-        use crate::detect::run::{DetectOptions, Stored};
-        use crate::store::{DetectConfig, DetectKind, DetectRun, ModelSnapshot, RunStatus};
-        let (Some(reader), Some(store)) = (&self.services.reader, self.services.store.clone())
-        else {
+        use crate::detect::plan;
+        let Some(store) = self.services.store.clone() else {
             anyhow::bail!("detection needs a store");
         };
-        let busy = || anyhow::anyhow!("a detection is in progress (esc on its screen cancels it)");
-        let new_run =
-            |kind, dataset: String, models: &[ModelConfig], temps: Vec<f64>, k: u32| DetectRun {
-                id: crate::store::new_run_id(),
-                created_at: crate::store::now_secs(),
-                kind,
-                dataset,
-                config: DetectConfig {
-                    k: k.clamp(1, 20),
-                    models: models.iter().map(ModelSnapshot::from).collect(),
-                    judge_attempts: 3,
-                    temperatures: temps,
-                    ..DetectConfig::default()
-                },
-                status: RunStatus::Running,
-            };
-        // (run, stored, focus, models, resume only these targets, new run?)
-        let (run, stored, focus, models, only, fresh) = match job {
-            DetectJob::Load { detect_id, target } => {
-                let run = reader
-                    .detect_run(&detect_id)?
-                    .ok_or_else(|| anyhow::anyhow!("no detection {detect_id}"))?;
-                let stored = Stored::load(reader, &detect_id)?;
-                self.send(
-                    to,
-                    Msg::Detection {
-                        run: Box::new(run),
-                        stored,
-                        focus: target,
-                    },
-                );
+        let busy = "a detection is in progress (esc on its screen cancels it)";
+        match &job {
+            DetectJob::Load { .. } => {}
+            // An answer with a detection is shown even while another runs.
+            DetectJob::Answer {
+                run_id, job_idx, ..
+            } if self.detect_in_progress() => {
+                let (run_id, job_idx) = (run_id.clone(), *job_idx);
+                self.on_store(to, move |cx| {
+                    match cx.reader.as_ref().map(|r| {
+                        Ok::<_, anyhow::Error>(match r.detection_of(&run_id, job_idx)? {
+                            Some((id, target)) => Some(show(r, &id, target)?),
+                            None => None,
+                        })
+                    }) {
+                        Some(Ok(Some(msg))) => vec![msg],
+                        Some(Ok(None)) => vec![Msg::Failed(busy.into())],
+                        Some(Err(e)) => vec![Msg::Failed(format!("detection: {e:#}"))],
+                        None => vec![Msg::Failed("detection needs a store".into())],
+                    }
+                });
                 return Ok(());
             }
-            DetectJob::Answer {
-                run_id,
-                job_idx,
-                model,
-                models,
-            } => {
-                if let Some((detect_id, target)) = reader.detection_of(&run_id, job_idx)? {
-                    return self.start_detect(to, DetectJob::Load { detect_id, target }, ds);
-                }
-                if self.detect_in_progress() {
-                    return Err(busy());
-                }
-                let source = reader
-                    .run(&run_id)?
-                    .ok_or_else(|| anyhow::anyhow!("no run {run_id}"))?;
-                let record = reader
-                    .responses(&run_id)?
-                    .into_iter()
-                    .find(|r| r.job_idx == job_idx)
-                    .ok_or_else(|| anyhow::anyhow!("no stored answer {run_id}/{job_idx}"))?;
-                let cfg = model_config(&models, &source, &model)?;
-                let mut run = new_run(
-                    DetectKind::Answers,
-                    source.dataset.clone(),
-                    std::slice::from_ref(&cfg),
-                    Vec::new(),
-                    DETECT_K,
-                );
-                run.config.source_run = Some(run_id.clone());
-                let (targets, _) = crate::detect::targets::from_answers(&run.id, ds, &[record]);
-                if targets.is_empty() {
-                    anyhow::bail!("that answer failed: there is nothing to test");
-                }
-                let stored = Stored {
-                    targets,
-                    ..Stored::default()
-                };
-                (run, stored, 0, vec![cfg], None, true)
+            _ if self.detect_in_progress() => anyhow::bail!(busy),
+            DetectJob::Items { models, .. } | DetectJob::Claims { models, .. }
+                if models.is_empty() =>
+            {
+                anyhow::bail!("choose models first (r opens the picker)")
             }
-            DetectJob::Items { items, models, k } => {
-                if self.detect_in_progress() {
-                    return Err(busy());
-                }
-                if models.is_empty() {
-                    anyhow::bail!("choose models first (r opens the picker)");
-                }
-                let run = new_run(
-                    DetectKind::Answers,
-                    self.services.dataset_ref.clone(),
-                    &models,
-                    Vec::new(),
-                    k,
-                );
-                let mut targets = Vec::new();
-                for &i in &items {
-                    let stored = reader.responses_for_item(&ds.items[i].id)?;
-                    for m in &models {
-                        let newest = stored
-                            .iter()
-                            .filter(|r| r.model == m.name && r.text.is_some())
-                            .max_by_key(|r| (r.created_at, r.run_id.clone(), r.job_idx));
-                        let mut t = match newest {
-                            Some(r) => {
-                                crate::detect::targets::from_answers(
-                                    &run.id,
-                                    ds,
-                                    std::slice::from_ref(r),
-                                )
-                                .0
-                            }
-                            None => crate::detect::targets::from_items(
-                                &run.id,
-                                ds,
-                                &[i],
-                                std::slice::from_ref(m),
-                                &crate::provider::Params::default(),
-                            ),
-                        };
-                        for x in &mut t {
-                            x.idx = targets.len() as u32;
-                            targets.push(x.clone());
-                        }
-                    }
-                }
-                let stored = Stored {
-                    targets,
-                    ..Stored::default()
-                };
-                (run, stored, 0, models, None, true)
-            }
-            DetectJob::Claims {
-                set,
-                claims,
-                models,
-                temperature,
-                dataset,
-                k,
-            } => {
-                if self.detect_in_progress() {
-                    return Err(busy());
-                }
-                if models.is_empty() {
-                    anyhow::bail!("choose models first (r opens the picker)");
-                }
-                let mut subset = (*set).clone();
-                subset.claims = claims
-                    .iter()
-                    .filter_map(|&i| set.claims.get(i).cloned())
-                    .collect();
-                let run = new_run(DetectKind::Claims, dataset, &models, vec![temperature], k);
-                let targets = crate::detect::targets::from_claims(
-                    &run.id,
-                    &subset,
-                    &models,
-                    &[temperature],
-                    &crate::provider::Params::default(),
-                );
-                let stored = Stored {
-                    targets,
-                    ..Stored::default()
-                };
-                (run, stored, 0, models, None, true)
-            }
-            DetectJob::Again {
-                detect_id,
-                target,
-                models,
-            } => {
-                if self.detect_in_progress() {
-                    return Err(busy());
-                }
-                let run = reader
-                    .detect_run(&detect_id)?
-                    .ok_or_else(|| anyhow::anyhow!("no detection {detect_id}"))?;
-                let mut stored = Stored::load(reader, &detect_id)?;
-                let t = stored
-                    .targets
-                    .iter_mut()
-                    .find(|t| t.idx == target)
-                    .ok_or_else(|| anyhow::anyhow!("no target {target}"))?;
-                t.rounds += 1;
-                let name = t.model.clone();
-                let cfg = match models.iter().find(|m| m.name == name) {
-                    Some(m) => m.clone(),
-                    None => run
-                        .config
-                        .models
-                        .iter()
-                        .find(|m| m.name == name)
-                        .ok_or_else(|| anyhow::anyhow!("no model {name}"))?
-                        .to_config()
-                        .map_err(|e| anyhow::anyhow!("{e}"))?,
-                };
-                (run, stored, target, vec![cfg], Some(vec![target]), false)
-            }
-        };
-        self.send(
-            to,
-            Msg::Detection {
-                run: Box::new(run.clone()),
-                stored: stored.clone(),
-                focus,
-            },
-        );
+            _ => {}
+        }
+        if let DetectJob::Load { detect_id, target } = job {
+            self.on_store(to, move |cx| match &cx.reader {
+                Some(r) => vec![show(r, &detect_id, target).unwrap_or_else(|e| {
+                    Msg::Failed(format!("reading detection {detect_id}: {e:#}"))
+                })],
+                None => vec![Msg::Failed("detection needs a store".into())],
+            });
+            return Ok(());
+        }
+        // The plan comes from the store worker: None when the answer has a detection already,
+        // which is shown instead.
+        let (ptx, prx) = tokio::sync::oneshot::channel::<anyhow::Result<Option<plan::Plan>>>();
+        let (ds, dataset_ref) = (ds.clone(), self.services.dataset_ref.clone());
+        self.on_store(to, move |cx| {
+            let Some(reader) = &cx.reader else {
+                let _ = ptx.send(Err(anyhow::anyhow!("detection needs a store")));
+                return Vec::new();
+            };
+            let mut out = Vec::new();
+            let planned = plan_detection(reader, &ds, &dataset_ref, job, &mut out);
+            let _ = ptx.send(planned);
+            out
+        });
         let cancel = CancellationToken::new();
         let (etx, erx) = mpsc::unbounded_channel();
-        let fwd = self.tx.clone();
+        let (fwd, tell, shown) = (self.tx.clone(), self.tx.clone(), self.tx.clone());
         let factory = self.services.factory.clone();
-        let opts = DetectOptions {
+        let opts = crate::detect::run::DetectOptions {
             concurrency: self.services.concurrency,
             use_cache: true,
             stream_deltas: true,
         };
-        let (c2, err) = (cancel.clone(), self.tx.clone());
+        let c2 = cancel.clone();
+        let failed = move |why: String| {
+            let _ = tell.send(Delivery {
+                to,
+                msg: Msg::Failed(why),
+            });
+        };
         // One task runs and forwards (see start_run).
         let handle = tokio::spawn(async move {
             let work = async move {
-                let result = if fresh {
-                    crate::detect::run::start(
-                        run,
-                        stored.targets,
-                        models,
-                        None,
-                        opts,
-                        store,
-                        factory,
-                        etx,
-                        c2,
-                    )
-                    .await
-                } else {
-                    let add = crate::store::DetectWrite::AddRound {
-                        run: run.id.clone(),
-                        target: focus,
-                    };
-                    match store.detect(add).await {
-                        Ok(()) => {
-                            crate::detect::run::resume(
-                                run, stored, only, models, None, opts, store, factory, etx, c2,
-                            )
-                            .await
-                        }
-                        Err(e) => Err(anyhow::anyhow!("saving the new round: {e}")),
-                    }
+                let plan = match prx.await {
+                    Ok(Ok(Some(plan))) => plan,
+                    Ok(Ok(None)) => return,
+                    Ok(Err(e)) => return failed(format!("detection: {e:#}")),
+                    Err(_) => return failed("detection: the store worker stopped".into()),
                 };
-                if let Err(e) = result {
-                    let _ = err.send(Delivery {
-                        to,
-                        msg: Msg::Failed(format!("detection not started: {e:#}")),
-                    });
+                // Before any event of the run: the same task sends both, in this order.
+                let _ = shown.send(Delivery {
+                    to,
+                    msg: Msg::Detection {
+                        run: Box::new(plan.run.clone()),
+                        stored: plan.stored.clone(),
+                        focus: plan.focus(),
+                    },
+                });
+                if let Err(e) = plan.launch(opts, store, factory, etx, c2).await {
+                    failed(format!("detection not started: {e:#}"));
                 }
             };
             tokio::join!(work, forward(erx, fwd, to, Msg::Detect));
@@ -1063,6 +909,92 @@ impl Jobs {
     }
 }
 
+/// The plan of a detection the TUI asked for, read on the store worker. `None`: nothing to
+/// start (the answer has a detection already, pushed onto `out` to be shown).
+fn plan_detection(
+    reader: &Store,
+    ds: &Dataset,
+    dataset_ref: &str,
+    job: DetectJob,
+    out: &mut Vec<Msg>,
+) -> anyhow::Result<Option<crate::detect::plan::Plan>> {
+    use crate::detect::plan::{self, Settings};
+    match job {
+        DetectJob::Answer {
+            run_id,
+            job_idx,
+            model: _,
+            models,
+        } => {
+            if let Some((id, target)) = reader.detection_of(&run_id, job_idx)? {
+                out.push(show(reader, &id, target)?);
+                return Ok(None);
+            }
+            let source = reader
+                .run(&run_id)?
+                .ok_or_else(|| anyhow::anyhow!("no run {run_id}"))?;
+            let record: Vec<_> = reader
+                .responses(&run_id)?
+                .into_iter()
+                .filter(|r| r.job_idx == job_idx)
+                .collect();
+            if record.is_empty() {
+                anyhow::bail!("no stored answer {run_id}/{job_idx}");
+            }
+            let settings = Settings::with_k(DETECT_K);
+            Ok(Some(
+                plan::answers(&source, ds, &record, &models, &settings)?.0,
+            ))
+        }
+        DetectJob::Items { items, models, k } => Ok(Some(plan::items(
+            reader,
+            ds,
+            dataset_ref,
+            &items,
+            models,
+            &Settings::with_k(k),
+        )?)),
+        DetectJob::Claims {
+            set,
+            claims,
+            models,
+            temperature,
+            dataset,
+            k,
+        } => {
+            let mut subset = (*set).clone();
+            subset.claims = claims
+                .iter()
+                .filter_map(|&i| set.claims.get(i).cloned())
+                .collect();
+            let settings = Settings {
+                temperatures: vec![temperature],
+                ..Settings::with_k(k)
+            };
+            Ok(Some(plan::claims(&subset, dataset, models, &settings)?))
+        }
+        DetectJob::Again {
+            detect_id,
+            target,
+            models,
+        } => Ok(Some(plan::again(reader, &detect_id, target, &models)?)),
+        DetectJob::Load { .. } => Ok(None),
+    }
+}
+
+/// A stored detection to show, focused on `target`.
+fn show(reader: &Store, id: &str, target: u32) -> anyhow::Result<Msg> {
+    let run = reader
+        .detect_run(id)?
+        .ok_or_else(|| anyhow::anyhow!("no detection {id}"))?;
+    let stored = crate::detect::run::Stored::load(reader, id)?;
+    Ok(Msg::Detection {
+        run: Box::new(run),
+        stored,
+        focus: target,
+    })
+}
+
 /// Hands every event of a channel to the loop as a delivery to `to`, until the sender is gone.
 async fn forward<E>(
     mut rx: mpsc::UnboundedReceiver<E>,
@@ -1075,25 +1007,6 @@ async fn forward<E>(
             break;
         }
     }
-}
-
-/// The config of a stored answer's model: the configured model of that name, else the settings
-/// its run recorded.
-fn model_config(
-    models: &[ModelConfig],
-    run: &crate::store::RunRecord,
-    name: &str,
-) -> anyhow::Result<ModelConfig> {
-    if let Some(m) = models.iter().find(|m| m.name == name) {
-        return Ok(m.clone());
-    }
-    run.config
-        .models
-        .iter()
-        .find(|m| m.name == name)
-        .ok_or_else(|| anyhow::anyhow!("run {} has no model {name}", run.id))?
-        .to_config()
-        .map_err(|e| anyhow::anyhow!("{e} (configure a model named {name} to sample it)"))
 }
 
 /// A stored response as something to score.
