@@ -126,6 +126,8 @@ fn main() {
         spec.concurrency = conc;
         // As `prism run` does: no per-token events headless.
         spec.stream_deltas = false;
+        // The engine alone (see the resume below).
+        spec.score = None;
         let total = spec.plan().len();
 
         let base_heap = CURRENT.load(Ordering::Relaxed);
@@ -284,8 +286,13 @@ fn main() {
             all,
             handle,
             engine::http_backends(),
-            64,
-            false,
+            // The engine's own throughput, as before scoring moved into it; what scoring as
+            // answers arrive costs is measured by process_run (prism run as users run it).
+            engine::ResumeOptions {
+                concurrency: 64,
+                stream_deltas: false,
+                score: None,
+            },
             tx,
             CancellationToken::new(),
         )

@@ -150,6 +150,45 @@ fn run_prints_json_events_and_exits_0_then_the_cache_answers() {
     }
     let s = Store::open(&env.db()).unwrap();
     assert_eq!(s.responses(&run_id).unwrap().len(), 5);
+    // Each answer was scored as it arrived: a score line after its answer, the score stored,
+    // and the summary says what they came to.
+    let scored: Vec<_> = lines.iter().filter(|l| l["event"] == "scored").collect();
+    assert_eq!(scored.len(), 5, "{lines:?}");
+    for sc in &scored {
+        let at = |f: &dyn Fn(&serde_json::Value) -> bool| lines.iter().position(f).unwrap();
+        let done = at(&|l| l["event"] == "done" && l["job"] == sc["job"]);
+        assert!(done < at(&|l| l == *sc), "{sc}");
+    }
+    assert_eq!(s.scores(Some(&run_id)).unwrap().len(), 5);
+    assert!(stderr(&out).contains("scores: "), "{}", stderr(&out));
+
+    // --no-score leaves them to `prism score`; a judge that is not configured is named.
+    let out = env
+        .prism()
+        .args([
+            "run",
+            "--models",
+            "stub",
+            "--limit",
+            "2",
+            "--json",
+            "--no-score",
+        ])
+        .assert()
+        .code(0);
+    assert!(!stdout(&out).contains("\"scored\""), "{}", stdout(&out));
+    let out = env
+        .prism()
+        .args([
+            "run", "--models", "stub", "--limit", "2", "--judge", "nosuch",
+        ])
+        .assert()
+        .code(1);
+    assert!(
+        stderr(&out).contains("no model \"nosuch\" to judge with"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// Plain-HTTP endpoints get a client of prism's own, unless the environment names an HTTP

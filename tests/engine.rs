@@ -370,8 +370,11 @@ async fn cancel_keeps_finished_results_and_resume_finishes_the_rest() {
         all,
         store,
         engine::http_backends(),
-        8,
-        true,
+        engine::ResumeOptions {
+            concurrency: 8,
+            stream_deltas: true,
+            ..Default::default()
+        },
         tx,
         CancellationToken::new(),
     )
@@ -700,4 +703,61 @@ async fn connections_the_server_closes_are_replaced_without_an_error() {
     let s = Store::open(&path).unwrap();
     let rs = s.responses(&ran.summary.run_id).unwrap();
     assert!(rs.iter().all(|r| r.attempts == 1), "no job needed a retry");
+}
+
+/// Scoring as answers arrive is the answers lane's policy (issue 24): every answer's score is
+/// saved and announced after its answer and before the run finishes; `score: None` leaves the
+/// answers unscored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_are_scored_as_they_arrive_and_the_run_waits_for_their_scores() {
+    let m = mock::start(true).await;
+    let ds = sample();
+    let (store, _dir, path) = memory_store();
+    let items = first_items(&ds, 8);
+    let spec = fast(RunSpec::new(
+        ds.clone(),
+        "<sample-data>".into(),
+        items.clone(),
+        vec![openai("oa", &m.url(), "echo")],
+    ));
+    let ran = run_spec(spec, store.clone()).await;
+    assert_eq!(ran.summary.done, 8, "{:?}", ran.summary);
+    let pos = |f: &dyn Fn(&Event) -> bool| ran.events.iter().position(f);
+    let finished = pos(&|e| matches!(e, Event::Finished(_))).expect("finished");
+    let mut scored = std::collections::HashSet::new();
+    for (i, e) in ran.events.iter().enumerate() {
+        if let Event::Scored(r) = e {
+            assert!(i < finished, "a score after the run finished");
+            let done = pos(&|e| matches!(e, Event::Done { job, .. } if *job == r.job_idx))
+                .expect("its answer");
+            assert!(
+                done < i,
+                "job {}: the score came before the answer",
+                r.job_idx
+            );
+            assert!(scored.insert(r.job_idx), "job {} scored twice", r.job_idx);
+            assert_eq!(r.run_id, ran.summary.run_id);
+        }
+    }
+    assert_eq!(scored.len(), 8, "every answer scored once");
+    let s = Store::open(&path).unwrap();
+    let stored = s.scores(Some(&ran.summary.run_id)).unwrap();
+    assert_eq!(stored.len(), 8, "{stored:?}");
+    // The rules settled what they could, and said why where they could not.
+    assert!(
+        stored
+            .iter()
+            .all(|r| r.score.is_some() || !r.detail.is_empty())
+    );
+
+    let mut spec = fast(RunSpec::new(
+        ds.clone(),
+        "<sample-data>".into(),
+        items,
+        vec![openai("oa", &m.url(), "echo")],
+    ));
+    spec.score = None;
+    let ran = run_spec(spec, store).await;
+    assert!(!ran.events.iter().any(|e| matches!(e, Event::Scored(_))));
+    assert!(s.scores(Some(&ran.summary.run_id)).unwrap().is_empty());
 }

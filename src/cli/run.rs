@@ -60,6 +60,14 @@ pub struct RunArgs {
     /// Ignore the response cache (answers are still stored, and cached for next time).
     #[arg(long)]
     pub no_cache: bool,
+    /// The judge that scores answers as they arrive, for what the rules cannot settle (a name
+    /// from the models file; default: `judge` in config.toml). Without one those wait,
+    /// unscored, for `prism score --judge`.
+    #[arg(long)]
+    pub judge: Option<String>,
+    /// Do not score answers as they arrive (leave them all to `prism score`).
+    #[arg(long)]
+    pub no_score: bool,
     /// Print events as JSON lines (the default when stdout is not a terminal).
     #[arg(long)]
     pub json: bool,
@@ -340,6 +348,7 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
         let all: Vec<_> = store.jobs(&run.id)?.into_iter().map(|(j, _)| j).collect();
         let n = unfinished.len();
         let handle = StoreHandle::spawn(store, Some(db.clone()));
+        let score = scoring(&args, dirs, &factory, &handle, !run.config.no_cache)?;
         let cancel2 = cancel.clone();
         (
             Box::pin(async move {
@@ -351,8 +360,11 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
                     all,
                     handle,
                     factory,
-                    args.concurrency,
-                    false,
+                    engine::ResumeOptions {
+                        concurrency: args.concurrency,
+                        stream_deltas: false,
+                        score,
+                    },
                     tx,
                     cancel2,
                 )
@@ -386,6 +398,7 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
         };
         let n = spec.plan().len();
         let handle = StoreHandle::spawn(store, Some(db.clone()));
+        spec.score = scoring(&args, dirs, &factory, &handle, spec.use_cache)?;
         let cancel2 = cancel.clone();
         (
             Box::pin(async move { engine::run(spec, handle, factory, tx, cancel2).await }),
@@ -397,10 +410,10 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
         crate::shutdown::cancel_on_signal(&cancel);
         let printer = tokio::spawn(report_events(rx, json_mode, total_hint));
         let result = task.await;
-        let failures = printer.await.unwrap_or_default();
-        result.map(|s| (s, failures))
+        let (failures, scores) = printer.await.unwrap_or_default();
+        result.map(|s| (s, failures, scores))
     });
-    let (summary, failures) = summary?;
+    let (summary, failures, scores) = summary?;
     // The summary and the failures go to stderr in both modes (stdout is for the run id or the
     // JSON events, which scripts read).
     {
@@ -416,6 +429,9 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
                 String::new()
             }
         );
+        if !args.no_score {
+            crate::warn!("{}", scores.line(&summary.run_id, &db));
+        }
         for f in failures.iter().take(20) {
             crate::warn!("  failed: {f}");
         }
@@ -481,13 +497,76 @@ fn json_string(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
 }
 
-/// Prints progress (terminal) or JSON lines; returns the failures, one line each.
+/// The judge for scoring as answers arrive (`--judge`, else the config's), or no scoring with
+/// `--no-score`.
+fn scoring(
+    args: &RunArgs,
+    dirs: &Dirs,
+    factory: &BackendFactory,
+    store: &StoreHandle,
+    use_cache: bool,
+) -> anyhow::Result<Option<engine::Scoring>> {
+    if args.no_score {
+        return Ok(None);
+    }
+    let (config, _) = crate::config::Config::load(&dirs.config_file());
+    let Some(name) = args.judge.clone().or(config.judge) else {
+        return Ok(Some(engine::Scoring::default()));
+    };
+    let models = load_models(dirs, args.models_file.as_deref())?;
+    let cfg = models.get(&name).with_context(|| {
+        format!("no model {name:?} to judge with (--judge, or judge in config.toml)")
+    })?;
+    let caller = engine::Caller::new(
+        cfg,
+        factory,
+        Some(store.clone()),
+        use_cache,
+        CancellationToken::new(),
+    )?;
+    Ok(Some(engine::Scoring {
+        judge: Some(Arc::new(caller)),
+    }))
+}
+
+/// What the scores that arrived with a run came to.
+#[derive(Debug, Default)]
+struct ScoreTally {
+    scored: usize,
+    wrong: usize,
+    waiting: usize,
+    errors: Vec<String>,
+}
+
+impl ScoreTally {
+    fn line(&self, run_id: &str, db: &Path) -> String {
+        let mut s = format!("scores: {} scored ({} wrong)", self.scored, self.wrong);
+        if self.waiting > 0 {
+            s.push_str(&format!(
+                ", {} wait for a judge: prism score --run {run_id} --judge MODEL --db {}",
+                self.waiting,
+                crate::text::shell_quote(&db.display().to_string())
+            ));
+        }
+        for e in self.errors.iter().take(3) {
+            s.push_str(&format!(
+                "\n  scoring failed: {}",
+                crate::text::clean_line(e)
+            ));
+        }
+        s
+    }
+}
+
+/// Prints progress (terminal) or JSON lines; returns the failures, one line each, and what
+/// the scores came to.
 async fn report_events(
     mut rx: mpsc::UnboundedReceiver<Event>,
     json_mode: bool,
     total: usize,
-) -> Vec<String> {
+) -> (Vec<String>, ScoreTally) {
     let mut failures = Vec::new();
+    let mut tally = ScoreTally::default();
     let bar = (!json_mode).then(|| {
         let b = ProgressBar::new(total as u64);
         b.set_style(
@@ -578,6 +657,36 @@ async fn report_events(
                 json!({"event": "failed", "job": job, "item": response.item_id, "model": response.model,
                        "sample": response.sample, "reason": reason, "attempts": response.attempts})
             }
+            Event::Scored(r) => {
+                match r.score {
+                    Some(v) => {
+                        tally.scored += 1;
+                        tally.wrong += usize::from(crate::detect::results::scored_wrong(v));
+                    }
+                    None => tally.waiting += 1,
+                }
+                if !json_mode {
+                    continue;
+                }
+                let score = r.score.map_or("null".to_string(), |v| format!("{v}"));
+                let line = format!(
+                    "{{\"event\":\"scored\",\"job\":{},\"item\":{},\"model\":{},\"sample\":{},\"evaluator\":{},\"score\":{score}}}",
+                    r.job_idx,
+                    json_string(&r.item_id),
+                    json_string(&r.model),
+                    r.sample,
+                    json_string(&r.evaluator),
+                );
+                let _ = writeln!(out, "{}", crate::text::json_for_terminal(&line));
+                if rx.is_empty() {
+                    let _ = out.flush();
+                }
+                continue;
+            }
+            Event::ScoringFailed { reason } => {
+                tally.errors.push(reason.clone());
+                json!({"event": "scoring_failed", "reason": reason})
+            }
             Event::StoreDown { reason } => {
                 // Once per outage, on stderr whatever the mode: the user has to free space.
                 let msg = format!(
@@ -612,7 +721,7 @@ async fn report_events(
         }
     }
     let _ = out.flush();
-    failures
+    (failures, tally)
 }
 
 #[cfg(test)]

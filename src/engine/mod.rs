@@ -10,6 +10,7 @@ pub mod hold;
 pub mod judge;
 pub mod lease;
 pub mod score;
+mod scorer;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -171,8 +172,43 @@ pub enum Event {
     StoreDown { reason: String },
     /// Saving works again; held answers are saved and the run goes on.
     StoreUp,
+    /// An answer's score, saved (scoring as answers arrive: [`Scoring`]).
+    Scored(crate::store::ScoreRecord),
+    /// Scoring could not save or finish, with why (the answers are stored; `prism score` scores
+    /// them later).
+    ScoringFailed { reason: String },
     /// The run ended (finished or cancelled).
     Finished(RunSummary),
+}
+
+/// Scoring as answers arrive, the answers lane's policy in every front-end: each answer is
+/// scored once it is stored, by rule at once and by the judge (when one is given) for what the
+/// rules cannot settle; without a judge those wait, unscored, for one. Scores are saved and
+/// announced as [`Event::Scored`]; the run finishes once its answers' scores are in.
+#[derive(Clone, Default)]
+pub struct Scoring {
+    pub judge: Option<Arc<Caller>>,
+}
+
+/// How a stored run is resumed (see [`resume`]).
+#[derive(Clone)]
+pub struct ResumeOptions {
+    /// The most jobs in flight across all models.
+    pub concurrency: usize,
+    /// Send `Delta` events (see [`RunSpec::stream_deltas`]).
+    pub stream_deltas: bool,
+    /// Score answers as they arrive (`None`: leave them to `prism score`).
+    pub score: Option<Scoring>,
+}
+
+impl Default for ResumeOptions {
+    fn default() -> Self {
+        ResumeOptions {
+            concurrency: 64,
+            stream_deltas: false,
+            score: Some(Scoring::default()),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -208,6 +244,9 @@ pub struct RunSpec {
     /// Send a `Delta` event per piece of text (the TUI shows the stream live; the headless CLI
     /// does not need them, and at tens of thousands of jobs they are most of the events).
     pub stream_deltas: bool,
+    /// Score answers as they arrive (by rule unless a judge is set); `None`: leave them to
+    /// `prism score`.
+    pub score: Option<Scoring>,
 }
 
 impl RunSpec {
@@ -231,6 +270,7 @@ impl RunSpec {
             limit: None,
             retry: RetryPolicy::default(),
             stream_deltas: true,
+            score: Some(Scoring::default()),
         }
     }
 
@@ -282,6 +322,8 @@ struct Shared {
     /// Saving that holds answers while the store is down (no new job starts meanwhile), and
     /// notices a write refused for a lost lock (the run then stops): as every lane does.
     hold: hold::Holder,
+    /// Scores each answer once it is stored (`None`: the run does not score).
+    scorer: Option<scorer::Scorer>,
 }
 
 /// Starts a new run: records it and its jobs, then runs them.
@@ -401,8 +443,7 @@ pub async fn resume(
     all_jobs: Vec<JobRecord>,
     store: StoreHandle,
     factory: BackendFactory,
-    concurrency: usize,
-    stream_deltas: bool,
+    opts: ResumeOptions,
     events: mpsc::UnboundedSender<Event>,
     cancel: CancellationToken,
 ) -> anyhow::Result<RunSummary> {
@@ -443,8 +484,9 @@ pub async fn resume(
     spec.samples = cfg.samples;
     spec.shots = cfg.shots;
     spec.params = cfg.params.clone();
-    spec.concurrency = concurrency;
-    spec.stream_deltas = stream_deltas;
+    spec.concurrency = opts.concurrency;
+    spec.stream_deltas = opts.stream_deltas;
+    spec.score = opts.score;
     // A run started with --no-cache resumes without the cache too.
     spec.use_cache = !cfg.no_cache;
     let models = runtimes(&spec.models, &factory)?;
@@ -507,6 +549,14 @@ async fn execute(
         already_done,
     });
     let workers = spec.concurrency.max(1).min(total.max(1));
+    let (scorer, scoring) = match spec.score.clone() {
+        Some(s) => {
+            let (scorer, task) =
+                scorer::Scorer::start(spec.dataset.clone(), s, store.clone(), events.clone());
+            (Some(scorer), Some(task))
+        }
+        None => (None, None),
+    };
     let shared = Arc::new(Shared {
         run_id: run_id.clone(),
         models,
@@ -522,6 +572,7 @@ async fn execute(
             cache_hits: 0,
         }),
         hold: hold::Holder::default(),
+        scorer,
         spec,
     });
     // One queue and one pool of workers per model, so a slow or rate-limited model never holds
@@ -597,6 +648,10 @@ async fn execute(
     let _ = commits
         .acquire_many((PENDING_COMMITS_PER_SLOT * workers) as u32)
         .await;
+    if let (Some(scorer), Some(task)) = (&shared.scorer, scoring) {
+        scorer.close();
+        scorer::wait(task, cancel.is_cancelled()).await;
+    }
     let summary = {
         let mut c = shared.counts.lock().unwrap_or_else(|e| e.into_inner());
         c.cancelled = c.total - c.done - c.failed;
@@ -1004,6 +1059,11 @@ async fn finish(sh: &Shared, job: u32, record: ResponseRecord, ok: bool) {
             c.failed += 1;
         }
     }
+    // Scored after it is shown: the answer's event goes first, its score follows.
+    let to_score = match (&sh.scorer, sh.spec.dataset.index_of(&record.item_id)) {
+        (Some(_), Some(item)) => Some(score::ToScore::from_record(item, &record)),
+        _ => None,
+    };
     let _ = sh.events.send(if ok {
         Event::Done {
             job,
@@ -1015,4 +1075,7 @@ async fn finish(sh: &Shared, job: u32, record: ResponseRecord, ok: bool) {
             response: record,
         }
     });
+    if let (Some(scorer), Some(t)) = (&sh.scorer, to_score) {
+        scorer.push(t);
+    }
 }

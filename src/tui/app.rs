@@ -291,19 +291,7 @@ impl App {
     pub fn on_delivery(&mut self, d: Delivery) {
         match &d.msg {
             Msg::Engine(ev) => {
-                // A finished answer is scored at once (and saved with its score).
-                if let crate::engine::Event::Done { response, .. }
-                | crate::engine::Event::Failed { response, .. } = ev
-                    && let Some(item) = self.ds.index_of(&response.item_id)
-                {
-                    self.requests.push((
-                        d.to,
-                        JobRequest::Score {
-                            inputs: vec![to_score(item, response)],
-                            judge: true,
-                        },
-                    ));
-                }
+                // (The engine scores each answer as it arrives: its score follows as an event.)
                 match ev {
                     crate::engine::Event::StoreDown { reason } => {
                         self.notice = Some(format!(
@@ -312,6 +300,12 @@ impl App {
                     }
                     crate::engine::Event::StoreUp => {
                         self.notice = Some("saving answers works again".into());
+                    }
+                    crate::engine::Event::ScoringFailed { reason } => {
+                        self.notice = Some(format!(
+                            "scoring: {}; the answers are stored (S scores them again)",
+                            crate::text::one_line(reason)
+                        ));
                     }
                     _ => {}
                 }

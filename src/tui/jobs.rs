@@ -682,6 +682,10 @@ impl Jobs {
         );
         spec.concurrency = self.services.concurrency;
         spec.samples = samples.max(1);
+        // Scored as they arrive, with the judge chosen when the run starts.
+        spec.score = Some(crate::engine::Scoring {
+            judge: self.services.judge.clone(),
+        });
         let cancel = CancellationToken::new();
         let (etx, erx) = mpsc::unbounded_channel();
         let fwd = self.tx.clone();

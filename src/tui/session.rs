@@ -300,8 +300,9 @@ impl Session {
                     }
                 }
             }
+            Event::Scored(r) => self.apply_score(r),
             // Shown by the app as a notice; nothing to keep here.
-            Event::StoreDown { .. } | Event::StoreUp => {}
+            Event::StoreDown { .. } | Event::StoreUp | Event::ScoringFailed { .. } => {}
             Event::Finished(summary) => {
                 if let Some(run) = self.active.as_mut() {
                     run.finished = Some(Instant::now());
