@@ -154,3 +154,26 @@ fn the_tui_refuses_politely_without_a_terminal() {
         .code(1)
         .stderr(predicates::str::contains("needs a terminal"));
 }
+
+/// Without a terminal the TUI does not start, and says what to run instead on the file the user
+/// gave (a claims file opens over the sample data, but `prism validate` is for their file); a
+/// claims file with nothing usable stops with its problems.
+#[test]
+fn the_tui_without_a_terminal_names_the_users_own_file() {
+    let claims = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/claims/claims.jsonl");
+    let out = prism().arg(&claims).assert().code(1);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("the TUI needs a terminal"), "{err}");
+    assert!(err.contains("claims.jsonl"), "{err}");
+    assert!(!err.contains("<sample-data>"), "{err}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad_claims.jsonl");
+    fs::write(&bad, "{\"claim\": \"no label\"}\nnot json\n").unwrap();
+    let out = prism().arg(&bad).assert().code(1);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains("no true or false claims could be loaded"),
+        "{err}"
+    );
+}

@@ -245,6 +245,47 @@ pub fn import(
     Ok((run_id, responses.len(), problems))
 }
 
+/// `prism export`: a stored run as PRISM's outputs/ layout.
+pub fn export_cmd(
+    db: Option<std::path::PathBuf>,
+    run_id: Option<&str>,
+    prism_outputs: &Path,
+    dirs: &crate::config::Dirs,
+) -> anyhow::Result<i32> {
+    let db = db.unwrap_or_else(|| super::run::default_db(dirs));
+    let store = crate::store::Store::open(&db)?;
+    let (id, n, notes) = export(&store, run_id, prism_outputs)?;
+    for note in notes {
+        crate::warn!("note: {note}");
+    }
+    crate::warn!(
+        "exported {n} responses of run {id} to {}",
+        prism_outputs.display()
+    );
+    Ok(0)
+}
+
+/// `prism import`: PRISM's outputs/ as a stored run. Exit 2 when some lines could not be read.
+pub fn import_cmd(
+    prism_outputs: &Path,
+    db: Option<std::path::PathBuf>,
+    dataset: Option<std::path::PathBuf>,
+    dirs: &crate::config::Dirs,
+) -> anyhow::Result<i32> {
+    let db = db.unwrap_or_else(|| super::run::default_db(dirs));
+    let mut store = crate::store::Store::open(&db)?;
+    let dataset_ref = dataset
+        .map(|d| std::fs::canonicalize(&d).unwrap_or(d).display().to_string())
+        .unwrap_or_else(|| "<unknown>".into());
+    let (id, n, problems) = import(&mut store, prism_outputs, &dataset_ref)?;
+    for p in &problems {
+        crate::warn!("{p}");
+    }
+    crate::warn!("imported {n} responses as run {id}");
+    crate::say!("{id}");
+    Ok(if problems.is_empty() { 0 } else { 2 })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

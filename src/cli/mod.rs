@@ -12,18 +12,16 @@ pub mod run;
 pub mod runs;
 pub mod score;
 pub mod selfcheck;
+mod tui_start;
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 use crate::config::{Config, Dirs};
 use crate::dataset::{self, Loaded};
 use crate::theme;
-use crate::tui::keymap::Keymap;
 use crate::validate;
 
 #[derive(Debug, Parser)]
@@ -203,7 +201,7 @@ fn unknown_builtin(name: &str) -> String {
     )
 }
 
-fn load(path: Option<&PathBuf>) -> anyhow::Result<(String, Loaded)> {
+pub(crate) fn load(path: Option<&PathBuf>) -> anyhow::Result<(String, Loaded)> {
     match path {
         Some(p) => {
             let loaded = dataset::load_path(p)?;
@@ -211,6 +209,72 @@ fn load(path: Option<&PathBuf>) -> anyhow::Result<(String, Loaded)> {
         }
         None => Ok(("<sample-data>".to_string(), dataset::load_sample())),
     }
+}
+
+/// `prism validate [PATH]`: a claims or triples file is checked as one, anything else as PRISM
+/// items. Exit 1 when there are errors.
+fn validate_cmd(path: Option<&PathBuf>, json: bool) -> anyhow::Result<i32> {
+    fn print<R: serde::Serialize>(
+        report: &R,
+        text: impl FnOnce() -> String,
+        json: bool,
+    ) -> anyhow::Result<()> {
+        if json {
+            println!(
+                "{}",
+                crate::text::json_for_terminal(&serde_json::to_string_pretty(report)?)
+            );
+        } else {
+            print!("{}", crate::text::sanitize(&text()));
+        }
+        Ok(())
+    }
+    if let Some(p) = path.filter(|p| dataset::claims::is_claims_path(p)) {
+        let loaded = dataset::claims::load_path(p)?;
+        let shown = p.display().to_string();
+        let report = validate::ClaimsReport::new(&shown, &loaded);
+        print(&report, || report.to_text(), json)?;
+        return Ok(if report.errors.is_empty() { 0 } else { 1 });
+    }
+    if let Some(p) = path.filter(|p| dataset::triples::is_triples_path(p)) {
+        let loaded = dataset::triples::load_path(p, &Default::default())?;
+        let shown = p.display().to_string();
+        let report = validate::TriplesReport::new(&shown, &loaded);
+        print(&report, || report.to_text(), json)?;
+        return Ok(if report.errors.is_empty() { 0 } else { 1 });
+    }
+    let (shown, loaded) = load(path)?;
+    let report = validate::Report::new(&shown, &loaded);
+    print(&report, || report.to_text(&loaded), json)?;
+    Ok(if loaded.errors() > 0 { 1 } else { 0 })
+}
+
+/// `prism model install|list|path`.
+fn model_cmd(what: ModelCommand, dirs: &Dirs) -> anyhow::Result<i32> {
+    match what {
+        ModelCommand::Install { names, hub_url } => {
+            let chosen: Vec<&model::Builtin> = if names.is_empty() {
+                model::BUILTINS.iter().collect()
+            } else {
+                names
+                    .iter()
+                    .map(|n| model::builtin(n).with_context(|| unknown_builtin(n)))
+                    .collect::<anyhow::Result<_>>()?
+            };
+            for m in chosen {
+                let hub = hub_url.as_deref().filter(|_| m.hub_url.is_some());
+                let p = model::install(dirs, m, hub)
+                    .with_context(|| format!("installing {}", m.name))?;
+                crate::say!("{}", p.display());
+            }
+        }
+        ModelCommand::List => model::list(dirs)?,
+        ModelCommand::Path { name } => {
+            let m = model::builtin(&name).with_context(|| unknown_builtin(&name))?;
+            crate::say!("{}", m.path(dirs).display());
+        }
+    }
+    Ok(0)
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -234,50 +298,7 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
         open_review = true;
     }
     match cli.command {
-        Some(Command::Validate { path, json }) => {
-            if let Some(p) = path.as_ref().filter(|p| dataset::claims::is_claims_path(p)) {
-                let shown = p.display().to_string();
-                let loaded = dataset::claims::load_path(p)?;
-                let report = validate::ClaimsReport::new(&shown, &loaded);
-                if json {
-                    println!(
-                        "{}",
-                        crate::text::json_for_terminal(&serde_json::to_string_pretty(&report)?)
-                    );
-                } else {
-                    print!("{}", crate::text::sanitize(&report.to_text()));
-                }
-                return Ok(if report.errors.is_empty() { 0 } else { 1 });
-            }
-            if let Some(p) = path
-                .as_ref()
-                .filter(|p| dataset::triples::is_triples_path(p))
-            {
-                let shown = p.display().to_string();
-                let loaded = dataset::triples::load_path(p, &Default::default())?;
-                let report = validate::TriplesReport::new(&shown, &loaded);
-                if json {
-                    println!(
-                        "{}",
-                        crate::text::json_for_terminal(&serde_json::to_string_pretty(&report)?)
-                    );
-                } else {
-                    print!("{}", crate::text::sanitize(&report.to_text()));
-                }
-                return Ok(if report.errors.is_empty() { 0 } else { 1 });
-            }
-            let (shown, loaded) = load(path.as_ref())?;
-            let report = validate::Report::new(&shown, &loaded);
-            if json {
-                println!(
-                    "{}",
-                    crate::text::json_for_terminal(&serde_json::to_string_pretty(&report)?)
-                );
-            } else {
-                print!("{}", crate::text::sanitize(&report.to_text(&loaded)));
-            }
-            Ok(if loaded.errors() > 0 { 1 } else { 0 })
-        }
+        Some(Command::Validate { path, json }) => validate_cmd(path.as_ref(), json),
         Some(Command::Config { what }) => {
             match what {
                 ConfigCommand::Path => crate::say!("{}", dirs.config_file().display()),
@@ -314,264 +335,24 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
             }
             report::report(args, &dirs, &theme)
         }
-        Some(Command::Model { what }) => {
-            match what {
-                ModelCommand::Install { names, hub_url } => {
-                    let chosen: Vec<&model::Builtin> = if names.is_empty() {
-                        model::BUILTINS.iter().collect()
-                    } else {
-                        names
-                            .iter()
-                            .map(|n| model::builtin(n).with_context(|| unknown_builtin(n)))
-                            .collect::<anyhow::Result<_>>()?
-                    };
-                    for m in chosen {
-                        let hub = hub_url.as_deref().filter(|_| m.hub_url.is_some());
-                        let p = model::install(&dirs, m, hub)
-                            .with_context(|| format!("installing {}", m.name))?;
-                        crate::say!("{}", p.display());
-                    }
-                }
-                ModelCommand::List => model::list(&dirs)?,
-                ModelCommand::Path { name } => {
-                    let m = model::builtin(&name).with_context(|| unknown_builtin(&name))?;
-                    crate::say!("{}", m.path(&dirs).display());
-                }
-            }
-            Ok(0)
-        }
+        Some(Command::Model { what }) => model_cmd(what, &dirs),
         Some(Command::Models { models_file }) => run::list_models(&dirs, models_file.as_deref()),
         Some(Command::Export {
             db,
             run: run_id,
             prism_outputs,
-        }) => {
-            let db = db.unwrap_or_else(|| run::default_db(&dirs));
-            let store = crate::store::Store::open(&db)?;
-            let (id, n, notes) = exchange::export(&store, run_id.as_deref(), &prism_outputs)?;
-            for note in notes {
-                crate::warn!("note: {note}");
-            }
-            crate::warn!(
-                "exported {n} responses of run {id} to {}",
-                prism_outputs.display()
-            );
-            Ok(0)
-        }
+        }) => exchange::export_cmd(db, run_id.as_deref(), &prism_outputs, &dirs),
         Some(Command::Import {
             prism_outputs,
             db,
             dataset,
-        }) => {
-            let db = db.unwrap_or_else(|| run::default_db(&dirs));
-            let mut store = crate::store::Store::open(&db)?;
-            let dataset_ref = dataset
-                .map(|d| std::fs::canonicalize(&d).unwrap_or(d).display().to_string())
-                .unwrap_or_else(|| "<unknown>".into());
-            let (id, n, problems) = exchange::import(&mut store, &prism_outputs, &dataset_ref)?;
-            for p in &problems {
-                crate::warn!("{p}");
-            }
-            crate::warn!("imported {n} responses as run {id}");
-            crate::say!("{id}");
-            Ok(if problems.is_empty() { 0 } else { 2 })
-        }
+        }) => exchange::import_cmd(&prism_outputs, db, dataset, &dirs),
         Some(Command::Themes) => {
             for name in theme::available(Some(&dirs.themes())) {
                 crate::say!("{name}");
             }
             Ok(0)
         }
-        None => {
-            let (config, config_warning) = Config::load(&dirs.config_file());
-            let (keymap, mut notices) = Keymap::with_overrides(&config.keys);
-            notices.extend(config_warning);
-            let theme_name = cli
-                .theme
-                .or(config.theme)
-                .unwrap_or_else(|| theme::DEFAULT_THEME.to_string());
-            let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-            let (theme, theme_warnings) =
-                theme::resolve(&theme_name, Some(&dirs.themes()), no_color);
-            notices.extend(theme_warnings);
-            // A claims file opens the claims browser, over the bundled PRISM sample.
-            let claims = match cli
-                .path
-                .as_ref()
-                .filter(|p| dataset::claims::is_claims_path(p))
-            {
-                Some(p) => {
-                    let c = dataset::claims::load_path(p)?;
-                    let errors = c.problems.iter().filter(|p| p.is_error()).count();
-                    if c.set.claims.is_empty() {
-                        for p in &c.problems {
-                            crate::warn!("{p}");
-                        }
-                        bail!("{}: no true or false claims could be loaded", p.display());
-                    }
-                    if errors > 0 {
-                        notices.push(format!(
-                            "{errors} problem(s) in the claims; those lines are skipped (prism validate {})",
-                            p.display()
-                        ));
-                    }
-                    let r = std::fs::canonicalize(p)
-                        .unwrap_or_else(|_| p.clone())
-                        .display()
-                        .to_string();
-                    Some((c.set, r))
-                }
-                None => None,
-            };
-            // A triples file opens the self-detection screen the same way.
-            let triples = match cli
-                .path
-                .as_ref()
-                .filter(|p| claims.is_none() && dataset::triples::is_triples_path(p))
-            {
-                Some(p) => {
-                    let t = dataset::triples::load_path(p, &Default::default())?;
-                    let errors = t.problems.iter().filter(|p| p.is_error()).count();
-                    if t.set.triples.is_empty() {
-                        for p in &t.problems {
-                            crate::warn!("{p}");
-                        }
-                        bail!("{}: no triples could be loaded", p.display());
-                    }
-                    if errors > 0 {
-                        notices.push(format!(
-                            "{errors} problem(s) in the triples; those lines are skipped (prism validate {})",
-                            p.display()
-                        ));
-                    }
-                    let r = std::fs::canonicalize(p)
-                        .unwrap_or_else(|_| p.clone())
-                        .display()
-                        .to_string();
-                    Some((t.set, r))
-                }
-                None => None,
-            };
-            let prism_path = if claims.is_some() || triples.is_some() {
-                None
-            } else {
-                cli.path.clone()
-            };
-            let (shown, loaded) = load(prism_path.as_ref())?;
-            if loaded.dataset.items.is_empty() {
-                for p in &loaded.problems {
-                    crate::warn!("{p}");
-                }
-                bail!("{shown}: no items could be loaded");
-            }
-            if !std::io::stdout().is_terminal() {
-                bail!(
-                    "the TUI needs a terminal; for scripts use `prism validate {shown}` (see --help)"
-                );
-            }
-            let dataset_ref = match &prism_path {
-                Some(p) => std::fs::canonicalize(p)
-                    .unwrap_or_else(|_| p.clone())
-                    .display()
-                    .to_string(),
-                None => "<sample-data>".to_string(),
-            };
-            let models = match run::load_models(&dirs, cli.models_file.as_deref()) {
-                Ok(m) => m.models,
-                Err(e) => {
-                    notices.push(format!("{e:#}"));
-                    Vec::new()
-                }
-            };
-            // A postgres:// --db (or config db) is the panel's shared review database; runs
-            // and answers stay in this machine's store.
-            let shared = cli
-                .db
-                .as_ref()
-                .and_then(|d| d.to_str())
-                .map(str::to_string)
-                .or(config.db.clone())
-                .filter(|d| crate::store::pg::is_url(d));
-            let db = cli
-                .db
-                .clone()
-                .filter(|d| d.to_str().is_none_or(|s| !crate::store::pg::is_url(s)))
-                .unwrap_or_else(|| run::default_db(&dirs));
-            let app = crate::tui::App::new(
-                Arc::new(loaded.dataset),
-                Arc::new(loaded.problems),
-                theme,
-                keymap,
-            );
-            let judge_cfg =
-                config
-                    .judge
-                    .as_deref()
-                    .and_then(|j| match models.iter().find(|m| m.name == j) {
-                        Some(m) => Some(m.clone()),
-                        None => {
-                            notices.push(format!(
-                                "judge {j:?} is not a configured model; judged items stay unscored"
-                            ));
-                            None
-                        }
-                    });
-            let (mut app, services) =
-                match crate::tui::Services::with_store(&db, run::factory(&dirs), dataset_ref) {
-                    Ok(services) => {
-                        let preselect = run::preselect(&dirs, &models);
-                        (app.with_models(models).with_chosen(&preselect), services)
-                    }
-                    Err(e) => {
-                        notices.push(format!("{e:#}; runs are disabled"));
-                        (app, crate::tui::Services::offline())
-                    }
-                };
-            let mut services = services;
-            services.config_file = Some(dirs.config_file());
-            if let Some(cfg) = judge_cfg {
-                match services.set_judge(&cfg) {
-                    Ok(()) => app.judge = Some(cfg.name.clone()),
-                    Err(e) => notices.push(format!("judge: {e:#}; judged items stay unscored")),
-                }
-            }
-            if let Some(r) = cli
-                .reviewer
-                .clone()
-                .or(config.reviewer.clone())
-                .map(|r| crate::text::one_line(&r).trim().to_string())
-                .filter(|r| !r.is_empty())
-            {
-                services.reviewer = r;
-            }
-            services.blind = cli.blind || config.blind.unwrap_or(false);
-            if let Some(url) = shared {
-                match crate::store::pg::PgStore::connect(&url) {
-                    Ok(pg) => services.review = Some(crate::review::db::ReviewDb::Shared(pg)),
-                    Err(e) => {
-                        notices.push(format!("{e}; review decisions stay in {}", db.display()))
-                    }
-                }
-            }
-            services.load_scores(&mut app);
-            if let Some((set, r)) = claims {
-                app.push(crate::tui::component::Open::Claims {
-                    set: Arc::new(set),
-                    dataset: r,
-                });
-            }
-            if let Some((set, r)) = triples {
-                app.push(crate::tui::component::Open::Selfcheck {
-                    set: Arc::new(set),
-                    dataset: r,
-                });
-            }
-            if open_review {
-                app.push(crate::tui::component::Open::Review { scope: None });
-            }
-            let chosen = crate::tui::run(app, services, notices).context("running the TUI")?;
-            run::remember_choice(&dirs, &chosen);
-            Ok(0)
-        }
+        None => tui_start::start(cli.into_tui(), &dirs, open_review),
     }
 }
