@@ -442,77 +442,54 @@ impl Jobs {
         let _ = self.tx.send(Delivery { to, msg });
     }
 
+    /// Runs `read` on the store worker's reader; without a store, `missing` is the answer
+    /// (or nothing, when a screen without a store simply shows nothing).
+    fn on_reader(
+        &self,
+        to: ScreenId,
+        missing: Option<&'static str>,
+        read: impl FnOnce(&Store) -> Msg + Send + 'static,
+    ) {
+        self.on_store(to, move |cx| match &cx.reader {
+            Some(reader) => vec![read(reader)],
+            None => missing.map(|m| Msg::Failed(m.into())).into_iter().collect(),
+        });
+    }
+
     /// Starts a job for `to`; results (or why it could not start) arrive on `rx`.
     pub fn start(&mut self, to: ScreenId, req: JobRequest, ds: &Arc<Dataset>) {
+        let runs_need = Some("runs need a store");
         match req {
             JobRequest::SetJudge(cfg) => self.set_judge(to, *cfg, ds),
-            JobRequest::LoadRuns => self.on_store(to, |cx| {
-                let Some(reader) = &cx.reader else {
-                    return vec![Msg::Failed("runs need a store".into())];
-                };
-                vec![match crate::runs::list(reader, None) {
-                    Ok(v) => Msg::Runs(v),
-                    Err(e) => Msg::Failed(format!("reading runs: {e:#}")),
-                }]
+            JobRequest::LoadRuns => self.on_reader(to, runs_need, |r| {
+                crate::runs::list(r, None)
+                    .map(Msg::Runs)
+                    .unwrap_or_else(|e| Msg::Failed(format!("reading runs: {e:#}")))
             }),
-            JobRequest::CompareRuns { a, b } => self.on_store(to, move |cx| {
-                let Some(reader) = &cx.reader else {
-                    return vec![Msg::Failed("runs need a store".into())];
-                };
-                vec![match crate::runs::compare_runs(reader, &a, &b) {
-                    Ok(c) => Msg::Comparison(Box::new(c)),
-                    Err(e) => Msg::Failed(format!("comparing: {e:#}")),
-                }]
+            JobRequest::CompareRuns { a, b } => self.on_reader(to, runs_need, move |r| {
+                crate::runs::compare_runs(r, &a, &b)
+                    .map(|c| Msg::Comparison(Box::new(c)))
+                    .unwrap_or_else(|e| Msg::Failed(format!("comparing: {e:#}")))
             }),
             JobRequest::Detect(job) => {
                 if let Err(e) = self.start_detect(to, job, ds) {
                     self.send(to, Msg::Failed(format!("detection: {e:#}")));
                 }
             }
-            JobRequest::LoadFlags => self.on_store(to, |cx| {
-                let Some(reader) = &cx.reader else {
-                    return Vec::new();
-                };
-                vec![match crate::detect::results::answer_flags(reader) {
-                    Ok(f) => Msg::Flags(f),
-                    Err(e) => Msg::Failed(format!("reading detections: {e}")),
-                }]
+            JobRequest::LoadFlags => self.on_reader(to, None, |r| {
+                crate::detect::results::answer_flags(r)
+                    .map(Msg::Flags)
+                    .unwrap_or_else(|e| Msg::Failed(format!("reading detections: {e}")))
             }),
-            JobRequest::LoadClaims { dataset } => self.on_store(to, move |cx| {
-                let Some(reader) = &cx.reader else {
-                    return Vec::new();
-                };
-                let read = || -> crate::store::Result<Vec<_>> {
-                    let mut out = Vec::new();
-                    for run in reader.detect_runs()? {
-                        if run.kind == crate::store::DetectKind::Claims && run.dataset == dataset {
-                            let stored = crate::detect::run::Stored::load(reader, &run.id)?;
-                            out.push((run, stored));
-                        }
-                    }
-                    Ok(out)
-                };
-                vec![match read() {
-                    Ok(v) => Msg::Claims(v),
-                    Err(e) => Msg::Failed(format!("reading detections: {e}")),
-                }]
+            JobRequest::LoadClaims { dataset } => self.on_reader(to, None, move |r| {
+                claims_runs(r, &dataset)
+                    .map(Msg::Claims)
+                    .unwrap_or_else(|e| Msg::Failed(format!("reading detections: {e}")))
             }),
-            JobRequest::LoadSelfchecks => self.on_store(to, |cx| {
-                let Some(reader) = &cx.reader else {
-                    return Vec::new();
-                };
-                let read = || -> crate::store::Result<Vec<_>> {
-                    let mut out = Vec::new();
-                    for run in reader.selfcheck_runs()? {
-                        let stored = crate::selfcheck::results::Stored::load(reader, &run.id)?;
-                        out.push((run, stored));
-                    }
-                    Ok(out)
-                };
-                vec![match read() {
-                    Ok(v) => Msg::Selfchecks(v),
-                    Err(e) => Msg::Failed(format!("reading self-detection runs: {e}")),
-                }]
+            JobRequest::LoadSelfchecks => self.on_reader(to, None, |r| {
+                selfcheck_runs(r)
+                    .map(Msg::Selfchecks)
+                    .unwrap_or_else(|e| Msg::Failed(format!("reading self-detection runs: {e}")))
             }),
             JobRequest::Selfcheck {
                 set,
@@ -530,6 +507,35 @@ impl Jobs {
                 models,
                 samples,
             } => self.start_run(to, items, models, samples, ds),
+            JobRequest::LoadStored { item, rescore } => {
+                let id = ds.items[item].id.to_string();
+                self.on_reader(to, None, move |r| {
+                    match (r.responses_for_item(&id), r.scores_for_item(&id)) {
+                        (Ok(records), Ok(scores)) => Msg::Stored {
+                            item,
+                            records,
+                            scores,
+                            rescore,
+                        },
+                        (Err(e), _) | (_, Err(e)) => {
+                            Msg::Failed(format!("reading stored answers: {e}"))
+                        }
+                    }
+                })
+            }
+            JobRequest::Score { inputs, judge } => self.start_score(to, inputs, judge, ds),
+            JobRequest::LoadReview
+            | JobRequest::RefreshReview { .. }
+            | JobRequest::SaveDraft(_)
+            | JobRequest::SaveDecision(_) => self.review(to, req),
+        }
+    }
+
+    /// The review screen's reads and writes, on the store worker. Writes are small; they queue
+    /// in the order typed, so a draft is saved before the decision after it, and the loop never
+    /// waits for them.
+    fn review(&mut self, to: ScreenId, req: JobRequest) {
+        match req {
             JobRequest::LoadReview => {
                 // Watching starts before the load: what is stored meanwhile is in the load or
                 // arrives as a change (a change before the screen has data is ignored).
@@ -559,8 +565,6 @@ impl Jobs {
                     Err(e) => Msg::Failed(format!("reading reviews: {e}")),
                 }]
             }),
-            // Review writes are small; they queue on the worker in the order typed, so a draft
-            // is saved before the decision after it, and the loop never waits for them.
             JobRequest::SaveDraft(mut d) => {
                 d.reviewer = self.services.reviewer.clone();
                 self.on_store(to, move |cx| {
@@ -589,73 +593,56 @@ impl Jobs {
                     }]
                 })
             }
-            JobRequest::LoadStored { item, rescore } => {
-                let id = ds.items[item].id.to_string();
-                self.on_store(to, move |cx| {
-                    let Some(reader) = &cx.reader else {
-                        return Vec::new();
-                    };
-                    vec![
-                        match (reader.responses_for_item(&id), reader.scores_for_item(&id)) {
-                            (Ok(records), Ok(scores)) => Msg::Stored {
-                                item,
-                                records,
-                                scores,
-                                rescore,
-                            },
-                            (Err(e), _) | (_, Err(e)) => {
-                                Msg::Failed(format!("reading stored answers: {e}"))
-                            }
-                        },
-                    ]
-                })
-            }
-            JobRequest::Score { inputs, judge } => {
-                let judge = if judge {
-                    self.services.judge.clone()
-                } else {
-                    None
-                };
-                let (stx, mut srx) = mpsc::unbounded_channel();
-                let (ds, store, fwd) = (ds.clone(), self.services.store.clone(), self.tx.clone());
-                let cancel = CancellationToken::new();
-                let c2 = cancel.clone();
-                // One task scores and forwards, so when it ends every score has reached the loop.
-                let handle = tokio::spawn(async move {
-                    use futures::FutureExt;
-                    // A bug in scoring is reported, not silently lost with its scores.
-                    let work = std::panic::AssertUnwindSafe(crate::engine::score::score_all(
-                        ds, inputs, judge, 4, store, stx,
-                    ))
-                    .catch_unwind();
-                    let work = async {
-                        work.await.unwrap_or_else(|p| {
-                            Err(anyhow::anyhow!(
-                                "internal error: {}",
-                                crate::engine::panic_message(&*p)
-                            ))
-                        })
-                    };
-                    let forward = async {
-                        while let Some(r) = srx.recv().await {
-                            let _ = fwd.send(Delivery {
-                                to,
-                                msg: Msg::Scored(r),
-                            });
-                        }
-                    };
-                    tokio::select! {
-                        (result, ()) = async { tokio::join!(work, forward) } => {
-                            if let Err(e) = result {
-                                let _ = fwd.send(Delivery { to, msg: Msg::Failed(format!("scoring: {e}")) });
-                            }
-                        }
-                        _ = c2.cancelled() => {}
-                    }
-                });
-                self.others.push((cancel, handle));
-            }
+            _ => {}
         }
+    }
+
+    /// Scores answers in the background (rules; the judge too when `judge` is set and one is
+    /// configured); each score reaches the loop as it is saved.
+    fn start_score(&mut self, to: ScreenId, inputs: Vec<ToScore>, judge: bool, ds: &Arc<Dataset>) {
+        let judge = if judge {
+            self.services.judge.clone()
+        } else {
+            None
+        };
+        let (stx, mut srx) = mpsc::unbounded_channel();
+        let (ds, store, fwd) = (ds.clone(), self.services.store.clone(), self.tx.clone());
+        let cancel = CancellationToken::new();
+        let c2 = cancel.clone();
+        // One task scores and forwards, so when it ends every score has reached the loop.
+        let handle = tokio::spawn(async move {
+            use futures::FutureExt;
+            // A bug in scoring is reported, not silently lost with its scores.
+            let work = std::panic::AssertUnwindSafe(crate::engine::score::score_all(
+                ds, inputs, judge, 4, store, stx,
+            ))
+            .catch_unwind();
+            let work = async {
+                work.await.unwrap_or_else(|p| {
+                    Err(anyhow::anyhow!(
+                        "internal error: {}",
+                        crate::engine::panic_message(&*p)
+                    ))
+                })
+            };
+            let forward = async {
+                while let Some(r) = srx.recv().await {
+                    let _ = fwd.send(Delivery {
+                        to,
+                        msg: Msg::Scored(r),
+                    });
+                }
+            };
+            tokio::select! {
+                (result, ()) = async { tokio::join!(work, forward) } => {
+                    if let Err(e) = result {
+                        let _ = fwd.send(Delivery { to, msg: Msg::Failed(format!("scoring: {e}")) });
+                    }
+                }
+                _ = c2.cancelled() => {}
+            }
+        });
+        self.others.push((cancel, handle));
     }
 
     fn start_run(
@@ -984,6 +971,38 @@ fn plan_detection(
         } => Ok(Some(plan::again(reader, &detect_id, target, &models)?)),
         DetectJob::Load { .. } => Ok(None),
     }
+}
+
+/// The claims detections over a claims dataset, each with what it stored.
+fn claims_runs(
+    reader: &Store,
+    dataset: &str,
+) -> crate::store::Result<Vec<(crate::store::DetectRun, crate::detect::run::Stored)>> {
+    let mut out = Vec::new();
+    for run in reader.detect_runs()? {
+        if run.kind == crate::store::DetectKind::Claims && run.dataset == dataset {
+            let stored = crate::detect::run::Stored::load(reader, &run.id)?;
+            out.push((run, stored));
+        }
+    }
+    Ok(out)
+}
+
+/// Every self-detection run with what it stored.
+fn selfcheck_runs(
+    reader: &Store,
+) -> crate::store::Result<
+    Vec<(
+        crate::store::SelfcheckRun,
+        crate::selfcheck::results::Stored,
+    )>,
+> {
+    let mut out = Vec::new();
+    for run in reader.selfcheck_runs()? {
+        let stored = crate::selfcheck::results::Stored::load(reader, &run.id)?;
+        out.push((run, stored));
+    }
+    Ok(out)
 }
 
 /// A stored detection to show, focused on `target`.
