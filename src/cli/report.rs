@@ -120,43 +120,7 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
                 .collect();
             detections.answers = crate::detect::results::agreement(&flags);
         }
-        for id in &args.detect {
-            let d = store
-                .detect_run(id)?
-                .with_context(|| format!("no detection run {id} in the store"))?;
-            let stored = crate::detect::stored::Stored::load(store, id)?;
-            match d.kind {
-                crate::store::DetectKind::Claims => {
-                    detections
-                        .claims
-                        .push(crate::report::detection::ClaimsSection {
-                            detect_id: d.id.clone(),
-                            dataset: d.dataset.clone(),
-                            tables: crate::detect::results::claims_report(
-                                &stored,
-                                d.config.k,
-                                d.config.seed,
-                            ),
-                        });
-                }
-                crate::store::DetectKind::Answers => {
-                    // This run's verdicts, against the scores of the answers it tested.
-                    let all = crate::detect::results::answer_flags(store)?;
-                    let mine: Vec<_> = all
-                        .into_iter()
-                        .filter(|f| {
-                            stored.targets.iter().any(|t| {
-                                t.source_run.as_deref() == Some(f.source_run.as_str())
-                                    && t.source_job == Some(f.source_job)
-                            })
-                        })
-                        .collect();
-                    if detections.answers.is_empty() {
-                        detections.answers = crate::detect::results::agreement(&mine);
-                    }
-                }
-            }
-        }
+        add_detections(store, &args.detect, &mut detections)?;
     }
     for f in &args.summary {
         rows.push(build::from_summary_file(f, &mut problems)?);
@@ -215,15 +179,35 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
     let mut rep = Report::new(rows, meta);
     rep.detections = detections;
     rep.selfcheck = selfchecks;
+    let out = render_as(&rep, heat, args.format, theme)?;
+    let store_path = args.db.clone().unwrap_or_else(|| default_db(dirs));
+    let written =
+        super::output::write_output(args.output.as_deref(), &[&store_path], args.force, |w| {
+            Ok(w.write_all(out.as_bytes())?)
+        })?;
+    if let Some(p) = written {
+        crate::warn!("wrote {}", p.display());
+    }
+    Ok(if problems.is_empty() { 0 } else { 2 })
+}
+
+/// The report in `format`: the heatmap's tables when there are rows (`heat`), then the
+/// detection and self-detection sections.
+fn render_as(
+    rep: &Report,
+    heat: bool,
+    format: Format,
+    theme: &crate::theme::Theme,
+) -> anyhow::Result<String> {
     let det = &rep.detections;
     let sc = crate::report::selfcheck::tables(&rep.selfcheck);
     use crate::report::detection as dt;
     use crate::report::tables as tb;
-    let out = match args.format {
+    Ok(match format {
         // A table is for the terminal: outside strings in it are sanitized.
         Format::Table => {
             let mut s = if heat {
-                render::table(&rep)
+                render::table(rep)
             } else {
                 String::new()
             };
@@ -233,7 +217,7 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
         }
         Format::Csv => {
             let mut s = if heat {
-                render::csv(&rep)
+                render::csv(rep)
             } else {
                 String::new()
             };
@@ -257,7 +241,7 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
         }
         Format::Md => {
             let mut s = if heat {
-                render::markdown(&rep)
+                render::markdown(rep)
             } else {
                 String::new()
             };
@@ -267,7 +251,7 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
         }
         Format::Json => {
             let mut v = if heat {
-                render::json(&rep)
+                render::json(rep)
             } else {
                 serde_json::json!({})
             };
@@ -280,7 +264,7 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
             crate::text::json_for_terminal(&serde_json::to_string_pretty(&v)?).into_owned() + "\n"
         }
         Format::Html => {
-            let mut s = html::html(&rep, theme);
+            let mut s = html::html(rep, theme);
             let mut extra = String::new();
             if !det.is_empty() {
                 extra.push_str(&dt::html(det));
@@ -294,16 +278,54 @@ pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> any
             }
             s
         }
-    };
-    let store_path = args.db.clone().unwrap_or_else(|| default_db(dirs));
-    let written =
-        super::output::write_output(args.output.as_deref(), &[&store_path], args.force, |w| {
-            Ok(w.write_all(out.as_bytes())?)
-        })?;
-    if let Some(p) = written {
-        crate::warn!("wrote {}", p.display());
+    })
+}
+
+/// The tables of the detection runs asked for with `--detect`: AutoHall's for claims runs, and
+/// for answer runs (when the run's own are not there already) how the flags agree with PRISM.
+fn add_detections(
+    store: &crate::store::Store,
+    ids: &[String],
+    detections: &mut crate::report::detection::Detections,
+) -> anyhow::Result<()> {
+    for id in ids {
+        let d = store
+            .detect_run(id)?
+            .with_context(|| format!("no detection run {id} in the store"))?;
+        let stored = crate::detect::stored::Stored::load(store, id)?;
+        match d.kind {
+            crate::store::DetectKind::Claims => {
+                detections
+                    .claims
+                    .push(crate::report::detection::ClaimsSection {
+                        detect_id: d.id.clone(),
+                        dataset: d.dataset.clone(),
+                        tables: crate::detect::results::claims_report(
+                            &stored,
+                            d.config.k,
+                            d.config.seed,
+                        ),
+                    });
+            }
+            crate::store::DetectKind::Answers => {
+                // This run's verdicts, against the scores of the answers it tested.
+                let all = crate::detect::results::answer_flags(store)?;
+                let mine: Vec<_> = all
+                    .into_iter()
+                    .filter(|f| {
+                        stored.targets.iter().any(|t| {
+                            t.source_run.as_deref() == Some(f.source_run.as_str())
+                                && t.source_job == Some(f.source_job)
+                        })
+                    })
+                    .collect();
+                if detections.answers.is_empty() {
+                    detections.answers = crate::detect::results::agreement(&mine);
+                }
+            }
+        }
     }
-    Ok(if problems.is_empty() { 0 } else { 2 })
+    Ok(())
 }
 
 /// A run that is not scored yet gets the command that scores it, with the `--db` given here.
