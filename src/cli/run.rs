@@ -539,6 +539,16 @@ struct ScoreTally {
 }
 
 impl ScoreTally {
+    fn add(&mut self, score: Option<f64>) {
+        match score {
+            Some(v) => {
+                self.scored += 1;
+                self.wrong += usize::from(crate::detect::results::scored_wrong(v));
+            }
+            None => self.waiting += 1,
+        }
+    }
+
     fn line(&self, run_id: &str, db: &Path) -> String {
         let mut s = format!("scores: {} scored ({} wrong)", self.scored, self.wrong);
         if self.waiting > 0 {
@@ -556,6 +566,34 @@ impl ScoreTally {
         }
         s
     }
+}
+
+/// The JSON line of a finished job, written directly (no JSON tree per line: every job sends
+/// one).
+fn done_line(job: u32, response: &crate::store::ResponseRecord) -> String {
+    let opt = |v: Option<u64>| v.map_or("null".to_string(), |v| v.to_string());
+    format!(
+        "{{\"event\":\"done\",\"job\":{job},\"item\":{},\"model\":{},\"sample\":{},\"cached\":{},\"latency_ms\":{},\"completion_tokens\":{}}}",
+        json_string(&response.item_id),
+        json_string(&response.model),
+        response.sample,
+        response.cached,
+        opt(response.latency_ms),
+        opt(response.completion_tokens.map(u64::from))
+    )
+}
+
+/// The JSON line of a score (`score` null while it waits for a judge).
+fn scored_line(r: &crate::store::ScoreRecord) -> String {
+    let score = r.score.map_or("null".to_string(), |v| format!("{v}"));
+    format!(
+        "{{\"event\":\"scored\",\"job\":{},\"item\":{},\"model\":{},\"sample\":{},\"evaluator\":{},\"score\":{score}}}",
+        r.job_idx,
+        json_string(&r.item_id),
+        json_string(&r.model),
+        r.sample,
+        json_string(&r.evaluator),
+    )
 }
 
 /// Prints progress (terminal) or JSON lines; returns the failures, one line each, and what
@@ -627,16 +665,7 @@ async fn report_events(
                 if !json_mode {
                     continue;
                 }
-                let opt = |v: Option<u64>| v.map_or("null".to_string(), |v| v.to_string());
-                let line = format!(
-                    "{{\"event\":\"done\",\"job\":{job},\"item\":{},\"model\":{},\"sample\":{},\"cached\":{},\"latency_ms\":{},\"completion_tokens\":{}}}",
-                    json_string(&response.item_id),
-                    json_string(&response.model),
-                    response.sample,
-                    response.cached,
-                    opt(response.latency_ms),
-                    opt(response.completion_tokens.map(u64::from))
-                );
+                let line = done_line(*job, response);
                 let _ = writeln!(out, "{}", crate::text::json_for_terminal(&line));
                 if rx.is_empty() {
                     let _ = out.flush();
@@ -658,25 +687,11 @@ async fn report_events(
                        "sample": response.sample, "reason": reason, "attempts": response.attempts})
             }
             Event::Scored(r) => {
-                match r.score {
-                    Some(v) => {
-                        tally.scored += 1;
-                        tally.wrong += usize::from(crate::detect::results::scored_wrong(v));
-                    }
-                    None => tally.waiting += 1,
-                }
+                tally.add(r.score);
                 if !json_mode {
                     continue;
                 }
-                let score = r.score.map_or("null".to_string(), |v| format!("{v}"));
-                let line = format!(
-                    "{{\"event\":\"scored\",\"job\":{},\"item\":{},\"model\":{},\"sample\":{},\"evaluator\":{},\"score\":{score}}}",
-                    r.job_idx,
-                    json_string(&r.item_id),
-                    json_string(&r.model),
-                    r.sample,
-                    json_string(&r.evaluator),
-                );
+                let line = scored_line(r);
                 let _ = writeln!(out, "{}", crate::text::json_for_terminal(&line));
                 if rx.is_empty() {
                     let _ = out.flush();

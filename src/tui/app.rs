@@ -324,85 +324,14 @@ impl App {
                 records,
                 scores,
                 rescore,
-            } => {
-                self.session.load_stored(*item, records);
-                for s in scores {
-                    self.session.apply_score(s.clone());
-                }
-                if *rescore {
-                    let inputs = self.session.score_inputs(*item);
-                    if inputs.is_empty() {
-                        self.notice = Some("no finished answers to score".into());
-                    } else {
-                        self.requests.push((
-                            d.to,
-                            JobRequest::Score {
-                                inputs,
-                                judge: true,
-                            },
-                        ));
-                    }
-                } else {
-                    // Answers never scored are scored by rule now (browsing must not spend
-                    // judge calls; `S` asks the judge).
-                    let unscored: Vec<_> = records
-                        .iter()
-                        .filter(|r| {
-                            !scores
-                                .iter()
-                                .any(|s| s.run_id == r.run_id && s.job_idx == r.job_idx)
-                        })
-                        .map(|r| to_score(*item, r))
-                        .collect();
-                    if !unscored.is_empty() {
-                        self.requests.push((
-                            d.to,
-                            JobRequest::Score {
-                                inputs: unscored,
-                                judge: false,
-                            },
-                        ));
-                    }
-                }
-            }
+            } => self.on_stored(d.to, *item, records, scores, *rescore),
             Msg::Scored(r) => self.session.apply_score(r.clone()),
             Msg::Failed(e) => self.notice = Some(e.clone()),
             Msg::JudgeSet {
                 name,
                 waiting,
                 not_remembered,
-            } => {
-                self.judge = Some(name.clone());
-                let caveat = self
-                    .models
-                    .iter()
-                    .find(|m| m.name == *name)
-                    .and_then(super::popups::judge_caveat)
-                    .map(|c| format!(" ({c})"))
-                    .unwrap_or_default();
-                let scoring = match waiting.len() {
-                    0 => "no answer waits for a judge".to_string(),
-                    1 => "scoring the 1 answer that waited for a judge".to_string(),
-                    n => format!("scoring the {n} answers that waited for a judge"),
-                };
-                if !waiting.is_empty() {
-                    self.requests.push((
-                        d.to,
-                        JobRequest::Score {
-                            inputs: waiting.clone(),
-                            judge: true,
-                        },
-                    ));
-                }
-                let memory = match not_remembered {
-                    None => "; remembered in config.toml".to_string(),
-                    Some(e) => format!("; not remembered: {e}"),
-                };
-                self.notice = Some(format!(
-                    "judge: {}{caveat}: {scoring}{memory}",
-                    crate::text::one_line(name)
-                ));
-            }
+            } => self.on_judge_set(d.to, name, waiting, not_remembered.as_deref()),
             Msg::Detect(crate::detect::run::DetectEvent::StoreDown { reason }) => {
                 self.notice = Some(format!(
                     "disk full? {reason}; free space and detection goes on"
@@ -441,6 +370,98 @@ impl App {
             cmds = s.on_msg(&d.msg, &cx);
         }
         self.perform(d.to, cmds);
+    }
+
+    /// An item's stored answers and scores arrived: into the session; scored again with the
+    /// judge when asked (`rescore`), else those never scored are scored by rule (browsing must
+    /// not spend judge calls; `S` asks the judge).
+    fn on_stored(
+        &mut self,
+        to: ScreenId,
+        item: usize,
+        records: &[crate::store::ResponseRecord],
+        scores: &[crate::store::ScoreRecord],
+        rescore: bool,
+    ) {
+        self.session.load_stored(item, records);
+        for s in scores {
+            self.session.apply_score(s.clone());
+        }
+        if rescore {
+            let inputs = self.session.score_inputs(item);
+            if inputs.is_empty() {
+                self.notice = Some("no finished answers to score".into());
+            } else {
+                self.requests.push((
+                    to,
+                    JobRequest::Score {
+                        inputs,
+                        judge: true,
+                    },
+                ));
+            }
+        } else {
+            // Answers never scored are scored by rule now (browsing must not spend
+            // judge calls; `S` asks the judge).
+            let unscored: Vec<_> = records
+                .iter()
+                .filter(|r| {
+                    !scores
+                        .iter()
+                        .any(|s| s.run_id == r.run_id && s.job_idx == r.job_idx)
+                })
+                .map(|r| to_score(item, r))
+                .collect();
+            if !unscored.is_empty() {
+                self.requests.push((
+                    to,
+                    JobRequest::Score {
+                        inputs: unscored,
+                        judge: false,
+                    },
+                ));
+            }
+        }
+    }
+
+    /// The judge is set: the answers that waited for one are scored, and the notice says so.
+    fn on_judge_set(
+        &mut self,
+        to: ScreenId,
+        name: &str,
+        waiting: &[crate::engine::score::ToScore],
+        not_remembered: Option<&str>,
+    ) {
+        self.judge = Some(name.to_string());
+        let caveat = self
+            .models
+            .iter()
+            .find(|m| m.name == *name)
+            .and_then(super::popups::judge_caveat)
+            .map(|c| format!(" ({c})"))
+            .unwrap_or_default();
+        let scoring = match waiting.len() {
+            0 => "no answer waits for a judge".to_string(),
+            1 => "scoring the 1 answer that waited for a judge".to_string(),
+            n => format!("scoring the {n} answers that waited for a judge"),
+        };
+        if !waiting.is_empty() {
+            self.requests.push((
+                to,
+                JobRequest::Score {
+                    inputs: waiting.to_vec(),
+                    judge: true,
+                },
+            ));
+        }
+        let memory = match not_remembered {
+            None => "; remembered in config.toml".to_string(),
+            Some(e) => format!("; not remembered: {e}"),
+        };
+        self.notice = Some(format!(
+            "judge: {}{caveat}: {scoring}{memory}",
+            crate::text::one_line(name)
+        ));
     }
 
     /// Before a frame: summaries catch up with the scores that arrived.
