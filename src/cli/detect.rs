@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use globset::{Glob, GlobSetBuilder};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::filter::Filter;
 use super::run::{dataset_path, default_db, load_models, open_dataset};
 use crate::config::Dirs;
 use crate::detect::plan::{self, Plan, Settings};
@@ -105,35 +105,6 @@ pub struct AutohallArgs {
     /// Sample and check pairs only on the balanced set (fewer calls; the collection runs first).
     #[arg(long)]
     pub balanced_only: bool,
-}
-
-/// Matches `--filter`: ids given as they are, anything else as a glob on `group`.
-struct Filter {
-    ids: Vec<String>,
-    globs: globset::GlobSet,
-}
-
-impl Filter {
-    fn new(f: Option<&str>, is_id: impl Fn(&str) -> bool) -> anyhow::Result<Option<Filter>> {
-        let Some(f) = f else { return Ok(None) };
-        let mut globs = GlobSetBuilder::new();
-        let mut ids = Vec::new();
-        for part in f.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            if is_id(part) {
-                ids.push(part.to_string());
-            } else {
-                globs.add(Glob::new(part).with_context(|| format!("--filter {part:?}"))?);
-            }
-        }
-        Ok(Some(Filter {
-            ids,
-            globs: globs.build()?,
-        }))
-    }
-
-    fn keeps(&self, id: &str, group: &str) -> bool {
-        self.ids.iter().any(|i| i == id) || self.globs.is_match(group)
-    }
 }
 
 fn options(c: &Common) -> DetectOptions {

@@ -3,6 +3,7 @@
 pub mod background;
 pub mod detect;
 pub mod exchange;
+mod filter;
 pub mod model;
 pub mod output;
 pub mod quality;

@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use globset::{Glob, GlobSetBuilder};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::filter::Filter;
 use super::run::{default_db, load_models};
 use crate::config::Dirs;
 use crate::engine::BackendFactory;
@@ -75,6 +75,138 @@ pub struct SelfcheckArgs {
 
 use super::background::Task;
 
+/// What a self-detection task needs to run.
+type Launch = (
+    Options,
+    BackendFactory,
+    mpsc::UnboundedSender<SelfcheckEvent>,
+    CancellationToken,
+);
+
+/// `--resume ID`: the stored run, with models named by `--models` in place of its settings.
+fn resume_task(
+    args: &SelfcheckArgs,
+    id: &str,
+    dirs: &Dirs,
+    db: &std::path::Path,
+    (opts, factory, tx, cancel): Launch,
+) -> anyhow::Result<(Task, SelfcheckRun)> {
+    let store = Store::open(db)?;
+    let run = store
+        .selfcheck_run(id)?
+        .with_context(|| format!("no self-detection run {id} in {}", db.display()))?;
+    let stored = Stored::load(&store, id)?;
+    let named = if args.models.is_empty() {
+        Vec::new()
+    } else {
+        load_models(dirs, args.models_file.as_deref())?.select(&args.models.join(","))?
+    };
+    let snaps: Vec<_> = run
+        .config
+        .generators
+        .iter()
+        .chain(&run.config.detectors)
+        .cloned()
+        .collect();
+    let mut models: Vec<ModelConfig> = Vec::new();
+    for m in &snaps {
+        if !models.iter().any(|x| x.name == m.name) {
+            models.push(crate::engine::models::model_named(
+                &m.name, &named, &snaps, &run.id,
+            )?);
+        }
+    }
+    let handle = StoreHandle::spawn(store, Some(db.to_path_buf()));
+    let r = run.clone();
+    let c2 = cancel;
+    let task: Task =
+        Box::pin(
+            async move { engine::resume(r, stored, models, opts, handle, factory, tx, c2).await },
+        );
+    Ok((task, run))
+}
+
+/// A new run over the triples (the bundled ones without a dataset).
+fn new_task(
+    args: &SelfcheckArgs,
+    dirs: &Dirs,
+    db: &std::path::Path,
+    (opts, factory, tx, cancel): Launch,
+) -> anyhow::Result<(Task, SelfcheckRun)> {
+    if args.models.is_empty() {
+        bail!("--models is required (e.g. --models smol)");
+    }
+    let relations = match &args.relations {
+        Some(p) => crate::dataset::triples::load_relations(p).map_err(anyhow::Error::msg)?,
+        None => Default::default(),
+    };
+    let (loaded, dataset_ref) = match &args.dataset {
+        Some(p) => (
+            crate::dataset::triples::load_path(p, &relations)?,
+            std::fs::canonicalize(p)
+                .unwrap_or_else(|_| p.clone())
+                .display()
+                .to_string(),
+        ),
+        None => (
+            crate::dataset::triples::sample_triples(),
+            "<sample-triples>".to_string(),
+        ),
+    };
+    let errors = loaded.problems.iter().filter(|p| p.is_error()).count();
+    if errors > 0 {
+        crate::warn!(
+            "warning: {errors} problem(s) in the triples; those lines are skipped (see prism validate)"
+        );
+    }
+    let mut set = loaded.set;
+    let pool = set.triples.clone();
+    if let Some(f) = Filter::new(args.filter.as_deref(), |p| set.by_id(p).is_some())? {
+        set.triples.retain(|t| f.keeps(&t.id, &t.relation));
+    }
+    if let Some(n) = args.limit {
+        set.spread(n);
+    }
+    set.regroup();
+    if set.triples.is_empty() {
+        bail!("no triples to run");
+    }
+    let configured = load_models(dirs, args.models_file.as_deref())?;
+    let generators = configured.select(&args.models.join(","))?;
+    let detectors = if args.detector.is_empty() {
+        Vec::new()
+    } else {
+        configured.select(&args.detector.join(","))?
+    };
+    let (run, items, models) = engine::plan(
+        dataset_ref,
+        &set,
+        &pool,
+        generators,
+        detectors,
+        engine::Plan {
+            shots: args.shots,
+            attempts: args.attempts,
+            params: Params {
+                temperature: args.temperature,
+                ..Params::default()
+            },
+            filter: args.filter.clone(),
+            bins: args.bins,
+            false_by: args.false_by,
+        },
+    );
+    let store = Store::open(db)?;
+    let handle = StoreHandle::spawn(store, Some(db.to_path_buf()));
+    let r = run.clone();
+    let c2 = cancel;
+    let task: Task =
+        Box::pin(
+            async move { engine::start(r, items, models, opts, handle, factory, tx, c2).await },
+        );
+    Ok((task, run))
+}
+
 /// `prism selfcheck`. Exit codes: 0 every call done, 2 some failed, 1 could not start, 130
 /// interrupted (finish with --resume).
 pub fn selfcheck(args: SelfcheckArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Result<i32> {
@@ -85,128 +217,9 @@ pub fn selfcheck(args: SelfcheckArgs, dirs: &Dirs, factory: BackendFactory) -> a
         concurrency: args.concurrency.max(1),
         use_cache: !args.no_cache,
     };
-    let (task, run): (Task, SelfcheckRun) = match &args.resume {
-        Some(id) => {
-            let store = Store::open(&db)?;
-            let run = store
-                .selfcheck_run(id)?
-                .with_context(|| format!("no self-detection run {id} in {}", db.display()))?;
-            let stored = Stored::load(&store, id)?;
-            let named = if args.models.is_empty() {
-                Vec::new()
-            } else {
-                load_models(dirs, args.models_file.as_deref())?.select(&args.models.join(","))?
-            };
-            let mut models: Vec<ModelConfig> = Vec::new();
-            for m in run.config.generators.iter().chain(&run.config.detectors) {
-                if models.iter().any(|x| x.name == m.name) {
-                    continue;
-                }
-                models.push(match named.iter().find(|n| n.name == m.name) {
-                    Some(n) => n.clone(),
-                    None => m
-                        .to_config()
-                        .map_err(|e| anyhow::anyhow!("run {id}: {e} (name it with --models)"))?,
-                });
-            }
-            let handle = StoreHandle::spawn(store, Some(db.clone()));
-            let r = run.clone();
-            let c2 = cancel.clone();
-            (
-                Box::pin(async move {
-                    engine::resume(r, stored, models, opts, handle, factory, tx, c2).await
-                }),
-                run,
-            )
-        }
-        None => {
-            if args.models.is_empty() {
-                bail!("--models is required (e.g. --models smol)");
-            }
-            let relations = match &args.relations {
-                Some(p) => {
-                    crate::dataset::triples::load_relations(p).map_err(anyhow::Error::msg)?
-                }
-                None => Default::default(),
-            };
-            let (loaded, dataset_ref) = match &args.dataset {
-                Some(p) => (
-                    crate::dataset::triples::load_path(p, &relations)?,
-                    std::fs::canonicalize(p)
-                        .unwrap_or_else(|_| p.clone())
-                        .display()
-                        .to_string(),
-                ),
-                None => (
-                    crate::dataset::triples::sample_triples(),
-                    "<sample-triples>".to_string(),
-                ),
-            };
-            let errors = loaded.problems.iter().filter(|p| p.is_error()).count();
-            if errors > 0 {
-                crate::warn!(
-                    "warning: {errors} problem(s) in the triples; those lines are skipped (see prism validate)"
-                );
-            }
-            let mut set = loaded.set;
-            let pool = set.triples.clone();
-            if let Some(f) = &args.filter {
-                let mut globs = GlobSetBuilder::new();
-                let mut ids = Vec::new();
-                for part in f.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-                    if set.by_id(part).is_some() {
-                        ids.push(part.to_string());
-                    } else {
-                        globs.add(Glob::new(part).with_context(|| format!("--filter {part:?}"))?);
-                    }
-                }
-                let globs = globs.build()?;
-                set.triples
-                    .retain(|t| ids.contains(&t.id) || globs.is_match(&t.relation));
-            }
-            if let Some(n) = args.limit {
-                set.spread(n);
-            }
-            set.regroup();
-            if set.triples.is_empty() {
-                bail!("no triples to run");
-            }
-            let configured = load_models(dirs, args.models_file.as_deref())?;
-            let generators = configured.select(&args.models.join(","))?;
-            let detectors = if args.detector.is_empty() {
-                Vec::new()
-            } else {
-                configured.select(&args.detector.join(","))?
-            };
-            let (run, items, models) = engine::plan(
-                dataset_ref,
-                &set,
-                &pool,
-                generators,
-                detectors,
-                engine::Plan {
-                    shots: args.shots,
-                    attempts: args.attempts,
-                    params: Params {
-                        temperature: args.temperature,
-                        ..Params::default()
-                    },
-                    filter: args.filter.clone(),
-                    bins: args.bins,
-                    false_by: args.false_by,
-                },
-            );
-            let store = Store::open(&db)?;
-            let handle = StoreHandle::spawn(store, Some(db.clone()));
-            let r = run.clone();
-            let c2 = cancel.clone();
-            (
-                Box::pin(async move {
-                    engine::start(r, items, models, opts, handle, factory, tx, c2).await
-                }),
-                run,
-            )
-        }
+    let (task, run) = match &args.resume {
+        Some(id) => resume_task(&args, id, dirs, &db, (opts, factory, tx, cancel.clone()))?,
+        None => new_task(&args, dirs, &db, (opts, factory, tx, cancel.clone()))?,
     };
     let json_mode = args.json || !std::io::stdout().is_terminal();
     let (summary, failures) =

@@ -12,6 +12,7 @@ use super::targets;
 use crate::dataset::Dataset;
 use crate::dataset::claims::ClaimSet;
 use crate::engine::BackendFactory;
+pub use crate::engine::models::model_named;
 use crate::provider::{ModelConfig, Params};
 use crate::store::{
     DetectConfig, DetectKind, DetectRun, DetectWrite, ModelSnapshot, ResponseRecord, RunRecord,
@@ -85,25 +86,6 @@ impl Settings {
             status: RunStatus::Running,
         }
     }
-}
-
-/// The model to call for `name` in a run made with `snapshots`: the configured model of that
-/// name (its endpoint and key may have moved since), else the settings the run recorded.
-pub fn model_named(
-    name: &str,
-    configured: &[ModelConfig],
-    snapshots: &[ModelSnapshot],
-    run_id: &str,
-) -> anyhow::Result<ModelConfig> {
-    if let Some(m) = configured.iter().find(|m| m.name == name) {
-        return Ok(m.clone());
-    }
-    snapshots
-        .iter()
-        .find(|m| m.name == name)
-        .ok_or_else(|| anyhow::anyhow!("run {run_id} has no model {name}"))?
-        .to_config()
-        .map_err(|e| anyhow::anyhow!("run {run_id}: {e} (configure a model named {name})"))
 }
 
 /// The distinct models of `targets`, in name order, each as [`model_named`] finds it.
@@ -408,10 +390,7 @@ mod tests {
         let e = model_named("imp", &[], &[ModelSnapshot::imported("imp")], "r1")
             .unwrap_err()
             .to_string();
-        assert!(
-            e.contains("imported") && e.contains("configure a model named imp"),
-            "{e}"
-        );
+        assert!(e.contains("run r1: ") && e.contains("imported"), "{e}");
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod harness;
 pub mod hold;
 pub mod judge;
 pub mod lease;
+pub mod models;
 pub mod score;
 mod scorer;
 
