@@ -49,3 +49,54 @@ pub fn say_summary(what: &str, s: &DetectSummary, failures: &[String]) {
         crate::warn!("  ... and {} more", failures.len() - 20);
     }
 }
+
+/// A progress bar over `calls` calls, as every lane's command shows one on a terminal.
+pub fn calls_bar(calls: usize) -> indicatif::ProgressBar {
+    let b = indicatif::ProgressBar::new(calls as u64);
+    b.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} calls {per_sec} ETA {eta} {msg}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    b.enable_steady_tick(std::time::Duration::from_millis(200));
+    b
+}
+
+/// One call more on the bar, if there is one.
+pub fn tick(bar: &Option<indicatif::ProgressBar>) {
+    if let Some(b) = bar {
+        b.inc(1);
+    }
+}
+
+/// Saving failed (a full disk, most likely): said once on stderr, above the bar, whatever the
+/// mode (the user has to free space); the JSON event.
+pub fn store_down(
+    bar: &Option<indicatif::ProgressBar>,
+    reason: &str,
+    goes_on: &str,
+) -> serde_json::Value {
+    let msg = format!(
+        "disk full? {}; free space and {goes_on}",
+        crate::text::clean_line(reason)
+    );
+    match bar {
+        Some(b) => b.println(&msg),
+        None => crate::warn!("{msg}"),
+    }
+    serde_json::json!({"event": "store_down", "reason": reason})
+}
+
+/// The run ended: the bar goes; the JSON event, the run's id under `id_key`.
+pub fn finished(
+    bar: &Option<indicatif::ProgressBar>,
+    id_key: &str,
+    s: &DetectSummary,
+) -> serde_json::Value {
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    serde_json::json!({"event": "finished", id_key: s.run_id, "done": s.done, "failed": s.failed,
+           "cache_hits": s.cache_hits, "cancelled": s.cancelled})
+}

@@ -4,10 +4,9 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::{Context, bail};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -128,7 +127,7 @@ fn judge_of(dirs: &Dirs, c: &Common) -> anyhow::Result<Option<ModelConfig>> {
     }
 }
 
-use super::background::Task;
+use super::background::{Task, calls_bar, finished, store_down, tick};
 
 /// The plan of a stored detection run to finish. Models named with `--models` answer in place
 /// of the settings it recorded (by name); `--judge` replaces its judge.
@@ -484,11 +483,6 @@ async fn print_events(
             .unwrap_or_else(|| format!("target {t}"))
     };
     while let Some(ev) = rx.recv().await {
-        let tick = |bar: &Option<ProgressBar>| {
-            if let Some(b) = bar {
-                b.inc(1);
-            }
-        };
         let line = match &ev {
             DetectEvent::Started {
                 run_id,
@@ -500,15 +494,7 @@ async fn print_events(
                     .map(|t| (t.item_id.clone(), t.model.clone()))
                     .collect();
                 if !json_mode {
-                    let b = ProgressBar::new(*calls as u64);
-                    b.set_style(
-                        ProgressStyle::with_template(
-                            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} calls {per_sec} ETA {eta} {msg}",
-                        )
-                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
-                    );
-                    b.enable_steady_tick(Duration::from_millis(200));
-                    bar = Some(b);
+                    bar = Some(calls_bar(*calls));
                 }
                 json!({"event": "started", "detect_id": run_id, "targets": targets.len(), "calls": calls})
             }
@@ -573,24 +559,10 @@ async fn print_events(
                        "verdict": p.verdict.as_str(), "attempts": p.attempts, "error": p.error})
             }
             DetectEvent::StoreDown { reason } => {
-                let msg = format!(
-                    "disk full? {}; free space and detection goes on (nothing is asked again)",
-                    crate::text::clean_line(reason)
-                );
-                match &bar {
-                    Some(b) => b.println(&msg),
-                    None => crate::warn!("{msg}"),
-                }
-                json!({"event": "store_down", "reason": reason})
+                store_down(&bar, reason, "detection goes on (nothing is asked again)")
             }
             DetectEvent::StoreUp => json!({"event": "store_up"}),
-            DetectEvent::Finished(s) => {
-                if let Some(b) = &bar {
-                    b.finish_and_clear();
-                }
-                json!({"event": "finished", "detect_id": s.run_id, "done": s.done, "failed": s.failed,
-                       "cache_hits": s.cache_hits, "cancelled": s.cancelled})
-            }
+            DetectEvent::Finished(s) => finished(&bar, "detect_id", s),
         };
         if json_mode {
             let mut out = stdout.lock();

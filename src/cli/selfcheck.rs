@@ -3,10 +3,9 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::{Context, bail};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -73,7 +72,7 @@ pub struct SelfcheckArgs {
     pub resume: Option<String>,
 }
 
-use super::background::Task;
+use super::background::{Task, calls_bar, finished, store_down, tick};
 
 /// What a self-detection task needs to run.
 type Launch = (
@@ -323,11 +322,6 @@ async fn print_events(
     let mut bar: Option<ProgressBar> = None;
     let stdout = std::io::stdout();
     while let Some(ev) = rx.recv().await {
-        let tick = |bar: &Option<ProgressBar>| {
-            if let Some(b) = bar {
-                b.inc(1);
-            }
-        };
         let line = match &ev {
             SelfcheckEvent::Started {
                 run_id,
@@ -335,15 +329,7 @@ async fn print_events(
                 calls,
             } => {
                 if !json_mode {
-                    let b = ProgressBar::new(*calls as u64);
-                    b.set_style(
-                        ProgressStyle::with_template(
-                            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} calls {per_sec} ETA {eta} {msg}",
-                        )
-                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
-                    );
-                    b.enable_steady_tick(Duration::from_millis(200));
-                    bar = Some(b);
+                    bar = Some(calls_bar(*calls));
                 }
                 json!({"event": "started", "run_id": run_id, "items": items.len(), "calls": calls})
             }
@@ -383,25 +369,9 @@ async fn print_events(
                        "detector": v.detector, "mode": v.mode.as_str(), "answer": v.answer.as_str(),
                        "error": v.error})
             }
-            SelfcheckEvent::StoreDown { reason } => {
-                let msg = format!(
-                    "disk full? {}; free space and the run goes on",
-                    crate::text::clean_line(reason)
-                );
-                match &bar {
-                    Some(b) => b.println(&msg),
-                    None => crate::warn!("{msg}"),
-                }
-                json!({"event": "store_down", "reason": reason})
-            }
+            SelfcheckEvent::StoreDown { reason } => store_down(&bar, reason, "the run goes on"),
             SelfcheckEvent::StoreUp => json!({"event": "store_up"}),
-            SelfcheckEvent::Finished(s) => {
-                if let Some(b) = &bar {
-                    b.finish_and_clear();
-                }
-                json!({"event": "finished", "run_id": s.run_id, "done": s.done, "failed": s.failed,
-                       "cache_hits": s.cache_hits, "cancelled": s.cancelled})
-            }
+            SelfcheckEvent::Finished(s) => finished(&bar, "run_id", s),
         };
         if json_mode {
             let mut out = stdout.lock();
