@@ -71,6 +71,8 @@ fn contradictions_of_an_answer_live_pair_again_and_stored() {
     assert!(s.contains("1 of 6 pairs conflict"), "{s}");
     assert!(s.contains("CONFLICT") && s.contains("consistent"), "{s}");
     assert!(s.contains("judge ah (itself)"), "{s}");
+    // The whole screen, with the one number that depends on the cache's timing set aside.
+    insta::assert_snapshot!("contradictions_flagged", common::screen::stable(&s));
     // Six samples; the pair checks of samples 1-5 are one request (same two texts at
     // temperature 0), answered by the cache when an earlier one finished first.
     let n = mock.requests() - after_run;
@@ -176,6 +178,7 @@ fn the_claims_browser_runs_autohall() {
     let s = screen(&term2);
     assert!(s.contains("classified from it as FALSE"), "{s}");
     assert!(s.contains("hallucinated reference"), "{s}");
+    insta::assert_snapshot!("claims_after_autohall", common::screen::stable(&s));
     drop(term);
     // Enter opens its contradictions, from the store.
     play(&rt, &mut app, &mut services, vec![code(KeyCode::Enter)]);

@@ -150,6 +150,7 @@ fn a_run_from_the_screen_scores_drills_and_reloads() {
         s.contains("recall against popularity over 4 equal bins: direct - · CoT -"),
         "{s}"
     );
+    insta::assert_snapshot!("selfcheck_scores", common::screen::stable(&s));
 
     // enter: the sentences, the wrong verdicts first (the chatty triple's false alarms), the
     // set-aside triple last.
@@ -173,6 +174,7 @@ fn a_run_from_the_screen_scores_drills_and_reloads() {
     let s = screen(&term);
     assert!(s.contains("wrong verdicts first"), "{s}");
     assert!(s.contains("unparsed (counts as yes)"), "{s}");
+    insta::assert_snapshot!("selfcheck_sentences", common::screen::stable(&s));
     assert!(s.contains("false alarm"), "{s}");
     assert!(s.contains("chain-of-thought on the true sentence"), "{s}");
     assert!(s.contains("It depends on the source."), "{s}");

@@ -220,3 +220,20 @@ pub fn play_at(
     term.draw(|f| app.draw(f)).unwrap();
     term
 }
+
+/// A screen with what differs between runs of a test set aside: counts of calls (the response
+/// cache can shorten them, by timing), run ids and the temporary directory.
+pub fn stable(s: &str) -> String {
+    let mut out = s.to_string();
+    for (pat, with) in [
+        (r"\d+ calls( \(\d+ from cache\))?", "N calls"),
+        (r"r\d{8}-\d{6}-[0-9a-f]{4}", "RUN-ID"),
+        (r"\S*\.tmp[A-Za-z0-9]+/", "TMP/"),
+    ] {
+        out = regex::Regex::new(pat)
+            .unwrap()
+            .replace_all(&out, with)
+            .into_owned();
+    }
+    out
+}
