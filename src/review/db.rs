@@ -44,7 +44,7 @@ impl ReviewDb {
     pub fn watch_source(&self) -> Option<super::watch::Source> {
         match self {
             ReviewDb::Local(s) => s.path().map(super::watch::Source::File),
-            ReviewDb::Shared(p) => Some(p.watch_source()),
+            ReviewDb::Shared(p) => Some(super::watch::Source::Shared(p.connect_config())),
         }
     }
 

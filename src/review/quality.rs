@@ -14,20 +14,7 @@ use crate::provider::{ChatRequest, Message, Params};
 /// PRISM's threshold.
 pub const THRESHOLD: f64 = 7.0;
 
-/// One item's scores from one model (or why there are none).
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct QualityRecord {
-    pub item_id: String,
-    pub task_id: String,
-    pub model: String,
-    /// A Factuality, B Discriminability, C Clarity; `None` when no reply could be read.
-    pub scores: Option<[u8; 3]>,
-    /// The last reply (kept so an unreadable one can be looked at).
-    pub reply: String,
-    pub error: Option<String>,
-    pub attempts: u32,
-    pub created_at: i64,
-}
+pub use crate::store::review_records::QualityRecord;
 
 impl QualityRecord {
     pub fn weighted(&self) -> Option<f64> {

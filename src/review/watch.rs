@@ -20,7 +20,7 @@ use std::time::Duration;
 use postgres::fallible_iterator::FallibleIterator;
 
 /// The notification channel decision saves send on (PostgreSQL).
-pub const CHANNEL: &str = "prism_review";
+pub use crate::store::pg::REVIEW_CHANNEL as CHANNEL;
 
 /// How often a SQLite file is looked at (a pragma read: microseconds).
 pub const POLL: Duration = Duration::from_millis(50);

@@ -15,6 +15,7 @@ mod locks;
 pub mod pg;
 mod responses;
 mod review;
+pub mod review_records;
 mod runs;
 mod schema;
 mod scores;

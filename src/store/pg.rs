@@ -16,11 +16,14 @@ use postgres::{Client, NoTls};
 
 use super::Draft;
 use super::error::{Result, StoreError};
-use crate::review::quality::QualityRecord;
-use crate::review::{Decision, ReviewRecord};
+use super::review_records::{Decision, QualityRecord, ReviewRecord};
 
 /// Schema migrations, applied in order under an advisory lock (two processes starting at once
 /// do not race); `prism_schema` records how many ran.
+/// The notification channel every decision save sends on, in its own transaction (delivered
+/// on commit): open review screens listen on it (`review::watch`).
+pub const REVIEW_CHANNEL: &str = "prism_review";
+
 const MIGRATIONS: &[&str] = &[
     // 1: review decisions and drafts, the quality agent's scores (SQLite migrations 7 and 8).
     r#"
@@ -464,9 +467,10 @@ impl PgStore {
         &self.shown
     }
 
-    /// Where the review watcher listens: the same server, on a connection of its own.
-    pub fn watch_source(&self) -> crate::review::watch::Source {
-        crate::review::watch::Source::Shared(self.cfg.clone())
+    /// How this store connects (for a watcher's connection of its own; holds the password, so
+    /// it is never shown).
+    pub fn connect_config(&self) -> Box<postgres::Config> {
+        self.cfg.clone()
     }
 
     /// Saves decisions in one transaction; ones already there (same uid) are skipped. Returns
@@ -513,7 +517,7 @@ impl PgStore {
             }
             // Open review screens hear of it when this commits (review::watch).
             if added > 0 {
-                tx.batch_execute(&format!("NOTIFY {}", crate::review::watch::CHANNEL))?;
+                tx.batch_execute(&format!("NOTIFY {REVIEW_CHANNEL}"))?;
             }
             tx.commit()?;
             Ok(added)

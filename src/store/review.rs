@@ -5,8 +5,7 @@ use rusqlite::{OptionalExtension, params};
 
 use super::Store;
 use super::error::Result;
-use crate::review::quality::QualityRecord;
-use crate::review::{Decision, ReviewRecord};
+use super::review_records::{Decision, QualityRecord, ReviewRecord};
 
 /// What a reviewer has typed and chosen for an item but not saved as a decision yet.
 #[derive(Debug, Clone, PartialEq, Default)]

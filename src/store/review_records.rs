@@ -1,0 +1,141 @@
+//! The records of human review and of the quality agent, as the store keeps them (SQLite and
+//! the shared PostgreSQL store alike). They live here, below both stores, so that nothing in
+//! the store reaches up into `review`; what review makes of them (status, agreement, the
+//! rubric's weighted score) is in `review`.
+
+use serde::{Deserialize, Serialize};
+
+/// A reviewer's verdict on an item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Retain,
+    Remove,
+    Revise,
+}
+
+impl Decision {
+    pub const ALL: [Decision; 3] = [Decision::Retain, Decision::Remove, Decision::Revise];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Retain => "retain",
+            Decision::Remove => "remove",
+            Decision::Revise => "revise",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Decision> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "retain" | "keep" => Some(Decision::Retain),
+            "remove" | "reject" => Some(Decision::Remove),
+            "revise" => Some(Decision::Revise),
+            _ => None,
+        }
+    }
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// One item's scores from one model (or why there are none).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QualityRecord {
+    pub item_id: String,
+    pub task_id: String,
+    pub model: String,
+    /// A Factuality, B Discriminability, C Clarity; `None` when no reply could be read.
+    pub scores: Option<[u8; 3]>,
+    /// The last reply (kept so an unreadable one can be looked at).
+    pub reply: String,
+    pub error: Option<String>,
+    pub attempts: u32,
+    pub created_at: i64,
+}
+
+/// One decision, as stored and exported. `uid` is unique across machines (reviewer, time and a
+/// random part), so an import adds each decision once however often it is merged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewRecord {
+    pub uid: String,
+    pub item_id: String,
+    pub task_id: String,
+    pub reviewer: String,
+    pub round: u32,
+    /// Clarity, Domain Relevance, Coherence (1-10); a reviewer may leave one unscored.
+    pub clarity: Option<u8>,
+    pub relevance: Option<u8>,
+    pub coherence: Option<u8>,
+    pub decision: Decision,
+    #[serde(default)]
+    pub rationale: String,
+    /// A revision's new question / reference answer (the original stays in the dataset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edited_question: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edited_answer: Option<String>,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: i64,
+}
+
+impl ReviewRecord {
+    /// A new uid: the reviewer, the time and 64 random bits.
+    pub fn new_uid(reviewer: &str, created_at: i64) -> String {
+        format!(
+            "{}-{created_at}-{:016x}",
+            crate::text::one_line(reviewer),
+            rand::random::<u64>()
+        )
+    }
+
+    /// Checks the fields a file could get wrong; the reason names the field.
+    pub fn check(&self) -> Result<(), String> {
+        for (name, v) in [
+            ("clarity", self.clarity),
+            ("relevance", self.relevance),
+            ("coherence", self.coherence),
+        ] {
+            if let Some(v) = v
+                && !(1..=10).contains(&v)
+            {
+                return Err(format!("{name}: {v} is not between 1 and 10"));
+            }
+        }
+        if self.uid.trim().is_empty() {
+            return Err("uid: empty".into());
+        }
+        if self.item_id.trim().is_empty() {
+            return Err("item_id: empty".into());
+        }
+        if self.reviewer.trim().is_empty() {
+            return Err("reviewer: empty".into());
+        }
+        if self.round == 0 {
+            return Err("round: rounds start at 1".into());
+        }
+        // PostgreSQL keeps rounds as INTEGER: a larger one would read back as another round.
+        if self.round > i32::MAX as u32 {
+            return Err(format!(
+                "round: {} is over the largest round, {}",
+                self.round,
+                i32::MAX
+            ));
+        }
+        // PostgreSQL text cannot hold NUL; SQLite could, so both refuse it alike.
+        for (name, v) in [
+            ("uid", Some(&self.uid)),
+            ("item_id", Some(&self.item_id)),
+            ("task_id", Some(&self.task_id)),
+            ("reviewer", Some(&self.reviewer)),
+            ("rationale", Some(&self.rationale)),
+            ("edited_question", self.edited_question.as_ref()),
+            ("edited_answer", self.edited_answer.as_ref()),
+        ] {
+            if v.is_some_and(|v| v.contains('\0')) {
+                return Err(format!("{name}: holds a NUL character (\\u0000)"));
+            }
+        }
+        Ok(())
+    }
+}
