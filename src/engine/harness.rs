@@ -61,7 +61,7 @@ impl Life {
     pub async fn save<F, Fut>(&self, tell: impl Fn(StoreState), save: F) -> bool
     where
         F: FnMut() -> Fut,
-        Fut: Future<Output = Result<(), String>>,
+        Fut: Future<Output = crate::store::WriteResult<()>>,
     {
         self.hold.save(&self.cancel, tell, save).await
     }

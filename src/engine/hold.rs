@@ -36,7 +36,7 @@ impl Holder {
     ) -> bool
     where
         F: FnMut() -> Fut,
-        Fut: Future<Output = Result<(), String>>,
+        Fut: Future<Output = crate::store::WriteResult<()>>,
     {
         let mut delay = Duration::from_millis(200);
         let mut held = false;
@@ -45,7 +45,7 @@ impl Holder {
                 Ok(()) => break,
                 Err(e) => {
                     // Not ours to save any more: the run was taken over, so it stops.
-                    if crate::store::is_lost_lock(&e) {
+                    if e.is_lost_lock() {
                         self.lost.store(true, Ordering::Release);
                         cancel.cancel();
                         if held {

@@ -31,7 +31,7 @@ impl Lease {
         store: &StoreHandle,
         run: &str,
         parent: &CancellationToken,
-    ) -> Result<Result<Lease, Held>, String> {
+    ) -> crate::store::WriteResult<Result<Lease, Held>> {
         let owner = super::lock_owner();
         if let Err(held) = store.lock_run(run, &owner).await? {
             return Ok(Err(held));
@@ -109,8 +109,8 @@ pub struct Loss {
 impl Loss {
     /// Records the loss if `error` (from a store write) says the lock is gone; returns whether
     /// it did.
-    pub fn check(&self, error: &str) -> bool {
-        if crate::store::is_lost_lock(error) {
+    pub fn check(&self, error: &crate::store::WriteError) -> bool {
+        if error.is_lost_lock() {
             self.lost.store(true, Ordering::Release);
             self.cancel.cancel();
             true

@@ -46,7 +46,7 @@ pub use selfcheck::{
     VerdictRecord,
 };
 pub use time::{format_time, now_secs};
-pub use writer::{LOST_LOCK, StoreHandle, is_lost_lock};
+pub use writer::{LOST_LOCK, StoreHandle, WriteError, WriteResult};
 
 pub struct Store {
     conn: Connection,

@@ -25,25 +25,25 @@ use super::{
 };
 
 enum Cmd {
-    Save(ResponseRecord, oneshot::Sender<Result<(), String>>),
+    Save(ResponseRecord, oneshot::Sender<WriteResult<()>>),
     /// Detection writes are group-committed like responses (14 calls per claim add up).
-    Detect(DetectWrite, oneshot::Sender<Result<(), String>>),
-    Selfcheck(SelfcheckWrite, oneshot::Sender<Result<(), String>>),
+    Detect(DetectWrite, oneshot::Sender<WriteResult<()>>),
+    Selfcheck(SelfcheckWrite, oneshot::Sender<WriteResult<()>>),
     CacheGet(String, oneshot::Sender<Option<Cached>>),
     CreateRun(
         RunRecord,
         Vec<JobRecord>,
-        oneshot::Sender<Result<(), String>>,
+        oneshot::Sender<WriteResult<()>>,
     ),
-    SetStatus(String, RunStatus, oneshot::Sender<Result<(), String>>),
-    CachePut(String, Cached, oneshot::Sender<Result<(), String>>),
-    SaveScores(Vec<ScoreRecord>, oneshot::Sender<Result<(), String>>),
+    SetStatus(String, RunStatus, oneshot::Sender<WriteResult<()>>),
+    CachePut(String, Cached, oneshot::Sender<WriteResult<()>>),
+    SaveScores(Vec<ScoreRecord>, oneshot::Sender<WriteResult<()>>),
     Lock(
         Lock,
-        oneshot::Sender<Result<Result<(), super::Held>, String>>,
+        oneshot::Sender<WriteResult<Result<(), super::Held>>>,
     ),
     /// A store size limit, in pages (tests make a full disk with it).
-    MaxPages(u64, oneshot::Sender<Result<(), String>>),
+    MaxPages(u64, oneshot::Sender<WriteResult<()>>),
 }
 
 /// What to do with a run's lock.
@@ -74,30 +74,30 @@ impl StoreHandle {
     }
 
     /// Saves one response; returns once it is committed.
-    pub async fn save(&self, r: ResponseRecord) -> Result<(), String> {
+    pub async fn save(&self, r: ResponseRecord) -> WriteResult<()> {
         let (tx, rx) = oneshot::channel();
         self.tx
             .send(Cmd::Save(r, tx))
-            .map_err(|_| "store thread stopped".to_string())?;
-        rx.await.map_err(|_| "store thread stopped".to_string())?
+            .map_err(|_| WriteError::Stopped)?;
+        rx.await.map_err(|_| WriteError::Stopped)?
     }
 
     /// Applies one self-detection write; returns once it is committed.
-    pub async fn selfcheck(&self, w: SelfcheckWrite) -> Result<(), String> {
+    pub async fn selfcheck(&self, w: SelfcheckWrite) -> WriteResult<()> {
         let (tx, rx) = oneshot::channel();
         self.tx
             .send(Cmd::Selfcheck(w, tx))
-            .map_err(|_| "store thread stopped".to_string())?;
-        rx.await.map_err(|_| "store thread stopped".to_string())?
+            .map_err(|_| WriteError::Stopped)?;
+        rx.await.map_err(|_| WriteError::Stopped)?
     }
 
     /// Applies one detection write; returns once it is committed.
-    pub async fn detect(&self, w: DetectWrite) -> Result<(), String> {
+    pub async fn detect(&self, w: DetectWrite) -> WriteResult<()> {
         let (tx, rx) = oneshot::channel();
         self.tx
             .send(Cmd::Detect(w, tx))
-            .map_err(|_| "store thread stopped".to_string())?;
-        rx.await.map_err(|_| "store thread stopped".to_string())?
+            .map_err(|_| WriteError::Stopped)?;
+        rx.await.map_err(|_| WriteError::Stopped)?
     }
 
     pub async fn cache_get(&self, key: String) -> Option<Cached> {
@@ -106,29 +106,29 @@ impl StoreHandle {
         rx.await.ok().flatten()
     }
 
-    pub async fn create_run(&self, run: RunRecord, jobs: Vec<JobRecord>) -> Result<(), String> {
+    pub async fn create_run(&self, run: RunRecord, jobs: Vec<JobRecord>) -> WriteResult<()> {
         let (tx, rx) = oneshot::channel();
         self.tx
             .send(Cmd::CreateRun(run, jobs, tx))
-            .map_err(|_| "store thread stopped".to_string())?;
-        rx.await.map_err(|_| "store thread stopped".to_string())?
+            .map_err(|_| WriteError::Stopped)?;
+        rx.await.map_err(|_| WriteError::Stopped)?
     }
 
-    pub async fn cache_put(&self, key: String, c: Cached) -> Result<(), String> {
+    pub async fn cache_put(&self, key: String, c: Cached) -> WriteResult<()> {
         let (tx, rx) = oneshot::channel();
         self.tx
             .send(Cmd::CachePut(key, c, tx))
-            .map_err(|_| "store thread stopped".to_string())?;
-        rx.await.map_err(|_| "store thread stopped".to_string())?
+            .map_err(|_| WriteError::Stopped)?;
+        rx.await.map_err(|_| WriteError::Stopped)?
     }
 
     /// Saves scores; returns once they are committed.
-    pub async fn save_scores(&self, rs: Vec<ScoreRecord>) -> Result<(), String> {
+    pub async fn save_scores(&self, rs: Vec<ScoreRecord>) -> WriteResult<()> {
         let (tx, rx) = oneshot::channel();
         self.tx
             .send(Cmd::SaveScores(rs, tx))
-            .map_err(|_| "store thread stopped".to_string())?;
-        rx.await.map_err(|_| "store thread stopped".to_string())?
+            .map_err(|_| WriteError::Stopped)?;
+        rx.await.map_err(|_| WriteError::Stopped)?
     }
 
     /// Takes the run's lock for this process (`owner` is unique to it).
@@ -136,7 +136,7 @@ impl StoreHandle {
         &self,
         run: &str,
         owner: &str,
-    ) -> Result<Result<(), super::Held>, String> {
+    ) -> WriteResult<Result<(), super::Held>> {
         self.lock(Lock::Take {
             run: run.into(),
             owner: owner.into(),
@@ -145,7 +145,7 @@ impl StoreHandle {
     }
 
     /// Refreshes the run's lock; `Ok(false)` when this process no longer holds it.
-    pub async fn heartbeat_run(&self, run: &str, owner: &str) -> Result<bool, String> {
+    pub async fn heartbeat_run(&self, run: &str, owner: &str) -> WriteResult<bool> {
         self.lock(Lock::Beat {
             run: run.into(),
             owner: owner.into(),
@@ -154,7 +154,7 @@ impl StoreHandle {
         .map(|r| r.is_ok())
     }
 
-    pub async fn unlock_run(&self, run: &str, owner: &str) -> Result<(), String> {
+    pub async fn unlock_run(&self, run: &str, owner: &str) -> WriteResult<()> {
         self.lock(Lock::Release {
             run: run.into(),
             owner: owner.into(),
@@ -163,35 +163,35 @@ impl StoreHandle {
         .map(|_| ())
     }
 
-    async fn lock(&self, l: Lock) -> Result<Result<(), super::Held>, String> {
+    async fn lock(&self, l: Lock) -> WriteResult<Result<(), super::Held>> {
         let (tx, rx) = oneshot::channel();
         self.tx
             .send(Cmd::Lock(l, tx))
-            .map_err(|_| "store thread stopped".to_string())?;
-        rx.await.map_err(|_| "store thread stopped".to_string())?
+            .map_err(|_| WriteError::Stopped)?;
+        rx.await.map_err(|_| WriteError::Stopped)?
     }
 
     /// Limits the store to `pages` pages (SQLite's `max_page_count`): past it every write fails
     /// as a full disk would. For tests of what a full disk does.
     #[doc(hidden)]
-    pub async fn set_max_pages(&self, pages: u64) -> Result<(), String> {
+    pub async fn set_max_pages(&self, pages: u64) -> WriteResult<()> {
         let (tx, rx) = oneshot::channel();
         self.tx
             .send(Cmd::MaxPages(pages, tx))
-            .map_err(|_| "store thread stopped".to_string())?;
-        rx.await.map_err(|_| "store thread stopped".to_string())?
+            .map_err(|_| WriteError::Stopped)?;
+        rx.await.map_err(|_| WriteError::Stopped)?
     }
 
-    pub async fn set_status(&self, run_id: &str, status: RunStatus) -> Result<(), String> {
+    pub async fn set_status(&self, run_id: &str, status: RunStatus) -> WriteResult<()> {
         let (tx, rx) = oneshot::channel();
         self.tx
             .send(Cmd::SetStatus(run_id.into(), status, tx))
-            .map_err(|_| "store thread stopped".to_string())?;
-        rx.await.map_err(|_| "store thread stopped".to_string())?
+            .map_err(|_| WriteError::Stopped)?;
+        rx.await.map_err(|_| WriteError::Stopped)?
     }
 }
 
-type Ack = oneshot::Sender<Result<(), String>>;
+type Ack = oneshot::Sender<WriteResult<()>>;
 
 /// Saves waiting for one commit.
 #[derive(Default)]
@@ -324,17 +324,17 @@ fn handle(store: &mut Store, batch: &mut Batch, cmd: Cmd) {
             flush(store, batch);
             match other {
                 Cmd::CreateRun(run, jobs, reply) => {
-                    let _ = reply.send(store.create_run(&run, &jobs).map_err(|e| e.to_string()));
+                    let _ = reply.send(store.create_run(&run, &jobs).map_err(WriteError::from));
                 }
                 Cmd::SetStatus(id, status, reply) => {
                     let _ =
-                        reply.send(store.set_run_status(&id, status).map_err(|e| e.to_string()));
+                        reply.send(store.set_run_status(&id, status).map_err(WriteError::from));
                 }
                 Cmd::CachePut(key, c, reply) => {
-                    let _ = reply.send(store.cache_put(&key, &c).map_err(|e| e.to_string()));
+                    let _ = reply.send(store.cache_put(&key, &c).map_err(WriteError::from));
                 }
                 Cmd::SaveScores(rs, reply) => {
-                    let _ = reply.send(store.save_scores(&rs).map_err(|e| e.to_string()));
+                    let _ = reply.send(store.save_scores(&rs).map_err(WriteError::from));
                 }
                 Cmd::Lock(l, reply) => {
                     let now = super::now_secs();
@@ -365,10 +365,10 @@ fn handle(store: &mut Store, batch: &mut Batch, cmd: Cmd) {
                             store.unlock_run(&run, &owner).map(Ok)
                         }
                     };
-                    let _ = reply.send(r.map_err(|e| e.to_string()));
+                    let _ = reply.send(r.map_err(WriteError::from));
                 }
                 Cmd::MaxPages(n, reply) => {
-                    let _ = reply.send(store.set_max_pages(n).map_err(|e| e.to_string()));
+                    let _ = reply.send(store.set_max_pages(n).map_err(WriteError::from));
                 }
                 Cmd::Save(..) | Cmd::Detect(..) | Cmd::Selfcheck(..) | Cmd::CacheGet(..) => {
                     unreachable!("handled above")
@@ -382,9 +382,33 @@ fn handle(store: &mut Store, batch: &mut Batch, cmd: Cmd) {
 /// another process, so this one stops instead of writing beside it.
 pub const LOST_LOCK: &str = "this process lost the run's lock";
 
-pub fn is_lost_lock(e: &str) -> bool {
-    e.starts_with(LOST_LOCK)
+/// Why a write did not land. Cloneable: a group commit answers every write in it with the same
+/// outcome.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum WriteError {
+    #[error("store thread stopped")]
+    Stopped,
+    /// The run's lock was taken over (see [`LOST_LOCK`]).
+    #[error("{LOST_LOCK} (another prism took it over after this one stalled)")]
+    LostLock,
+    #[error("{0}")]
+    Store(std::sync::Arc<super::StoreError>),
 }
+
+impl From<super::StoreError> for WriteError {
+    fn from(e: super::StoreError) -> WriteError {
+        WriteError::Store(std::sync::Arc::new(e))
+    }
+}
+
+impl WriteError {
+    pub fn is_lost_lock(&self) -> bool {
+        matches!(self, WriteError::LostLock)
+    }
+}
+
+/// What the writer answers.
+pub type WriteResult<T> = std::result::Result<T, WriteError>;
 
 /// Whether this process still holds `run`'s lock (always, for a run it never locked). Asked
 /// once per run per group commit; a store that cannot answer counts as held, so the write
@@ -424,9 +448,7 @@ fn fence<T>(
             keep.push(w);
             keep_acks.push(ack);
         } else {
-            let _ = ack.send(Err(format!(
-                "{LOST_LOCK} (another prism took it over after this one stalled)"
-            )));
+            let _ = ack.send(Err(WriteError::LostLock));
         }
     }
     *writes = keep;
@@ -456,7 +478,7 @@ fn flush(store: &mut Store, batch: &mut Batch) {
     if !batch.records.is_empty() {
         let result = store
             .save_responses(&batch.records)
-            .map_err(|e| e.to_string());
+            .map_err(WriteError::from);
         batch.records.clear();
         for ack in batch.acks.drain(..) {
             let _ = ack.send(result.clone());
@@ -465,14 +487,14 @@ fn flush(store: &mut Store, batch: &mut Batch) {
     if !batch.selfcheck.is_empty() {
         let result = store
             .apply_selfcheck(&batch.selfcheck)
-            .map_err(|e| e.to_string());
+            .map_err(WriteError::from);
         batch.selfcheck.clear();
         for ack in batch.selfcheck_acks.drain(..) {
             let _ = ack.send(result.clone());
         }
     }
     if !batch.detect.is_empty() {
-        let result = store.apply_detect(&batch.detect).map_err(|e| e.to_string());
+        let result = store.apply_detect(&batch.detect).map_err(WriteError::from);
         batch.detect.clear();
         for ack in batch.detect_acks.drain(..) {
             let _ = ack.send(result.clone());
