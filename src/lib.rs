@@ -4,6 +4,9 @@
 //! headless CLI commands) that sit on it. Data flows one way: files → [`dataset::Dataset`] →
 //! front-ends; nothing in `dataset` knows about the terminal.
 
+#![warn(unreachable_pub, clippy::unwrap_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
 pub mod cli;
 pub mod config;
 pub mod cpu;
@@ -16,12 +19,12 @@ pub mod prompt;
 pub mod provider;
 pub mod report;
 pub mod review;
-pub mod runs;
+pub(crate) mod runs;
 pub mod selfcheck;
-pub mod shutdown;
+pub(crate) mod shutdown;
 pub mod store;
 pub mod taxonomy;
 pub mod text;
 pub mod theme;
 pub mod tui;
-pub mod validate;
+pub(crate) mod validate;

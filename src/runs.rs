@@ -17,7 +17,7 @@ pub struct Listed {
     pub scores: Vec<(String, Option<f64>, [Option<f64>; 4])>,
 }
 
-pub fn listed(store: &Store, run: RunRecord) -> anyhow::Result<Listed> {
+pub(crate) fn listed(store: &Store, run: RunRecord) -> anyhow::Result<Listed> {
     let (name, tags) = store.run_labels(&run.id)?;
     let jobs = store.jobs(&run.id)?;
     let items = jobs
@@ -51,12 +51,12 @@ pub fn listed(store: &Store, run: RunRecord) -> anyhow::Result<Listed> {
 }
 
 /// A model's settings in a few words (see [`crate::store::ModelSnapshot::describe`]).
-pub fn settings(m: &crate::store::ModelSnapshot) -> String {
+pub(crate) fn settings(m: &crate::store::ModelSnapshot) -> String {
     m.describe()
 }
 
 /// Every run (newest first), or those with `model` (oldest first: its history).
-pub fn list(store: &Store, model: Option<&str>) -> anyhow::Result<Vec<Listed>> {
+pub(crate) fn list(store: &Store, model: Option<&str>) -> anyhow::Result<Vec<Listed>> {
     let mut all = Vec::new();
     for run in store.runs()? {
         if model.is_some_and(|m| !run.config.models.iter().any(|x| x.name == m)) {
@@ -72,7 +72,7 @@ pub fn list(store: &Store, model: Option<&str>) -> anyhow::Result<Vec<Listed>> {
 
 /// Two runs compared (2,000 resamples, seed 0, as `prism compare` by default). A run with
 /// several models is compared on a model both runs have (the first of the first run's).
-pub fn compare_runs(
+pub(crate) fn compare_runs(
     store: &Store,
     a: &str,
     b: &str,

@@ -6,7 +6,7 @@
 use tokio_util::sync::CancellationToken;
 
 /// Waits for the first of ctrl-c, SIGTERM and SIGHUP.
-pub async fn signal() {
+pub(crate) async fn signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
@@ -41,7 +41,7 @@ pub async fn signal() {
 }
 
 /// Cancels `token` on the first such signal (call from inside a runtime).
-pub fn cancel_on_signal(token: &CancellationToken) {
+pub(crate) fn cancel_on_signal(token: &CancellationToken) {
     let token = token.clone();
     tokio::spawn(async move {
         signal().await;

@@ -8,7 +8,7 @@ use crate::dataset::{Counts, DatasetKind, Loaded, Problem};
 
 /// The `--json` report, one object for scripts.
 #[derive(Debug, Serialize)]
-pub struct Report<'a> {
+pub(crate) struct Report<'a> {
     pub path: &'a str,
     pub kind: DatasetKind,
     pub items: usize,
@@ -25,7 +25,7 @@ pub struct Report<'a> {
 }
 
 impl<'a> Report<'a> {
-    pub fn new(path: &'a str, loaded: &'a Loaded) -> Self {
+    pub(crate) fn new(path: &'a str, loaded: &'a Loaded) -> Self {
         let ds = &loaded.dataset;
         Report {
             path,
@@ -41,7 +41,7 @@ impl<'a> Report<'a> {
     }
 
     /// The human form: problems first (what to fix), then the counts.
-    pub fn to_text(&self, loaded: &Loaded) -> String {
+    pub(crate) fn to_text(&self, loaded: &Loaded) -> String {
         let mut out = String::new();
         for p in &loaded.problems {
             let _ = writeln!(out, "{p}");
@@ -127,7 +127,7 @@ impl<'a> Report<'a> {
 
 /// One label of a claims file and how it was read.
 #[derive(Debug, Serialize)]
-pub struct LabelRead<'a> {
+pub(crate) struct LabelRead<'a> {
     pub field: &'a str,
     pub label: &'a str,
     pub read_as: &'static str,
@@ -136,7 +136,7 @@ pub struct LabelRead<'a> {
 
 /// The `--json` report of a claims file, one object for scripts.
 #[derive(Debug, Serialize)]
-pub struct ClaimsReport<'a> {
+pub(crate) struct ClaimsReport<'a> {
     pub path: &'a str,
     pub kind: &'static str,
     pub claims: usize,
@@ -152,7 +152,7 @@ pub struct ClaimsReport<'a> {
 }
 
 impl<'a> ClaimsReport<'a> {
-    pub fn new(path: &'a str, loaded: &'a crate::dataset::claims::LoadedClaims) -> Self {
+    pub(crate) fn new(path: &'a str, loaded: &'a crate::dataset::claims::LoadedClaims) -> Self {
         use crate::dataset::claims::Truth;
         let set = &loaded.set;
         ClaimsReport {
@@ -182,7 +182,7 @@ impl<'a> ClaimsReport<'a> {
         }
     }
 
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let mut out = String::new();
         for p in self.errors.iter().chain(&self.warnings) {
             let _ = writeln!(out, "{p}");
@@ -238,7 +238,7 @@ impl<'a> ClaimsReport<'a> {
 
 /// The `--json` report of a triples file (self-detection), one object for scripts.
 #[derive(Debug, Serialize)]
-pub struct TriplesReport<'a> {
+pub(crate) struct TriplesReport<'a> {
     pub path: &'a str,
     pub kind: &'static str,
     pub triples: usize,
@@ -250,7 +250,7 @@ pub struct TriplesReport<'a> {
 }
 
 impl<'a> TriplesReport<'a> {
-    pub fn new(path: &'a str, loaded: &'a crate::dataset::triples::LoadedTriples) -> Self {
+    pub(crate) fn new(path: &'a str, loaded: &'a crate::dataset::triples::LoadedTriples) -> Self {
         let set = &loaded.set;
         TriplesReport {
             path,
@@ -268,7 +268,7 @@ impl<'a> TriplesReport<'a> {
         }
     }
 
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let mut out = String::new();
         for p in self.errors.iter().chain(&self.warnings) {
             let _ = writeln!(out, "{p}");

@@ -9,10 +9,11 @@ use tokio_util::sync::CancellationToken;
 use crate::detect::run::DetectSummary;
 
 /// An engine task: the run's summary, or why it could not start.
-pub type Task = std::pin::Pin<Box<dyn Future<Output = anyhow::Result<DetectSummary>> + Send>>;
+pub(crate) type Task =
+    std::pin::Pin<Box<dyn Future<Output = anyhow::Result<DetectSummary>> + Send>>;
 
 /// Runs `task` with `printer` beside it; returns the summary and the printer's failure lines.
-pub fn run_with_printer<P>(
+pub(crate) fn run_with_printer<P>(
     task: Task,
     printer: P,
     cancel: &CancellationToken,
@@ -33,7 +34,7 @@ where
 }
 
 /// "`what` ID: N calls done (M from cache), F failed", then the first failures.
-pub fn say_summary(what: &str, s: &DetectSummary, failures: &[String]) {
+pub(crate) fn say_summary(what: &str, s: &DetectSummary, failures: &[String]) {
     crate::warn!(
         "{what} {}: {} calls done ({} from cache), {} failed{}",
         s.run_id,
@@ -51,7 +52,7 @@ pub fn say_summary(what: &str, s: &DetectSummary, failures: &[String]) {
 }
 
 /// A progress bar over `calls` calls, as every lane's command shows one on a terminal.
-pub fn calls_bar(calls: usize) -> indicatif::ProgressBar {
+pub(crate) fn calls_bar(calls: usize) -> indicatif::ProgressBar {
     let b = indicatif::ProgressBar::new(calls as u64);
     b.set_style(
         indicatif::ProgressStyle::with_template(
@@ -64,7 +65,7 @@ pub fn calls_bar(calls: usize) -> indicatif::ProgressBar {
 }
 
 /// One call more on the bar, if there is one.
-pub fn tick(bar: &Option<indicatif::ProgressBar>) {
+pub(crate) fn tick(bar: &Option<indicatif::ProgressBar>) {
     if let Some(b) = bar {
         b.inc(1);
     }
@@ -72,7 +73,7 @@ pub fn tick(bar: &Option<indicatif::ProgressBar>) {
 
 /// Saving failed (a full disk, most likely): said once on stderr, above the bar, whatever the
 /// mode (the user has to free space); the JSON event.
-pub fn store_down(
+pub(crate) fn store_down(
     bar: &Option<indicatif::ProgressBar>,
     reason: &str,
     goes_on: &str,
@@ -89,7 +90,7 @@ pub fn store_down(
 }
 
 /// The run ended: the bar goes; the JSON event, the run's id under `id_key`.
-pub fn finished(
+pub(crate) fn finished(
     bar: &Option<indicatif::ProgressBar>,
     id_key: &str,
     s: &DetectSummary,

@@ -301,7 +301,11 @@ fn launch(
 
 /// `prism detect`. Exit codes: 0 every call done, 2 some failed, 1 could not start, 130
 /// interrupted (finish with --resume).
-pub fn detect(args: DetectArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Result<i32> {
+pub(crate) fn detect(
+    args: DetectArgs,
+    dirs: &Dirs,
+    factory: BackendFactory,
+) -> anyhow::Result<i32> {
     let c = &args.common;
     let db = c.db.clone().unwrap_or_else(|| default_db(dirs));
     let (plan, store) = match &c.resume {
@@ -321,7 +325,11 @@ pub fn detect(args: DetectArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow:
 }
 
 /// `prism autohall`. Exit codes as `prism detect`.
-pub fn autohall(args: AutohallArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Result<i32> {
+pub(crate) fn autohall(
+    args: AutohallArgs,
+    dirs: &Dirs,
+    factory: BackendFactory,
+) -> anyhow::Result<i32> {
     let c = &args.common;
     let db = c.db.clone().unwrap_or_else(|| default_db(dirs));
     let store = Store::open(&db)?;
@@ -405,7 +413,7 @@ fn temp(t: Option<f64>) -> String {
 }
 
 /// AutoHall's two tables for the terminal.
-pub fn claims_table(rep: &results::ClaimsReport) -> String {
+pub(crate) fn claims_table(rep: &results::ClaimsReport) -> String {
     let mut s = String::new();
     s.push_str(&format!(
         "\ncollection            {:>6} {:>7} {:>7} {:>8} {:>5} {:>5} {:>6}\n",

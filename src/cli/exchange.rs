@@ -14,7 +14,7 @@ use crate::store::{
 };
 
 /// A model name as a directory name: path separators and odd characters become `_`.
-pub fn dir_name(model: &str) -> String {
+pub(crate) fn dir_name(model: &str) -> String {
     crate::text::file_name(model)
 }
 
@@ -22,7 +22,7 @@ pub fn dir_name(model: &str) -> String {
 /// one response per item); a failed job is written as `ERROR: reason`, as the official scripts do.
 /// Folder names for names that may clash once made safe (`x/y` and `x_y` are both `x_y`): the
 /// first keeps it, the next get `-2`, `-3`... Returns the names, and a note per renamed one.
-pub fn unique_names<'a>(
+pub(crate) fn unique_names<'a>(
     names: impl IntoIterator<Item = &'a str>,
 ) -> (std::collections::HashMap<String, String>, Vec<String>) {
     let mut taken = std::collections::HashSet::new();
@@ -49,7 +49,7 @@ pub fn unique_names<'a>(
     (out, notes)
 }
 
-pub fn export(
+pub(crate) fn export(
     store: &Store,
     run_id: Option<&str>,
     out: &Path,
@@ -100,7 +100,7 @@ pub fn export(
 /// file and line and skipped.
 /// One line of an official `responses/<task_id>.jsonl`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct OfficialResponse {
+pub(crate) struct OfficialResponse {
     pub task: String,
     pub id: String,
     /// As written: an API error is a text starting with `ERROR:`.
@@ -109,7 +109,7 @@ pub struct OfficialResponse {
 
 /// Reads every `*.jsonl` in a `responses/` directory; bad lines become `file:line: field: reason`
 /// problems and the rest still loads.
-pub fn read_responses(
+pub(crate) fn read_responses(
     dir: &Path,
     problems: &mut Vec<String>,
 ) -> anyhow::Result<Vec<OfficialResponse>> {
@@ -170,7 +170,7 @@ pub fn read_responses(
     Ok(out)
 }
 
-pub fn import(
+pub(crate) fn import(
     store: &mut Store,
     dir: &Path,
     dataset_ref: &str,
@@ -246,7 +246,7 @@ pub fn import(
 }
 
 /// `prism export`: a stored run as PRISM's outputs/ layout.
-pub fn export_cmd(
+pub(crate) fn export_cmd(
     db: Option<std::path::PathBuf>,
     run_id: Option<&str>,
     prism_outputs: &Path,
@@ -266,7 +266,7 @@ pub fn export_cmd(
 }
 
 /// `prism import`: PRISM's outputs/ as a stored run. Exit 2 when some lines could not be read.
-pub fn import_cmd(
+pub(crate) fn import_cmd(
     prism_outputs: &Path,
     db: Option<std::path::PathBuf>,
     dataset: Option<std::path::PathBuf>,

@@ -1,18 +1,18 @@
 //! Command-line interface: no subcommand opens the TUI; subcommands run headless.
 
-pub mod background;
-pub mod detect;
-pub mod exchange;
+pub(crate) mod background;
+pub(crate) mod detect;
+pub(crate) mod exchange;
 mod filter;
 pub mod model;
-pub mod output;
-pub mod quality;
-pub mod report;
-pub mod review;
+pub(crate) mod output;
+pub(crate) mod quality;
+pub(crate) mod report;
+pub(crate) mod review;
 pub mod run;
-pub mod runs;
-pub mod score;
-pub mod selfcheck;
+pub(crate) mod runs;
+pub(crate) mod score;
+pub(crate) mod selfcheck;
 mod tui_start;
 
 use std::path::PathBuf;

@@ -10,7 +10,7 @@ use anyhow::{Context, bail};
 /// Writes what `write` produces to `path` (or stdout). `stores` are the databases the command
 /// reads; writing over one of them, or over any SQLite file, is refused unless `force`.
 /// Returns the file written, if any.
-pub fn write_output(
+pub(crate) fn write_output(
     path: Option<&Path>,
     stores: &[&Path],
     force: bool,
@@ -56,7 +56,7 @@ pub fn write_output(
 
 /// Refuses `path` when it is one of `stores` or any SQLite database (checked again when
 /// writing; commands that work long before they write check first, so the refusal comes at once).
-pub fn refuse_stores(path: &Path, stores: &[&Path]) -> anyhow::Result<()> {
+pub(crate) fn refuse_stores(path: &Path, stores: &[&Path]) -> anyhow::Result<()> {
     let Ok(target) = std::fs::canonicalize(path) else {
         return Ok(()); // a new file
     };

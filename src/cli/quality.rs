@@ -53,7 +53,7 @@ pub struct QualityArgs {
     pub json: bool,
 }
 
-pub fn quality(
+pub(crate) fn quality(
     args: QualityArgs,
     dirs: &Dirs,
     factory: crate::engine::BackendFactory,
@@ -275,7 +275,7 @@ fn table(
         } else {
             scored
                 .iter()
-                .map(|r| r.scores.unwrap()[k] as f64)
+                .filter_map(|r| r.scores.map(|s| s[k] as f64))
                 .sum::<f64>()
                 / scored.len() as f64
         }

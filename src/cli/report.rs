@@ -63,7 +63,11 @@ pub struct ReportArgs {
 }
 
 /// `theme` colours the HTML heatmap (`--theme`, else the config's, else the default).
-pub fn report(args: ReportArgs, dirs: &Dirs, theme: &crate::theme::Theme) -> anyhow::Result<i32> {
+pub(crate) fn report(
+    args: ReportArgs,
+    dirs: &Dirs,
+    theme: &crate::theme::Theme,
+) -> anyhow::Result<i32> {
     let mut problems = Vec::new();
     let mut rows: Vec<Row> = Vec::new();
     let mut meta = crate::report::Meta {

@@ -72,7 +72,7 @@ pub enum ReviewCommand {
 
 /// The review database: `--db` (a SQLite file or a postgres:// URL), else the config's `db`
 /// when it is a postgres:// URL, else the default store.
-pub fn review_db(arg: Option<PathBuf>, dirs: &Dirs) -> anyhow::Result<ReviewDb> {
+pub(crate) fn review_db(arg: Option<PathBuf>, dirs: &Dirs) -> anyhow::Result<ReviewDb> {
     let path = arg.unwrap_or_else(|| {
         let (config, _) = crate::config::Config::load(&dirs.config_file());
         match config.db.filter(|d| crate::store::pg::is_url(d)) {
@@ -83,7 +83,7 @@ pub fn review_db(arg: Option<PathBuf>, dirs: &Dirs) -> anyhow::Result<ReviewDb> 
     Ok(ReviewDb::open(&path)?)
 }
 
-pub fn review(what: ReviewCommand, dirs: &Dirs) -> anyhow::Result<i32> {
+pub(crate) fn review(what: ReviewCommand, dirs: &Dirs) -> anyhow::Result<i32> {
     match what {
         ReviewCommand::Export {
             db: d,
@@ -191,7 +191,7 @@ pub fn review(what: ReviewCommand, dirs: &Dirs) -> anyhow::Result<i32> {
     }
 }
 
-pub fn write_csv(out: &mut dyn Write, ds: &[ReviewRecord]) -> anyhow::Result<()> {
+pub(crate) fn write_csv(out: &mut dyn Write, ds: &[ReviewRecord]) -> anyhow::Result<()> {
     let mut w = csv::Writer::from_writer(out);
     w.write_record([
         "uid",
@@ -234,7 +234,7 @@ pub fn write_csv(out: &mut dyn Write, ds: &[ReviewRecord]) -> anyhow::Result<()>
 }
 
 /// Reads a JSONL export: every good line, and each bad one as `file:line: field: reason`.
-pub fn read_jsonl(path: &Path) -> anyhow::Result<(Vec<ReviewRecord>, Vec<String>)> {
+pub(crate) fn read_jsonl(path: &Path) -> anyhow::Result<(Vec<ReviewRecord>, Vec<String>)> {
     use crate::dataset::lines::{Line, LineReader};
     // A FIFO would block forever and /dev/zero never ends: only regular files are read.
     let meta = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
@@ -331,7 +331,7 @@ fn json_reason(e: &serde_json::Error) -> String {
 
 /// How a panel's review stands.
 #[derive(Debug, serde::Serialize)]
-pub struct Stats {
+pub(crate) struct Stats {
     pub decisions: usize,
     pub items: usize,
     /// Per round: items decided in it, and how many converged (retain/remove/revise), are
@@ -346,14 +346,14 @@ pub struct Stats {
 }
 
 #[derive(Debug, serde::Serialize)]
-pub struct JudgeHuman {
+pub(crate) struct JudgeHuman {
     pub pairs: usize,
     pub mad: f64,
     pub sd: f64,
 }
 
 #[derive(Debug, Default, serde::Serialize)]
-pub struct RoundStats {
+pub(crate) struct RoundStats {
     pub items: usize,
     pub retained: usize,
     pub removed: usize,
@@ -364,7 +364,7 @@ pub struct RoundStats {
 
 /// Agreement over (item, round) units, each reviewer's latest decision in the unit.
 #[derive(Debug, Default, serde::Serialize)]
-pub struct Agreement {
+pub(crate) struct Agreement {
     pub units: usize,
     pub observed: Option<f64>,
     /// Only when exactly two reviewers rated the units they share.
@@ -377,7 +377,7 @@ pub struct Agreement {
 }
 
 impl Stats {
-    pub fn of(
+    pub(crate) fn of(
         decisions: &[ReviewRecord],
         quality: &[crate::review::quality::QualityRecord],
         min_reviewers: usize,
@@ -420,7 +420,7 @@ impl Stats {
         }
     }
 
-    pub fn table(&self) -> String {
+    pub(crate) fn table(&self) -> String {
         let pct = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.3}"));
         let mut s = format!(
             "{} decisions on {} items\n\nround  items  retained  removed  revised  disputed  open\n",
@@ -554,10 +554,12 @@ fn agreement_of(decisions: &[ReviewRecord]) -> Agreement {
     let cohen = if names.len() == 2 {
         let (a, b): (Vec<Decision>, Vec<Decision>) = units
             .iter()
-            .filter(|u| u.len() == 2)
-            .map(|u| {
+            .filter_map(|u| {
                 let mut v = u.values();
-                (v.next().unwrap().decision, v.next().unwrap().decision)
+                match (v.next(), v.next(), v.next()) {
+                    (Some(a), Some(b), None) => Some((a.decision, b.decision)),
+                    _ => None,
+                }
             })
             .unzip();
         agreement::cohen_kappa(&a, &b)

@@ -86,7 +86,7 @@ fn open(db: Option<&PathBuf>, dirs: &Dirs) -> anyhow::Result<Store> {
     Ok(Store::open(&path)?)
 }
 
-pub fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
+pub(crate) fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
     let mut store = open(args.db.as_ref(), dirs)?;
     match args.what {
         Some(RunsCommand::Name { id, name }) => {
@@ -252,7 +252,7 @@ fn list(store: &Store, model: Option<&str>, as_json: bool) -> anyhow::Result<i32
     Ok(0)
 }
 
-pub fn compare_cmd(args: CompareArgs, dirs: &Dirs) -> anyhow::Result<i32> {
+pub(crate) fn compare_cmd(args: CompareArgs, dirs: &Dirs) -> anyhow::Result<i32> {
     // Each resample keeps its rates until the intervals are read: bounded, so a slip of the
     // finger is an error, not gigabytes.
     if args.resamples > 100_000 {
@@ -305,7 +305,7 @@ fn signed(v: Option<f64>) -> String {
 }
 
 /// The terminal table.
-pub fn table(c: &Comparison, flips: usize) -> String {
+pub(crate) fn table(c: &Comparison, flips: usize) -> String {
     let s = crate::text::sanitize;
     let mut out = format!(
         "A = {}\nB = {}\n{} items scored on both ({} left out: scored on one side only, or \

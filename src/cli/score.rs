@@ -56,7 +56,7 @@ pub struct ScoreArgs {
     pub json: bool,
 }
 
-pub fn score(args: ScoreArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Result<i32> {
+pub(crate) fn score(args: ScoreArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Result<i32> {
     let (config, _) = Config::load(&dirs.config_file());
     let judge_name = args.judge.clone().or(config.judge);
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -193,7 +193,7 @@ fn score_store(
     Ok(0)
 }
 
-pub fn summarise(ds: &Dataset, scores: &[ScoreRecord]) -> Vec<ModelSummary> {
+pub(crate) fn summarise(ds: &Dataset, scores: &[ScoreRecord]) -> Vec<ModelSummary> {
     let mut agg = Aggregator::default();
     for s in scores {
         agg.add(Point {
@@ -245,7 +245,7 @@ fn agreement_json(ds: &Dataset, scores: &[ScoreRecord]) -> Value {
 }
 
 /// The terminal table: one row per model, partial rates marked `*` with n/N tasks below.
-pub fn table(run: &str, c: &ScoreCounts, models: &[ModelSummary]) -> String {
+pub(crate) fn table(run: &str, c: &ScoreCounts, models: &[ModelSummary]) -> String {
     let mut s = format!(
         "run {run}: {} scored ({} by rule, {} by judge), {} unscored",
         c.scored, c.by_rule, c.by_judge, c.unscored

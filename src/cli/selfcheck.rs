@@ -208,7 +208,11 @@ fn new_task(
 
 /// `prism selfcheck`. Exit codes: 0 every call done, 2 some failed, 1 could not start, 130
 /// interrupted (finish with --resume).
-pub fn selfcheck(args: SelfcheckArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Result<i32> {
+pub(crate) fn selfcheck(
+    args: SelfcheckArgs,
+    dirs: &Dirs,
+    factory: BackendFactory,
+) -> anyhow::Result<i32> {
     let db = args.db.clone().unwrap_or_else(|| default_db(dirs));
     let cancel = CancellationToken::new();
     let (tx, rx) = mpsc::unbounded_channel();
@@ -250,7 +254,7 @@ fn pct(v: Option<f64>) -> String {
 }
 
 /// The metrics for the terminal: per generator x detector, direct and CoT side by side.
-pub fn table(rows: &[Row]) -> String {
+pub(crate) fn table(rows: &[Row]) -> String {
     let mut s = format!(
         "\n{:<24} {:>6} {:>5}  {:>6} {:>6} {:>6} {:>6} {:>5}  {:>6} {:>6} {:>6} {:>6} {:>5}\n",
         "generator / detector",

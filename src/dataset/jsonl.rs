@@ -196,7 +196,7 @@ fn place(
 
 /// The evaluator a record's fields imply when it names none, in the same spirit as the release:
 /// the most specific field decides.
-pub fn infer_evaluator(rec: &Record) -> Evaluator {
+pub(super) fn infer_evaluator(rec: &Record) -> Evaluator {
     let answer = rec.answer.as_deref().map(|a| a.trim().to_ascii_uppercase());
     if rec.instruction_id.is_some() && rec.format.is_none() {
         Evaluator::Ifeval

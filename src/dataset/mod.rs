@@ -9,7 +9,7 @@ mod item;
 mod jsonl;
 pub(crate) mod lines;
 mod problem;
-pub mod python_json;
+pub(crate) mod python_json;
 mod release;
 mod source;
 pub mod triples;

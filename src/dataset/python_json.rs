@@ -7,7 +7,7 @@ use serde_json::Value;
 
 /// `text` with every bare `NaN`, `Infinity` and `-Infinity` outside a string replaced by
 /// `null`; `None` when there is none.
-pub fn nan_as_null(text: &str) -> Option<String> {
+pub(crate) fn nan_as_null(text: &str) -> Option<String> {
     const WORDS: [&str; 3] = ["-Infinity", "Infinity", "NaN"];
     let bytes = text.as_bytes();
     let mut out: Option<String> = None;
@@ -66,7 +66,7 @@ pub fn nan_as_null(text: &str) -> Option<String> {
 
 /// Parses one JSON value, Python's constants read as null. The flag says whether any were.
 /// On failure, the error is strict JSON's (it names the column of the real fault).
-pub fn parse(text: &str) -> Result<(Value, bool), serde_json::Error> {
+pub(crate) fn parse(text: &str) -> Result<(Value, bool), serde_json::Error> {
     match serde_json::from_str(text) {
         Ok(v) => Ok((v, false)),
         Err(e) => match nan_as_null(text).map(|t| serde_json::from_str::<Value>(&t)) {

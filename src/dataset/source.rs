@@ -133,7 +133,7 @@ impl Source {
 
 /// Whether a relative path written in a dataset (a registry's `file`) leaves the directory it is
 /// relative to before any symlink is looked at: absolute, or with a `..`.
-pub fn escapes(rel: &str) -> bool {
+pub(super) fn escapes(rel: &str) -> bool {
     use std::path::Component;
     Path::new(rel)
         .components()

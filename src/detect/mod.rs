@@ -5,9 +5,9 @@
 //! a classification against the label, then detection on a balanced set).
 
 pub mod parse;
-pub mod plan;
+pub(crate) mod plan;
 pub mod prompts;
-pub mod results;
+pub(crate) mod results;
 pub mod run;
 pub mod stored;
 pub mod targets;

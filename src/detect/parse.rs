@@ -32,7 +32,7 @@ struct Hit {
 /// Phrases that say "they contradict" or "they do not". Negated forms come first: at the same
 /// position the longer, negated match wins.
 static VERDICTS: LazyLock<Vec<(Regex, bool)>> = LazyLock::new(|| {
-    let r = |p: &str| Regex::new(&format!("(?i){p}")).unwrap();
+    let r = |p: &str| Regex::new(&format!("(?i){p}")).expect("a fixed pattern");
     vec![
         // "consistent" family, including negations of "contradict"/"conflict".
         (
@@ -111,7 +111,8 @@ fn hits(text: &str) -> Vec<Hit> {
 
 /// The verdict a short text gives, if it gives exactly one kind.
 fn verdict_of(text: &str) -> Option<bool> {
-    static YES: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)^\W*(yes|no)\b").unwrap());
+    static YES: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?i)^\W*(yes|no)\b").expect("a fixed pattern"));
     let t = text.trim();
     let kinds: Vec<bool> = hits(t).iter().map(|h| h.conflict).collect();
     if let Some(&first) = kinds.first()
@@ -123,7 +124,8 @@ fn verdict_of(text: &str) -> Option<bool> {
         // "Yes." / "No, ..." answer the question "do they contradict?"; "Yes and no", "Yes or
         // No" (the format repeated) answer nothing.
         static BOTH: LazyLock<Regex> = LazyLock::new(|| {
-            Regex::new(r"(?i)^\W*(?:yes\W+(?:and|or)?\W*no|no\W+(?:and|or)?\W*yes)\b").unwrap()
+            Regex::new(r"(?i)^\W*(?:yes\W+(?:and|or)?\W*no|no\W+(?:and|or)?\W*yes)\b")
+                .expect("a fixed pattern")
         });
         if BOTH.is_match(t) {
             return None;
@@ -131,7 +133,7 @@ fn verdict_of(text: &str) -> Option<bool> {
         // "The answer is "Yes"" gives it too.
         static ANSWER_IS: LazyLock<Regex> = LazyLock::new(|| {
             Regex::new(r#"(?i)^\W*(?:so\s+)?(?:the\s+|my\s+)?(?:answer|verdict)\s+is\W*(yes|no)\b"#)
-                .unwrap()
+                .expect("a fixed pattern")
         });
         return YES
             .captures(t)
@@ -143,7 +145,7 @@ fn verdict_of(text: &str) -> Option<bool> {
 
 fn refusal(text: &str) -> bool {
     static REFUSE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)\b(?:i\s+(?:cannot|can't|can not|am unable to|'m unable to|am not able to)\s+(?:determine|tell|say|decide|judge|compare|answer|assess|evaluate)|unable to determine|cannot be determined|not enough information|insufficient information)").unwrap()
+        Regex::new(r"(?i)\b(?:i\s+(?:cannot|can't|can not|am unable to|'m unable to|am not able to)\s+(?:determine|tell|say|decide|judge|compare|answer|assess|evaluate)|unable to determine|cannot be determined|not enough information|insufficient information)").expect("a fixed pattern")
     });
     REFUSE.is_match(text)
 }
@@ -225,16 +227,19 @@ pub fn read_pair(reply: &str) -> Option<PairReading> {
 /// answer by design).
 fn read_pair_parts(full: &str, own: &str) -> Option<PairReading> {
     static VERDICT_LINE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?im)^\W*(?:final\s+)?(?:verdict|answer|decision|judgement|judgment|conclusion)\s*[:\-–]\s*(.+)$").unwrap()
+        Regex::new(r"(?im)^\W*(?:final\s+)?(?:verdict|answer|decision|judgement|judgment|conclusion)\s*[:\-–]\s*(.+)$").expect("a fixed pattern")
     });
     static EXPLANATION: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?im)^\W*(?:explanation|reason|why|rationale)\s*[:\-–]\s*(.+)$").unwrap()
+        Regex::new(r"(?im)^\W*(?:explanation|reason|why|rationale)\s*[:\-–]\s*(.+)$")
+            .expect("a fixed pattern")
     });
     static QUOTE_A: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?im)^\W*quote\s*(?:a|1|from\s+answer\s+a)\s*[:\-–]\s*(.*)$").unwrap()
+        Regex::new(r"(?im)^\W*quote\s*(?:a|1|from\s+answer\s+a)\s*[:\-–]\s*(.*)$")
+            .expect("a fixed pattern")
     });
     static QUOTE_B: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?im)^\W*quote\s*(?:b|2|from\s+answer\s+b)\s*[:\-–]\s*(.*)$").unwrap()
+        Regex::new(r"(?im)^\W*quote\s*(?:b|2|from\s+answer\s+b)\s*[:\-–]\s*(.*)$")
+            .expect("a fixed pattern")
     });
     let full = full.trim();
     let reply = own.trim();
@@ -262,7 +267,7 @@ fn read_pair_parts(full: &str, own: &str) -> Option<PairReading> {
     // and so is a quoted question: 'The answer to the question "Which of the two answers
     // contradicts the claim?" is "No."' answers a question nobody asked.
     static NOISE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r#"(?im)^\W*quote\s*(?:a|b|1|2|from\s+answer\s+[ab])\s*[:\-–].*$|\bconflicting\s+(?:phrase|quote|part|portion|word|text|sentence|passage)s?\b|["“][^"“”\n]{0,300}\?["”]"#).unwrap()
+        Regex::new(r#"(?im)^\W*quote\s*(?:a|b|1|2|from\s+answer\s+[ab])\s*[:\-–].*$|\bconflicting\s+(?:phrase|quote|part|portion|word|text|sentence|passage)s?\b|["“][^"“”\n]{0,300}\?["”]"#).expect("a fixed pattern")
     });
     let prose = NOISE.replace_all(reply, " ");
     let reply: &str = &prose;
@@ -279,7 +284,7 @@ fn read_pair_parts(full: &str, own: &str) -> Option<PairReading> {
     // A reply whose sentences open with both a Yes and a No ("Yes. ... No, they do not.") has
     // answered both ways: no verdict, unless a verdict line above settled it.
     static OPENS: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"(?im)(?:^|[.!?]\s+)\W*(yes|no)\b").unwrap());
+        LazyLock::new(|| Regex::new(r"(?im)(?:^|[.!?]\s+)\W*(yes|no)\b").expect("a fixed pattern"));
     if conflict.is_none() {
         let mut opens = OPENS
             .captures_iter(reply)
@@ -306,7 +311,7 @@ fn read_pair_parts(full: &str, own: &str) -> Option<PairReading> {
         } else if !all.is_empty() {
             static CONCLUDE: LazyLock<Regex> = LazyLock::new(|| {
                 Regex::new(r"(?i)\b(?:therefore|thus|so|overall|in conclusion|in summary|hence)\b")
-                    .unwrap()
+                    .expect("a fixed pattern")
             });
             if let Some(m) = CONCLUDE.find_iter(reply).last() {
                 conflict = verdict_of(&reply[m.start()..]);
@@ -318,7 +323,7 @@ fn read_pair_parts(full: &str, own: &str) -> Option<PairReading> {
     // the leading verdict word (the prompt asks for "Yes or No", then one sentence, then the
     // quotes): "Yes. The dates differ." reads "The dates differ.".
     static LEAD: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)^\W*(?:yes|no|conflict(?:ing)?|consistent|contradict(?:s|ion|ory)?|(?:final\s+)?verdict\s*[:\-–]\s*\w+)\b[\s.,:;!)\-–]*").unwrap()
+        Regex::new(r"(?i)^\W*(?:yes|no|conflict(?:ing)?|consistent|contradict(?:s|ion|ory)?|(?:final\s+)?verdict\s*[:\-–]\s*\w+)\b[\s.,:;!)\-–]*").expect("a fixed pattern")
     });
     let explanation = EXPLANATION
         .captures(full)
@@ -347,10 +352,10 @@ fn read_pair_parts(full: &str, own: &str) -> Option<PairReading> {
 /// `Answer:` line when there is one). `None` when no verdict can be read.
 pub fn read_truth(reply: &str) -> Option<Truth> {
     static ANSWER: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?im)^\W*(?:final\s+)?(?:answer|verdict|classification|label|conclusion)\s*[:\-–]\s*(.+)$").unwrap()
+        Regex::new(r"(?im)^\W*(?:final\s+)?(?:answer|verdict|classification|label|conclusion)\s*[:\-–]\s*(.+)$").expect("a fixed pattern")
     });
     static WORDS: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)\b(?:(not|isn't|is\s+not|aren't|never)\s+(true|false|correct|accurate|incorrect|inaccurate)|(untrue|true|false|incorrect|inaccurate|correct|accurate|misleading|supported|refuted))\b").unwrap()
+        Regex::new(r"(?i)\b(?:(not|isn't|is\s+not|aren't|never)\s+(true|false|correct|accurate|incorrect|inaccurate)|(untrue|true|false|incorrect|inaccurate|correct|accurate|misleading|supported|refuted))\b").expect("a fixed pattern")
     });
     let first_verdict = |t: &str| -> Option<Truth> {
         let c = WORDS.captures(t)?;
@@ -401,7 +406,7 @@ pub fn read_truth(reply: &str) -> Option<Truth> {
 /// reference"): a refusal phrase, and fewer than a dozen words outside the refusing sentences.
 pub fn is_refusal(reference: &str) -> bool {
     static REFUSE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)\b(?:i\s*(?:cannot|can't|can not|could not|couldn't|am unable to|'m unable to|am not able to|'m not able to|do not have|don't have|was unable to)|i\s+apologi[sz]e|i'm sorry|as an ai|unable to (?:provide|find|locate|access)|no (?:specific|reliable|verifiable) (?:reference|source)s?|not aware of any)").unwrap()
+        Regex::new(r"(?i)\b(?:i\s*(?:cannot|can't|can not|could not|couldn't|am unable to|'m unable to|am not able to|'m not able to|do not have|don't have|was unable to)|i\s+apologi[sz]e|i'm sorry|as an ai|unable to (?:provide|find|locate|access)|no (?:specific|reliable|verifiable) (?:reference|source)s?|not aware of any)").expect("a fixed pattern")
     });
     let text = reference.trim();
     if text.is_empty() {

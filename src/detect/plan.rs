@@ -12,7 +12,7 @@ use super::targets;
 use crate::dataset::Dataset;
 use crate::dataset::claims::ClaimSet;
 use crate::engine::BackendFactory;
-pub use crate::engine::models::model_named;
+pub(crate) use crate::engine::models::model_named;
 use crate::provider::{ModelConfig, Params};
 use crate::store::{
     DetectConfig, DetectKind, DetectRun, DetectWrite, ModelSnapshot, ResponseRecord, RunRecord,
@@ -21,7 +21,7 @@ use crate::store::{
 
 /// How a plan runs: a new run, the rest of a stored one, or one more round for one target.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Launch {
+pub(crate) enum Launch {
     Start,
     Resume,
     Again { target: u32 },
@@ -30,7 +30,7 @@ pub enum Launch {
 /// A detection ready to run: the run as it will be stored, what is stored of it already (the
 /// new targets, for a new run), the models that answer, and how it goes.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub run: DetectRun,
     pub stored: Stored,
     pub models: Vec<ModelConfig>,
@@ -40,7 +40,7 @@ pub struct Plan {
 
 /// What a new detection is asked with, beside its targets and models.
 #[derive(Debug, Clone, Default)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// Samples per answer (K), 1 to 20.
     pub k: u32,
     pub judge: Option<ModelConfig>,
@@ -58,7 +58,7 @@ pub struct Settings {
 const JUDGE_ATTEMPTS: u32 = 3;
 
 impl Settings {
-    pub fn with_k(k: u32) -> Settings {
+    pub(crate) fn with_k(k: u32) -> Settings {
         Settings {
             k,
             ..Settings::default()
@@ -124,7 +124,7 @@ fn fresh(
 
 /// Stored answers of `source` (already chosen by the caller), each sampled by its own model.
 /// Returns the plan and the item ids of answers left out because `ds` lacks their item.
-pub fn answers(
+pub(crate) fn answers(
     source: &RunRecord,
     ds: &Dataset,
     responses: &[ResponseRecord],
@@ -148,7 +148,7 @@ pub fn answers(
 
 /// Items for models: each model's newest stored answer to each item is tested, or asked for
 /// first when there is none.
-pub fn items(
+pub(crate) fn items(
     reader: &Store,
     ds: &Dataset,
     dataset_ref: &str,
@@ -188,7 +188,7 @@ pub fn items(
 }
 
 /// Claims for models at each of the settings' temperatures (AutoHall's pipeline).
-pub fn claims(
+pub(crate) fn claims(
     set: &ClaimSet,
     dataset_ref: String,
     models: Vec<ModelConfig>,
@@ -221,7 +221,7 @@ pub fn claims(
 
 /// A stored run to finish: only what is missing or failed is asked. `configured`: models that
 /// answer in place of the recorded settings (by name); `judge` replaces the recorded judge.
-pub fn resume(
+pub(crate) fn resume(
     reader: &Store,
     id: &str,
     configured: &[ModelConfig],
@@ -258,7 +258,7 @@ pub fn resume(
 }
 
 /// One more round of K samples for one target of a stored run.
-pub fn again(
+pub(crate) fn again(
     reader: &Store,
     id: &str,
     target: u32,
@@ -295,7 +295,7 @@ pub fn again(
 
 impl Plan {
     /// The target a screen shows first.
-    pub fn focus(&self) -> u32 {
+    pub(crate) fn focus(&self) -> u32 {
         match self.launch {
             Launch::Again { target } => target,
             _ => 0,
@@ -303,7 +303,7 @@ impl Plan {
     }
 
     /// Runs the plan to its end (or cancellation), storing everything as it arrives.
-    pub async fn launch(
+    pub(crate) async fn launch(
         self,
         opts: DetectOptions,
         store: StoreHandle,

@@ -46,7 +46,7 @@ impl Outcome {
 }
 
 /// Per target, the outcome of `round`.
-pub fn outcomes(stored: &Stored, k: u32, round: u32) -> HashMap<u32, Outcome> {
+pub(crate) fn outcomes(stored: &Stored, k: u32, round: u32) -> HashMap<u32, Outcome> {
     let mut out: HashMap<u32, Outcome> = stored
         .targets
         .iter()
@@ -79,19 +79,12 @@ pub fn outcomes(stored: &Stored, k: u32, round: u32) -> HashMap<u32, Outcome> {
 
 /// Whether a claim's reference is hallucinatory: its classification differs from the label.
 /// `None` when it cannot be told (no reference, a refusal, no readable classification).
-pub fn hallucinated(t: &Target) -> Option<bool> {
+pub(crate) fn hallucinated(t: &Target) -> Option<bool> {
     if t.answer.is_none() || t.refused {
         return None;
     }
     let truth = t.class?.truth()?;
     Some(truth != t.label?)
-}
-
-/// The group a claim target belongs to in the tables: its model and temperature.
-#[derive(Debug, Clone, PartialEq, PartialOrd, Serialize)]
-pub struct Group {
-    pub model: String,
-    pub temperature: Option<f64>,
 }
 
 fn group_key(t: &Target) -> (String, u64) {
@@ -103,7 +96,7 @@ fn group_key(t: &Target) -> (String, u64) {
 
 /// The balanced set of each model and temperature: every hallucinated reference and as many
 /// factual ones, drawn with `seed`.
-pub fn balanced_targets(targets: &[Target], seed: u64) -> HashSet<u32> {
+pub(crate) fn balanced_targets(targets: &[Target], seed: u64) -> HashSet<u32> {
     let mut groups: BTreeMap<(String, u64), (Vec<usize>, Vec<usize>)> = BTreeMap::new();
     for t in targets {
         if let Some(h) = hallucinated(t) {
@@ -176,7 +169,7 @@ fn mean(xs: &[f64]) -> Option<f64> {
     (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
 }
 
-pub fn claims_report(stored: &Stored, k: u32, seed: u64) -> ClaimsReport {
+pub(crate) fn claims_report(stored: &Stored, k: u32, seed: u64) -> ClaimsReport {
     let k = k.max(1);
     let outcomes = outcomes(stored, k, 0);
     let chosen = balanced_targets(&stored.targets, seed);
@@ -260,7 +253,7 @@ pub fn claims_report(stored: &Stored, k: u32, seed: u64) -> ClaimsReport {
 
 /// One answer's line in the answers table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AnswerRow {
+pub(crate) struct AnswerRow {
     pub target: u32,
     pub item: String,
     pub task: String,
@@ -274,7 +267,7 @@ pub struct AnswerRow {
 }
 
 /// Every answer of an answers run, with its round-0 outcome.
-pub fn answer_rows(stored: &Stored, k: u32) -> Vec<AnswerRow> {
+pub(crate) fn answer_rows(stored: &Stored, k: u32) -> Vec<AnswerRow> {
     let outcomes = outcomes(stored, k.max(1), 0);
     stored
         .targets
@@ -312,7 +305,7 @@ pub struct AnswerFlag {
 
 /// Every stored answer that has been through detection, flagged or not (only answers whose
 /// pairs are all checked: a half-done detection says nothing yet), newest detection first wins.
-pub fn answer_flags(store: &crate::store::Store) -> crate::store::Result<Vec<AnswerFlag>> {
+pub(crate) fn answer_flags(store: &crate::store::Store) -> crate::store::Result<Vec<AnswerFlag>> {
     use std::collections::hash_map::Entry;
     let mut seen: HashMap<(String, u32), AnswerFlag> = HashMap::new();
     let mut scores: HashMap<String, HashMap<u32, Option<f64>>> = HashMap::new();
@@ -359,7 +352,7 @@ pub fn answer_flags(store: &crate::store::Store) -> crate::store::Result<Vec<Ans
 }
 
 /// An answer PRISM scored wrong: below half credit.
-pub fn scored_wrong(score: f64) -> bool {
+pub(crate) fn scored_wrong(score: f64) -> bool {
     score < 0.5
 }
 
@@ -386,7 +379,7 @@ pub struct Agreement {
 }
 
 /// Agreement per model and dimension, then per model over all dimensions.
-pub fn agreement(flags: &[AnswerFlag]) -> Vec<Agreement> {
+pub(crate) fn agreement(flags: &[AnswerFlag]) -> Vec<Agreement> {
     let mut map: BTreeMap<(String, String), Agreement> = BTreeMap::new();
     for f in flags {
         let dim = crate::eval::metrics::dimension_of(&f.task_id)

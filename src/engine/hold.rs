@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 /// What saving is up to, across the workers of one run.
 #[derive(Debug, Default)]
-pub struct Holder {
+pub(crate) struct Holder {
     down: AtomicBool,
     holding: AtomicUsize,
     /// A write was refused because the run's lock was taken over (see `lease`).
@@ -28,7 +28,7 @@ pub enum StoreState {
 impl Holder {
     /// Runs `save` until it succeeds; `false` when cancelled first (the result is then not
     /// saved, and its work is done again on resume).
-    pub async fn save<F, Fut>(
+    pub(crate) async fn save<F, Fut>(
         &self,
         cancel: &CancellationToken,
         tell: impl Fn(StoreState),
@@ -83,12 +83,12 @@ impl Holder {
     }
 
     /// Whether a write was refused because the run's lock was taken over.
-    pub fn lost(&self) -> bool {
+    pub(crate) fn lost(&self) -> bool {
         self.lost.load(Ordering::Acquire)
     }
 
     /// Waits for a call slot, and for saving to work again; `None` when cancelled.
-    pub async fn slot<'a>(
+    pub(crate) async fn slot<'a>(
         &self,
         slots: &'a Semaphore,
         cancel: &CancellationToken,

@@ -8,7 +8,7 @@ use crate::provider::ChatRequest;
 
 /// What asking came to.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Asked<T> {
+pub(crate) struct Asked<T> {
     /// What the first readable reply says; `Ok(None)` when no reply could be read in every
     /// attempt; `Err` when the judge could not be reached (with why).
     pub outcome: Result<Option<T>, String>,
@@ -24,7 +24,7 @@ pub struct Asked<T> {
 /// reply. The judge model's own parameters (max_tokens, stop, ...) apply under the request's
 /// (its temperature wins). Each attempt is cached apart, so asking again after an unreadable
 /// reply is never answered by the cache with the same reply.
-pub async fn ask<T>(
+pub(crate) async fn ask<T>(
     caller: &Caller,
     req: &ChatRequest,
     attempts: u32,

@@ -6,11 +6,11 @@
 mod backoff;
 mod call;
 pub mod harness;
-pub mod hold;
-pub mod judge;
-pub mod lease;
-pub mod models;
-pub mod score;
+pub(crate) mod hold;
+pub(crate) mod judge;
+pub(crate) mod lease;
+pub(crate) mod models;
+pub(crate) mod score;
 mod scorer;
 
 use std::collections::{HashMap, VecDeque};

@@ -7,7 +7,7 @@ use crate::store::ModelSnapshot;
 
 /// The model to call for `name` in a run made with `snapshots`: the configured model of that
 /// name (its endpoint and key may have moved since), else the settings the run recorded.
-pub fn model_named(
+pub(crate) fn model_named(
     name: &str,
     configured: &[ModelConfig],
     snapshots: &[ModelSnapshot],

@@ -61,7 +61,7 @@ impl ToScore {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct ScoreCounts {
+pub(crate) struct ScoreCounts {
     pub scored: usize,
     pub by_rule: usize,
     pub by_judge: usize,
@@ -96,7 +96,7 @@ fn record(t: &ToScore, ds: &Dataset) -> ScoreRecord {
 
 /// Scores `inputs`. Without a judge, items that need one are saved unscored (`score: None`),
 /// never as wrong.
-pub async fn score_all(
+pub(crate) async fn score_all(
     ds: Arc<Dataset>,
     inputs: Vec<ToScore>,
     judge: Option<Arc<Caller>>,

@@ -69,8 +69,9 @@ impl Confusion {
 }
 
 /// F1 and accuracy on a balanced set (as many positives as negatives) from recall and
-/// precision in percent: how papers' tables can be checked.
-pub fn balanced_f1_accuracy(recall: f64, precision: f64) -> (f64, f64) {
+/// precision in percent: how papers' tables can be checked (the tests check ours against them).
+#[cfg(test)]
+pub(crate) fn balanced_f1_accuracy(recall: f64, precision: f64) -> (f64, f64) {
     let (r, p) = (recall / 100.0, precision / 100.0);
     let f1 = if r + p > 0.0 {
         2.0 * p * r / (p + r)
@@ -85,7 +86,7 @@ pub fn balanced_f1_accuracy(recall: f64, precision: f64) -> (f64, f64) {
 
 /// The area under the ROC curve of `score` for telling positives (`true`) from negatives, with
 /// ties counted half (the Mann-Whitney statistic). `None` without both classes.
-pub fn auroc(points: &[(f64, bool)]) -> Option<f64> {
+pub(crate) fn auroc(points: &[(f64, bool)]) -> Option<f64> {
     let pos = points.iter().filter(|p| p.1).count();
     let neg = points.len() - pos;
     if pos == 0 || neg == 0 {
@@ -119,7 +120,7 @@ pub fn auroc(points: &[(f64, bool)]) -> Option<f64> {
 
 /// The area under the precision-recall curve of `score` (average precision: precision at each
 /// positive, thresholds taken at each distinct score, ties together). `None` without positives.
-pub fn auprc(points: &[(f64, bool)]) -> Option<f64> {
+pub(crate) fn auprc(points: &[(f64, bool)]) -> Option<f64> {
     let pos = points.iter().filter(|p| p.1).count();
     if pos == 0 {
         return None;
@@ -147,7 +148,11 @@ pub fn auprc(points: &[(f64, bool)]) -> Option<f64> {
 /// A balanced set: every positive, and as many negatives drawn from `negatives` with `seed`
 /// (all of them when there are fewer). Returned sorted, so the set is the same for the same
 /// seed whatever the order given.
-pub fn balanced(positives: &[usize], negatives: &[usize], seed: u64) -> (Vec<usize>, Vec<usize>) {
+pub(crate) fn balanced(
+    positives: &[usize],
+    negatives: &[usize],
+    seed: u64,
+) -> (Vec<usize>, Vec<usize>) {
     use rand::SeedableRng;
     use rand::seq::SliceRandom;
     let mut neg = negatives.to_vec();

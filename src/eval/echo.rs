@@ -15,7 +15,7 @@ use std::borrow::Cow;
 /// A run of this many words copied in order from the prompt is an echo wherever it stands. The
 /// prompt's question is 15 words; the longest declarative answer that shares words with it
 /// ("the two answers contradict each other, so ...") shares 7.
-pub const LONG_RUN: usize = 8;
+pub(crate) const LONG_RUN: usize = 8;
 
 /// A whole prompt sentence or line repeated is an echo when it has at least this many words.
 const WHOLE_UNIT: usize = 3;
@@ -76,7 +76,7 @@ fn words(text: &str) -> Vec<Word> {
 }
 
 /// The byte ranges of `reply` that copy `prompt`, merged and in order.
-pub fn echoed_spans(reply: &str, prompt: &str) -> Vec<(usize, usize)> {
+pub(crate) fn echoed_spans(reply: &str, prompt: &str) -> Vec<(usize, usize)> {
     let mut r = words(reply);
     let mut p = words(prompt);
     r.truncate(MAX_REPLY_WORDS);
@@ -175,7 +175,7 @@ pub fn echoed_spans(reply: &str, prompt: &str) -> Vec<(usize, usize)> {
 
 /// `reply` with every span that copies `prompt` replaced by a space. The reply itself when
 /// nothing is copied.
-pub fn without_echo<'a>(reply: &'a str, prompt: &str) -> Cow<'a, str> {
+pub(crate) fn without_echo<'a>(reply: &'a str, prompt: &str) -> Cow<'a, str> {
     let spans = echoed_spans(reply, prompt);
     if spans.is_empty() {
         return Cow::Borrowed(reply);

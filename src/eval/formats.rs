@@ -12,7 +12,7 @@ use super::rules::Verdict;
 
 /// The formats PRISM's Data_Schema items name, matched without regard to case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     Json,
     Xml,
     Csv,
@@ -22,7 +22,7 @@ pub enum Format {
 }
 
 impl Format {
-    pub fn parse(s: &str) -> Option<Format> {
+    pub(crate) fn parse(s: &str) -> Option<Format> {
         Some(match s.trim().to_ascii_lowercase().as_str() {
             "json" => Format::Json,
             "xml" => Format::Xml,
@@ -35,7 +35,7 @@ impl Format {
     }
 }
 
-pub fn data_format(response: &str, format: &str) -> Verdict {
+pub(crate) fn data_format(response: &str, format: &str) -> Verdict {
     let Some(f) = Format::parse(format) else {
         return Verdict::fail(format!("unknown format {format:?}"));
     };
@@ -127,11 +127,12 @@ fn yaml_check(response: &str) -> Verdict {
 
 fn markdown_check(response: &str) -> Verdict {
     static HEADING: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"(?m)^\s{0,3}#{1,6}\s+\S").unwrap());
+        LazyLock::new(|| Regex::new(r"(?m)^\s{0,3}#{1,6}\s+\S").expect("a fixed pattern"));
     static BULLET: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"(?m)^\s*(?:[-*+]|\d+[.)])\s+\S").unwrap());
-    static HIGHLIGHT: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"\*\*[^*\n]+\*\*|__[^_\n]+__|\*[^*\n]+\*").unwrap());
+        LazyLock::new(|| Regex::new(r"(?m)^\s*(?:[-*+]|\d+[.)])\s+\S").expect("a fixed pattern"));
+    static HIGHLIGHT: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"\*\*[^*\n]+\*\*|__[^_\n]+__|\*[^*\n]+\*").expect("a fixed pattern")
+    });
     if HEADING.is_match(response) {
         Verdict::pass("has a heading")
     } else if BULLET.is_match(response) {

@@ -406,7 +406,8 @@ pub fn check(i: &Instruction, r: &str) -> Result<(), String> {
         }
         "length_constraints:nth_paragraph_first_word" => nth_paragraph_first_word(kw, r),
         "detectable_content:number_placeholders" => {
-            static RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[.*?\]").unwrap());
+            static RE: LazyLock<Regex> =
+                LazyLock::new(|| Regex::new(r"\[.*?\]").expect("a fixed pattern"));
             let n = RE.find_iter(r).count();
             let want = int(kw, "num_placeholders")?;
             ok_if(n >= want, || {
@@ -427,8 +428,9 @@ pub fn check(i: &Instruction, r: &str) -> Result<(), String> {
         }
         "detectable_format:number_bullet_lists" => {
             static STAR: LazyLock<Regex> =
-                LazyLock::new(|| Regex::new(r"(?m)^\s*\*[^\*].*$").unwrap());
-            static DASH: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^\s*-.*$").unwrap());
+                LazyLock::new(|| Regex::new(r"(?m)^\s*\*[^\*].*$").expect("a fixed pattern"));
+            static DASH: LazyLock<Regex> =
+                LazyLock::new(|| Regex::new(r"(?m)^\s*-.*$").expect("a fixed pattern"));
             let n = STAR.find_iter(r).count() + DASH.find_iter(r).count();
             // Without `num_bullets` the official check asks for at least one bullet.
             match opt_int(kw, "num_bullets") {
@@ -459,8 +461,9 @@ pub fn check(i: &Instruction, r: &str) -> Result<(), String> {
                 // Without both arguments the official check asks for one "section N" or
                 // "paragraph N", in any case.
                 _ => {
-                    static RE: LazyLock<Regex> =
-                        LazyLock::new(|| Regex::new(r"(?i)(?:section|paragraph)\s?\d+").unwrap());
+                    static RE: LazyLock<Regex> = LazyLock::new(|| {
+                        Regex::new(r"(?i)(?:section|paragraph)\s?\d+").expect("a fixed pattern")
+                    });
                     ok_if(RE.is_match(r), || {
                         "no \"Section N\" or \"Paragraph N\" (default: at least 1)".to_string()
                     })
@@ -479,7 +482,8 @@ pub fn check(i: &Instruction, r: &str) -> Result<(), String> {
                 .map_err(|e| format!("invalid JSON: {e}"))
         }
         "detectable_format:title" => {
-            static RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"<<[^\n]+>>").unwrap());
+            static RE: LazyLock<Regex> =
+                LazyLock::new(|| Regex::new(r"<<[^\n]+>>").expect("a fixed pattern"));
             let found = RE.find_iter(r).any(|m| {
                 !m.as_str()
                     .trim_start_matches('<')
@@ -657,7 +661,7 @@ fn substring_regex(w: &str) -> Result<Regex, String> {
     keyword_regex(w, false)
 }
 
-static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\w+").unwrap());
+static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\w+").expect("a fixed pattern"));
 
 fn words(r: &str) -> impl Iterator<Item = &str> {
     WORD.find_iter(r).map(|m| m.as_str())
@@ -690,7 +694,8 @@ pub fn count_sentences(r: &str) -> usize {
 
 /// Paragraphs separated by `***`; an empty one other than first or last fails the check.
 fn star_paragraphs(r: &str) -> Option<usize> {
-    static SEP: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\s?\*\*\*\s?").unwrap());
+    static SEP: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\s?\*\*\*\s?").expect("a fixed pattern"));
     let parts: Vec<&str> = SEP.split(r).collect();
     let mut n = parts.len();
     for (i, p) in parts.iter().enumerate() {
@@ -735,8 +740,10 @@ fn nth_paragraph_first_word(kw: &Map<String, Value>, r: &str) -> Result<(), Stri
 }
 
 fn count_highlights(r: &str) -> usize {
-    static ONE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\*[^\n\*]*\*").unwrap());
-    static TWO: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\*\*[^\n\*]*\*\*").unwrap());
+    static ONE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\*[^\n\*]*\*").expect("a fixed pattern"));
+    static TWO: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\*\*[^\n\*]*\*\*").expect("a fixed pattern"));
     let single = ONE
         .find_iter(r)
         .filter(|m| !m.as_str().trim_matches('*').trim().is_empty())

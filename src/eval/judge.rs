@@ -14,7 +14,7 @@ use crate::dataset::{Dataset, Item, Task};
 use crate::provider::{ChatRequest, Message, Params};
 
 /// How many times a judge is asked before its fallback applies.
-pub const ATTEMPTS: u32 = 3;
+pub(crate) const ATTEMPTS: u32 = 3;
 
 /// One judge, defined in one place: its name, PRISM's temperature for it, which prompt files
 /// it uses, how its reply is read, and what an unreadable reply scores.
@@ -127,7 +127,7 @@ fn builtin(stem: &str) -> Option<&'static str> {
 
 /// The judge prompt template for a task: the dataset's own `prompts/judges/*.md` when present
 /// (by task id for the per-task judges), else ours.
-pub fn template(ds: &Dataset, task: &Task, kind: JudgeKind) -> Option<String> {
+pub(crate) fn template(ds: &Dataset, task: &Task, kind: JudgeKind) -> Option<String> {
     let own = kind.0.per_task.then_some(task.id.as_str());
     let stems = || own.into_iter().chain(kind.0.prompts.iter().copied());
     stems()
@@ -137,7 +137,7 @@ pub fn template(ds: &Dataset, task: &Task, kind: JudgeKind) -> Option<String> {
 
 /// Replaces `{name}` placeholders in one pass, so braces in the values (or the JSON examples in
 /// the template) are never touched.
-pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
+pub(crate) fn fill(template: &str, values: &[(&str, &str)]) -> String {
     let mut out =
         String::with_capacity(template.len() + values.iter().map(|v| v.1.len()).sum::<usize>());
     let mut rest = template;
@@ -167,7 +167,7 @@ pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
 }
 
 /// Builds the judge question for an item's response.
-pub fn ask(ds: &Dataset, item: &Item, kind: JudgeKind, response: &str) -> Option<JudgeAsk> {
+pub(crate) fn ask(ds: &Dataset, item: &Item, kind: JudgeKind, response: &str) -> Option<JudgeAsk> {
     let task = ds.task_of(item);
     let t = template(ds, task, kind)?;
     let prompt = fill(
@@ -184,7 +184,7 @@ pub fn ask(ds: &Dataset, item: &Item, kind: JudgeKind, response: &str) -> Option
 }
 
 /// Reads a judge's reply; `None` when it holds no usable answer (ask again).
-pub fn read(kind: JudgeKind, reply: &str) -> Option<Verdict> {
+pub(crate) fn read(kind: JudgeKind, reply: &str) -> Option<Verdict> {
     (kind.0.read)(reply)
 }
 
@@ -255,7 +255,7 @@ fn read_claims(reply: &str) -> Option<Verdict> {
 }
 
 /// The code total on 0-5: round(sum / 40 × 5), halves to even, from sub-scores clamped to 0-10.
-pub fn code_total(parts: [f64; 4]) -> u32 {
+pub(crate) fn code_total(parts: [f64; 4]) -> u32 {
     let sum: f64 = parts.iter().map(|p| p.clamp(0.0, 10.0)).sum();
     (sum / 40.0 * 5.0).round_ties_even() as u32
 }
@@ -277,7 +277,7 @@ fn number(v: &Value) -> Option<f64> {
 /// Linear in the reply: one pass finds every balanced span, each is parsed once, spans nested
 /// deeper than [`MAX_NESTING`] are not tried, and parsing fails fast on text that is not JSON.
 /// (Scanning again from every `{` took 18.5 s on a reply of 100,000 `{`.)
-pub fn json_with(reply: &str, keys: &[&str]) -> Option<Value> {
+pub(crate) fn json_with(reply: &str, keys: &[&str]) -> Option<Value> {
     let has = |v: &Value| v.is_object() && keys.iter().all(|k| v.get(k).is_some());
     let stripped = strip_fences(reply);
     if let Ok(v) = serde_json::from_str::<Value>(stripped.trim())
@@ -295,7 +295,7 @@ pub fn json_with(reply: &str, keys: &[&str]) -> Option<Value> {
 }
 
 /// Objects nested deeper than this inside a reply are not tried on their own.
-pub const MAX_NESTING: usize = 32;
+pub(crate) const MAX_NESTING: usize = 32;
 
 /// Every balanced `{...}` span of `s`, by where it opens. Quotes count only inside braces (prose
 /// around the JSON may hold a stray `"`).

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use crate::taxonomy::Dimension;
 
 /// Task S = 100 x the mean item score (failed items count as 0 and stay in the denominator).
-pub fn task_score(item_scores: &[f64]) -> Option<f64> {
+pub(crate) fn task_score(item_scores: &[f64]) -> Option<f64> {
     (!item_scores.is_empty())
         .then(|| 100.0 * item_scores.iter().sum::<f64>() / item_scores.len() as f64)
 }
@@ -50,13 +50,13 @@ impl Rates {
 }
 
 /// The dimension of a task id (`KE-FD-DefAn` → KE).
-pub fn dimension_of(task_id: &str) -> Option<Dimension> {
+pub(crate) fn dimension_of(task_id: &str) -> Option<Dimension> {
     task_id.split('-').next()?.parse().ok()
 }
 
 /// Rates from task scores S (0-100) by task id. `expected` gives how many tasks each dimension
 /// has in the dataset (for partial coverage); without it, the tasks present are taken as all.
-pub fn rates(task_scores: &BTreeMap<String, f64>, expected: Option<&[usize; 4]>) -> Rates {
+pub(crate) fn rates(task_scores: &BTreeMap<String, f64>, expected: Option<&[usize; 4]>) -> Rates {
     let mut sums = [0.0f64; 4];
     let mut counts = [0usize; 4];
     for (task, s) in task_scores {
@@ -97,7 +97,7 @@ fn ranks(v: &[f64]) -> Vec<f64> {
 
 /// Spearman's rank correlation (Pearson on average ranks); `None` under three values or when one
 /// side is constant.
-pub fn spearman(a: &[f64], b: &[f64]) -> Option<f64> {
+pub(crate) fn spearman(a: &[f64], b: &[f64]) -> Option<f64> {
     if a.len() != b.len() || a.len() < 3 {
         return None;
     }
@@ -113,7 +113,7 @@ pub fn spearman(a: &[f64], b: &[f64]) -> Option<f64> {
 /// The Spearman correlation between every pair of dimensions over rows of rates (one row per
 /// model, in `Dimension::ALL` order; paper Figure 4). `None` where fewer than three rows have
 /// both rates.
-pub fn dimension_correlations(rows: &[[Option<f64>; 4]]) -> [[Option<f64>; 4]; 4] {
+pub(crate) fn dimension_correlations(rows: &[[Option<f64>; 4]]) -> [[Option<f64>; 4]; 4] {
     std::array::from_fn(|i| {
         std::array::from_fn(|j| {
             let (xs, ys): (Vec<f64>, Vec<f64>) =

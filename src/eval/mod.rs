@@ -1,15 +1,15 @@
 //! Scoring: text normalisation, the rule evaluators (exact, fuzzy, choice, abstain, truth_label,
 //! word_range, data_format, language, ifeval), the LLM judges, and the metrics.
 
-pub mod binary;
+pub(crate) mod binary;
 pub mod compare;
-pub mod echo;
-pub mod formats;
+pub(crate) mod echo;
+pub(crate) mod formats;
 pub mod ifeval;
-pub mod judge;
+pub(crate) mod judge;
 pub mod language;
-pub mod metrics;
-pub mod rules;
+pub(crate) mod metrics;
+pub(crate) mod rules;
 pub mod score;
 pub mod summary;
-pub mod text;
+pub(crate) mod text;

@@ -32,7 +32,7 @@ impl Verdict {
     }
 }
 
-pub fn exact(response: &str, answer: &str) -> Verdict {
+pub(crate) fn exact(response: &str, answer: &str) -> Verdict {
     let ok = normal(response) == normal(answer);
     Verdict::new(
         ok,
@@ -44,7 +44,7 @@ pub fn exact(response: &str, answer: &str) -> Verdict {
     )
 }
 
-pub fn fuzzy(response: &str, answer: &str) -> Verdict {
+pub(crate) fn fuzzy(response: &str, answer: &str) -> Verdict {
     let (r, a) = (loose(response), loose(answer));
     if r.is_empty() || a.is_empty() {
         return Verdict::new(false, "empty after normalisation");
@@ -63,7 +63,7 @@ pub fn fuzzy(response: &str, answer: &str) -> Verdict {
 }
 
 /// The option letter a response chooses, following PRISM's extraction order.
-pub fn extract_choice(response: &str, n_options: usize) -> Option<char> {
+pub(crate) fn extract_choice(response: &str, n_options: usize) -> Option<char> {
     let n = crate::taxonomy::choice_letters(n_options);
     let allowed = |c: char| c.is_ascii_uppercase() && ((c as u8 - b'A') as usize) < n;
     let lines: Vec<&str> = response.lines().map(str::trim).collect();
@@ -72,16 +72,20 @@ pub fn extract_choice(response: &str, n_options: usize) -> Option<char> {
     // the last choice wins; the code, which decides the official scores, takes the first).
     let last5 = &lines[lines.len().saturating_sub(5)..];
     let tail = last5.join("\n");
-    static BOLD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\*\*([A-Z])\*\*").unwrap());
-    static ANSWER_IS: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"(?i)the answer is\s*:?\s*\**\s*([A-Z])\b").unwrap());
+    static BOLD: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\*\*([A-Z])\*\*").expect("a fixed pattern"));
+    static ANSWER_IS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)the answer is\s*:?\s*\**\s*([A-Z])\b").expect("a fixed pattern")
+    });
     static ANSWER_COLON: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"(?i)answer\s*:\s*\**\s*([A-Z])\b").unwrap());
+        LazyLock::new(|| Regex::new(r"(?i)answer\s*:\s*\**\s*([A-Z])\b").expect("a fixed pattern"));
     static ONLY_LETTER: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^\**([A-Z])\**\s*[.):]?$").unwrap());
-    static ENDS_LETTER: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"(?:^|[^A-Za-z0-9])([A-Z])\s*[.。]?$").unwrap());
-    static ANY_LETTER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b([A-Z])\b").unwrap());
+        LazyLock::new(|| Regex::new(r"^\**([A-Z])\**\s*[.):]?$").expect("a fixed pattern"));
+    static ENDS_LETTER: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?:^|[^A-Za-z0-9])([A-Z])\s*[.。]?$").expect("a fixed pattern")
+    });
+    static ANY_LETTER: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\b([A-Z])\b").expect("a fixed pattern"));
     let one = |l: &str| {
         let mut cs = l.chars();
         match (cs.next(), cs.next()) {
@@ -131,7 +135,7 @@ pub fn extract_choice(response: &str, n_options: usize) -> Option<char> {
         .last()
 }
 
-pub fn choice(response: &str, answer: &str, n_options: usize) -> Verdict {
+pub(crate) fn choice(response: &str, answer: &str, n_options: usize) -> Verdict {
     let want = answer.trim();
     match extract_choice(response, n_options) {
         // The extracted letter is always one of the allowed ones, so an answer beyond them (a
@@ -144,8 +148,9 @@ pub fn choice(response: &str, answer: &str, n_options: usize) -> Verdict {
     }
 }
 
-pub fn abstain(response: &str) -> Verdict {
-    static ONLY: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)^\W*NO_INFO\W*$").unwrap());
+pub(crate) fn abstain(response: &str) -> Verdict {
+    static ONLY: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?i)^\W*NO_INFO\W*$").expect("a fixed pattern"));
     let ok = response.to_uppercase().contains("[NO_INFO]") || ONLY.is_match(response.trim());
     Verdict::new(
         ok,
@@ -158,7 +163,7 @@ pub fn abstain(response: &str) -> Verdict {
 }
 
 /// The single label in a response, if exactly one is there.
-pub fn truth_label_of(response: &str) -> Option<&'static str> {
+pub(crate) fn truth_label_of(response: &str) -> Option<&'static str> {
     let up = response.to_uppercase();
     let found: Vec<&'static str> = ["[TRUE]", "[FALSE]", "[NO_INFO]"]
         .into_iter()
@@ -167,8 +172,9 @@ pub fn truth_label_of(response: &str) -> Option<&'static str> {
     match found.len() {
         1 => Some(found[0]),
         0 => {
-            static BARE: LazyLock<Regex> =
-                LazyLock::new(|| Regex::new(r"^\W*(TRUE|FALSE|NO_INFO)\W*$").unwrap());
+            static BARE: LazyLock<Regex> = LazyLock::new(|| {
+                Regex::new(r"^\W*(TRUE|FALSE|NO_INFO)\W*$").expect("a fixed pattern")
+            });
             BARE.captures(up.trim()).map(|c| match &c[1] {
                 "TRUE" => "[TRUE]",
                 "FALSE" => "[FALSE]",
@@ -179,7 +185,7 @@ pub fn truth_label_of(response: &str) -> Option<&'static str> {
     }
 }
 
-pub fn truth_label(response: &str, answer: &str) -> Verdict {
+pub(crate) fn truth_label(response: &str, answer: &str) -> Verdict {
     let want = answer.trim().to_uppercase();
     match truth_label_of(response) {
         Some(l) => Verdict::new(l == want, format!("label {l}, expected {want}")),
@@ -187,7 +193,7 @@ pub fn truth_label(response: &str, answer: &str) -> Verdict {
     }
 }
 
-pub fn word_range(response: &str, min: i64, max: i64) -> Verdict {
+pub(crate) fn word_range(response: &str, min: i64, max: i64) -> Verdict {
     let n = response.split_whitespace().count() as i64;
     Verdict::new(
         (min..=max).contains(&n),

@@ -117,8 +117,10 @@ pub fn rule_verdict(ds: &Dataset, item: &Item, response: Option<&str>) -> Option
 /// The one of yes/no a text commits to (whole words, any case); a text with both commits to
 /// neither.
 pub fn yes_no(s: &str) -> Option<&'static str> {
-    static YES: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\byes\b").unwrap());
-    static NO: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\bno\b").unwrap());
+    static YES: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?i)\byes\b").expect("a fixed pattern"));
+    static NO: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?i)\bno\b").expect("a fixed pattern"));
     match (YES.is_match(s), NO.is_match(s)) {
         (true, false) => Some("yes"),
         (false, true) => Some("no"),

@@ -1,13 +1,13 @@
 //! Text normalisation shared by the rule evaluators, exactly as PRISM-FORMAT.md defines it.
 
 /// "normal": whitespace collapsed, trimmed, lower-cased.
-pub fn normal(s: &str) -> String {
+pub(crate) fn normal(s: &str) -> String {
     collapse(s, |_| false)
 }
 
 /// "loose": normal, then the characters `. , ; : ! ? ' " ( ) [ ] { }` removed, whitespace
 /// collapsed again.
-pub fn loose(s: &str) -> String {
+pub(crate) fn loose(s: &str) -> String {
     collapse(s, |c| {
         matches!(
             c,
@@ -46,7 +46,7 @@ fn collapse(s: &str, drop: impl Fn(char) -> bool) -> String {
 }
 
 /// The runs of ASCII digits in `s`, in order.
-pub fn digit_runs(s: &str) -> Vec<&str> {
+pub(crate) fn digit_runs(s: &str) -> Vec<&str> {
     s.split(|c: char| !c.is_ascii_digit())
         .filter(|r| !r.is_empty())
         .collect()
@@ -54,7 +54,7 @@ pub fn digit_runs(s: &str) -> Vec<&str> {
 
 /// A failed response scores 0: missing, empty or only whitespace, or an API error written as
 /// `ERROR: ...` by the official scripts.
-pub fn is_failed(response: Option<&str>) -> bool {
+pub(crate) fn is_failed(response: Option<&str>) -> bool {
     match response {
         None => true,
         Some(r) => r.trim().is_empty() || r.starts_with("ERROR:"),

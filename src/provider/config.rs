@@ -64,7 +64,7 @@ impl Secret {
 }
 
 /// Redacts `text` with an optional key.
-pub fn redact<'a>(key: Option<&Secret>, text: &'a str) -> std::borrow::Cow<'a, str> {
+pub(crate) fn redact<'a>(key: Option<&Secret>, text: &'a str) -> std::borrow::Cow<'a, str> {
     match key {
         Some(k) => k.redact(text),
         None => std::borrow::Cow::Borrowed(text),

@@ -4,12 +4,12 @@
 //!
 //! A provider only speaks its wire format; retries, limits and storage belong to the engine.
 
-pub mod config;
+pub(crate) mod config;
 mod limiter;
 #[cfg(feature = "local")]
 pub mod local;
 mod plain_http;
-pub mod sse;
+pub(crate) mod sse;
 mod surrogates;
 mod types;
 mod wire;

@@ -10,16 +10,16 @@
 
 /// One event: its type (empty for the default `message`) and its data.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SseEvent {
+pub(crate) struct SseEvent {
     pub event: String,
     pub data: String,
 }
 
 /// The longest line read by default (a chunk of any real answer is a few kilobytes).
-pub const MAX_LINE: usize = 4 << 20;
+pub(crate) const MAX_LINE: usize = 4 << 20;
 
 #[derive(Debug)]
-pub struct Decoder {
+pub(crate) struct Decoder {
     buf: Vec<u8>,
     /// Bytes of `buf` already searched for a line end.
     scanned: usize,
@@ -36,7 +36,7 @@ pub struct Decoder {
 
 /// A line longer than the limit.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LineTooLong {
+pub(crate) struct LineTooLong {
     pub limit: usize,
 }
 
@@ -51,7 +51,7 @@ impl std::fmt::Display for LineTooLong {
 }
 
 impl Decoder {
-    pub fn new(max_line: usize) -> Decoder {
+    pub(crate) fn new(max_line: usize) -> Decoder {
         Decoder {
             buf: Vec::new(),
             scanned: 0,
@@ -66,7 +66,11 @@ impl Decoder {
     }
 
     /// Feeds bytes; pushes every event they complete onto `out`.
-    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), LineTooLong> {
+    pub(crate) fn feed(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Vec<SseEvent>,
+    ) -> Result<(), LineTooLong> {
         self.feed_with(chunk, |event, data| {
             out.push(SseEvent {
                 event: event.to_string(),
@@ -77,7 +81,7 @@ impl Decoder {
 
     /// Feeds bytes; hands every event they complete to `each` as `(event, data)`, borrowed: the
     /// decoder's buffers are reused, so reading a stream allocates nothing per event.
-    pub fn feed_with(
+    pub(crate) fn feed_with(
         &mut self,
         mut chunk: &[u8],
         mut each: impl FnMut(&str, &str),
@@ -127,7 +131,7 @@ impl Decoder {
     }
 
     /// The end of the stream: an event without its blank line still counts.
-    pub fn finish(&mut self, out: &mut Vec<SseEvent>) {
+    pub(crate) fn finish(&mut self, out: &mut Vec<SseEvent>) {
         self.finish_with(|event, data| {
             out.push(SseEvent {
                 event: event.to_string(),
@@ -137,7 +141,7 @@ impl Decoder {
     }
 
     /// [`Decoder::finish`], handing the last event to `each`.
-    pub fn finish_with(&mut self, mut each: impl FnMut(&str, &str)) {
+    pub(crate) fn finish_with(&mut self, mut each: impl FnMut(&str, &str)) {
         if !self.buf.is_empty() {
             let line = std::mem::take(&mut self.buf);
             self.line(&line, &mut each);

@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-pub struct Repaired<'a> {
+pub(super) struct Repaired<'a> {
     /// The event's JSON, valid where surrogates are concerned.
     pub text: Cow<'a, str>,
     /// The `prev` high half was joined with a low half opening a string of this event.
@@ -17,7 +17,7 @@ pub struct Repaired<'a> {
 
 /// `data` with its lone surrogate escapes resolved; `prev` is the high half the last event
 /// ended with, if any.
-pub fn repair(data: &str, prev: Option<u16>) -> Repaired<'_> {
+pub(super) fn repair(data: &str, prev: Option<u16>) -> Repaired<'_> {
     // Fast path: no `\ud8..`-`\udf..` escape at all (nearly every event).
     if !has_surrogate_escape(data) {
         return Repaired {

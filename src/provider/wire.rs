@@ -6,7 +6,7 @@ use super::config::{ProviderKind, Secret};
 use super::types::{ChatRequest, ProviderError, Role, StreamEvent, Usage};
 
 /// URL, JSON body (serialized) and headers for one request.
-pub fn build(
+pub(super) fn build(
     kind: ProviderKind,
     base: &str,
     model: &str,
@@ -137,7 +137,7 @@ pub fn build(
 
 /// Pulls a readable message out of an error body (`{"error": {"message": ...}}` in all three
 /// APIs), else the body itself, cut short.
-pub fn error_message(body: &str) -> String {
+pub(super) fn error_message(body: &str) -> String {
     let parsed: Option<Value> = serde_json::from_str(body).ok();
     let msg = parsed
         .as_ref()

@@ -169,16 +169,16 @@ fn tables(d: &Detections) -> Vec<Table> {
 }
 
 /// For the terminal.
-pub fn table(d: &Detections) -> String {
+pub(crate) fn table(d: &Detections) -> String {
     super::tables::text(&tables(d))
 }
 
 /// CSV: each table after a blank line, its first column naming it (`table`).
-pub fn csv(d: &Detections) -> String {
+pub(crate) fn csv(d: &Detections) -> String {
     super::tables::csv(&tables(d))
 }
 
-pub fn markdown(d: &Detections) -> String {
+pub(crate) fn markdown(d: &Detections) -> String {
     let mut s = super::tables::markdown(&tables(d));
     if !d.answers.is_empty() {
         s.push_str("\nAn answer is flagged when at least one of its K sampled answers contradicts it (AutoHall's OR rule); PRISM scores below 0.5 count as wrong. Precision: of the flagged answers PRISM scored, the share it scored wrong; recall: of the wrong ones, the share flagged.\n");
@@ -186,11 +186,11 @@ pub fn markdown(d: &Detections) -> String {
     s
 }
 
-pub fn json(d: &Detections) -> Value {
+pub(crate) fn json(d: &Detections) -> Value {
     json!({"answers": d.answers, "claims": d.claims})
 }
 
-pub fn html(d: &Detections) -> String {
+pub(crate) fn html(d: &Detections) -> String {
     format!(
         "<h2>Detection by self-contradiction</h2>\n{}",
         super::tables::html(&tables(d))

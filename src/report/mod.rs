@@ -4,11 +4,11 @@
 //! Markdown, JSON, self-contained HTML).
 
 pub mod build;
-pub mod detection;
+pub(crate) mod detection;
 pub mod html;
-pub mod render;
-pub mod selfcheck;
-pub mod tables;
+pub(crate) mod render;
+pub(crate) mod selfcheck;
+pub(crate) mod tables;
 
 use std::collections::BTreeMap;
 

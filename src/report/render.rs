@@ -7,7 +7,7 @@ use crate::eval::metrics::DimRate;
 use crate::taxonomy::{CATEGORIES, Dimension};
 
 /// `▲+1.2` (the rate went up: worse) or `▼-0.8`; `=` within 0.05.
-pub fn arrow(d: f64) -> String {
+pub(crate) fn arrow(d: f64) -> String {
     if d.abs() < 0.05 {
         "=0.0".to_string()
     } else if d > 0.0 {
@@ -41,7 +41,7 @@ fn cells(rep: &Report, i: usize) -> Vec<String> {
 }
 
 /// The terminal table: per model the four rates and the H-Score; `*` partial, `(ref)` reference.
-pub fn table(rep: &Report) -> String {
+pub(crate) fn table(rep: &Report) -> String {
     let labels: Vec<String> = rep.rows.iter().map(row_label).collect();
     let w = labels
         .iter()
@@ -88,7 +88,7 @@ fn num(v: Option<f64>) -> String {
 
 /// CSV: one row per model; rates with two decimals, empty when missing; partial dimensions
 /// listed; deltas when a baseline is set.
-pub fn csv(rep: &Report) -> String {
+pub(crate) fn csv(rep: &Report) -> String {
     let with_delta = rep.rows.iter().any(|r| r.baseline.is_some());
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header = vec![
@@ -130,7 +130,7 @@ pub fn csv(rep: &Report) -> String {
 /// A CSV cell a spreadsheet will not run: text starting with `=`, `+`, `-`, `@`, a tab or a
 /// carriage return is prefixed with `'` (OWASP's advice against formula injection); numbers stay
 /// numbers.
-pub fn csv_cell(s: &str) -> String {
+pub(crate) fn csv_cell(s: &str) -> String {
     let risky = s.starts_with(['=', '+', '-', '@', '\t', '\r']);
     if risky && s.parse::<f64>().is_err() {
         format!("'{s}")
@@ -150,7 +150,7 @@ fn md_escape(s: &str) -> String {
 }
 
 /// Markdown: the dimension table, then per-category rates.
-pub fn markdown(rep: &Report) -> String {
+pub(crate) fn markdown(rep: &Report) -> String {
     let mut s =
         String::from("| model | KE | KM | RE | IFE | H-Score |\n|---|---:|---:|---:|---:|---:|\n");
     for (i, r) in rep.rows.iter().enumerate() {
@@ -197,7 +197,7 @@ fn dim_map(f: impl Fn(Dimension) -> Value) -> Value {
 
 /// JSON: per model the task scores, the four rates (null when partial, with coverage), the
 /// H-Score, category rates, deltas and worst sub-tasks; the Spearman matrix; the metadata.
-pub fn json(rep: &Report) -> Value {
+pub(crate) fn json(rep: &Report) -> Value {
     let models: Vec<Value> = rep
         .rows
         .iter()

@@ -24,7 +24,7 @@ fn num(v: Option<f64>) -> String {
     v.map_or("-".to_string(), |v| format!("{v:.3}"))
 }
 
-pub fn tables(sections: &[Section]) -> Vec<Table> {
+pub(crate) fn tables(sections: &[Section]) -> Vec<Table> {
     let mut out = Vec::new();
     for s in sections {
         out.push(Table {
@@ -139,6 +139,6 @@ pub fn tables(sections: &[Section]) -> Vec<Table> {
     out
 }
 
-pub fn json(sections: &[Section]) -> Value {
+pub(crate) fn json(sections: &[Section]) -> Value {
     json!(sections)
 }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 /// A table: its CSV name, title, header and rows (cells as printed).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Table {
+pub(crate) struct Table {
     pub id: &'static str,
     pub title: String,
     pub header: Vec<&'static str>,
@@ -13,7 +13,7 @@ pub struct Table {
 }
 
 /// For the terminal: aligned columns, the first left, the rest right.
-pub fn text(tables: &[Table]) -> String {
+pub(crate) fn text(tables: &[Table]) -> String {
     let mut s = String::new();
     for t in tables {
         let widths: Vec<usize> = (0..t.header.len())
@@ -56,7 +56,7 @@ pub fn text(tables: &[Table]) -> String {
 
 /// CSV: each table after a blank line, its first column naming it (`table`), so one file holds
 /// them all and a reader can split on that column. Cells are neutralised against formulas.
-pub fn csv(tables: &[Table]) -> String {
+pub(crate) fn csv(tables: &[Table]) -> String {
     let mut out = String::new();
     for t in tables {
         let mut w = csv::Writer::from_writer(Vec::new());
@@ -84,7 +84,7 @@ fn md_escape(s: &str) -> String {
         .replace('|', "\\|")
 }
 
-pub fn markdown(tables: &[Table]) -> String {
+pub(crate) fn markdown(tables: &[Table]) -> String {
     let mut s = String::new();
     for t in tables {
         let _ = writeln!(s, "\n### {}\n", md_escape(&t.title));
@@ -110,7 +110,7 @@ pub fn markdown(tables: &[Table]) -> String {
     s
 }
 
-pub fn html(tables: &[Table]) -> String {
+pub(crate) fn html(tables: &[Table]) -> String {
     let esc = super::html::esc;
     let mut s = String::new();
     for t in tables {

@@ -14,7 +14,7 @@ use std::hash::Hash;
 
 /// Share of rating pairs (two ratings of one item by different reviewers) that are equal.
 /// `units` holds each item's ratings; items with fewer than two count nothing.
-pub fn observed_agreement<L: Eq>(units: &[Vec<L>]) -> Option<f64> {
+pub(crate) fn observed_agreement<L: Eq>(units: &[Vec<L>]) -> Option<f64> {
     let (mut agree, mut pairs) = (0usize, 0usize);
     for u in units {
         for i in 0..u.len() {
@@ -28,7 +28,7 @@ pub fn observed_agreement<L: Eq>(units: &[Vec<L>]) -> Option<f64> {
 }
 
 /// Cohen's kappa of two reviewers' labels on the same items (`a[i]` and `b[i]` rate item i).
-pub fn cohen_kappa<L: Eq + Hash + Clone>(a: &[L], b: &[L]) -> Option<f64> {
+pub(crate) fn cohen_kappa<L: Eq + Hash + Clone>(a: &[L], b: &[L]) -> Option<f64> {
     let n = a.len().min(b.len());
     if n == 0 {
         return None;
@@ -54,7 +54,7 @@ pub fn cohen_kappa<L: Eq + Hash + Clone>(a: &[L], b: &[L]) -> Option<f64> {
 
 /// Fleiss' kappa from per-item counts: `counts[i][j]` reviewers put item i in category j.
 /// Items with fewer than two ratings are skipped.
-pub fn fleiss_kappa(counts: &[Vec<u32>]) -> Option<f64> {
+pub(crate) fn fleiss_kappa(counts: &[Vec<u32>]) -> Option<f64> {
     let rows: Vec<&Vec<u32>> = counts
         .iter()
         .filter(|r| r.iter().sum::<u32>() >= 2)
@@ -87,7 +87,7 @@ fn kappa(po: f64, pe: f64) -> Option<f64> {
 
 /// The difference function of Krippendorff's alpha.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metric {
+pub(crate) enum Metric {
     /// Categories: equal or not (decisions).
     Nominal,
     /// Numbers on an interval scale: squared difference (1-10 scores).
@@ -96,7 +96,7 @@ pub enum Metric {
 
 /// Krippendorff's alpha over `units` (each item's ratings, missing ones simply absent; items with
 /// fewer than two ratings are not pairable and ignored), via the coincidence matrix.
-pub fn krippendorff_alpha(units: &[Vec<f64>], metric: Metric) -> Option<f64> {
+pub(crate) fn krippendorff_alpha(units: &[Vec<f64>], metric: Metric) -> Option<f64> {
     let delta = |a: f64, b: f64| match metric {
         Metric::Nominal => {
             if a == b {

@@ -14,7 +14,7 @@ use crate::dataset::{Dataset, Item};
 
 /// What was written.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct BankSummary {
+pub(crate) struct BankSummary {
     pub items: usize,
     pub tasks: usize,
     /// Of the items, how many carry a revised question.
@@ -22,7 +22,7 @@ pub struct BankSummary {
 }
 
 /// An item as a release record, with `question` replaced when given.
-pub fn item_json(ds: &Dataset, item: &Item, question: Option<&str>) -> Value {
+pub(crate) fn item_json(ds: &Dataset, item: &Item, question: Option<&str>) -> Value {
     let mut m = Map::new();
     m.insert("id".into(), json!(&*item.id));
     m.insert("task".into(), json!(ds.task_of(item).id));
@@ -96,7 +96,7 @@ fn safe_stem(s: &str) -> bool {
 
 /// Writes the items whose status converged on retain into `out` (created; must be empty or
 /// absent, so a bank is never mixed with an older one).
-pub fn write(
+pub(crate) fn write(
     ds: &Dataset,
     status: &HashMap<String, ItemStatus>,
     out: &Path,

@@ -12,13 +12,13 @@
 //! settles it. Reviewers who disagree leave the round disputed until someone changes their mind
 //! (a new decision, the old one kept).
 
-pub mod agreement;
-pub mod bank;
+pub(crate) mod agreement;
+pub(crate) mod bank;
 pub mod db;
 pub mod load;
 pub mod quality;
 pub mod queue;
-pub mod rubric;
+pub(crate) mod rubric;
 pub mod watch;
 
 use std::collections::BTreeMap;

@@ -5,7 +5,7 @@
 
 /// A criterion with its four bands: 1-3, 4-6, 7-8, 9-10.
 #[derive(Debug, Clone, Copy)]
-pub struct Criterion {
+pub(crate) struct Criterion {
     pub name: &'static str,
     pub question: &'static str,
     pub bands: [&'static str; 4],
@@ -13,13 +13,13 @@ pub struct Criterion {
 
 impl Criterion {
     /// The band description for a score.
-    pub fn band(&self, score: u8) -> &'static str {
+    pub(crate) fn band(&self, score: u8) -> &'static str {
         self.bands[band_index(score)]
     }
 }
 
 /// 1-3 → 0, 4-6 → 1, 7-8 → 2, 9-10 → 3.
-pub fn band_index(score: u8) -> usize {
+pub(crate) fn band_index(score: u8) -> usize {
     match score {
         0..=3 => 0,
         4..=6 => 1,
@@ -29,10 +29,10 @@ pub fn band_index(score: u8) -> usize {
 }
 
 /// The band labels, for the key hints.
-pub const BAND_RANGES: [&str; 4] = ["1-3", "4-6", "7-8", "9-10"];
+pub(crate) const BAND_RANGES: [&str; 4] = ["1-3", "4-6", "7-8", "9-10"];
 
 /// The human reviewers' criteria (METHODS §2), in the order they are scored.
-pub const HUMAN: [Criterion; 3] = [
+pub(crate) const HUMAN: [Criterion; 3] = [
     Criterion {
         name: "Clarity",
         question: "Is the question unambiguous, with one defensible reading?",
@@ -66,7 +66,7 @@ pub const HUMAN: [Criterion; 3] = [
 ];
 
 /// The quality agent's criteria (METHODS §2): A Factuality, B Discriminability, C Clarity.
-pub const AGENT: [Criterion; 3] = [
+pub(crate) const AGENT: [Criterion; 3] = [
     Criterion {
         name: "Factuality",
         question: "Is the reference answer correct and verifiable?",
@@ -100,12 +100,12 @@ pub const AGENT: [Criterion; 3] = [
 ];
 
 /// PRISM's weighted quality S(x) = 0.5 A + 0.3 B + 0.2 C.
-pub fn weighted_quality(factuality: f64, discriminability: f64, clarity: f64) -> f64 {
+pub(crate) fn weighted_quality(factuality: f64, discriminability: f64, clarity: f64) -> f64 {
     0.5 * factuality + 0.3 * discriminability + 0.2 * clarity
 }
 
 /// PRISM keeps an item only if every one of A, B, C exceeds the threshold (strictly).
-pub fn passes(scores: [f64; 3], threshold: f64) -> bool {
+pub(crate) fn passes(scores: [f64; 3], threshold: f64) -> bool {
     scores.iter().all(|&s| s > threshold)
 }
 

@@ -11,7 +11,7 @@ use crate::store::Answer;
 
 /// Words of a text for comparing phrases: lower case, accents dropped (a model writing
 /// "Brasilia" for "Brasília" keeps the object), punctuation as spaces.
-pub fn words(s: &str) -> Vec<String> {
+pub(crate) fn words(s: &str) -> Vec<String> {
     let folded: String = s
         .nfkd()
         .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
@@ -33,14 +33,14 @@ fn occurrences(text: &[String], phrase: &[String]) -> Vec<usize> {
 
 /// Whether `text` contains the object phrase as whole words (case, accents and punctuation
 /// aside: "Ulm" is in "born in Ulm, Germany", "Ulm" is not in "Ulmer").
-pub fn contains_phrase(text: &str, phrase: &str) -> bool {
+pub(crate) fn contains_phrase(text: &str, phrase: &str) -> bool {
     !occurrences(&words(text), &words(phrase)).is_empty()
 }
 
 /// `sentence` with every whole-word occurrence of `object` (any case) replaced by `decoy`: the
 /// false sentence of a `swap` run. Occurrences spelled differently (accents) stay, and the
 /// false-sentence check then sets the triple aside.
-pub fn swap_phrase(sentence: &str, object: &str, decoy: &str) -> String {
+pub(crate) fn swap_phrase(sentence: &str, object: &str, decoy: &str) -> String {
     if object.trim().is_empty() {
         return sentence.to_string();
     }
@@ -64,7 +64,7 @@ pub fn swap_phrase(sentence: &str, object: &str, decoy: &str) -> String {
 }
 
 /// Why a true sentence fails its check, if it does.
-pub fn check_true(sentence: &str, object: &str) -> Result<(), String> {
+pub(crate) fn check_true(sentence: &str, object: &str) -> Result<(), String> {
     if sentence.trim().is_empty() {
         return Err("empty".into());
     }
@@ -75,12 +75,12 @@ pub fn check_true(sentence: &str, object: &str) -> Result<(), String> {
 }
 
 /// How much of the true sentence (the object aside) the false one must keep.
-pub const KEEP_AT_LEAST: f64 = 0.6;
+pub(crate) const KEEP_AT_LEAST: f64 = 0.6;
 
 /// Why a false sentence fails its check, if it does: the object phrase must be gone (every
 /// occurrence), the sentence must differ, and at least [`KEEP_AT_LEAST`] of the true sentence's
 /// other words must still be there.
-pub fn check_false(false_s: &str, true_s: &str, object: &str) -> Result<(), String> {
+pub(crate) fn check_false(false_s: &str, true_s: &str, object: &str) -> Result<(), String> {
     if false_s.trim().is_empty() {
         return Err("empty".into());
     }
@@ -117,9 +117,10 @@ pub fn check_false(false_s: &str, true_s: &str, object: &str) -> Result<(), Stri
 
 /// The first line of a generated sentence, without a label the model may echo ("Sentence:",
 /// "New sentence:") or wrapping quotes.
-pub fn clean_sentence(reply: &str) -> String {
+pub(crate) fn clean_sentence(reply: &str) -> String {
     static LABEL: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)^\s*(?:new\s+|false\s+|true\s+|rewritten\s+)?sentence\s*:\s*").unwrap()
+        Regex::new(r"(?i)^\s*(?:new\s+|false\s+|true\s+|rewritten\s+)?sentence\s*:\s*")
+            .expect("a fixed pattern")
     });
     let line = reply
         .lines()
@@ -138,7 +139,7 @@ pub fn clean_sentence(reply: &str) -> String {
 /// no", "I think yes" and "The answer is no" are not), and nothing after it saying the opposite
 /// about false information ("No, the sentence contains false information." contradicts itself).
 /// Anything else is [`Answer::Unparsed`].
-pub fn read_direct(reply: &str) -> Answer {
+pub(crate) fn read_direct(reply: &str) -> Answer {
     let a = first_word_answer(reply);
     match (a, says_false_information(reply)) {
         (Answer::Yes, Some(false)) | (Answer::No, Some(true)) => Answer::Unparsed,
@@ -151,10 +152,10 @@ pub fn read_direct(reply: &str) -> Answer {
 /// `false`; both, or neither, `None`.
 fn says_false_information(reply: &str) -> Option<bool> {
     static NEG: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)\b(?:does\s+not|doesn'?t|do\s+not|don'?t|no|not\s+any|without)\s+(?:contain\s+(?:any\s+)?)?(?:false|incorrect|wrong)\s+information").unwrap()
+        Regex::new(r"(?i)\b(?:does\s+not|doesn'?t|do\s+not|don'?t|no|not\s+any|without)\s+(?:contain\s+(?:any\s+)?)?(?:false|incorrect|wrong)\s+information").expect("a fixed pattern")
     });
     static POS: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)\b(?:contains?|has|includes?)\s+(?:some\s+)?(?:false|incorrect|wrong)\s+information").unwrap()
+        Regex::new(r"(?i)\b(?:contains?|has|includes?)\s+(?:some\s+)?(?:false|incorrect|wrong)\s+information").expect("a fixed pattern")
     });
     let neg = NEG.is_match(reply);
     // A "contains false information" inside a negation ("does not contain ...") is not one.
@@ -195,9 +196,9 @@ fn first_word_answer(reply: &str) -> Answer {
 
 /// A chain-of-thought reply: its last non-empty line must be the answer, `Answer: yes` or
 /// `Answer: no` (or a clean yes/no alone); anything else is [`Answer::Unparsed`].
-pub fn read_cot(reply: &str) -> Answer {
+pub(crate) fn read_cot(reply: &str) -> Answer {
     static FINAL: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)^\W*(?:final\s+)?answer\W*[:\-]\W*(yes|no)\W*$").unwrap()
+        Regex::new(r"(?i)^\W*(?:final\s+)?answer\W*[:\-]\W*(yes|no)\W*$").expect("a fixed pattern")
     });
     let Some(last) = reply.lines().map(str::trim).rfind(|l| !l.is_empty()) else {
         return Answer::Unparsed;

@@ -91,7 +91,7 @@ pub struct PgStore {
 /// Whether `s` names a PostgreSQL database rather than a SQLite file: a `postgres://` or
 /// `postgresql://` URL, or a libpq key=value connection string (`host=db user=ann ...`). Either
 /// may hold a password, so such a value is never used as a file name.
-pub fn is_url(s: &str) -> bool {
+pub(crate) fn is_url(s: &str) -> bool {
     let t = s.trim_start();
     let lower = t.get(..13).unwrap_or(t).to_ascii_lowercase();
     lower.starts_with("postgres://") || lower.starts_with("postgresql://") || is_conninfo(t)
@@ -119,7 +119,7 @@ fn is_conninfo(s: &str) -> bool {
 
 /// `url` with every password replaced by `***`: in the user info (`user:pw@host`, the password
 /// may hold `@`), in a `password=` query parameter, and in a key=value connection string.
-pub fn redact_url(url: &str) -> String {
+pub(crate) fn redact_url(url: &str) -> String {
     let shown = redact_text(url);
     // Whatever the text redaction missed (the db_url fuzz target keeps finding forms the
     // driver reads a password from): the password the driver would use is looked for in what

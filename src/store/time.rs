@@ -10,7 +10,7 @@ pub fn now_secs() -> i64 {
 }
 
 /// Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+pub(super) fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -35,7 +35,7 @@ pub fn format_time(secs: i64) -> String {
 }
 
 /// `YYYYMMDD-HHMMSS` for a Unix time (run ids).
-pub fn compact_time(secs: i64) -> String {
+pub(super) fn compact_time(secs: i64) -> String {
     let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
     let s = secs.rem_euclid(86_400);
     format!(

@@ -30,18 +30,11 @@ enum Cmd {
     Detect(DetectWrite, oneshot::Sender<WriteResult<()>>),
     Selfcheck(SelfcheckWrite, oneshot::Sender<WriteResult<()>>),
     CacheGet(String, oneshot::Sender<Option<Cached>>),
-    CreateRun(
-        RunRecord,
-        Vec<JobRecord>,
-        oneshot::Sender<WriteResult<()>>,
-    ),
+    CreateRun(RunRecord, Vec<JobRecord>, oneshot::Sender<WriteResult<()>>),
     SetStatus(String, RunStatus, oneshot::Sender<WriteResult<()>>),
     CachePut(String, Cached, oneshot::Sender<WriteResult<()>>),
     SaveScores(Vec<ScoreRecord>, oneshot::Sender<WriteResult<()>>),
-    Lock(
-        Lock,
-        oneshot::Sender<WriteResult<Result<(), super::Held>>>,
-    ),
+    Lock(Lock, oneshot::Sender<WriteResult<Result<(), super::Held>>>),
     /// A store size limit, in pages (tests make a full disk with it).
     MaxPages(u64, oneshot::Sender<WriteResult<()>>),
 }
@@ -132,11 +125,7 @@ impl StoreHandle {
     }
 
     /// Takes the run's lock for this process (`owner` is unique to it).
-    pub async fn lock_run(
-        &self,
-        run: &str,
-        owner: &str,
-    ) -> WriteResult<Result<(), super::Held>> {
+    pub async fn lock_run(&self, run: &str, owner: &str) -> WriteResult<Result<(), super::Held>> {
         self.lock(Lock::Take {
             run: run.into(),
             owner: owner.into(),
@@ -327,8 +316,7 @@ fn handle(store: &mut Store, batch: &mut Batch, cmd: Cmd) {
                     let _ = reply.send(store.create_run(&run, &jobs).map_err(WriteError::from));
                 }
                 Cmd::SetStatus(id, status, reply) => {
-                    let _ =
-                        reply.send(store.set_run_status(&id, status).map_err(WriteError::from));
+                    let _ = reply.send(store.set_run_status(&id, status).map_err(WriteError::from));
                 }
                 Cmd::CachePut(key, c, reply) => {
                     let _ = reply.send(store.cache_put(&key, &c).map_err(WriteError::from));

@@ -14,7 +14,7 @@ pub struct Areas {
 
 /// At or above this width the three panes sit side by side; below it the item list sits above the
 /// detail on the right.
-pub const WIDE: u16 = 140;
+pub(crate) const WIDE: u16 = 140;
 
 impl Areas {
     pub fn new(area: Rect) -> Areas {

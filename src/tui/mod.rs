@@ -10,19 +10,19 @@
 //!   score), results routed back;
 //! - `keymap` (keys by mode), `layout`, `tree`, `widgets`: pieces the screens share.
 
-pub mod app;
+pub(crate) mod app;
 pub mod component;
 pub mod jobs;
 pub mod keymap;
-pub mod layout;
-pub mod pair;
-pub mod popups;
-pub mod screen_id;
+pub(crate) mod layout;
+pub(crate) mod pair;
+pub(crate) mod popups;
+pub(crate) mod screen_id;
 pub mod screens;
 pub mod session;
-pub mod store_worker;
-pub mod tree;
-pub mod widgets;
+pub(crate) mod store_worker;
+pub(crate) mod tree;
+pub(crate) mod widgets;
 
 use std::io;
 use std::time::{Duration, Instant};

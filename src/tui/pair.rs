@@ -15,7 +15,7 @@ use crate::tui::component::{Cmd, Component, Cx, Input, ScreenId};
 use crate::tui::keymap::{Action, Mode};
 use crate::tui::widgets::{highlight, pane, scrollbar};
 
-pub struct PairView {
+pub(crate) struct PairView {
     target: Target,
     sample: SampleRecord,
     pair: Option<PairRecord>,
@@ -26,7 +26,7 @@ pub struct PairView {
 }
 
 impl PairView {
-    pub fn new(target: Target, sample: SampleRecord, pair: Option<PairRecord>) -> PairView {
+    pub(crate) fn new(target: Target, sample: SampleRecord, pair: Option<PairRecord>) -> PairView {
         PairView {
             target,
             sample,
@@ -38,7 +38,7 @@ impl PairView {
     }
 
     /// Whether the quoted phrase of a side is in its text (marked), as far as can be told.
-    pub fn found(&self) -> (bool, bool) {
+    pub(crate) fn found(&self) -> (bool, bool) {
         let a = sanitize(self.target.answer.as_deref().unwrap_or("")).into_owned();
         let b = sanitize(self.sample.text.as_deref().unwrap_or("")).into_owned();
         let q = |q: Option<&String>, text: &str| {
@@ -54,7 +54,7 @@ impl PairView {
 
 /// A case-insensitive, whitespace-tolerant matcher for a quoted phrase (judges re-space and
 /// re-case what they quote). `None` for no quote.
-pub fn quote_regex(q: Option<&str>) -> Option<Regex> {
+pub(crate) fn quote_regex(q: Option<&str>) -> Option<Regex> {
     let q = q?.trim();
     if q.is_empty() {
         return None;

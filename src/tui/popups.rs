@@ -43,19 +43,14 @@ fn scrolling(s: &mut u16, input: Input, closes: &[Action]) -> Vec<Cmd> {
 }
 
 /// The keys of one mode.
-pub struct Help {
+pub(crate) struct Help {
     of: Mode,
     scroll: u16,
 }
 
 impl Help {
-    pub fn new(of: Mode) -> Help {
+    pub(crate) fn new(of: Mode) -> Help {
         Help { of, scroll: 0 }
-    }
-
-    /// The mode whose keys it shows.
-    pub fn of(&self) -> Mode {
-        self.of
     }
 }
 
@@ -148,7 +143,7 @@ impl Component for Help {
 
 /// Every problem found while loading the dataset.
 #[derive(Default)]
-pub struct Problems {
+pub(crate) struct Problems {
     scroll: u16,
 }
 
@@ -213,13 +208,13 @@ impl Component for Problems {
 }
 
 /// The most samples per item the picker offers.
-pub const MAX_SAMPLES: u32 = 20;
+pub(crate) const MAX_SAMPLES: u32 = 20;
 /// Triples a self-detection run from the TUI starts with (six calls or more each; +/- change it).
-pub const SELFCHECK_TRIPLES: usize = 10;
+pub(crate) const SELFCHECK_TRIPLES: usize = 10;
 
 /// What the chosen models will do.
 #[derive(Debug, Clone)]
-pub enum PickFor {
+pub(crate) enum PickFor {
     /// Answer items, `samples` answers each.
     Run { items: Vec<usize> },
     /// Detect contradictions in the models' answers to items, K samples each.
@@ -245,7 +240,7 @@ pub enum PickFor {
 
 /// Choose the models of a run or a detection, and how many answers (samples) each gives per
 /// item (K, for a detection).
-pub struct Picker {
+pub(crate) struct Picker {
     purpose: PickFor,
     chosen: Vec<bool>,
     pub cursor: usize,
@@ -253,11 +248,11 @@ pub struct Picker {
 }
 
 impl Picker {
-    pub fn new(items: Vec<usize>, chosen: Vec<bool>) -> Picker {
+    pub(crate) fn new(items: Vec<usize>, chosen: Vec<bool>) -> Picker {
         Picker::for_purpose(PickFor::Run { items }, chosen)
     }
 
-    pub fn for_purpose(purpose: PickFor, chosen: Vec<bool>) -> Picker {
+    pub(crate) fn for_purpose(purpose: PickFor, chosen: Vec<bool>) -> Picker {
         let samples = match &purpose {
             PickFor::Run { .. } | PickFor::Choose => 1,
             PickFor::Selfcheck { set, .. } => set.triples.len().min(SELFCHECK_TRIPLES) as u32,
@@ -501,13 +496,13 @@ impl Component for Picker {
 /// Choose the judge for judged evaluators among the configured models (`u`): the choice is
 /// remembered in the config and every answer waiting for a judge is scored with it.
 #[derive(Default)]
-pub struct JudgePicker {
+pub(crate) struct JudgePicker {
     pub cursor: usize,
 }
 
 impl JudgePicker {
     /// Starts on the current judge, if it is configured.
-    pub fn new(cx: &Cx) -> JudgePicker {
+    pub(crate) fn new(cx: &Cx) -> JudgePicker {
         JudgePicker {
             cursor: cx
                 .judge
@@ -529,7 +524,7 @@ fn name_column(models: &[crate::provider::ModelConfig]) -> usize {
 }
 
 /// A word on a judge this small: its verdicts are a demo's, not a measurement's.
-pub fn judge_caveat(m: &crate::provider::ModelConfig) -> Option<&'static str> {
+pub(crate) fn judge_caveat(m: &crate::provider::ModelConfig) -> Option<&'static str> {
     (m.provider == crate::provider::config::ProviderKind::Local)
         .then_some("a small embedded model: its verdicts are indicative only")
 }
@@ -625,13 +620,13 @@ impl Component for JudgePicker {
 }
 
 /// The Spearman rank correlation between dimensions over the heatmap's rows (paper Figure 4).
-pub struct Correlation {
+pub(crate) struct Correlation {
     matrix: [[Option<f64>; 4]; 4],
     rows: usize,
 }
 
 impl Correlation {
-    pub fn of(rep: &Report) -> Correlation {
+    pub(crate) fn of(rep: &Report) -> Correlation {
         Correlation {
             matrix: rep.correlations(),
             rows: rep

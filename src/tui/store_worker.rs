@@ -19,21 +19,21 @@ use crate::review::db::ReviewDb;
 use crate::store::Store;
 
 /// What a task works with: connections of the worker's own.
-pub struct StoreCtx {
+pub(crate) struct StoreCtx {
     pub reader: Option<Store>,
     pub review: Option<ReviewDb>,
 }
 
 /// One read or write; the messages it returns go to the component that asked. (Generic over
 /// the message type, so this module needs nothing from the jobs that use it.)
-pub type Task<M> = Box<dyn FnOnce(&mut StoreCtx) -> Vec<M> + Send>;
+pub(crate) type Task<M> = Box<dyn FnOnce(&mut StoreCtx) -> Vec<M> + Send>;
 
 /// A panic in a task becomes this message instead.
-pub trait Failed {
+pub(crate) trait Failed {
     fn failed(why: String) -> Self;
 }
 
-pub struct StoreWorker<M> {
+pub(crate) struct StoreWorker<M> {
     tx: Option<mpsc::Sender<(ScreenId, Task<M>)>>,
     pending: Arc<AtomicUsize>,
     thread: Option<JoinHandle<()>>,
@@ -41,7 +41,7 @@ pub struct StoreWorker<M> {
 
 impl<M: Failed + Send + 'static> StoreWorker<M> {
     /// Starts the worker on `ctx`; each answer is handed to `deliver` with who asked.
-    pub fn start(
+    pub(crate) fn start(
         mut ctx: StoreCtx,
         deliver: impl Fn(ScreenId, M) + Send + 'static,
     ) -> StoreWorker<M> {
@@ -76,7 +76,7 @@ impl<M: Failed + Send + 'static> StoreWorker<M> {
 
     /// Queues `task` for `to`. Without a worker thread (it could not start), the task is
     /// answered with why.
-    pub fn submit(&self, to: ScreenId, task: Task<M>) -> Result<(), String> {
+    pub(crate) fn submit(&self, to: ScreenId, task: Task<M>) -> Result<(), String> {
         let Some(tx) = &self.tx else {
             return Err("the store thread could not start".into());
         };
@@ -88,14 +88,14 @@ impl<M: Failed + Send + 'static> StoreWorker<M> {
     }
 
     /// Tasks asked for and not yet answered.
-    pub fn pending(&self) -> usize {
+    pub(crate) fn pending(&self) -> usize {
         self.pending.load(Ordering::SeqCst)
     }
 }
 
 impl<M> StoreWorker<M> {
     /// Waits for every queued task to finish (on quit: a draft typed last is saved).
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         self.tx = None;
         if let Some(t) = self.thread.take() {
             let _ = t.join();

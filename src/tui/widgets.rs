@@ -12,25 +12,9 @@ use regex::Regex;
 
 use crate::theme::Theme;
 
-/// A screen's bottom line: the notice, if there is one, as a warning on one line (a message may
-/// hold newlines or control characters); otherwise the screen's key hints, muted.
-pub fn status_line(
-    f: &mut Frame,
-    area: Rect,
-    theme: &Theme,
-    notice: Option<&str>,
-    hints: impl FnOnce() -> String,
-) {
-    let line = match notice {
-        Some(n) => Line::styled(crate::text::one_line(n), theme.warning()),
-        None => Line::styled(hints(), theme.muted()),
-    };
-    f.render_widget(Paragraph::new(line), area);
-}
-
 /// Key hints (`"k what  k what  ..."`, pieces two spaces apart) packed onto as few lines of
 /// `width` columns as they need, broken only between pieces: a hint line is never cut.
-pub fn wrap_hints(hints: &str, width: u16) -> Vec<String> {
+pub(crate) fn wrap_hints(hints: &str, width: u16) -> Vec<String> {
     use unicode_width::UnicodeWidthStr;
     let width = (width as usize).max(10);
     let mut lines = Vec::new();
@@ -52,7 +36,7 @@ pub fn wrap_hints(hints: &str, width: u16) -> Vec<String> {
 
 /// How many rows a screen's status needs for `hints` at `width` (a notice takes one; the long
 /// notice box shows the rest of it).
-pub fn status_rows(notice: Option<&str>, hints: &str, width: u16) -> u16 {
+pub(crate) fn status_rows(notice: Option<&str>, hints: &str, width: u16) -> u16 {
     match notice {
         Some(_) => 1,
         None => wrap_hints(hints, width).len() as u16,
@@ -60,7 +44,13 @@ pub fn status_rows(notice: Option<&str>, hints: &str, width: u16) -> u16 {
 }
 
 /// [`status_line`] over as many rows as [`status_rows`] gave: the hints wrapped, never cut.
-pub fn status_lines(f: &mut Frame, area: Rect, theme: &Theme, notice: Option<&str>, hints: &str) {
+pub(crate) fn status_lines(
+    f: &mut Frame,
+    area: Rect,
+    theme: &Theme,
+    notice: Option<&str>,
+    hints: &str,
+) {
     let lines: Vec<Line> = match notice {
         Some(n) => vec![Line::styled(crate::text::one_line(n), theme.warning())],
         None => wrap_hints(hints, area.width)
@@ -74,7 +64,7 @@ pub fn status_lines(f: &mut Frame, area: Rect, theme: &Theme, notice: Option<&st
 /// A notice too long for the status line is never cut silently: the whole of it, wrapped, in a
 /// box just above the status line (up to eight lines; the status line keeps its start). It goes
 /// with the notice, on the next key press.
-pub fn long_notice(f: &mut Frame, area: Rect, theme: &Theme, notice: &str) {
+pub(crate) fn long_notice(f: &mut Frame, area: Rect, theme: &Theme, notice: &str) {
     use ratatui::widgets::{Clear, Wrap};
     use unicode_width::UnicodeWidthStr;
     let text = crate::text::one_line(notice);
@@ -102,7 +92,7 @@ pub fn long_notice(f: &mut Frame, area: Rect, theme: &Theme, notice: &str) {
 }
 
 /// A bordered pane: thick border when focused.
-pub fn pane<'a>(theme: &Theme, title: Line<'a>, focused: bool) -> Block<'a> {
+pub(crate) fn pane<'a>(theme: &Theme, title: Line<'a>, focused: bool) -> Block<'a> {
     Block::default()
         .borders(Borders::ALL)
         .border_type(if focused {
@@ -116,7 +106,7 @@ pub fn pane<'a>(theme: &Theme, title: Line<'a>, focused: bool) -> Block<'a> {
 }
 
 /// The reversed ` prism ` badge that starts every title bar, then `rest`.
-pub fn title_line<'a>(theme: &Theme, rest: Vec<Span<'a>>) -> Line<'a> {
+pub(crate) fn title_line<'a>(theme: &Theme, rest: Vec<Span<'a>>) -> Line<'a> {
     let mut spans = vec![Span::styled(
         " prism ",
         theme.accent().add_modifier(Modifier::REVERSED),
@@ -126,7 +116,7 @@ pub fn title_line<'a>(theme: &Theme, rest: Vec<Span<'a>>) -> Line<'a> {
 }
 
 /// A vertical scrollbar on the right border of `area` when `total` rows do not fit.
-pub fn scrollbar(f: &mut Frame, area: Rect, total: usize, offset: usize, visible: usize) {
+pub(crate) fn scrollbar(f: &mut Frame, area: Rect, total: usize, offset: usize, visible: usize) {
     if total <= visible || area.height < 3 {
         return;
     }
@@ -144,7 +134,12 @@ pub fn scrollbar(f: &mut Frame, area: Rect, total: usize, offset: usize, visible
 }
 
 /// Splits `text` into spans with every match of `re` in `hit` style.
-pub fn highlight(text: &str, re: Option<&Regex>, base: Style, hit: Style) -> Vec<Span<'static>> {
+pub(crate) fn highlight(
+    text: &str,
+    re: Option<&Regex>,
+    base: Style,
+    hit: Style,
+) -> Vec<Span<'static>> {
     let Some(re) = re else {
         return vec![Span::styled(text.to_string(), base)];
     };
@@ -166,12 +161,12 @@ pub fn highlight(text: &str, re: Option<&Regex>, base: Style, hit: Style) -> Vec
 }
 
 /// Cuts `s` to at most `max` terminal columns, marking the cut with `…`.
-pub fn truncate(s: &str, max: usize) -> String {
+pub(crate) fn truncate(s: &str, max: usize) -> String {
     crate::text::truncate(s, max)
 }
 
 /// A centred area of about `w` x `h` inside `area`.
-pub fn popup_area(area: Rect, w: u16, h: u16) -> Rect {
+pub(crate) fn popup_area(area: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(area.width.saturating_sub(2)).max(10.min(area.width));
     let h = h.min(area.height.saturating_sub(2)).max(3.min(area.height));
     Rect::new(
@@ -183,16 +178,16 @@ pub fn popup_area(area: Rect, w: u16, h: u16) -> Rect {
 }
 
 /// The row inside a bordered `rect` that a mouse row falls on, if any.
-pub fn row_in(rect: Rect, row: u16) -> Option<usize> {
+pub(crate) fn row_in(rect: Rect, row: u16) -> Option<usize> {
     (row > rect.y && row + 1 < rect.y + rect.height).then(|| (row - rect.y - 1) as usize)
 }
 
-pub fn clamp_add(v: usize, delta: isize, max: usize) -> usize {
+pub(crate) fn clamp_add(v: usize, delta: isize, max: usize) -> usize {
     (v as isize).saturating_add(delta).clamp(0, max as isize) as usize
 }
 
 /// The offset that keeps `sel` inside a window of `height` rows starting near `offset`.
-pub fn fit(sel: usize, offset: usize, height: usize) -> usize {
+pub(crate) fn fit(sel: usize, offset: usize, height: usize) -> usize {
     if sel < offset {
         sel
     } else if sel >= offset + height {

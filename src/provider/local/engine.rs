@@ -207,7 +207,7 @@ impl Engine {
 }
 
 /// The most sequences one context decodes together.
-pub const MAX_SEQUENCES: usize = 16;
+pub(super) const MAX_SEQUENCES: usize = 16;
 
 fn context_params(context: u32, threads: i32, seqs: usize) -> LlamaContextParams {
     LlamaContextParams::default()

@@ -16,7 +16,7 @@ use super::protocol::{LoadSpec, Reply, Request};
 use super::worker::SUBCOMMAND;
 use crate::provider::{ProviderError, StreamEvent};
 
-pub type EventTx = tmpsc::UnboundedSender<Result<StreamEvent, ProviderError>>;
+pub(super) type EventTx = tmpsc::UnboundedSender<Result<StreamEvent, ProviderError>>;
 
 enum Pending {
     Stream(EventTx),
@@ -66,14 +66,14 @@ impl Shared {
 
 /// What the worker said when it had loaded the model.
 #[derive(Debug, Clone)]
-pub struct Loaded {
+pub(super) struct Loaded {
     pub completion: bool,
     pub template: Option<String>,
     pub identity: String,
 }
 
 /// A live (or lately dead) worker process.
-pub struct Worker {
+pub(super) struct Worker {
     pub pid: u32,
     requests: mpsc::Sender<String>,
     shared: Arc<Shared>,
@@ -93,7 +93,7 @@ const STDERR_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl Worker {
     /// Starts `exe __local-worker ARGS`, loads the model and waits until it is ready.
-    pub fn start(
+    pub(super) fn start(
         exe: &Path,
         args: &[String],
         spec: &LoadSpec,
@@ -217,12 +217,12 @@ impl Worker {
     }
 
     /// Why the worker died, if it did.
-    pub fn death(&self) -> Option<String> {
+    pub(super) fn death(&self) -> Option<String> {
         self.shared.lock().dead.clone()
     }
 
     /// Tokens the worker reported generating, over all its jobs.
-    pub fn generated(&self) -> u64 {
+    pub(super) fn generated(&self) -> u64 {
         self.shared.generated.load(Ordering::Relaxed)
     }
 
@@ -246,7 +246,7 @@ impl Worker {
     }
 
     /// Starts a generation; its events arrive on `tx`. Returns the job's id.
-    pub fn generate(
+    pub(super) fn generate(
         &self,
         req: &crate::provider::ChatRequest,
         tx: EventTx,
@@ -261,7 +261,7 @@ impl Worker {
     }
 
     /// Stops job `id` if it is still running.
-    pub fn cancel(&self, id: u64) {
+    pub(super) fn cancel(&self, id: u64) {
         let was_pending = self.shared.lock().pending.remove(&id).is_some();
         if was_pending {
             self.send(&Request::Cancel { id });
@@ -270,7 +270,10 @@ impl Worker {
 
     /// The prompt text for these messages in the model's style (blocks until the worker
     /// answers).
-    pub fn render(&self, messages: &[crate::provider::Message]) -> Result<String, ProviderError> {
+    pub(super) fn render(
+        &self,
+        messages: &[crate::provider::Message],
+    ) -> Result<String, ProviderError> {
         let (tx, rx) = mpsc::channel();
         let id = self.register(Pending::Render(tx))?;
         self.send(&Request::Render {

@@ -26,7 +26,7 @@ use crate::tui::popups::{PickFor, Picker};
 use crate::tui::widgets::{pane, row_in, scrollbar, status_lines, status_rows, title_line};
 
 /// AutoHall's middle generation temperature: what the TUI runs at (the CLI runs all three).
-pub const TUI_TEMPERATURE: f64 = 0.5;
+pub(super) const TUI_TEMPERATURE: f64 = 0.5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClaimRow {
