@@ -17,7 +17,7 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-use super::{LineReader, MAX_LINE_BYTES, Problem, Source};
+use super::{Problem, Source};
 
 /// A claim's ground truth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -131,84 +131,28 @@ pub fn load(source: &Source, files: &[String], label: &str) -> LoadedClaims {
     let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut labels: BTreeMap<(String, String), (Truth, usize)> = BTreeMap::new();
     for rel in files {
-        let mut nan_lines: Vec<usize> = Vec::new();
         let shown = source.display(rel);
-        let stem = rel
-            .rsplit('/')
-            .next()
-            .unwrap_or(rel)
-            .trim_end_matches(".jsonl")
-            .trim_end_matches(".json")
-            .to_string();
-        let reader = match source.open(rel) {
-            Ok(r) => r,
-            Err(e) => {
-                problems.push(Problem::error(&shown, 0, "-", format!("cannot read: {e}")));
-                continue;
-            }
-        };
-        let mut lines = LineReader::new(reader, MAX_LINE_BYTES);
-        loop {
-            let (n, line) = match lines.next_line() {
-                Ok(Some(x)) => x,
-                Ok(None) => break,
-                Err(e) => {
-                    problems.push(Problem::error(&shown, 0, "-", format!("read error: {e}")));
-                    break;
-                }
-            };
-            let text = match line {
-                super::Line::Text(t) => match std::str::from_utf8(t) {
-                    Ok(t) => t,
-                    Err(_) => {
-                        problems.push(Problem::error(&shown, n, "-", "invalid UTF-8; skipped"));
-                        continue;
-                    }
-                },
-                super::Line::TooLong(len) => {
-                    problems.push(Problem::error(
-                        &shown,
-                        n,
-                        "-",
-                        format!("line of {len} bytes is longer than the limit; skipped"),
-                    ));
-                    continue;
-                }
-            };
-            if text.trim().is_empty() {
-                continue;
-            }
-            let v: Value = match super::python_json::parse(text) {
-                Ok((v, nan)) => {
-                    if nan {
-                        nan_lines.push(n);
-                    }
-                    v
-                }
-                Err(e) => {
-                    problems.push(Problem::error(&shown, n, "-", format!("invalid JSON: {e}")));
-                    continue;
-                }
-            };
+        let stem = super::json_lines::stem(rel);
+        super::json_lines::each_line(source, rel, &mut problems, |n, v, problems| {
             let Some(claim) = CLAIM_FIELDS
                 .iter()
                 .find_map(|k| v.get(*k).and_then(text_of))
             else {
                 problems.push(Problem::error(&shown, n, "claim", "missing"));
-                continue;
+                return;
             };
             let Some((field, raw)) = LABEL_FIELDS
                 .iter()
                 .find_map(|k| v.get(*k).map(|raw| (*k, raw)))
             else {
                 problems.push(Problem::error(&shown, n, "label", "missing"));
-                continue;
+                return;
             };
             let label = match truth_of(raw) {
                 Ok(t) => t,
                 Err(other) => {
                     *skipped.entry(other).or_default() += 1;
-                    continue;
+                    return;
                 }
             };
             let id = ["id", "claim_id"]
@@ -222,7 +166,7 @@ pub fn load(source: &Source, files: &[String], label: &str) -> LoadedClaims {
                     "id",
                     format!("duplicate id {id:?}; skipped"),
                 ));
-                continue;
+                return;
             }
             let topic = v
                 .get("topic")
@@ -265,19 +209,7 @@ pub fn load(source: &Source, files: &[String], label: &str) -> LoadedClaims {
                 source_label,
                 evidence,
             });
-        }
-        if !nan_lines.is_empty() {
-            problems.push(Problem::warning(
-                &shown,
-                nan_lines[0],
-                "-",
-                format!(
-                    "{} line(s) hold a bare NaN or Infinity (as Python's json writes them), read as null: lines {}",
-                    nan_lines.len(),
-                    crate::text::number_list(&nan_lines, 8)
-                ),
-            ));
-        }
+        });
     }
     for (label, n) in &skipped {
         problems.push(Problem::warning(

@@ -6,6 +6,7 @@
 
 pub mod claims;
 mod item;
+mod json_lines;
 mod jsonl;
 pub(crate) mod lines;
 mod problem;

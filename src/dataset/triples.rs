@@ -11,7 +11,7 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-use super::{LineReader, MAX_LINE_BYTES, Problem, Source};
+use super::{Problem, Source};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Triple {
@@ -147,57 +147,8 @@ pub fn load(
     let mut seen = std::collections::HashSet::new();
     for rel in files {
         let shown = source.display(rel);
-        let stem = rel
-            .rsplit('/')
-            .next()
-            .unwrap_or(rel)
-            .trim_end_matches(".jsonl")
-            .to_string();
-        let reader = match source.open(rel) {
-            Ok(r) => r,
-            Err(e) => {
-                problems.push(Problem::error(&shown, 0, "-", format!("cannot read: {e}")));
-                continue;
-            }
-        };
-        let mut lines = LineReader::new(reader, MAX_LINE_BYTES);
-        loop {
-            let (n, line) = match lines.next_line() {
-                Ok(Some(x)) => x,
-                Ok(None) => break,
-                Err(e) => {
-                    problems.push(Problem::error(&shown, 0, "-", format!("read error: {e}")));
-                    break;
-                }
-            };
-            let text = match line {
-                super::Line::Text(t) => match std::str::from_utf8(t) {
-                    Ok(t) => t,
-                    Err(_) => {
-                        problems.push(Problem::error(&shown, n, "-", "invalid UTF-8; skipped"));
-                        continue;
-                    }
-                },
-                super::Line::TooLong(len) => {
-                    problems.push(Problem::error(
-                        &shown,
-                        n,
-                        "-",
-                        format!("line of {len} bytes is longer than the limit; skipped"),
-                    ));
-                    continue;
-                }
-            };
-            if text.trim().is_empty() {
-                continue;
-            }
-            let v: Value = match serde_json::from_str(text) {
-                Ok(v) => v,
-                Err(e) => {
-                    problems.push(Problem::error(&shown, n, "-", format!("invalid JSON: {e}")));
-                    continue;
-                }
-            };
+        let stem = super::json_lines::stem(rel);
+        super::json_lines::each_line(source, rel, &mut problems, |n, v, problems| {
             let t = if v.get("sub_label").is_some() {
                 trex(&v, relations, &stem, n)
             } else {
@@ -207,7 +158,7 @@ pub fn load(
                 Ok(t) => t,
                 Err((field, why)) => {
                     problems.push(Problem::error(&shown, n, field, why));
-                    continue;
+                    return;
                 }
             };
             if !seen.insert(t.id.clone()) {
@@ -217,10 +168,10 @@ pub fn load(
                     "id",
                     format!("duplicate id {:?}; skipped", t.id),
                 ));
-                continue;
+                return;
             }
             triples.push(t);
-        }
+        });
     }
     let mut set = TripleSet {
         label: label.to_string(),
