@@ -260,52 +260,9 @@ pub fn compare(
         let sum: f64 = v.iter().map(|p| if side == 0 { p.1 } else { p.2 }).sum();
         100.0 * sum / v.len() as f64
     };
-    let estimate = |task_s: &dyn Fn(usize, usize) -> f64| -> Estimates {
-        let mut dims = [[0.0f64; 2]; 4];
-        let mut n = [0usize; 4];
-        let mut per_task = Vec::with_capacity(tasks.len());
-        for (ti, (t, _)) in tasks.iter().enumerate() {
-            let (sa, sb) = (task_s(ti, 0), task_s(ti, 1));
-            per_task.push([100.0 - sa, 100.0 - sb]);
-            if let Some(d) = dim_of(t) {
-                dims[d.index()][0] += 100.0 - sa;
-                dims[d.index()][1] += 100.0 - sb;
-                n[d.index()] += 1;
-            }
-        }
-        let dims: [Option<[f64; 2]>; 4] = std::array::from_fn(|i| {
-            (n[i] > 0).then(|| [dims[i][0] / n[i] as f64, dims[i][1] / n[i] as f64])
-        });
-        let h = if dims.iter().all(Option::is_some) {
-            let mut h = [0.0; 2];
-            for d in dims.iter().flatten() {
-                h[0] += d[0] / 4.0;
-                h[1] += d[1] / 4.0;
-            }
-            Some(h)
-        } else {
-            None
-        };
-        Estimates { per_task, dims, h }
-    };
-    let point = estimate(&|ti, side| s(tasks[ti].1, side));
+    let point = estimate(&tasks, &|ti, side| s(tasks[ti].1, side));
 
-    // The bootstrap: every task resampled to its own size, both sides from one draw.
-    let mut rng = SplitMix64(seed);
-    let mut draws: Vec<Estimates> = Vec::with_capacity(resamples);
-    let mut sums = vec![[0.0f64; 2]; tasks.len()];
-    for _ in 0..resamples {
-        for (ti, (_, v)) in tasks.iter().enumerate() {
-            let (mut x, mut y) = (0.0, 0.0);
-            for _ in 0..v.len() {
-                let p = &v[rng.below(v.len())];
-                x += p.1;
-                y += p.2;
-            }
-            sums[ti] = [100.0 * x / v.len() as f64, 100.0 * y / v.len() as f64];
-        }
-        draws.push(estimate(&|ti, side| sums[ti][side]));
-    }
+    let draws = bootstrap(&tasks, resamples, seed);
     let interval = |f: &dyn Fn(&Estimates) -> Option<f64>| -> Option<(f64, f64)> {
         let mut d: Vec<f64> = draws.iter().filter_map(f).collect();
         if d.is_empty() {
@@ -375,7 +332,78 @@ pub fn compare(
             mcnemar: mcnemar_over(&mut v.iter()),
         });
     }
-    let mut flips: Vec<Flip> = all()
+    let flips = flips_of(&tasks);
+    Comparison {
+        a: a.0.to_string(),
+        b: b.0.to_string(),
+        paired: all().count(),
+        unpaired,
+        resamples,
+        seed,
+        rows,
+        flips,
+    }
+}
+
+/// The rates of each side from a per-task S (`task_s(task, side)`, in percent): per task, per
+/// dimension, and the H-Score when every dimension has tasks.
+fn estimate(tasks: &[(&String, &Vec<Pair>)], task_s: &dyn Fn(usize, usize) -> f64) -> Estimates {
+    let dim_of = |t: &str| super::metrics::dimension_of(t);
+    let mut dims = [[0.0f64; 2]; 4];
+    let mut n = [0usize; 4];
+    let mut per_task = Vec::with_capacity(tasks.len());
+    for (ti, (t, _)) in tasks.iter().enumerate() {
+        let (sa, sb) = (task_s(ti, 0), task_s(ti, 1));
+        per_task.push([100.0 - sa, 100.0 - sb]);
+        if let Some(d) = dim_of(t) {
+            dims[d.index()][0] += 100.0 - sa;
+            dims[d.index()][1] += 100.0 - sb;
+            n[d.index()] += 1;
+        }
+    }
+    let dims: [Option<[f64; 2]>; 4] = std::array::from_fn(|i| {
+        (n[i] > 0).then(|| [dims[i][0] / n[i] as f64, dims[i][1] / n[i] as f64])
+    });
+    let h = if dims.iter().all(Option::is_some) {
+        let mut h = [0.0; 2];
+        for d in dims.iter().flatten() {
+            h[0] += d[0] / 4.0;
+            h[1] += d[1] / 4.0;
+        }
+        Some(h)
+    } else {
+        None
+    };
+    Estimates { per_task, dims, h }
+}
+
+/// The bootstrap: every task resampled to its own size, both sides from one draw, `resamples`
+/// times from `seed`.
+fn bootstrap(tasks: &[(&String, &Vec<Pair>)], resamples: usize, seed: u64) -> Vec<Estimates> {
+    let mut rng = SplitMix64(seed);
+    let mut draws: Vec<Estimates> = Vec::with_capacity(resamples);
+    let mut sums = vec![[0.0f64; 2]; tasks.len()];
+    for _ in 0..resamples {
+        for (ti, (_, v)) in tasks.iter().enumerate() {
+            let (mut x, mut y) = (0.0, 0.0);
+            for _ in 0..v.len() {
+                let p = &v[rng.below(v.len())];
+                x += p.1;
+                y += p.2;
+            }
+            sums[ti] = [100.0 * x / v.len() as f64, 100.0 * y / v.len() as f64];
+        }
+        draws.push(estimate(tasks, &|ti, side| sums[ti][side]));
+    }
+    draws
+}
+
+/// The items whose verdict differs between the sides: fixed first, then broken, each in item
+/// order.
+fn flips_of(tasks: &[(&String, &Vec<Pair>)]) -> Vec<Flip> {
+    let mut flips: Vec<Flip> = tasks
+        .iter()
+        .flat_map(|(_, v)| v.iter())
         .filter(|p| (p.1 >= 0.5) != (p.2 >= 0.5))
         .map(|p| Flip {
             item_id: p.0.clone(),
@@ -389,18 +417,8 @@ pub fn compare(
             fixed: p.2 >= 0.5,
         })
         .collect();
-    // Fixed first, then broken; each in item order.
     flips.sort_by(|x, y| y.fixed.cmp(&x.fixed).then(x.item_id.cmp(&y.item_id)));
-    Comparison {
-        a: a.0.to_string(),
-        b: b.0.to_string(),
-        paired: all().count(),
-        unpaired,
-        resamples,
-        seed,
-        rows,
-        flips,
-    }
+    flips
 }
 
 /// The bootstrap's generator: SplitMix64 (Steele, Lea and Flood 2014), written out here so an
