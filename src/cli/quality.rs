@@ -41,7 +41,7 @@ pub struct QualityArgs {
     #[arg(long)]
     pub again: bool,
     /// Reviewers who must agree for a human decision to count in the sweep.
-    #[arg(long, default_value_t = crate::tui::screens::REVIEW_MIN_REVIEWERS)]
+    #[arg(long, default_value_t = crate::review::MIN_REVIEWERS)]
     pub min_reviewers: usize,
     #[arg(long)]
     pub models_file: Option<PathBuf>,
@@ -168,10 +168,26 @@ pub(crate) fn quality(
         }
     );
 
-    // The report covers every stored score of this model on the selected items.
+    report(&args, &cfg.name, &ds, &items, &store)?;
+    Ok(if failed > 0 || cancel.is_cancelled() {
+        2
+    } else {
+        0
+    })
+}
+
+/// The report over every stored score of `name` on the selected items: the rejection recall
+/// against the panel's decisions at each threshold (JSON with `--json`).
+fn report(
+    args: &QualityArgs,
+    name: &str,
+    ds: &crate::dataset::Dataset,
+    items: &[usize],
+    store: &crate::review::db::ReviewDb,
+) -> anyhow::Result<()> {
     let wanted: std::collections::HashSet<&str> = items.iter().map(|&i| &*ds.items[i].id).collect();
     let records: Vec<QualityRecord> = store
-        .quality(Some(&cfg.name))?
+        .quality(Some(name))?
         .into_iter()
         .filter(|q| wanted.contains(q.item_id.as_str()))
         .collect();
@@ -190,7 +206,7 @@ pub(crate) fn quality(
         println!(
             "{}",
             serde_json::json!({
-                "model": cfg.name, "threshold": args.threshold, "items": records.len(),
+                "model": name, "threshold": args.threshold, "items": records.len(),
                 "scored": records.iter().filter(|r| r.scores.is_some()).count(),
                 "kept": at.as_ref().map(|r| r.kept), "filtered": at.as_ref().map(|r| r.filtered),
                 "human_removed": removed.len(), "human_retained": retained.len(),
@@ -200,20 +216,10 @@ pub(crate) fn quality(
     } else {
         print!(
             "{}",
-            crate::text::sanitize(&table(
-                &cfg.name,
-                args.threshold,
-                &records,
-                &rows,
-                removed.len()
-            ))
+            crate::text::sanitize(&table(name, args.threshold, &records, &rows, removed.len()))
         );
     }
-    Ok(if failed > 0 || cancel.is_cancelled() {
-        2
-    } else {
-        0
-    })
+    Ok(())
 }
 
 async fn score_item(

@@ -52,7 +52,7 @@ pub enum ReviewCommand {
         #[arg(long)]
         db: Option<PathBuf>,
         /// Reviewers who must agree for a round to converge.
-        #[arg(long, default_value_t = crate::tui::screens::REVIEW_MIN_REVIEWERS)]
+        #[arg(long, default_value_t = crate::review::MIN_REVIEWERS)]
         min_reviewers: usize,
     },
     /// Convergence per round, decisions per reviewer, and agreement (observed, Cohen's kappa
@@ -62,7 +62,7 @@ pub enum ReviewCommand {
         #[arg(long)]
         db: Option<PathBuf>,
         /// Reviewers who must agree for a round to converge.
-        #[arg(long, default_value_t = crate::tui::screens::REVIEW_MIN_REVIEWERS)]
+        #[arg(long, default_value_t = crate::review::MIN_REVIEWERS)]
         min_reviewers: usize,
         /// One JSON object instead of the table.
         #[arg(long)]

@@ -27,6 +27,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::taxonomy::Dimension;
 
+/// Reviewers whose latest decisions in a round must agree for it to converge (PRISM's panels
+/// review each item at least twice), unless a command is told otherwise (`--min-reviewers`).
+pub const MIN_REVIEWERS: usize = 2;
+
 /// How far before the last decision seen a refresh reads again: a concurrent writer's
 /// transaction can commit a lower sequence number after a higher one became visible.
 pub const REFRESH_LOOKBACK: i64 = 256;

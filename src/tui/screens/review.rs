@@ -26,8 +26,8 @@ use crate::tui::jobs::{JobRequest, Msg};
 use crate::tui::keymap::{Action, Mode};
 use crate::tui::widgets::{pane, title_line, truncate};
 
-/// A round converges when this many reviewers agree (PRISM's panels had two or more per item).
-pub const MIN_REVIEWERS: usize = 2;
+/// A round converges when this many reviewers agree (the review rule, not the screen's).
+pub use crate::review::MIN_REVIEWERS;
 
 /// The scoring form's decision row (after the three criteria).
 pub const DECISION_ROW: usize = 3;
