@@ -169,8 +169,20 @@ pub fn html(rep: &Report, theme: &Theme) -> String {
         s,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>prism report</title><style>{STYLE}</style></head><body>\n<h1>prism report</h1>\n<p>Hallucination rates in % (lower is better) per PRISM dimension, and the H-Score (their mean). <code>*</code> marks a partial rate (not every task of the dimension scored); <i>(ref)</i> rows are published figures.</p>\n"
     );
-    // Metadata.
-    let m = &rep.meta;
+    meta_table(&mut s, &rep.meta);
+    s.push_str("<h2>Heatmap</h2>\n");
+    s.push_str(&svg_heatmap(theme, rep));
+
+    categories_table(&mut s, rep, theme);
+    subtasks_table(&mut s, rep, theme);
+    spearman_table(&mut s, rep);
+    worst_subtasks(&mut s, rep);
+    s.push_str("\n</body></html>\n");
+    s
+}
+
+/// The run the report comes from: ids, dataset, date, judges, settings, models.
+fn meta_table(s: &mut String, m: &crate::report::Meta) {
     s.push_str("<h2>Run</h2><table class=\"meta\">");
     let mut meta_row = |k: &str, v: &str| {
         let _ = write!(s, "<tr><th class=\"name\">{k}</th><td>{}</td></tr>", esc(v));
@@ -205,11 +217,10 @@ pub fn html(rep: &Report, theme: &Theme) -> String {
     }
     meta_row("prism", &m.prism_version);
     s.push_str("</table>\n");
+}
 
-    s.push_str("<h2>Heatmap</h2>\n");
-    s.push_str(&svg_heatmap(theme, rep));
-
-    // Categories.
+/// Per model, the rate of each of the 15 categories (published rows have none).
+fn categories_table(s: &mut String, rep: &Report, theme: &Theme) {
     s.push_str("\n<h2>Categories</h2><div class=\"scroll\"><table id=\"categories\"><tr><th class=\"name\">model</th>");
     for c in CATEGORIES.iter() {
         let _ = write!(
@@ -233,8 +244,10 @@ pub fn html(rep: &Report, theme: &Theme) -> String {
         s.push_str("</tr>");
     }
     s.push_str("</table></div>\n");
+}
 
-    // Sub-tasks: one row per task, one column per model.
+/// Sub-tasks: one row per task, one column per model.
+fn subtasks_table(s: &mut String, rep: &Report, theme: &Theme) {
     let with_tasks: Vec<usize> = (0..rep.rows.len())
         .filter(|&i| !rep.rows[i].task_scores.is_empty())
         .collect();
@@ -253,8 +266,10 @@ pub fn html(rep: &Report, theme: &Theme) -> String {
         }
         s.push_str("</table></div>\n");
     }
+}
 
-    // Spearman.
+/// Spearman correlation between the dimensions, and why a cell is empty.
+fn spearman_table(s: &mut String, rep: &Report) {
     let corr = rep.correlations();
     s.push_str("<h2>Rank correlation between dimensions</h2><p>Spearman correlation of the models' rankings (rows with complete rates).</p><table id=\"spearman\"><tr><th></th>");
     for d in Dimension::ALL {
@@ -296,8 +311,10 @@ pub fn html(rep: &Report, theme: &Theme) -> String {
             complete.join(", ")
         );
     }
+}
 
-    // Worst sub-tasks.
+/// Each model's worst sub-tasks, with an example answer.
+fn worst_subtasks(s: &mut String, rep: &Report) {
     if rep.rows.iter().any(|r| !r.worst.is_empty()) {
         s.push_str("<h2>Worst sub-tasks</h2>");
         for r in rep.rows.iter().filter(|r| !r.worst.is_empty()) {
@@ -320,6 +337,4 @@ pub fn html(rep: &Report, theme: &Theme) -> String {
             s.push_str("</ol>");
         }
     }
-    s.push_str("\n</body></html>\n");
-    s
 }
