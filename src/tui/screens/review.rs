@@ -841,6 +841,38 @@ impl Review {
         }
         // The stored answers go before the long prompt ("as the model sees it"), so they are
         // in view without scrolling past it.
+        let ans = self.answer_lines(cx, item);
+        let prompt_at = lines
+            .iter()
+            .position(|l| {
+                l.spans
+                    .first()
+                    .is_some_and(|s| s.content.starts_with("── as the model sees it"))
+            })
+            .unwrap_or(lines.len());
+        // Before the blank line that opens the prompt's section, so one blank line parts them.
+        let prompt_at = if prompt_at > 0 && lines[prompt_at - 1].width() == 0 {
+            prompt_at - 1
+        } else {
+            prompt_at
+        };
+        lines.splice(prompt_at..prompt_at, ans);
+        // Decisions so far come right after why the item is here: they are what a disputed
+        // item is about. (The long prompt follows.)
+        lines.splice(top..top, self.decision_lines(cx, item));
+        f.render_widget(
+            Paragraph::new(lines)
+                .wrap(Wrap { trim: false })
+                .scroll((self.scroll, 0)),
+            inner,
+        );
+    }
+
+    /// The item's stored answers, each with its verdict (and the rule's, where it differs) and
+    /// the start of its text.
+    fn answer_lines(&self, cx: &Cx, item: &crate::dataset::Item) -> Vec<Line<'static>> {
+        let t = cx.theme;
+        let head = |s: &str| Line::styled(s.to_string(), t.accent().add_modifier(Modifier::BOLD));
         let mut ans: Vec<Line> = Vec::new();
         let blind = self.data.as_ref().is_some_and(|d| d.blind);
         ans.push(Line::default());
@@ -891,23 +923,13 @@ impl Review {
             let text = r.text.as_deref().or(r.error.as_deref()).unwrap_or("");
             ans.push(Line::styled(truncate(&one_line(text), 400), t.base()));
         }
-        let prompt_at = lines
-            .iter()
-            .position(|l| {
-                l.spans
-                    .first()
-                    .is_some_and(|s| s.content.starts_with("── as the model sees it"))
-            })
-            .unwrap_or(lines.len());
-        // Before the blank line that opens the prompt's section, so one blank line parts them.
-        let prompt_at = if prompt_at > 0 && lines[prompt_at - 1].width() == 0 {
-            prompt_at - 1
-        } else {
-            prompt_at
-        };
-        lines.splice(prompt_at..prompt_at, ans);
-        // Decisions so far come right after why the item is here: they are what a disputed
-        // item is about. (The long prompt follows.)
+        ans
+    }
+
+    /// The decisions so far on the item, oldest first, and a blank line after them.
+    fn decision_lines(&self, cx: &Cx, item: &crate::dataset::Item) -> Vec<Line<'static>> {
+        let t = cx.theme;
+        let head = |s: &str| Line::styled(s.to_string(), t.accent().add_modifier(Modifier::BOLD));
         if let Some(d) = &self.data {
             let hist: Vec<&ReviewRecord> = d
                 .decisions
@@ -942,14 +964,10 @@ impl Review {
             if !hl.is_empty() {
                 hl.push(Line::default());
             }
-            lines.splice(top..top, hl);
+            hl
+        } else {
+            Vec::new()
         }
-        f.render_widget(
-            Paragraph::new(lines)
-                .wrap(Wrap { trim: false })
-                .scroll((self.scroll, 0)),
-            inner,
-        );
     }
 
     fn draw_form(&self, cx: &Cx, f: &mut Frame, area: Rect) {
