@@ -242,25 +242,14 @@ fn claims_plan(args: &AutohallArgs, dirs: &Dirs) -> anyhow::Result<Plan> {
     if args.temperature.is_empty() || args.temperature.iter().any(|t| !(0.0..=2.0).contains(t)) {
         bail!("--temperature: each value must be between 0 and 2");
     }
-    let (loaded, dataset_ref) = match &args.dataset {
-        Some(p) => (
-            crate::dataset::claims::load_path(p)?,
-            std::fs::canonicalize(p)
-                .unwrap_or_else(|_| p.clone())
-                .display()
-                .to_string(),
-        ),
-        None => (
-            crate::dataset::claims::sample_claims(),
-            "<sample-claims>".to_string(),
-        ),
-    };
-    let errors = loaded.problems.iter().filter(|p| p.is_error()).count();
-    if errors > 0 {
-        crate::warn!(
-            "warning: {errors} problem(s) in the claims; those lines are skipped (see prism validate)"
-        );
-    }
+    let (loaded, dataset_ref) = super::filter::side_set(
+        args.dataset.as_deref(),
+        |p| Ok(crate::dataset::claims::load_path(p)?),
+        crate::dataset::claims::sample_claims,
+        "<sample-claims>",
+        |l| l.problems.iter().filter(|p| p.is_error()).count(),
+        "claims",
+    )?;
     let mut set = loaded.set;
     if let Some(f) = Filter::new(args.filter.as_deref(), |p| set.by_id(p).is_some())? {
         set.claims.retain(|cl| f.keeps(&cl.id, &cl.topic));

@@ -139,25 +139,14 @@ fn new_task(
         Some(p) => crate::dataset::triples::load_relations(p).map_err(anyhow::Error::msg)?,
         None => Default::default(),
     };
-    let (loaded, dataset_ref) = match &args.dataset {
-        Some(p) => (
-            crate::dataset::triples::load_path(p, &relations)?,
-            std::fs::canonicalize(p)
-                .unwrap_or_else(|_| p.clone())
-                .display()
-                .to_string(),
-        ),
-        None => (
-            crate::dataset::triples::sample_triples(),
-            "<sample-triples>".to_string(),
-        ),
-    };
-    let errors = loaded.problems.iter().filter(|p| p.is_error()).count();
-    if errors > 0 {
-        crate::warn!(
-            "warning: {errors} problem(s) in the triples; those lines are skipped (see prism validate)"
-        );
-    }
+    let (loaded, dataset_ref) = super::filter::side_set(
+        args.dataset.as_deref(),
+        |p| Ok(crate::dataset::triples::load_path(p, &relations)?),
+        crate::dataset::triples::sample_triples,
+        "<sample-triples>",
+        |l| l.problems.iter().filter(|p| p.is_error()).count(),
+        "triples",
+    )?;
     let mut set = loaded.set;
     let pool = set.triples.clone();
     if let Some(f) = Filter::new(args.filter.as_deref(), |p| set.by_id(p).is_some())? {

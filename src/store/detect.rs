@@ -442,36 +442,16 @@ impl Store {
 
     /// Detection runs, newest first.
     pub fn detect_runs(&self) -> Result<Vec<DetectRun>> {
-        let mut st = self.conn.prepare(
-            "SELECT id, created_at, kind, dataset, config, status FROM detect_runs
-             ORDER BY created_at DESC, id DESC",
-        )?;
-        let rows = st
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, String>(5)?,
-                ))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        rows.into_iter()
-            .map(|(id, created_at, kind, dataset, config, status)| {
+        self.lane_runs("detect_runs", Some("kind"))?
+            .into_iter()
+            .map(|r| {
                 Ok(DetectRun {
-                    config: serde_json::from_str(&config).map_err(|source| {
-                        StoreError::RunConfig {
-                            run: id.clone(),
-                            source,
-                        }
-                    })?,
-                    kind: DetectKind::parse(&kind)?,
-                    status: RunStatus::parse(&status)?,
-                    id,
-                    created_at,
-                    dataset,
+                    kind: DetectKind::parse(&r.extra)?,
+                    id: r.id,
+                    created_at: r.created_at,
+                    dataset: r.dataset,
+                    config: r.config,
+                    status: r.status,
                 })
             })
             .collect()

@@ -486,6 +486,62 @@ impl Store {
     }
 }
 
+/// A row of a lane's run table (detection runs, self-detection runs): the columns they share,
+/// read the one way, the config parsed (an unreadable one names its run) and the status checked.
+pub(crate) struct LaneRun<C> {
+    pub(crate) id: String,
+    pub(crate) created_at: i64,
+    pub(crate) dataset: String,
+    pub(crate) config: C,
+    pub(crate) status: RunStatus,
+    /// The table's own column named in [`Store::lane_runs`], if any (a detection's kind).
+    pub(crate) extra: String,
+}
+
+impl Store {
+    /// Every run of `table`, newest first; `extra`: one more text column to read.
+    pub(crate) fn lane_runs<C: serde::de::DeserializeOwned>(
+        &self,
+        table: &str,
+        extra: Option<&str>,
+    ) -> Result<Vec<LaneRun<C>>> {
+        let mut st = self.conn.prepare(&format!(
+            "SELECT id, created_at, dataset, config, status, {} FROM {table}
+             ORDER BY created_at DESC, id DESC",
+            extra.unwrap_or("''")
+        ))?;
+        let rows = st
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        rows.into_iter()
+            .map(|(id, created_at, dataset, config, status, extra)| {
+                Ok(LaneRun {
+                    config: serde_json::from_str(&config).map_err(|source| {
+                        StoreError::RunConfig {
+                            run: id.clone(),
+                            source,
+                        }
+                    })?,
+                    status: RunStatus::parse(&status)?,
+                    id,
+                    created_at,
+                    dataset,
+                    extra,
+                })
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

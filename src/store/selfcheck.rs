@@ -258,37 +258,17 @@ impl Store {
 
     /// Self-detection runs, newest first.
     pub fn selfcheck_runs(&self) -> Result<Vec<SelfcheckRun>> {
-        let mut st = self.conn.prepare(
-            "SELECT id, created_at, dataset, config, status FROM selfcheck_runs
-             ORDER BY created_at DESC, id DESC",
-        )?;
-        let rows = st
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, String>(4)?,
-                ))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        rows.into_iter()
-            .map(|(id, created_at, dataset, config, status)| {
-                Ok(SelfcheckRun {
-                    config: serde_json::from_str(&config).map_err(|source| {
-                        StoreError::RunConfig {
-                            run: id.clone(),
-                            source,
-                        }
-                    })?,
-                    status: RunStatus::parse(&status)?,
-                    id,
-                    created_at,
-                    dataset,
-                })
+        Ok(self
+            .lane_runs("selfcheck_runs", None)?
+            .into_iter()
+            .map(|r| SelfcheckRun {
+                id: r.id,
+                created_at: r.created_at,
+                dataset: r.dataset,
+                config: r.config,
+                status: r.status,
             })
-            .collect()
+            .collect())
     }
 
     pub fn selfcheck_run(&self, id: &str) -> Result<Option<SelfcheckRun>> {
