@@ -101,3 +101,21 @@ pub(crate) fn finished(
     serde_json::json!({"event": "finished", id_key: s.run_id, "done": s.done, "failed": s.failed,
            "cache_hits": s.cache_hits, "cancelled": s.cancelled})
 }
+
+/// A lane command's exit code: 130 interrupted (the `--resume` command that finishes it is
+/// said), 2 some calls failed, 0 all done.
+pub(crate) fn exit_code(
+    s: &DetectSummary,
+    command: &str,
+    run_id: &str,
+    db: &std::path::Path,
+) -> i32 {
+    if s.cancelled > 0 {
+        crate::warn!(
+            "interrupted; finish it with: prism {command} --resume {run_id} --db {}",
+            db.display()
+        );
+        return 130;
+    }
+    if s.failed > 0 { 2 } else { 0 }
+}

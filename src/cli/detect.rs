@@ -382,15 +382,7 @@ fn drive(
     if !json_mode {
         crate::say!("{}", run.id);
     }
-    if summary.cancelled > 0 {
-        crate::warn!(
-            "interrupted; finish it with: prism {command} --resume {} --db {}",
-            run.id,
-            db.display()
-        );
-        return Ok(130);
-    }
-    Ok(if summary.failed > 0 { 2 } else { 0 })
+    Ok(super::background::exit_code(&summary, command, &run.id, db))
 }
 
 fn pct(v: Option<f64>) -> String {

@@ -227,15 +227,12 @@ pub(crate) fn selfcheck(
         eprint!("{}", crate::text::sanitize(&table(&rows)));
         crate::say!("{}", run.id);
     }
-    if summary.cancelled > 0 {
-        crate::warn!(
-            "interrupted; finish it with: prism selfcheck --resume {} --db {}",
-            run.id,
-            db.display()
-        );
-        return Ok(130);
-    }
-    Ok(if summary.failed > 0 { 2 } else { 0 })
+    Ok(super::background::exit_code(
+        &summary,
+        "selfcheck",
+        &run.id,
+        &db,
+    ))
 }
 
 fn pct(v: Option<f64>) -> String {
