@@ -17,7 +17,12 @@ fn main() {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             prism::warn!("prism: {e:#}");
-            std::process::exit(1);
+            // A run another prism holds, or a store that could not be written: the same
+            // command can simply be run again later (EX_TEMPFAIL, which batch scripts retry).
+            let temporary = e
+                .downcast_ref::<prism::engine::harness::RunError>()
+                .is_some_and(|r| r.is_temporary());
+            std::process::exit(if temporary { 75 } else { 1 });
         }
     }
 }

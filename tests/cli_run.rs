@@ -453,12 +453,13 @@ fn a_run_is_resumed_by_one_process_at_a_time() {
     reader.read_line(&mut line).unwrap();
     let started: serde_json::Value = serde_json::from_str(&line).unwrap();
     let run_id = started["run_id"].as_str().unwrap().to_string();
-    // While it runs, a resume of the same run is refused, naming the holder.
+    // While it runs, a resume of the same run is refused, naming the holder, with the exit
+    // code that says "run it again later" (75, EX_TEMPFAIL), not "fix something" (1).
     let out = env
         .prism()
         .args(["run", "--resume", &run_id, "--json"])
         .assert()
-        .code(1);
+        .code(75);
     let err = stderr(&out);
     assert!(
         err.contains("is being run by another prism")

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::mock;
-use prism::engine::harness::{self, Counts, RunTable, Spec};
+use prism::engine::harness::{self, Counts, RunError, RunTable, Spec};
 use prism::engine::{Caller, http_backends};
 use prism::provider::{ChatRequest, Message, ModelConfig, ModelsFile, Params};
 use prism::store::{RunStatus, Store, StoreHandle};
@@ -59,7 +59,7 @@ async fn ask_all(
     caller: Arc<Caller>,
     table: Arc<Mutex<Vec<(String, String)>>>,
     cancel: &CancellationToken,
-) -> anyhow::Result<Counts> {
+) -> Result<Counts, RunError> {
     let spec = Spec {
         run_id,
         calls: questions.len(),
@@ -192,8 +192,13 @@ async fn the_harness_locks_cancels_and_counts_a_new_lane() {
         &CancellationToken::new(),
     )
     .await
-    .unwrap_err()
-    .to_string();
+    .unwrap_err();
+    // Typed, with what to do: wait and run it again (not a config to fix).
+    assert!(
+        matches!(e, RunError::Locked { .. }) && e.is_temporary(),
+        "{e:?}"
+    );
+    let e = e.to_string();
     assert!(
         e.contains("ask run ask-held is being run by another prism (pid "),
         "{e}"

@@ -9,8 +9,9 @@ use tokio_util::sync::CancellationToken;
 use crate::detect::run::DetectSummary;
 
 /// An engine task: the run's summary, or why it could not start.
-pub(crate) type Task =
-    std::pin::Pin<Box<dyn Future<Output = anyhow::Result<DetectSummary>> + Send>>;
+pub(crate) type Task = std::pin::Pin<
+    Box<dyn Future<Output = Result<DetectSummary, crate::engine::harness::RunError>> + Send>,
+>;
 
 /// Runs `task` with `printer` beside it; returns the summary and the printer's failure lines.
 pub(crate) fn run_with_printer<P>(
@@ -29,7 +30,8 @@ where
         let printer = tokio::spawn(printer);
         let result = task.await;
         let failures = printer.await.unwrap_or_default();
-        result.map(|s| (s, failures))
+        // Kept typed inside the error: `main` reads whether it is worth running again.
+        result.map(|s| (s, failures)).map_err(anyhow::Error::from)
     })
 }
 

@@ -352,7 +352,7 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
         let cancel2 = cancel.clone();
         (
             Box::pin(async move {
-                engine::resume(
+                Ok(engine::resume(
                     &run,
                     models,
                     ds,
@@ -368,7 +368,7 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
                     tx,
                     cancel2,
                 )
-                .await
+                .await?)
             }),
             n,
         )
@@ -401,7 +401,7 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
         spec.score = scoring(&args, dirs, &factory, &handle, spec.use_cache)?;
         let cancel2 = cancel.clone();
         (
-            Box::pin(async move { engine::run(spec, handle, factory, tx, cancel2).await }),
+            Box::pin(async move { Ok(engine::run(spec, handle, factory, tx, cancel2).await?) }),
             n,
         )
     };

@@ -310,7 +310,7 @@ impl Plan {
         factory: BackendFactory,
         events: mpsc::UnboundedSender<DetectEvent>,
         cancel: CancellationToken,
-    ) -> anyhow::Result<DetectSummary> {
+    ) -> Result<DetectSummary, crate::engine::harness::RunError> {
         let Plan {
             run,
             stored,
@@ -344,10 +344,9 @@ impl Plan {
                     run: run.id.clone(),
                     target,
                 };
-                store
-                    .detect(add)
-                    .await
-                    .map_err(|e| anyhow::anyhow!("saving the new round: {e}"))?;
+                store.detect(add).await.map_err(|e| {
+                    crate::engine::harness::RunError::store("saving the new round", e)
+                })?;
                 super::run::resume(
                     run,
                     stored,

@@ -169,16 +169,17 @@ pub async fn start(
     factory: BackendFactory,
     events: mpsc::UnboundedSender<DetectEvent>,
     cancel: CancellationToken,
-) -> anyhow::Result<DetectSummary> {
+) -> Result<DetectSummary, crate::engine::harness::RunError> {
     // Backends first: a missing key fails before anything is recorded.
-    let callers = Callers::new(&models, judge.as_ref(), &factory, &store, &opts, &cancel)?;
+    let callers = Callers::new(&models, judge.as_ref(), &factory, &store, &opts, &cancel)
+        .map_err(crate::engine::harness::RunError::config)?;
     store
         .detect(DetectWrite::CreateRun(
             Box::new(run.clone()),
             targets.clone(),
         ))
         .await
-        .map_err(|e| anyhow::anyhow!("recording the detection run: {e}"))?;
+        .map_err(|e| crate::engine::harness::RunError::store("recording the detection run", e))?;
     let stored = Stored {
         targets,
         ..Stored::default()
@@ -200,8 +201,9 @@ pub async fn resume(
     factory: BackendFactory,
     events: mpsc::UnboundedSender<DetectEvent>,
     cancel: CancellationToken,
-) -> anyhow::Result<DetectSummary> {
-    let callers = Callers::new(&models, judge.as_ref(), &factory, &store, &opts, &cancel)?;
+) -> Result<DetectSummary, crate::engine::harness::RunError> {
+    let callers = Callers::new(&models, judge.as_ref(), &factory, &store, &opts, &cancel)
+        .map_err(crate::engine::harness::RunError::config)?;
     execute(run, stored, only, callers, opts, store, events, cancel).await
 }
 
@@ -303,7 +305,7 @@ async fn execute(
     store: StoreHandle,
     events: mpsc::UnboundedSender<DetectEvent>,
     cancel: CancellationToken,
-) -> anyhow::Result<DetectSummary> {
+) -> Result<DetectSummary, crate::engine::harness::RunError> {
     let k = run.config.k.max(1);
     let todos = plan(&stored, only.as_deref());
     let targets = Arc::new(stored.targets.clone());

@@ -18,6 +18,62 @@ use super::hold::{Holder, StoreState};
 use super::lease::Lease;
 use crate::store::{RunStatus, StoreHandle};
 
+/// Why a lane's run did not start or did not finish, with what to do about it: the policy a
+/// front-end acts on (as [`crate::provider::ProviderError`] carries the retry policy of a call).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The run cannot be set up as it is (a missing API key, a model or item that is not
+    /// there): nothing was asked; fix the config or the arguments and start again.
+    #[error("{0}")]
+    Config(String),
+    /// Another live prism holds the run's lock (it is running there): wait, then resume.
+    #[error(
+        "{what} {run} is being run by another prism (pid {pid}, seen {age} s ago); wait for it \
+         to finish, or resume after it stops (a lock not refreshed for {stale} s is taken over)",
+        stale = crate::store::STALE_AFTER_SECS
+    )]
+    Locked {
+        what: &'static str,
+        run: String,
+        pid: i64,
+        age: i64,
+    },
+    /// The lock was taken over while this process was stalled: it stopped, the other one
+    /// finishes the run.
+    #[error(
+        "{what} {run} was taken over by another prism while this one was stalled (its lock was \
+         not refreshed for {stale} s); this process stopped, and the other one finishes the run",
+        stale = crate::store::STALE_AFTER_SECS
+    )]
+    TakenOver { what: &'static str, run: String },
+    /// The store could not record what the run needs before its calls (the run, its lock):
+    /// nothing was asked; try again when the store can be written.
+    #[error("{doing}: {source}")]
+    Store {
+        doing: String,
+        source: crate::store::WriteError,
+    },
+}
+
+impl RunError {
+    /// Whether the same command can simply be run again later (another process holds the
+    /// run, or the store could not be written), as opposed to a config to fix.
+    pub fn is_temporary(&self) -> bool {
+        matches!(self, RunError::Locked { .. } | RunError::Store { .. })
+    }
+
+    pub(crate) fn config(e: impl std::fmt::Display) -> RunError {
+        RunError::Config(e.to_string())
+    }
+
+    pub(crate) fn store(doing: impl Into<String>, source: crate::store::WriteError) -> RunError {
+        RunError::Store {
+            doing: doing.into(),
+            source,
+        }
+    }
+}
+
 /// What a run's calls came to: made (or answered by the cache), failed for good, and left
 /// undone by a cancel (they run on resume).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -98,7 +154,7 @@ pub async fn run<T, W, WF>(
     cancel: &CancellationToken,
     spec: Spec<'_>,
     work: W,
-) -> anyhow::Result<Counts>
+) -> Result<Counts, RunError>
 where
     T: RunTable,
     W: FnOnce(Arc<Life>) -> WF,
@@ -148,19 +204,18 @@ impl RunTable for crate::store::SelfcheckWrite {
 pub async fn take_lease(
     store: &StoreHandle,
     run_id: &str,
-    what: &str,
+    what: &'static str,
     cancel: &CancellationToken,
-) -> anyhow::Result<Lease> {
+) -> Result<Lease, RunError> {
     match Lease::take(store, run_id, cancel).await {
         Ok(Ok(lease)) => Ok(lease),
-        Ok(Err(held)) => anyhow::bail!(
-            "{what} {run_id} is being run by another prism (pid {}, seen {} s ago); wait for it \
-             to finish, or resume after it stops (a lock not refreshed for {} s is taken over)",
-            held.pid,
-            held.age,
-            crate::store::STALE_AFTER_SECS
-        ),
-        Err(e) => anyhow::bail!("locking the {what}: {e}"),
+        Ok(Err(held)) => Err(RunError::Locked {
+            what,
+            run: run_id.to_string(),
+            pid: held.pid,
+            age: held.age,
+        }),
+        Err(e) => Err(RunError::store(format!("locking the {what}"), e)),
     }
 }
 

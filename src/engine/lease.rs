@@ -82,13 +82,11 @@ impl Lease {
 
     /// The error a run ends with when it lost its lock: nothing after the takeover was saved
     /// by this process, and the new holder finishes the run.
-    pub fn lost_error(&self, what: &str) -> anyhow::Error {
-        anyhow::anyhow!(
-            "{what} {} was taken over by another prism while this one was stalled (its lock was \
-             not refreshed for {} s); this process stopped, and the other one finishes the run",
-            self.run,
-            crate::store::STALE_AFTER_SECS
-        )
+    pub fn lost_error(&self, what: &'static str) -> super::harness::RunError {
+        super::harness::RunError::TakenOver {
+            what,
+            run: self.run.clone(),
+        }
     }
 
     /// Stops the heartbeat and lets go of the lock (only ours: a lock taken over stays with

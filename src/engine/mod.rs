@@ -334,7 +334,7 @@ pub async fn run(
     factory: BackendFactory,
     events: mpsc::UnboundedSender<Event>,
     cancel: CancellationToken,
-) -> anyhow::Result<RunSummary> {
+) -> Result<RunSummary, harness::RunError> {
     let jobs = spec.plan();
     let run_id = crate::store::new_run_id();
     let record = RunRecord {
@@ -366,11 +366,11 @@ pub async fn run(
         })
         .collect();
     // Backends first: a missing key or bad config fails before anything is recorded.
-    let models = runtimes(&spec.models, &factory)?;
+    let models = runtimes(&spec.models, &factory).map_err(harness::RunError::config)?;
     store
         .create_run(record, job_records)
         .await
-        .map_err(|e| anyhow::anyhow!("recording the run: {e}"))?;
+        .map_err(|e| harness::RunError::store("recording the run", e))?;
     let jobs = Arc::new(jobs);
     execute(
         spec,
@@ -447,7 +447,7 @@ pub async fn resume(
     opts: ResumeOptions,
     events: mpsc::UnboundedSender<Event>,
     cancel: CancellationToken,
-) -> anyhow::Result<RunSummary> {
+) -> Result<RunSummary, harness::RunError> {
     let cfg = &run.config;
     let model_index: HashMap<&str, usize> = cfg
         .models
@@ -476,11 +476,16 @@ pub async fn resume(
             sample: j.sample,
         })
     };
-    let all: Vec<Job> = all_jobs.iter().map(to_job).collect::<anyhow::Result<_>>()?;
+    let all: Vec<Job> = all_jobs
+        .iter()
+        .map(to_job)
+        .collect::<anyhow::Result<_>>()
+        .map_err(harness::RunError::config)?;
     let todo: Vec<Job> = unfinished
         .iter()
         .map(to_job)
-        .collect::<anyhow::Result<_>>()?;
+        .collect::<anyhow::Result<_>>()
+        .map_err(harness::RunError::config)?;
     let mut spec = RunSpec::new(dataset, run.dataset.clone(), Vec::new(), models);
     spec.samples = cfg.samples;
     spec.shots = cfg.shots;
@@ -490,11 +495,11 @@ pub async fn resume(
     spec.score = opts.score;
     // A run started with --no-cache resumes without the cache too.
     spec.use_cache = !cfg.no_cache;
-    let models = runtimes(&spec.models, &factory)?;
+    let models = runtimes(&spec.models, &factory).map_err(harness::RunError::config)?;
     store
         .set_status(&run.id, RunStatus::Running)
         .await
-        .map_err(|e| anyhow::anyhow!(e))?;
+        .map_err(|e| harness::RunError::store("marking the run running", e))?;
     let done_before = all.len() - todo.len();
     execute(
         spec,
@@ -537,7 +542,7 @@ async fn execute(
     store: StoreHandle,
     events: mpsc::UnboundedSender<Event>,
     cancel: CancellationToken,
-) -> anyhow::Result<RunSummary> {
+) -> Result<RunSummary, harness::RunError> {
     // One process at a time runs a run: a second `--resume` would send every job again.
     let lease = harness::take_lease(&store, &run_id, "run", &cancel).await?;
     // From here on the workers stop on the user's cancel or on losing the lock.

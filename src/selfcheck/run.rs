@@ -103,15 +103,18 @@ pub async fn start(
     factory: BackendFactory,
     events: mpsc::UnboundedSender<SelfcheckEvent>,
     cancel: CancellationToken,
-) -> anyhow::Result<Summary> {
-    let callers = callers(&models, &factory, &store, &opts, &cancel)?;
+) -> Result<Summary, crate::engine::harness::RunError> {
+    let callers = callers(&models, &factory, &store, &opts, &cancel)
+        .map_err(crate::engine::harness::RunError::config)?;
     store
         .selfcheck(SelfcheckWrite::CreateRun(
             Box::new(run.clone()),
             items.clone(),
         ))
         .await
-        .map_err(|e| anyhow::anyhow!("recording the self-detection run: {e}"))?;
+        .map_err(|e| {
+            crate::engine::harness::RunError::store("recording the self-detection run", e)
+        })?;
     let stored = Stored {
         items,
         verdicts: Vec::new(),
@@ -130,8 +133,9 @@ pub async fn resume(
     factory: BackendFactory,
     events: mpsc::UnboundedSender<SelfcheckEvent>,
     cancel: CancellationToken,
-) -> anyhow::Result<Summary> {
-    let callers = callers(&models, &factory, &store, &opts, &cancel)?;
+) -> Result<Summary, crate::engine::harness::RunError> {
+    let callers = callers(&models, &factory, &store, &opts, &cancel)
+        .map_err(crate::engine::harness::RunError::config)?;
     execute(run, stored, callers, opts, store, events, cancel).await
 }
 
@@ -193,7 +197,7 @@ async fn execute(
     store: StoreHandle,
     events: mpsc::UnboundedSender<SelfcheckEvent>,
     cancel: CancellationToken,
-) -> anyhow::Result<Summary> {
+) -> Result<Summary, crate::engine::harness::RunError> {
     // Verdicts stored (a failed one is asked again).
     let have: std::collections::HashSet<(u32, Sentence, String, Mode)> = stored
         .verdicts
