@@ -109,7 +109,10 @@ async fn autohall(
     let (tx, mut rx) = mpsc::unbounded_channel();
     let drain = tokio::spawn(async move {
         while let Some(ev) = rx.recv().await {
-            if matches!(ev, DetectEvent::Finished(_)) {
+            if matches!(
+                ev,
+                DetectEvent::Life(prism::engine::harness::Lifecycle::Finished(_))
+            ) {
                 break;
             }
         }

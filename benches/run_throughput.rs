@@ -153,7 +153,7 @@ fn main() {
                             heap_series.push(CURRENT.load(Ordering::Relaxed));
                         }
                     }
-                    Event::Finished(_) => break,
+                    Event::Life(prism::engine::harness::Lifecycle::Finished(_)) => break,
                     _ => {}
                 }
             }

@@ -102,7 +102,10 @@ async fn selfcheck(
     let (tx, mut rx) = mpsc::unbounded_channel();
     let drain = tokio::spawn(async move {
         while let Some(ev) = rx.recv().await {
-            if matches!(ev, SelfcheckEvent::Finished(_)) {
+            if matches!(
+                ev,
+                SelfcheckEvent::Life(prism::engine::harness::Lifecycle::Finished(_))
+            ) {
                 break;
             }
         }

@@ -606,7 +606,7 @@ async fn a_full_disk_holds_answers_until_space_comes_back() {
     while let Some(ev) = rx.recv().await {
         match &ev {
             Event::Started { .. } => store.set_max_pages(pages).await.unwrap(),
-            Event::StoreDown { reason } => {
+            Event::Life(prism::engine::harness::Lifecycle::StoreDown { reason }) => {
                 downs += 1;
                 assert!(reason.contains("full"), "{reason}");
                 requests_when_down = Some(m.requests());
@@ -617,14 +617,17 @@ async fn a_full_disk_holds_answers_until_space_comes_back() {
                     store.set_max_pages(1 << 30).await.unwrap();
                 });
             }
-            Event::StoreUp => {
+            Event::Life(prism::engine::harness::Lifecycle::StoreUp) => {
                 ups += 1;
                 // While saving failed, only the jobs already in flight went out.
                 assert!(m.requests() <= requests_when_down.unwrap() + 2);
             }
             _ => {}
         }
-        let finished = matches!(ev, Event::Finished(_));
+        let finished = matches!(
+            ev,
+            Event::Life(prism::engine::harness::Lifecycle::Finished(_))
+        );
         events.push(ev);
         if finished {
             break;
@@ -723,7 +726,13 @@ async fn answers_are_scored_as_they_arrive_and_the_run_waits_for_their_scores() 
     let ran = run_spec(spec, store.clone()).await;
     assert_eq!(ran.summary.done, 8, "{:?}", ran.summary);
     let pos = |f: &dyn Fn(&Event) -> bool| ran.events.iter().position(f);
-    let finished = pos(&|e| matches!(e, Event::Finished(_))).expect("finished");
+    let finished = pos(&|e| {
+        matches!(
+            e,
+            Event::Life(prism::engine::harness::Lifecycle::Finished(_))
+        )
+    })
+    .expect("finished");
     let mut scored = std::collections::HashSet::new();
     for (i, e) in ran.events.iter().enumerate() {
         if let Event::Scored(r) = e {

@@ -75,7 +75,7 @@ pub(crate) fn tick(bar: &Option<indicatif::ProgressBar>) {
 
 /// Saving failed (a full disk, most likely): said once on stderr, above the bar, whatever the
 /// mode (the user has to free space); the JSON event.
-pub(crate) fn store_down(
+fn store_down(
     bar: &Option<indicatif::ProgressBar>,
     reason: &str,
     goes_on: &str,
@@ -92,7 +92,7 @@ pub(crate) fn store_down(
 }
 
 /// The run ended: the bar goes; the JSON event, the run's id under `id_key`.
-pub(crate) fn finished(
+fn finished(
     bar: &Option<indicatif::ProgressBar>,
     id_key: &str,
     s: &DetectSummary,
@@ -100,8 +100,29 @@ pub(crate) fn finished(
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    serde_json::json!({"event": "finished", id_key: s.run_id, "done": s.done, "failed": s.failed,
-           "cache_hits": s.cache_hits, "cancelled": s.cancelled})
+    serde_json::json!({"event": "finished", id_key: s.run_id, "total": s.total, "done": s.done,
+           "failed": s.failed, "cancelled": s.cancelled, "cache_hits": s.cache_hits})
+}
+
+/// A run's lifecycle event, as every lane's command says it: saving stopped (on stderr, above
+/// the bar, `goes_on` saying what continues) or works again, the run ended; the JSON event.
+pub(crate) fn lifecycle(
+    bar: &Option<indicatif::ProgressBar>,
+    l: &crate::engine::harness::Lifecycle,
+    id_key: &str,
+    goes_on: &str,
+) -> serde_json::Value {
+    use crate::engine::harness::Lifecycle;
+    match l {
+        Lifecycle::StoreDown { reason } => store_down(bar, reason, goes_on),
+        Lifecycle::StoreUp => {
+            if let Some(b) = bar {
+                b.println("saving works again");
+            }
+            serde_json::json!({"event": "store_up"})
+        }
+        Lifecycle::Finished(s) => finished(bar, id_key, s),
+    }
 }
 
 /// A lane command's exit code: 130 interrupted (the `--resume` command that finishes it is

@@ -127,7 +127,7 @@ fn judge_of(dirs: &Dirs, c: &Common) -> anyhow::Result<Option<ModelConfig>> {
     }
 }
 
-use super::background::{Task, calls_bar, finished, store_down, tick};
+use super::background::{Task, calls_bar, lifecycle, tick};
 
 /// The plan of a stored detection run to finish. Models named with `--models` answer in place
 /// of the settings it recorded (by name); `--judge` replaces its judge.
@@ -547,11 +547,12 @@ async fn print_events(
                 json!({"event": "pair", "target": p.target, "round": p.round, "k": p.k,
                        "verdict": p.verdict.as_str(), "attempts": p.attempts, "error": p.error})
             }
-            DetectEvent::StoreDown { reason } => {
-                store_down(&bar, reason, "detection goes on (nothing is asked again)")
-            }
-            DetectEvent::StoreUp => json!({"event": "store_up"}),
-            DetectEvent::Finished(s) => finished(&bar, "detect_id", s),
+            DetectEvent::Life(l) => lifecycle(
+                &bar,
+                l,
+                "detect_id",
+                "detection goes on (nothing is asked again)",
+            ),
         };
         if json_mode {
             let mut out = stdout.lock();

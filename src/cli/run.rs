@@ -702,31 +702,12 @@ async fn report_events(
                 tally.errors.push(reason.clone());
                 json!({"event": "scoring_failed", "reason": reason})
             }
-            Event::StoreDown { reason } => {
-                // Once per outage, on stderr whatever the mode: the user has to free space.
-                let msg = format!(
-                    "disk full? {}; free space and the run goes on (no model is asked again)",
-                    crate::text::clean_line(reason)
-                );
-                match &bar {
-                    Some(b) => b.println(&msg),
-                    None => crate::warn!("{msg}"),
-                }
-                json!({"event": "store_down", "reason": reason})
-            }
-            Event::StoreUp => {
-                if let Some(b) = &bar {
-                    b.println("saving works again");
-                }
-                json!({"event": "store_up"})
-            }
-            Event::Finished(s) => {
-                if let Some(b) = &bar {
-                    b.finish_and_clear();
-                }
-                json!({"event": "finished", "run_id": s.run_id, "total": s.total, "done": s.done,
-                       "failed": s.failed, "cancelled": s.cancelled, "cache_hits": s.cache_hits})
-            }
+            Event::Life(l) => super::background::lifecycle(
+                &bar,
+                l,
+                "run_id",
+                "the run goes on (no model is asked again)",
+            ),
         };
         if json_mode {
             let _ = writeln!(out, "{}", crate::text::json_for_terminal(&line.to_string()));

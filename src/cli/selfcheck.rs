@@ -72,7 +72,7 @@ pub struct SelfcheckArgs {
     pub resume: Option<String>,
 }
 
-use super::background::{Task, calls_bar, finished, store_down, tick};
+use super::background::{Task, calls_bar, lifecycle, tick};
 
 /// What a self-detection task needs to run.
 type Launch = (
@@ -359,9 +359,7 @@ async fn print_events(
                        "detector": v.detector, "mode": v.mode.as_str(), "answer": v.answer.as_str(),
                        "error": v.error})
             }
-            SelfcheckEvent::StoreDown { reason } => store_down(&bar, reason, "the run goes on"),
-            SelfcheckEvent::StoreUp => json!({"event": "store_up"}),
-            SelfcheckEvent::Finished(s) => finished(&bar, "run_id", s),
+            SelfcheckEvent::Life(l) => lifecycle(&bar, l, "run_id", "the run goes on"),
         };
         if json_mode {
             let mut out = stdout.lock();

@@ -73,12 +73,8 @@ pub enum DetectEvent {
     },
     Sample(Arc<SampleRecord>),
     Pair(Arc<PairRecord>),
-    /// Results cannot be saved (a full disk, most likely): held and retried; sent once.
-    StoreDown {
-        reason: String,
-    },
-    StoreUp,
-    Finished(DetectSummary),
+    /// Saving held or working again, the run ended: as every lane tells them.
+    Life(crate::engine::harness::Lifecycle),
 }
 
 /// What a detection's calls came to (the harness's counts, as every lane reports them).
@@ -340,7 +336,9 @@ async fn execute(
         },
     )
     .await?;
-    let _ = events.send(DetectEvent::Finished(summary.clone()));
+    let _ = events.send(DetectEvent::Life(
+        crate::engine::harness::Lifecycle::Finished(summary.clone()),
+    ));
     Ok(summary)
 }
 
@@ -426,10 +424,9 @@ fn plan(stored: &Stored, only: Option<&[u32]>) -> Vec<Todo> {
 /// is never thrown away. `false` when the run was cancelled first.
 async fn persist(sh: &Shared, w: DetectWrite) -> bool {
     let tell = |s: StoreState| {
-        let _ = sh.events.send(match s {
-            StoreState::Down(reason) => DetectEvent::StoreDown { reason },
-            StoreState::Up => DetectEvent::StoreUp,
-        });
+        let _ = sh.events.send(DetectEvent::Life(
+            crate::engine::harness::Lifecycle::of_store(s),
+        ));
     };
     sh.life.save(tell, || sh.store.detect(w.clone())).await
 }

@@ -18,58 +18,28 @@ use super::hold::{Holder, StoreState};
 use super::lease::Lease;
 use crate::store::{RunStatus, StoreHandle};
 
-/// Why a lane's run did not start or did not finish, with what to do about it: the policy a
-/// front-end acts on (as [`crate::provider::ProviderError`] carries the retry policy of a call).
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// The run cannot be set up as it is (a missing API key, a model or item that is not
-    /// there): nothing was asked; fix the config or the arguments and start again.
-    #[error("{0}")]
-    Config(String),
-    /// Another live prism holds the run's lock (it is running there): wait, then resume.
-    #[error(
-        "{what} {run} is being run by another prism (pid {pid}, seen {age} s ago); wait for it \
-         to finish, or resume after it stops (a lock not refreshed for {stale} s is taken over)",
-        stale = crate::store::STALE_AFTER_SECS
-    )]
-    Locked {
-        what: &'static str,
-        run: String,
-        pid: i64,
-        age: i64,
-    },
-    /// The lock was taken over while this process was stalled: it stopped, the other one
-    /// finishes the run.
-    #[error(
-        "{what} {run} was taken over by another prism while this one was stalled (its lock was \
-         not refreshed for {stale} s); this process stopped, and the other one finishes the run",
-        stale = crate::store::STALE_AFTER_SECS
-    )]
-    TakenOver { what: &'static str, run: String },
-    /// The store could not record what the run needs before its calls (the run, its lock):
-    /// nothing was asked; try again when the store can be written.
-    #[error("{doing}: {source}")]
-    Store {
-        doing: String,
-        source: crate::store::WriteError,
-    },
+pub use super::run_error::RunError;
+
+/// What every lane's run tells its front-end besides its own work, in one type for all lanes
+/// (each lane's event enum carries it as its `Life` variant), so a front-end says these things
+/// the same way whichever lane it shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lifecycle {
+    /// Results cannot be saved (a full disk, most likely): they are held and saving is retried;
+    /// no new call goes out meanwhile. Sent once per outage.
+    StoreDown { reason: String },
+    /// Saving works again; what was held is saved and the run goes on.
+    StoreUp,
+    /// The run ended (finished or cancelled), with its counts.
+    Finished(Counts),
 }
 
-impl RunError {
-    /// Whether the same command can simply be run again later (another process holds the
-    /// run, or the store could not be written), as opposed to a config to fix.
-    pub fn is_temporary(&self) -> bool {
-        matches!(self, RunError::Locked { .. } | RunError::Store { .. })
-    }
-
-    pub(crate) fn config(e: impl std::fmt::Display) -> RunError {
-        RunError::Config(e.to_string())
-    }
-
-    pub(crate) fn store(doing: impl Into<String>, source: crate::store::WriteError) -> RunError {
-        RunError::Store {
-            doing: doing.into(),
-            source,
+impl Lifecycle {
+    /// How saving stopping or working again is told (`hold`'s states, as this event).
+    pub fn of_store(s: super::hold::StoreState) -> Lifecycle {
+        match s {
+            super::hold::StoreState::Down(reason) => Lifecycle::StoreDown { reason },
+            super::hold::StoreState::Up => Lifecycle::StoreUp,
         }
     }
 }
@@ -79,6 +49,8 @@ impl RunError {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Counts {
     pub run_id: String,
+    /// Calls (answers: jobs) this run set out to make.
+    pub total: usize,
     pub done: usize,
     pub failed: usize,
     pub cache_hits: usize,
@@ -168,6 +140,7 @@ where
         slots: Semaphore::new(spec.concurrency.max(1)),
         counts: Mutex::new(Counts {
             run_id: spec.run_id.to_string(),
+            total: spec.calls,
             ..Counts::default()
         }),
         hold: Holder::default(),

@@ -82,8 +82,8 @@ impl Lease {
 
     /// The error a run ends with when it lost its lock: nothing after the takeover was saved
     /// by this process, and the new holder finishes the run.
-    pub fn lost_error(&self, what: &'static str) -> super::harness::RunError {
-        super::harness::RunError::TakenOver {
+    pub fn lost_error(&self, what: &'static str) -> super::run_error::RunError {
+        super::run_error::RunError::TakenOver {
             what,
             run: self.run.clone(),
         }

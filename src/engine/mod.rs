@@ -10,6 +10,7 @@ pub(crate) mod hold;
 pub(crate) mod judge;
 pub(crate) mod lease;
 pub(crate) mod models;
+mod run_error;
 pub(crate) mod score;
 mod scorer;
 
@@ -168,18 +169,14 @@ pub enum Event {
         job: u32,
         response: Arc<ResponseRecord>,
     },
-    /// Answers cannot be saved (a full disk, most likely): they are held in memory and saving is
-    /// retried; no new job starts until it works again. Sent once per outage.
-    StoreDown { reason: String },
-    /// Saving works again; held answers are saved and the run goes on.
-    StoreUp,
     /// An answer's score, saved (scoring as answers arrive: [`Scoring`]).
     Scored(crate::store::ScoreRecord),
     /// Scoring could not save or finish, with why (the answers are stored; `prism score` scores
     /// them later).
     ScoringFailed { reason: String },
-    /// The run ended (finished or cancelled).
-    Finished(RunSummary),
+    /// Answers cannot be saved (and are held), saving works again, the run ended: told as
+    /// every lane tells them.
+    Life(harness::Lifecycle),
 }
 
 /// Scoring as answers arrive, the answers lane's policy in every front-end: each answer is
@@ -212,16 +209,9 @@ impl Default for ResumeOptions {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunSummary {
-    pub run_id: String,
-    pub total: usize,
-    pub done: usize,
-    pub failed: usize,
-    /// Jobs not run because the run was cancelled (they stay pending for `--resume`).
-    pub cancelled: usize,
-    pub cache_hits: usize,
-}
+/// What a run came to: jobs done, failed, left by a cancel (they stay pending for `--resume`),
+/// answered by the cache (every lane's counts).
+pub type RunSummary = harness::Counts;
 
 /// What to run.
 #[derive(Clone)]
@@ -676,7 +666,9 @@ async fn execute(
     };
     let _ = store.set_status(&run_id, status).await;
     lease.release().await;
-    let _ = events.send(Event::Finished(summary.clone()));
+    let _ = events.send(Event::Life(crate::engine::harness::Lifecycle::Finished(
+        summary.clone(),
+    )));
     Ok(summary)
 }
 
@@ -1042,10 +1034,9 @@ async fn finish(sh: &Shared, job: u32, record: ResponseRecord, ok: bool) {
     let cached = record.cached;
     let record = Arc::new(record);
     let tell = |s: hold::StoreState| {
-        let _ = sh.events.send(match s {
-            hold::StoreState::Down(reason) => Event::StoreDown { reason },
-            hold::StoreState::Up => Event::StoreUp,
-        });
+        let _ = sh
+            .events
+            .send(Event::Life(crate::engine::harness::Lifecycle::of_store(s)));
     };
     if !sh
         .hold

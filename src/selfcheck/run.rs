@@ -51,11 +51,8 @@ pub enum SelfcheckEvent {
     /// An item's sentences as they now stand (after a sentence or a set-aside).
     Item(Arc<SelfcheckItem>),
     Verdict(Arc<VerdictRecord>),
-    StoreDown {
-        reason: String,
-    },
-    StoreUp,
-    Finished(Summary),
+    /// Saving held or working again, the run ended: as every lane tells them.
+    Life(crate::engine::harness::Lifecycle),
 }
 
 impl Stored {
@@ -256,7 +253,9 @@ async fn execute(
         },
     )
     .await?;
-    let _ = events.send(SelfcheckEvent::Finished(summary.clone()));
+    let _ = events.send(SelfcheckEvent::Life(
+        crate::engine::harness::Lifecycle::Finished(summary.clone()),
+    ));
     Ok(summary)
 }
 
@@ -266,10 +265,9 @@ fn count(sh: &Shared, ok: bool, cached: bool) {
 
 async fn persist(sh: &Shared, w: SelfcheckWrite) -> bool {
     let tell = |s: StoreState| {
-        let _ = sh.events.send(match s {
-            StoreState::Down(reason) => SelfcheckEvent::StoreDown { reason },
-            StoreState::Up => SelfcheckEvent::StoreUp,
-        });
+        let _ = sh.events.send(SelfcheckEvent::Life(
+            crate::engine::harness::Lifecycle::of_store(s),
+        ));
     };
     sh.life.save(tell, || sh.store.selfcheck(w.clone())).await
 }

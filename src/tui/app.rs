@@ -293,14 +293,7 @@ impl App {
             Msg::Engine(ev) => {
                 // (The engine scores each answer as it arrives: its score follows as an event.)
                 match ev {
-                    crate::engine::Event::StoreDown { reason } => {
-                        self.notice = Some(format!(
-                            "disk full? {reason}; free space and the run goes on"
-                        ));
-                    }
-                    crate::engine::Event::StoreUp => {
-                        self.notice = Some("saving answers works again".into());
-                    }
+                    crate::engine::Event::Life(l) => self.on_lifecycle(l, "the run"),
                     crate::engine::Event::ScoringFailed { reason } => {
                         self.notice = Some(format!(
                             "scoring: {}; the answers are stored (S scores them again)",
@@ -332,22 +325,13 @@ impl App {
                 waiting,
                 not_remembered,
             } => self.on_judge_set(d.to, name, waiting, not_remembered.as_deref()),
-            Msg::Detect(crate::detect::run::DetectEvent::StoreDown { reason }) => {
-                self.notice = Some(format!(
-                    "disk full? {reason}; free space and detection goes on"
-                ));
+            // Lifecycle news is said the same way for every lane; the rest of a detection's
+            // events belong to the screen that asked.
+            Msg::Detect(crate::detect::run::DetectEvent::Life(l)) => {
+                self.on_lifecycle(l, "detection")
             }
-            Msg::Detect(crate::detect::run::DetectEvent::StoreUp) => {
-                self.notice = Some("saving results works again".into());
-            }
-            // Detection results belong to the screen that asked.
-            Msg::Selfcheck(crate::selfcheck::run::SelfcheckEvent::StoreDown { reason }) => {
-                self.notice = Some(format!(
-                    "disk full? {reason}; free space and self-detection goes on"
-                ));
-            }
-            Msg::Selfcheck(crate::selfcheck::run::SelfcheckEvent::StoreUp) => {
-                self.notice = Some("saving results works again".into());
+            Msg::Selfcheck(crate::selfcheck::run::SelfcheckEvent::Life(l)) => {
+                self.on_lifecycle(l, "self-detection")
             }
             Msg::Detection { .. }
             | Msg::Detect(_)
@@ -370,6 +354,22 @@ impl App {
             cmds = s.on_msg(&d.msg, &cx);
         }
         self.perform(d.to, cmds);
+    }
+
+    /// Saving stopped or works again, for any lane's run (`what` goes on); the end of a run is
+    /// its screen's to tell.
+    fn on_lifecycle(&mut self, l: &crate::engine::harness::Lifecycle, what: &str) {
+        use crate::engine::harness::Lifecycle;
+        match l {
+            Lifecycle::StoreDown { reason } => {
+                self.notice = Some(format!(
+                    "disk full? {}; free space and {what} goes on",
+                    crate::text::one_line(reason)
+                ));
+            }
+            Lifecycle::StoreUp => self.notice = Some("saving results works again".into()),
+            Lifecycle::Finished(_) => {}
+        }
     }
 
     /// An item's stored answers and scores arrived: into the session; scored again with the

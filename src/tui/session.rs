@@ -302,8 +302,12 @@ impl Session {
             }
             Event::Scored(r) => self.apply_score(r),
             // Shown by the app as a notice; nothing to keep here.
-            Event::StoreDown { .. } | Event::StoreUp | Event::ScoringFailed { .. } => {}
-            Event::Finished(summary) => {
+            Event::Life(
+                crate::engine::harness::Lifecycle::StoreDown { .. }
+                | crate::engine::harness::Lifecycle::StoreUp,
+            )
+            | Event::ScoringFailed { .. } => {}
+            Event::Life(crate::engine::harness::Lifecycle::Finished(summary)) => {
                 if let Some(run) = self.active.as_mut() {
                     run.finished = Some(Instant::now());
                     run.cancelled = summary.cancelled > 0;

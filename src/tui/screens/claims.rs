@@ -323,7 +323,9 @@ impl Component for ClaimsBrowse {
                     stored.apply(ev);
                 }
                 match ev {
-                    crate::detect::run::DetectEvent::Finished(s) => {
+                    crate::detect::run::DetectEvent::Life(
+                        crate::engine::harness::Lifecycle::Finished(s),
+                    ) => {
                         self.running = false;
                         self.rebuild();
                         return vec![Cmd::Notice(if s.cancelled > 0 {

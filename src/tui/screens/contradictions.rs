@@ -232,7 +232,7 @@ impl Contradictions {
                     },
                 ));
             }
-            DetectEvent::Finished(s) => {
+            DetectEvent::Life(crate::engine::harness::Lifecycle::Finished(s)) => {
                 self.running = false;
                 self.live.clear();
                 let mut msg = format!("detection done: {} calls", s.done);

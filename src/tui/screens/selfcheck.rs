@@ -223,7 +223,7 @@ impl Selfcheck {
                 *done += 1;
                 self.dirty |= pos == self.run_pos;
             }
-            SelfcheckEvent::Finished(s) => {
+            SelfcheckEvent::Life(crate::engine::harness::Lifecycle::Finished(s)) => {
                 run.status = if s.cancelled > 0 {
                     RunStatus::Cancelled
                 } else {
