@@ -109,6 +109,20 @@ async fn ask_all(
     .await
 }
 
+/// The mock's model `id`, through the store's cache (`use_cache`).
+fn caller(url: &str, id: &str, store: &StoreHandle, use_cache: bool) -> Arc<Caller> {
+    Arc::new(
+        Caller::new(
+            &model(url, id),
+            &http_backends(),
+            Some(store.clone()),
+            use_cache,
+            CancellationToken::new(),
+        )
+        .unwrap(),
+    )
+}
+
 fn store() -> (StoreHandle, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("prism.db");
@@ -120,16 +134,7 @@ fn store() -> (StoreHandle, tempfile::TempDir) {
 async fn a_lane_of_its_own_gets_the_lifecycle_from_the_harness() {
     let m = mock::start(true).await;
     let (store, _dir) = store();
-    let caller = Arc::new(
-        Caller::new(
-            &model(&m.url(), "echo"),
-            &http_backends(),
-            Some(store.clone()),
-            true,
-            CancellationToken::new(),
-        )
-        .unwrap(),
-    );
+    let caller = caller(&m.url(), "echo", &store, true);
     let table = Arc::new(Mutex::new(Vec::new()));
     let questions: Vec<String> = (0..12).map(|i| format!("question {i}")).collect();
     let counts = ask_all(
@@ -166,16 +171,7 @@ async fn a_lane_of_its_own_gets_the_lifecycle_from_the_harness() {
 async fn the_harness_locks_cancels_and_counts_a_new_lane() {
     let m = mock::start(true).await;
     let (store, _dir) = store();
-    let caller = Arc::new(
-        Caller::new(
-            &model(&m.url(), "slow"),
-            &http_backends(),
-            Some(store.clone()),
-            false,
-            CancellationToken::new(),
-        )
-        .unwrap(),
-    );
+    let caller = caller(&m.url(), "slow", &store, false);
     let table = Arc::new(Mutex::new(Vec::new()));
     // One process per run: a run another process holds is refused, naming the holder.
     store

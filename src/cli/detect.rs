@@ -11,7 +11,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::filter::Filter;
+use super::inputs::Filter;
 use super::run::{dataset_path, default_db, load_models, open_dataset};
 use crate::config::Dirs;
 use crate::detect::plan::{self, Plan, Settings};
@@ -242,7 +242,7 @@ fn claims_plan(args: &AutohallArgs, dirs: &Dirs) -> anyhow::Result<Plan> {
     if args.temperature.is_empty() || args.temperature.iter().any(|t| !(0.0..=2.0).contains(t)) {
         bail!("--temperature: each value must be between 0 and 2");
     }
-    let (loaded, dataset_ref) = super::filter::side_set(
+    let (loaded, dataset_ref) = super::inputs::side_set(
         args.dataset.as_deref(),
         |p| Ok(crate::dataset::claims::load_path(p)?),
         crate::dataset::claims::sample_claims,

@@ -3,7 +3,7 @@
 pub(crate) mod background;
 pub(crate) mod detect;
 pub(crate) mod exchange;
-mod filter;
+mod inputs;
 pub mod model;
 pub(crate) mod output;
 pub(crate) mod quality;

@@ -10,7 +10,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::filter::Filter;
+use super::inputs::Filter;
 use super::run::{default_db, load_models};
 use crate::config::Dirs;
 use crate::engine::BackendFactory;
@@ -139,7 +139,7 @@ fn new_task(
         Some(p) => crate::dataset::triples::load_relations(p).map_err(anyhow::Error::msg)?,
         None => Default::default(),
     };
-    let (loaded, dataset_ref) = super::filter::side_set(
+    let (loaded, dataset_ref) = super::inputs::side_set(
         args.dataset.as_deref(),
         |p| Ok(crate::dataset::triples::load_path(p, &relations)?),
         crate::dataset::triples::sample_triples,

@@ -238,15 +238,7 @@ pub(crate) fn resume(
         .collect::<anyhow::Result<_>>()?;
     let judge = match judge {
         Some(j) => Some(j),
-        None => match &run.config.judge {
-            Some(j) => Some(model_named(
-                &j.name,
-                configured,
-                std::slice::from_ref(j),
-                &run.id,
-            )?),
-            None => None,
-        },
+        None => recorded_judge(&run, configured)?,
     };
     Ok(Plan {
         run,
@@ -255,6 +247,18 @@ pub(crate) fn resume(
         judge,
         launch: Launch::Resume,
     })
+}
+
+/// The judge a stored run recorded (a configured model of its name, else its settings), if any.
+fn recorded_judge(
+    run: &DetectRun,
+    configured: &[ModelConfig],
+) -> anyhow::Result<Option<ModelConfig>> {
+    run.config
+        .judge
+        .as_ref()
+        .map(|j| model_named(&j.name, configured, std::slice::from_ref(j), &run.id))
+        .transpose()
 }
 
 /// One more round of K samples for one target of a stored run.
@@ -275,15 +279,7 @@ pub(crate) fn again(
         .ok_or_else(|| anyhow::anyhow!("detection run {id} has no target {target}"))?;
     t.rounds += 1;
     let model = model_named(&t.model.clone(), configured, &run.config.models, &run.id)?;
-    let judge = match &run.config.judge {
-        Some(j) => Some(model_named(
-            &j.name,
-            configured,
-            std::slice::from_ref(j),
-            &run.id,
-        )?),
-        None => None,
-    };
+    let judge = recorded_judge(&run, configured)?;
     Ok(Plan {
         run,
         stored,
