@@ -13,9 +13,22 @@
 //! - start-up to the first token: prism's worker process (spawn, load, first token) against the
 //!   same engine in the bench's own process, as prism ran it before the worker (issue 29);
 //! - batches: aggregate generation tokens/s of 1, 4 and 8 requests at once to one worker of 8
-//!   sequences (one llama context), 64 tokens each, and one request's latency alone;
+//!   sequences (one llama context), 64 tokens each, and one request's latency alone; beside it,
+//!   the same prompts decoded by llama-cpp-2 directly, all prompts in one batch and then one
+//!   token of each in every step (the most llama.cpp itself makes of batching on this machine
+//!   and file: the ceiling for any scheduler built on it);
 //! - generation beside busy processes: tokens/s idle and with one busy-looping process per core,
-//!   for libgomp's default spin and for prism's (`GOMP_SPINCOUNT`), each in a process of its own.
+//!   for libgomp's default spin and for prism's (`GOMP_SPINCOUNT`), each in a process of its own;
+//! - two models at once (the demo's case): each model's generation tokens/s alone, then both
+//!   generating at once in one prism (one thread budget: the cores shared out) and in two
+//!   processes (each worker taking every core, as before the budget), with the combined
+//!   efficiency (the sum of each model's rate over its rate alone);
+//! - AutoHall on one bundled claim as a user runs it (`prism autohall --models M --limit 1 -k 6
+//!   --temperature 0.5`, the prism binary, a fresh store, no cache), with `smol` at
+//!   `max_concurrency` 1 and 4.
+//!
+//! `-- --only NAME,...` runs some sections: speed, batches, startup, contended, together,
+//! autohall, tui.
 
 use std::io;
 use std::path::PathBuf;
@@ -449,6 +462,32 @@ fn contended(gguf: &std::path::Path, threads: i32, rt: &tokio::runtime::Runtime)
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--raw-batch") {
+        let gguf = PathBuf::from(&args[i + 1]);
+        let threads: i32 = args[i + 2].parse().unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).unwrap();
+        let prompts: Vec<String> = serde_json::from_str(&text).unwrap();
+        for n in [1, 4, 8] {
+            println!("{n} {}", raw_batch(&gguf, threads, &prompts[..n]));
+        }
+        return;
+    }
+    if let Some(i) = args.iter().position(|a| a == "--generate") {
+        // One model generating in a process of its own, started on a line from stdin.
+        prism::provider::local::set_worker_program(env!("CARGO_BIN_EXE_prism"));
+        let gguf = PathBuf::from(&args[i + 1]);
+        let threads: i32 = args[i + 2].parse().unwrap();
+        let tokens: u32 = args[i + 3].parse().unwrap();
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let m = LocalModel::load(&gguf, threads, 4096, 1, false, None).unwrap();
+        let _warm = generation_rate(&m, &rt, 8);
+        println!("ready");
+        let mut go = String::new();
+        std::io::stdin().read_line(&mut go).unwrap();
+        println!("{}", generation_rate(&m, &rt, tokens));
+        return;
+    }
     if let Some(i) = args.iter().position(|a| a == "--contended") {
         prism::provider::local::set_worker_program(env!("CARGO_BIN_EXE_prism"));
         let gguf = PathBuf::from(&args[i + 1]);
@@ -490,23 +529,44 @@ fn main() {
         .build()
         .unwrap();
 
-    speed(&gguf, threads, &rt);
-    // The second built-in model (SmolLM2 135M Instruct), measured the same way.
+    let only: Option<Vec<String>> = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(|s| s.split(',').map(str::to_string).collect());
+    let wants = |name: &str| only.as_ref().is_none_or(|o| o.iter().any(|x| x == name));
     let smol = std::env::var_os("PRISM_SMOL_GGUF")
         .map(PathBuf::from)
         .unwrap_or_else(|| prism::cli::model::SMOL.path(&dirs));
-    if smol.is_file() {
+    if wants("speed") {
+        speed(&gguf, threads, &rt);
+        // The second built-in model (SmolLM2 135M Instruct), measured the same way.
+        if smol.is_file() {
+            println!();
+            speed(&smol, threads, &rt);
+        } else {
+            println!(
+                "\nno SmolLM2 at {}: `prism model install smol` or set PRISM_SMOL_GGUF",
+                smol.display()
+            );
+        }
         println!();
-        speed(&smol, threads, &rt);
-    } else {
-        println!(
-            "\nno SmolLM2 at {}: `prism model install smol` or set PRISM_SMOL_GGUF",
-            smol.display()
-        );
     }
-    println!();
-    batch_throughput(&smol_or(&smol, &gguf), threads, &rt);
-    startup(&smol_or(&smol, &gguf), threads, &rt);
+    if wants("batches") {
+        batch_throughput(&smol_or(&smol, &gguf), threads, &rt);
+        if smol.is_file() {
+            batch_throughput(&gguf, threads, &rt);
+        }
+    }
+    if wants("startup") {
+        startup(&smol_or(&smol, &gguf), threads, &rt);
+    }
+    if wants("together") && smol.is_file() {
+        together(&smol, &gguf, threads, &rt);
+    }
+    if wants("autohall") {
+        autohall(&smol_or(&smol, &gguf));
+    }
     // Beside busy processes, each setting in a process of its own (the worker inherits it).
     for (label, spin) in [
         ("libgomp's default spin", None),
@@ -514,7 +574,10 @@ fn main() {
             "prism's GOMP_SPINCOUNT",
             Some(prism::provider::local::GOMP_SPINCOUNT),
         ),
-    ] {
+    ]
+    .into_iter()
+    .filter(|_| wants("contended"))
+    {
         let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
         cmd.arg("--contended")
             .arg(smol_or(&smol, &gguf))
@@ -538,6 +601,9 @@ fn main() {
         }
     }
     println!();
+    if !wants("tui") {
+        return;
+    }
 
     // TUI input latency while the local model streams.
     let loaded = prism::dataset::load_sample();
@@ -630,26 +696,33 @@ fn main() {
     }
 }
 
+const TOPICS: [&str; 8] = [
+    "the sea",
+    "a mountain",
+    "a city at night",
+    "an old library",
+    "a desert",
+    "a forest",
+    "a river",
+    "a small village",
+];
+
+fn story(t: &str) -> String {
+    format!("Write a long story about {t}.")
+}
+
 /// Aggregate generation speed with `n` requests at once (different prompts, greedy, 64 tokens
-/// each): tokens generated over the time from sending to the last token.
+/// each): tokens generated over the time from sending to the last token. Beside it, the same
+/// prompts through llama-cpp-2 directly in a process of its own (`--raw-batch`).
 fn batch_throughput(gguf: &std::path::Path, threads: i32, rt: &tokio::runtime::Runtime) {
     let m = LocalModel::load(gguf, threads, 4096, 8, false, None).unwrap();
-    let topics = [
-        "the sea",
-        "a mountain",
-        "a city at night",
-        "an old library",
-        "a desert",
-        "a forest",
-        "a river",
-        "a small village",
-    ];
+    println!("batches: {} ({threads} threads)", gguf.display());
     let run = |n: usize| -> (f64, f64) {
         rt.block_on(async {
             let t0 = Instant::now();
-            let jobs = topics[..n].iter().map(|t| {
+            let jobs = TOPICS[..n].iter().map(|t| {
                 let req = ChatRequest {
-                    messages: vec![Message::user(format!("Write a long story about {t}."))],
+                    messages: vec![Message::user(story(t))],
                     params: Params {
                         temperature: Some(0.0),
                         max_tokens: Some(64),
@@ -677,14 +750,293 @@ fn batch_throughput(gguf: &std::path::Path, threads: i32, rt: &tokio::runtime::R
     };
     let _warm = run(1);
     let (one, one_wall) = run(1);
+    let rendered: Vec<String> = TOPICS
+        .iter()
+        .map(|t| m.render(&[Message::user(story(t))]).unwrap())
+        .collect();
+    let raw = raw_batch_child(gguf, threads, &rendered);
     for n in [4, 8] {
         let (agg, _) = run(n);
+        let ceiling = match (raw.get(&1), raw.get(&n)) {
+            (Some(r1), Some(rn)) => format!(
+                "; llama.cpp itself: 1 {r1:.1}, {n} {rn:.1} tok/s ({:.2}x); prism at {n} is {:.2} of it",
+                rn / r1,
+                agg / rn
+            ),
+            _ => String::new(),
+        };
         println!(
-            "batches: {n} at once {agg:.1} tok/s aggregate, 1 alone {one:.1} tok/s ({:.2}x)",
+            "batches: {n} at once {agg:.1} tok/s aggregate, 1 alone {one:.1} tok/s ({:.2}x){ceiling}",
             agg / one
         );
     }
     println!("batches: one request alone, 64 tokens, {:.2} s", one_wall);
+}
+
+/// `--raw-batch` in a child process (llama.cpp's backend is set up once per process): n -> tok/s.
+fn raw_batch_child(
+    gguf: &std::path::Path,
+    threads: i32,
+    prompts: &[String],
+) -> std::collections::HashMap<usize, f64> {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .arg("--raw-batch")
+        .arg(gguf)
+        .arg(threads.to_string())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(serde_json::to_string(prompts).unwrap().as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// llama-cpp-2 directly: every prompt in one batch, then 64 greedy steps of one token for each
+/// sequence in one batch; tokens generated over the whole time, median of three.
+fn raw_batch(gguf: &std::path::Path, threads: i32, prompts: &[String]) -> f64 {
+    use llama_cpp_2::context::params::LlamaContextParams;
+    use llama_cpp_2::llama_backend::LlamaBackend;
+    use llama_cpp_2::llama_batch::LlamaBatch;
+    use llama_cpp_2::model::LlamaModel;
+    use llama_cpp_2::model::params::LlamaModelParams;
+    use llama_cpp_2::sampling::LlamaSampler;
+    static BACKEND: std::sync::OnceLock<LlamaBackend> = std::sync::OnceLock::new();
+    let backend = BACKEND.get_or_init(|| {
+        let mut b = LlamaBackend::init().unwrap();
+        b.void_logs();
+        b
+    });
+    let model = LlamaModel::load_from_file(backend, gguf, &LlamaModelParams::default()).unwrap();
+    let n = prompts.len();
+    let mut rates: Vec<f64> = (0..3)
+        .map(|_| {
+            let mut ctx = model
+                .new_context(
+                    backend,
+                    LlamaContextParams::default()
+                        .with_flash_attention_policy(0)
+                        .with_n_ctx(std::num::NonZeroU32::new(4096))
+                        .with_n_batch(512)
+                        .with_n_threads(threads)
+                        .with_n_threads_batch(threads)
+                        .with_n_seq_max(n as u32)
+                        .with_kv_unified(true),
+                )
+                .unwrap();
+            let toks: Vec<_> = prompts
+                .iter()
+                .map(|p| model.vocab().tokenize(p.as_bytes(), true, true))
+                .collect();
+            let t0 = Instant::now();
+            let mut batch = LlamaBatch::new(512, 1);
+            let mut at = Vec::new();
+            for (s, tk) in toks.iter().enumerate() {
+                for (i, &t) in tk.iter().enumerate() {
+                    batch
+                        .add(t, i as i32, &[s as i32], i == tk.len() - 1)
+                        .unwrap();
+                }
+                at.push(batch.n_tokens() - 1);
+            }
+            ctx.decode(&mut batch).unwrap();
+            let mut samplers: Vec<LlamaSampler> = (0..n).map(|_| LlamaSampler::greedy()).collect();
+            let mut next: Vec<_> = (0..n).map(|s| samplers[s].sample(&ctx, at[s])).collect();
+            for step in 0..63 {
+                batch.clear();
+                for s in 0..n {
+                    let pos = (toks[s].len() + step) as i32;
+                    batch.add(next[s], pos, &[s as i32], true).unwrap();
+                }
+                ctx.decode(&mut batch).unwrap();
+                for s in 0..n {
+                    next[s] = samplers[s].sample(&ctx, s as i32);
+                }
+            }
+            (64 * n) as f64 / t0.elapsed().as_secs_f64()
+        })
+        .collect();
+    rates.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    rates[1]
+}
+
+/// Generation tokens/s of one greedy answer of `tokens` tokens (first to last token).
+fn generation_rate(m: &LocalModel, rt: &tokio::runtime::Runtime, tokens: u32) -> f64 {
+    let req = ChatRequest {
+        messages: vec![Message::user(story("a lighthouse keeper"))],
+        params: Params {
+            temperature: Some(0.0),
+            max_tokens: Some(tokens),
+            ..Params::default()
+        },
+    };
+    rt.block_on(async {
+        let mut s = m.stream(&req, Duration::from_secs(600)).await.unwrap();
+        let (mut first, mut last, mut n) = (None, Instant::now(), 0u32);
+        while let Some(Ok(ev)) = s.next().await {
+            match ev {
+                StreamEvent::Delta(_) => {
+                    let now = Instant::now();
+                    first.get_or_insert(now);
+                    last = now;
+                }
+                StreamEvent::Usage(u) => n = u.completion_tokens.unwrap_or(0),
+                StreamEvent::Finish { .. } => break,
+            }
+        }
+        let first = first.unwrap_or(last);
+        f64::from(n.saturating_sub(1)) / (last - first).as_secs_f64().max(1e-9)
+    })
+}
+
+/// Two models generating at once, the demo's case: in one prism (one thread budget) and in two
+/// processes (each worker takes every core, as before the budget), against each alone.
+fn together(
+    smol: &std::path::Path,
+    gemma: &std::path::Path,
+    threads: i32,
+    rt: &tokio::runtime::Runtime,
+) {
+    // Token counts that keep both busy for about the same time (smol is about twice as fast).
+    let (ns, ng) = (256u32, 128u32);
+    let median3 = |f: &dyn Fn() -> f64| {
+        let mut v: Vec<f64> = (0..3).map(|_| f()).collect();
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[1]
+    };
+    let s = LocalModel::load(smol, threads, 4096, 1, false, None).unwrap();
+    let g = LocalModel::load(gemma, threads, 4096, 1, false, None).unwrap();
+    let _warm = (generation_rate(&s, rt, 8), generation_rate(&g, rt, 8));
+    let s_alone = median3(&|| generation_rate(&s, rt, ns));
+    let g_alone = median3(&|| generation_rate(&g, rt, ng));
+    let (s_one, g_one) = {
+        let mut v: Vec<(f64, f64)> = (0..3)
+            .map(|_| {
+                std::thread::scope(|sc| {
+                    let a = sc.spawn(|| generation_rate(&s, rt, ns));
+                    let b = sc.spawn(|| generation_rate(&g, rt, ng));
+                    (a.join().unwrap(), b.join().unwrap())
+                })
+            })
+            .collect();
+        v.sort_by(|a, b| {
+            (a.0 / s_alone + a.1 / g_alone)
+                .partial_cmp(&(b.0 / s_alone + b.1 / g_alone))
+                .unwrap()
+        });
+        v[1]
+    };
+    drop((s, g));
+    // Two processes: each with a budget of its own, so each worker takes every core.
+    let spawn = |path: &std::path::Path, n: u32| {
+        std::process::Command::new(std::env::current_exe().unwrap())
+            .arg("--generate")
+            .arg(path)
+            .arg(threads.to_string())
+            .arg(n.to_string())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut two: Vec<(f64, f64)> = (0..3)
+        .map(|_| {
+            use std::io::{BufRead, Write};
+            let mut kids = [spawn(smol, ns), spawn(gemma, ng)];
+            let mut outs: Vec<_> = kids
+                .iter_mut()
+                .map(|k| std::io::BufReader::new(k.stdout.take().unwrap()))
+                .collect();
+            for o in &mut outs {
+                let mut l = String::new();
+                o.read_line(&mut l).unwrap(); // ready
+            }
+            for k in &mut kids {
+                k.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
+            }
+            let rates: Vec<f64> = outs
+                .iter_mut()
+                .map(|o| {
+                    let mut l = String::new();
+                    o.read_line(&mut l).unwrap();
+                    l.trim().parse().unwrap()
+                })
+                .collect();
+            for k in &mut kids {
+                let _ = k.wait();
+            }
+            (rates[0], rates[1])
+        })
+        .collect();
+    two.sort_by(|a, b| {
+        (a.0 / s_alone + a.1 / g_alone)
+            .partial_cmp(&(b.0 / s_alone + b.1 / g_alone))
+            .unwrap()
+    });
+    let (s_two, g_two) = two[1];
+    println!("two models at once ({threads} cores; smol {ns} tokens, local {ng}, greedy):");
+    println!("  alone: smol {s_alone:.1} tok/s, local {g_alone:.1} tok/s");
+    println!(
+        "  one prism, one thread budget: smol {s_one:.1}, local {g_one:.1} tok/s; combined efficiency {:.2}",
+        s_one / s_alone + g_one / g_alone
+    );
+    println!(
+        "  two processes, every core each: smol {s_two:.1}, local {g_two:.1} tok/s; combined efficiency {:.2}",
+        s_two / s_alone + g_two / g_alone
+    );
+}
+
+/// AutoHall on one bundled claim as a user runs it, through the prism binary: wall time and
+/// calls, for `smol` at max_concurrency 1 and 4 (alternating, two rounds).
+fn autohall(smol: &std::path::Path) {
+    let run = |conc: u32| -> (f64, u64) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("models.toml"),
+            format!(
+                "[[models]]\nname = \"smol\"\nprovider = \"local\"\npath = {:?}\nmax_concurrency = {conc}\nparams = {{ max_tokens = 128 }}\n",
+                smol.display().to_string()
+            ),
+        )
+        .unwrap();
+        let t0 = Instant::now();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_prism"))
+            .args(["autohall", "--models", "smol", "--limit", "1", "-k", "6"])
+            .args(["--temperature", "0.5", "--no-cache", "--json"])
+            .env("PRISM_CONFIG_DIR", dir.path())
+            .env("PRISM_DATA_DIR", dir.path())
+            .output()
+            .unwrap();
+        let wall = t0.elapsed().as_secs_f64();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let done = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find(|v| v["event"] == "finished")
+            .and_then(|v| v["done"].as_u64())
+            .unwrap_or(0);
+        (wall, done)
+    };
+    for round in 1..=2 {
+        for conc in [1, 4] {
+            let (wall, calls) = run(conc);
+            println!(
+                "autohall, one claim, K = 6, T = 0.5, smol at max_concurrency {conc} (round {round}): {wall:.1} s, {calls} calls"
+            );
+        }
+    }
 }
 
 /// SmolLM2 where it is installed, else the Gemma file.

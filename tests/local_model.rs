@@ -6,6 +6,8 @@
 //! file fails.
 #![cfg(feature = "local")]
 
+mod common;
+
 use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -734,6 +736,103 @@ fn the_tui_run_survives_its_worker_killed_mid_answer() {
     );
 }
 
+/// The TUI in a real terminal (tmux), running two items on a local model whose first worker
+/// aborts mid-answer (the test-only switch, as a failed `GGML_ASSERT` does): the session goes
+/// on, the run finishes with both answers stored, the aborted answer was asked once more, and
+/// `q` leaves the terminal as it found it.
+#[test]
+#[ignore = "needs PRISM_SMOL_GGUF (bash .ci/run sets it up)"]
+fn the_tui_run_survives_its_worker_aborting_mid_answer_in_a_real_terminal() {
+    use common::tmux::{Tmux, wait_file};
+    let sm = smol_gguf();
+    let bin = env!("CARGO_BIN_EXE_prism");
+    let dir = tempfile::tempdir().unwrap();
+    // A model of the user's own (not named like a built-in, so the picker starts on it).
+    std::fs::write(
+        dir.path().join("models.toml"),
+        format!(
+            "[[models]]\nname = \"tiny\"\nprovider = \"local\"\npath = {:?}\nmax_concurrency = 1\nmax_retries = 2\nparams = {{ max_tokens = 24, temperature = 0.0 }}\n",
+            sm.display().to_string()
+        ),
+    )
+    .unwrap();
+    let (status, stty) = (dir.path().join("status"), dir.path().join("stty"));
+    let tmux = Tmux {
+        socket: format!("prism-abort-{}", std::process::id()),
+    };
+    let cmd = format!(
+        "PRISM_CONFIG_DIR={d} PRISM_DATA_DIR={d} {abort}=5 TERM=xterm-256color {bin}; echo $? > {status}; stty -a > {stty}; sleep 5",
+        d = dir.path().display(),
+        abort = prism::provider::local::TEST_ABORT_ENV,
+        status = status.display(),
+        stty = stty.display()
+    );
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "smoke",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        &cmd,
+    ]);
+    tmux.wait_for("the browse screen", |s| s.contains("Taxonomy"));
+    // KE > FD > Myths, its items, two marked, run on the picker's choice (the user's model).
+    for k in ["j", "Enter", "j", "Tab", "Space", "Space", "r"] {
+        tmux.keys(&[k]);
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    let s = tmux.wait_for("the run picker", |s| s.contains("tiny"));
+    assert!(s.contains("[x] tiny"), "{s}");
+    tmux.keys(&["Enter"]);
+    let db = dir.path().join("prism.db");
+    let start = std::time::Instant::now();
+    let run = loop {
+        let found = prism::store::Store::open(&db).ok().and_then(|s| {
+            let r = s.latest_run().ok()??;
+            (r.status == prism::store::RunStatus::Finished).then_some(r)
+        });
+        if let Some(r) = found {
+            break r;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the run did not finish; screen:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let store = prism::store::Store::open(&db).unwrap();
+    let c = store.job_counts(&run.id).unwrap();
+    assert_eq!((c.done, c.failed, c.pending), (2, 0, 0), "{c:?}");
+    let rs = store.responses(&run.id).unwrap();
+    assert_eq!(rs.len(), 2);
+    assert!(
+        rs.iter()
+            .all(|r| r.text.as_deref().is_some_and(|t| !t.trim().is_empty())),
+        "{rs:?}"
+    );
+    assert!(
+        rs.iter().any(|r| r.attempts >= 2),
+        "the aborted answer was asked again: {rs:?}"
+    );
+    // Still the TUI, not a shell: q quits it cleanly.
+    let s = tmux.screen();
+    assert!(s.contains("tiny"), "{s}");
+    tmux.keys(&["q"]);
+    wait_file(&status, "prism did not exit on q");
+    wait_file(&stty, "no stty output");
+    assert_eq!(std::fs::read_to_string(&status).unwrap().trim(), "0");
+    let modes = std::fs::read_to_string(&stty).unwrap();
+    let words: Vec<&str> = modes.split_whitespace().collect();
+    assert!(
+        words.contains(&"icanon") && words.contains(&"echo"),
+        "{modes}"
+    );
+}
+
 /// Several requests at once to one worker decode together in one llama context (one sequence
 /// each): every answer arrives whole, and each starts with the token the same request gets alone
 /// (the second of two identical ones takes the first's prompt cells and logits). Later tokens
@@ -771,4 +870,72 @@ async fn concurrent_requests_decode_together_and_a_shared_prompt_is_reused() {
     assert_ne!(c.0.concat(), d.0.concat(), "each sequence its own answer");
     // The counter saw every token of the four.
     assert_eq!(m.generated_tokens(), 4 * 32);
+}
+
+/// The prompt tokens of one answer, from its usage.
+async fn prompt_tokens_of(m: &LocalModel, r: &ChatRequest) -> u64 {
+    let mut s = m.stream(r, Duration::from_secs(120)).await.unwrap();
+    let mut n = 0;
+    while let Some(ev) = s.next().await {
+        match ev.unwrap() {
+            StreamEvent::Usage(u) => n = u64::from(u.prompt_tokens.unwrap_or(0)),
+            StreamEvent::Finish { .. } => break,
+            _ => {}
+        }
+    }
+    n
+}
+
+/// Prompt reuse, in a worker that decodes several sequences: four requests with one prompt read
+/// it once (the others read only its last token, for their own first logits), and a prompt that
+/// begins like an earlier one (the K pair checks of one answer) reads only what differs. With
+/// one sequence at a time nothing is reused: every answer is what it would be alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PRISM_SMOL_GGUF (bash .ci/run sets it up)"]
+async fn a_shared_prompt_is_read_once_and_a_shared_beginning_is_not_read_again() {
+    let p = smol_gguf();
+    let m = LocalModel::load(&p, 2, 2048, 4, false, None).unwrap();
+    let q = req(
+        "Summarise the history of the lighthouse at the end of the harbour wall in two sentences.",
+        8,
+        &[],
+    );
+    let (a, b, c, d) = tokio::join!(
+        prompt_tokens_of(&m, &q),
+        prompt_tokens_of(&m, &q),
+        prompt_tokens_of(&m, &q),
+        prompt_tokens_of(&m, &q)
+    );
+    let n = a;
+    assert!(n > 20 && [b, c, d].iter().all(|&x| x == n));
+    assert_eq!(
+        m.prompt_tokens(),
+        (n + 3, 3 * (n - 1)),
+        "read once, then one token each"
+    );
+    // Two prompts alike but for their end: the second reads only what differs.
+    let common = "Two answers were given to the same question. Question: what does the report \
+                  say about the harbour? Answer A: The report says the harbour wall was rebuilt \
+                  in 1892 after a storm, that the lighthouse was moved to its end, and that the \
+                  keeper's house was turned into a museum in 1970.";
+    let first = req(&format!("{common} Answer B: It was never rebuilt."), 4, &[]);
+    let second = req(
+        &format!("{common} Answer B: The museum opened in 1970."),
+        4,
+        &[],
+    );
+    prompt_tokens_of(&m, &first).await;
+    let (read0, _) = m.prompt_tokens();
+    let n2 = prompt_tokens_of(&m, &second).await;
+    let (read1, _) = m.prompt_tokens();
+    assert!(
+        read1 - read0 < n2 / 4,
+        "the second read {} of its {n2} tokens",
+        read1 - read0
+    );
+    // One sequence at a time: no reuse.
+    let one = LocalModel::load(&p, 2, 2048, 1, false, None).unwrap();
+    let n1 = prompt_tokens_of(&one, &q).await;
+    prompt_tokens_of(&one, &q).await;
+    assert_eq!(one.prompt_tokens(), (2 * n1, 0));
 }

@@ -4,75 +4,9 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-struct Tmux {
-    socket: String,
-}
-
-/// Waits (bounded) until `path` exists.
-fn wait_file(path: &Path, what: &str) {
-    let start = Instant::now();
-    while !path.exists() {
-        assert!(start.elapsed() < Duration::from_secs(20), "{what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-impl Tmux {
-    fn run(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("tmux must be installed for the smoke test (apt-get install tmux)");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn screen(&self) -> String {
-        self.run(&["capture-pane", "-p", "-t", "smoke"])
-    }
-
-    /// The pid of the pane's first child: prism, under the pane's shell.
-    fn prism_pid(&self) -> i32 {
-        let shell = self.run(&["list-panes", "-t", "smoke", "-F", "#{pane_pid}"]);
-        let shell = shell.trim();
-        let children =
-            std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).unwrap();
-        children.split_whitespace().next().unwrap().parse().unwrap()
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "smoke"];
-        args.extend_from_slice(keys);
-        self.run(&args);
-    }
-
-    /// Waits (bounded) until the screen satisfies `ok`; returns the last screen either way.
-    fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let s = self.screen();
-            if ok(&s) {
-                return s;
-            }
-            if start.elapsed() > Duration::from_secs(15) {
-                panic!("timed out waiting for {what}; screen was:\n{s}");
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .output();
-    }
-}
+use common::tmux::{Tmux, wait_file};
 
 #[test]
 fn tui_opens_moves_searches_and_quits_in_a_real_terminal() {

@@ -1,3 +1,4 @@
 pub mod mock;
 pub mod pg;
 pub mod screen;
+pub mod tmux;

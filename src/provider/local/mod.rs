@@ -12,6 +12,8 @@
 //! [`ChatStream`] as the HTTP providers. Dropping the stream cancels the generation at the next
 //! token.
 
+pub mod budget;
+mod decoder;
 mod engine;
 mod process;
 pub mod protocol;
@@ -27,7 +29,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use tokio::sync::mpsc as tmpsc;
 
-pub use engine::{Engine, Job, Sink};
+pub use decoder::{Counters, Job, Sink};
+pub use engine::Engine;
 pub use process::{GOMP_SPINCOUNT, describe_exit};
 pub use protocol::LoadSpec;
 pub use stop::StopMatcher;
@@ -244,6 +247,18 @@ impl LocalModel {
     /// Workers started for this model so far (1 until a worker dies).
     pub fn worker_starts(&self) -> u32 {
         self.starts.load(Ordering::Relaxed)
+    }
+
+    /// The threads the current worker decodes with now: its share of the cores, which changes
+    /// as other local models of this prism start and stop working (see [`budget`]).
+    pub fn threads_now(&self) -> usize {
+        self.worker().threads()
+    }
+
+    /// Prompt tokens the current worker has read, and taken from cells it already had instead
+    /// (prompt reuse: see `decoder`), as of the last answer it finished.
+    pub fn prompt_tokens(&self) -> (u64, u64) {
+        self.worker().prompt_tokens()
     }
 
     /// The process id of the current worker.

@@ -7,11 +7,12 @@ use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
 use tokio::sync::mpsc as tmpsc;
 
+use super::budget::Budget;
 use super::protocol::{LoadSpec, Reply, Request};
 use super::worker::SUBCOMMAND;
 use crate::provider::{ProviderError, StreamEvent};
@@ -26,16 +27,26 @@ enum Pending {
 #[derive(Default)]
 struct State {
     pending: HashMap<u64, Pending>,
+    /// Generations among `pending`: the worker is busy while there are any.
+    streams: usize,
     /// Why the worker died; once set, no job is taken.
     dead: Option<String>,
 }
 
 /// What the reader thread shares with the handle. It holds no sender to the worker, so dropping
-/// the last [`Worker`] closes the worker's stdin and the worker exits.
-#[derive(Default)]
+/// the last [`Worker`] closes the worker's stdin and the worker exits (the thread budget holds
+/// one until the worker leaves it, which the handle's drop does).
 struct Shared {
     state: Mutex<State>,
     generated: AtomicU64,
+    /// Prompt tokens the worker read, and took from cells it had (as of its last usage report).
+    prompt_read: AtomicU64,
+    prompt_reused: AtomicU64,
+    /// The threads the worker says it decodes with now.
+    threads: AtomicUsize,
+    /// The thread budget this worker is a member of, and its id there.
+    budget: Arc<Budget>,
+    member: u64,
 }
 
 impl Shared {
@@ -43,13 +54,50 @@ impl Shared {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Waits on a job; the worker is working from its first generation on (its share of the
+    /// cores is sent before the request).
+    fn add(&self, id: u64, p: Pending) -> Result<(), ProviderError> {
+        let first = {
+            let mut st = self.lock();
+            if let Some(reason) = &st.dead {
+                return Err(ProviderError::Crashed(reason.clone()));
+            }
+            let stream = matches!(p, Pending::Stream(_));
+            st.pending.insert(id, p);
+            st.streams += usize::from(stream);
+            stream && st.streams == 1
+        };
+        if first {
+            self.budget.working(self.member);
+        }
+        Ok(())
+    }
+
+    /// A job is over (done, failed or cancelled); the last generation ending makes the worker
+    /// idle.
+    fn remove(&self, id: u64) -> Option<Pending> {
+        let (p, last) = {
+            let mut st = self.lock();
+            let p = st.pending.remove(&id);
+            let stream = matches!(p, Some(Pending::Stream(_)));
+            st.streams -= usize::from(stream);
+            (p, stream && st.streams == 0)
+        };
+        if last {
+            self.budget.idle(self.member);
+        }
+        p
+    }
+
     /// Fails every waiting job with the reason; later jobs are refused.
     fn die(&self, reason: String) {
         let pending = {
             let mut st = self.lock();
             st.dead = Some(reason.clone());
+            st.streams = 0;
             std::mem::take(&mut st.pending)
         };
+        self.budget.leave(self.member);
         for (_, p) in pending {
             let e = ProviderError::Crashed(reason.clone());
             match p {
@@ -181,8 +229,26 @@ impl Worker {
                 });
             }
         };
-        let shared = Arc::new(Shared::default());
         let (tx, rx) = mpsc::channel::<String>();
+        let budget = Budget::global().clone();
+        let tell = {
+            let tx = tx.clone();
+            Box::new(move |n: usize| {
+                if let Ok(mut line) = serde_json::to_string(&Request::Threads { n }) {
+                    line.push('\n');
+                    let _ = tx.send(line);
+                }
+            })
+        };
+        let shared = Arc::new(Shared {
+            state: Mutex::default(),
+            generated: AtomicU64::new(0),
+            prompt_read: AtomicU64::new(0),
+            prompt_reused: AtomicU64::new(0),
+            threads: AtomicUsize::new(spec.threads.max(1) as usize),
+            member: budget.join(spec.threads.max(1) as usize, tell),
+            budget,
+        });
         std::thread::Builder::new()
             .name(format!("prism-local-in-{pid}"))
             .spawn(move || {
@@ -226,13 +292,23 @@ impl Worker {
         self.shared.generated.load(Ordering::Relaxed)
     }
 
+    /// Prompt tokens the worker has read, and taken from cells it had instead (as of the last
+    /// answer it finished).
+    pub(super) fn prompt_tokens(&self) -> (u64, u64) {
+        (
+            self.shared.prompt_read.load(Ordering::Relaxed),
+            self.shared.prompt_reused.load(Ordering::Relaxed),
+        )
+    }
+
+    /// The threads the worker decodes with now (its share of the cores).
+    pub(super) fn threads(&self) -> usize {
+        self.shared.threads.load(Ordering::Relaxed)
+    }
+
     fn register(&self, p: Pending) -> Result<u64, ProviderError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut st = self.shared.lock();
-        if let Some(reason) = &st.dead {
-            return Err(ProviderError::Crashed(reason.clone()));
-        }
-        st.pending.insert(id, p);
+        self.shared.add(id, p)?;
         Ok(id)
     }
 
@@ -262,7 +338,7 @@ impl Worker {
 
     /// Stops job `id` if it is still running.
     pub(super) fn cancel(&self, id: u64) {
-        let was_pending = self.shared.lock().pending.remove(&id).is_some();
+        let was_pending = self.shared.remove(id).is_some();
         if was_pending {
             self.send(&Request::Cancel { id });
         }
@@ -282,6 +358,14 @@ impl Worker {
         });
         rx.recv()
             .unwrap_or_else(|_| Err(ProviderError::Crashed("the worker stopped".into())))
+    }
+}
+
+impl Drop for Worker {
+    /// The budget's line to the worker goes with the handle, so the worker's stdin closes and
+    /// it exits; its cores go to the others.
+    fn drop(&mut self) {
+        self.shared.budget.leave(self.shared.member);
     }
 }
 
@@ -318,8 +402,25 @@ fn read_replies(
         if let Some(n) = reply.generated() {
             shared.generated.fetch_max(n, Ordering::Relaxed);
         }
+        if let Reply::Usage {
+            prompt_read,
+            prompt_reused,
+            ..
+        } = &reply
+        {
+            shared
+                .prompt_read
+                .fetch_max(*prompt_read, Ordering::Relaxed);
+            shared
+                .prompt_reused
+                .fetch_max(*prompt_reused, Ordering::Relaxed);
+        }
+        if let Reply::Threads { n } = reply {
+            shared.threads.store(n, Ordering::Relaxed);
+            continue;
+        }
         if let Reply::Rendered { id, text, error } = reply {
-            if let Some(Pending::Render(tx)) = shared.lock().pending.remove(&id) {
+            if let Some(Pending::Render(tx)) = shared.remove(id) {
                 let _ = tx.send(text.ok_or_else(|| {
                     ProviderError::Config(error.unwrap_or_else(|| "render failed".into()))
                 }));
@@ -329,13 +430,12 @@ fn read_replies(
         let Some((id, ev, last)) = reply.into_event() else {
             continue;
         };
-        let mut st = shared.lock();
-        let gone = match st.pending.get(&id) {
+        let gone = match shared.lock().pending.get(&id) {
             Some(Pending::Stream(tx)) => tx.send(ev).is_err(),
             _ => false,
         };
         if last || gone {
-            st.pending.remove(&id);
+            shared.remove(id);
         }
     }
     // stdout ended: the worker exited (or closed it). Its status says how.

@@ -38,6 +38,11 @@ pub enum Request {
     Cancel {
         id: u64,
     },
+    /// Use this many threads from the next decode on (the model's share of the cores: see
+    /// `budget`).
+    Threads {
+        n: usize,
+    },
 }
 
 /// Which [`ProviderError`] a failure inside the worker was.
@@ -72,6 +77,12 @@ pub enum Reply {
         prompt_tokens: Option<u32>,
         completion_tokens: Option<u32>,
         generated: u64,
+        /// Prompt tokens the worker has read so far, over all jobs.
+        #[serde(default)]
+        prompt_read: u64,
+        /// Prompt tokens it took from cells it already had instead, over all jobs.
+        #[serde(default)]
+        prompt_reused: u64,
     },
     Finish {
         id: u64,
@@ -89,6 +100,10 @@ pub enum Reply {
         text: Option<String>,
         error: Option<String>,
     },
+    /// The threads the worker decodes with now (after a `Threads` request took effect).
+    Threads {
+        n: usize,
+    },
 }
 
 impl Reply {
@@ -105,6 +120,8 @@ impl Reply {
                 prompt_tokens: u.prompt_tokens,
                 completion_tokens: u.completion_tokens,
                 generated,
+                prompt_read: 0,
+                prompt_reused: 0,
             },
             Ok(StreamEvent::Finish { reason }) => Reply::Finish {
                 id,
@@ -144,7 +161,10 @@ impl Reply {
             Reply::Failed {
                 id, kind, message, ..
             } => (id, Err(kind.error(message)), true),
-            Reply::Loaded { .. } | Reply::LoadFailed { .. } | Reply::Rendered { .. } => {
+            Reply::Loaded { .. }
+            | Reply::LoadFailed { .. }
+            | Reply::Rendered { .. }
+            | Reply::Threads { .. } => {
                 return None;
             }
         })
@@ -204,6 +224,7 @@ mod tests {
                 },
             },
             Request::Cancel { id: 7 },
+            Request::Threads { n: 1 },
         ];
         for r in reqs {
             let line = serde_json::to_string(&r).unwrap();

@@ -6,10 +6,11 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::engine::{Engine, Job, Sink};
+use super::decoder::{Counters, Job, Sink};
+use super::engine::Engine;
 use super::protocol::{FailKind, Reply, Request};
 use crate::provider::{ProviderError, StreamEvent};
 
@@ -48,7 +49,7 @@ struct PipeSink {
     out: Out,
     cancelled: Arc<AtomicBool>,
     cancels: Cancels,
-    generated: Arc<AtomicU64>,
+    counters: Arc<Counters>,
     abort_after: Option<u64>,
 }
 
@@ -57,12 +58,22 @@ impl Sink for PipeSink {
         if self.cancelled.load(Ordering::Relaxed) {
             return false;
         }
-        let generated = self.generated.load(Ordering::Relaxed);
+        let generated = self.counters.generated.load(Ordering::Relaxed);
         if self.abort_after.is_some_and(|n| generated >= n) {
             std::process::abort();
         }
         let last = matches!(ev, Ok(StreamEvent::Finish { .. }) | Err(_));
-        self.out.send(&Reply::event(self.id, ev, generated));
+        let mut reply = Reply::event(self.id, ev, generated);
+        if let Reply::Usage {
+            prompt_read,
+            prompt_reused,
+            ..
+        } = &mut reply
+        {
+            *prompt_read = self.counters.prompt_read.load(Ordering::Relaxed);
+            *prompt_reused = self.counters.prompt_reused.load(Ordering::Relaxed);
+        }
+        self.out.send(&reply);
         if last {
             self.cancels
                 .lock()
@@ -147,7 +158,7 @@ pub fn main(args: &[String]) -> i32 {
                     out: out.clone(),
                     cancelled: flag,
                     cancels: cancels.clone(),
-                    generated: engine.counter(),
+                    counters: engine.counters(),
                     abort_after,
                 };
                 if let Err(e) = engine.submit(Job {
@@ -172,6 +183,13 @@ pub fn main(args: &[String]) -> i32 {
                     .remove(&id)
                 {
                     f.store(true, Ordering::Relaxed);
+                }
+            }
+            Request::Threads { n } => {
+                let out = out.clone();
+                let applied = move |n| out.send(&Reply::Threads { n });
+                if let Err(e) = engine.set_threads(n, applied) {
+                    eprintln!("{SUBCOMMAND}: {e}");
                 }
             }
             Request::Load(_) => eprintln!("{SUBCOMMAND}: a model is loaded already"),
