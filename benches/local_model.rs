@@ -565,7 +565,13 @@ fn main() {
         together(&smol, &gguf, threads, &rt);
     }
     if wants("autohall") {
-        autohall(&smol_or(&smol, &gguf));
+        // `--prism A,B`: other prism binaries to time beside this build's (e.g. an earlier
+        // commit's), alternating.
+        let mut bins = vec![PathBuf::from(env!("CARGO_BIN_EXE_prism"))];
+        if let Some(i) = args.iter().position(|a| a == "--prism") {
+            bins.extend(args[i + 1].split(',').map(PathBuf::from));
+        }
+        autohall(&smol_or(&smol, &gguf), &bins);
     }
     // Beside busy processes, each setting in a process of its own (the worker inherits it).
     for (label, spin) in [
@@ -999,9 +1005,9 @@ fn together(
 }
 
 /// AutoHall on one bundled claim as a user runs it, through the prism binary: wall time and
-/// calls, for `smol` at max_concurrency 1 and 4 (alternating, two rounds).
-fn autohall(smol: &std::path::Path) {
-    let run = |conc: u32| -> (f64, u64) {
+/// calls, for `smol` at max_concurrency 1 and 4 (alternating, two rounds), for each binary.
+fn autohall(smol: &std::path::Path, bins: &[PathBuf]) {
+    let run = |bin: &std::path::Path, conc: u32| -> (f64, u64) {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("models.toml"),
@@ -1012,7 +1018,7 @@ fn autohall(smol: &std::path::Path) {
         )
         .unwrap();
         let t0 = Instant::now();
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_prism"))
+        let out = std::process::Command::new(bin)
             .args(["autohall", "--models", "smol", "--limit", "1", "-k", "6"])
             .args(["--temperature", "0.5", "--no-cache", "--json"])
             .env("PRISM_CONFIG_DIR", dir.path())
@@ -1030,11 +1036,14 @@ fn autohall(smol: &std::path::Path) {
         (wall, done)
     };
     for round in 1..=2 {
-        for conc in [1, 4] {
-            let (wall, calls) = run(conc);
-            println!(
-                "autohall, one claim, K = 6, T = 0.5, smol at max_concurrency {conc} (round {round}): {wall:.1} s, {calls} calls"
-            );
+        for bin in bins {
+            for conc in [1, 4] {
+                let (wall, calls) = run(bin, conc);
+                println!(
+                    "autohall, one claim, K = 6, T = 0.5, smol at max_concurrency {conc} (round {round}, {}): {wall:.1} s, {calls} calls",
+                    bin.display()
+                );
+            }
         }
     }
 }

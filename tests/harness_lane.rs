@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::mock;
-use prism::engine::harness::{self, Counts, RunError, RunTable, Spec};
+use prism::engine::harness::{self, Counts, Lifecycle, RunError, RunTable, Spec};
 use prism::engine::{Caller, http_backends};
 use prism::provider::{ChatRequest, Message, ModelConfig, ModelsFile, Params};
 use prism::store::{RunStatus, Store, StoreHandle};
@@ -51,6 +51,32 @@ fn model(url: &str, id: &str) -> ModelConfig {
     f.models.into_iter().next().unwrap()
 }
 
+/// Lifecycle events with the run they came from.
+type Told = Arc<Mutex<Vec<(String, Lifecycle)>>>;
+
+/// The lifecycle events the harness told the lanes, with their runs.
+static LIFE: std::sync::OnceLock<Told> = std::sync::OnceLock::new();
+
+fn run_id_of(l: &Lifecycle) -> String {
+    match l {
+        Lifecycle::Finished(c) => c.run_id.clone(),
+        _ => String::new(),
+    }
+}
+
+/// The `Finished` the harness told for `run`, each time it ended.
+fn finished(run: &str) -> Vec<Counts> {
+    LIFE.get_or_init(Default::default)
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|(r, l)| match l {
+            Lifecycle::Finished(c) if r == run => Some(c.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The lane's unit of work: one question, one reply, kept in `table` once saved.
 async fn ask_all(
     store: &StoreHandle,
@@ -65,7 +91,9 @@ async fn ask_all(
         calls: questions.len(),
         concurrency: 4,
     };
-    harness::run::<Asks, _, _>(store, cancel, spec, |life| async move {
+    let told = LIFE.get_or_init(Default::default).clone();
+    let tell = move |l: Lifecycle| told.lock().unwrap().push((run_id_of(&l), l));
+    harness::run::<Asks, _, _>(store, cancel, spec, tell, |life| async move {
         let mut tasks = Vec::new();
         for q in questions {
             let (life, caller, table) = (life.clone(), caller.clone(), table.clone());
@@ -86,16 +114,13 @@ async fn ask_all(
                     Err(e) => (false, false, e),
                 };
                 let saved = life
-                    .save(
-                        |_| {},
-                        || {
-                            let (table, q, text) = (table.clone(), q.clone(), text.clone());
-                            async move {
-                                table.lock().unwrap().push((q, text));
-                                Ok(())
-                            }
-                        },
-                    )
+                    .save(|| {
+                        let (table, q, text) = (table.clone(), q.clone(), text.clone());
+                        async move {
+                            table.lock().unwrap().push((q, text));
+                            Ok(())
+                        }
+                    })
                     .await;
                 if saved {
                     life.count(ok, cached);
@@ -165,6 +190,52 @@ async fn a_lane_of_its_own_gets_the_lifecycle_from_the_harness() {
     .await
     .unwrap();
     assert_eq!((again.done, again.cache_hits), (12, 12));
+    // The lane was told each end, with the counts it returned.
+    assert_eq!(finished("ask-1"), vec![counts, again]);
+}
+
+/// Two starts of one run in one process: the second is refused as if another prism held it
+/// (each start holds the lock under an owner of its own), and the first goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_start_of_a_run_in_the_same_process_is_refused() {
+    let m = mock::start(true).await;
+    let (store, _dir) = store();
+    let caller = caller(&m.url(), "slow", &store, false);
+    let table = Arc::new(Mutex::new(Vec::new()));
+    let questions: Vec<String> = (0..6).map(|i| format!("a slow question {i}")).collect();
+    let first = {
+        let (store, caller, table, q) = (
+            store.clone(),
+            caller.clone(),
+            table.clone(),
+            questions.clone(),
+        );
+        tokio::spawn(async move {
+            ask_all(
+                &store,
+                "ask-twice",
+                q,
+                caller,
+                table,
+                &CancellationToken::new(),
+            )
+            .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let e = ask_all(
+        &store,
+        "ask-twice",
+        questions,
+        caller,
+        table,
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(e, RunError::Locked { .. }), "{e:?}");
+    let counts = first.await.unwrap().unwrap();
+    assert_eq!((counts.done, counts.cancelled), (6, 0));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

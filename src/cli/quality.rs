@@ -5,15 +5,15 @@
 //! over a sweep of thresholds.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use clap::Args;
-use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, Dirs};
 use crate::engine::Caller;
 use crate::review::quality::{self, QualityRecord, SweepRow};
+use crate::review::quality_run::{self, QualityEvent};
 use crate::store::{Store, StoreHandle};
 
 #[derive(Debug, Args)]
@@ -74,106 +74,136 @@ pub(crate) fn quality(
     // Scores and decisions go where the panel's are: `--db` (a SQLite file or a postgres://
     // URL), else the config's postgres:// `db`, else the local store. Judge replies are cached
     // in a local SQLite store either way.
-    let mut store = super::review::review_db(args.db.clone(), dirs)?;
+    let store = super::review::review_db(args.db.clone(), dirs)?;
     let db = args
         .db
         .clone()
         .filter(|d| !crate::store::pg::is_url(&d.to_string_lossy()))
         .unwrap_or_else(|| super::run::default_db(dirs));
-    let done: std::collections::HashSet<String> = store
+    let scored: std::collections::HashSet<String> = store
         .quality(Some(&cfg.name))?
         .into_iter()
         .filter(|q| q.scores.is_some())
         .map(|q| q.item_id)
         .collect();
-    let todo: Vec<usize> = items
-        .iter()
-        .copied()
-        .filter(|&i| args.again || !done.contains(&*ds.items[i].id))
-        .collect();
+    let dataset_ref = args
+        .dataset
+        .as_ref()
+        .map_or_else(|| "<sample-data>".to_string(), |d| d.display().to_string());
+    let plan = quality_run::plan(
+        &ds,
+        &dataset_ref,
+        &cfg.name,
+        &items,
+        &scored,
+        args.again,
+        args.attempts,
+    );
     crate::warn!(
         "quality: {} items, {} to score with {} ({} already scored)",
         items.len(),
-        todo.len(),
+        plan.todo.len(),
         cfg.name,
-        items.len() - todo.len()
+        items.len() - plan.todo.len()
     );
-
+    let store = Arc::new(Mutex::new(store));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     let cancel = CancellationToken::new();
-    let (scored, unreadable, failed) = rt.block_on(async {
+    let tally = rt.block_on(async {
         crate::shutdown::cancel_on_signal(&cancel);
-        // Replies are cached in the store like every judge call (asking again costs nothing).
-        let cache = StoreHandle::spawn(Store::open(&db)?, Some(db.clone()));
+        // The lock, and the judge replies' cache, are in the local store (asking again costs
+        // nothing); the scores go where the panel's are.
+        let local = StoreHandle::spawn(Store::open(&db)?, Some(db.clone()));
         let caller = Arc::new(Caller::new(
             &cfg,
             &factory,
-            Some(cache),
+            Some(local.clone()),
             true,
             cancel.clone(),
         )?);
-        let attempts = args.attempts.max(1);
-        let mut results = futures::stream::iter(todo.iter().copied())
-            .map(|i| {
-                let caller = caller.clone();
-                let ds = ds.clone();
-                async move { score_item(&caller, &ds, i, attempts).await }
-            })
-            .buffer_unordered(args.concurrency.max(1));
-        let (mut scored, mut unreadable, mut failed) = (0usize, 0usize, 0usize);
-        while let Some(rec) = results.next().await {
-            if cancel.is_cancelled() && rec.error.as_deref() == Some("cancelled") {
-                continue;
-            }
-            // Saved the moment it arrives: an interrupted run keeps what it has.
-            store.save_quality(&rec)?;
-            match (&rec.scores, &rec.error) {
-                (Some(s), _) => {
-                    scored += 1;
-                    if args.json {
-                        println!(
-                            "{}",
-                            serde_json::json!({"event": "scored", "item": rec.item_id,
-                                "factuality": s[0], "discriminability": s[1], "clarity": s[2],
-                                "weighted": rec.weighted()})
-                        );
-                    }
-                }
-                (None, Some(e)) => {
-                    failed += 1;
-                    crate::warn!("  {}: failed: {}", rec.item_id, e);
-                }
-                (None, None) => {
-                    unreadable += 1;
-                    crate::warn!(
-                        "  {}: unreadable after {} attempts: {}",
-                        rec.item_id,
-                        rec.attempts,
-                        crate::tui::widgets::truncate(&crate::text::one_line(&rec.reply), 120)
-                    );
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let lane = quality_run::run(
+            ds.clone(),
+            plan,
+            caller,
+            store.clone(),
+            &local,
+            args.concurrency,
+            tx,
+            &cancel,
+        );
+        let json = args.json;
+        let said = async move {
+            let mut tally = Tally::default();
+            while let Some(ev) = rx.recv().await {
+                if let QualityEvent::Scored(rec) = ev {
+                    tally.say(&rec, json);
                 }
             }
-        }
-        anyhow::Ok((scored, unreadable, failed))
+            tally
+        };
+        let (ran, tally) = tokio::join!(lane, said);
+        ran?;
+        anyhow::Ok(tally)
     })?;
     crate::warn!(
-        "quality with {}: {scored} scored, {unreadable} unreadable, {failed} failed{}",
+        "quality with {}: {} scored, {} unreadable, {} failed{}",
         cfg.name,
+        tally.scored,
+        tally.unreadable,
+        tally.failed,
         if cancel.is_cancelled() {
             " (interrupted: run it again to finish)"
         } else {
             ""
         }
     );
-
+    let store = store.lock().unwrap_or_else(|e| e.into_inner());
     report(&args, &cfg.name, &ds, &items, &store)?;
-    Ok(if failed > 0 || cancel.is_cancelled() {
+    Ok(if tally.failed > 0 || cancel.is_cancelled() {
         2
     } else {
         0
     })
+}
+
+/// What the records that arrived came to, said as they arrive.
+#[derive(Default)]
+struct Tally {
+    scored: usize,
+    unreadable: usize,
+    failed: usize,
+}
+
+impl Tally {
+    fn say(&mut self, rec: &QualityRecord, json: bool) {
+        match (&rec.scores, &rec.error) {
+            (Some(s), _) => {
+                self.scored += 1;
+                if json {
+                    let line = serde_json::json!({"event": "scored", "item": rec.item_id,
+                        "factuality": s[0], "discriminability": s[1], "clarity": s[2],
+                        "weighted": rec.weighted()});
+                    crate::text::out(&format!("{line}\n"));
+                }
+            }
+            (None, Some(e)) => {
+                self.failed += 1;
+                crate::warn!("  {}: failed: {}", rec.item_id, e);
+            }
+            (None, None) => {
+                self.unreadable += 1;
+                crate::warn!(
+                    "  {}: unreadable after {} attempts: {}",
+                    rec.item_id,
+                    rec.attempts,
+                    crate::tui::widgets::truncate(&crate::text::one_line(&rec.reply), 120)
+                );
+            }
+        }
+    }
 }
 
 /// The report over every stored score of `name` on the selected items: the rejection recall
@@ -220,51 +250,6 @@ fn report(
         );
     }
     Ok(())
-}
-
-async fn score_item(
-    caller: &Caller,
-    ds: &crate::dataset::Dataset,
-    i: usize,
-    attempts: u32,
-) -> QualityRecord {
-    let item = &ds.items[i];
-    let first = quality::request(ds, item);
-    let mut rec = QualityRecord {
-        item_id: item.id.to_string(),
-        task_id: ds.task_of(item).id.clone(),
-        model: caller.cfg.name.clone(),
-        scores: None,
-        reply: String::new(),
-        error: None,
-        attempts: 0,
-        created_at: crate::store::now_secs(),
-    };
-    for attempt in 0..attempts {
-        rec.attempts = attempt + 1;
-        // The first ask at temperature 0; asked again, greedy decoding would repeat the same
-        // unreadable reply, so later attempts sample (with a seed of their own).
-        let mut req = first.clone();
-        if attempt > 0 {
-            req.params.temperature = Some(0.7);
-            req.params.seed = Some(u64::from(attempt));
-        }
-        match caller.complete(&req, attempt).await {
-            Ok(reply) => {
-                rec.scores = quality::parse(&reply.text);
-                rec.reply = reply.text;
-                rec.error = None;
-                if rec.scores.is_some() {
-                    break;
-                }
-            }
-            Err(e) => {
-                rec.error = Some(e);
-                break;
-            }
-        }
-    }
-    rec
 }
 
 fn table(

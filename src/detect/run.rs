@@ -13,7 +13,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::parse::{is_refusal, read_pair_to, read_truth_to};
 use super::prompts;
-use crate::engine::hold::StoreState;
 use crate::engine::{BackendFactory, Caller, Delta, judge};
 use crate::provider::{ChatRequest, Message, ModelConfig, Params};
 use crate::store::{
@@ -314,10 +313,14 @@ async fn execute(
         concurrency: opts.concurrency,
     };
     let (ev, st) = (events.clone(), store.clone());
-    let summary = crate::engine::harness::run::<DetectWrite, _, _>(
+    let tell = move |l| {
+        let _ = events.send(DetectEvent::Life(l));
+    };
+    crate::engine::harness::run::<DetectWrite, _, _>(
         &store,
         &cancel,
         spec,
+        tell,
         |life| async move {
             let sh = Arc::new(Shared {
                 callers,
@@ -335,11 +338,7 @@ async fn execute(
             work(&sh, todos, k, balanced_only).await;
         },
     )
-    .await?;
-    let _ = events.send(DetectEvent::Life(
-        crate::engine::harness::Lifecycle::Finished(summary.clone()),
-    ));
-    Ok(summary)
+    .await
 }
 
 /// The detection itself: references and classifications, then K samples and their pairs.
@@ -376,9 +375,18 @@ async fn work(sh: &Arc<Shared>, todos: Vec<Todo>, k: u32, balanced_only: bool) {
         .map(|t| {
             let sh = sh.clone();
             async move {
-                if let Some(t) = collect(&sh, t).await {
+                if balanced_only {
+                    // Collected above: only the balanced set's detection is left.
                     detect(&sh, t).await;
+                    return;
                 }
+                // The classification needs only the answer, and the samples only the question:
+                // once the answer is in (and is no refusal), both go at once.
+                let Some(t) = answer(&sh, t).await else {
+                    return;
+                };
+                let target = t.target.clone();
+                futures::join!(classify(&sh, target), detect(&sh, t));
             }
         })
         .buffer_unordered(width)
@@ -423,12 +431,7 @@ fn plan(stored: &Stored, only: Option<&[u32]>) -> Vec<Todo> {
 /// Saves a write, holding it and retrying while the store cannot save (a full disk): a result
 /// is never thrown away. `false` when the run was cancelled first.
 async fn persist(sh: &Shared, w: DetectWrite) -> bool {
-    let tell = |s: StoreState| {
-        let _ = sh.events.send(DetectEvent::Life(
-            crate::engine::harness::Lifecycle::of_store(s),
-        ));
-    };
-    sh.life.save(tell, || sh.store.detect(w.clone())).await
+    sh.life.save(|| sh.store.detect(w.clone())).await
 }
 
 fn count(sh: &Shared, ok: bool, cached: bool) {
@@ -549,7 +552,15 @@ async fn call(
 
 /// Steps 1-2: the answer under test (when not stored) and, for claims, the classification.
 /// `None` when detection cannot go on for this target (no answer, a refusal, cancelled).
-async fn collect(sh: &Shared, mut todo: Todo) -> Option<Todo> {
+async fn collect(sh: &Shared, todo: Todo) -> Option<Todo> {
+    let mut todo = answer(sh, todo).await?;
+    todo.target = classify(sh, todo.target).await?;
+    Some(todo)
+}
+
+/// Step 1: the answer under test, when it is not stored. `None` when detection cannot go on
+/// for this target (no answer, a refusal, cancelled).
+async fn answer(sh: &Shared, mut todo: Todo) -> Option<Todo> {
     let kind = sh.run.kind;
     let t = &mut todo.target;
     let caller = sh.callers.models.get(&t.model)?.clone();
@@ -590,7 +601,14 @@ async fn collect(sh: &Shared, mut todo: Todo) -> Option<Todo> {
     if t.refused {
         return None;
     }
+    Some(todo)
+}
+
+/// Step 2, for claims: the model's own classification of the claim from its answer (once it
+/// has one). `None` when cancelled.
+async fn classify(sh: &Shared, mut t: Target) -> Option<Target> {
     if t.label.is_some() && t.class.is_none() {
+        let caller = sh.callers.models.get(&t.model)?.clone();
         let answer = t.answer.clone().unwrap_or_default();
         let _slot = slot(sh).await?;
         let _ = sh.events.send(DetectEvent::Sending {
@@ -642,7 +660,7 @@ async fn collect(sh: &Shared, mut todo: Todo) -> Option<Todo> {
             t.class = Some(c);
         }
     }
-    Some(todo)
+    Some(t)
 }
 
 fn attempts(sh: &Shared) -> u32 {

@@ -57,6 +57,9 @@ pub struct Counts {
     pub cancelled: usize,
 }
 
+/// How a lane hears the lifecycle of its run (it wraps it in its own event type).
+pub type Tell = Box<dyn Fn(Lifecycle) + Send + Sync>;
+
 /// What every worker of one run shares.
 pub struct Life {
     /// The user's cancel, or the lock lost.
@@ -65,6 +68,7 @@ pub struct Life {
     slots: Semaphore,
     counts: Mutex<Counts>,
     hold: Holder,
+    tell: Tell,
 }
 
 impl Life {
@@ -84,13 +88,14 @@ impl Life {
         self.hold.slot(&self.slots, &self.cancel).await
     }
 
-    /// Saves with `save` until it works (held while the store is down, `tell` hears when
+    /// Saves with `save` until it works (held while the store is down; the lane hears when
     /// saving stops and starts working again); `false` when cancelled first.
-    pub async fn save<F, Fut>(&self, tell: impl Fn(StoreState), save: F) -> bool
+    pub async fn save<F, Fut>(&self, save: F) -> bool
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = crate::store::WriteResult<()>>,
     {
+        let tell = |s: StoreState| (self.tell)(Lifecycle::of_store(s));
         self.hold.save(&self.cancel, tell, save).await
     }
 
@@ -120,11 +125,13 @@ pub struct Spec<'a> {
 }
 
 /// Runs `work` inside the lifecycle of a run kept in `T`; returns the counts (the status is
-/// stored by then).
+/// stored by then, and `tell` has heard [`Lifecycle::Finished`]). `tell` hears every lifecycle
+/// event of the run: saving stopped and working again, and the end.
 pub async fn run<T, W, WF>(
     store: &StoreHandle,
     cancel: &CancellationToken,
     spec: Spec<'_>,
+    tell: impl Fn(Lifecycle) + Send + Sync + 'static,
     work: W,
 ) -> Result<Counts, RunError>
 where
@@ -144,6 +151,7 @@ where
             ..Counts::default()
         }),
         hold: Holder::default(),
+        tell: Box::new(tell),
     });
     work(life.clone()).await;
     if lease.lost() || life.hold.lost() {
@@ -155,6 +163,7 @@ where
     let (counts, status) = closing(&life.counts, spec.calls, life.cancel.is_cancelled());
     T::set_status(store, spec.run_id.to_string(), status).await;
     lease.release().await;
+    (life.tell)(Lifecycle::Finished(counts.clone()));
     Ok(counts)
 }
 
@@ -192,13 +201,18 @@ pub async fn take_lease(
     }
 }
 
-/// The counts at the end, and the status they make: a cancelled run counts what it left undone
-/// (at least one, so it never reads as finished).
+/// The counts at the end, and the status they make: a cancelled run counts the calls it left
+/// undone and stays resumable; a cancel that came after the last call (done and failed reach
+/// the planned calls) leaves it finished. `calls` is the plan's count, which for some lanes is an
+/// estimate (AutoHall asks again after an unreadable reply, skips a refusal's samples): a run
+/// that was not cancelled is finished whatever the estimate said.
 fn closing(counts: &Mutex<Counts>, calls: usize, cancelled: bool) -> (Counts, RunStatus) {
     let mut c = counts.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    if cancelled {
-        c.cancelled = calls.saturating_sub(c.done + c.failed).max(1);
-    }
+    c.cancelled = if cancelled {
+        calls.saturating_sub(c.done + c.failed)
+    } else {
+        0
+    };
     let status = if c.cancelled > 0 {
         RunStatus::Cancelled
     } else {
@@ -220,8 +234,10 @@ mod tests {
         });
         assert_eq!(closing(&c, 10, true).0.cancelled, 6);
         assert_eq!(closing(&c, 10, true).1, RunStatus::Cancelled);
-        // Cancelled with nothing left (the last call was in flight): still cancelled.
-        assert_eq!(closing(&c, 4, true).0.cancelled, 1);
+        // Every call made (a cancel after the last one): finished, nothing to resume.
+        assert_eq!(closing(&c, 4, true).0.cancelled, 0);
+        assert_eq!(closing(&c, 4, true).1, RunStatus::Finished);
+        // Not cancelled: finished, even when the plan's estimate was higher.
         assert_eq!(closing(&c, 10, false).1, RunStatus::Finished);
     }
 }

@@ -308,11 +308,9 @@ struct Shared {
     models: Vec<ModelRuntime>,
     store: StoreHandle,
     events: mpsc::UnboundedSender<Event>,
-    cancel: CancellationToken,
-    counts: std::sync::Mutex<RunSummary>,
-    /// Saving that holds answers while the store is down (no new job starts meanwhile), and
-    /// notices a write refused for a lost lock (the run then stops): as every lane does.
-    hold: hold::Holder,
+    /// The run's lifecycle (engine::harness): cancel, call slots, counts, saving that holds
+    /// answers while the store is down and notices a write refused for a lost lock.
+    life: Arc<harness::Life>,
     /// Scores each answer once it is stored (`None`: the run does not score).
     scorer: Option<scorer::Scorer>,
 }
@@ -486,10 +484,6 @@ pub async fn resume(
     // A run started with --no-cache resumes without the cache too.
     spec.use_cache = !cfg.no_cache;
     let models = runtimes(&spec.models, &factory).map_err(harness::RunError::config)?;
-    store
-        .set_status(&run.id, RunStatus::Running)
-        .await
-        .map_err(|e| harness::RunError::store("marking the run running", e))?;
     let done_before = all.len() - todo.len();
     execute(
         spec,
@@ -521,6 +515,19 @@ fn runtimes(models: &[ModelConfig], factory: &BackendFactory) -> anyhow::Result<
         .collect()
 }
 
+/// Where the answers lane keeps its runs (`runs`), for the harness.
+pub struct AnswersRun;
+
+impl harness::RunTable for AnswersRun {
+    const WHAT: &'static str = "run";
+    async fn set_status(store: &StoreHandle, run_id: String, status: RunStatus) {
+        let _ = store.set_status(&run_id, status).await;
+    }
+}
+
+/// The answers lane inside the run harness (lock, status, call slots, counts, holding answers
+/// while the store is down, cancel, the closing counts): one queue and a pool of workers per
+/// model, each answer saved, counted, announced and scored as it arrives.
 #[allow(clippy::too_many_arguments)]
 async fn execute(
     spec: RunSpec,
@@ -533,52 +540,61 @@ async fn execute(
     events: mpsc::UnboundedSender<Event>,
     cancel: CancellationToken,
 ) -> Result<RunSummary, harness::RunError> {
-    // One process at a time runs a run: a second `--resume` would send every job again.
-    let lease = harness::take_lease(&store, &run_id, "run", &cancel).await?;
-    // From here on the workers stop on the user's cancel or on losing the lock.
-    let cancel = lease.cancel.clone();
     let total = todo.len();
-    let _ = events.send(Event::Started {
-        run_id: run_id.clone(),
-        models: spec.models.iter().map(|m| m.name.clone()).collect(),
-        jobs: all_jobs,
-        already_done,
-    });
     let workers = spec.concurrency.max(1).min(total.max(1));
-    let (scorer, scoring) = match spec.score.clone() {
-        Some(s) => {
-            let (scorer, task) =
-                scorer::Scorer::start(spec.dataset.clone(), s, store.clone(), events.clone());
-            (Some(scorer), Some(task))
-        }
-        None => (None, None),
+    let hspec = harness::Spec {
+        run_id: &run_id,
+        calls: total,
+        concurrency: workers,
     };
-    let shared = Arc::new(Shared {
-        run_id: run_id.clone(),
-        models,
-        store: store.clone(),
-        events: events.clone(),
-        cancel: cancel.clone(),
-        counts: std::sync::Mutex::new(RunSummary {
-            run_id: run_id.clone(),
-            total,
-            done: 0,
-            failed: 0,
-            cancelled: 0,
-            cache_hits: 0,
-        }),
-        hold: hold::Holder::default(),
-        scorer,
-        spec,
-    });
-    // One queue and one pool of workers per model, so a slow or rate-limited model never holds
-    // up the others; the global semaphore caps the total in flight.
+    let tell = {
+        let events = events.clone();
+        move |l| {
+            let _ = events.send(Event::Life(l));
+        }
+    };
+    let (st, rid) = (store.clone(), run_id.clone());
+    harness::run::<AnswersRun, _, _>(&store, &cancel, hspec, tell, |life| async move {
+        let _ = events.send(Event::Started {
+            run_id: rid.clone(),
+            models: spec.models.iter().map(|m| m.name.clone()).collect(),
+            jobs: all_jobs,
+            already_done,
+        });
+        let (scorer, scoring) = match spec.score.clone() {
+            Some(s) => {
+                let (scorer, task) =
+                    scorer::Scorer::start(spec.dataset.clone(), s, st.clone(), events.clone());
+                (Some(scorer), Some(task))
+            }
+            None => (None, None),
+        };
+        let shared = Arc::new(Shared {
+            run_id: rid,
+            models,
+            store: st,
+            events,
+            life,
+            scorer,
+            spec,
+        });
+        work(&shared, todo, workers).await;
+        if let (Some(scorer), Some(task)) = (&shared.scorer, scoring) {
+            scorer.close();
+            scorer::wait(task, shared.life.is_cancelled()).await;
+        }
+    })
+    .await
+}
+
+/// One queue and one pool of workers per model, so a slow or rate-limited model never holds
+/// up the others; the run's call slots cap the total in flight.
+async fn work(shared: &Arc<Shared>, todo: Vec<Job>, workers: usize) {
     let mut queues: Vec<VecDeque<Job>> =
         (0..shared.models.len()).map(|_| VecDeque::new()).collect();
     for j in todo {
         queues[j.model].push_back(j);
     }
-    let global = Arc::new(Semaphore::new(workers));
     let commits = Arc::new(Semaphore::new(PENDING_COMMITS_PER_SLOT * workers));
     let mut handles = Vec::new();
     for (mi, q) in queues.into_iter().enumerate() {
@@ -591,15 +607,10 @@ async fn execute(
         // A plain mutex: held only to pop a job, never across an await.
         let queue = Arc::new(std::sync::Mutex::new(q));
         for _ in 0..n {
-            let (shared, queue, global, commits) = (
-                shared.clone(),
-                queue.clone(),
-                global.clone(),
-                commits.clone(),
-            );
+            let (shared, queue, commits) = (shared.clone(), queue.clone(), commits.clone());
             handles.push(tokio::spawn(async move {
                 loop {
-                    if shared.cancel.is_cancelled() {
+                    if shared.life.is_cancelled() {
                         break;
                     }
                     let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
@@ -607,7 +618,7 @@ async fn execute(
                         break;
                     };
                     // While answers cannot be saved, no new request goes out.
-                    let Some(slot) = shared.hold.slot(&global, &shared.cancel).await else {
+                    let Some(slot) = shared.life.slot().await else {
                         break;
                     };
                     // A bug in one job never takes the run down or passes unnoticed: the job
@@ -644,40 +655,13 @@ async fn execute(
     let _ = commits
         .acquire_many((PENDING_COMMITS_PER_SLOT * workers) as u32)
         .await;
-    if let (Some(scorer), Some(task)) = (&shared.scorer, scoring) {
-        scorer.close();
-        scorer::wait(task, cancel.is_cancelled()).await;
-    }
-    let summary = {
-        let mut c = shared.counts.lock().unwrap_or_else(|e| e.into_inner());
-        c.cancelled = c.total - c.done - c.failed;
-        c.clone()
-    };
-    if lease.lost() || shared.hold.lost() {
-        // The run is someone else's now: its status and lock are theirs to set.
-        let err = lease.lost_error("run");
-        lease.release().await;
-        return Err(err);
-    }
-    let status = if summary.cancelled > 0 {
-        RunStatus::Cancelled
-    } else {
-        RunStatus::Finished
-    };
-    let _ = store.set_status(&run_id, status).await;
-    lease.release().await;
-    let _ = events.send(Event::Life(crate::engine::harness::Lifecycle::Finished(
-        summary.clone(),
-    )));
-    Ok(summary)
 }
 
-/// This process's name in run locks: its pid and a random part (pids are reused).
+/// A name for one holding of a run's lock: this process's pid (so a lock whose process died is
+/// seen to be free) and a random part, new for every lease, so that two starts of one run in
+/// the same process are refused like two in two processes.
 pub(crate) fn lock_owner() -> String {
-    static OWNER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    OWNER
-        .get_or_init(|| format!("{}-{:016x}", std::process::id(), rand::random::<u64>()))
-        .clone()
+    format!("{}-{:016x}", std::process::id(), rand::random::<u64>())
 }
 
 /// Hashes of one request: `request_hash` (what was asked: backend, messages, parameters; for
@@ -789,12 +773,12 @@ async fn run_job(sh: &Shared, job: Job) -> Option<Finished> {
         record.attempts = attempt;
         let _permit = tokio::select! {
             p = m.limiter.acquire() => p,
-            _ = sh.cancel.cancelled() => return None,
+            _ = sh.life.cancel.cancelled() => return None,
         };
         if let Some(rate) = &m.rate {
             tokio::select! {
                 _ = rate.wait() => {},
-                _ = sh.cancel.cancelled() => return None,
+                _ = sh.life.cancel.cancelled() => return None,
             }
         }
         let _ = sh.events.send(Event::Sending {
@@ -845,7 +829,7 @@ async fn run_job(sh: &Shared, job: Job) -> Option<Finished> {
                     });
                     tokio::select! {
                         _ = tokio::time::sleep(delay) => {},
-                        _ = sh.cancel.cancelled() => return None,
+                        _ = sh.life.cancel.cancelled() => return None,
                     }
                     continue;
                 }
@@ -873,7 +857,7 @@ async fn attempt_once(
     deltas: bool,
 ) -> Outcome {
     let limits = Limits::of(&m.cfg);
-    read_stream(&*m.backend, req, &sh.cancel, t0, limits, |d| {
+    read_stream(&*m.backend, req, &sh.life.cancel, t0, limits, |d| {
         if deltas {
             let _ = sh.events.send(Event::Delta {
                 job,
@@ -1033,29 +1017,10 @@ fn panic_record(sh: &Shared, job: &Job, panic: Box<dyn std::any::Any + Send>) ->
 async fn finish(sh: &Shared, job: u32, record: ResponseRecord, ok: bool) {
     let cached = record.cached;
     let record = Arc::new(record);
-    let tell = |s: hold::StoreState| {
-        let _ = sh
-            .events
-            .send(Event::Life(crate::engine::harness::Lifecycle::of_store(s)));
-    };
-    if !sh
-        .hold
-        .save(&sh.cancel, tell, || sh.store.save((*record).clone()))
-        .await
-    {
+    if !sh.life.save(|| sh.store.save((*record).clone())).await {
         return;
     }
-    {
-        let mut c = sh.counts.lock().unwrap_or_else(|e| e.into_inner());
-        if ok {
-            c.done += 1;
-            if cached {
-                c.cache_hits += 1;
-            }
-        } else {
-            c.failed += 1;
-        }
-    }
+    sh.life.count(ok, cached);
     // Scored after it is shown: the answer's event goes first, its score follows.
     let to_score = match (&sh.scorer, sh.spec.dataset.index_of(&record.item_id)) {
         (Some(_), Some(item)) => Some(score::ToScore::from_record(item, &record)),

@@ -17,6 +17,7 @@ pub(crate) mod bank;
 pub mod db;
 pub mod load;
 pub mod quality;
+pub mod quality_run;
 pub mod queue;
 pub(crate) mod rubric;
 pub mod watch;

@@ -15,7 +15,6 @@ use super::parse::{check_false, check_true, clean_sentence, read_cot, read_direc
 use super::prompts;
 use super::results::Stored;
 use crate::detect::run::DetectSummary as Summary;
-use crate::engine::hold::StoreState;
 use crate::engine::{BackendFactory, Caller};
 use crate::provider::{ModelConfig, Params};
 use crate::store::{
@@ -224,10 +223,14 @@ async fn execute(
         concurrency: opts.concurrency,
     };
     let (ev, st) = (events.clone(), store.clone());
-    let summary = crate::engine::harness::run::<SelfcheckWrite, _, _>(
+    let tell = move |l| {
+        let _ = events.send(SelfcheckEvent::Life(l));
+    };
+    crate::engine::harness::run::<SelfcheckWrite, _, _>(
         &store,
         &cancel,
         spec,
+        tell,
         |life| async move {
             let _ = ev.send(SelfcheckEvent::Started {
                 run_id: run.id.clone(),
@@ -252,11 +255,7 @@ async fn execute(
                 .await;
         },
     )
-    .await?;
-    let _ = events.send(SelfcheckEvent::Life(
-        crate::engine::harness::Lifecycle::Finished(summary.clone()),
-    ));
-    Ok(summary)
+    .await
 }
 
 fn count(sh: &Shared, ok: bool, cached: bool) {
@@ -264,12 +263,7 @@ fn count(sh: &Shared, ok: bool, cached: bool) {
 }
 
 async fn persist(sh: &Shared, w: SelfcheckWrite) -> bool {
-    let tell = |s: StoreState| {
-        let _ = sh.events.send(SelfcheckEvent::Life(
-            crate::engine::harness::Lifecycle::of_store(s),
-        ));
-    };
-    sh.life.save(tell, || sh.store.selfcheck(w.clone())).await
+    sh.life.save(|| sh.store.selfcheck(w.clone())).await
 }
 
 /// Writes one sentence: up to the run's attempts, each its own request (its own cache entry,
