@@ -34,29 +34,14 @@ pub struct Common {
     /// Models to test, comma-separated names from the models file.
     #[arg(long, value_delimiter = ',')]
     pub models: Vec<String>,
-    #[arg(long)]
-    pub models_file: Option<PathBuf>,
-    /// Store file (default: prism.db in the data dir).
-    #[arg(long)]
-    pub db: Option<PathBuf>,
+    #[command(flatten)]
+    pub lane: super::lane_flags::LaneFlags,
     /// The model that checks the pairs (default: each model checks its own).
     #[arg(long)]
     pub judge: Option<String>,
     /// Samples per answer (K), 1 to 20.
     #[arg(short = 'k', long, default_value_t = 6, value_parser = parse_k)]
     pub k: u32,
-    /// The most calls in flight across all models.
-    #[arg(long, default_value_t = 16)]
-    pub concurrency: usize,
-    /// Ignore the response cache (replies are still stored and cached).
-    #[arg(long)]
-    pub no_cache: bool,
-    /// Print events as JSON lines (the default when stdout is not a terminal).
-    #[arg(long)]
-    pub json: bool,
-    /// Finish an earlier detection run: only what is missing or failed is asked.
-    #[arg(long, value_name = "DETECT_ID")]
-    pub resume: Option<String>,
 }
 
 /// Options of `prism detect`.
@@ -108,8 +93,8 @@ pub struct AutohallArgs {
 
 fn options(c: &Common) -> DetectOptions {
     DetectOptions {
-        concurrency: c.concurrency.max(1),
-        use_cache: !c.no_cache,
+        concurrency: c.lane.concurrency.max(1),
+        use_cache: !c.lane.no_cache,
         stream_deltas: false,
     }
 }
@@ -118,7 +103,7 @@ fn judge_of(dirs: &Dirs, c: &Common) -> anyhow::Result<Option<ModelConfig>> {
     match &c.judge {
         None => Ok(None),
         Some(j) => Ok(Some(
-            load_models(dirs, c.models_file.as_deref())?
+            load_models(dirs, c.lane.models_file.as_deref())?
                 .select(j)?
                 .into_iter()
                 .next()
@@ -154,7 +139,7 @@ fn resume_plan(
     let named = if c.models.is_empty() {
         Vec::new()
     } else {
-        load_models(dirs, c.models_file.as_deref())?.select(&c.models.join(","))?
+        load_models(dirs, c.lane.models_file.as_deref())?.select(&c.models.join(","))?
     };
     plan::resume(store, id, &named, judge_of(dirs, c)?)
 }
@@ -229,7 +214,7 @@ fn answers_plan(
         filter: args.filter.clone(),
         ..Settings::with_k(c.k)
     };
-    let configured = load_models(dirs, c.models_file.as_deref())?;
+    let configured = load_models(dirs, c.lane.models_file.as_deref())?;
     Ok(plan::answers(&source, &ds, &known, &configured.models, &settings)?.0)
 }
 
@@ -257,7 +242,7 @@ fn claims_plan(args: &AutohallArgs, dirs: &Dirs) -> anyhow::Result<Plan> {
     if let Some(n) = args.limit {
         set.claims.truncate(n);
     }
-    let models = load_models(dirs, c.models_file.as_deref())?.select(&c.models.join(","))?;
+    let models = load_models(dirs, c.lane.models_file.as_deref())?.select(&c.models.join(","))?;
     let settings = Settings {
         judge: judge_of(dirs, c)?,
         temperatures: args.temperature.clone(),
@@ -285,7 +270,7 @@ fn launch(
     let opts = options(c);
     let c2 = cancel.clone();
     let task: Task = Box::pin(async move { plan.launch(opts, handle, factory, tx, c2).await });
-    drive(task, rx, c.json, cancel, &run, &db, command)
+    drive(task, rx, c.lane.json, cancel, &run, &db, command)
 }
 
 /// `prism detect`. Exit codes: 0 every call done, 2 some failed, 1 could not start, 130
@@ -296,8 +281,8 @@ pub(crate) fn detect(
     factory: BackendFactory,
 ) -> anyhow::Result<i32> {
     let c = &args.common;
-    let db = c.db.clone().unwrap_or_else(|| default_db(dirs));
-    let (plan, store) = match &c.resume {
+    let db = c.lane.db.clone().unwrap_or_else(|| default_db(dirs));
+    let (plan, store) = match &c.lane.resume {
         Some(id) => {
             let store = Store::open(&db)?;
             (
@@ -320,9 +305,9 @@ pub(crate) fn autohall(
     factory: BackendFactory,
 ) -> anyhow::Result<i32> {
     let c = &args.common;
-    let db = c.db.clone().unwrap_or_else(|| default_db(dirs));
+    let db = c.lane.db.clone().unwrap_or_else(|| default_db(dirs));
     let store = Store::open(&db)?;
-    let plan = match &c.resume {
+    let plan = match &c.lane.resume {
         Some(id) => resume_plan(dirs, c, &store, id, DetectKind::Claims)?,
         None => claims_plan(&args, dirs)?,
     };

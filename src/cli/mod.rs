@@ -4,6 +4,7 @@ pub(crate) mod background;
 pub(crate) mod detect;
 pub(crate) mod exchange;
 mod inputs;
+mod lane_flags;
 pub mod model;
 pub(crate) mod output;
 pub(crate) mod quality;

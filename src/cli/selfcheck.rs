@@ -57,19 +57,8 @@ pub struct SelfcheckArgs {
     /// Generation temperature (default 0.7, over each model's own).
     #[arg(long)]
     pub temperature: Option<f64>,
-    #[arg(long)]
-    pub models_file: Option<PathBuf>,
-    #[arg(long)]
-    pub db: Option<PathBuf>,
-    #[arg(long, default_value_t = 16)]
-    pub concurrency: usize,
-    #[arg(long)]
-    pub no_cache: bool,
-    #[arg(long)]
-    pub json: bool,
-    /// Finish an earlier self-detection run: only what is missing or failed is asked.
-    #[arg(long, value_name = "RUN_ID")]
-    pub resume: Option<String>,
+    #[command(flatten)]
+    pub lane: super::lane_flags::LaneFlags,
 }
 
 use super::background::{Task, calls_bar, lifecycle, tick};
@@ -98,7 +87,7 @@ fn resume_task(
     let named = if args.models.is_empty() {
         Vec::new()
     } else {
-        load_models(dirs, args.models_file.as_deref())?.select(&args.models.join(","))?
+        load_models(dirs, args.lane.models_file.as_deref())?.select(&args.models.join(","))?
     };
     let snaps: Vec<_> = run
         .config
@@ -159,7 +148,7 @@ fn new_task(
     if set.triples.is_empty() {
         bail!("no triples to run");
     }
-    let configured = load_models(dirs, args.models_file.as_deref())?;
+    let configured = load_models(dirs, args.lane.models_file.as_deref())?;
     let generators = configured.select(&args.models.join(","))?;
     let detectors = if args.detector.is_empty() {
         Vec::new()
@@ -202,18 +191,18 @@ pub(crate) fn selfcheck(
     dirs: &Dirs,
     factory: BackendFactory,
 ) -> anyhow::Result<i32> {
-    let db = args.db.clone().unwrap_or_else(|| default_db(dirs));
+    let db = args.lane.db.clone().unwrap_or_else(|| default_db(dirs));
     let cancel = CancellationToken::new();
     let (tx, rx) = mpsc::unbounded_channel();
     let opts = Options {
-        concurrency: args.concurrency.max(1),
-        use_cache: !args.no_cache,
+        concurrency: args.lane.concurrency.max(1),
+        use_cache: !args.lane.no_cache,
     };
-    let (task, run) = match &args.resume {
+    let (task, run) = match &args.lane.resume {
         Some(id) => resume_task(&args, id, dirs, &db, (opts, factory, tx, cancel.clone()))?,
         None => new_task(&args, dirs, &db, (opts, factory, tx, cancel.clone()))?,
     };
-    let json_mode = args.json || !std::io::stdout().is_terminal();
+    let json_mode = args.lane.json || !std::io::stdout().is_terminal();
     let (summary, failures) =
         super::background::run_with_printer(task, print_events(rx, json_mode), &cancel)?;
     super::background::say_summary("self-detection", &summary, &failures);

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::parse::{is_refusal, read_pair_to, read_truth_to};
 use super::prompts;
-use crate::engine::{BackendFactory, Caller, Delta, judge};
+use crate::engine::{BackendFactory, Caller, Delta, harness, judge};
 use crate::provider::{ChatRequest, Message, ModelConfig, Params};
 use crate::store::{
     Class, DetectKind, DetectRun, DetectWrite, PairRecord, SampleRecord, StoreHandle, Target,
@@ -73,11 +73,11 @@ pub enum DetectEvent {
     Sample(Arc<SampleRecord>),
     Pair(Arc<PairRecord>),
     /// Saving held or working again, the run ended: as every lane tells them.
-    Life(crate::engine::harness::Lifecycle),
+    Life(harness::Lifecycle),
 }
 
 /// What a detection's calls came to (the harness's counts, as every lane reports them).
-pub type DetectSummary = crate::engine::harness::Counts;
+pub type DetectSummary = harness::Counts;
 
 /// How to run.
 #[derive(Clone)]
@@ -164,17 +164,17 @@ pub async fn start(
     factory: BackendFactory,
     events: mpsc::UnboundedSender<DetectEvent>,
     cancel: CancellationToken,
-) -> Result<DetectSummary, crate::engine::harness::RunError> {
+) -> Result<DetectSummary, harness::RunError> {
     // Backends first: a missing key fails before anything is recorded.
     let callers = Callers::new(&models, judge.as_ref(), &factory, &store, &opts, &cancel)
-        .map_err(crate::engine::harness::RunError::config)?;
+        .map_err(harness::RunError::config)?;
     store
         .detect(DetectWrite::CreateRun(
             Box::new(run.clone()),
             targets.clone(),
         ))
         .await
-        .map_err(|e| crate::engine::harness::RunError::store("recording the detection run", e))?;
+        .map_err(|e| harness::RunError::store("recording the detection run", e))?;
     let stored = Stored {
         targets,
         ..Stored::default()
@@ -196,9 +196,9 @@ pub async fn resume(
     factory: BackendFactory,
     events: mpsc::UnboundedSender<DetectEvent>,
     cancel: CancellationToken,
-) -> Result<DetectSummary, crate::engine::harness::RunError> {
+) -> Result<DetectSummary, harness::RunError> {
     let callers = Callers::new(&models, judge.as_ref(), &factory, &store, &opts, &cancel)
-        .map_err(crate::engine::harness::RunError::config)?;
+        .map_err(harness::RunError::config)?;
     execute(run, stored, only, callers, opts, store, events, cancel).await
 }
 
@@ -249,7 +249,7 @@ struct Shared {
     events: mpsc::UnboundedSender<DetectEvent>,
     opts: DetectOptions,
     /// The run's lifecycle: cancel, call slots, counts, holding results (engine::harness).
-    life: Arc<crate::engine::harness::Life>,
+    life: Arc<harness::Life>,
 }
 
 /// The work left on one target.
@@ -300,44 +300,32 @@ async fn execute(
     store: StoreHandle,
     events: mpsc::UnboundedSender<DetectEvent>,
     cancel: CancellationToken,
-) -> Result<DetectSummary, crate::engine::harness::RunError> {
+) -> Result<DetectSummary, harness::RunError> {
     let k = run.config.k.max(1);
     let todos = plan(&stored, only.as_deref());
     let targets = Arc::new(stored.targets.clone());
     let balanced_only = run.kind == DetectKind::Claims && run.config.balanced_only;
     let calls: usize = todos.iter().map(|t| t.calls(k, !balanced_only)).sum();
     let run_id = run.id.clone();
-    let spec = crate::engine::harness::Spec {
-        run_id: &run_id,
-        calls,
-        concurrency: opts.concurrency,
-    };
+    let spec = harness::Spec::new(&run_id, calls, opts.concurrency);
     let (ev, st) = (events.clone(), store.clone());
-    let tell = move |l| {
-        let _ = events.send(DetectEvent::Life(l));
-    };
-    crate::engine::harness::run::<DetectWrite, _, _>(
-        &store,
-        &cancel,
-        spec,
-        tell,
-        |life| async move {
-            let sh = Arc::new(Shared {
-                callers,
-                store: st,
-                events: ev.clone(),
-                life,
-                opts,
-                run,
-            });
-            let _ = ev.send(DetectEvent::Started {
-                run_id: sh.run.id.clone(),
-                targets,
-                calls,
-            });
-            work(&sh, todos, k, balanced_only).await;
-        },
-    )
+    let tell = harness::tell_into(events, DetectEvent::Life);
+    harness::run::<DetectWrite, _, _>(&store, &cancel, spec, tell, |life| async move {
+        let sh = Arc::new(Shared {
+            callers,
+            store: st,
+            events: ev.clone(),
+            life,
+            opts,
+            run,
+        });
+        let _ = ev.send(DetectEvent::Started {
+            run_id: sh.run.id.clone(),
+            targets,
+            calls,
+        });
+        work(&sh, todos, k, balanced_only).await;
+    })
     .await
 }
 

@@ -60,6 +60,17 @@ pub struct Counts {
 /// How a lane hears the lifecycle of its run (it wraps it in its own event type).
 pub type Tell = Box<dyn Fn(Lifecycle) + Send + Sync>;
 
+/// The usual [`Tell`]: each lifecycle event sent down the lane's event channel, wrapped by
+/// `wrap` (a lane's `Life` variant). A closed channel (nobody listening any more) is fine.
+pub fn tell_into<E: Send + 'static>(
+    tx: tokio::sync::mpsc::UnboundedSender<E>,
+    wrap: fn(Lifecycle) -> E,
+) -> impl Fn(Lifecycle) + Send + Sync + 'static {
+    move |l| {
+        let _ = tx.send(wrap(l));
+    }
+}
+
 /// What every worker of one run shares.
 pub struct Life {
     /// The user's cancel, or the lock lost.
@@ -122,6 +133,16 @@ pub struct Spec<'a> {
     pub calls: usize,
     /// The most calls in flight across the run.
     pub concurrency: usize,
+}
+
+impl<'a> Spec<'a> {
+    pub fn new(run_id: &'a str, calls: usize, concurrency: usize) -> Spec<'a> {
+        Spec {
+            run_id,
+            calls,
+            concurrency,
+        }
+    }
 }
 
 /// Runs `work` inside the lifecycle of a run kept in `T`; returns the counts (the status is

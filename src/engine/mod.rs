@@ -547,12 +547,7 @@ async fn execute(
         calls: total,
         concurrency: workers,
     };
-    let tell = {
-        let events = events.clone();
-        move |l| {
-            let _ = events.send(Event::Life(l));
-        }
-    };
+    let tell = harness::tell_into(events.clone(), Event::Life);
     let (st, rid) = (store.clone(), run_id.clone());
     harness::run::<AnswersRun, _, _>(&store, &cancel, hspec, tell, |life| async move {
         let _ = events.send(Event::Started {

@@ -85,12 +85,7 @@ pub async fn run(
         calls: plan.todo.len(),
         concurrency,
     };
-    let tell = {
-        let events = events.clone();
-        move |l| {
-            let _ = events.send(QualityEvent::Life(l));
-        }
-    };
+    let tell = harness::tell_into(events.clone(), QualityEvent::Life);
     harness::run::<QualityRuns, _, _>(store, cancel, spec, tell, |life| async move {
         futures::stream::iter(plan.todo)
             .map(|i| {

@@ -15,7 +15,7 @@ use super::parse::{check_false, check_true, clean_sentence, read_cot, read_direc
 use super::prompts;
 use super::results::Stored;
 use crate::detect::run::DetectSummary as Summary;
-use crate::engine::{BackendFactory, Caller};
+use crate::engine::{BackendFactory, Caller, harness};
 use crate::provider::{ModelConfig, Params};
 use crate::store::{
     Answer, Mode, RunStatus, SelfcheckItem, SelfcheckRun, SelfcheckWrite, Sentence, StoreHandle,
@@ -51,7 +51,7 @@ pub enum SelfcheckEvent {
     Item(Arc<SelfcheckItem>),
     Verdict(Arc<VerdictRecord>),
     /// Saving held or working again, the run ended: as every lane tells them.
-    Life(crate::engine::harness::Lifecycle),
+    Life(harness::Lifecycle),
 }
 
 impl Stored {
@@ -85,7 +85,7 @@ struct Shared {
     store: StoreHandle,
     events: mpsc::UnboundedSender<SelfcheckEvent>,
     /// The run's lifecycle: cancel, call slots, counts, holding results (engine::harness).
-    life: Arc<crate::engine::harness::Life>,
+    life: Arc<harness::Life>,
 }
 
 /// Records a new run and runs it. `models`: every generator and detector.
@@ -99,18 +99,16 @@ pub async fn start(
     factory: BackendFactory,
     events: mpsc::UnboundedSender<SelfcheckEvent>,
     cancel: CancellationToken,
-) -> Result<Summary, crate::engine::harness::RunError> {
-    let callers = callers(&models, &factory, &store, &opts, &cancel)
-        .map_err(crate::engine::harness::RunError::config)?;
+) -> Result<Summary, harness::RunError> {
+    let callers =
+        callers(&models, &factory, &store, &opts, &cancel).map_err(harness::RunError::config)?;
     store
         .selfcheck(SelfcheckWrite::CreateRun(
             Box::new(run.clone()),
             items.clone(),
         ))
         .await
-        .map_err(|e| {
-            crate::engine::harness::RunError::store("recording the self-detection run", e)
-        })?;
+        .map_err(|e| harness::RunError::store("recording the self-detection run", e))?;
     let stored = Stored {
         items,
         verdicts: Vec::new(),
@@ -129,9 +127,9 @@ pub async fn resume(
     factory: BackendFactory,
     events: mpsc::UnboundedSender<SelfcheckEvent>,
     cancel: CancellationToken,
-) -> Result<Summary, crate::engine::harness::RunError> {
-    let callers = callers(&models, &factory, &store, &opts, &cancel)
-        .map_err(crate::engine::harness::RunError::config)?;
+) -> Result<Summary, harness::RunError> {
+    let callers =
+        callers(&models, &factory, &store, &opts, &cancel).map_err(harness::RunError::config)?;
     execute(run, stored, callers, opts, store, events, cancel).await
 }
 
@@ -193,7 +191,7 @@ async fn execute(
     store: StoreHandle,
     events: mpsc::UnboundedSender<SelfcheckEvent>,
     cancel: CancellationToken,
-) -> Result<Summary, crate::engine::harness::RunError> {
+) -> Result<Summary, harness::RunError> {
     // Verdicts stored (a failed one is asked again).
     let have: std::collections::HashSet<(u32, Sentence, String, Mode)> = stored
         .verdicts
@@ -217,44 +215,32 @@ async fn execute(
         todo.push((it.clone(), need));
     }
     let run_id = run.id.clone();
-    let spec = crate::engine::harness::Spec {
-        run_id: &run_id,
-        calls,
-        concurrency: opts.concurrency,
-    };
+    let spec = harness::Spec::new(&run_id, calls, opts.concurrency);
     let (ev, st) = (events.clone(), store.clone());
-    let tell = move |l| {
-        let _ = events.send(SelfcheckEvent::Life(l));
-    };
-    crate::engine::harness::run::<SelfcheckWrite, _, _>(
-        &store,
-        &cancel,
-        spec,
-        tell,
-        |life| async move {
-            let _ = ev.send(SelfcheckEvent::Started {
-                run_id: run.id.clone(),
-                items: Arc::new(stored.items.clone()),
-                calls,
-            });
-            let sh = Arc::new(Shared {
-                callers,
-                store: st,
-                events: ev.clone(),
-                life,
-                run,
-            });
-            let width = (opts.concurrency / 4).max(1) + 1;
-            futures::stream::iter(todo)
-                .map(|(it, need)| {
-                    let sh = sh.clone();
-                    async move { item(&sh, it, need).await }
-                })
-                .buffer_unordered(width)
-                .collect::<Vec<()>>()
-                .await;
-        },
-    )
+    let tell = harness::tell_into(events, SelfcheckEvent::Life);
+    harness::run::<SelfcheckWrite, _, _>(&store, &cancel, spec, tell, |life| async move {
+        let _ = ev.send(SelfcheckEvent::Started {
+            run_id: run.id.clone(),
+            items: Arc::new(stored.items.clone()),
+            calls,
+        });
+        let sh = Arc::new(Shared {
+            callers,
+            store: st,
+            events: ev.clone(),
+            life,
+            run,
+        });
+        let width = (opts.concurrency / 4).max(1) + 1;
+        futures::stream::iter(todo)
+            .map(|(it, need)| {
+                let sh = sh.clone();
+                async move { item(&sh, it, need).await }
+            })
+            .buffer_unordered(width)
+            .collect::<Vec<()>>()
+            .await;
+    })
     .await
 }
 

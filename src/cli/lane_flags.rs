@@ -1,0 +1,26 @@
+//! The flags every lane's command (`prism detect`, `autohall`, `selfcheck`) shares: where the
+//! models and the store are, how many calls at once, the cache, JSON output and resuming.
+
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct LaneFlags {
+    /// Models file (default: models.toml in the config dir).
+    #[arg(long)]
+    pub models_file: Option<PathBuf>,
+    /// Store file (default: prism.db in the data dir).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// The most calls in flight across all models.
+    #[arg(long, default_value_t = 16)]
+    pub concurrency: usize,
+    /// Ignore the response cache (replies are still stored and cached).
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Print events as JSON lines (the default when stdout is not a terminal).
+    #[arg(long)]
+    pub json: bool,
+    /// Finish an earlier run of this command: only what is missing or failed is asked.
+    #[arg(long, value_name = "RUN_ID")]
+    pub resume: Option<String>,
+}
