@@ -2,6 +2,7 @@
 //! (name, tags, items, jobs done and failed, each model's settings and scores). One place, so
 //! the two front-ends say the same.
 
+use crate::eval::compare::{PairAnswers, SampleAnswer};
 use crate::store::{RunRecord, Store};
 
 /// One run as `prism runs` lists it.
@@ -99,12 +100,13 @@ pub(crate) fn compare_runs(
         run_id: b.to_string(),
         model: mb,
     };
-    let c = compare(
+    let mut c = compare(
         (&sa.label(), &side_scores(store, &sa)?),
         (&sb.label(), &side_scores(store, &sb)?),
         2000,
         0,
     );
+    c.sides = Some([sa.clone(), sb.clone()]);
     if c.paired == 0 {
         anyhow::bail!(
             "{} and {} have no item scored on both",
@@ -113,4 +115,74 @@ pub(crate) fn compare_runs(
         );
     }
     Ok(c)
+}
+
+/// What each side of `sides` answered to `item_id`, with the scores.
+pub(crate) fn pair_answers(
+    store: &Store,
+    item_id: &str,
+    sides: &[crate::eval::compare::Side; 2],
+) -> anyhow::Result<PairAnswers> {
+    let mut task_id = String::new();
+    let mut out: [Vec<SampleAnswer>; 2] = Default::default();
+    let scores = store.scores_for_item(item_id)?;
+    for (k, side) in sides.iter().enumerate() {
+        for r in store.responses_in_run(&side.run_id, item_id)? {
+            if r.model != side.model {
+                continue;
+            }
+            task_id.clone_from(&r.task_id);
+            let score = scores
+                .iter()
+                .find(|s| s.run_id == side.run_id && s.model == side.model && s.sample == r.sample);
+            out[k].push(SampleAnswer {
+                sample: r.sample,
+                failed: !r.is_ok(),
+                text: match (&r.text, &r.error) {
+                    (_, Some(e)) => e.clone(),
+                    (Some(t), None) => t.clone(),
+                    (None, None) => String::new(),
+                },
+                score: score.and_then(|s| s.score),
+                detail: score.map(|s| s.detail.clone()).unwrap_or_default(),
+            });
+        }
+        out[k].sort_by_key(|s| s.sample);
+    }
+    Ok(PairAnswers {
+        item_id: item_id.to_string(),
+        task_id,
+        sides: out,
+    })
+}
+
+/// H-Scores (0-100, lower is better) as block characters scaled to their own range.
+pub(crate) fn sparkline(values: &[Option<f64>]) -> String {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let known: Vec<f64> = values.iter().flatten().copied().collect();
+    let lo = known.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = known.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    values
+        .iter()
+        .map(|v| match v {
+            None => '·',
+            Some(_) if hi - lo < 1e-9 => BARS[3],
+            Some(x) => BARS[(((x - lo) / (hi - lo)) * 7.0).round() as usize],
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sparkline_scales_to_its_own_range_and_marks_gaps() {
+        assert_eq!(
+            sparkline(&[Some(10.0), Some(20.0), None, Some(15.0)]),
+            "▁█·▅"
+        );
+        assert_eq!(sparkline(&[Some(5.0), Some(5.0)]), "▄▄");
+        assert_eq!(sparkline(&[None]), "·");
+    }
 }

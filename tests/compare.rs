@@ -30,12 +30,16 @@ impl Env {
     /// Imports answers (right where `right(k)` on the k-th item of an exact-match task) as a
     /// run, scores it, returns its id.
     fn run(&self, name: &str, right: impl Fn(usize) -> bool) -> String {
+        self.run_saying(name, right, "zzz")
+    }
+    /// The same, the wrong answers saying `wrong`.
+    fn run_saying(&self, name: &str, right: impl Fn(usize) -> bool, wrong: &str) -> String {
         let ds = dataset::load_path(&mini()).unwrap().dataset;
         let out = self.dir.path().join(name);
         let mut by_task: std::collections::BTreeMap<String, String> = Default::default();
         for (k, it) in exact_items(&ds).into_iter().enumerate() {
             let answer = it.answer.clone().unwrap_or_default();
-            let response = if right(k) { answer } else { "zzz".into() };
+            let response = if right(k) { answer } else { wrong.into() };
             by_task
                 .entry(ds.task_of(it).id.clone())
                 .or_default()
@@ -236,4 +240,42 @@ fn two_runs_listed_named_compared_and_one_removed() {
     assert!(store.scores(Some(&a)).unwrap().is_empty());
     assert_eq!(store.responses(&b).unwrap().len(), n);
     assert_eq!(store.scores(Some(&b)).unwrap().len(), n);
+}
+
+/// `prism compare --format html -o FILE`: one page naming both runs with their model settings,
+/// the table, and each flipped item with both answers side by side, every model text escaped.
+#[test]
+fn the_html_comparison_shows_flipped_answers_escaped() {
+    let env = Env {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let a = env.run("a", |_| true);
+    let hostile = "<script>alert('x')</script> & \u{1b}[31mred";
+    let b = env.run_saying("b", |k| k % 3 != 0, hostile);
+    let db = env.db();
+    env.prism()
+        .args(["runs", "name", &b, "<b>new</b> prompt"])
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .success();
+    let out = env.dir.path().join("cmp.html");
+    env.prism()
+        .args(["compare", &a, &b, "--format", "html", "--flips", "3", "-o"])
+        .arg(&out)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains(&format!("{a}:m")) && html.contains(&format!("{b}:m")));
+    // The run's name and the model's settings, escaped.
+    assert!(html.contains("&lt;b&gt;new&lt;/b&gt; prompt"), "{html}");
+    assert!(!html.contains("<script>") && !html.contains('\u{1b}'));
+    assert!(html.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp;"));
+    // Three flipped items listed with both sides' answers (the right one on A, the hostile one
+    // on B), and the count of all of them.
+    assert_eq!(html.matches("<div class=\"pair\">").count(), 3, "{html}");
+    assert!(html.contains("broken"));
 }

@@ -327,10 +327,29 @@ fn the_runs_screen_lists_and_compares_two_runs() {
                 } else {
                     1.0
                 });
+                if s.score == Some(0.0) {
+                    s.detail = "does not match".into();
+                }
                 s
             })
             .collect();
         store.save_scores(&scores).unwrap();
+        // Its answers: alpha's wrong ones say something else (with a control sequence a model
+        // could send, which must never reach the terminal).
+        let responses: Vec<ResponseRecord> = store
+            .responses("r-sizes")
+            .unwrap()
+            .into_iter()
+            .map(|mut r| {
+                r.run_id = "r-later".into();
+                if r.model == "alpha" && r.job_idx % 4 != 0 {
+                    r.text =
+                        Some("No.\u{1b}[2J Something else entirely, said with confidence.".into());
+                }
+                r
+            })
+            .collect();
+        store.save_responses(&responses).unwrap();
         store.set_run_name("r-later", Some("fixed prompt")).unwrap();
     }
     for size in SIZES {
@@ -360,6 +379,53 @@ fn the_runs_screen_lists_and_compares_two_runs() {
         // where enough items flipped.
         assert!(c.rows[0].diff.unwrap() > 0.0);
         assert!(c.flips.iter().all(|f| !f.fixed) && !c.flips.is_empty());
+        let first = c.flips[0].item_id.clone();
+        let second = c.flips.get(1).map(|f| f.item_id.clone());
         insta::assert_snapshot!(label, text);
+
+        // tab: the cursor goes to the flipped items; enter opens both runs' answers.
+        play(
+            &rt,
+            &mut app,
+            &mut services,
+            vec![code(KeyCode::Tab), code(KeyCode::Enter)],
+            size,
+        );
+        // A second frame: the answers, read off the loop, have arrived.
+        let term = play(&rt, &mut app, &mut services, vec![], size);
+        let text = screen(&term);
+        let f = app
+            .find::<prism::tui::screens::Flip>()
+            .expect("the flip screen");
+        assert_eq!(f.current().unwrap().item_id, first);
+        assert!(text.contains("broken: right on A, wrong on B"), "{text}");
+        assert!(
+            text.contains("A r-sizes") && text.contains("B r-later"),
+            "{text}"
+        );
+        assert!(text.contains("short answer that the"), "A's answer: {text}");
+        assert!(text.contains("Something else"), "B's answer: {text}");
+        assert!(!text.contains('\u{1b}'), "no escape reaches the screen");
+        let label = format!("runs_flip_{}x{}", size.0, size.1);
+        check_frame(&label, &text, size.0);
+        insta::assert_snapshot!(label, text);
+        // ] goes to the next flipped item; backspace back to the comparison.
+        if let Some(second) = second {
+            play(&rt, &mut app, &mut services, vec![key(']')], size);
+            play(&rt, &mut app, &mut services, vec![], size);
+            let f = app.find::<prism::tui::screens::Flip>().unwrap();
+            assert_eq!(f.current().unwrap().item_id, second);
+        }
+        let term = play(
+            &rt,
+            &mut app,
+            &mut services,
+            vec![code(KeyCode::Backspace)],
+            size,
+        );
+        assert!(app.find::<prism::tui::screens::Flip>().is_none());
+        let r = app.find::<prism::tui::screens::Runs>().unwrap();
+        assert!(r.on_flips && r.flip == 0, "back where it was");
+        assert!(screen(&term).contains("flipped item"), "{}", screen(&term));
     }
 }

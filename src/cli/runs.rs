@@ -57,6 +57,8 @@ pub enum CompareFormat {
     Md,
     Csv,
     Json,
+    /// One self-contained page with the flipped items' answers side by side (use -o).
+    Html,
 }
 
 #[derive(Debug, clap::Args)]
@@ -79,6 +81,9 @@ pub struct CompareArgs {
     /// How many flipped items to list (fixed first, then broken).
     #[arg(long, default_value_t = 20)]
     pub flips: usize,
+    /// Write to this file instead of standard output.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
 }
 
 fn open(db: Option<&PathBuf>, dirs: &Dirs) -> anyhow::Result<Store> {
@@ -249,6 +254,27 @@ fn list(store: &Store, model: Option<&str>, as_json: bool) -> anyhow::Result<i32
             }
         }
     }
+    if let Some(m) = model {
+        // The history at a glance: each rate across the runs above, oldest first, scaled to
+        // its own range (lower is better; `·` where a run has no such rate).
+        type Scores = (String, Option<f64>, [Option<f64>; 4]);
+        let of = |pick: &dyn Fn(&Scores) -> Option<f64>| {
+            let v: Vec<Option<f64>> = all
+                .iter()
+                .map(|l| l.scores.iter().find(|s| s.0 == m).and_then(pick))
+                .collect();
+            crate::runs::sparkline(&v)
+        };
+        crate::say!(
+            "history of {m} over {} runs (oldest first): H {}  KE {}  KM {}  RE {}  IFE {}",
+            all.len(),
+            of(&|s| s.1),
+            of(&|s| s.2[0]),
+            of(&|s| s.2[1]),
+            of(&|s| s.2[2]),
+            of(&|s| s.2[3])
+        );
+    }
     Ok(0)
 }
 
@@ -285,15 +311,55 @@ pub(crate) fn compare_cmd(args: CompareArgs, dirs: &Dirs) -> anyhow::Result<i32>
             b.label()
         );
     }
-    match args.format {
-        CompareFormat::Json => {
-            crate::text::out(&format!("{}\n", serde_json::to_string_pretty(&c)?))
+    let text = match args.format {
+        CompareFormat::Json => format!("{}\n", serde_json::to_string_pretty(&c)?),
+        CompareFormat::Csv => csv(&c),
+        CompareFormat::Md => markdown(&c, args.flips),
+        CompareFormat::Table => table(&c, args.flips),
+        CompareFormat::Html => {
+            let sides = [a.clone(), b.clone()];
+            let about = [about(&store, &a)?, about(&store, &b)?];
+            let answers = c
+                .flips
+                .iter()
+                .take(args.flips)
+                .map(|f| crate::runs::pair_answers(&store, &f.item_id, &sides))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            crate::report::html::comparison(&c, &about, &answers)
         }
-        CompareFormat::Csv => crate::text::out(&csv(&c)),
-        CompareFormat::Md => crate::text::out(&markdown(&c, args.flips)),
-        CompareFormat::Table => crate::text::out(&table(&c, args.flips)),
+    };
+    match &args.output {
+        Some(path) => {
+            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+            crate::say!("wrote {}", path.display());
+        }
+        None => crate::text::out(&text),
     }
     Ok(0)
+}
+
+/// A side in words for a report: its run's name (if any), when it ran, and the model's
+/// settings in that run.
+fn about(store: &Store, side: &compare::Side) -> anyhow::Result<String> {
+    let Some(run) = store.run(&side.run_id)? else {
+        return Ok(String::new());
+    };
+    let (name, _) = store.run_labels(&run.id)?;
+    let model = run
+        .config
+        .models
+        .iter()
+        .find(|m| m.name == side.model)
+        .map_or(side.model.clone(), |m| {
+            format!("{}: {}", m.name, settings(m))
+        });
+    Ok(format!(
+        "{}{} · {} · {}",
+        name.map_or(String::new(), |n| format!("\"{n}\" · ")),
+        format_time(run.created_at),
+        run.dataset,
+        model
+    ))
 }
 
 fn num(v: Option<f64>) -> String {
@@ -319,9 +385,26 @@ pub(crate) fn table(c: &Comparison, flips: usize) -> String {
         c.resamples,
         c.seed
     );
+    let repeats = c.rows.iter().any(|r| !r.split_text().is_empty());
+    let split = |t: String| {
+        if repeats {
+            format!(" {t:>10}")
+        } else {
+            String::new()
+        }
+    };
     out.push_str(&format!(
-        "{:<34} {:>6} {:>8} {:>8} {:>8} {:>18} {:>5} {:>5} {:>8}\n",
-        "", "items", "A", "B", "B-A", "95% interval", "A+", "B+", "p"
+        "{:<34} {:>6} {:>8} {:>8} {:>8} {:>18} {:>5} {:>5} {:>8}{}\n",
+        "",
+        "items",
+        "A",
+        "B",
+        "B-A",
+        "95% interval",
+        "A+",
+        "B+",
+        "p",
+        split("split A/B".into())
     ));
     for r in &c.rows {
         let name = match r.level {
@@ -330,7 +413,7 @@ pub(crate) fn table(c: &Comparison, flips: usize) -> String {
         };
         let mark = if r.significant() { " *" } else { "" };
         out.push_str(&format!(
-            "{:<34} {:>6} {:>8} {:>8} {:>8} {:>18} {:>5} {:>5} {:>8}{mark}\n",
+            "{:<34} {:>6} {:>8} {:>8} {:>8} {:>18} {:>5} {:>5} {:>8}{}{mark}\n",
             crate::text::truncate(&name, 34),
             r.items,
             num(r.rate_a),
@@ -339,12 +422,18 @@ pub(crate) fn table(c: &Comparison, flips: usize) -> String {
             r.ci_text(),
             r.mcnemar.a_only,
             r.mcnemar.b_only,
-            r.p_text()
+            r.p_text(),
+            split(r.split_text())
         ));
     }
     out.push_str(
         "* more than noise: the interval leaves 0 out and McNemar's p < 0.05. A+/B+: items right on that side only.\n",
     );
+    if repeats {
+        out.push_str(
+            "split A/B: of the items with 2 or more samples, the share whose samples disagree (some right, some wrong).\n",
+        );
+    }
     let fixed = c.flips.iter().filter(|f| f.fixed).count();
     out.push_str(&format!(
         "\nflipped: {fixed} fixed (wrong on A, right on B), {} broken\n",
@@ -380,11 +469,21 @@ fn markdown(c: &Comparison, flips: usize) -> String {
         c.resamples,
         c.seed
     );
-    out.push_str("| | items | A | B | B-A | 95% interval | A+ | B+ | p |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    let repeats = c.rows.iter().any(|r| !r.split_text().is_empty());
+    if repeats {
+        out.push_str("| | items | A | B | B-A | 95% interval | A+ | B+ | p | split A/B |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    } else {
+        out.push_str("| | items | A | B | B-A | 95% interval | A+ | B+ | p |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    }
     for r in &c.rows {
         let bold = if r.significant() { "**" } else { "" };
+        let split = if repeats {
+            format!(" {} |", r.split_text())
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {bold}{}{bold} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {bold}{}{bold} | {} | {} | {} | {} |{split}\n",
             cell(&r.name),
             r.items,
             num(r.rate_a),
@@ -413,7 +512,7 @@ fn markdown(c: &Comparison, flips: usize) -> String {
 fn csv(c: &Comparison) -> String {
     let q = crate::report::render::csv_cell;
     let mut out = String::from(
-        "level,name,items,rate_a,rate_b,diff,ci_low,ci_high,a_only,b_only,mcnemar_p\n",
+        "level,name,items,rate_a,rate_b,diff,ci_low,ci_high,a_only,b_only,mcnemar_p,split_a,split_b\n",
     );
     for r in &c.rows {
         let level = match r.level {
@@ -423,7 +522,7 @@ fn csv(c: &Comparison) -> String {
         };
         let opt = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.4}"));
         out.push_str(&format!(
-            "{level},{},{},{},{},{},{},{},{},{},{:.6}\n",
+            "{level},{},{},{},{},{},{},{},{},{},{:.6},{},{}\n",
             q(&r.name),
             r.items,
             opt(r.rate_a),
@@ -433,7 +532,9 @@ fn csv(c: &Comparison) -> String {
             opt(r.ci.map(|c| c.1)),
             r.mcnemar.a_only,
             r.mcnemar.b_only,
-            r.mcnemar.p
+            r.mcnemar.p,
+            opt(r.split_a),
+            opt(r.split_b)
         ));
     }
     out

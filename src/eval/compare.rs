@@ -81,36 +81,56 @@ pub fn run_models(store: &Store, run: &crate::store::RunRecord) -> anyhow::Resul
 
 /// Per item of one side: its task and mean score; items with an unscored sample are `None`.
 pub fn side_scores(store: &Store, side: &Side) -> anyhow::Result<HashMap<String, Scored>> {
-    let mut acc: HashMap<String, (String, f64, u32, bool)> = HashMap::new();
+    #[derive(Default)]
+    struct Acc {
+        task: String,
+        sum: f64,
+        n: u32,
+        right: u32,
+        unscored: bool,
+    }
+    let mut acc: HashMap<String, Acc> = HashMap::new();
     store.score_points(&side.run_id, |model, task, item, score| {
         if model != side.model {
             return;
         }
-        let e = acc
-            .entry(item.to_string())
-            .or_insert_with(|| (task.to_string(), 0.0, 0, false));
+        let e = acc.entry(item.to_string()).or_insert_with(|| Acc {
+            task: task.to_string(),
+            ..Acc::default()
+        });
         match score {
             Some(s) => {
-                e.1 += s;
-                e.2 += 1;
+                e.sum += s;
+                e.n += 1;
+                e.right += u32::from(s >= 0.5);
             }
-            None => e.3 = true,
+            None => e.unscored = true,
         }
     })?;
     Ok(acc
         .into_iter()
-        .map(|(item, (task, sum, n, unscored))| {
-            let mean = (!unscored && n > 0).then(|| sum / n as f64);
-            (item, Scored { task, mean })
+        .map(|(item, a)| {
+            let mean = (!a.unscored && a.n > 0).then(|| a.sum / a.n as f64);
+            let scored = Scored {
+                task: a.task,
+                mean,
+                samples: a.n,
+                split: a.right > 0 && a.right < a.n,
+            };
+            (item, scored)
         })
         .collect())
 }
 
-/// An item's task and mean score (`None`: not every sample scored).
-#[derive(Debug, Clone)]
+/// An item's task and mean score over its samples (`None`: not every sample scored).
+#[derive(Debug, Clone, Default)]
 pub struct Scored {
     pub task: String,
     pub mean: Option<f64>,
+    /// Its scored samples.
+    pub samples: u32,
+    /// Its samples disagree: some right (score >= 0.5), some wrong.
+    pub split: bool,
 }
 
 /// McNemar's exact test on paired binary outcomes.
@@ -177,6 +197,10 @@ pub struct Row {
     /// The bootstrap 95% interval of `diff`.
     pub ci: Option<(f64, f64)>,
     pub mcnemar: McNemar,
+    /// The spread over repeats: of the row's items with 2 or more scored samples on that side,
+    /// the share whose samples disagree (some right, some wrong); `None` without repeats.
+    pub split_a: Option<f64>,
+    pub split_b: Option<f64>,
 }
 
 impl Row {
@@ -184,6 +208,19 @@ impl Row {
     /// each fails alone somewhere: a bootstrap within sub-tasks of one or two items has no
     /// spread to show (its interval shrinks to the estimate), and McNemar sees only items that
     /// changed sides of 0.5, not partial scores.
+    pub fn significant(&self) -> bool {
+        self.ci.is_some_and(|(lo, hi)| lo > 0.0 || hi < 0.0) && self.mcnemar.p < 0.05
+    }
+
+    /// The spread over repeats as printed: `A 12% · B 30% split`, empty without repeats.
+    pub fn split_text(&self) -> String {
+        let pct = |x: Option<f64>| x.map_or("-".into(), |v| format!("{:.0}%", 100.0 * v));
+        if self.split_a.is_none() && self.split_b.is_none() {
+            return String::new();
+        }
+        format!("{} / {}", pct(self.split_a), pct(self.split_b))
+    }
+
     /// The interval as printed (`[-1.20, +3.40]`, `-` without one).
     pub fn ci_text(&self) -> String {
         self.ci
@@ -197,10 +234,6 @@ impl Row {
         } else {
             format!("{:.4}", self.mcnemar.p)
         }
-    }
-
-    pub fn significant(&self) -> bool {
-        self.ci.is_some_and(|(lo, hi)| lo > 0.0 || hi < 0.0) && self.mcnemar.p < 0.05
     }
 }
 
@@ -225,6 +258,10 @@ pub struct Comparison {
     pub seed: u64,
     pub rows: Vec<Row>,
     pub flips: Vec<Flip>,
+    /// The two sides as runs and models, when they came from a store (the TUI opens a flipped
+    /// item's answers from them).
+    #[serde(skip)]
+    pub sides: Option<[Side; 2]>,
 }
 
 /// Compares two sides' item scores.
@@ -283,6 +320,17 @@ pub fn compare(
         }
         McNemar::of(ao, bo)
     };
+    // The spread over repeats on one side, over the items of a row.
+    let split_over = |pairs: &mut dyn Iterator<Item = &Pair>, side: &HashMap<String, Scored>| {
+        let (mut n, mut split) = (0usize, 0usize);
+        for p in pairs {
+            if let Some(s) = side.get(&p.0).filter(|s| s.samples >= 2) {
+                n += 1;
+                split += usize::from(s.split);
+            }
+        }
+        (n > 0).then(|| split as f64 / n as f64)
+    };
 
     let mut rows = Vec::new();
     let all = || tasks.iter().flat_map(|(_, v)| v.iter());
@@ -295,6 +343,8 @@ pub fn compare(
         diff: point.h.map(|h| h[1] - h[0]),
         ci: interval(&|e| e.h.map(|h| h[1] - h[0])),
         mcnemar: mcnemar_over(&mut all()),
+        split_a: split_over(&mut all(), a.1),
+        split_b: split_over(&mut all(), b.1),
     });
     for d in Dimension::ALL {
         let i = d.index();
@@ -313,6 +363,8 @@ pub fn compare(
             diff: point.dims[i].map(|r| r[1] - r[0]),
             ci: interval(&|e| e.dims[i].map(|r| r[1] - r[0])),
             mcnemar: mcnemar_over(&mut under()),
+            split_a: split_over(&mut under(), a.1),
+            split_b: split_over(&mut under(), b.1),
         });
     }
     // Sub-tasks in dimension order (KE, KM, RE, IFE), then by id.
@@ -330,6 +382,8 @@ pub fn compare(
             diff: Some(rb - ra),
             ci: interval(&|e| Some(e.per_task[ti][1] - e.per_task[ti][0])),
             mcnemar: mcnemar_over(&mut v.iter()),
+            split_a: split_over(&mut v.iter(), a.1),
+            split_b: split_over(&mut v.iter(), b.1),
         });
     }
     let flips = flips_of(&tasks);
@@ -342,6 +396,7 @@ pub fn compare(
         seed,
         rows,
         flips,
+        sides: None,
     }
 }
 
@@ -452,6 +507,50 @@ struct Estimates {
     h: Option<[f64; 2]>,
 }
 
+/// One sample of one side of an item: its answer (or why there is none) and its score.
+#[derive(Debug, Clone)]
+pub struct SampleAnswer {
+    pub sample: u32,
+    pub text: String,
+    /// No answer: `text` is the error.
+    pub failed: bool,
+    pub score: Option<f64>,
+    /// The evaluator's words about the score.
+    pub detail: String,
+}
+
+/// An item's answers on both sides of a comparison, each side's samples in order.
+#[derive(Debug, Clone)]
+pub struct PairAnswers {
+    pub item_id: String,
+    pub task_id: String,
+    pub sides: [Vec<SampleAnswer>; 2],
+}
+
+/// Repeated answers grouped by what they say (PRISM's `loose` form: case, the usual
+/// punctuation and spacing do not split a group): (how many, the first as written, its sample numbers), most
+/// frequent first, then in sample order. Failed samples are a group of their own.
+pub fn answer_groups(samples: &[SampleAnswer]) -> Vec<(usize, String, Vec<u32>)> {
+    let mut groups: Vec<(String, usize, String, Vec<u32>)> = Vec::new();
+    for s in samples {
+        let key = if s.failed {
+            "\u{0}failed".to_string()
+        } else {
+            super::text::loose(&s.text)
+        };
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => {
+                g.1 += 1;
+                g.3.push(s.sample);
+            }
+            None => groups.push((key, 1, s.text.clone(), vec![s.sample])),
+        }
+    }
+    // Stable: ties keep the order of their first sample.
+    groups.sort_by_key(|g| std::cmp::Reverse(g.1));
+    groups.into_iter().map(|(_, n, t, s)| (n, t, s)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -480,6 +579,7 @@ mod tests {
                     Scored {
                         task: t.to_string(),
                         mean: Some(*s),
+                        ..Scored::default()
                     },
                 )
             })
@@ -548,6 +648,7 @@ mod tests {
                     Scored {
                         task: t.into(),
                         mean: Some(x),
+                        ..Scored::default()
                     },
                 );
                 b.insert(
@@ -555,6 +656,7 @@ mod tests {
                     Scored {
                         task: t.into(),
                         mean: Some(y),
+                        ..Scored::default()
                     },
                 );
             }
@@ -566,5 +668,83 @@ mod tests {
         }
         let share = covered as f64 / trials as f64;
         assert!((0.90..=0.99).contains(&share), "coverage {share}");
+    }
+
+    fn s(sample: u32, text: &str) -> SampleAnswer {
+        SampleAnswer {
+            sample,
+            text: text.into(),
+            failed: false,
+            score: None,
+            detail: String::new(),
+        }
+    }
+
+    #[test]
+    fn repeats_group_by_what_they_say_most_frequent_first() {
+        let samples = [
+            s(0, "Lyon."),
+            s(1, "Paris"),
+            s(2, "  paris. "),
+            s(3, "PARIS!"),
+            s(4, "Lyon"),
+            s(5, "Marseille"),
+        ];
+        let g = answer_groups(&samples);
+        assert_eq!(g.len(), 3);
+        assert_eq!(
+            (g[0].0, g[0].1.as_str(), g[0].2.clone()),
+            (3, "Paris", vec![1, 2, 3])
+        );
+        assert_eq!(
+            (g[1].0, g[1].1.as_str(), g[1].2.clone()),
+            (2, "Lyon.", vec![0, 4])
+        );
+        assert_eq!(g[2].0, 1);
+        // A failed sample is never grouped with an answer that happens to read the same.
+        let mut f = s(6, "Paris");
+        f.failed = true;
+        let g = answer_groups(&[s(0, "Paris"), f]);
+        assert_eq!(g.len(), 2);
+    }
+
+    #[test]
+    fn the_spread_over_repeats_is_the_share_of_items_whose_samples_disagree() {
+        let item = |task: &str, mean: f64, samples: u32, split: bool| Scored {
+            task: task.into(),
+            mean: Some(mean),
+            samples,
+            split,
+        };
+        let mut a = HashMap::new();
+        let mut b = HashMap::new();
+        // A: 4 items with 3 samples each, one split; B: the same items, three split.
+        for (k, (sa, sb)) in [(false, true), (true, true), (false, true), (false, false)]
+            .into_iter()
+            .enumerate()
+        {
+            a.insert(format!("i{k}"), item("KE-x", 1.0, 3, sa));
+            b.insert(format!("i{k}"), item("KE-x", 0.67, 3, sb));
+        }
+        let c = compare(("A", &a), ("B", &b), 100, 0);
+        let h = &c.rows[0];
+        assert_eq!((h.split_a, h.split_b), (Some(0.25), Some(0.75)));
+        assert_eq!(h.split_text(), "25% / 75%");
+        // One sample per item: no spread to show.
+        let one: HashMap<String, Scored> = a
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    Scored {
+                        samples: 1,
+                        ..v.clone()
+                    },
+                )
+            })
+            .collect();
+        let c = compare(("A", &one), ("B", &one), 100, 0);
+        assert_eq!((c.rows[0].split_a, c.rows[0].split_b), (None, None));
+        assert_eq!(c.rows[0].split_text(), "");
     }
 }

@@ -338,3 +338,131 @@ fn worst_subtasks(s: &mut String, rep: &Report) {
         }
     }
 }
+
+/// `prism compare --format html`: the comparison as one self-contained page (no script, no
+/// network): both sides with their runs' names and model settings (`about`), the table with
+/// the differences beyond noise marked, and the flipped items with both sides' answers side by
+/// side (`answers`, in the order of `c.flips`; repeats grouped with their counts). Every text
+/// from a model, a file or a user is escaped.
+pub fn comparison(
+    c: &crate::eval::compare::Comparison,
+    about: &[String; 2],
+    answers: &[crate::eval::compare::PairAnswers],
+) -> String {
+    use crate::eval::compare::{Level, answer_groups};
+    let mut s = String::with_capacity(32 * 1024);
+    let _ = write!(
+        s,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>prism compare</title><style>{STYLE}\ntr.sig td{{font-weight:600}}td.better{{color:#1a7f37}}td.worse{{color:#b42318}}.pair{{display:grid;grid-template-columns:1fr 1fr;gap:1rem}}</style></head><body>\n<h1>prism compare</h1>\n"
+    );
+    s.push_str("<table class=\"meta\">");
+    for (k, label) in [&c.a, &c.b].iter().enumerate() {
+        let _ = write!(
+            s,
+            "<tr><th>{}</th><td>{}</td><td>{}</td></tr>",
+            ["A", "B"][k],
+            esc(label),
+            esc(&about[k])
+        );
+    }
+    s.push_str("</table>\n");
+    let _ = writeln!(
+        s,
+        "<p>{} items scored on both ({} left out). Rates in % (lower is better); B − A in rate points (negative: B hallucinates less); 95% paired bootstrap interval ({} resamples, seed {}); McNemar's exact p on items right/wrong (score ≥ 0.5). <b>Bold</b>: more than noise (the interval leaves 0 out and p &lt; 0.05).</p>",
+        c.paired, c.unpaired, c.resamples, c.seed
+    );
+    let repeats = c.rows.iter().any(|r| !r.split_text().is_empty());
+    s.push_str("<table><tr><th class=\"name\"></th><th>items</th><th>A</th><th>B</th><th>B − A</th><th>95% interval</th><th>A+</th><th>B+</th><th>p</th>");
+    if repeats {
+        s.push_str("<th title=\"share of items whose samples disagree\">split A / B</th>");
+    }
+    s.push_str("</tr>\n");
+    let num = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.2}"));
+    for r in &c.rows {
+        let indent = if r.level == Level::Task {
+            "&nbsp;&nbsp;"
+        } else {
+            ""
+        };
+        let class = match (r.significant(), r.diff) {
+            (true, Some(d)) if d < 0.0 => "better",
+            (true, Some(_)) => "worse",
+            _ => "",
+        };
+        let _ = write!(
+            s,
+            "<tr{}><td class=\"name\">{indent}{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{class}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+            if r.significant() {
+                " class=\"sig\""
+            } else {
+                ""
+            },
+            esc(&r.name),
+            r.items,
+            num(r.rate_a),
+            num(r.rate_b),
+            r.diff.map_or("-".into(), |d| format!("{d:+.2}")),
+            esc(&r.ci_text()),
+            r.mcnemar.a_only,
+            r.mcnemar.b_only,
+            esc(&r.p_text())
+        );
+        if repeats {
+            let _ = write!(s, "<td>{}</td>", esc(&r.split_text()));
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</table>\n");
+    let fixed = c.flips.iter().filter(|f| f.fixed).count();
+    let _ = writeln!(
+        s,
+        "<h2>Flipped items: {fixed} fixed, {} broken</h2>",
+        c.flips.len() - fixed
+    );
+    for (i, f) in c.flips.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "<h3>{} <code>{}</code> <small>{} · A {:.2} → B {:.2}</small></h3>",
+            if f.fixed { "fixed" } else { "broken" },
+            esc(&f.item_id),
+            esc(&f.task_id),
+            f.score_a,
+            f.score_b
+        );
+        let Some(p) = answers.get(i).filter(|p| p.item_id == f.item_id) else {
+            continue;
+        };
+        s.push_str("<div class=\"pair\">");
+        for (k, side) in p.sides.iter().enumerate() {
+            let _ = write!(s, "<div><b>{}</b>", ["A", "B"][k]);
+            if side.len() > 1 {
+                s.push_str("<ul>");
+                for (n, text, _) in answer_groups(side) {
+                    let _ = write!(s, "<li>{n}× {}</li>", esc(&crate::text::one_line(&text)));
+                }
+                s.push_str("</ul>");
+            }
+            match side.first() {
+                Some(a) => {
+                    let _ = write!(
+                        s,
+                        "<pre>{}</pre><small>{}{}</small>",
+                        esc(&a.text),
+                        a.score
+                            .map_or("unscored".into(), |x| format!("score {x:.2}")),
+                        if a.detail.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" · {}", esc(&a.detail))
+                        }
+                    );
+                }
+                None => s.push_str("<p><i>no answer stored</i></p>"),
+            }
+            s.push_str("</div>");
+        }
+        s.push_str("</div>\n");
+    }
+    s.push_str("</body></html>\n");
+    s
+}

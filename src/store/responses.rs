@@ -130,6 +130,18 @@ impl Store {
         Ok(rows)
     }
 
+    /// One run's answers to one item, every model and sample, in job order.
+    pub fn responses_in_run(&self, run_id: &str, item_id: &str) -> Result<Vec<ResponseRecord>> {
+        let mut st = self.conn.prepare(&format!(
+            "SELECT {} FROM responses WHERE run_id = ?1 AND item_id = ?2 ORDER BY job_idx",
+            Self::RESPONSE_COLS
+        ))?;
+        let rows = st
+            .query_map([run_id, item_id], Self::response_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
     /// The latest answer of each (model, sample) for an item, across runs (re-opening an item
     /// shows what is stored).
     pub fn responses_for_item(&self, item_id: &str) -> Result<Vec<ResponseRecord>> {

@@ -345,6 +345,7 @@ impl App {
             | Msg::ReviewChanged
             | Msg::Runs(_)
             | Msg::Comparison(_)
+            | Msg::PairAnswers(_)
             | Msg::ReviewStoreOk
             | Msg::DecisionSaved(_) => {}
         }

@@ -144,4 +144,10 @@ pub enum Open {
     },
     /// The runs in the store.
     Runs,
+    /// The flipped items of a comparison, from `pos`: both sides' answers.
+    Flip {
+        flips: Vec<crate::eval::compare::Flip>,
+        pos: usize,
+        sides: Box<[crate::eval::compare::Side; 2]>,
+    },
 }

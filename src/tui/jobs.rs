@@ -176,6 +176,11 @@ pub enum JobRequest {
         a: String,
         b: String,
     },
+    /// An item's answers and scores on both sides of a comparison.
+    LoadPairAnswers {
+        item_id: String,
+        sides: Box<[crate::eval::compare::Side; 2]>,
+    },
     /// Judge with this model from now on (remembered in the config), and score every stored
     /// answer that waits for a judge.
     SetJudge(Box<ModelConfig>),
@@ -279,6 +284,7 @@ pub enum Msg {
     },
     Runs(Vec<crate::runs::Listed>),
     Comparison(Box<crate::eval::compare::Comparison>),
+    PairAnswers(Box<crate::eval::compare::PairAnswers>),
     /// A job could not start or failed, with why.
     Failed(String),
 }
@@ -471,6 +477,13 @@ impl Jobs {
                     .map(|c| Msg::Comparison(Box::new(c)))
                     .unwrap_or_else(|e| Msg::Failed(format!("comparing: {e:#}")))
             }),
+            JobRequest::LoadPairAnswers { item_id, sides } => {
+                self.on_reader(to, runs_need, move |r| {
+                    crate::runs::pair_answers(r, &item_id, &sides)
+                        .map(|p| Msg::PairAnswers(Box::new(p)))
+                        .unwrap_or_else(|e| Msg::Failed(format!("reading answers: {e:#}")))
+                })
+            }
             JobRequest::Detect(job) => {
                 if let Err(e) = self.start_detect(to, job, ds) {
                     self.send(to, Msg::Failed(format!("detection: {e:#}")));

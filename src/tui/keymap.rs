@@ -97,10 +97,12 @@ pub enum Mode {
     Review,
     /// The runs in the store and the comparison of two.
     Runs,
+    /// A flipped item of a comparison: both runs' answers side by side.
+    Flip,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 15] = [
+    pub const ALL: [Mode; 16] = [
         Mode::Browse,
         Mode::Compare,
         Mode::Heatmap,
@@ -116,6 +118,7 @@ impl Mode {
         Mode::Sentences,
         Mode::Review,
         Mode::Runs,
+        Mode::Flip,
     ];
 
     /// The name used in the config (`[keys.compare]`).
@@ -136,6 +139,7 @@ impl Mode {
             Mode::Sentences => "sentences",
             Mode::Review => "review",
             Mode::Runs => "runs",
+            Mode::Flip => "flip",
         }
     }
 
@@ -157,12 +161,13 @@ impl Mode {
             Mode::Sentences => "self-detection sentences",
             Mode::Review => "review",
             Mode::Runs => "runs",
+            Mode::Flip => "flipped item",
         }
     }
 }
 
 use Mode::{
-    Browse, Claims, Compare, Contradictions, Correlation, Drill, Heatmap, Help, Pair, Picker,
+    Browse, Claims, Compare, Contradictions, Correlation, Drill, Flip, Heatmap, Help, Pair, Picker,
     Problems, Review, Runs, Selfcheck, Sentences,
 };
 
@@ -178,6 +183,7 @@ const SCREENS: &[Mode] = &[
     Sentences,
     Review,
     Runs,
+    Flip,
 ];
 const SCROLL: &[Mode] = &[
     Browse,
@@ -193,6 +199,7 @@ const SCROLL: &[Mode] = &[
     Selfcheck,
     Sentences,
     Runs,
+    Flip,
 ];
 
 /// One action: config name, (mode, description) pairs saying where it applies and what it does
@@ -252,6 +259,7 @@ const DEFS: &[Def] = &[
             (&[Sentences], "scroll the triple up"),
             (&[Review], "scroll the item up"),
             (&[Runs], "scroll the comparison up"),
+            (&[Flip], "scroll the answers up"),
             (&[Heatmap], "ten columns left"),
         ],
     },
@@ -267,6 +275,7 @@ const DEFS: &[Def] = &[
             (&[Sentences], "scroll the triple down"),
             (&[Review], "scroll the item down"),
             (&[Runs], "scroll the comparison down"),
+            (&[Flip], "scroll the answers down"),
             (&[Heatmap], "ten columns right"),
         ],
     },
@@ -335,7 +344,7 @@ const DEFS: &[Def] = &[
             (&[Claims], "open the topic; on a claim, its contradictions"),
             (
                 &[Runs],
-                "compare the two marked runs (or the selected one with the run before it)",
+                "compare the two marked runs (or the selected one with the run before it); on a flipped item, both runs' answers",
             ),
             (&[Selfcheck], "the pair's sentences, wrong verdicts first"),
             (&[Pair], "close"),
@@ -356,6 +365,10 @@ const DEFS: &[Def] = &[
             (&[Compare], "next model's pane"),
             (&[Claims], "next model's reference"),
             (
+                &[Runs],
+                "between the runs and the comparison's flipped items",
+            ),
+            (
                 &[Review],
                 "next field: the criteria, the decision, the rationale",
             ),
@@ -369,6 +382,10 @@ const DEFS: &[Def] = &[
             (&[Browse], "focus the previous pane"),
             (&[Compare], "previous model's pane"),
             (&[Claims], "previous model's reference"),
+            (
+                &[Runs],
+                "between the runs and the comparison's flipped items",
+            ),
             (&[Review], "previous field"),
         ],
     },
@@ -438,6 +455,7 @@ const DEFS: &[Def] = &[
         keys: &["]"],
         uses: &[
             (&[Compare], "next item"),
+            (&[Flip], "next flipped item"),
             (&[Contradictions], "next answer of the detection"),
             (&[Selfcheck, Sentences], "next (older) self-detection run"),
         ],
@@ -448,6 +466,7 @@ const DEFS: &[Def] = &[
         keys: &["["],
         uses: &[
             (&[Compare], "previous item"),
+            (&[Flip], "previous flipped item"),
             (&[Contradictions], "previous answer of the detection"),
             (
                 &[Selfcheck, Sentences],
@@ -461,6 +480,7 @@ const DEFS: &[Def] = &[
         keys: &["s"],
         uses: &[
             (&[Compare], "next sample"),
+            (&[Flip], "next sample (both sides)"),
             (&[Contradictions], "next round of samples"),
         ],
     },
@@ -711,6 +731,7 @@ const DEFS: &[Def] = &[
             (&[Drill], "back to the grid"),
             (&[Contradictions], "back (a detection goes on)"),
             (&[Claims, Selfcheck, Review, Runs], "back to browsing"),
+            (&[Flip], "back to the comparison"),
             (&[Sentences], "back to the scores"),
             (&[Correlation, Pair], "close"),
         ],
@@ -745,6 +766,7 @@ const DEFS: &[Def] = &[
             (&[Selfcheck], "cancel the self-detection run, else back"),
             (&[Sentences], "back to the scores"),
             (&[Heatmap, Review, Runs], "back to browsing"),
+            (&[Flip], "back to the comparison"),
             (&[Drill], "back to the grid"),
             (&[Correlation, Help, Problems, Picker, Pair], "close"),
         ],

@@ -17,4 +17,5 @@ pub enum ScreenId {
     Selfcheck,
     Review,
     Runs,
+    Flip,
 }

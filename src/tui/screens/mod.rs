@@ -7,6 +7,7 @@ mod browse;
 mod claims;
 mod compare;
 mod contradictions;
+mod flip;
 mod heatmap;
 mod review;
 mod runs;
@@ -16,6 +17,7 @@ pub use browse::{Browse, Focus, Search, find_matches, item_detail};
 pub use claims::ClaimsBrowse;
 pub use compare::Compare;
 pub use contradictions::Contradictions;
+pub use flip::Flip;
 pub use heatmap::{Drill, Heatmap};
 pub use review::{
     DECISION_ROW as REVIEW_DECISION_ROW, MIN_REVIEWERS as REVIEW_MIN_REVIEWERS, Review,
@@ -35,5 +37,6 @@ pub fn open(o: Open) -> Box<dyn Component> {
         Open::Selfcheck { set, dataset } => Box::new(Selfcheck::new(set, dataset)),
         Open::Review { scope } => Box::new(Review::scoped(scope)),
         Open::Runs => Box::new(Runs::default()),
+        Open::Flip { flips, pos, sides } => Box::new(Flip::new(flips, pos, *sides)),
     }
 }

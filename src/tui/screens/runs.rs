@@ -2,7 +2,9 @@
 //! H-Score. `space` marks up to two; `enter` compares the two marked (or the selected one with
 //! the run before it): per H-Score, dimension and sub-task both rates, B - A with its paired
 //! bootstrap interval and McNemar's p, and how many items flipped, as `prism compare` prints.
-//! When a run has several models, the comparison takes a model both runs have.
+//! When a run has several models, the comparison takes a model both runs have. `tab` moves to
+//! the comparison's flipped items; `enter` on one opens both runs' answers side by side. Each
+//! run's line ends with its models' H-Score history up to it (a sparkline, oldest first).
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -28,6 +30,10 @@ pub struct Runs {
     pub marked: Vec<String>,
     pub comparison: Option<Box<Comparison>>,
     scroll: u16,
+    /// The cursor is on the comparison's flipped items (else on the runs).
+    pub on_flips: bool,
+    /// The flipped item under the cursor.
+    pub flip: usize,
 }
 
 impl Runs {
@@ -70,7 +76,25 @@ impl Component for Runs {
             return Vec::new();
         };
         let n = self.runs.as_ref().map_or(0, Vec::len);
+        if self.on_flips
+            && let Some(cmds) = self.on_flip_action(a)
+        {
+            return cmds;
+        }
         match a {
+            Action::NextPane | Action::PrevPane => {
+                if self
+                    .comparison
+                    .as_ref()
+                    .is_some_and(|c| !c.flips.is_empty())
+                {
+                    self.on_flips = true;
+                } else {
+                    return vec![Cmd::Notice(
+                        "no flipped items: compare two runs first (enter)".into(),
+                    )];
+                }
+            }
             Action::Up => self.sel = self.sel.saturating_sub(1),
             Action::Down => self.sel = (self.sel + 1).min(n.saturating_sub(1)),
             Action::PageDown => self.scroll = self.scroll.saturating_add(10),
@@ -124,6 +148,8 @@ impl Component for Runs {
             }
             Msg::Comparison(c) => {
                 self.comparison = Some(c.clone());
+                self.flip = 0;
+                self.on_flips = false;
                 vec![Cmd::ClearNotice]
             }
             _ => Vec::new(),
@@ -133,15 +159,27 @@ impl Component for Runs {
         let t = cx.theme;
         f.render_widget(Block::default().style(t.base()), area);
         let k = |a| cx.keymap.hint(Mode::Runs, a);
-        let hints = format!(
-            " ↑↓ run  {} mark (two)  {} compare  {}/{} scroll  {} back  {} help",
-            k(Action::Mark),
-            k(Action::Toggle),
-            k(Action::PageUp),
-            k(Action::PageDown),
-            k(Action::Back),
-            k(Action::Help)
-        );
+        let hints = if self.on_flips {
+            format!(
+                " ↑↓ flipped item  {} both answers  {} back to the runs  {}/{} scroll  {} help",
+                k(Action::Toggle),
+                k(Action::NextPane),
+                k(Action::PageUp),
+                k(Action::PageDown),
+                k(Action::Help)
+            )
+        } else {
+            format!(
+                " ↑↓ run  {} mark (two)  {} compare  {} flipped items  {}/{} scroll  {} back  {} help",
+                k(Action::Mark),
+                k(Action::Toggle),
+                k(Action::NextPane),
+                k(Action::PageUp),
+                k(Action::PageDown),
+                k(Action::Back),
+                k(Action::Help)
+            )
+        };
         let [title, list, cmp, status] = Layout::vertical([
             Constraint::Length(1),
             Constraint::Percentage(40),
@@ -173,6 +211,30 @@ impl Component for Runs {
 }
 
 impl Runs {
+    /// An action while the cursor is on the flipped items; `None` for those that do what they
+    /// do on the runs.
+    fn on_flip_action(&mut self, a: Action) -> Option<Vec<Cmd>> {
+        let c = self.comparison.as_ref()?;
+        let n = c.flips.len();
+        match a {
+            Action::Up => self.flip = self.flip.saturating_sub(1),
+            Action::Down => self.flip = (self.flip + 1).min(n.saturating_sub(1)),
+            Action::NextPane | Action::PrevPane | Action::Mark => self.on_flips = false,
+            Action::Toggle => {
+                return Some(match &c.sides {
+                    Some(sides) => vec![Cmd::Push(crate::tui::component::Open::Flip {
+                        flips: c.flips.clone(),
+                        pos: self.flip,
+                        sides: Box::new(sides.clone()),
+                    })],
+                    None => Vec::new(),
+                });
+            }
+            _ => return None,
+        }
+        Some(Vec::new())
+    }
+
     fn draw_list(&self, cx: &Cx, f: &mut Frame, area: Rect) {
         let t = cx.theme;
         let block = pane(t, Line::from(" Runs (newest first) "), true);
@@ -193,6 +255,7 @@ impl Runs {
         let h = inner.height as usize;
         let off = self.sel.saturating_sub(h.saturating_sub(1));
         let w = inner.width as usize;
+        let history = h_history(runs);
         let lines: Vec<Line> = runs
             .iter()
             .enumerate()
@@ -232,8 +295,12 @@ impl Runs {
                 } else {
                     models.join(", ")
                 };
+                let spark = history[i]
+                    .iter()
+                    .map(|(m, line)| format!("  {} {line}", one_line(m)))
+                    .collect::<String>();
                 let text = format!(
-                    "{mark} {}  {}  {}  {} items, {} done, {} failed  {}{}{}",
+                    "{mark} {}  {}  {}  {} items, {} done, {} failed  {}{}{}{spark}",
                     l.run.id,
                     format_time(l.run.created_at),
                     l.run.status.as_str(),
@@ -259,7 +326,7 @@ impl Runs {
         f.render_widget(Paragraph::new(lines), inner);
     }
 
-    fn draw_comparison(&self, cx: &Cx, f: &mut Frame, area: Rect) {
+    fn draw_comparison(&mut self, cx: &Cx, f: &mut Frame, area: Rect) {
         let t = cx.theme;
         let title = match &self.comparison {
             Some(c) => format!(" A {} · B {} ", one_line(&c.a), one_line(&c.b)),
@@ -306,6 +373,11 @@ impl Runs {
                 t.accent(),
             ),
         ];
+        let repeats = c.rows.iter().any(|r| !r.split_text().is_empty());
+        if repeats {
+            lines[1].spans[0].content =
+                format!("{}  {:>9}", lines[1].spans[0].content, "split A/B").into();
+        }
         for r in &c.rows {
             let name = match r.level {
                 Level::Task => format!("  {}", one_line(&r.name)),
@@ -329,10 +401,95 @@ impl Runs {
                     ci,
                     p,
                     if r.significant() { " *" } else { "" }
-                ),
+                ) + &if repeats {
+                    format!(" {:>9}", r.split_text())
+                } else {
+                    String::new()
+                },
                 style,
             ));
         }
+        self.flip_lines(cx, c, &mut lines);
+        if self.on_flips {
+            // Keep the flipped item under the cursor in view: it is the line after the table,
+            // a blank line and the list's title.
+            let at = (2 + c.rows.len() + 2 + self.flip) as u16;
+            let h = inner.height.max(1);
+            if at < self.scroll {
+                self.scroll = at;
+            } else if at >= self.scroll + h {
+                self.scroll = at + 1 - h;
+            }
+        }
         f.render_widget(Paragraph::new(lines).scroll((self.scroll, 0)), inner);
     }
+
+    /// The flipped items under the table: fixed first, then broken; the cursor's marked when
+    /// the flips have focus.
+    fn flip_lines(&self, cx: &Cx, c: &Comparison, lines: &mut Vec<Line<'static>>) {
+        let t = cx.theme;
+        if c.flips.is_empty() {
+            return;
+        }
+        lines.push(Line::default());
+        lines.push(Line::styled(
+            format!(
+                "Flipped items ({}){}",
+                c.flips.len(),
+                if self.on_flips {
+                    " · enter: both answers"
+                } else {
+                    " · tab to choose one"
+                }
+            ),
+            t.accent(),
+        ));
+        for (i, fl) in c.flips.iter().enumerate() {
+            let line = Line::styled(
+                format!(
+                    "{} {:<7} {:<28} {:<22} A {:.2} → B {:.2}",
+                    if self.on_flips && i == self.flip {
+                        "▶"
+                    } else {
+                        " "
+                    },
+                    if fl.fixed { "fixed" } else { "broken" },
+                    truncate(&one_line(&fl.item_id), 28),
+                    truncate(&one_line(&fl.task_id), 22),
+                    fl.score_a,
+                    fl.score_b
+                ),
+                if fl.fixed { t.success() } else { t.error() },
+            );
+            lines.push(if self.on_flips && i == self.flip {
+                line.style(t.selected(true))
+            } else {
+                line
+            });
+        }
+    }
+}
+
+/// Per run (in the list's order, newest first): each model's H-Score over its runs up to and
+/// including this one, oldest first, as a sparkline of the last 8 (`·` where a run has no
+/// H-Score). Empty for a model with a single run.
+fn h_history(runs: &[crate::runs::Listed]) -> Vec<Vec<(String, String)>> {
+    runs.iter()
+        .enumerate()
+        .map(|(i, l)| {
+            l.scores
+                .iter()
+                .filter_map(|(m, _, _)| {
+                    // Older runs come after this one in the list.
+                    let mut hs: Vec<Option<f64>> = runs[i..]
+                        .iter()
+                        .filter_map(|o| o.scores.iter().find(|s| &s.0 == m).map(|s| s.1))
+                        .take(8)
+                        .collect();
+                    hs.reverse();
+                    (hs.len() > 1).then(|| (m.clone(), crate::runs::sparkline(&hs)))
+                })
+                .collect()
+        })
+        .collect()
 }
