@@ -237,6 +237,10 @@ fn list(store: &Store, model: Option<&str>, as_json: bool) -> anyhow::Result<i32
             l.done,
             l.failed
         );
+        let asked = l.run.config.describe();
+        if !asked.is_empty() {
+            crate::say!("    run settings: {asked}");
+        }
         for m in &l.run.config.models {
             let score = l.scores.iter().find(|(n, ..)| *n == m.name);
             let rates = score.map_or(String::new(), |(_, h, d)| {
@@ -314,8 +318,8 @@ pub(crate) fn compare_cmd(args: CompareArgs, dirs: &Dirs) -> anyhow::Result<i32>
     let text = match args.format {
         CompareFormat::Json => format!("{}\n", serde_json::to_string_pretty(&c)?),
         CompareFormat::Csv => csv(&c),
-        CompareFormat::Md => markdown(&c, args.flips),
-        CompareFormat::Table => table(&c, args.flips),
+        CompareFormat::Md => markdown(&c, args.flips, &[about(&store, &a)?, about(&store, &b)?]),
+        CompareFormat::Table => table(&c, args.flips, &[about(&store, &a)?, about(&store, &b)?]),
         CompareFormat::Html => {
             let sides = [a.clone(), b.clone()];
             let about = [about(&store, &a)?, about(&store, &b)?];
@@ -353,12 +357,18 @@ fn about(store: &Store, side: &compare::Side) -> anyhow::Result<String> {
         .map_or(side.model.clone(), |m| {
             format!("{}: {}", m.name, settings(m))
         });
+    let asked = run.config.describe();
     Ok(format!(
-        "{}{} · {} · {}",
+        "{}{} · {} · {}{}",
         name.map_or(String::new(), |n| format!("\"{n}\" · ")),
         format_time(run.created_at),
         run.dataset,
-        model
+        model,
+        if asked.is_empty() {
+            String::new()
+        } else {
+            format!(" · run settings: {asked}")
+        }
     ))
 }
 
@@ -371,15 +381,23 @@ fn signed(v: Option<f64>) -> String {
 }
 
 /// The terminal table.
-pub(crate) fn table(c: &Comparison, flips: usize) -> String {
+pub(crate) fn table(c: &Comparison, flips: usize, about: &[String; 2]) -> String {
     let s = crate::text::sanitize;
+    let side = |k: usize| {
+        let label = s(if k == 0 { &c.a } else { &c.b }).into_owned();
+        if about[k].is_empty() {
+            label
+        } else {
+            format!("{label}  ({})", s(&about[k]))
+        }
+    };
     let mut out = format!(
         "A = {}\nB = {}\n{} items scored on both ({} left out: scored on one side only, or \
          not every sample scored); B - A in rate points (negative: B hallucinates less); 95% \
          paired bootstrap, {} resamples, seed {}; McNemar exact p on items right/wrong (score \
          >= 0.5)\n\n",
-        s(&c.a),
-        s(&c.b),
+        side(0),
+        side(1),
         c.paired,
         c.unpaired,
         c.resamples,
@@ -458,13 +476,15 @@ pub(crate) fn table(c: &Comparison, flips: usize) -> String {
     out
 }
 
-fn markdown(c: &Comparison, flips: usize) -> String {
+fn markdown(c: &Comparison, flips: usize, about: &[String; 2]) -> String {
     let cell = |t: &str| crate::text::one_line(t).replace('|', "\\|");
     let mut out = format!(
-        "**A** = `{}`, **B** = `{}`: {} items scored on both. B - A in rate points; 95% paired \
+        "**A** = `{}` ({}), **B** = `{}` ({}): {} items scored on both. B - A in rate points; 95% paired \
          bootstrap ({} resamples, seed {}); McNemar exact p.\n\n",
         cell(&c.a),
+        cell(&about[0]),
         cell(&c.b),
+        cell(&about[1]),
         c.paired,
         c.resamples,
         c.seed

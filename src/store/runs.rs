@@ -121,28 +121,59 @@ impl From<&ModelConfig> for ModelSnapshot {
     }
 }
 
+/// `key=value` for each parameter set in `params` (`temperature=0.2 max_tokens=48`).
+fn params_text(params: &Params) -> String {
+    let mut s = String::new();
+    if let Ok(p) = serde_json::to_value(params)
+        && let Some(o) = p.as_object()
+    {
+        for (k, v) in o {
+            if !v.is_null() {
+                s.push_str(&format!(" {k}={v}"));
+            }
+        }
+    }
+    s
+}
+
+impl RunConfig {
+    /// What the run asked of its own, over each model's settings, in a few words (`samples=3
+    /// shots=1 temperature=0.7 max_tokens=48 filter="KE-FD-*"`); empty when nothing.
+    pub fn describe(&self) -> String {
+        let mut s = String::new();
+        if self.samples > 1 {
+            s.push_str(&format!(" samples={}", self.samples));
+        }
+        if self.shots > 0 {
+            s.push_str(&format!(" shots={}", self.shots));
+        }
+        s.push_str(&params_text(&self.params));
+        if let Some(f) = &self.filter {
+            s.push_str(&format!(" filter={f:?}"));
+        }
+        if let Some(l) = self.limit {
+            s.push_str(&format!(" limit={l}"));
+        }
+        if self.no_cache {
+            s.push_str(" no_cache");
+        }
+        s.trim_start().to_string()
+    }
+}
+
 impl ModelSnapshot {
-    /// A model whose answers were imported from files: it has no endpoint to call.
     /// Its settings in a few words: provider, model id, and the parameters set (`openai gpt-4o
     /// temperature=0.2`), for listings and reports.
     pub fn describe(&self) -> String {
-        let mut s = format!(
-            "{} {}",
+        format!(
+            "{} {}{}",
             self.provider,
-            self.model.as_deref().unwrap_or(&self.name)
-        );
-        if let Ok(p) = serde_json::to_value(&self.params)
-            && let Some(o) = p.as_object()
-        {
-            for (k, v) in o {
-                if !v.is_null() {
-                    s.push_str(&format!(" {k}={v}"));
-                }
-            }
-        }
-        s
+            self.model.as_deref().unwrap_or(&self.name),
+            params_text(&self.params)
+        )
     }
 
+    /// A model whose answers were imported from files: it has no endpoint to call.
     pub fn imported(name: &str) -> ModelSnapshot {
         ModelSnapshot {
             name: name.to_string(),
@@ -621,5 +652,32 @@ mod tests {
             .unwrap();
         let e = s.run("r1").unwrap_err().to_string();
         assert!(e.contains("run status \"exploded\""), "{e}");
+    }
+
+    #[test]
+    fn a_runs_own_settings_read_in_a_few_words() {
+        let c: RunConfig = serde_json::from_str(STORED_BY_0_1).unwrap();
+        assert_eq!(c.describe(), "", "nothing of its own");
+        assert_eq!(
+            c.models[0].describe(),
+            "openai gpt-4o-mini temperature=0.2 max_tokens=64"
+        );
+        let c = RunConfig {
+            samples: 3,
+            shots: 1,
+            params: Params {
+                temperature: Some(0.7),
+                max_tokens: Some(48),
+                ..Params::default()
+            },
+            filter: Some("KE-FD-*".into()),
+            limit: Some(6),
+            no_cache: true,
+            ..RunConfig::default()
+        };
+        assert_eq!(
+            c.describe(),
+            "samples=3 shots=1 temperature=0.7 max_tokens=48 filter=\"KE-FD-*\" limit=6 no_cache"
+        );
     }
 }

@@ -217,9 +217,21 @@ impl Flip {
         let side = &self.sides[k];
         let samples: &[SampleAnswer] = self.answers.as_ref().map_or(&[], |a| &a.sides[k]);
         let shown = samples.iter().find(|s| s.sample == self.sample);
-        let score = shown
-            .and_then(|s| s.score)
-            .map_or("unscored".to_string(), |x| format!("score {x:.2}"));
+        let one = |x: Option<f64>| x.map_or("unscored".to_string(), |x| format!("{x:.2}"));
+        let score = if samples.len() > 1 {
+            // The item's score is the mean over its samples (what the comparison counts).
+            let scored: Vec<f64> = samples.iter().filter_map(|s| s.score).collect();
+            let mean = (scored.len() == samples.len())
+                .then(|| scored.iter().sum::<f64>() / scored.len() as f64);
+            format!(
+                "mean {} · sample {}: {}",
+                one(mean),
+                self.sample + 1,
+                one(shown.and_then(|s| s.score))
+            )
+        } else {
+            format!("score {}", one(shown.and_then(|s| s.score)))
+        };
         let title = format!(
             " {} {} · {} · {} ",
             ["A", "B"][k],

@@ -299,8 +299,14 @@ impl Runs {
                     .iter()
                     .map(|(m, line)| format!("  {} {line}", one_line(m)))
                     .collect::<String>();
+                let asked = l.run.config.describe();
+                let asked = if asked.is_empty() {
+                    String::new()
+                } else {
+                    format!("  [{}]", one_line(&asked))
+                };
                 let text = format!(
-                    "{mark} {}  {}  {}  {} items, {} done, {} failed  {}{}{}{spark}",
+                    "{mark} {}  {}  {}  {} items, {} done, {} failed  {}{asked}{}{}{spark}",
                     l.run.id,
                     format_time(l.run.created_at),
                     l.run.status.as_str(),
