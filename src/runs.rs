@@ -117,6 +117,30 @@ pub(crate) fn compare_runs(
     Ok(c)
 }
 
+/// Heatmap rows for stored runs, in the order given: a row per model of each run, named
+/// `model @ run` (the run's name, else its id); the runs without a score yet come back apart.
+pub(crate) fn heatmap_rows(
+    store: &Store,
+    runs: &[String],
+    ds: &crate::dataset::Dataset,
+) -> anyhow::Result<(Vec<crate::report::Row>, Vec<String>)> {
+    let (mut rows, mut unscored) = (Vec::new(), Vec::new());
+    for id in runs {
+        match crate::report::build::from_store(store, id, Some(ds)) {
+            Ok((got, _)) => {
+                let label = store.run_labels(id)?.0.unwrap_or_else(|| id.clone());
+                rows.extend(got.into_iter().map(|mut r| {
+                    r.name = format!("{} @ {}", r.name, crate::text::one_line(&label));
+                    r
+                }));
+            }
+            Err(e) if e.is::<crate::report::build::NoScores>() => unscored.push(id.clone()),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((rows, unscored))
+}
+
 /// What each side of `sides` answered to `item_id`, with the scores.
 pub(crate) fn pair_answers(
     store: &Store,

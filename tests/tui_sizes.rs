@@ -427,5 +427,26 @@ fn the_runs_screen_lists_and_compares_two_runs() {
         let r = app.find::<prism::tui::screens::Runs>().unwrap();
         assert!(r.on_flips && r.flip == 0, "back where it was");
         assert!(screen(&term).contains("flipped item"), "{}", screen(&term));
+
+        // H: the heatmap of the two marked runs, a row per model and run, named by the run.
+        play(&rt, &mut app, &mut services, vec![key('H')], size);
+        let term = play(&rt, &mut app, &mut services, vec![], size);
+        let text = screen(&term);
+        let h = app
+            .find::<prism::tui::screens::Heatmap>()
+            .expect("the heatmap");
+        let names: Vec<&str> = h
+            .report
+            .as_ref()
+            .unwrap()
+            .rows
+            .iter()
+            .map(|r| r.name.as_str())
+            .collect();
+        assert_eq!(names.len(), 4, "{names:?}");
+        assert!(names.contains(&"alpha @ fixed prompt") && names.contains(&"alpha @ r-sizes"));
+        assert!(text.contains("chosen runs"), "{text}");
+        play(&rt, &mut app, &mut services, vec![key('H')], size);
+        assert!(app.find::<prism::tui::screens::Heatmap>().is_none());
     }
 }

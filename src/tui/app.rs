@@ -346,6 +346,7 @@ impl App {
             | Msg::Runs(_)
             | Msg::Comparison(_)
             | Msg::PairAnswers(_)
+            | Msg::RunRows { .. }
             | Msg::ReviewStoreOk
             | Msg::DecisionSaved(_) => {}
         }

@@ -124,6 +124,8 @@ pub enum Open {
         pos: usize,
     },
     Heatmap,
+    /// The heatmap of these stored runs (a row per model and run).
+    HeatmapOf(Vec<String>),
     /// The contradictions of an answer (a stored detection, or a new one).
     Contradictions(super::jobs::DetectJob),
     /// The claims browser over a claim set (the bundled claims unless opened on a file).

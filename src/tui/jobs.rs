@@ -176,6 +176,10 @@ pub enum JobRequest {
         a: String,
         b: String,
     },
+    /// The heatmap rows of stored runs: a row per model and run.
+    LoadRunRows {
+        runs: Vec<String>,
+    },
     /// An item's answers and scores on both sides of a comparison.
     LoadPairAnswers {
         item_id: String,
@@ -285,6 +289,11 @@ pub enum Msg {
     Runs(Vec<crate::runs::Listed>),
     Comparison(Box<crate::eval::compare::Comparison>),
     PairAnswers(Box<crate::eval::compare::PairAnswers>),
+    /// Heatmap rows of stored runs (`model @ run`), and the runs with no scores yet.
+    RunRows {
+        rows: Vec<crate::report::Row>,
+        unscored: Vec<String>,
+    },
     /// A job could not start or failed, with why.
     Failed(String),
 }
@@ -477,6 +486,14 @@ impl Jobs {
                     .map(|c| Msg::Comparison(Box::new(c)))
                     .unwrap_or_else(|e| Msg::Failed(format!("comparing: {e:#}")))
             }),
+            JobRequest::LoadRunRows { runs } => {
+                let ds = ds.clone();
+                self.on_reader(to, runs_need, move |r| {
+                    crate::runs::heatmap_rows(r, &runs, &ds)
+                        .map(|(rows, unscored)| Msg::RunRows { rows, unscored })
+                        .unwrap_or_else(|e| Msg::Failed(format!("reading runs: {e:#}")))
+                })
+            }
             JobRequest::LoadPairAnswers { item_id, sides } => {
                 self.on_reader(to, runs_need, move |r| {
                     crate::runs::pair_answers(r, &item_id, &sides)

@@ -421,7 +421,10 @@ const DEFS: &[Def] = &[
                 "mark the claim (the cursor moves to the next), or every claim of the topic",
             ),
             (&[Picker], "choose the model or not"),
-            (&[Runs], "mark the run for a comparison (two at most)"),
+            (
+                &[Runs],
+                "mark the run: two for a comparison, any number for the heatmap",
+            ),
         ],
     },
     Def {
@@ -528,6 +531,10 @@ const DEFS: &[Def] = &[
             (
                 &[Browse, Compare],
                 "the heatmap of hallucination rates per model",
+            ),
+            (
+                &[Runs],
+                "the heatmap of the marked runs (or the selected one): a row per model and run",
             ),
             (&[Heatmap], "back to browsing"),
         ],

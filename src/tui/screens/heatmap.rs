@@ -88,9 +88,21 @@ pub struct Heatmap {
     /// The width of the model-name column in the last frame (wider than LABEL_W when the
     /// grid leaves room, so names are not cut beside empty columns).
     label_w: usize,
+    /// Rows of these stored runs (a row per model and run, chosen in the runs screen) instead
+    /// of every model's latest answers; `pinned` holds them once read.
+    pub runs: Option<Vec<String>>,
+    pinned: Option<Vec<Row>>,
 }
 
 impl Heatmap {
+    /// The heatmap of stored runs: a row per (model, run), labelled with the run.
+    pub fn of_runs(runs: Vec<String>) -> Heatmap {
+        Heatmap {
+            runs: Some(runs),
+            ..Heatmap::default()
+        }
+    }
+
     pub fn columns(&self) -> Vec<String> {
         self.report
             .as_ref()
@@ -144,19 +156,26 @@ impl Heatmap {
             self.reorder();
             return;
         }
-        let mut rows: Vec<Row> = session
-            .summaries()
-            .map(|s| {
-                Row::from_summary(
-                    s,
-                    Source::Run {
-                        run_id: "store".into(),
-                    },
-                )
-            })
-            .collect();
-        // Models in name order (published rows after them).
-        rows.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut rows: Vec<Row> = match (&self.runs, &self.pinned) {
+            // Chosen runs, in the order chosen (nothing until they are read).
+            (Some(_), pinned) => pinned.clone().unwrap_or_default(),
+            (None, _) => {
+                let mut rows: Vec<Row> = session
+                    .summaries()
+                    .map(|s| {
+                        Row::from_summary(
+                            s,
+                            Source::Run {
+                                run_id: "store".into(),
+                            },
+                        )
+                    })
+                    .collect();
+                // Models in name order (published rows after them).
+                rows.sort_by(|a, b| a.name.cmp(&b.name));
+                rows
+            }
+        };
         if self.refs {
             rows.extend(build::bundled_references());
         }
@@ -383,6 +402,12 @@ impl Heatmap {
                         "published figures: there are no answers behind them".into(),
                     )];
                 }
+                if self.runs.is_some() {
+                    return vec![Cmd::Notice(
+                        "a stored run's row: its items are in the runs screen (enter compares two runs, tab opens the flipped items)"
+                            .into(),
+                    )];
+                }
                 let (label, items) = self.drill_items(cx, &row.name);
                 if items.is_empty() {
                     return vec![Cmd::Notice(format!(
@@ -460,6 +485,11 @@ impl Component for Heatmap {
 
     fn on_open(&mut self, cx: &Cx) -> Vec<Cmd> {
         self.refresh(cx.session);
+        if let Some(runs) = &self.runs {
+            return vec![Cmd::Job(crate::tui::jobs::JobRequest::LoadRunRows {
+                runs: runs.clone(),
+            })];
+        }
         if self.report.as_ref().is_some_and(|r| r.rows.is_empty()) {
             return vec![Cmd::Notice(
                 "no scored answers yet: run items (r) or press R for the paper's published rows"
@@ -482,6 +512,18 @@ impl Component for Heatmap {
                     )];
                 }
                 vec![Cmd::ClearNotice]
+            }
+            crate::tui::jobs::Msg::RunRows { rows, unscored } => {
+                self.pinned = Some(rows.clone());
+                self.refresh(cx.session);
+                if unscored.is_empty() {
+                    vec![Cmd::ClearNotice]
+                } else {
+                    vec![Cmd::Notice(format!(
+                        "no scores yet in {} (prism score --run ID)",
+                        unscored.join(", ")
+                    ))]
+                }
             }
             crate::tui::jobs::Msg::Failed(e) => vec![Cmd::Notice(e.clone())],
             _ => Vec::new(),
@@ -523,13 +565,18 @@ impl Component for Heatmap {
             Span::styled(" heatmap ", t.base().add_modifier(Modifier::BOLD)),
             Span::styled(
                 format!(
-                    "{} · {} · {} models{}",
+                    "{} · {} · {} models{}{}",
                     match self.metric {
                         Metric::Rate => "hallucination rate",
                         Metric::Flags => "self-contradiction flags",
                     },
                     self.view.name(),
                     rep.rows.len() - refs,
+                    if self.runs.is_some() {
+                        " of the chosen runs (model @ run)"
+                    } else {
+                        ""
+                    },
                     if refs > 0 {
                         format!(" + {refs} published")
                     } else {

@@ -32,6 +32,7 @@ pub fn open(o: Open) -> Box<dyn Component> {
     match o {
         Open::Compare { items, pos } => Box::new(Compare::new(items, pos)),
         Open::Heatmap => Box::new(Heatmap::default()),
+        Open::HeatmapOf(runs) => Box::new(Heatmap::of_runs(runs)),
         Open::Contradictions(job) => Box::new(Contradictions::new(job)),
         Open::Claims { set, dataset } => Box::new(ClaimsBrowse::new(set, dataset)),
         Open::Selfcheck { set, dataset } => Box::new(Selfcheck::new(set, dataset)),

@@ -26,7 +26,7 @@ pub struct Runs {
     /// Newest first; `None` until loaded.
     pub runs: Option<Vec<Listed>>,
     pub sel: usize,
-    /// Marked run ids, in marking order (two at most).
+    /// Marked run ids, in marking order: two for a comparison, any number for the heatmap.
     pub marked: Vec<String>,
     pub comparison: Option<Box<Comparison>>,
     scroll: u16,
@@ -104,13 +104,28 @@ impl Component for Runs {
                     if let Some(p) = self.marked.iter().position(|m| *m == id) {
                         self.marked.remove(p);
                     } else {
-                        if self.marked.len() == 2 {
-                            self.marked.remove(0);
-                        }
                         self.marked.push(id);
                     }
                 }
                 self.sel = (self.sel + 1).min(n.saturating_sub(1));
+            }
+            Action::Heatmap => {
+                let runs = if self.marked.is_empty() {
+                    self.selected()
+                        .map(|l| vec![l.run.id.clone()])
+                        .unwrap_or_default()
+                } else {
+                    self.marked.clone()
+                };
+                if !runs.is_empty() {
+                    return vec![Cmd::Push(crate::tui::component::Open::HeatmapOf(runs))];
+                }
+            }
+            Action::Toggle if self.marked.len() > 2 => {
+                return vec![Cmd::Notice(format!(
+                    "{} runs marked: a comparison takes two (space unmarks); H shows them all in the heatmap",
+                    self.marked.len()
+                ))];
             }
             Action::Toggle => {
                 return match self.pair() {
@@ -170,10 +185,11 @@ impl Component for Runs {
             )
         } else {
             format!(
-                " ↑↓ run  {} mark (two)  {} compare  {} flipped items  {}/{} scroll  {} back  {} help",
+                " ↑↓ run  {} mark  {} compare two  {} flipped items  {} heatmap  {}/{} scroll  {} back  {} help",
                 k(Action::Mark),
                 k(Action::Toggle),
                 k(Action::NextPane),
+                k(Action::Heatmap),
                 k(Action::PageUp),
                 k(Action::PageDown),
                 k(Action::Back),
@@ -263,9 +279,8 @@ impl Runs {
             .take(h)
             .map(|(i, l)| {
                 let mark = match self.marked.iter().position(|m| *m == l.run.id) {
-                    Some(0) => "[1]",
-                    Some(_) => "[2]",
-                    None => "[ ]",
+                    Some(k) => format!("[{}]", k + 1),
+                    None => "[ ]".into(),
                 };
                 let name = l.name.as_deref().map(one_line).unwrap_or_default();
                 let tags = if l.tags.is_empty() {
