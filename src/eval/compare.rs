@@ -320,16 +320,35 @@ pub fn compare(
         }
         McNemar::of(ao, bo)
     };
-    // The spread over repeats on one side, over the items of a row.
-    let split_over = |pairs: &mut dyn Iterator<Item = &Pair>, side: &HashMap<String, Scored>| {
-        let (mut n, mut split) = (0usize, 0usize);
-        for p in pairs {
-            if let Some(s) = side.get(&p.0).filter(|s| s.samples >= 2) {
-                n += 1;
-                split += usize::from(s.split);
+    // The spread over repeats, per task and side: (items with 2+ samples, of them split).
+    // Counted once here (one lookup per item and side), summed per row below.
+    let repeats = a.1.values().chain(b.1.values()).any(|s| s.samples >= 2);
+    let spread: Vec<[(usize, usize); 2]> = tasks
+        .iter()
+        .map(|(_, v)| {
+            let mut c = [(0, 0); 2];
+            if repeats {
+                for p in v.iter() {
+                    for (k, side) in [a.1, b.1].into_iter().enumerate() {
+                        if let Some(x) = side.get(&p.0).filter(|x| x.samples >= 2) {
+                            c[k].0 += 1;
+                            c[k].1 += usize::from(x.split);
+                        }
+                    }
+                }
+            }
+            c
+        })
+        .collect();
+    let split_over = |tis: &mut dyn Iterator<Item = usize>| -> [Option<f64>; 2] {
+        let mut c = [(0usize, 0usize); 2];
+        for ti in tis {
+            for k in 0..2 {
+                c[k].0 += spread[ti][k].0;
+                c[k].1 += spread[ti][k].1;
             }
         }
-        (n > 0).then(|| split as f64 / n as f64)
+        c.map(|(n, split)| (n > 0).then(|| split as f64 / n as f64))
     };
 
     let mut rows = Vec::new();
@@ -343,8 +362,13 @@ pub fn compare(
         diff: point.h.map(|h| h[1] - h[0]),
         ci: interval(&|e| e.h.map(|h| h[1] - h[0])),
         mcnemar: mcnemar_over(&mut all()),
-        split_a: split_over(&mut all(), a.1),
-        split_b: split_over(&mut all(), b.1),
+        split_a: split_over(&mut (0..tasks.len()))[0],
+        split_b: split_over(&mut (0..tasks.len()))[1],
+    });
+    let dim_tasks: [Vec<usize>; 4] = std::array::from_fn(|i| {
+        (0..tasks.len())
+            .filter(|&ti| dim_of(tasks[ti].0).map(|d| d.index()) == Some(i))
+            .collect()
     });
     for d in Dimension::ALL {
         let i = d.index();
@@ -363,8 +387,8 @@ pub fn compare(
             diff: point.dims[i].map(|r| r[1] - r[0]),
             ci: interval(&|e| e.dims[i].map(|r| r[1] - r[0])),
             mcnemar: mcnemar_over(&mut under()),
-            split_a: split_over(&mut under(), a.1),
-            split_b: split_over(&mut under(), b.1),
+            split_a: split_over(&mut dim_tasks[i].iter().copied())[0],
+            split_b: split_over(&mut dim_tasks[i].iter().copied())[1],
         });
     }
     // Sub-tasks in dimension order (KE, KM, RE, IFE), then by id.
@@ -382,8 +406,8 @@ pub fn compare(
             diff: Some(rb - ra),
             ci: interval(&|e| Some(e.per_task[ti][1] - e.per_task[ti][0])),
             mcnemar: mcnemar_over(&mut v.iter()),
-            split_a: split_over(&mut v.iter(), a.1),
-            split_b: split_over(&mut v.iter(), b.1),
+            split_a: split_over(&mut std::iter::once(ti))[0],
+            split_b: split_over(&mut std::iter::once(ti))[1],
         });
     }
     let flips = flips_of(&tasks);
