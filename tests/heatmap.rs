@@ -215,3 +215,61 @@ fn drill_down_to_items_then_compare_and_back_to_the_same_cell() {
     assert!(app.heatmap().unwrap().drill.is_none());
     assert!(app.notice.as_deref().unwrap_or("").contains("published"));
 }
+
+/// `m` cycles the cells to the share of items whose samples disagree: a model answering every
+/// item three times, split (right, wrong, right) on every other item, shows 50 in every cell that
+/// has items; a model with one sample per item has no row (nothing to disagree).
+#[test]
+fn the_consistency_metric_shows_the_share_of_items_whose_samples_disagree() {
+    let mut app = app();
+    let ds = app.ds.clone();
+    for (k, it) in ds.items.iter().enumerate() {
+        let task = ds.task_of(it);
+        for sample in 0..3u32 {
+            let right = k % 2 == 0 || sample != 1;
+            app.session.apply_score(ScoreRecord {
+                run_id: "r2".into(),
+                job_idx: (k * 3) as u32 + sample,
+                item_id: it.id.to_string(),
+                task_id: task.id.clone(),
+                model: "repeated".into(),
+                sample,
+                evaluator: task.evaluator.as_str().into(),
+                score: Some(f64::from(right)),
+                detail: String::new(),
+                judge: None,
+                judge_reply: None,
+                judge_attempts: 0,
+                created_at: 0,
+                rule_score: None,
+            });
+        }
+    }
+    press(&mut app, &[key('H'), key('m'), key('m')]);
+    let term = draw(&mut app, 120, 12);
+    let s = screen(&term);
+    assert!(s.contains("samples that disagree"), "{s}");
+    let h = app.find::<prism::tui::screens::Heatmap>().unwrap();
+    let rep = h.report.as_ref().unwrap();
+    let names: Vec<&str> = rep.rows.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["repeated"], "only a model with repeats has a row");
+    // Every item of the sample data alternates, so each dimension's share is near half: the
+    // exact value, counted from the items themselves.
+    for (d, dim) in prism::taxonomy::Dimension::ALL.iter().enumerate() {
+        let (mut split, mut n) = (0, 0);
+        for (k, it) in ds.items.iter().enumerate() {
+            if ds.task_of(it).dimension == *dim {
+                n += 1;
+                split += usize::from(k % 2 == 1);
+            }
+        }
+        let want = 100.0 * split as f64 / n as f64;
+        let got = rep.rows[0].dims[d].unwrap().rate;
+        assert!((got - want).abs() < 1e-9, "{dim:?}: {got} vs {want}");
+    }
+    assert!(s.contains("repeated"), "{s}");
+    // m again: back to the rates, every model there.
+    press(&mut app, &[key('m')]);
+    let h = app.find::<prism::tui::screens::Heatmap>().unwrap();
+    assert_eq!(h.report.as_ref().unwrap().rows.len(), 4);
+}

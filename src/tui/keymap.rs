@@ -616,7 +616,7 @@ const DEFS: &[Def] = &[
         uses: &[
             (
                 &[Heatmap],
-                "hallucination rate, or share flagged by self-contradiction",
+                "cells show: hallucination rate, share flagged by self-contradiction, or share of items whose samples disagree",
             ),
             (
                 &[Selfcheck],

@@ -404,6 +404,40 @@ impl Session {
         self.version
     }
 
+    /// The spread over repeats: per model and sub-task, (items whose scored samples disagree,
+    /// items with 2 or more scored samples). A sample is right at score >= 0.5.
+    pub fn sample_splits(
+        &self,
+    ) -> std::collections::BTreeMap<String, std::collections::BTreeMap<String, (usize, usize)>>
+    {
+        let mut by_item: HashMap<(usize, &str), (u32, u32)> = HashMap::new();
+        for ((item, model, _), score) in &self.points {
+            if let Some(s) = score {
+                let e = by_item.entry((*item, model.as_str())).or_default();
+                e.0 += u32::from(*s >= 0.5);
+                e.1 += 1;
+            }
+        }
+        let mut out: std::collections::BTreeMap<
+            String,
+            std::collections::BTreeMap<String, (usize, usize)>,
+        > = Default::default();
+        for ((item, model), (right, n)) in by_item {
+            if n < 2 {
+                continue;
+            }
+            let task = self.ds.task_of(&self.ds.items[item]).id.clone();
+            let e = out
+                .entry(model.to_string())
+                .or_default()
+                .entry(task)
+                .or_default();
+            e.0 += usize::from(right > 0 && right < n);
+            e.1 += 1;
+        }
+        out
+    }
+
     /// Every model's summary, as `prism score` computes it.
     pub fn summaries(&self) -> impl Iterator<Item = &ModelSummary> {
         self.scored_models

@@ -56,6 +56,9 @@ pub enum Metric {
     /// The share of answers flagged by self-contradiction (AutoHall's OR rule), among the
     /// answers whose detection is complete.
     Flags,
+    /// Consistency over repeats: the share of items whose samples disagree (some right, some
+    /// wrong), among the items with 2 or more scored samples.
+    Split,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -143,6 +146,21 @@ impl Heatmap {
     fn refresh(&mut self, session: &Session) {
         if self.metric == Metric::Flags {
             let mut rows = flag_rows(self.flags.as_deref().unwrap_or(&[]));
+            if let Some(b) = &self.baseline {
+                match rows.iter().find(|r| &r.name == b).cloned() {
+                    Some(base) => build::attach_baseline(&mut rows, &[base]),
+                    None => self.baseline = None,
+                }
+            }
+            self.built_from = session.version();
+            self.report = Some(Report::new(rows, crate::report::Meta::default()));
+            let ncols = self.columns().len();
+            self.col = self.col.min(ncols.saturating_sub(1));
+            self.reorder();
+            return;
+        }
+        if self.metric == Metric::Split {
+            let mut rows = share_rows(&session.sample_splits(), "repeats");
             if let Some(b) = &self.baseline {
                 match rows.iter().find(|r| &r.name == b).cloned() {
                     Some(base) => build::attach_baseline(&mut rows, &[base]),
@@ -372,10 +390,17 @@ impl Heatmap {
                 };
                 self.refresh(cx.session);
             }
+            Action::Metric if self.runs.is_some() => {
+                return vec![Cmd::Notice(
+                    "the chosen runs' heatmap shows their rates; the other metrics are in the heatmap from browsing (H)"
+                        .into(),
+                )];
+            }
             Action::Metric => {
                 self.metric = match self.metric {
                     Metric::Rate => Metric::Flags,
-                    Metric::Flags => Metric::Rate,
+                    Metric::Flags => Metric::Split,
+                    Metric::Split => Metric::Rate,
                 };
                 self.sort = None;
                 self.baseline = None;
@@ -569,6 +594,7 @@ impl Component for Heatmap {
                     match self.metric {
                         Metric::Rate => "hallucination rate",
                         Metric::Flags => "self-contradiction flags",
+                        Metric::Split => "samples that disagree",
                     },
                     self.view.name(),
                     rep.rows.len() - refs,
@@ -638,6 +664,9 @@ impl Heatmap {
                 Metric::Rate => " Hallucination rate % (lower is better) · * partial ",
                 Metric::Flags => {
                     " Answers flagged by self-contradiction % (any of K pairs conflicts) · H-Score column: mean of the four "
+                }
+                Metric::Split => {
+                    " Items whose samples disagree % (some right, some wrong; items with 2+ samples) · H-Score column: mean of the four "
                 }
             });
         let inner = block.inner(area);
@@ -890,19 +919,30 @@ fn draw_drill(cx: &Cx, f: &mut Frame, area: Rect, d: &Drill) {
 /// answers of each sub-task, category and dimension (a cell over more answers weighs them
 /// all, unlike the rate's mean of task rates: flags are per answer, not per task score).
 fn flag_rows(flags: &[crate::detect::results::AnswerFlag]) -> Vec<Row> {
-    use crate::eval::metrics::DimRate;
-    use std::collections::BTreeMap;
-    let mut per: BTreeMap<&str, BTreeMap<&str, (usize, usize)>> = BTreeMap::new();
+    let mut per: Shares = Shares::new();
     for f in flags {
         let e = per
-            .entry(f.model.as_str())
+            .entry(f.model.clone())
             .or_default()
-            .entry(f.task_id.as_str())
+            .entry(f.task_id.clone())
             .or_default();
         e.0 += usize::from(f.outcome.flagged());
         e.1 += 1;
     }
-    let pooled = |tasks: &BTreeMap<&str, (usize, usize)>, keep: &dyn Fn(&str) -> bool| {
+    share_rows(&per, "detections")
+}
+
+/// Per model and sub-task: (hits, out of).
+type Shares =
+    std::collections::BTreeMap<String, std::collections::BTreeMap<String, (usize, usize)>>;
+
+/// Heatmap rows of a share (flagged answers, items whose samples disagree): each cell the
+/// share in %, pooled over the cell's sub-tasks; `task_scores` hold 100 − the share, as the
+/// rate rows hold S, so every view reads them the same way.
+fn share_rows(per: &Shares, source: &str) -> Vec<Row> {
+    use crate::eval::metrics::DimRate;
+    use std::collections::BTreeMap;
+    let pooled = |tasks: &BTreeMap<String, (usize, usize)>, keep: &dyn Fn(&str) -> bool| {
         let (mut fl, mut n, mut t) = (0, 0, 0);
         for (task, (a, b)) in tasks {
             if keep(task) {
@@ -939,7 +979,7 @@ fn flag_rows(flags: &[crate::detect::results::AnswerFlag]) -> Vec<Row> {
             Row {
                 name: model.to_string(),
                 source: Source::Run {
-                    run_id: "detections".into(),
+                    run_id: source.into(),
                 },
                 dims,
                 categories,
