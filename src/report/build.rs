@@ -112,6 +112,7 @@ pub fn from_store(
             .collect(),
         samples: Some(run.config.samples),
         shots: Some(run.config.shots),
+        run_settings: Some(run.config.describe()).filter(|s| !s.is_empty()),
         prism_version: env!("CARGO_PKG_VERSION").to_string(),
     };
     Ok((rows, meta))

@@ -212,6 +212,9 @@ fn meta_table(s: &mut String, m: &crate::report::Meta) {
     if let Some(n) = m.shots {
         meta_row("shots", &n.to_string());
     }
+    if let Some(s) = &m.run_settings {
+        meta_row("run settings", s);
+    }
     for (name, desc) in &m.models {
         meta_row(&format!("model {}", esc(name)), desc);
     }

@@ -224,6 +224,10 @@ pub struct Meta {
     pub models: Vec<(String, String)>,
     pub samples: Option<u32>,
     pub shots: Option<u32>,
+    /// What the run asked of its own over the models' settings (parameters, filter, limit),
+    /// in words; `None` when nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_settings: Option<String>,
     pub prism_version: String,
 }
 
