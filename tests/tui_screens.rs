@@ -328,6 +328,8 @@ fn the_run_picker_sets_samples_per_item() {
     // The compare screen steps through them with `s`.
     term.draw(|f| app.draw(f)).unwrap();
     assert!(screen(&term).contains("sample 1/3"), "{}", screen(&term));
+    // The echo model says the same each time: the pane says how many samples agree.
+    assert!(screen(&term).contains("3/3 say this"), "{}", screen(&term));
 }
 
 /// A store with unscored answers (judged tasks, no judge): the TUI's rates are `prism score`'s,

@@ -434,6 +434,29 @@ impl Compare {
         );
     }
 
+    /// With repeats: how many of the model's finished samples of this item say what the
+    /// shown one says (PRISM's `loose` form), as `2/3 say this`; `None` with one sample or while
+    /// the shown one is not finished.
+    fn agreement(&self, session: &Session, model: &str) -> Option<String> {
+        let item = self.item()?;
+        let n = session.samples_for(item);
+        let done = |s: u32| {
+            session
+                .answers
+                .get(&(item, model.to_string(), s))
+                .filter(|a| a.status == Status::Done)
+        };
+        let shown = crate::eval::text::loose(&done(self.sample)?.text);
+        if n < 2 {
+            return None;
+        }
+        let finished: Vec<String> = (0..n)
+            .filter_map(|s| done(s).map(|a| crate::eval::text::loose(&a.text)))
+            .collect();
+        let same = finished.iter().filter(|t| **t == shown).count();
+        Some(format!("{same}/{} say this", finished.len()))
+    }
+
     fn pane_draw(&self, cx: &Cx, f: &mut Frame, r: Rect, i: usize, model: &str) -> Drawn {
         let t = cx.theme;
         let focused = self.pane == i;
@@ -453,6 +476,9 @@ impl Compare {
             }
             if a.attempts > 1 {
                 facts.push(format!("{} attempts", a.attempts));
+            }
+            if let Some(same) = self.agreement(cx.session, model) {
+                facts.push(same);
             }
             if !facts.is_empty() {
                 title.push(Span::styled(format!("· {} ", facts.join(" · ")), t.muted()));
@@ -629,4 +655,58 @@ fn gauge(cx: &Cx, f: &mut Frame, area: Rect) {
             .unfilled_style(t.muted()),
         area,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn answer(text: &str, status: Status) -> Answer {
+        Answer {
+            text: text.into(),
+            status,
+            latency_ms: None,
+            first_token_ms: None,
+            tokens: None,
+            cached: false,
+            error: None,
+            attempts: 1,
+            run_id: "r".into(),
+            job_idx: 0,
+            verdict: None,
+        }
+    }
+
+    #[test]
+    fn a_pane_says_how_many_finished_samples_say_what_it_shows() {
+        let ds = Arc::new(crate::dataset::load_sample().dataset);
+        let mut session = Session::new(ds);
+        let m = "m".to_string();
+        for (s, (text, status)) in [
+            ("Paris.", Status::Done),
+            ("paris", Status::Done),
+            ("Lyon", Status::Done),
+            ("Par", Status::Streaming),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            session
+                .answers
+                .insert((0, m.clone(), s as u32), answer(text, status));
+        }
+        let mut c = Compare::new(vec![0], 0);
+        assert_eq!(c.agreement(&session, "m").as_deref(), Some("2/3 say this"));
+        c.sample = 2;
+        assert_eq!(c.agreement(&session, "m").as_deref(), Some("1/3 say this"));
+        // A sample still streaming says nothing yet.
+        c.sample = 3;
+        assert_eq!(c.agreement(&session, "m"), None);
+        // One sample: nothing to agree with.
+        let mut one = Session::new(Arc::new(crate::dataset::load_sample().dataset));
+        one.answers
+            .insert((0, m.clone(), 0), answer("Paris", Status::Done));
+        assert_eq!(Compare::new(vec![0], 0).agreement(&one, "m"), None);
+    }
 }
