@@ -278,4 +278,19 @@ fn the_html_comparison_shows_flipped_answers_escaped() {
     // on B), and the count of all of them.
     assert_eq!(html.matches("<div class=\"pair\">").count(), 3, "{html}");
     assert!(html.contains("broken"));
+    // -o onto the store is refused, and the store is untouched.
+    let before = std::fs::read(&db).unwrap();
+    let e = env
+        .prism()
+        .args(["compare", &a, &b, "--format", "html", "-o"])
+        .arg(&db)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .failure();
+    assert!(
+        !String::from_utf8_lossy(&e.get_output().stderr).is_empty(),
+        "said why"
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), before);
 }

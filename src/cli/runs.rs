@@ -81,9 +81,13 @@ pub struct CompareArgs {
     /// How many flipped items to list (fixed first, then broken).
     #[arg(long, default_value_t = 20)]
     pub flips: usize,
-    /// Write to this file instead of standard output.
+    /// Write to this file instead of standard output (written whole, then renamed into place;
+    /// never over a store unless --force).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Let -o replace a SQLite file.
+    #[arg(long)]
+    pub force: bool,
 }
 
 fn open(db: Option<&PathBuf>, dirs: &Dirs) -> anyhow::Result<Store> {
@@ -291,6 +295,12 @@ pub(crate) fn compare_cmd(args: CompareArgs, dirs: &Dirs) -> anyhow::Result<i32>
             args.resamples
         );
     }
+    // `-o` never overwrites a store (the one open here, or any SQLite file): refused before
+    // any work.
+    let store_path = args.db.clone().unwrap_or_else(|| default_db(dirs));
+    if let Some(o) = args.output.as_deref().filter(|_| !args.force) {
+        super::output::refuse_stores(o, &[&store_path])?;
+    }
     let store = open(args.db.as_ref(), dirs)?;
     let a = Side::resolve(&store, &args.a)?;
     let b = Side::resolve(&store, &args.b)?;
@@ -333,9 +343,16 @@ pub(crate) fn compare_cmd(args: CompareArgs, dirs: &Dirs) -> anyhow::Result<i32>
         }
     };
     match &args.output {
-        Some(path) => {
-            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
-            crate::say!("wrote {}", path.display());
+        Some(_) => {
+            let written = super::output::write_output(
+                args.output.as_deref(),
+                &[&store_path],
+                args.force,
+                |w| Ok(w.write_all(text.as_bytes())?),
+            )?;
+            if let Some(p) = written {
+                crate::say!("wrote {}", p.display());
+            }
         }
         None => crate::text::out(&text),
     }
