@@ -495,13 +495,15 @@ pub(crate) fn table(c: &Comparison, flips: usize, about: &[String; 2]) -> String
 
 fn markdown(c: &Comparison, flips: usize, about: &[String; 2]) -> String {
     let cell = |t: &str| crate::text::one_line(t).replace('|', "\\|");
+    // Prose outside code spans: markup in a run's name must read as text, not as HTML.
+    let text = |t: &str| cell(t).replace('<', "&lt;").replace('>', "&gt;");
     let mut out = format!(
         "**A** = `{}` ({}), **B** = `{}` ({}): {} items scored on both. B - A in rate points; 95% paired \
          bootstrap ({} resamples, seed {}); McNemar exact p.\n\n",
         cell(&c.a),
-        cell(&about[0]),
+        text(&about[0]),
         cell(&c.b),
-        cell(&about[1]),
+        text(&about[1]),
         c.paired,
         c.resamples,
         c.seed
