@@ -142,42 +142,14 @@ impl Heatmap {
     }
 
     /// Rebuilds the rows from the session's summaries (the same aggregator as `prism score`),
-    /// or, for the flag metric, from the detected answers.
+    /// the chosen runs' rows, or, for the other metrics, the detected answers or the repeats.
     fn refresh(&mut self, session: &Session) {
-        if self.metric == Metric::Flags {
-            let mut rows = flag_rows(self.flags.as_deref().unwrap_or(&[]));
-            if let Some(b) = &self.baseline {
-                match rows.iter().find(|r| &r.name == b).cloned() {
-                    Some(base) => build::attach_baseline(&mut rows, &[base]),
-                    None => self.baseline = None,
-                }
-            }
-            self.built_from = session.version();
-            self.report = Some(Report::new(rows, crate::report::Meta::default()));
-            let ncols = self.columns().len();
-            self.col = self.col.min(ncols.saturating_sub(1));
-            self.reorder();
-            return;
-        }
-        if self.metric == Metric::Split {
-            let mut rows = share_rows(&session.sample_splits(), "repeats");
-            if let Some(b) = &self.baseline {
-                match rows.iter().find(|r| &r.name == b).cloned() {
-                    Some(base) => build::attach_baseline(&mut rows, &[base]),
-                    None => self.baseline = None,
-                }
-            }
-            self.built_from = session.version();
-            self.report = Some(Report::new(rows, crate::report::Meta::default()));
-            let ncols = self.columns().len();
-            self.col = self.col.min(ncols.saturating_sub(1));
-            self.reorder();
-            return;
-        }
-        let mut rows: Vec<Row> = match (&self.runs, &self.pinned) {
+        let mut rows: Vec<Row> = match (self.metric, &self.runs) {
+            (Metric::Flags, _) => flag_rows(self.flags.as_deref().unwrap_or(&[])),
+            (Metric::Split, _) => share_rows(&session.sample_splits(), "repeats"),
             // Chosen runs, in the order chosen (nothing until they are read).
-            (Some(_), pinned) => pinned.clone().unwrap_or_default(),
-            (None, _) => {
+            (Metric::Rate, Some(_)) => self.pinned.clone().unwrap_or_default(),
+            (Metric::Rate, None) => {
                 let mut rows: Vec<Row> = session
                     .summaries()
                     .map(|s| {
@@ -194,7 +166,7 @@ impl Heatmap {
                 rows
             }
         };
-        if self.refs {
+        if self.refs && self.metric == Metric::Rate {
             rows.extend(build::bundled_references());
         }
         if let Some(b) = &self.baseline {

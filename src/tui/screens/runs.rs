@@ -271,7 +271,6 @@ impl Runs {
         let h = inner.height as usize;
         let off = self.sel.saturating_sub(h.saturating_sub(1));
         let w = inner.width as usize;
-        let history = h_history(runs);
         let lines: Vec<Line> = runs
             .iter()
             .enumerate()
@@ -310,7 +309,7 @@ impl Runs {
                 } else {
                     models.join(", ")
                 };
-                let spark = history[i]
+                let spark = h_history(runs, i)
                     .iter()
                     .map(|(m, line)| format!("  {} {line}", one_line(m)))
                     .collect::<String>();
@@ -373,6 +372,15 @@ impl Runs {
         // The name column gives way on a narrow screen; the numbers keep their width.
         let nw = (inner.width as usize).saturating_sub(64).clamp(10, 30);
         let fixed = c.flips.iter().filter(|f| f.fixed).count();
+        // The spread over repeats, a column only when a side has repeats.
+        let repeats = c.rows.iter().any(|r| !r.split_text().is_empty());
+        let split = |t: String| {
+            if repeats {
+                format!(" {t:>10}")
+            } else {
+                String::new()
+            }
+        };
         let mut lines = vec![
             Line::styled(
                 format!(
@@ -388,17 +396,19 @@ impl Runs {
             ),
             Line::styled(
                 format!(
-                    "{:<nw$} {:>6} {:>8} {:>8} {:>8} {:>18} {:>8}",
-                    "", "items", "A", "B", "B-A", "95% interval", "p"
+                    "{:<nw$} {:>6} {:>8} {:>8} {:>8} {:>18} {:>8}{}",
+                    "",
+                    "items",
+                    "A",
+                    "B",
+                    "B-A",
+                    "95% interval",
+                    "p",
+                    split("split A/B".into())
                 ),
                 t.accent(),
             ),
         ];
-        let repeats = c.rows.iter().any(|r| !r.split_text().is_empty());
-        if repeats {
-            lines[1].spans[0].content =
-                format!("{}  {:>9}", lines[1].spans[0].content, "split A/B").into();
-        }
         for r in &c.rows {
             let name = match r.level {
                 Level::Task => format!("  {}", one_line(&r.name)),
@@ -413,7 +423,7 @@ impl Runs {
             };
             lines.push(Line::styled(
                 format!(
-                    "{:<nw$} {:>6} {:>8} {:>8} {:>8} {:>18} {:>8}{}",
+                    "{:<nw$} {:>6} {:>8} {:>8} {:>8} {:>18} {:>8}{}{}",
                     truncate(&name, nw),
                     r.items,
                     num(r.rate_a),
@@ -421,12 +431,9 @@ impl Runs {
                     r.diff.map_or("-".into(), |d| format!("{d:+.2}")),
                     ci,
                     p,
+                    split(r.split_text()),
                     if r.significant() { " *" } else { "" }
-                ) + &if repeats {
-                    format!(" {:>9}", r.split_text())
-                } else {
-                    String::new()
-                },
+                ),
                 style,
             ));
         }
@@ -491,26 +498,22 @@ impl Runs {
     }
 }
 
-/// Per run (in the list's order, newest first): each model's H-Score over its runs up to and
-/// including this one, oldest first, as a sparkline of the last 8 (`·` where a run has no
-/// H-Score). Empty for a model with a single run.
-fn h_history(runs: &[crate::runs::Listed]) -> Vec<Vec<(String, String)>> {
-    runs.iter()
-        .enumerate()
-        .map(|(i, l)| {
-            l.scores
+/// The run at `i` of the list (newest first): each of its models' H-Score over its runs up to
+/// and including this one, oldest first, as a sparkline of the last 8 (`·` where a run has no
+/// H-Score). Empty for a model with a single run. Asked only for the rows drawn.
+fn h_history(runs: &[crate::runs::Listed], i: usize) -> Vec<(String, String)> {
+    runs[i]
+        .scores
+        .iter()
+        .filter_map(|(m, _, _)| {
+            // Older runs come after this one in the list.
+            let mut hs: Vec<Option<f64>> = runs[i..]
                 .iter()
-                .filter_map(|(m, _, _)| {
-                    // Older runs come after this one in the list.
-                    let mut hs: Vec<Option<f64>> = runs[i..]
-                        .iter()
-                        .filter_map(|o| o.scores.iter().find(|s| &s.0 == m).map(|s| s.1))
-                        .take(8)
-                        .collect();
-                    hs.reverse();
-                    (hs.len() > 1).then(|| (m.clone(), crate::runs::sparkline(&hs)))
-                })
-                .collect()
+                .filter_map(|o| o.scores.iter().find(|s| &s.0 == m).map(|s| s.1))
+                .take(8)
+                .collect();
+            hs.reverse();
+            (hs.len() > 1).then(|| (m.clone(), crate::runs::sparkline(&hs)))
         })
         .collect()
 }
