@@ -539,3 +539,128 @@ fn resume_after_kill_9_repeats_no_finished_call() {
         assert_eq!(env.mock.attempts_for("autohallslow", &prompt), 1);
     }
 }
+
+/// A released GPT-3.5 line in the authors' shape: the request, then the response with its
+/// opening lost in the splice (`tail` is what follows the request's temperature).
+fn released_line(claim: &str, reference: &str, tail: &str, reply: &str) -> String {
+    let content = serde_json::to_string(&format!(
+        "Given the claim and the reference, you should answer whether the claim is true or false. Claim: {claim} Reference: {reference}"
+    ))
+    .unwrap();
+    let reply = serde_json::to_string(reply).unwrap();
+    format!(
+        r#"[{{"model": "gpt-3.5-turbo", "messages": [{{"role": "user", "content": {content}}}], "stream": false, "temperature": 0.5{tail} "object": "chat.completion", "created": 1, "model": "gpt-3.5-turbo-0613", "choices": [{{"index": 0, "message": {{"role": "assistant", "content": {reply}}}, "finish_reason": "stop"}}], "usage": {{}}}}]"#
+    )
+}
+
+/// `prism autohall --import`: AutoHall's released outputs (every splice the authors' files
+/// have, and a line that is no record) stored as a run; the claim's truth from the claims file,
+/// else from the released label; #H by the paper's reading and by prism's; the run cannot be
+/// resumed.
+#[test]
+fn released_outputs_import_as_a_stored_run() {
+    let env = Env::new();
+    let released = [
+        released_line(
+            "Arctic ice grows.",
+            "A 2019 \"study\" says so.",
+            r#", "label": "true"},,"#,
+            "The claim is false.",
+        ),
+        released_line(
+            "Coral is rock.",
+            "It is.",
+            r#", "label": "true"}, {"id": ,"#,
+            "True.",
+        ),
+        released_line(
+            "Bats fly.",
+            "They do.",
+            r#", "label": ","#,
+            "The claim is true.",
+        ),
+        released_line(
+            "The moon is cheese.",
+            "No.",
+            r#", "label": "false"},,"#,
+            "False. The claim is not true.",
+        ),
+        "this line is no record".to_string(),
+    ];
+    let dir = env.dir.path().join("gpt3.5_trubo_data/climate");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("dataset_0.5.jsonl");
+    std::fs::write(&file, released.join("\n")).unwrap();
+    let claims = env.dir.path().join("climate_true_or_false.json");
+    std::fs::write(
+        &claims,
+        [
+            r#"{"claim_id": "0", "claim": "Arctic ice grows.", "claim_label": "SUPPORTS", "evidences": []}"#,
+            r#"{"claim_id": "1", "claim": "Coral is  rock.", "claim_label": "REFUTES", "evidences": []}"#,
+            r#"{"claim_id": "2", "claim": "Bats fly.", "claim_label": "SUPPORTS", "evidences": []}"#,
+            r#"{"claim_id": "3", "claim": "The moon is cheese.", "claim_label": "REFUTES", "evidences": []}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let import = |with_claims: bool, reading: &str| {
+        let mut cmd = env.prism();
+        cmd.arg("autohall");
+        if with_claims {
+            cmd.arg(&claims);
+        }
+        let out = cmd
+            .arg("--import")
+            .arg(&file)
+            .args(["--reading", reading, "--json"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(err.contains("dataset_0.5.jsonl:5:"), "{err}");
+        events(&out.stdout).remove(0)
+    };
+    let ev = import(true, "paper");
+    assert_eq!(ev["summary"]["records"], 4);
+    assert_eq!(ev["summary"]["unreadable_lines"], 1);
+    assert_eq!(ev["summary"]["truth_from_claims"], 4);
+    // Line 4's label says "not hallucinated" because the paper read "not true" as true.
+    assert_eq!(ev["summary"]["label_disagrees"], 1);
+    let c = &ev["collection"][0];
+    assert_eq!(
+        (c["model"].as_str(), c["temperature"].as_f64()),
+        (Some("gpt-3.5-turbo-0613"), Some(0.5))
+    );
+    assert_eq!((c["n"].as_u64(), c["h"].as_u64()), (Some(4), Some(3)));
+    let by_prism = import(true, "prism");
+    let c = &by_prism["collection"][0];
+    assert_eq!((c["n"].as_u64(), c["h"].as_u64()), (Some(4), Some(2)));
+    // Without the claims file: the truth from the released label where it survived.
+    let bare = import(false, "paper");
+    assert_eq!(bare["summary"]["truth_from_label"], 3);
+    assert_eq!(bare["summary"]["no_truth"], 1);
+    let c = &bare["collection"][0];
+    assert_eq!((c["n"].as_u64(), c["h"].as_u64()), (Some(3), Some(2)));
+
+    let id = ev["detect_id"].as_str().unwrap();
+    let store = Store::open(&env.db()).unwrap();
+    let run = store.detect_run(id).unwrap().unwrap();
+    assert_eq!(run.status.as_str(), "imported");
+    let stored = Stored::load(&store, id).unwrap();
+    assert_eq!(stored.targets[0].item_id, "0");
+    assert_eq!(
+        stored.targets[0].answer.as_deref(),
+        Some("A 2019 \"study\" says so.")
+    );
+    assert_eq!(
+        stored.targets[3].class_reply.as_deref(),
+        Some("False. The claim is not true.")
+    );
+    let out = env
+        .prism()
+        .args(["autohall", "--resume", id])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to resume"));
+}

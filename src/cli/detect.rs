@@ -42,6 +42,10 @@ pub struct Common {
     /// Samples per answer (K), 1 to 20.
     #[arg(short = 'k', long, default_value_t = 6, value_parser = parse_k)]
     pub k: u32,
+    /// The most tokens of each generated answer, reference and sample (default: the model's
+    /// own `max_tokens`, 128 for the built-in models); the pair checks keep the judge's.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=32768))]
+    pub max_tokens: Option<u32>,
 }
 
 /// Options of `prism detect`.
@@ -89,6 +93,23 @@ pub struct AutohallArgs {
     /// Sample and check pairs only on the balanced set (fewer calls; the collection runs first).
     #[arg(long)]
     pub balanced_only: bool,
+    /// Store AutoHall's released outputs (`dataset/<model>_data/<dataset>/dataset_<T>.jsonl`,
+    /// comma-separated) as a run instead of calling models; DATASET, when given, is the claims
+    /// file the claims' truth is read from (else the released label).
+    #[arg(long, value_delimiter = ',', value_name = "FILE")]
+    pub import: Vec<PathBuf>,
+    /// Print AutoHall's analyses of a stored run instead of running: the K = 1..K sweep, the
+    /// conflicts per reference (hallucinated and factual apart), detection by reference length
+    /// and by topic.
+    #[arg(long, value_name = "RUN_ID", conflicts_with_all = ["import", "resume"])]
+    pub analyse: Option<String>,
+    /// With --import: the model's name in the run (default: the response's, else the path's).
+    #[arg(long, requires = "import")]
+    pub model_name: Option<String>,
+    /// With --import: how a classification reply is read: `paper` (the authors' notebooks: the
+    /// word true anywhere, else false) or `prism` (prism's reader). Both are counted.
+    #[arg(long, value_enum, default_value = "paper", requires = "import")]
+    pub reading: crate::detect::import::Reading,
 }
 
 fn options(c: &Common) -> DetectOptions {
@@ -126,6 +147,12 @@ fn resume_plan(
     let run = store
         .detect_run(id)?
         .with_context(|| format!("no detection run {id} in the store"))?;
+    if !run.config.imported.is_empty() {
+        bail!(
+            "{id} was imported from {} (AutoHall's released outputs): it has no model to call, so there is nothing to resume",
+            run.config.imported.join(", ")
+        );
+    }
     if run.kind != kind {
         bail!(
             "{id} is a detection run on {}; resume it with prism {}",
@@ -209,6 +236,7 @@ fn answers_plan(
         judge: judge_of(dirs, c)?,
         params: Params {
             temperature: args.temperature,
+            max_tokens: c.max_tokens,
             ..Params::default()
         },
         filter: args.filter.clone(),
@@ -249,6 +277,10 @@ fn claims_plan(args: &AutohallArgs, dirs: &Dirs) -> anyhow::Result<Plan> {
         seed: args.seed,
         balanced_only: args.balanced_only,
         filter: args.filter.clone(),
+        params: Params {
+            max_tokens: c.max_tokens,
+            ..Params::default()
+        },
         ..Settings::with_k(c.k)
     };
     plan::claims(&set, dataset_ref, models, &settings)
@@ -306,6 +338,12 @@ pub(crate) fn autohall(
 ) -> anyhow::Result<i32> {
     let c = &args.common;
     let db = c.lane.db.clone().unwrap_or_else(|| default_db(dirs));
+    if !args.import.is_empty() {
+        return super::autohall_import::import(&args, &db);
+    }
+    if let Some(id) = &args.analyse {
+        return super::autohall_import::analyse(id, &db, c.lane.json);
+    }
     let store = Store::open(&db)?;
     let plan = match &c.lane.resume {
         Some(id) => resume_plan(dirs, c, &store, id, DetectKind::Claims)?,

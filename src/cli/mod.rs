@@ -1,5 +1,6 @@
 //! Command-line interface: no subcommand opens the TUI; subcommands run headless.
 
+mod autohall_import;
 pub(crate) mod background;
 pub(crate) mod detect;
 pub(crate) mod exchange;

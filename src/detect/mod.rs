@@ -5,8 +5,11 @@
 //! a classification against the label, then detection on a balanced set).
 
 pub mod parse;
+pub(crate) mod analysis;
+pub mod import;
 pub(crate) mod plan;
 pub mod prompts;
+pub mod released;
 pub(crate) mod results;
 pub mod run;
 pub mod stored;

@@ -82,6 +82,7 @@ impl Settings {
                 judge_attempts: JUDGE_ATTEMPTS,
                 source_run: None,
                 filter: self.filter.clone(),
+                ..DetectConfig::default()
             },
             status: RunStatus::Running,
         }

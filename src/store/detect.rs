@@ -64,6 +64,13 @@ pub struct DetectConfig {
     /// Answers: the run the answers came from, and the filter that chose them.
     pub source_run: Option<String>,
     pub filter: Option<String>,
+    /// Claims: the released files (AutoHall's own outputs) the run was imported from; such a
+    /// run has no model to call and cannot be resumed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub imported: Vec<String>,
+    /// Imported runs: how the classification replies were read (`paper` or `prism`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reading: Option<String>,
 }
 
 /// A detection run.

@@ -1,0 +1,234 @@
+//! `prism autohall --import FILES [CLAIMS]`: AutoHall's released outputs stored as a run, with
+//! the collection table of prism's own runs (#N, #H, H%) and what the import had to decide.
+
+use std::io::IsTerminal;
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use serde_json::json;
+
+use super::detect::{AutohallArgs, claims_table};
+use crate::detect::import::{self, File};
+use crate::detect::{released, results};
+use crate::store::{DetectWrite, Store};
+
+fn truth(t: Option<crate::dataset::claims::Truth>) -> &'static str {
+    t.map_or("unread", |t| t.as_str())
+}
+
+pub(super) fn import(args: &AutohallArgs, db: &Path) -> anyhow::Result<i32> {
+    let json_mode = args.common.lane.json || !std::io::stdout().is_terminal();
+    let claims = match &args.dataset {
+        Some(p) => {
+            let loaded = crate::dataset::claims::load_path(p)
+                .with_context(|| format!("reading the claims file {}", p.display()))?;
+            for p in loaded.problems.iter().filter(|p| p.is_error()) {
+                crate::warn!("{p}");
+            }
+            Some(loaded.set)
+        }
+        None => None,
+    };
+    let mut files = Vec::new();
+    for path in &args.import {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        let shown = path.display().to_string();
+        let released = released::read(&text, &shown);
+        for p in &released.problems {
+            crate::warn!("{p}");
+        }
+        let (model, temperature) = released::from_path(path);
+        files.push(File {
+            path: shown,
+            released,
+            model,
+            temperature,
+        });
+    }
+    if files.iter().all(|f| f.released.records.is_empty()) {
+        bail!(
+            "no record could be read from {} (each line should hold AutoHall's classification request and response)",
+            files
+                .iter()
+                .map(|f| f.path.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let dataset = match &args.dataset {
+        Some(p) => p.display().to_string(),
+        None => files
+            .iter()
+            .map(|f| f.path.as_str())
+            .collect::<Vec<_>>()
+            .join(","),
+    };
+    let (run, targets, summary) = import::build(
+        &files,
+        claims.as_ref(),
+        args.model_name.as_deref(),
+        args.reading,
+        dataset,
+    );
+    let mut store = Store::open(db)?;
+    store.apply_detect(&[DetectWrite::CreateRun(Box::new(run.clone()), targets)])?;
+    let stored = crate::detect::stored::Stored::load(&store, &run.id)?;
+    let mut rep = results::claims_report(&stored, 1, 0);
+    // No samples were released with the classifications: there is no detection to show.
+    rep.detection.clear();
+    if json_mode {
+        let line = json!({"event": "imported", "detect_id": run.id, "reading": args.reading,
+            "summary": summary, "collection": rep.collection});
+        println!("{}", crate::text::json_for_terminal(&line.to_string()));
+        return Ok(0);
+    }
+    crate::warn!(
+        "imported {} records ({} unreadable lines named above); the claim's truth: {} from the claims file, {} from the released label, {} unknown (left out of #N)",
+        summary.records,
+        summary.unreadable_lines,
+        summary.truth_from_claims,
+        summary.truth_from_label,
+        summary.no_truth
+    );
+    if summary.not_in_claims > 0 {
+        crate::warn!(
+            "{} records' claims are not in the claims file",
+            summary.not_in_claims
+        );
+    }
+    if summary.label_disagrees > 0 {
+        crate::warn!(
+            "{} records: the released label disagrees with the claims file (the claims file is used)",
+            summary.label_disagrees
+        );
+    }
+    let other = match args.reading {
+        import::Reading::Paper => "prism's reader",
+        import::Reading::Prism => "the paper's reading",
+    };
+    crate::warn!(
+        "replies read the {} way; {other} reads {} of them otherwise{}",
+        args.reading.as_str(),
+        summary.readings_differ.len(),
+        if summary.readings_differ.is_empty() {
+            ""
+        } else {
+            " (file:line: paper / prism):"
+        }
+    );
+    for (file, line, paper, prism) in summary.readings_differ.iter().take(10) {
+        crate::warn!("  {file}:{line}: {} / {}", truth(*paper), truth(*prism));
+    }
+    if summary.readings_differ.len() > 10 {
+        crate::warn!("  and {} more", summary.readings_differ.len() - 10);
+    }
+    eprint!("{}", crate::text::sanitize(&claims_table(&rep)));
+    crate::say!("{}", run.id);
+    Ok(0)
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{v:.1}"))
+}
+
+fn slice_rows(title: &str, slices: &[crate::detect::analysis::Slice]) -> String {
+    let mut s = format!(
+        "\n{title:<16} {:>6} {:>4}  {:>5} {:>5} {:>5} {:>5}  {:>5}  {:>9}\n",
+        "scored", "#H", "acc", "P", "R", "F1", "AUROC", "conf H/F"
+    );
+    for x in slices {
+        s.push_str(&format!(
+            "{:<16} {:>6} {:>4}  {:>5} {:>5} {:>5} {:>5}  {:>5}  {:>4}/{:<4}\n",
+            crate::text::one_line(&x.name).chars().take(16).collect::<String>(),
+            x.scored,
+            x.hallucinated,
+            pct(x.or_rule.accuracy),
+            pct(x.or_rule.precision),
+            pct(x.or_rule.recall),
+            pct(x.or_rule.f1),
+            pct(x.auroc),
+            x.mean_conflicts_h.map_or("-".into(), |v| format!("{v:.2}")),
+            x.mean_conflicts_f.map_or("-".into(), |v| format!("{v:.2}")),
+        ));
+    }
+    s
+}
+
+/// `prism autohall --analyse RUN`: the paper's analyses of a stored claims run.
+pub(super) fn analyse(id: &str, db: &Path, json: bool) -> anyhow::Result<i32> {
+    let json_mode = json || !std::io::stdout().is_terminal();
+    let store = super::run::existing_store(db, "run prism autohall first, or pass --db")?;
+    let run = store
+        .detect_run(id)?
+        .with_context(|| format!("no detection run {id} in the store"))?;
+    if run.kind != crate::store::DetectKind::Claims {
+        bail!("{id} is a detection run on stored answers; the analyses are AutoHall's, on claims");
+    }
+    if run.config.k == 0 {
+        bail!("{id} holds no samples (an import of released classifications): nothing to analyse");
+    }
+    let stored = crate::detect::stored::Stored::load(&store, id)?;
+    let groups = crate::detect::analysis::analyse(&stored, run.config.k, run.config.seed);
+    if json_mode {
+        let line = json!({"event": "analysis", "detect_id": id, "groups": groups});
+        println!("{}", crate::text::json_for_terminal(&line.to_string()));
+        return Ok(0);
+    }
+    if groups.is_empty() {
+        crate::warn!(
+            "{id}: no reference of the balanced set has all {} pairs checked yet (finish it with prism autohall --resume {id})",
+            run.config.k
+        );
+    }
+    let mut s = String::new();
+    for g in &groups {
+        s.push_str(&format!(
+            "\n== {} t={} · K={} · {} references of the balanced set scored · {} unreadable pair replies\n",
+            g.model,
+            g.temperature.map_or("-".into(), |t| t.to_string()),
+            g.k,
+            g.scored,
+            g.unreadable_pairs
+        ));
+        s.push_str(&format!(
+            "\nK sweep (OR rule on the first k samples)\n{:>3}  {:>5} {:>5} {:>5} {:>5}  {:>5}\n",
+            "k", "acc", "P", "R", "F1", "AUROC"
+        ));
+        for r in &g.sweep {
+            s.push_str(&format!(
+                "{:>3}  {:>5} {:>5} {:>5} {:>5}  {:>5}\n",
+                r.k,
+                pct(r.or_rule.accuracy),
+                pct(r.or_rule.precision),
+                pct(r.or_rule.recall),
+                pct(r.or_rule.f1),
+                pct(r.auroc)
+            ));
+        }
+        let widest = g
+            .histogram
+            .iter()
+            .map(|(_, h, f)| (*h).max(*f))
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        let bar = |n: usize, c: char| c.to_string().repeat((n * 30).div_ceil(widest));
+        s.push_str(&format!(
+            "\nconflicting pairs per reference (H hallucinated, F factual)\n{:>9}  {:>4} {:>4}\n",
+            "conflicts", "H", "F"
+        ));
+        for (c, h, f) in &g.histogram {
+            s.push_str(&format!(
+                "{c:>9}  {h:>4} {f:>4}  {}\n{:>20}{}\n",
+                bar(*h, 'H'),
+                "",
+                bar(*f, 'F')
+            ));
+        }
+        s.push_str(&slice_rows("reference length", &g.by_length));
+        s.push_str(&slice_rows("topic", &g.by_topic));
+    }
+    eprint!("{}", crate::text::sanitize(&s));
+    Ok(0)
+}

@@ -1,0 +1,303 @@
+//! AutoHall's released outputs as a stored AutoHall run: one target per record (the claim, the
+//! model's reference, its classification reply), so #N, #H and H% come from the same tables as
+//! prism's own runs and can be set beside them.
+//!
+//! The claim's truth comes from the claims file when one is given (matched by the claim's
+//! text); else from the released `label` (hallucinated or not) and the paper's reading of the
+//! reply: a hallucinated record's claim is the opposite of what the reply says. The reply is
+//! read the paper's way by default (the word "true" anywhere, else "false") so the run holds
+//! the paper's #H; `Reading::Prism` reads it as prism's own runs do. Both readings are counted
+//! either way, and the records they read differently named.
+
+use std::collections::HashMap;
+
+use super::parse::read_truth;
+use super::released::{Released, paper_reading};
+use crate::dataset::claims::{ClaimSet, Truth};
+use crate::store::{
+    Class, DetectConfig, DetectKind, DetectRun, ModelSnapshot, RunStatus, Target, new_run_id,
+};
+
+/// How a classification reply is read into a class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reading {
+    /// The authors' notebooks: "true"/"True" anywhere, else "false"/"False".
+    Paper,
+    /// prism's reader (an `Answer:` line first; "not true" is false).
+    Prism,
+}
+
+impl Reading {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reading::Paper => "paper",
+            Reading::Prism => "prism",
+        }
+    }
+
+    fn read(self, reply: &str) -> Option<Truth> {
+        match self {
+            Reading::Paper => paper_reading(reply),
+            Reading::Prism => read_truth(reply),
+        }
+    }
+}
+
+/// One released file, read, with the model and temperature its records fall back on.
+#[derive(Debug, Clone)]
+pub struct File {
+    pub path: String,
+    pub released: Released,
+    pub model: Option<String>,
+    pub temperature: Option<f64>,
+}
+
+/// What an import found, for the user.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Summary {
+    pub records: usize,
+    pub unreadable_lines: usize,
+    /// Truth from the claims file; from the released label; none (not counted in #N).
+    pub truth_from_claims: usize,
+    pub truth_from_label: usize,
+    pub no_truth: usize,
+    /// Records whose claim the claims file does not hold (when one was given).
+    pub not_in_claims: usize,
+    /// Where the claims file and the released label disagree about the claim's truth.
+    pub label_disagrees: usize,
+    /// Replies the two readings read differently: file, line, the paper's, prism's.
+    pub readings_differ: Vec<(String, usize, Option<Truth>, Option<Truth>)>,
+}
+
+fn norm(s: &str) -> String {
+    s.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+/// The run and its targets from released files. `model` names the model when given, else each
+/// record's own (the response's model, else the path's: `llama2_7b_data/` is `llama2_7b`).
+pub fn build(
+    files: &[File],
+    claims: Option<&ClaimSet>,
+    model: Option<&str>,
+    reading: Reading,
+    dataset: String,
+) -> (DetectRun, Vec<Target>, Summary) {
+    let run_id = new_run_id();
+    let by_text: HashMap<String, usize> = claims
+        .map(|set| {
+            set.claims
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (norm(&c.claim), i))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut summary = Summary::default();
+    let mut targets = Vec::new();
+    let mut models: Vec<String> = Vec::new();
+    let mut temperatures: Vec<f64> = Vec::new();
+    for f in files {
+        summary.unreadable_lines += f.released.problems.len();
+        for r in &f.released.records {
+            summary.records += 1;
+            let name = model
+                .map(str::to_string)
+                .or_else(|| r.model.clone())
+                .or_else(|| f.model.clone())
+                .unwrap_or_else(|| "released".into());
+            if !models.contains(&name) {
+                models.push(name.clone());
+            }
+            let temperature = r.temperature.or(f.temperature);
+            if let Some(t) = temperature
+                && !temperatures.contains(&t)
+            {
+                temperatures.push(t);
+            }
+            let paper = paper_reading(&r.reply);
+            let prism = read_truth(&r.reply);
+            if paper != prism {
+                summary
+                    .readings_differ
+                    .push((f.path.clone(), r.line, paper, prism));
+            }
+            let from_label = match (r.hallucinated, paper) {
+                (Some(h), Some(said)) => Some(if h { flip(said) } else { said }),
+                _ => None,
+            };
+            let matched = claims.and_then(|set| {
+                by_text
+                    .get(&norm(&r.claim))
+                    .map(|&i| &set.claims[i])
+            });
+            if claims.is_some() && matched.is_none() {
+                summary.not_in_claims += 1;
+            }
+            let label = match (matched, from_label) {
+                (Some(c), l) => {
+                    summary.truth_from_claims += 1;
+                    if l.is_some_and(|l| l != c.label) {
+                        summary.label_disagrees += 1;
+                    }
+                    Some(c.label)
+                }
+                (None, Some(l)) => {
+                    summary.truth_from_label += 1;
+                    Some(l)
+                }
+                (None, None) => {
+                    summary.no_truth += 1;
+                    None
+                }
+            };
+            let class = match reading.read(&r.reply) {
+                Some(Truth::True) => Class::True,
+                Some(Truth::False) => Class::False,
+                None => Class::Unparsed,
+            };
+            targets.push(Target {
+                run_id: run_id.clone(),
+                idx: targets.len() as u32,
+                item_id: matched
+                    .map(|c| c.id.clone())
+                    .unwrap_or_else(|| format!("line-{}", r.line)),
+                task_id: matched
+                    .map(|c| c.topic.clone())
+                    .unwrap_or_else(|| "released".into()),
+                model: name,
+                temperature,
+                source_run: None,
+                source_job: None,
+                prompt: String::new(),
+                question: r.claim.clone(),
+                params: "{}".into(),
+                answer: Some(r.reference.clone()),
+                answer_error: None,
+                // The authors counted every record they released; none is set aside.
+                refused: false,
+                label,
+                class: Some(class),
+                class_reply: Some(r.reply.clone()),
+                class_error: None,
+                rounds: 0,
+            });
+        }
+    }
+    let run = DetectRun {
+        id: run_id,
+        created_at: crate::store::now_secs(),
+        kind: DetectKind::Claims,
+        dataset,
+        config: DetectConfig {
+            k: 0,
+            models: models.iter().map(|m| ModelSnapshot::imported(m)).collect(),
+            temperatures,
+            imported: files.iter().map(|f| f.path.clone()).collect(),
+            reading: Some(reading.as_str().into()),
+            ..DetectConfig::default()
+        },
+        status: RunStatus::Imported,
+    };
+    (run, targets, summary)
+}
+
+fn flip(t: Truth) -> Truth {
+    match t {
+        Truth::True => Truth::False,
+        Truth::False => Truth::True,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::released::Record;
+
+    fn record(line: usize, claim: &str, reply: &str, h: Option<bool>) -> Record {
+        Record {
+            line,
+            claim: claim.into(),
+            reference: format!("ref {line}"),
+            reply: reply.into(),
+            temperature: Some(0.5),
+            model: Some("gpt-3.5-turbo-0613".into()),
+            hallucinated: h,
+        }
+    }
+
+    fn file(records: Vec<Record>) -> File {
+        File {
+            path: "dataset_0.5.jsonl".into(),
+            released: Released {
+                records,
+                problems: vec![],
+            },
+            model: None,
+            temperature: None,
+        }
+    }
+
+    #[test]
+    fn the_truth_comes_from_the_claims_file_else_from_the_released_label() {
+        let f = file(vec![
+            // Hallucinated, reply true: the claim is false.
+            record(1, "A", "The claim is true.", Some(true)),
+            // Not hallucinated, reply false: the claim is false.
+            record(2, "B", "False.", Some(false)),
+            // Not hallucinated, "not true": the paper reads true, prism false.
+            record(3, "C", "It is not true.", Some(false)),
+            // No label, no claims file: no truth.
+            record(4, "D", "True", None),
+        ]);
+        let (run, targets, s) = build(&[f], None, None, Reading::Paper, "x".into());
+        assert_eq!(run.status, RunStatus::Imported);
+        assert_eq!(run.config.models[0].name, "gpt-3.5-turbo-0613");
+        assert!(run.config.models[0].is_imported());
+        let labels: Vec<Option<Truth>> = targets.iter().map(|t| t.label).collect();
+        assert_eq!(
+            labels,
+            vec![
+                Some(Truth::False),
+                Some(Truth::False),
+                Some(Truth::True),
+                None
+            ]
+        );
+        assert_eq!((s.truth_from_label, s.no_truth), (3, 1));
+        assert_eq!(
+            s.readings_differ,
+            vec![(
+                "dataset_0.5.jsonl".to_string(),
+                3,
+                Some(Truth::True),
+                Some(Truth::False)
+            )]
+        );
+        // The paper's #H: record 1 only.
+        let h: Vec<bool> = targets
+            .iter()
+            .filter_map(crate::detect::results::hallucinated)
+            .collect();
+        assert_eq!(h, vec![true, false, false]);
+
+        // With the claims file the truth is the file's, and a disagreeing label is counted.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("claims.jsonl");
+        std::fs::write(
+            &path,
+            "{\"id\": \"c1\", \"claim\": \"a\", \"label\": \"true\", \"topic\": \"t\"}\n",
+        )
+        .unwrap();
+        let set = crate::dataset::claims::load_path(&path).unwrap().set;
+        let f = file(vec![record(1, "  A ", "The claim is true.", Some(true))]);
+        let (_, targets, s) = build(&[f], Some(&set), Some("gpt"), Reading::Prism, "x".into());
+        assert_eq!(targets[0].label, Some(Truth::True));
+        assert_eq!((targets[0].item_id.as_str(), targets[0].task_id.as_str()), ("c1", "t"));
+        assert_eq!(targets[0].model, "gpt");
+        assert_eq!((s.truth_from_claims, s.label_disagrees), (1, 1));
+    }
+}

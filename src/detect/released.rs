@@ -1,0 +1,319 @@
+//! AutoHall's released outputs (`dataset/<model>_data/<dataset>/dataset_<T>.jsonl` in the
+//! authors' repository), read as they are so a stored run can be compared with the paper's.
+//!
+//! Two shapes exist. The GPT-3.5 files hold per line the request and the response of one
+//! classification call, written as `[request},, "object": ... response]`: the response's
+//! opening `{"id": "...", ` was lost when the two were spliced, and in most files the splice
+//! also ate the end of the request (`"label": ", "object"`, `"labe, "object"`, `"label:
+//! "chat.completion"`) or left `{"id": , "object"`. The Llama 2 files hold a JSON string
+//! per line (the system, user and assistant turns each `json.dumps`ed and concatenated, escaped
+//! two to four times over) followed by `label: true`. In both, the request's text is "... Claim:
+//! {claim} Reference: {reference}" and the reply is the model's true/false answer.
+//!
+//! The released `label` is not the claim's truth: it says whether the record is hallucinated
+//! (the files are the papers' balanced sets, half `true`, half `false`; on GPT-3.5 Climate-FEVER
+//! at T = 0.5, 169 and 169, and the 169 `true` are exactly the records whose reply disagrees
+//! with Climate-FEVER's label). A line that cannot be read is named with its reason; the rest
+//! load.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde_json::Value;
+
+use crate::dataset::Problem;
+use crate::dataset::claims::Truth;
+
+/// One classification call of a released file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    /// 1-based line in the file.
+    pub line: usize,
+    pub claim: String,
+    /// The model's reference (the text after "Reference:").
+    pub reference: String,
+    /// The model's classification reply.
+    pub reply: String,
+    pub temperature: Option<f64>,
+    /// The model the response names (`gpt-3.5-turbo-0613`); none in the Llama files.
+    pub model: Option<String>,
+    /// The released `label`: whether the authors counted the record as hallucinated; none where
+    /// the splice ate it.
+    pub hallucinated: Option<bool>,
+}
+
+/// A released file read: its records and every line that could not be read.
+#[derive(Debug, Clone, Default)]
+pub struct Released {
+    pub records: Vec<Record>,
+    pub problems: Vec<Problem>,
+}
+
+/// The paper's own reading of a classification reply (the authors' notebooks): the word "true"
+/// or "True" anywhere makes it true, else "false"/"False" makes it false. "not true" reads as
+/// true, which is why prism's reading ([`super::parse::read_truth`]) can differ; both are
+/// reported.
+pub fn paper_reading(reply: &str) -> Option<Truth> {
+    if reply.contains("true") || reply.contains("True") {
+        Some(Truth::True)
+    } else if reply.contains("false") || reply.contains("False") {
+        Some(Truth::False)
+    } else {
+        None
+    }
+}
+
+/// Reads a released file's text; `file` names it in problems.
+pub fn read(text: &str, file: &str) -> Released {
+    let mut out = Released::default();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let raw = raw.trim();
+        if raw.is_empty() {
+            continue;
+        }
+        let got = if raw.starts_with('[') || raw.starts_with('{') {
+            openai_line(raw)
+        } else if raw.starts_with('"') {
+            llama_line(raw)
+        } else {
+            Err("neither a request/response pair nor a Llama dialogue string".into())
+        };
+        match got {
+            Ok(mut r) => {
+                r.line = line;
+                out.records.push(r);
+            }
+            Err(reason) => out.problems.push(Problem::error(file, line, "-", reason)),
+        }
+    }
+    out
+}
+
+/// The claim and the reference in a classification request's text.
+fn claim_and_reference(prompt: &str) -> Result<(String, String), String> {
+    let (_, after) = prompt
+        .split_once("Claim:")
+        .ok_or("the request holds no \"Claim:\"")?;
+    let (claim, reference) = after
+        .split_once("Reference:")
+        .ok_or("the request holds no \"Reference:\"")?;
+    let claim = claim.split_whitespace().collect::<Vec<_>>().join(" ");
+    if claim.is_empty() {
+        return Err("the claim is empty".into());
+    }
+    Ok((claim, reference.trim().to_string()))
+}
+
+/// One GPT-3.5 line: the request's text from its first `content` string (always before the
+/// splice), its temperature and label where they survived, the response from the splice on.
+fn openai_line(raw: &str) -> Result<Record, String> {
+    static SPLICE: LazyLock<Regex> = LazyLock::new(|| {
+        // The response starts at its "object" value: `"object": "chat.completion"`, or only
+        // `: "chat.completion"` where the splice ate the key.
+        Regex::new(r#":\s*"chat\.completion""#).expect("a fixed pattern")
+    });
+    static TEMPERATURE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#""temperature":\s*([0-9]+(?:\.[0-9]+)?)"#).expect("a fixed pattern")
+    });
+    static LABEL: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r#""label":\s*"(true|false)""#).expect("a fixed pattern"));
+    static CONTENT: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r#""content":\s*""#).expect("a fixed pattern"));
+    let splice = SPLICE
+        .find_iter(raw)
+        .last()
+        .ok_or("no response (\"chat.completion\") on the line")?;
+    let request = &raw[..splice.start()];
+    let mut response = format!("{{\"object\"{}", &raw[splice.start()..]);
+    // The line closes the pair's list after the response.
+    while response.ends_with(']') || response.ends_with(char::is_whitespace) {
+        response.pop();
+    }
+    let response: Value = serde_json::from_str(&response)
+        .map_err(|e| format!("the response after the splice is not JSON ({e})"))?;
+    let reply = response
+        .pointer("/choices/0/message/content")
+        .and_then(Value::as_str)
+        .ok_or("the response has no choices[0].message.content")?
+        .to_string();
+    let content = CONTENT
+        .find(request)
+        .ok_or("the request has no message content")?;
+    // The string starts at the quote the pattern ended on; the streaming reader stops after it.
+    let from = content.end() - 1;
+    let prompt: String = serde_json::Deserializer::from_str(&request[from..])
+        .into_iter::<String>()
+        .next()
+        .ok_or("the request's content is cut")?
+        .map_err(|e| format!("the request's content is not a JSON string ({e})"))?;
+    let (claim, reference) = claim_and_reference(&prompt)?;
+    Ok(Record {
+        line: 0,
+        claim,
+        reference,
+        reply,
+        temperature: TEMPERATURE
+            .captures(request)
+            .and_then(|c| c[1].parse().ok()),
+        model: response
+            .get("model")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        hallucinated: LABEL.captures(request).map(|c| &c[1] == "true"),
+    })
+}
+
+/// Undoes one level of JSON string escaping of `s` (`\"`, `\\`, `\n`, `\uXXXX`); `None` when
+/// `s` is not escaped text.
+fn unescape_once(s: &str) -> Option<String> {
+    if !s.contains('\\') {
+        return None;
+    }
+    serde_json::from_str::<String>(&format!("\"{s}\"")).ok()
+}
+
+/// One Llama 2 line: a JSON string, then `label: true|false`. The string holds the turns
+/// `"System: ..."`, `"User: ... Claim: ... Reference: ..."`, `"> Assistant: ..."`, escaped
+/// again at each level; the text is unescaped until it no longer is.
+fn llama_line(raw: &str) -> Result<Record, String> {
+    static LABEL: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^\s*label:\s*(true|false)\s*$").expect("a fixed pattern")
+    });
+    let mut stream = serde_json::Deserializer::from_str(raw).into_iter::<String>();
+    let mut text = stream
+        .next()
+        .ok_or("empty line")?
+        .map_err(|e| format!("the line does not open with a JSON string ({e})"))?;
+    let rest = &raw[stream.byte_offset()..];
+    let hallucinated = LABEL.captures(rest).map(|c| &c[1] == "true");
+    for _ in 0..6 {
+        match unescape_once(&text) {
+            Some(t) => text = t,
+            None => break,
+        }
+    }
+    let (user, reply) = text
+        .split_once("> Assistant:")
+        .ok_or("no \"> Assistant:\" turn (the reply) on the line")?;
+    let (claim, reference) = claim_and_reference(user)?;
+    let strip = |s: &str| {
+        s.trim()
+            .trim_matches(|c: char| c == '"' || c.is_whitespace())
+            .to_string()
+    };
+    Ok(Record {
+        line: 0,
+        claim: strip(&claim),
+        reference: strip(&reference),
+        reply: strip(reply),
+        temperature: None,
+        model: None,
+        hallucinated,
+    })
+}
+
+/// The model and temperature a released file's path names (`llama2_7b_data/climate/
+/// dataset_0.5.jsonl`: `llama2_7b`, 0.5), for records that do not say.
+pub fn from_path(path: &std::path::Path) -> (Option<String>, Option<f64>) {
+    let temperature = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .and_then(|s| s.strip_prefix("dataset_"))
+        .and_then(|t| t.parse().ok());
+    let model = path
+        .ancestors()
+        .filter_map(|p| p.file_name()?.to_str())
+        .find_map(|n| n.strip_suffix("_data"))
+        .map(str::to_string);
+    (model, temperature)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lines in the shapes of the authors' files (our own claims and replies): the plain
+    /// splice, the `"id": ,` one, one that ate the label, one that ate the "object" key, a Llama
+    /// dialogue string escaped three times, and lines that cannot be read.
+    const FILE: &str = concat!(
+        r#"[{"model": "gpt-3.5-turbo", "messages": [{"role": "user", "content": "Given the claim and the reference, you should answer whether the claim is true or false. Claim: Sea ice is growing. Reference: A 2020 survey found \"Arctic ice\" shrinking."}], "stream": false, "temperature": 0.5, "label": "true"},, "object": "chat.completion", "created": 1, "model": "gpt-3.5-turbo-0613", "choices": [{"index": 0, "message": {"role": "assistant", "content": "The claim is true."}, "finish_reason": "stop"}], "usage": {}}]"#,
+        "\n",
+        r#"[{"model": "gpt-3.5-turbo", "messages": [{"role": "user", "content": "Given the claim and the reference, you should answer whether the claim is true or false. Claim: CO2 is a trace gas. Reference: It is."}], "stream": false, "temperature": 0.9, "label": "false"}, {"id": , "object": "chat.completion", "created": 1, "model": "gpt-3.5-turbo-0613", "choices": [{"index": 0, "message": {"role": "assistant", "content": "True."}, "finish_reason": "stop"}]}]"#,
+        "\n",
+        r#"[{"model": "gpt-3.5-turbo", "messages": [{"role": "user", "content": "Given the claim and the reference, you should answer whether the claim is true or false. Claim: Bats carry rabies. Reference: Some do."}], "stream": false, "temperature": 0.1, "label": ", "object": "chat.completion", "created": 1, "model": "gpt-3.5-turbo-0613", "choices": [{"index": 0, "message": {"role": "assistant", "content": "The claim is false."}, "finish_reason": "stop"}]}]"#,
+        "\n",
+        r#"[{"model": "gpt-3.5-turbo", "messages": [{"role": "user", "content": "Given the claim and the reference, you should answer whether the claim is true or false. Claim: A film took five years. Reference: It did."}], "stream": false, "temperature": 0.5, "label: "chat.completion", "created": 1, "model": "gpt-3.5-turbo-0613", "choices": [{"index": 0, "message": {"role": "assistant", "content": "True"}, "finish_reason": "stop"}]}]"#,
+        "\n",
+        r#""\"System: Always answer true or false.\"\"User: Given the claim and the reference, you should answer whether the claim is true or false. Claim: Ice melts. Reference:  Ice \\\\\\\"melts\\\\\\\" at 0 C.\\\\nIt does.\\\"\"\"> Assistant:  True. It melts.\"\n"label: true"#,
+        "\n\n",
+        "not a record\n",
+        r#"[{"model": "gpt-3.5-turbo", "messages": [{"role": "user", "content": "no claim here"}]},, "object": "chat.completion", "choices": [{"message": {"content": "True"}}]}]"#,
+        "\n",
+        r#"[{"model": "gpt-3.5-turbo", "messages": [{"role": "user", "content": "Claim: x Reference: y"}]},, "object": "chat.completion", "choices": [{"mess"#,
+        "\n",
+    );
+
+    #[test]
+    fn every_splice_of_the_released_files_is_read_and_the_rest_named() {
+        let r = read(FILE, "dataset_0.5.jsonl");
+        let got: Vec<(usize, &str, Option<f64>, Option<bool>, &str)> = r
+            .records
+            .iter()
+            .map(|x| {
+                (
+                    x.line,
+                    x.claim.as_str(),
+                    x.temperature,
+                    x.hallucinated,
+                    x.reply.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    1,
+                    "Sea ice is growing.",
+                    Some(0.5),
+                    Some(true),
+                    "The claim is true."
+                ),
+                (2, "CO2 is a trace gas.", Some(0.9), Some(false), "True."),
+                (3, "Bats carry rabies.", Some(0.1), None, "The claim is false."),
+                (4, "A film took five years.", Some(0.5), None, "True"),
+                (5, "Ice melts.", None, Some(true), "True. It melts."),
+            ]
+        );
+        assert_eq!(
+            r.records[0].reference,
+            "A 2020 survey found \"Arctic ice\" shrinking."
+        );
+        assert_eq!(r.records[0].model.as_deref(), Some("gpt-3.5-turbo-0613"));
+        assert_eq!(r.records[4].reference, "Ice \"melts\" at 0 C.\nIt does.");
+        let problems: Vec<String> = r.problems.iter().map(|p| p.to_string()).collect();
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(problems[0].starts_with("dataset_0.5.jsonl:7:"), "{problems:?}");
+        assert!(problems[1].contains(":8:") && problems[1].contains("Claim:"));
+        assert!(problems[2].contains(":9:") && problems[2].contains("not JSON"));
+    }
+
+    #[test]
+    fn the_papers_reading_takes_any_true_first() {
+        assert_eq!(paper_reading("The claim is true."), Some(Truth::True));
+        assert_eq!(paper_reading("It is not true."), Some(Truth::True));
+        assert_eq!(paper_reading("False."), Some(Truth::False));
+        assert_eq!(paper_reading("Unclear."), None);
+    }
+
+    #[test]
+    fn the_path_names_the_model_and_temperature() {
+        let p = std::path::Path::new("/x/dataset/llama2_7b_data/climate/dataset_0.5.jsonl");
+        assert_eq!(from_path(p), (Some("llama2_7b".into()), Some(0.5)));
+        assert_eq!(
+            from_path(std::path::Path::new("out.jsonl")),
+            (None, None)
+        );
+    }
+}
