@@ -664,3 +664,76 @@ fn released_outputs_import_as_a_stored_run() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to resume"));
 }
+
+/// `prism autohall --analyse RUN` on a finished scripted run: one sweep row per k, recall that
+/// never falls as samples are added (the OR rule only gains flags), a histogram that holds every
+/// scored reference once, slices by length and topic that add up to the scored set; an imported
+/// run (no samples) is refused with the reason.
+#[test]
+fn analyses_of_a_stored_run() {
+    let env = Env::new();
+    let file = env.claims(SCRIPTED);
+    let evs = env.autohall(&file, "3");
+    let id = detect_id(&evs);
+    let out = env
+        .prism()
+        .args(["autohall", "--analyse", &id, "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ev = events(&out.stdout).remove(0);
+    let g = &ev["groups"][0];
+    let scored = g["scored"].as_u64().unwrap();
+    assert!(scored > 0, "{g}");
+    let sweep = g["sweep"].as_array().unwrap();
+    assert_eq!(sweep.len(), 3);
+    let recalls: Vec<f64> = sweep
+        .iter()
+        .filter_map(|r| r["or_rule"]["recall"].as_f64())
+        .collect();
+    assert!(recalls.windows(2).all(|w| w[0] <= w[1]), "{recalls:?}");
+    let hist = g["histogram"].as_array().unwrap();
+    assert_eq!(hist.len(), 4);
+    let total: u64 = hist
+        .iter()
+        .map(|r| r[1].as_u64().unwrap() + r[2].as_u64().unwrap())
+        .sum();
+    assert_eq!(total, scored);
+    for key in ["by_length", "by_topic"] {
+        let sum: u64 = g[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["scored"].as_u64().unwrap())
+            .sum();
+        assert_eq!(sum, scored, "{key}");
+    }
+    let released = env.dir.path().join("dataset_0.5.jsonl");
+    std::fs::write(
+        &released,
+        released_line("A.", "B.", r#", "label": "true"},,"#, "True."),
+    )
+    .unwrap();
+    let imp = env
+        .prism()
+        .args(["autohall", "--json", "--import"])
+        .arg(&released)
+        .output()
+        .unwrap();
+    let imp_id = events(&imp.stdout).remove(0)["detect_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out = env
+        .prism()
+        .args(["autohall", "--analyse", &imp_id])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("holds no samples"));
+}

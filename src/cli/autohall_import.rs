@@ -31,8 +31,8 @@ pub(super) fn import(args: &AutohallArgs, db: &Path) -> anyhow::Result<i32> {
     };
     let mut files = Vec::new();
     for path in &args.import {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading {}", path.display()))?;
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let shown = path.display().to_string();
         let released = released::read(&text, &shown);
         for p in &released.problems {
@@ -140,7 +140,10 @@ fn slice_rows(title: &str, slices: &[crate::detect::analysis::Slice]) -> String 
     for x in slices {
         s.push_str(&format!(
             "{:<16} {:>6} {:>4}  {:>5} {:>5} {:>5} {:>5}  {:>5}  {:>4}/{:<4}\n",
-            crate::text::one_line(&x.name).chars().take(16).collect::<String>(),
+            crate::text::one_line(&x.name)
+                .chars()
+                .take(16)
+                .collect::<String>(),
             x.scored,
             x.hallucinated,
             pct(x.or_rule.accuracy),
@@ -213,16 +216,15 @@ pub(super) fn analyse(id: &str, db: &Path, json: bool) -> anyhow::Result<i32> {
             .max()
             .unwrap_or(0)
             .max(1);
-        let bar = |n: usize, c: char| c.to_string().repeat((n * 30).div_ceil(widest));
+        let bar = |n: usize, c: char| c.to_string().repeat((n * 24).div_ceil(widest));
         s.push_str(&format!(
             "\nconflicting pairs per reference (H hallucinated, F factual)\n{:>9}  {:>4} {:>4}\n",
             "conflicts", "H", "F"
         ));
         for (c, h, f) in &g.histogram {
             s.push_str(&format!(
-                "{c:>9}  {h:>4} {f:>4}  {}\n{:>20}{}\n",
+                "{c:>9}  {h:>4} {f:>4}  {}{}\n",
                 bar(*h, 'H'),
-                "",
                 bar(*f, 'F')
             ));
         }

@@ -455,6 +455,17 @@ pub(crate) fn claims_table(rep: &results::ClaimsReport) -> String {
             pct(d.auroc),
             pct(d.auprc)
         ));
+        if d.scored > 0 {
+            let m = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
+            s.push_str(&format!(
+                "{:<16} {:<6} mean conflicts of K: hallucinated {}, factual {} · {} unreadable pair replies\n",
+                "",
+                "",
+                m(d.mean_conflicts_h),
+                m(d.mean_conflicts_f),
+                d.unreadable_pairs
+            ));
+        }
         for (th, sc) in d.thresholds.iter().skip(1) {
             s.push_str(&format!(
                 "{:<16} {:<6} >= {th:<2} conflicts           {:>5} {:>5} {:>5} {:>5}\n",

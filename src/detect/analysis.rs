@@ -76,7 +76,10 @@ fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
     (n > 0).then(|| s / n as f64)
 }
 
-fn slice(name: String, rows: &[(&Target, bool, Outcome)]) -> Slice {
+/// A scored reference: its target, whether it is hallucinated, its outcome.
+type Row<'a> = (&'a Target, bool, Outcome);
+
+fn slice(name: String, rows: &[Row<'_>]) -> Slice {
     let conflicts = |want: bool| {
         mean(
             rows.iter()
@@ -104,7 +107,7 @@ pub(crate) fn analyse(stored: &Stored, k: u32, seed: u64) -> Vec<GroupAnalysis> 
     let k = k.max(1);
     let full = outcomes(stored, k, 0);
     let chosen = balanced_targets(&stored.targets, seed);
-    let mut groups: BTreeMap<(String, u64), Vec<(&Target, bool, Outcome)>> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, u64), Vec<Row<'_>>> = BTreeMap::new();
     for t in stored.targets.iter().filter(|t| chosen.contains(&t.idx)) {
         let (Some(h), Some(o)) = (hallucinated(t), full.get(&t.idx)) else {
             continue;
@@ -124,7 +127,7 @@ pub(crate) fn analyse(stored: &Stored, k: u32, seed: u64) -> Vec<GroupAnalysis> 
             let sweep = by_k
                 .iter()
                 .map(|(j, outs)| {
-                    let part: Vec<(&Target, bool, Outcome)> = rows
+                    let part: Vec<Row<'_>> = rows
                         .iter()
                         .filter_map(|(t, h, _)| Some((*t, *h, *outs.get(&t.idx)?)))
                         .collect();
@@ -146,10 +149,15 @@ pub(crate) fn analyse(stored: &Stored, k: u32, seed: u64) -> Vec<GroupAnalysis> 
                     (c, of(true), of(false))
                 })
                 .collect();
-            let mut lengths: BTreeMap<usize, Vec<(&Target, bool, Outcome)>> = BTreeMap::new();
-            let mut topics: BTreeMap<String, Vec<(&Target, bool, Outcome)>> = BTreeMap::new();
+            let mut lengths: BTreeMap<usize, Vec<Row<'_>>> = BTreeMap::new();
+            let mut topics: BTreeMap<String, Vec<Row<'_>>> = BTreeMap::new();
             for r in &rows {
-                let words = r.0.answer.as_deref().unwrap_or("").split_whitespace().count();
+                let words =
+                    r.0.answer
+                        .as_deref()
+                        .unwrap_or("")
+                        .split_whitespace()
+                        .count();
                 let g = LENGTH_GROUPS
                     .iter()
                     .position(|(max, _)| words <= *max)
@@ -179,9 +187,10 @@ pub(crate) fn analyse(stored: &Stored, k: u32, seed: u64) -> Vec<GroupAnalysis> 
 }
 
 fn length_group_name(g: usize) -> String {
-    LENGTH_GROUPS
-        .get(g)
-        .map_or_else(|| length_group(usize::MAX).to_string(), |(_, n)| n.to_string())
+    LENGTH_GROUPS.get(g).map_or_else(
+        || length_group(usize::MAX).to_string(),
+        |(_, n)| n.to_string(),
+    )
 }
 
 #[cfg(test)]
@@ -270,7 +279,10 @@ mod tests {
         assert_eq!(recall, vec![Some(0.0), Some(50.0), Some(50.0)]);
         assert_eq!(g.sweep[0].or_rule.accuracy, Some(25.0));
         assert_eq!(g.sweep[1].or_rule.precision, Some(50.0));
-        assert_eq!(g.histogram, vec![(0, 1, 1), (1, 0, 1), (2, 1, 0), (3, 0, 0)]);
+        assert_eq!(
+            g.histogram,
+            vec![(0, 1, 1), (1, 0, 1), (2, 1, 0), (3, 0, 0)]
+        );
         let lengths: Vec<(&str, usize)> = g
             .by_length
             .iter()

@@ -129,11 +129,8 @@ pub fn build(
                 (Some(h), Some(said)) => Some(if h { flip(said) } else { said }),
                 _ => None,
             };
-            let matched = claims.and_then(|set| {
-                by_text
-                    .get(&norm(&r.claim))
-                    .map(|&i| &set.claims[i])
-            });
+            let matched =
+                claims.and_then(|set| by_text.get(&norm(&r.claim)).map(|&i| &set.claims[i]));
             if claims.is_some() && matched.is_none() {
                 summary.not_in_claims += 1;
             }
@@ -296,7 +293,10 @@ mod tests {
         let f = file(vec![record(1, "  A ", "The claim is true.", Some(true))]);
         let (_, targets, s) = build(&[f], Some(&set), Some("gpt"), Reading::Prism, "x".into());
         assert_eq!(targets[0].label, Some(Truth::True));
-        assert_eq!((targets[0].item_id.as_str(), targets[0].task_id.as_str()), ("c1", "t"));
+        assert_eq!(
+            (targets[0].item_id.as_str(), targets[0].task_id.as_str()),
+            ("c1", "t")
+        );
         assert_eq!(targets[0].model, "gpt");
         assert_eq!((s.truth_from_claims, s.label_disagrees), (1, 1));
     }

@@ -4,9 +4,9 @@
 //! checks stored answers; on fact-checking claims it runs AutoHall's own pipeline (a reference,
 //! a classification against the label, then detection on a balanced set).
 
-pub mod parse;
 pub(crate) mod analysis;
 pub mod import;
+pub mod parse;
 pub(crate) mod plan;
 pub mod prompts;
 pub mod released;

@@ -177,9 +177,8 @@ fn unescape_once(s: &str) -> Option<String> {
 /// `"System: ..."`, `"User: ... Claim: ... Reference: ..."`, `"> Assistant: ..."`, escaped
 /// again at each level; the text is unescaped until it no longer is.
 fn llama_line(raw: &str) -> Result<Record, String> {
-    static LABEL: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^\s*label:\s*(true|false)\s*$").expect("a fixed pattern")
-    });
+    static LABEL: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^\s*label:\s*(true|false)\s*$").expect("a fixed pattern"));
     let mut stream = serde_json::Deserializer::from_str(raw).into_iter::<String>();
     let mut text = stream
         .next()
@@ -257,7 +256,8 @@ mod tests {
     #[test]
     fn every_splice_of_the_released_files_is_read_and_the_rest_named() {
         let r = read(FILE, "dataset_0.5.jsonl");
-        let got: Vec<(usize, &str, Option<f64>, Option<bool>, &str)> = r
+        type Seen<'a> = (usize, &'a str, Option<f64>, Option<bool>, &'a str);
+        let got: Vec<Seen<'_>> = r
             .records
             .iter()
             .map(|x| {
@@ -281,7 +281,13 @@ mod tests {
                     "The claim is true."
                 ),
                 (2, "CO2 is a trace gas.", Some(0.9), Some(false), "True."),
-                (3, "Bats carry rabies.", Some(0.1), None, "The claim is false."),
+                (
+                    3,
+                    "Bats carry rabies.",
+                    Some(0.1),
+                    None,
+                    "The claim is false."
+                ),
                 (4, "A film took five years.", Some(0.5), None, "True"),
                 (5, "Ice melts.", None, Some(true), "True. It melts."),
             ]
@@ -294,7 +300,10 @@ mod tests {
         assert_eq!(r.records[4].reference, "Ice \"melts\" at 0 C.\nIt does.");
         let problems: Vec<String> = r.problems.iter().map(|p| p.to_string()).collect();
         assert_eq!(problems.len(), 3, "{problems:?}");
-        assert!(problems[0].starts_with("dataset_0.5.jsonl:7:"), "{problems:?}");
+        assert!(
+            problems[0].starts_with("dataset_0.5.jsonl:7:"),
+            "{problems:?}"
+        );
         assert!(problems[1].contains(":8:") && problems[1].contains("Claim:"));
         assert!(problems[2].contains(":9:") && problems[2].contains("not JSON"));
     }
@@ -311,9 +320,6 @@ mod tests {
     fn the_path_names_the_model_and_temperature() {
         let p = std::path::Path::new("/x/dataset/llama2_7b_data/climate/dataset_0.5.jsonl");
         assert_eq!(from_path(p), (Some("llama2_7b".into()), Some(0.5)));
-        assert_eq!(
-            from_path(std::path::Path::new("out.jsonl")),
-            (None, None)
-        );
+        assert_eq!(from_path(std::path::Path::new("out.jsonl")), (None, None));
     }
 }

@@ -154,6 +154,8 @@ pub struct Detection {
     /// Mean conflicts of K, on hallucinated and on factual references.
     pub mean_conflicts_h: Option<f64>,
     pub mean_conflicts_f: Option<f64>,
+    /// Pair replies no verdict could be read from, over the scored references.
+    pub unreadable_pairs: u32,
 }
 
 /// The claims tables: collection per model and temperature, and detection on each balanced set.
@@ -246,6 +248,7 @@ pub(crate) fn claims_report(stored: &Stored, k: u32, seed: u64) -> ClaimsReport 
             auprc: binary::auprc(&points).map(|v| 100.0 * v),
             mean_conflicts_h: conflicts(true),
             mean_conflicts_f: conflicts(false),
+            unreadable_pairs: scored.iter().map(|(_, _, o)| o.unparsed).sum(),
         });
     }
     report

@@ -373,18 +373,23 @@ impl Component for ClaimsBrowse {
             self.set.count(crate::dataset::claims::Truth::True),
             self.set.count(crate::dataset::claims::Truth::False),
         );
-        let mut spans = vec![
-            Span::styled(" claims ", t.base().add_modifier(Modifier::BOLD)),
-            Span::styled(
-                format!(
-                    "{} · {} claims ({tr} true, {fa} false) in {} topics",
-                    one_line(&self.set.label),
-                    self.set.claims.len(),
-                    self.set.topics.len()
-                ),
-                t.muted(),
+        // The results first: on a narrow screen the dataset's path is what gets cut.
+        let mut spans = vec![Span::styled(
+            " claims ",
+            t.base().add_modifier(Modifier::BOLD),
+        )];
+        if let Some(sum) = self.summary() {
+            spans.push(Span::styled(format!("{sum} · "), t.base()));
+        }
+        spans.extend([Span::styled(
+            format!(
+                "{} · {} claims ({tr} true, {fa} false) in {} topics",
+                one_line(&self.set.label),
+                self.set.claims.len(),
+                self.set.topics.len()
             ),
-        ];
+            t.muted(),
+        )]);
         let left: usize = self.set.skipped.values().sum();
         if left > 0 {
             spans.push(Span::styled(
@@ -418,7 +423,18 @@ impl Component for ClaimsBrowse {
 impl ClaimsBrowse {
     fn draw_list(&mut self, cx: &Cx, f: &mut Frame, area: Rect) {
         let t = cx.theme;
-        let block = pane(t, Line::from(" Topics and claims "), true);
+        // The legend, in full where it fits, else in short.
+        const LEGEND: [&str; 2] = [
+            " ✗ caught  ! false alarm  H missed  ✓ clean  ? no truth  · unfinished ",
+            " ✗caught !false alarm Hmissed ✓clean ?no truth ·open ",
+        ];
+        let room = usize::from(area.width.saturating_sub(2));
+        let legend = LEGEND
+            .iter()
+            .find(|l| l.chars().count() <= room)
+            .unwrap_or(&LEGEND[1]);
+        let block = pane(t, Line::from(" Topics and claims "), true)
+            .title_bottom(Line::styled(*legend, t.muted()));
         let inner = block.inner(area);
         f.render_widget(block, area);
         let rows = self.rows();
@@ -455,11 +471,15 @@ impl ClaimsBrowse {
                         let flags: Vec<Span> = self
                             .results_for(&c.id)
                             .iter()
-                            .map(|r| match (hallucinated(&r.target), r.outcome) {
-                                (_, Some(o)) if o.flagged() => Span::styled("✗", t.error()),
-                                (Some(true), _) => Span::styled("H", t.warning()),
-                                (_, Some(o)) if o.complete() => Span::styled("✓", t.success()),
-                                _ => Span::styled("·", t.muted()),
+                            .map(|r| {
+                                let (mark, kind) = marker(r);
+                                let style = match kind {
+                                    Marker::Caught => t.error(),
+                                    Marker::FalseAlarm | Marker::Missed => t.warning(),
+                                    Marker::Clean => t.success(),
+                                    Marker::Unknown | Marker::Unfinished => t.muted(),
+                                };
+                                Span::styled(mark, style)
                             })
                             .collect();
                         let mut spans = vec![
@@ -556,6 +576,81 @@ impl ClaimsBrowse {
     }
 }
 
+/// What a claim's mark in the list says about one model's result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Marker {
+    /// A hallucinated reference, flagged.
+    Caught,
+    /// A factual reference, flagged.
+    FalseAlarm,
+    /// A hallucinated reference, every pair checked, not flagged (or not checked at all).
+    Missed,
+    /// A factual reference, every pair checked, not flagged.
+    Clean,
+    /// Flagged, but the classification could not be read: no truth to compare with.
+    Unknown,
+    Unfinished,
+}
+
+fn marker(r: &ClaimResult) -> (&'static str, Marker) {
+    match (hallucinated(&r.target), r.outcome) {
+        (Some(true), Some(o)) if o.flagged() => ("✗", Marker::Caught),
+        (Some(false), Some(o)) if o.flagged() => ("!", Marker::FalseAlarm),
+        (None, Some(o)) if o.flagged() => ("?", Marker::Unknown),
+        (Some(true), Some(o)) if o.complete() => ("H", Marker::Missed),
+        (Some(false), Some(o)) if o.complete() => ("✓", Marker::Clean),
+        // Classified hallucinated, with no detection (yet): what the collection found.
+        (Some(true), None) => ("H", Marker::Missed),
+        _ => ("·", Marker::Unfinished),
+    }
+}
+
+impl ClaimsBrowse {
+    /// #N, #H, H% over the shown claims' newest results, and detection (OR rule accuracy and
+    /// F1, AUROC of the conflict rate) over those with every pair checked. Not AutoHall's
+    /// balanced set: every checked reference of the claims shown counts.
+    fn summary(&self) -> Option<String> {
+        let shown: HashSet<&str> = self.set.claims.iter().map(|c| c.id.as_str()).collect();
+        let rs: Vec<&ClaimResult> = self
+            .results
+            .iter()
+            .filter(|((c, _), _)| shown.contains(c.as_str()))
+            .map(|(_, r)| r)
+            .collect();
+        let judged: Vec<(bool, Option<Outcome>)> = rs
+            .iter()
+            .filter_map(|r| Some((hallucinated(&r.target)?, r.outcome)))
+            .collect();
+        if judged.is_empty() {
+            return None;
+        }
+        let n = judged.len();
+        let h = judged.iter().filter(|(h, _)| *h).count();
+        let mut out = format!("#N {n} #H {h} ({:.0}%)", 100.0 * h as f64 / n as f64);
+        let done: Vec<(bool, Outcome)> = judged
+            .iter()
+            .filter_map(|(h, o)| Some((*h, (*o)?)).filter(|(_, o)| o.complete()))
+            .collect();
+        if !done.is_empty() {
+            use crate::eval::binary::{Confusion, auroc};
+            let sc = Confusion::of(done.iter().map(|(h, o)| (*h, o.flagged()))).scores();
+            let points: Vec<(f64, bool)> = done
+                .iter()
+                .filter_map(|(h, o)| Some((o.rate()?, *h)))
+                .collect();
+            let p = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.0}"));
+            out.push_str(&format!(
+                " · {} checked: acc {} F1 {} AUROC {}",
+                done.len(),
+                p(sc.accuracy),
+                p(sc.f1),
+                p(auroc(&points).map(|v| 100.0 * v))
+            ));
+        }
+        Some(out)
+    }
+}
+
 fn result_lines(r: &ClaimResult, t: &crate::theme::Theme) -> Vec<Line<'static>> {
     let tg = &r.target;
     let mut out = vec![Line::from(vec![
@@ -614,13 +709,71 @@ fn result_lines(r: &ClaimResult, t: &crate::theme::Theme) -> Vec<Line<'static>> 
         } else {
             ("checking", t.accent())
         };
+        let mut counts = format!("· {} of {} pairs conflict", o.conflicts, o.k);
+        if o.unparsed > 0 {
+            counts.push_str(&format!(", {} unreadable", o.unparsed));
+        }
+        let pending = o.k - o.conflicts - o.consistent - o.unparsed;
+        if pending > 0 {
+            counts.push_str(&format!(", {pending} not checked"));
+        }
         out.push(Line::from(vec![
             Span::styled(format!("  self-contradiction: {word} "), style),
-            Span::styled(
-                format!("· {} of {} pairs conflict", o.conflicts, o.k),
-                t.muted(),
-            ),
+            Span::styled(counts, t.muted()),
         ]));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::claims::Truth;
+
+    fn result(label: Truth, class: Class, conflicts: u32, missing: u32) -> ClaimResult {
+        ClaimResult {
+            detect_id: "d".into(),
+            target: Target {
+                run_id: "d".into(),
+                idx: 0,
+                item_id: "c".into(),
+                task_id: "t".into(),
+                model: "m".into(),
+                temperature: Some(0.5),
+                source_run: None,
+                source_job: None,
+                prompt: String::new(),
+                question: "q".into(),
+                params: "{}".into(),
+                answer: Some("a reference".into()),
+                answer_error: None,
+                refused: false,
+                label: Some(label),
+                class: Some(class),
+                class_reply: None,
+                class_error: None,
+                rounds: 1,
+            },
+            outcome: Some(Outcome {
+                k: 3,
+                conflicts,
+                consistent: 3 - conflicts - missing,
+                unparsed: 0,
+                missing,
+            }),
+        }
+    }
+
+    /// A true and a false positive no longer look the same; a miss is told from a clean pass.
+    #[test]
+    fn the_mark_tells_caught_from_false_alarm_and_missed_from_clean() {
+        use Marker::*;
+        let (t, f) = (Truth::True, Truth::False);
+        assert_eq!(marker(&result(t, Class::False, 1, 0)).1, Caught);
+        assert_eq!(marker(&result(t, Class::True, 1, 0)).1, FalseAlarm);
+        assert_eq!(marker(&result(t, Class::False, 0, 0)).1, Missed);
+        assert_eq!(marker(&result(f, Class::False, 0, 0)).1, Clean);
+        assert_eq!(marker(&result(f, Class::False, 0, 1)).1, Unfinished);
+        assert_eq!(marker(&result(f, Class::Unparsed, 2, 0)).1, Unknown);
+    }
 }
