@@ -164,13 +164,53 @@ fn openai_line(raw: &str) -> Result<Record, String> {
     })
 }
 
-/// Undoes one level of JSON string escaping of `s` (`\"`, `\\`, `\n`, `\uXXXX`); `None` when
-/// `s` is not escaped text.
+/// Undoes one level of JSON string escaping of `s` (`\"`, `\\`, `\n`, `\uXXXX`), leniently:
+/// the Llama files' text holds bare quotes between its turns, so it is no JSON string, and an
+/// escape that means nothing is kept as written. `None` when there is nothing to undo.
 fn unescape_once(s: &str) -> Option<String> {
     if !s.contains('\\') {
         return None;
     }
-    serde_json::from_str::<String>(&format!("\"{s}\"")).ok()
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek().copied() {
+            Some(e @ ('"' | '\\' | '/')) => {
+                out.push(e);
+                chars.next();
+            }
+            Some('n') => {
+                out.push('\n');
+                chars.next();
+            }
+            Some('t') => {
+                out.push('\t');
+                chars.next();
+            }
+            Some('r') => {
+                out.push('\r');
+                chars.next();
+            }
+            Some('u') => {
+                let hex: String = chars.clone().skip(1).take(4).collect();
+                match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                    Some(ch) if hex.len() == 4 => {
+                        out.push(ch);
+                        for _ in 0..5 {
+                            chars.next();
+                        }
+                    }
+                    _ => out.push('\\'),
+                }
+            }
+            _ => out.push('\\'),
+        }
+    }
+    (out != s).then_some(out)
 }
 
 /// One Llama 2 line: a JSON string, then `label: true|false`. The string holds the turns
