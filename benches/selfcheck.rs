@@ -148,7 +148,15 @@ async fn raw_capacity(url: &str, set: &TripleSet, n: usize, conc: usize) -> f64 
         "[[models]]\nname = \"g\"\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \"selfcheck\"\n",
     )
     .unwrap();
-    let items = engine::items("raw", set, &set.triples, &m.models, 3, &Default::default());
+    let items = engine::items(
+        "raw",
+        set,
+        &set.triples,
+        &set.triples,
+        &m.models,
+        3,
+        &Default::default(),
+    );
     let mut all = Vec::new();
     for it in items.iter().take(300) {
         let shots: Vec<prompts::Shot> = serde_json::from_str(&it.shots).unwrap();

@@ -99,7 +99,7 @@ pub fn judge_reply(data: &[u8]) {
             .nth(t.chars().count() / 3)
             .map_or(0, |c| c.0),
     );
-    let _ = parse::check_true(&s, object);
+    let _ = parse::check_true(&s, object, Some(&s));
     let _ = parse::check_false(rest, &s, object);
     let _ = parse::swap_phrase(rest, object, "X");
     // AutoHall's readers, with the echo of a prompt taken out first (any split of the input

@@ -34,6 +34,10 @@ pub struct SelfcheckArgs {
     /// Examples in the true-sentence prompt (other triples, never the item).
     #[arg(long, default_value_t = 3)]
     pub shots: u32,
+    /// A triples file whose records with a `sentence` are the pool the examples are drawn
+    /// from (the paper draws 10 from 41 hand-written ones); default: the dataset's own.
+    #[arg(long, value_name = "FILE")]
+    pub examples: Option<PathBuf>,
     /// Attempts at a sentence that passes its check before the triple is set aside.
     #[arg(long, default_value_t = 3)]
     pub attempts: u32,
@@ -138,6 +142,29 @@ fn new_task(
     )?;
     let mut set = loaded.set;
     let pool = set.triples.clone();
+    let examples = match &args.examples {
+        Some(p) => {
+            let ex = crate::dataset::triples::load_path(p, &relations)
+                .with_context(|| format!("reading the examples file {}", p.display()))?;
+            for pr in ex.problems.iter().filter(|p| p.is_error()) {
+                crate::warn!("{pr}");
+            }
+            let with: Vec<_> = ex
+                .set
+                .triples
+                .into_iter()
+                .filter(|t| t.sentence.is_some())
+                .collect();
+            if with.is_empty() {
+                bail!(
+                    "{}: no record has a `sentence` to show as an example",
+                    p.display()
+                );
+            }
+            Some(with)
+        }
+        None => None,
+    };
     if let Some(f) = Filter::new(args.filter.as_deref(), |p| set.by_id(p).is_some())? {
         set.triples.retain(|t| f.keeps(&t.id, &t.relation));
     }
@@ -170,6 +197,7 @@ fn new_task(
             },
             filter: args.filter.clone(),
             bins: args.bins,
+            examples,
             false_by: args.false_by,
         },
     );

@@ -63,13 +63,22 @@ pub(crate) fn swap_phrase(sentence: &str, object: &str, decoy: &str) -> String {
     }
 }
 
-/// Why a true sentence fails its check, if it does.
-pub(crate) fn check_true(sentence: &str, object: &str) -> Result<(), String> {
+/// Why a true sentence fails its check, if it does: empty, without the object, or the source
+/// sentence copied word for word (no paraphrase).
+pub(crate) fn check_true(sentence: &str, object: &str, source: Option<&str>) -> Result<(), String> {
     if sentence.trim().is_empty() {
         return Err("empty".into());
     }
     if !contains_phrase(sentence, object) {
         return Err(format!("does not contain the object {object:?}"));
+    }
+    // The paper asks for a paraphrase: the source sentence copied word for word (case and
+    // punctuation aside) is one that failed, asked again like a missing object.
+    if let Some(src) = source
+        && !words(src).is_empty()
+        && words(src) == words(sentence)
+    {
+        return Err("copies the source sentence word for word".into());
     }
     Ok(())
 }
@@ -326,8 +335,24 @@ mod tests {
             )
             .is_ok()
         );
-        assert!(check_true("Pride and Prejudice is by jane austen.", "Jane Austen").is_ok());
-        assert!(check_true("Pride and Prejudice is by Austen.", "Jane Austen").is_err());
+        assert!(
+            check_true(
+                "Pride and Prejudice is by jane austen.",
+                "Jane Austen",
+                None
+            )
+            .is_ok()
+        );
+        assert!(check_true("Pride and Prejudice is by Austen.", "Jane Austen", None).is_err());
+        // A copy of the source sentence is no paraphrase; a rewording of it is.
+        let src = Some("Pride and Prejudice was written by Jane Austen.");
+        let e = check_true(
+            "pride and prejudice was written by Jane Austen",
+            "Jane Austen",
+            src,
+        );
+        assert_eq!(e.unwrap_err(), "copies the source sentence word for word");
+        assert!(check_true("Jane Austen wrote Pride and Prejudice.", "Jane Austen", src).is_ok());
     }
 
     #[test]

@@ -316,8 +316,9 @@ async fn item(sh: &Shared, mut it: SelfcheckItem, mut need: Vec<(Sentence, Strin
         let fact = prompts::fact(&it.subject, &it.relation, &it.object, it.source.as_deref());
         let req = prompts::true_sentence(&fact, &it.object, &shots, params.clone());
         let object = it.object.clone();
+        let source = it.source.clone();
         match write(sh, &generator, &it, Sentence::True, req, |s| {
-            check_true(s, &object)
+            check_true(s, &object, source.as_deref())
         })
         .await
         {
@@ -464,11 +465,13 @@ async fn judge(sh: &Shared, it: &SelfcheckItem, s: Sentence, detector: String, m
 }
 
 /// The items of a new run: one per triple and generator, with its examples chosen.
-/// Examples and decoys come from `pool` (the whole dataset, before a filter or a limit).
+/// Examples and their decoys come from `examples`, the item's own swap decoy from `pool` (the
+/// whole dataset, before a filter or a limit).
 pub fn items(
     run_id: &str,
     set: &crate::dataset::triples::TripleSet,
     pool: &[crate::dataset::triples::Triple],
+    examples: &[crate::dataset::triples::Triple],
     generators: &[ModelConfig],
     shots: usize,
     over: &Params,
@@ -483,7 +486,7 @@ pub fn items(
         .overlay(over);
         for t in &set.triples {
             let ex: Vec<prompts::Shot> = prompts::pick_shots(
-                pool,
+                examples,
                 &t.id,
                 |x| x.id.as_str(),
                 |x| x.sentence.is_some(),
@@ -497,7 +500,7 @@ pub fn items(
                 // Another object of the same relation (never the item's own object: that would
                 // show the answer).
                 decoy: prompts::pick_shots(
-                    pool,
+                    examples,
                     &x.id,
                     |y| y.id.as_str(),
                     |y| {
@@ -554,6 +557,9 @@ pub struct Plan {
     pub filter: Option<String>,
     pub bins: u32,
     pub false_by: crate::store::FalseBy,
+    /// Where the few-shot examples (and their decoys) are drawn from, when not from the
+    /// dataset itself: the paper draws 10 from 41 hand-written ones.
+    pub examples: Option<Vec<crate::dataset::triples::Triple>>,
 }
 
 impl Default for Plan {
@@ -565,6 +571,7 @@ impl Default for Plan {
             filter: None,
             bins: 20,
             false_by: crate::store::FalseBy::Model,
+            examples: None,
         }
     }
 }
@@ -581,7 +588,16 @@ pub fn plan(
 ) -> (SelfcheckRun, Vec<SelfcheckItem>, Vec<ModelConfig>) {
     use crate::store::{ModelSnapshot, SelfcheckConfig};
     let id = crate::store::new_run_id();
-    let items = items(&id, set, pool, &generators, p.shots as usize, &p.params);
+    let examples = p.examples.as_deref().unwrap_or(pool);
+    let items = items(
+        &id,
+        set,
+        pool,
+        examples,
+        &generators,
+        p.shots as usize,
+        &p.params,
+    );
     let run = SelfcheckRun {
         id,
         created_at: now_secs(),
@@ -605,4 +621,79 @@ pub fn plan(
         }
     }
     (run, items, models)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::triples::Triple;
+
+    fn triple(id: &str, relation: &str, object: &str, sentence: Option<&str>) -> Triple {
+        Triple {
+            id: id.into(),
+            subject: format!("s-{id}"),
+            relation: relation.into(),
+            object: object.into(),
+            sentence: sentence.map(str::to_string),
+            popularity: None,
+        }
+    }
+
+    /// Given an examples pool, the shots come from it (with their decoys), never from the
+    /// dataset; the item's own swap decoy still comes from the dataset.
+    #[test]
+    fn the_shots_come_from_the_examples_pool_when_one_is_given() {
+        let set = crate::dataset::triples::sample_triples().set;
+        let examples = vec![
+            triple(
+                "e1",
+                "capital",
+                "Paris",
+                Some("Paris is the capital of France."),
+            ),
+            triple(
+                "e2",
+                "capital",
+                "Rome",
+                Some("Rome is the capital of Italy."),
+            ),
+            triple(
+                "e3",
+                "capital",
+                "Oslo",
+                Some("Oslo is the capital of Norway."),
+            ),
+        ];
+        let generator: ModelConfig = toml::from_str(
+            "name = \"g\"\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"",
+        )
+        .unwrap();
+        let (_, items, _) = plan(
+            "x".into(),
+            &set,
+            &set.triples,
+            vec![generator],
+            vec![],
+            Plan {
+                shots: 2,
+                examples: Some(examples.clone()),
+                ..Plan::default()
+            },
+        );
+        assert_eq!(items.len(), set.triples.len());
+        let pool_objects: Vec<&str> = examples.iter().map(|e| e.object.as_str()).collect();
+        for it in &items {
+            let shots: Vec<prompts::Shot> = serde_json::from_str(&it.shots).unwrap();
+            assert_eq!(shots.len(), 2);
+            for s in &shots {
+                assert!(pool_objects.contains(&s.object.as_str()), "{s:?}");
+                // A decoy is another example's object of the same relation.
+                let d = s.decoy.as_deref().unwrap();
+                assert!(pool_objects.contains(&d) && d != s.object, "{s:?}");
+            }
+            if let Some(d) = &it.decoy {
+                assert!(!pool_objects.contains(&d.as_str()), "{d}");
+            }
+        }
+    }
 }
