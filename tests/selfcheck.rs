@@ -56,7 +56,7 @@ impl Env {
 
 fn triple(id: &str, subject: &str, relation: &str, object: &str, pop: f64) -> String {
     serde_json::json!({"id": id, "subject": subject, "relation": relation, "object": object,
-                       "sentence": format!("{subject} has {relation} {object}."), "popularity": pop})
+                       "sentence": format!("{object} is the {relation} of {subject}."), "popularity": pop})
     .to_string()
 }
 
