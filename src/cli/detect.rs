@@ -339,10 +339,19 @@ pub(crate) fn autohall(
     let c = &args.common;
     let db = c.lane.db.clone().unwrap_or_else(|| default_db(dirs));
     if !args.import.is_empty() {
-        return super::autohall_import::import(&args, &db);
+        return super::autohall_reports::import(
+            &super::autohall_reports::Import {
+                claims: args.dataset.as_deref(),
+                files: &args.import,
+                model_name: args.model_name.as_deref(),
+                reading: args.reading,
+                json: c.lane.json,
+            },
+            &db,
+        );
     }
     if let Some(id) = &args.analyse {
-        return super::autohall_import::analyse(id, &db, c.lane.json);
+        return super::autohall_reports::analyse(id, &db, c.lane.json);
     }
     let store = Store::open(&db)?;
     let plan = match &c.lane.resume {
@@ -377,7 +386,10 @@ fn drive(
                 let line = json!({"event": "results", "detect_id": run.id, "claims": rep});
                 println!("{}", crate::text::json_for_terminal(&line.to_string()));
             } else {
-                eprint!("{}", crate::text::sanitize(&claims_table(&rep)));
+                eprint!(
+                    "{}",
+                    crate::text::sanitize(&super::autohall_reports::claims_table(&rep))
+                );
             }
         }
         DetectKind::Answers => {
@@ -406,79 +418,6 @@ fn drive(
         crate::say!("{}", run.id);
     }
     Ok(super::background::exit_code(&summary, command, &run.id, db))
-}
-
-fn pct(v: Option<f64>) -> String {
-    v.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into())
-}
-
-fn temp(t: Option<f64>) -> String {
-    t.map(|t| format!("{t}")).unwrap_or_else(|| "-".into())
-}
-
-/// AutoHall's two tables for the terminal.
-pub(crate) fn claims_table(rep: &results::ClaimsReport) -> String {
-    let mut s = String::new();
-    s.push_str(&format!(
-        "\ncollection            {:>6} {:>7} {:>7} {:>8} {:>5} {:>5} {:>6}\n",
-        "claims", "failed", "refused", "unparsed", "#N", "#H", "H%"
-    ));
-    for c in &rep.collection {
-        s.push_str(&format!(
-            "{:<16} t={:<4} {:>6} {:>7} {:>7} {:>8} {:>5} {:>5} {:>6}\n",
-            c.model,
-            temp(c.temperature),
-            c.claims,
-            c.failed,
-            c.refused,
-            c.unparsed,
-            c.n,
-            c.h,
-            pct(c.h_rate)
-        ));
-    }
-    s.push_str(&format!(
-        "\ndetection (balanced, K={}, seed {})  {:>5} {:>6}  {:>5} {:>5} {:>5} {:>5}  {:>5} {:>5}\n",
-        rep.k, rep.seed, "set", "scored", "acc", "P", "R", "F1", "AUROC", "AUPRC"
-    ));
-    for d in &rep.detection {
-        s.push_str(&format!(
-            "{:<16} t={:<4} OR rule    {:>5} {:>6}  {:>5} {:>5} {:>5} {:>5}  {:>5} {:>5}\n",
-            d.model,
-            temp(d.temperature),
-            d.balanced,
-            d.scored,
-            pct(d.or_rule.accuracy),
-            pct(d.or_rule.precision),
-            pct(d.or_rule.recall),
-            pct(d.or_rule.f1),
-            pct(d.auroc),
-            pct(d.auprc)
-        ));
-        if d.scored > 0 {
-            let m = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
-            s.push_str(&format!(
-                "{:<16} {:<6} mean conflicts of K: hallucinated {}, factual {} · {} unreadable pair replies\n",
-                "",
-                "",
-                m(d.mean_conflicts_h),
-                m(d.mean_conflicts_f),
-                d.unreadable_pairs
-            ));
-        }
-        for (th, sc) in d.thresholds.iter().skip(1) {
-            s.push_str(&format!(
-                "{:<16} {:<6} >= {th:<2} conflicts           {:>5} {:>5} {:>5} {:>5}\n",
-                "",
-                "",
-                pct(sc.accuracy),
-                pct(sc.precision),
-                pct(sc.recall),
-                pct(sc.f1)
-            ));
-        }
-    }
-    s
 }
 
 fn step_json(step: Step) -> serde_json::Value {

@@ -1,6 +1,6 @@
 //! Command-line interface: no subcommand opens the TUI; subcommands run headless.
 
-mod autohall_import;
+mod autohall_reports;
 pub(crate) mod background;
 pub(crate) mod detect;
 pub(crate) mod exchange;

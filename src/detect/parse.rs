@@ -62,6 +62,18 @@ static VERDICTS: LazyLock<Vec<(Regex, bool)>> = LazyLock::new(|| {
             false,
         ),
         (r(r"\bnot\s+contradictory\b"), false),
+        (r(r"\b(?:is|are)\s+not\s+(?:a\s+)?contradictions?\b"), false),
+        (r(r"\bnot\s+a\s+contradiction\b"), false),
+        (r(r"\bnot\s+mutually\s+exclusive\b"), false),
+        // "They contradict each other, but they can both be true" says both: with the words
+        // below it holds a verdict of each kind and is read as none. "Cannot both be true"
+        // (the question's own definition of a contradiction) says conflict.
+        (
+            r(r"\b(?:cannot|can't|can\s+not)\s+both\s+be\s+true\b"),
+            true,
+        ),
+        (r(r"\bcan\s+(?:both\s+)?be\s+(?:both\s+)?true\b"), false),
+        (r(r"\bcan\s+be\s+reconciled\b"), false),
         (r(r"\bnon[- ]?contradictory\b"), false),
         (r(r"\bneither\s+contradict"), false),
         // "conflict" family, including negations of "consistent"/"agree".
@@ -355,7 +367,7 @@ pub fn read_truth(reply: &str) -> Option<Truth> {
         Regex::new(r"(?im)^\W*(?:final\s+)?(?:answer|verdict|classification|label|conclusion)\s*[:\-–]\s*(.+)$").expect("a fixed pattern")
     });
     static WORDS: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)\b(?:(not|isn't|is\s+not|aren't|never)\s+(true|false|correct|accurate|incorrect|inaccurate)|(untrue|true|false|incorrect|inaccurate|correct|accurate|misleading|supported|refuted))\b").expect("a fixed pattern")
+        Regex::new(r"(?i)\b(?:(not|isn't|is\s+not|aren't|never)\s+(?:a\s+)?(?:(?:entirely|completely|fully|totally|wholly|quite|necessarily|really|exactly|strictly|scientific)\s+)?(true|false|correct|accurate|incorrect|inaccurate|fact)|(untrue|true|false|incorrect|inaccurate|correct|accurate|misleading|supported|refuted))\b").expect("a fixed pattern")
     });
     let first_verdict = |t: &str| -> Option<Truth> {
         let c = WORDS.captures(t)?;
@@ -366,7 +378,7 @@ pub fn read_truth(reply: &str) -> Option<Truth> {
         };
         let positive = matches!(
             word.to_ascii_lowercase().as_str(),
-            "true" | "correct" | "accurate" | "supported"
+            "true" | "correct" | "accurate" | "supported" | "fact"
         );
         Some(if positive != negated {
             Truth::True
@@ -399,7 +411,19 @@ pub fn read_truth(reply: &str) -> Option<Truth> {
     if refusal(reply) && !ANSWER.is_match(reply) {
         return None;
     }
-    first_verdict(reply)
+    // The verdict is the first sentence's; one that says both ("The claim is true, but it's not
+    // a fact") gives none. "It is false, not true" says false twice.
+    let first = reply
+        .split_inclusive(['.', '\n', '!'])
+        .find(|s| WORDS.is_match(s))?;
+    let mut all = WORDS
+        .find_iter(first)
+        .filter_map(|m| first_verdict(m.as_str()));
+    let verdict = all.next()?;
+    if all.any(|v| v != verdict) {
+        return None;
+    }
+    Some(verdict)
 }
 
 /// Whether a generated reference is a refusal without content ("I cannot provide a specific
@@ -822,5 +846,35 @@ mod tests {
         ] {
             assert!(!is_refusal(r), "{r:?}");
         }
+    }
+
+    /// Replies that say both (seen in the hand-labelled fixture of real SmolLM2 replies) are
+    /// no verdict; the question's own definition ("cannot both be true") is a conflict.
+    #[test]
+    fn a_reply_that_contradicts_itself_gives_no_verdict() {
+        for reply in [
+            "The two answers do contradict each other, but they can both be true.",
+            "The two answers do contradict each other, but they can be reconciled by considering the context.",
+            "The two answers contradict each other, but the first answer is not a contradiction.",
+        ] {
+            assert_eq!(read_pair(reply), None, "{reply:?}");
+        }
+        let c = |r: &str| read_pair(r).map(|p| p.conflict);
+        assert_eq!(
+            c("The two answers contradict each other, as they cannot both be true."),
+            Some(true)
+        );
+        assert_eq!(
+            c("The answer is not a contradiction. The two answers are not mutually exclusive, and the two answers can both be true."),
+            Some(false)
+        );
+        // Classification: "not entirely true" is false; "true, but not a fact" says both.
+        assert_eq!(read_truth("The claim is not entirely true."), Some(Truth::False));
+        assert_eq!(read_truth("The claim is true, but it's not a fact."), None);
+        assert_eq!(read_truth("It is false, not true."), Some(Truth::False));
+        assert_eq!(
+            read_truth("The claim is not true. It has indeed grown, but it's not a fact."),
+            Some(Truth::False)
+        );
     }
 }

@@ -23,6 +23,10 @@ const WHOLE_UNIT: usize = 3;
 /// Once a passage of the prompt has been echoed, a copy of this many of its words is an echo too.
 const REPEATED_RUN: usize = 4;
 
+/// A reply that ends this many words into a prompt sentence, with nothing after them, was cut
+/// short while copying it.
+const CUT_SHORT: usize = 3;
+
 /// The search compares every reply word with every prompt word; these bound it (a hostile
 /// server's megabyte reply costs at most 2 × 16 M comparisons). Echoes sit at a reply's start and a
 /// verdict in its first lines; words past the bound are kept as they are.
@@ -147,7 +151,13 @@ pub(crate) fn echoed_spans(reply: &str, prompt: &str) -> Vec<(usize, usize)> {
                 }
                 mark = mark.max(take);
             }
-            for c in &mut copied[i..i + mark] {
+            // A copy that opens with the last word of one of the reply's own sentences ("... it
+            // is not a fact. The claim relies on ..." where the prompt reads "... a documented
+            // fact. The claim relies on ...") leaves that word to the model: words are compared
+            // without their punctuation, so the run began a word early.
+            let lead =
+                usize::from(mark > 1 && reply[r[i].end..r[i + 1].start].contains(['.', '!', '?']));
+            for c in &mut copied[i + lead..i + mark] {
                 *c = true;
             }
             for j in next_touched.drain(..) {
@@ -158,6 +168,29 @@ pub(crate) fn echoed_spans(reply: &str, prompt: &str) -> Vec<(usize, usize)> {
         }
         if !echoed.contains(&true) {
             break;
+        }
+    }
+    // A reply cut short by its token cap in the middle of copying a prompt sentence ends with
+    // that sentence's first words and nothing after them ("... Do the two answers contradict"):
+    // the fragment is an echo too, though too short for the rules above.
+    let tail_open = reply[r[r.len() - 1].end..]
+        .chars()
+        .all(|c| !matches!(c, '.' | '?' | '!') && !c.is_alphanumeric());
+    if tail_open {
+        let longest = (1..=r.len().min(LONG_RUN))
+            .rev()
+            .filter(|m| *m >= CUT_SHORT)
+            .find(|&m| {
+                let from = r.len() - m;
+                (0..p.len()).any(|j| {
+                    unit_start(j) && unit_len[p[j].unit] > m && rid[from..] == pid[j..j + m]
+                })
+            });
+        if let Some(m) = longest {
+            let n = r.len();
+            for c in &mut copied[n - m..] {
+                *c = true;
+            }
         }
     }
     let mut spans: Vec<(usize, usize)> = Vec::new();
@@ -260,5 +293,19 @@ mod tests {
         assert_eq!(spans[0].0, 0);
         assert!(spans[0].1 < many.len() && many[spans[0].1..].contains("la"));
         assert!(echoed_spans(reply, "").is_empty());
+    }
+
+    /// A reply cut off by its token cap while copying a prompt sentence ends with that
+    /// sentence's first words: an echo, though only four words long. The same words followed by
+    /// the model's own ending are kept.
+    #[test]
+    fn a_copy_cut_short_at_the_end_is_an_echo() {
+        let reply = "This is a good thing that the surface is cooling.\n\nDo the two answers contradict";
+        let own = without_echo(reply, PROMPT);
+        assert!(!own.contains("contradict"), "{own:?}");
+        assert!(own.contains("good thing"), "{own:?}");
+        let kept = "Yes. Do the two answers contradict? They do.";
+        assert!(without_echo(kept, PROMPT).contains("They do"));
+        assert_eq!(without_echo("No, they do not contradict", PROMPT), "No, they do not contradict");
     }
 }

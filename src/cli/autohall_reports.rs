@@ -1,5 +1,7 @@
-//! `prism autohall --import FILES [CLAIMS]`: AutoHall's released outputs stored as a run, with
-//! the collection table of prism's own runs (#N, #H, H%) and what the import had to decide.
+//! AutoHall's tables for the terminal: the claims tables after a run, `prism autohall --import
+//! FILES [CLAIMS]` (the authors' released outputs stored as a run, with the collection table of
+//! prism's own runs and what the import had to decide) and `prism autohall --analyse RUN` (the
+//! paper's analyses of a stored run).
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -7,7 +9,6 @@ use std::path::Path;
 use anyhow::{Context, bail};
 use serde_json::json;
 
-use super::detect::{AutohallArgs, claims_table};
 use crate::detect::import::{self, File};
 use crate::detect::{released, results};
 use crate::store::{DetectWrite, Store};
@@ -16,9 +17,19 @@ fn truth(t: Option<crate::dataset::claims::Truth>) -> &'static str {
     t.map_or("unread", |t| t.as_str())
 }
 
-pub(super) fn import(args: &AutohallArgs, db: &Path) -> anyhow::Result<i32> {
-    let json_mode = args.common.lane.json || !std::io::stdout().is_terminal();
-    let claims = match &args.dataset {
+/// What `prism autohall --import` was asked.
+pub(super) struct Import<'a> {
+    /// The claims file the claims' truth is read from.
+    pub claims: Option<&'a Path>,
+    pub files: &'a [std::path::PathBuf],
+    pub model_name: Option<&'a str>,
+    pub reading: import::Reading,
+    pub json: bool,
+}
+
+pub(super) fn import(args: &Import<'_>, db: &Path) -> anyhow::Result<i32> {
+    let json_mode = args.json || !std::io::stdout().is_terminal();
+    let claims = match args.claims {
         Some(p) => {
             let loaded = crate::dataset::claims::load_path(p)
                 .with_context(|| format!("reading the claims file {}", p.display()))?;
@@ -30,7 +41,7 @@ pub(super) fn import(args: &AutohallArgs, db: &Path) -> anyhow::Result<i32> {
         None => None,
     };
     let mut files = Vec::new();
-    for path in &args.import {
+    for path in args.files {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let shown = path.display().to_string();
@@ -56,7 +67,7 @@ pub(super) fn import(args: &AutohallArgs, db: &Path) -> anyhow::Result<i32> {
                 .join(", ")
         );
     }
-    let dataset = match &args.dataset {
+    let dataset = match args.claims {
         Some(p) => p.display().to_string(),
         None => files
             .iter()
@@ -67,7 +78,7 @@ pub(super) fn import(args: &AutohallArgs, db: &Path) -> anyhow::Result<i32> {
     let (run, targets, summary) = import::build(
         &files,
         claims.as_ref(),
-        args.model_name.as_deref(),
+        args.model_name,
         args.reading,
         dataset,
     );
@@ -126,10 +137,6 @@ pub(super) fn import(args: &AutohallArgs, db: &Path) -> anyhow::Result<i32> {
     eprint!("{}", crate::text::sanitize(&claims_table(&rep)));
     crate::say!("{}", run.id);
     Ok(0)
-}
-
-fn pct(v: Option<f64>) -> String {
-    v.map_or("-".into(), |v| format!("{v:.1}"))
 }
 
 fn slice_rows(title: &str, slices: &[crate::detect::analysis::Slice]) -> String {
@@ -233,4 +240,77 @@ pub(super) fn analyse(id: &str, db: &Path, json: bool) -> anyhow::Result<i32> {
     }
     eprint!("{}", crate::text::sanitize(&s));
     Ok(0)
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into())
+}
+
+fn temp(t: Option<f64>) -> String {
+    t.map(|t| format!("{t}")).unwrap_or_else(|| "-".into())
+}
+
+/// AutoHall's two tables for the terminal.
+pub(super) fn claims_table(rep: &results::ClaimsReport) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "\ncollection            {:>6} {:>7} {:>7} {:>8} {:>5} {:>5} {:>6}\n",
+        "claims", "failed", "refused", "unparsed", "#N", "#H", "H%"
+    ));
+    for c in &rep.collection {
+        s.push_str(&format!(
+            "{:<16} t={:<4} {:>6} {:>7} {:>7} {:>8} {:>5} {:>5} {:>6}\n",
+            c.model,
+            temp(c.temperature),
+            c.claims,
+            c.failed,
+            c.refused,
+            c.unparsed,
+            c.n,
+            c.h,
+            pct(c.h_rate)
+        ));
+    }
+    s.push_str(&format!(
+        "\ndetection (balanced, K={}, seed {})  {:>5} {:>6}  {:>5} {:>5} {:>5} {:>5}  {:>5} {:>5}\n",
+        rep.k, rep.seed, "set", "scored", "acc", "P", "R", "F1", "AUROC", "AUPRC"
+    ));
+    for d in &rep.detection {
+        s.push_str(&format!(
+            "{:<16} t={:<4} OR rule    {:>5} {:>6}  {:>5} {:>5} {:>5} {:>5}  {:>5} {:>5}\n",
+            d.model,
+            temp(d.temperature),
+            d.balanced,
+            d.scored,
+            pct(d.or_rule.accuracy),
+            pct(d.or_rule.precision),
+            pct(d.or_rule.recall),
+            pct(d.or_rule.f1),
+            pct(d.auroc),
+            pct(d.auprc)
+        ));
+        if d.scored > 0 {
+            let m = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
+            s.push_str(&format!(
+                "{:<16} {:<6} mean conflicts of K: hallucinated {}, factual {} · {} unreadable pair replies\n",
+                "",
+                "",
+                m(d.mean_conflicts_h),
+                m(d.mean_conflicts_f),
+                d.unreadable_pairs
+            ));
+        }
+        for (th, sc) in d.thresholds.iter().skip(1) {
+            s.push_str(&format!(
+                "{:<16} {:<6} >= {th:<2} conflicts           {:>5} {:>5} {:>5} {:>5}\n",
+                "",
+                "",
+                pct(sc.accuracy),
+                pct(sc.precision),
+                pct(sc.recall),
+                pct(sc.f1)
+            ));
+        }
+    }
+    s
 }
