@@ -197,48 +197,22 @@ fn length_group_name(g: usize) -> String {
 mod tests {
     use super::*;
     use crate::dataset::claims::Truth;
+    use crate::detect::test_support;
     use crate::store::{Class, PairRecord, Verdict};
 
+    /// A reference of `words` words on `topic`, hallucinated or not (label true, classified
+    /// false or true).
     fn target(idx: u32, h: bool, words: usize, topic: &str) -> Target {
+        let class = if h { Class::False } else { Class::True };
         Target {
-            run_id: "d".into(),
-            idx,
-            item_id: format!("c{idx}"),
             task_id: topic.into(),
-            model: "m".into(),
-            temperature: Some(0.5),
-            source_run: None,
-            source_job: None,
-            prompt: String::new(),
-            question: "q".into(),
-            params: "{}".into(),
             answer: Some(vec!["w"; words].join(" ")),
-            answer_error: None,
-            refused: false,
-            label: Some(Truth::True),
-            class: Some(if h { Class::False } else { Class::True }),
-            class_reply: None,
-            class_error: None,
-            rounds: 1,
+            ..test_support::target(idx, Truth::True, class)
         }
     }
 
     fn pair(target: u32, k: u32, verdict: Verdict) -> PairRecord {
-        PairRecord {
-            run_id: "d".into(),
-            target,
-            round: 0,
-            k,
-            judge: "m".into(),
-            verdict,
-            explanation: None,
-            quote_a: None,
-            quote_b: None,
-            reply: None,
-            error: None,
-            attempts: 1,
-            created_at: 0,
-        }
+        test_support::pair(target, 0, k, verdict)
     }
 
     /// Two hallucinated and two factual references, K = 3, every one in the balanced set. The

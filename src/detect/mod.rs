@@ -14,3 +14,5 @@ pub(crate) mod results;
 pub mod run;
 pub mod stored;
 pub mod targets;
+#[cfg(test)]
+pub(crate) mod test_support;

@@ -865,11 +865,16 @@ mod tests {
             Some(true)
         );
         assert_eq!(
-            c("The answer is not a contradiction. The two answers are not mutually exclusive, and the two answers can both be true."),
+            c(
+                "The answer is not a contradiction. The two answers are not mutually exclusive, and the two answers can both be true."
+            ),
             Some(false)
         );
         // Classification: "not entirely true" is false; "true, but not a fact" says both.
-        assert_eq!(read_truth("The claim is not entirely true."), Some(Truth::False));
+        assert_eq!(
+            read_truth("The claim is not entirely true."),
+            Some(Truth::False)
+        );
         assert_eq!(read_truth("The claim is true, but it's not a fact."), None);
         assert_eq!(read_truth("It is false, not true."), Some(Truth::False));
         assert_eq!(

@@ -445,49 +445,7 @@ pub(crate) fn agreement(flags: &[AnswerFlag]) -> Vec<Agreement> {
 mod tests {
     use super::*;
     use crate::dataset::claims::Truth;
-    use crate::store::PairRecord;
-
-    fn target(idx: u32, label: Truth, class: Class) -> Target {
-        Target {
-            run_id: "d".into(),
-            idx,
-            item_id: format!("c{idx}"),
-            task_id: "topic".into(),
-            model: "m".into(),
-            temperature: Some(0.5),
-            source_run: None,
-            source_job: None,
-            prompt: String::new(),
-            question: "claim".into(),
-            params: "{}".into(),
-            answer: Some("a reference".into()),
-            answer_error: None,
-            refused: false,
-            label: Some(label),
-            class: Some(class),
-            class_reply: None,
-            class_error: None,
-            rounds: 1,
-        }
-    }
-
-    fn pair(target: u32, round: u32, k: u32, verdict: Verdict) -> PairRecord {
-        PairRecord {
-            run_id: "d".into(),
-            target,
-            round,
-            k,
-            judge: "m".into(),
-            verdict,
-            explanation: None,
-            quote_a: None,
-            quote_b: None,
-            reply: None,
-            error: None,
-            attempts: 1,
-            created_at: 0,
-        }
-    }
+    use crate::detect::test_support::{pair, target};
 
     #[test]
     fn outcome_counts_round_zero_only_and_rates_unparsed_half() {

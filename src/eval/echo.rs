@@ -300,12 +300,16 @@ mod tests {
     /// the model's own ending are kept.
     #[test]
     fn a_copy_cut_short_at_the_end_is_an_echo() {
-        let reply = "This is a good thing that the surface is cooling.\n\nDo the two answers contradict";
+        let reply =
+            "This is a good thing that the surface is cooling.\n\nDo the two answers contradict";
         let own = without_echo(reply, PROMPT);
         assert!(!own.contains("contradict"), "{own:?}");
         assert!(own.contains("good thing"), "{own:?}");
         let kept = "Yes. Do the two answers contradict? They do.";
         assert!(without_echo(kept, PROMPT).contains("They do"));
-        assert_eq!(without_echo("No, they do not contradict", PROMPT), "No, they do not contradict");
+        assert_eq!(
+            without_echo("No, they do not contradict", PROMPT),
+            "No, they do not contradict"
+        );
     }
 }

@@ -733,27 +733,7 @@ mod tests {
     fn result(label: Truth, class: Class, conflicts: u32, missing: u32) -> ClaimResult {
         ClaimResult {
             detect_id: "d".into(),
-            target: Target {
-                run_id: "d".into(),
-                idx: 0,
-                item_id: "c".into(),
-                task_id: "t".into(),
-                model: "m".into(),
-                temperature: Some(0.5),
-                source_run: None,
-                source_job: None,
-                prompt: String::new(),
-                question: "q".into(),
-                params: "{}".into(),
-                answer: Some("a reference".into()),
-                answer_error: None,
-                refused: false,
-                label: Some(label),
-                class: Some(class),
-                class_reply: None,
-                class_error: None,
-                rounds: 1,
-            },
+            target: crate::detect::test_support::target(0, label, class),
             outcome: Some(Outcome {
                 k: 3,
                 conflicts,
