@@ -737,3 +737,82 @@ fn analyses_of_a_stored_run() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("holds no samples"));
 }
+
+/// `--prompts FILE` rewords the pair check, the classification and the reference requests:
+/// the server is asked in the user's words only, the run records them; a template without its
+/// placeholders is refused, naming the file and the template.
+#[test]
+fn the_prompts_are_the_users_when_given() {
+    let env = Env::new();
+    let file = env.claims(&SCRIPTED[..2]);
+    let prompts = env.dir.path().join("prompts.toml");
+    std::fs::write(
+        &prompts,
+        r#"pair_check = "Question: {question}\nAnswer A: {a}\nAnswer B: {b}\n\nDo the two answers contradict each other? Wording P3."
+classification = "Claim: {claim}\nReference: {reference}\nBased on the reference, is the claim true or false? (P3)"
+references = ["Cite one source about this claim (P3): {claim}"]
+"#,
+    )
+    .unwrap();
+    let out = env
+        .prism()
+        .arg("autohall")
+        .arg(&file)
+        .args([
+            "--models",
+            "ah",
+            "--temperature",
+            "0.5",
+            "-k",
+            "2",
+            "--json",
+        ])
+        .arg("--prompts")
+        .arg(&prompts)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = detect_id(&events(&out.stdout));
+    assert!(env.mock.attempts_for("autohall", "Wording P3.") >= 4);
+    assert!(env.mock.attempts_for("autohall", "true or false? (P3)") >= 2);
+    assert!(
+        env.mock
+            .attempts_for("autohall", "Cite one source about this claim (P3)")
+            >= 2
+    );
+    assert_eq!(
+        env.mock
+            .attempts_for("autohall", "Two answers were given to the same question"),
+        0
+    );
+    let store = Store::open(&env.db()).unwrap();
+    let run = store.detect_run(&id).unwrap().unwrap();
+    assert!(
+        run.config
+            .templates
+            .pair_check
+            .unwrap()
+            .contains("Wording P3")
+    );
+
+    std::fs::write(&prompts, "pair_check = \"Do {a} and {b} clash?\"\n").unwrap();
+    let out = env
+        .prism()
+        .arg("autohall")
+        .arg(&file)
+        .args(["--models", "ah", "--prompts"])
+        .arg(&prompts)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("prompts.toml") && err.contains("lacks the placeholder {question}"),
+        "{err}"
+    );
+}

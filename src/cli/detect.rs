@@ -46,6 +46,11 @@ pub struct Common {
     /// own `max_tokens`, 128 for the built-in models); the pair checks keep the judge's.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=32768))]
     pub max_tokens: Option<u32>,
+    /// A TOML file rewording the prompts: `pair_check` ({question}, {a}, {b}),
+    /// `classification` ({claim}, {reference}), `references` (a list, {claim}); the run
+    /// records them.
+    #[arg(long, value_name = "FILE")]
+    pub prompts: Option<PathBuf>,
 }
 
 /// Options of `prism detect`.
@@ -118,6 +123,13 @@ fn options(c: &Common) -> DetectOptions {
         use_cache: !c.lane.no_cache,
         stream_deltas: false,
     }
+}
+
+fn templates_of(c: &Common) -> anyhow::Result<crate::detect::templates::Templates> {
+    c.prompts.as_deref().map_or_else(
+        || Ok(Default::default()),
+        crate::detect::templates::Templates::load,
+    )
 }
 
 fn judge_of(dirs: &Dirs, c: &Common) -> anyhow::Result<Option<ModelConfig>> {
@@ -240,6 +252,7 @@ fn answers_plan(
             ..Params::default()
         },
         filter: args.filter.clone(),
+        templates: templates_of(c)?,
         ..Settings::with_k(c.k)
     };
     let configured = load_models(dirs, c.lane.models_file.as_deref())?;
@@ -281,6 +294,7 @@ fn claims_plan(args: &AutohallArgs, dirs: &Dirs) -> anyhow::Result<Plan> {
             max_tokens: c.max_tokens,
             ..Params::default()
         },
+        templates: templates_of(c)?,
         ..Settings::with_k(c.k)
     };
     plan::claims(&set, dataset_ref, models, &settings)

@@ -14,5 +14,6 @@ pub(crate) mod results;
 pub mod run;
 pub mod stored;
 pub mod targets;
+pub mod templates;
 #[cfg(test)]
 pub(crate) mod test_support;

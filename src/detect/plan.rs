@@ -52,6 +52,8 @@ pub(crate) struct Settings {
     pub balanced_only: bool,
     /// The filter that chose the answers or claims, as the user wrote it.
     pub filter: Option<String>,
+    /// The user's wordings of the prompts.
+    pub templates: crate::detect::templates::Templates,
 }
 
 /// Attempts at a judge reply that can be read (AutoHall asks again when it cannot read one).
@@ -82,6 +84,7 @@ impl Settings {
                 judge_attempts: JUDGE_ATTEMPTS,
                 source_run: None,
                 filter: self.filter.clone(),
+                templates: self.templates.clone(),
                 ..DetectConfig::default()
             },
             status: RunStatus::Running,

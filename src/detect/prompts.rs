@@ -92,6 +92,58 @@ pub fn classification(claim: &str, reference: &str) -> ChatRequest {
     )
 }
 
+/// A claim's reference request `k` in the user's wording when given (see
+/// [`super::templates`]), else prism's; with the variant it used.
+pub fn reference_request_with(
+    t: &super::templates::Templates,
+    k: u32,
+    for_sample: bool,
+    claim: &str,
+) -> (ChatRequest, u32) {
+    match t.reference(k, for_sample) {
+        Some((i, tpl)) => (user(fill(tpl, &[("claim", claim)]), None), i),
+        None => {
+            let v = if for_sample {
+                reference_variant_index(k)
+            } else {
+                0
+            };
+            (reference_request(v, claim, None), v)
+        }
+    }
+}
+
+/// The classification in the user's wording when given, else prism's.
+pub fn classification_with(
+    t: &super::templates::Templates,
+    claim: &str,
+    reference: &str,
+) -> ChatRequest {
+    match &t.classification {
+        Some(tpl) => user(
+            fill(tpl, &[("claim", claim), ("reference", reference)]),
+            Some(0.0),
+        ),
+        None => classification(claim, reference),
+    }
+}
+
+/// The pair check in the user's wording when given, else prism's.
+pub fn pair_check_with(
+    t: &super::templates::Templates,
+    question: &str,
+    a: &str,
+    b: &str,
+) -> ChatRequest {
+    match &t.pair_check {
+        Some(tpl) => user(
+            fill(tpl, &[("question", question), ("a", a), ("b", b)]),
+            Some(0.0),
+        ),
+        None => pair_check(question, a, b),
+    }
+}
+
 /// The pair check: do two answers to the same question contradict each other? At temperature
 /// 0. The reply format is asked for in words, not as a template with placeholders: small models
 /// copy placeholders back verbatim ("Verdict: CONFLICT or CONSISTENT"), and every reply was

@@ -16,8 +16,8 @@ use super::prompts;
 use crate::engine::{BackendFactory, Caller, Delta, harness, judge};
 use crate::provider::{ChatRequest, Message, ModelConfig, Params};
 use crate::store::{
-    Class, DetectKind, DetectRun, DetectWrite, PairRecord, SampleRecord, StoreHandle, Target,
-    Verdict, now_secs,
+    Class, DetectConfig, DetectKind, DetectRun, DetectWrite, PairRecord, SampleRecord, StoreHandle,
+    Target, Verdict, now_secs,
 };
 
 /// One call of the pipeline.
@@ -437,11 +437,11 @@ fn params_of(t: &Target) -> Params {
 
 /// The request for the answer under test: a claim's reference in AutoHall's wording, or the
 /// item's prompt exactly as a run asks it.
-fn answer_request(kind: DetectKind, t: &Target, over: &Params) -> ChatRequest {
-    let params = params_of(t).overlay(over);
+fn answer_request(kind: DetectKind, t: &Target, cfg: &DetectConfig) -> ChatRequest {
+    let params = params_of(t).overlay(&cfg.params);
     match kind {
         DetectKind::Claims => {
-            let mut r = prompts::reference_request(0, &t.question, None);
+            let (mut r, _) = prompts::reference_request_with(&cfg.templates, 0, false, &t.question);
             r.params = params;
             r
         }
@@ -460,12 +460,11 @@ fn answer_request(kind: DetectKind, t: &Target, over: &Params) -> ChatRequest {
 }
 
 /// The request of sample `k`, and the variant of the wording it uses.
-fn sample_request(kind: DetectKind, t: &Target, k: u32, over: &Params) -> (ChatRequest, u32) {
-    let params = params_of(t).overlay(over);
+fn sample_request(kind: DetectKind, t: &Target, k: u32, cfg: &DetectConfig) -> (ChatRequest, u32) {
+    let params = params_of(t).overlay(&cfg.params);
     match kind {
         DetectKind::Claims => {
-            let v = prompts::reference_variant_index(k);
-            let mut r = prompts::reference_request(v, &t.question, None);
+            let (mut r, v) = prompts::reference_request_with(&cfg.templates, k, true, &t.question);
             r.params = params;
             (r, v)
         }
@@ -553,7 +552,7 @@ async fn answer(sh: &Shared, mut todo: Todo) -> Option<Todo> {
     let t = &mut todo.target;
     let caller = sh.callers.models.get(&t.model)?.clone();
     if t.answer.is_none() {
-        let req = answer_request(kind, t, &sh.run.config.params);
+        let req = answer_request(kind, t, &sh.run.config);
         let got = call(sh, &caller, t.idx, Step::Answer, &req, 0).await;
         if sh.life.is_cancelled() {
             return None;
@@ -605,7 +604,7 @@ async fn classify(sh: &Shared, mut t: Target) -> Option<Target> {
             attempt: 1,
             reason: None,
         });
-        let req = prompts::classification(&t.question, &answer);
+        let req = prompts::classification_with(&sh.run.config.templates, &t.question, &answer);
         let asked = judge::ask(&caller, &req, attempts(sh), |r| {
             read_truth_to(r, prompts::text_of(&req))
         })
@@ -702,7 +701,7 @@ async fn take_sample(
     round: u32,
     k: u32,
 ) -> Option<String> {
-    let (mut req, variant) = sample_request(sh.run.kind, t, k, &sh.run.config.params);
+    let (mut req, variant) = sample_request(sh.run.kind, t, k, &sh.run.config);
     // The embedded model samples with a fixed seed unless told otherwise: each sample gets its
     // own, or two samples of one wording (and every round of "sample again") would be one text.
     if req.params.seed.is_none() && caller.cfg.provider == crate::provider::ProviderKind::Local {
@@ -761,7 +760,12 @@ async fn check_pair(
         attempt: 1,
         reason: None,
     });
-    let req = prompts::pair_check(&pair_question(sh.run.kind, t), answer, sample);
+    let req = prompts::pair_check_with(
+        &sh.run.config.templates,
+        &pair_question(sh.run.kind, t),
+        answer,
+        sample,
+    );
     let asked = judge::ask(judge, &req, attempts(sh), |r| {
         read_pair_to(r, prompts::text_of(&req))
     })

@@ -71,6 +71,9 @@ pub struct DetectConfig {
     /// Imported runs: how the classification replies were read (`paper` or `prism`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reading: Option<String>,
+    /// The user's wordings of the prompts (`--prompts`); prism's own where none.
+    #[serde(skip_serializing_if = "crate::detect::templates::Templates::is_default")]
+    pub templates: crate::detect::templates::Templates,
 }
 
 /// A detection run.
