@@ -386,3 +386,62 @@ fn validate_reads_triples() {
     assert!(text.contains(":2: object: missing"), "{text}");
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// `--areas FILE`: recall per area with the relations of an area pooled, in the results event;
+/// a malformed areas file is refused before any call, naming the file.
+#[test]
+fn recall_by_area_from_a_map() {
+    let env = Env::new();
+    let file = env.triples(&[
+        triple("a", "Ada", "home", "London", 10.0),
+        triple("b", "Bob", "birthplace", "Paris", 20.0),
+        triple("d", "Dee", "pet", "cat", 40.0),
+    ]);
+    let areas = env.dir.path().join("areas.json");
+    std::fs::write(&areas, r#"{"home": "place", "birthplace": "place"}"#).unwrap();
+    let out = env
+        .prism()
+        .arg("selfcheck")
+        .arg(&file)
+        .args(["--models", "sc", "--json", "--areas"])
+        .arg(&areas)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (_, evs) = run_id(&out.stdout);
+    let res = evs.iter().find(|e| e["event"] == "results").unwrap();
+    let rel_n: u64 = res["rows"][0]["relations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["n"].as_u64().unwrap())
+        .sum();
+    let by_area = res["areas"][0].as_array().unwrap();
+    let names: Vec<&str> = by_area
+        .iter()
+        .map(|a| a["relation"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["(not in the map)", "place"]);
+    let area_n: u64 = by_area.iter().map(|a| a["n"].as_u64().unwrap()).sum();
+    assert_eq!(area_n, rel_n);
+    assert_eq!(by_area[1]["n"], 2);
+
+    std::fs::write(&areas, "[\"home\"]").unwrap();
+    let before = env.mock.requests();
+    let out = env
+        .prism()
+        .arg("selfcheck")
+        .arg(&file)
+        .args(["--models", "sc", "--areas"])
+        .arg(&areas)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("areas.json:1:"));
+    assert_eq!(env.mock.requests(), before);
+}

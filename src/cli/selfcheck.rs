@@ -46,6 +46,10 @@ pub struct SelfcheckArgs {
     /// edit; the detection half is then measured on sentences the model did not write).
     #[arg(long, value_enum, default_value_t = crate::store::FalseBy::Model)]
     pub false_by: crate::store::FalseBy,
+    /// A JSON object mapping each relation to an area (`{"place of birth": "place", ...}`):
+    /// recall is also given per area, the relations of an area pooled (the paper's Appendix C).
+    #[arg(long, value_name = "FILE")]
+    pub areas: Option<PathBuf>,
     /// A LAMA relations.jsonl naming T-REx predicate ids.
     #[arg(long)]
     pub relations: Option<PathBuf>,
@@ -220,6 +224,8 @@ pub(crate) fn selfcheck(
     factory: BackendFactory,
 ) -> anyhow::Result<i32> {
     let db = args.lane.db.clone().unwrap_or_else(|| default_db(dirs));
+    // Read before any call, so a wrong file costs nothing.
+    let areas = args.areas.as_deref().map(results::load_areas).transpose()?;
     let cancel = CancellationToken::new();
     let (tx, rx) = mpsc::unbounded_channel();
     let opts = Options {
@@ -237,11 +243,34 @@ pub(crate) fn selfcheck(
     let store = Store::open(&db)?;
     let stored = Stored::load(&store, &run.id)?;
     let rows = results::rows(&run, &stored);
+    let by_area: Vec<Vec<results::RelationRecall>> = areas
+        .as_ref()
+        .map(|a| rows.iter().map(|r| results::recall_by_area(r, a)).collect())
+        .unwrap_or_default();
     if json_mode {
-        let line = json!({"event": "results", "run_id": run.id, "rows": rows});
+        let mut line = json!({"event": "results", "run_id": run.id, "rows": rows});
+        if areas.is_some() {
+            line["areas"] = json!(by_area);
+        }
         println!("{}", crate::text::json_for_terminal(&line.to_string()));
     } else {
         eprint!("{}", crate::text::sanitize(&table(&rows)));
+        for (r, areas) in rows.iter().zip(&by_area) {
+            eprintln!(
+                "recall by area, {} judged by {}:",
+                crate::text::sanitize(&r.generator),
+                crate::text::sanitize(&r.detector)
+            );
+            for a in areas {
+                eprintln!(
+                    "    {:<28} n={:<4} direct {:>6}  cot {:>6}",
+                    crate::text::sanitize(&a.relation),
+                    a.n,
+                    pct(a.direct),
+                    pct(a.cot)
+                );
+            }
+        }
         crate::say!("{}", run.id);
     }
     Ok(super::background::exit_code(
