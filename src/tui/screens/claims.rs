@@ -424,15 +424,16 @@ impl ClaimsBrowse {
     fn draw_list(&mut self, cx: &Cx, f: &mut Frame, area: Rect) {
         let t = cx.theme;
         // The legend, in full where it fits, else in short.
-        const LEGEND: [&str; 2] = [
+        const LEGEND: [&str; 3] = [
             " ✗ caught  ! false alarm  H missed  ✓ clean  ? no truth  · unfinished ",
-            " ✗caught !false alarm Hmissed ✓clean ?no truth ·open ",
+            " ✗caught !alarm Hmissed ✓clean ?unread ·open ",
+            " ✗caught !alarm Hmissed ✓clean ",
         ];
         let room = usize::from(area.width.saturating_sub(2));
         let legend = LEGEND
             .iter()
             .find(|l| l.chars().count() <= room)
-            .unwrap_or(&LEGEND[1]);
+            .unwrap_or(&LEGEND[2]);
         let block = pane(t, Line::from(" Topics and claims "), true)
             .title_bottom(Line::styled(*legend, t.muted()));
         let inner = block.inner(area);
