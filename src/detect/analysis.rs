@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::results::{Outcome, balanced_targets, hallucinated, outcomes};
+use super::results::{Outcome, balanced_targets, hallucinated, mean, outcomes};
 use super::stored::Stored;
 use crate::eval::binary::{self, Confusion, Scores};
 use crate::store::Target;
@@ -64,27 +64,18 @@ pub(crate) const LENGTH_GROUPS: [(usize, &str); 5] = [
     (usize::MAX, "201+ words"),
 ];
 
-fn length_group(words: usize) -> &'static str {
-    LENGTH_GROUPS
-        .iter()
-        .find(|(max, _)| words <= *max)
-        .map_or("201+ words", |(_, n)| n)
-}
-
-fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
-    let (n, s) = xs.fold((0usize, 0.0), |(n, s), x| (n + 1, s + x));
-    (n > 0).then(|| s / n as f64)
-}
-
 /// A scored reference: its target, whether it is hallucinated, its outcome.
-type Row<'a> = (&'a Target, bool, Outcome);
+pub(crate) type Row<'a> = (&'a Target, bool, Outcome);
 
-fn slice(name: String, rows: &[Row<'_>]) -> Slice {
+/// Detection (OR rule, AUROC of the conflict rate, mean conflicts) over some references.
+pub(crate) fn slice(name: String, rows: &[Row<'_>]) -> Slice {
     let conflicts = |want: bool| {
         mean(
-            rows.iter()
+            &rows
+                .iter()
                 .filter(|(_, h, _)| *h == want)
-                .map(|(_, _, o)| f64::from(o.conflicts)),
+                .map(|(_, _, o)| f64::from(o.conflicts))
+                .collect::<Vec<_>>(),
         )
     };
     let points: Vec<(f64, bool)> = rows
@@ -175,7 +166,7 @@ pub(crate) fn analyse(stored: &Stored, k: u32, seed: u64) -> Vec<GroupAnalysis> 
                 histogram,
                 by_length: lengths
                     .into_iter()
-                    .map(|(g, rs)| slice(length_group_name(g), &rs))
+                    .map(|(g, rs)| slice(LENGTH_GROUPS[g].1.to_string(), &rs))
                     .collect(),
                 by_topic: topics
                     .into_iter()
@@ -184,13 +175,6 @@ pub(crate) fn analyse(stored: &Stored, k: u32, seed: u64) -> Vec<GroupAnalysis> 
             }
         })
         .collect()
-}
-
-fn length_group_name(g: usize) -> String {
-    LENGTH_GROUPS.get(g).map_or_else(
-        || length_group(usize::MAX).to_string(),
-        |(_, n)| n.to_string(),
-    )
 }
 
 #[cfg(test)]

@@ -167,7 +167,7 @@ pub struct ClaimsReport {
     pub detection: Vec<Detection>,
 }
 
-fn mean(xs: &[f64]) -> Option<f64> {
+pub(crate) fn mean(xs: &[f64]) -> Option<f64> {
     (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
 }
 

@@ -52,6 +52,8 @@ pub struct ClaimsBrowse {
     runs: Vec<(DetectRun, Stored)>,
     /// (claim id, model) → the newest result.
     pub results: BTreeMap<(String, String), ClaimResult>,
+    /// The title line's results summary, made when the results change (not every frame).
+    summary: Option<String>,
     running: bool,
     list: Rect,
     list_off: usize,
@@ -68,6 +70,7 @@ impl ClaimsBrowse {
             marked: HashSet::new(),
             runs: Vec::new(),
             results: BTreeMap::new(),
+            summary: None,
             running: false,
             list: Rect::default(),
             list_off: 0,
@@ -118,6 +121,7 @@ impl ClaimsBrowse {
                     });
             }
         }
+        self.summary = self.summarise();
     }
 
     fn results_for(&self, claim: &str) -> Vec<&ClaimResult> {
@@ -378,7 +382,7 @@ impl Component for ClaimsBrowse {
             " claims ",
             t.base().add_modifier(Modifier::BOLD),
         )];
-        if let Some(sum) = self.summary() {
+        if let Some(sum) = &self.summary {
             spans.push(Span::styled(format!("{sum} · "), t.base()));
         }
         spans.extend([Span::styled(
@@ -610,7 +614,7 @@ impl ClaimsBrowse {
     /// #N, #H, H% over the shown claims' newest results, and detection (OR rule accuracy and
     /// F1, AUROC of the conflict rate) over those with every pair checked. Not AutoHall's
     /// balanced set: every checked reference of the claims shown counts.
-    fn summary(&self) -> Option<String> {
+    fn summarise(&self) -> Option<String> {
         let shown: HashSet<&str> = self.set.claims.iter().map(|c| c.id.as_str()).collect();
         let rs: Vec<&ClaimResult> = self
             .results
@@ -618,34 +622,30 @@ impl ClaimsBrowse {
             .filter(|((c, _), _)| shown.contains(c.as_str()))
             .map(|(_, r)| r)
             .collect();
-        let judged: Vec<(bool, Option<Outcome>)> = rs
+        let judged: Vec<(&ClaimResult, bool)> = rs
             .iter()
-            .filter_map(|r| Some((hallucinated(&r.target)?, r.outcome)))
+            .filter_map(|r| Some((*r, hallucinated(&r.target)?)))
             .collect();
         if judged.is_empty() {
             return None;
         }
         let n = judged.len();
-        let h = judged.iter().filter(|(h, _)| *h).count();
+        let h = judged.iter().filter(|(_, h)| *h).count();
         let mut out = format!("#N {n} #H {h} ({:.0}%)", 100.0 * h as f64 / n as f64);
-        let done: Vec<(bool, Outcome)> = judged
+        let done: Vec<crate::detect::analysis::Row<'_>> = judged
             .iter()
-            .filter_map(|(h, o)| Some((*h, (*o)?)).filter(|(_, o)| o.complete()))
+            .filter_map(|(r, h)| Some((&r.target, *h, r.outcome?)))
+            .filter(|(_, _, o)| o.complete())
             .collect();
         if !done.is_empty() {
-            use crate::eval::binary::{Confusion, auroc};
-            let sc = Confusion::of(done.iter().map(|(h, o)| (*h, o.flagged()))).scores();
-            let points: Vec<(f64, bool)> = done
-                .iter()
-                .filter_map(|(h, o)| Some((o.rate()?, *h)))
-                .collect();
+            let d = crate::detect::analysis::slice(String::new(), &done);
             let p = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.0}"));
             out.push_str(&format!(
                 " · {} checked: acc {} F1 {} AUROC {}",
                 done.len(),
-                p(sc.accuracy),
-                p(sc.f1),
-                p(auroc(&points).map(|v| 100.0 * v))
+                p(d.or_rule.accuracy),
+                p(d.or_rule.f1),
+                p(d.auroc)
             ));
         }
         Some(out)
