@@ -816,3 +816,98 @@ references = ["Cite one source about this claim (P3): {claim}"]
         "{err}"
     );
 }
+
+/// `pair_variants` checks every pair once per wording beside the first: the server is asked in
+/// each, the verdicts are stored per wording, the claims table reports detection per wording,
+/// and a resume asks nothing again.
+#[test]
+fn pair_wordings_side_by_side() {
+    let env = Env::new();
+    let file = env.claims(&SCRIPTED[..2]);
+    let prompts = env.dir.path().join("prompts.toml");
+    std::fs::write(
+        &prompts,
+        r#"pair_variants = [
+  "Question: {question}\nAnswer A: {a}\nAnswer B: {b}\n\nDo the two answers contradict each other? (lenient wording)",
+  "Question: {question}\nAnswer A: {a}\nAnswer B: {b}\n\nDo the two answers contradict each other? Reply Yes or No (strict wording)",
+]
+"#,
+    )
+    .unwrap();
+    let out = env
+        .prism()
+        .arg("autohall")
+        .arg(&file)
+        .args([
+            "--models",
+            "ah",
+            "--temperature",
+            "0.5",
+            "-k",
+            "6",
+            "--json",
+            "--prompts",
+        ])
+        .arg(&prompts)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let evs = events(&out.stdout);
+    let id = detect_id(&evs);
+    // Two references with K = 6 samples each: 12 pair checks per wording.
+    assert_eq!(env.mock.attempts_for("autohall", "(lenient wording)"), 12);
+    assert_eq!(env.mock.attempts_for("autohall", "(strict wording)"), 12);
+    let store = Store::open(&env.db()).unwrap();
+    let stored = Stored::load(&store, &id).unwrap();
+    assert_eq!(stored.pairs.len(), 36);
+    let conflicts = |w: u32| {
+        stored
+            .pairs
+            .iter()
+            .filter(|p| p.wording == w && p.verdict == Verdict::Conflict)
+            .count()
+    };
+    // [[conflict2]]: two conflicts of six in prism's wording and in the strict one, none in the
+    // lenient one.
+    assert_eq!((conflicts(0), conflicts(1), conflicts(2)), (2, 0, 2));
+    // The balanced set: "never" hallucinated (classified false, labelled true) and "twice"
+    // factual; the conflicts flag the factual one in W0 and W2 (a false alarm), none in W1.
+    let results = evs.iter().find(|e| e["event"] == "results").unwrap();
+    let by_wording = results["claims"]["by_wording"].as_array().unwrap();
+    let fp: Vec<u64> = by_wording
+        .iter()
+        .map(|d| d["or_confusion"]["fp"].as_u64().unwrap())
+        .collect();
+    assert_eq!(fp, vec![1, 0, 1], "{by_wording:?}");
+    assert_eq!(
+        results["claims"]["detection"][0]["or_confusion"],
+        by_wording[0]["or_confusion"]
+    );
+
+    let out = env
+        .prism()
+        .args(["autohall", "--analyse", &id])
+        .output()
+        .unwrap();
+    // Piped, the analyses are JSON; they carry the same table.
+    let analysis = &events(&out.stdout)[0];
+    assert_eq!(analysis["by_wording"], results["claims"]["by_wording"]);
+
+    let before = env.mock.attempts_for("autohall", "contradict each other");
+    let out = env
+        .prism()
+        .args(["autohall", "--resume", &id, "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        env.mock.attempts_for("autohall", "contradict each other"),
+        before
+    );
+}

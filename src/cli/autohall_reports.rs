@@ -180,8 +180,10 @@ pub(super) fn analyse(id: &str, db: &Path, json: bool) -> anyhow::Result<i32> {
     }
     let stored = crate::detect::stored::Stored::load(&store, id)?;
     let groups = crate::detect::analysis::analyse(&stored, run.config.k, run.config.seed);
+    let by_wording = results::claims_report(&stored, run.config.k, run.config.seed).by_wording;
     if json_mode {
-        let line = json!({"event": "analysis", "detect_id": id, "groups": groups});
+        let line = json!({"event": "analysis", "detect_id": id, "groups": groups,
+                          "by_wording": by_wording});
         println!("{}", crate::text::json_for_terminal(&line.to_string()));
         return Ok(0);
     }
@@ -238,6 +240,10 @@ pub(super) fn analyse(id: &str, db: &Path, json: bool) -> anyhow::Result<i32> {
         s.push_str(&slice_rows("reference length", &g.by_length));
         s.push_str(&slice_rows("topic", &g.by_topic));
     }
+    s.push_str(&wording_rows(&results::ClaimsReport {
+        by_wording,
+        ..Default::default()
+    }));
     eprint!("{}", crate::text::sanitize(&s));
     Ok(0)
 }
@@ -309,6 +315,35 @@ pub(super) fn claims_table(rep: &results::ClaimsReport) -> String {
                 pct(sc.precision),
                 pct(sc.recall),
                 pct(sc.f1)
+            ));
+        }
+    }
+    s.push_str(&wording_rows(rep));
+    s
+}
+
+/// Detection per wording of the pair check, when the run asked in more than one.
+fn wording_rows(rep: &results::ClaimsReport) -> String {
+    let mut s = String::new();
+    if !rep.by_wording.is_empty() {
+        s.push_str(&format!(
+            "\ndetection per pair wording (W0: the run's first)  {:>6}  {:>5} {:>5} {:>5} {:>5}  {:>5} {:>5} {:>6}\n",
+            "scored", "acc", "P", "R", "F1", "AUROC", "AUPRC", "unread"
+        ));
+        for d in &rep.by_wording {
+            s.push_str(&format!(
+                "{:<16} t={:<4} W{:<2} OR rule               {:>6}  {:>5} {:>5} {:>5} {:>5}  {:>5} {:>5} {:>6}\n",
+                d.model,
+                temp(d.temperature),
+                d.wording,
+                d.scored,
+                pct(d.or_rule.accuracy),
+                pct(d.or_rule.precision),
+                pct(d.or_rule.recall),
+                pct(d.or_rule.f1),
+                pct(d.auroc),
+                pct(d.auprc),
+                d.unreadable_pairs
             ));
         }
     }

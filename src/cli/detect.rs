@@ -439,7 +439,9 @@ fn step_json(step: Step) -> serde_json::Value {
         Step::Answer => json!({"step": "answer"}),
         Step::Classify => json!({"step": "classify"}),
         Step::Sample { round, k } => json!({"step": "sample", "round": round, "k": k}),
-        Step::Pair { round, k } => json!({"step": "pair", "round": round, "k": k}),
+        Step::Pair { round, k, wording } => {
+            json!({"step": "pair", "round": round, "k": k, "wording": wording})
+        }
     }
 }
 

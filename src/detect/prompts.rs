@@ -128,14 +128,20 @@ pub fn classification_with(
     }
 }
 
-/// The pair check in the user's wording when given, else prism's.
+/// The pair check in wording `wording`: 0 is the user's `pair_check` when given, else prism's;
+/// 1.. the user's `pair_variants`.
 pub fn pair_check_with(
     t: &super::templates::Templates,
+    wording: u32,
     question: &str,
     a: &str,
     b: &str,
 ) -> ChatRequest {
-    match &t.pair_check {
+    let tpl = match wording {
+        0 => t.pair_check.as_ref(),
+        w => t.pair_variants.get(w as usize - 1),
+    };
+    match tpl {
         Some(tpl) => user(
             fill(tpl, &[("question", question), ("a", a), ("b", b)]),
             Some(0.0),

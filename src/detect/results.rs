@@ -45,8 +45,19 @@ impl Outcome {
     }
 }
 
-/// Per target, the outcome of `round`.
+/// Per target, the outcome of `round` in the run's first wording of the pair check (the one
+/// every flag uses).
 pub(crate) fn outcomes(stored: &Stored, k: u32, round: u32) -> HashMap<u32, Outcome> {
+    outcomes_in(stored, k, round, 0)
+}
+
+/// Per target, the outcome of `round` in pair wording `wording`.
+pub(crate) fn outcomes_in(
+    stored: &Stored,
+    k: u32,
+    round: u32,
+    wording: u32,
+) -> HashMap<u32, Outcome> {
     let mut out: HashMap<u32, Outcome> = stored
         .targets
         .iter()
@@ -62,7 +73,11 @@ pub(crate) fn outcomes(stored: &Stored, k: u32, round: u32) -> HashMap<u32, Outc
             )
         })
         .collect();
-    for p in stored.pairs.iter().filter(|p| p.round == round && p.k < k) {
+    for p in stored
+        .pairs
+        .iter()
+        .filter(|p| p.round == round && p.k < k && p.wording == wording)
+    {
         let Some(o) = out.get_mut(&p.target) else {
             continue;
         };
@@ -140,6 +155,8 @@ pub struct Collection {
 pub struct Detection {
     pub model: String,
     pub temperature: Option<f64>,
+    /// The wording of the pair check (0: the run's first, the one the flags use).
+    pub wording: u32,
     /// The balanced set, and those of it with every pair checked (the ones scored).
     pub balanced: usize,
     pub scored: usize,
@@ -164,7 +181,11 @@ pub struct ClaimsReport {
     pub k: u32,
     pub seed: u64,
     pub collection: Vec<Collection>,
+    /// Detection in the run's first wording of the pair check.
     pub detection: Vec<Detection>,
+    /// With more than one wording (`pair_variants`): detection in each, the first included,
+    /// on the same balanced set (AutoHall's prompt-sensitivity table). Empty otherwise.
+    pub by_wording: Vec<Detection>,
 }
 
 pub(crate) fn mean(xs: &[f64]) -> Option<f64> {
@@ -174,6 +195,20 @@ pub(crate) fn mean(xs: &[f64]) -> Option<f64> {
 pub(crate) fn claims_report(stored: &Stored, k: u32, seed: u64) -> ClaimsReport {
     let k = k.max(1);
     let outcomes = outcomes(stored, k, 0);
+    // The wordings the stored pairs were asked in; one alone needs no table of its own.
+    let wordings = stored
+        .pairs
+        .iter()
+        .map(|p| p.wording + 1)
+        .max()
+        .unwrap_or(1);
+    let by_wording: Vec<HashMap<u32, Outcome>> = if wordings > 1 {
+        (0..wordings)
+            .map(|w| outcomes_in(stored, k, 0, w))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let chosen = balanced_targets(&stored.targets, seed);
     let mut groups: BTreeMap<(String, u64), Vec<&Target>> = BTreeMap::new();
     for t in &stored.targets {
@@ -207,51 +242,70 @@ pub(crate) fn claims_report(stored: &Stored, k: u32, seed: u64) -> ClaimsReport 
         c.h_rate = (c.n > 0).then(|| 100.0 * c.h as f64 / c.n as f64);
         report.collection.push(c);
 
-        let set: Vec<(&Target, bool, Outcome)> = ts
-            .iter()
-            .filter(|t| chosen.contains(&t.idx))
-            .filter_map(|t| Some((*t, hallucinated(t)?, *outcomes.get(&t.idx)?)))
-            .collect();
-        let scored: Vec<&(&Target, bool, Outcome)> =
-            set.iter().filter(|(_, _, o)| o.complete()).collect();
-        let or_confusion = Confusion::of(scored.iter().map(|(_, h, o)| (*h, o.flagged())));
-        let thresholds = (1..=k)
-            .map(|th| {
-                (
-                    th,
-                    Confusion::of(scored.iter().map(|(_, h, o)| (*h, o.conflicts >= th))).scores(),
-                )
-            })
-            .collect();
-        let points: Vec<(f64, bool)> = scored
-            .iter()
-            .filter_map(|(_, h, o)| Some((o.rate()?, *h)))
-            .collect();
-        let conflicts = |want: bool| {
-            mean(
-                &scored
-                    .iter()
-                    .filter(|(_, h, _)| *h == want)
-                    .map(|(_, _, o)| o.conflicts as f64)
-                    .collect::<Vec<_>>(),
-            )
-        };
-        report.detection.push(Detection {
-            model,
-            temperature,
-            balanced: set.len(),
-            scored: scored.len(),
-            or_rule: or_confusion.scores(),
-            or_confusion,
-            thresholds,
-            auroc: binary::auroc(&points).map(|v| 100.0 * v),
-            auprc: binary::auprc(&points).map(|v| 100.0 * v),
-            mean_conflicts_h: conflicts(true),
-            mean_conflicts_f: conflicts(false),
-            unreadable_pairs: scored.iter().map(|(_, _, o)| o.unparsed).sum(),
-        });
+        report
+            .detection
+            .push(detection(ts, &chosen, &outcomes, k, 0));
+        for (w, oc) in by_wording.iter().enumerate() {
+            report
+                .by_wording
+                .push(detection(ts, &chosen, oc, k, w as u32));
+        }
     }
     report
+}
+
+/// Detection on the balanced set of one model and temperature (`ts`), from `outcomes`.
+fn detection(
+    ts: &[&Target],
+    chosen: &HashSet<u32>,
+    outcomes: &HashMap<u32, Outcome>,
+    k: u32,
+    wording: u32,
+) -> Detection {
+    let set: Vec<(&Target, bool, Outcome)> = ts
+        .iter()
+        .filter(|t| chosen.contains(&t.idx))
+        .filter_map(|t| Some((*t, hallucinated(t)?, *outcomes.get(&t.idx)?)))
+        .collect();
+    let scored: Vec<&(&Target, bool, Outcome)> =
+        set.iter().filter(|(_, _, o)| o.complete()).collect();
+    let or_confusion = Confusion::of(scored.iter().map(|(_, h, o)| (*h, o.flagged())));
+    let thresholds = (1..=k)
+        .map(|th| {
+            (
+                th,
+                Confusion::of(scored.iter().map(|(_, h, o)| (*h, o.conflicts >= th))).scores(),
+            )
+        })
+        .collect();
+    let points: Vec<(f64, bool)> = scored
+        .iter()
+        .filter_map(|(_, h, o)| Some((o.rate()?, *h)))
+        .collect();
+    let conflicts = |want: bool| {
+        mean(
+            &scored
+                .iter()
+                .filter(|(_, h, _)| *h == want)
+                .map(|(_, _, o)| o.conflicts as f64)
+                .collect::<Vec<_>>(),
+        )
+    };
+    Detection {
+        model: ts[0].model.clone(),
+        temperature: ts[0].temperature,
+        wording,
+        balanced: set.len(),
+        scored: scored.len(),
+        or_rule: or_confusion.scores(),
+        or_confusion,
+        thresholds,
+        auroc: binary::auroc(&points).map(|v| 100.0 * v),
+        auprc: binary::auprc(&points).map(|v| 100.0 * v),
+        mean_conflicts_h: conflicts(true),
+        mean_conflicts_f: conflicts(false),
+        unreadable_pairs: scored.iter().map(|(_, _, o)| o.unparsed).sum(),
+    }
 }
 
 /// One answer's line in the answers table.
@@ -530,6 +584,26 @@ mod tests {
         // Threshold 2 flags only the target with two conflicts.
         assert_eq!(d.thresholds[1].1.recall, Some(25.0));
         assert_eq!(d.mean_conflicts_h, Some(1.0));
+        assert!(r.by_wording.is_empty());
+
+        // A second wording of the pair check in which no pair conflicts: the flags (wording 0)
+        // do not move; the table per wording holds both.
+        let mut stored = stored;
+        for t in 0..10 {
+            for k in 0..2 {
+                let mut p = pair(t, 0, k, Consistent);
+                p.wording = 1;
+                stored.pairs.push(p);
+            }
+        }
+        let r2 = claims_report(&stored, 2, 7);
+        assert_eq!(r2.detection, r.detection);
+        assert_eq!(r2.by_wording.len(), 2);
+        assert_eq!(r2.by_wording[0], r.detection[0]);
+        let w1 = &r2.by_wording[1];
+        assert_eq!((w1.wording, w1.scored), (1, 8));
+        assert_eq!((w1.or_confusion.tp, w1.or_confusion.fp), (0, 0));
+        assert_eq!(w1.mean_conflicts_h, Some(0.0));
     }
 
     fn flag(task: &str, conflicts: u32, score: Option<f64>) -> AnswerFlag {

@@ -34,6 +34,8 @@ pub enum Step {
     Pair {
         round: u32,
         k: u32,
+        /// Which wording of the pair check (0: the run's first).
+        wording: u32,
     },
 }
 
@@ -143,8 +145,9 @@ impl Stored {
                 self.samples.push((**s).clone());
             }
             DetectEvent::Pair(p) => {
-                let key = (p.target, p.round, p.k);
-                self.pairs.retain(|x| (x.target, x.round, x.k) != key);
+                let key = (p.target, p.round, p.k, p.wording);
+                self.pairs
+                    .retain(|x| (x.target, x.round, x.k, x.wording) != key);
                 self.pairs.push((**p).clone());
             }
             _ => {}
@@ -258,14 +261,14 @@ struct Todo {
     target: Target,
     /// Samples already stored with text, by (round, k).
     samples: HashMap<(u32, u32), String>,
-    /// Pairs with a final verdict (not failed), by (round, k).
-    pairs: std::collections::HashSet<(u32, u32)>,
+    /// Pairs with a final verdict (not failed), by (round, k, wording).
+    pairs: std::collections::HashSet<(u32, u32, u32)>,
 }
 
 impl Todo {
     /// Calls still to make, counted before the run (a classification or answer that fails stops
     /// what depends on it, so this is an upper bound).
-    fn calls(&self, k: u32, detect: bool) -> usize {
+    fn calls(&self, k: u32, wordings: u32, detect: bool) -> usize {
         let t = &self.target;
         let mut n = 0;
         if t.answer.is_none() {
@@ -280,9 +283,9 @@ impl Todo {
                     if !self.samples.contains_key(&(round, kk)) {
                         n += 1;
                     }
-                    if !self.pairs.contains(&(round, kk)) {
-                        n += 1;
-                    }
+                    n += (0..wordings)
+                        .filter(|w| !self.pairs.contains(&(round, kk, *w)))
+                        .count();
                 }
             }
         }
@@ -305,7 +308,11 @@ async fn execute(
     let todos = plan(&stored, only.as_deref());
     let targets = Arc::new(stored.targets.clone());
     let balanced_only = run.kind == DetectKind::Claims && run.config.balanced_only;
-    let calls: usize = todos.iter().map(|t| t.calls(k, !balanced_only)).sum();
+    let wordings = run.config.templates.pair_wordings();
+    let calls: usize = todos
+        .iter()
+        .map(|t| t.calls(k, wordings, !balanced_only))
+        .sum();
     let run_id = run.id.clone();
     let spec = harness::Spec::new(&run_id, calls, opts.concurrency);
     let (ev, st) = (events.clone(), store.clone());
@@ -408,7 +415,7 @@ fn plan(stored: &Stored, only: Option<&[u32]>) -> Vec<Todo> {
         if let Some(t) = todos.get_mut(&p.target)
             && p.verdict != Verdict::Failed
         {
-            t.pairs.insert((p.round, p.k));
+            t.pairs.insert((p.round, p.k, p.wording));
         }
     }
     let mut out: Vec<Todo> = todos.into_values().collect();
@@ -669,10 +676,17 @@ async fn detect(sh: &Shared, todo: Todo) {
     let judge = sh.callers.judge.clone().unwrap_or_else(|| caller.clone());
     let judge_name = judge.cfg.name.clone();
     let k_max = sh.run.config.k.max(1);
+    let wordings = sh.run.config.templates.pair_wordings();
     let chains = (0..t.rounds.max(1))
         .flat_map(|round| (0..k_max).map(move |k| (round, k)))
-        .filter(|rk| !todo.pairs.contains(rk))
         .map(|(round, k)| {
+            let left: Vec<u32> = (0..wordings)
+                .filter(|w| !todo.pairs.contains(&(round, k, *w)))
+                .collect();
+            (round, k, left)
+        })
+        .filter(|(_, _, left)| !left.is_empty())
+        .map(|(round, k, left)| {
             let (caller, judge, judge_name, answer) = (
                 caller.clone(),
                 judge.clone(),
@@ -688,7 +702,12 @@ async fn detect(sh: &Shared, todo: Todo) {
                         None => return,
                     },
                 };
-                check_pair(sh, &judge, &judge_name, t, &answer, &sample, round, k).await;
+                // The wordings of one pair one after another: the sample's chain holds one
+                // call slot's worth of work at a time, as with a single wording.
+                for wording in left {
+                    let at = At { round, k, wording };
+                    check_pair(sh, &judge, &judge_name, t, &answer, &sample, at).await;
+                }
             }
         });
     futures::future::join_all(chains).await;
@@ -740,7 +759,14 @@ async fn take_sample(
     got.ok().map(|r| r.text)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Which pair check: sample `k` of `round`, in wording `wording`.
+#[derive(Clone, Copy)]
+struct At {
+    round: u32,
+    k: u32,
+    wording: u32,
+}
+
 async fn check_pair(
     sh: &Shared,
     judge: &Caller,
@@ -748,20 +774,20 @@ async fn check_pair(
     t: &Target,
     answer: &str,
     sample: &str,
-    round: u32,
-    k: u32,
+    At { round, k, wording }: At,
 ) {
     let Some(_slot) = slot(sh).await else {
         return;
     };
     let _ = sh.events.send(DetectEvent::Sending {
         target: t.idx,
-        step: Step::Pair { round, k },
+        step: Step::Pair { round, k, wording },
         attempt: 1,
         reason: None,
     });
     let req = prompts::pair_check_with(
         &sh.run.config.templates,
+        wording,
         &pair_question(sh.run.kind, t),
         answer,
         sample,
@@ -792,6 +818,7 @@ async fn check_pair(
         target: t.idx,
         round,
         k,
+        wording,
         judge: judge_name.to_string(),
         verdict,
         explanation: reading.as_ref().map(|r| r.explanation.clone()),

@@ -6,11 +6,15 @@
 //! pair_check = "Question: {question}\nA: {a}\nB: {b}\nDo A and B contradict each other? Yes or No."
 //! classification = "Claim: {claim}\nReference: {reference}\nIs the claim true or false?"
 //! references = ["Give a reference for: {claim}", "Cite a source on: {claim}"]
+//! pair_variants = ["Answer 1: {a}\nAnswer 2: {b}\nQuestion: {question}\nCan both be true? Yes or No."]
 //! ```
 //!
 //! `references[0]` asks for the reference under test, the others (cycled) for the samples; one
-//! alone is used for both. Each template must hold its placeholders; a run records the templates
-//! it used, so a resumed run asks as it began.
+//! alone is used for both. `pair_variants` are more wordings of the pair check, asked beside the
+//! first (AutoHall's prompt-sensitivity study, P0-P5): every pair is checked once per wording and
+//! detection is reported per wording; the first wording (`pair_check`, or prism's) is the one the
+//! flags and the browser use. Each template must hold its placeholders; a run records the
+//! templates it used, so a resumed run asks as it began.
 
 use std::path::Path;
 
@@ -29,6 +33,10 @@ pub struct Templates {
     /// `{claim}`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub references: Vec<String>,
+    /// More wordings of the pair check (`{question}`, `{a}`, `{b}`), wordings 1.. beside the
+    /// first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pair_variants: Vec<String>,
 }
 
 impl Templates {
@@ -63,7 +71,15 @@ impl Templates {
         for (i, t) in self.references.iter().enumerate() {
             need(&format!("references[{i}]"), t, &["claim"])?;
         }
+        for (i, t) in self.pair_variants.iter().enumerate() {
+            need(&format!("pair_variants[{i}]"), t, &["question", "a", "b"])?;
+        }
         Ok(())
+    }
+
+    /// How many wordings each pair is checked in (1 and the variants).
+    pub fn pair_wordings(&self) -> u32 {
+        1 + self.pair_variants.len() as u32
     }
 
     /// The reference wording of sample `k` (0: the reference under test) and its index, when
@@ -110,5 +126,19 @@ mod tests {
         let samples: Vec<u32> = (0..4).map(|k| t.reference(k, true).unwrap().0).collect();
         assert_eq!(samples, vec![1, 2, 1, 2]);
         assert_eq!(Templates::default().reference(0, true), None);
+        std::fs::write(
+            &p,
+            "pair_variants = [\"Q {question} A {a} B {b}\", \"A {a} B {b}\"]\n",
+        )
+        .unwrap();
+        let e = Templates::load(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("pair_variants[1] lacks the placeholder {question}"),
+            "{e}"
+        );
+        // The wordings shipped to start from load.
+        let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/pair-wordings.toml");
+        let t = Templates::load(&shipped).unwrap();
+        assert_eq!(t.pair_wordings(), 6);
     }
 }

@@ -35,6 +35,7 @@ pub(crate) fn pair(target: u32, round: u32, k: u32, verdict: Verdict) -> PairRec
         target,
         round,
         k,
+        wording: 0,
         judge: "m".into(),
         verdict,
         explanation: None,

@@ -213,13 +213,16 @@ impl Verdict {
     }
 }
 
-/// One pair check: the answer under test against sample `k` of `round`.
+/// One pair check: the answer under test against sample `k` of `round`, asked in wording
+/// `wording` (0: the run's first; see `detect::templates`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairRecord {
     pub run_id: String,
     pub target: u32,
     pub round: u32,
     pub k: u32,
+    #[serde(default)]
+    pub wording: u32,
     pub judge: String,
     pub verdict: Verdict,
     pub explanation: Option<String>,
@@ -425,8 +428,9 @@ impl Store {
                 DetectWrite::Pair(p) => {
                     tx.prepare_cached(
                         "INSERT OR REPLACE INTO detect_pairs (run_id, target, round, k, judge,
-                         verdict, explanation, quote_a, quote_b, reply, error, attempts, created_at)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                         verdict, explanation, quote_a, quote_b, reply, error, attempts, created_at,
+                         wording)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                     )?
                     .execute(params![
                         p.run_id,
@@ -441,7 +445,8 @@ impl Store {
                         p.reply,
                         p.error,
                         p.attempts,
-                        p.created_at
+                        p.created_at,
+                        p.wording
                     ])?;
                 }
             }
@@ -508,7 +513,8 @@ impl Store {
     pub fn detect_pairs(&self, run_id: &str) -> Result<Vec<PairRecord>> {
         let mut st = self.conn.prepare(
             "SELECT run_id, target, round, k, judge, verdict, explanation, quote_a, quote_b, reply,
-             error, attempts, created_at FROM detect_pairs WHERE run_id = ?1 ORDER BY target, round, k",
+             error, attempts, created_at, wording FROM detect_pairs WHERE run_id = ?1
+             ORDER BY target, round, k, wording",
         )?;
         let rows = st
             .query_map([run_id], |r| {
@@ -518,6 +524,7 @@ impl Store {
                         target: r.get(1)?,
                         round: r.get(2)?,
                         k: r.get(3)?,
+                        wording: r.get(13)?,
                         judge: r.get(4)?,
                         verdict: Verdict::Unparsed,
                         explanation: r.get(6)?,

@@ -177,6 +177,31 @@ mod tests {
         }
     }
 
+    /// A store made before pair wordings (schema 11) keeps every pair verdict, as wording 0.
+    #[test]
+    fn pair_verdicts_of_an_older_store_become_wording_0() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("old.db");
+        {
+            let conn = Connection::open(&p).unwrap();
+            for m in &schema::MIGRATIONS[..11] {
+                conn.execute_batch(m).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 11).unwrap();
+            conn.execute_batch(
+                "INSERT INTO detect_pairs (run_id, target, round, k, judge, verdict, reply,
+                 attempts, created_at) VALUES ('d1', 0, 0, 3, 'smol', 'conflict', 'Yes.', 1, 7);",
+            )
+            .unwrap();
+        }
+        let s = Store::open(&p).unwrap();
+        let pairs = s.detect_pairs("d1").unwrap();
+        assert_eq!(pairs.len(), 1);
+        let p0 = &pairs[0];
+        assert_eq!((p0.k, p0.wording, p0.verdict), (3, 0, Verdict::Conflict));
+        assert_eq!(p0.reply.as_deref(), Some("Yes."));
+    }
+
     #[test]
     fn run_ids_sort_by_time() {
         assert!(new_run_id().starts_with('r'));

@@ -272,6 +272,34 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ALTER TABLE runs ADD COLUMN name TEXT;
     ALTER TABLE runs ADD COLUMN tags TEXT NOT NULL DEFAULT '';
     "#,
+    // 12: a pair is checked once per wording of the pair prompt (AutoHall's prompt-sensitivity
+    // study): the wording joins the key. SQLite cannot change a key in place, so the table is
+    // made again and every stored verdict copied as wording 0.
+    r#"
+    CREATE TABLE detect_pairs_w (
+        run_id TEXT NOT NULL,
+        target INTEGER NOT NULL,
+        round INTEGER NOT NULL,
+        k INTEGER NOT NULL,
+        wording INTEGER NOT NULL DEFAULT 0,
+        judge TEXT NOT NULL,
+        verdict TEXT NOT NULL,
+        explanation TEXT,
+        quote_a TEXT,
+        quote_b TEXT,
+        reply TEXT,
+        error TEXT,
+        attempts INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (run_id, target, round, k, wording)
+    ) WITHOUT ROWID;
+    INSERT INTO detect_pairs_w (run_id, target, round, k, wording, judge, verdict, explanation,
+        quote_a, quote_b, reply, error, attempts, created_at)
+        SELECT run_id, target, round, k, 0, judge, verdict, explanation, quote_a, quote_b, reply,
+        error, attempts, created_at FROM detect_pairs;
+    DROP TABLE detect_pairs;
+    ALTER TABLE detect_pairs_w RENAME TO detect_pairs;
+    "#,
 ];
 
 fn version(conn: &Connection) -> Result<usize> {

@@ -245,7 +245,8 @@ fn section<'a>(prompt: &'a str, start: &str, end: &str) -> &'a str {
 /// - a pair check says CONFLICT, with quotes, when `[[conflict2]]` and sample B is of wording 1
 ///   or 2 (so K = 6 gives two conflicts); CONSISTENT for `[[never]]`; `[[unreadable]]` gets a
 ///   reply with no verdict every time; `[[echo]]` one that copies the question back (with the word
-///   "contradict" in it); otherwise CONFLICT when the two answers differ;
+///   "contradict" in it); otherwise CONFLICT when the two answers differ; a wording of the pair
+///   check holding `(lenient wording)` is always answered CONSISTENT;
 /// - anything else is answered like `echo`.
 pub fn autohall_reply(prompt: &str) -> String {
     if prompt.contains("Do the two answers contradict each other") {
@@ -262,7 +263,7 @@ pub fn autohall_reply(prompt: &str) -> String {
                 "Claim: {question} Do the two answers contradict each other, so that they cannot both be true? Differences in"
             );
         }
-        let conflict = if question.contains("[[never]]") {
+        let conflict = if question.contains("[[never]]") || prompt.contains("(lenient wording)") {
             false
         } else if question.contains("[[conflict2]]") {
             b.contains("variant 1 ") || b.contains("variant 2 ")

@@ -15,7 +15,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 
 use crate::dataset::claims::ClaimSet;
-use crate::detect::results::{Outcome, hallucinated, outcomes};
+use crate::detect::results::{Outcome, hallucinated, outcomes, outcomes_in};
 use crate::detect::run::Stored;
 use crate::store::{Class, DetectRun, Target};
 use crate::text::{one_line, sanitize};
@@ -40,6 +40,9 @@ pub struct ClaimResult {
     pub detect_id: String,
     pub target: Target,
     pub outcome: Option<Outcome>,
+    /// The outcomes in the run's other wordings of the pair check (wordings 1..), when it
+    /// asked in more than one.
+    pub other_wordings: Vec<Outcome>,
 }
 
 pub struct ClaimsBrowse {
@@ -110,7 +113,11 @@ impl ClaimsBrowse {
     fn rebuild(&mut self) {
         self.results.clear();
         for (run, stored) in &self.runs {
-            let oc = outcomes(stored, run.config.k.max(1), 0);
+            let k = run.config.k.max(1);
+            let oc = outcomes(stored, k, 0);
+            let others: Vec<_> = (1..run.config.templates.pair_wordings())
+                .map(|w| outcomes_in(stored, k, 0, w))
+                .collect();
             for t in &stored.targets {
                 self.results
                     .entry((t.item_id.clone(), t.model.clone()))
@@ -118,6 +125,10 @@ impl ClaimsBrowse {
                         detect_id: run.id.clone(),
                         target: t.clone(),
                         outcome: oc.get(&t.idx).copied(),
+                        other_wordings: others
+                            .iter()
+                            .filter_map(|o| o.get(&t.idx).copied())
+                            .collect(),
                     });
             }
         }
@@ -722,6 +733,21 @@ fn result_lines(r: &ClaimResult, t: &crate::theme::Theme) -> Vec<Line<'static>> 
             Span::styled(format!("  self-contradiction: {word} "), style),
             Span::styled(counts, t.muted()),
         ]));
+        if !r.other_wordings.is_empty() {
+            let each: Vec<String> = r
+                .other_wordings
+                .iter()
+                .enumerate()
+                .map(|(i, o)| {
+                    let flag = if o.flagged() { " flagged" } else { "" };
+                    format!("W{} {} of {}{flag}", i + 1, o.conflicts, o.k)
+                })
+                .collect();
+            out.push(Line::from(Span::styled(
+                format!("  other pair wordings: {}", each.join(" · ")),
+                t.muted(),
+            )));
+        }
     }
     out
 }
@@ -742,6 +768,7 @@ mod tests {
                 unparsed: 0,
                 missing,
             }),
+            other_wordings: Vec::new(),
         }
     }
 

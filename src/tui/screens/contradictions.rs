@@ -95,7 +95,7 @@ impl Contradictions {
         self.stored
             .pairs
             .iter()
-            .find(|p| p.target == t.idx && p.round == self.round && p.k == k)
+            .find(|p| p.target == t.idx && p.round == self.round && p.k == k && p.wording == 0)
     }
 
     fn judge_name(&self) -> String {
@@ -229,6 +229,7 @@ impl Contradictions {
                     Step::Pair {
                         round: p.round,
                         k: p.k,
+                        wording: p.wording,
                     },
                 ));
             }
@@ -549,9 +550,12 @@ impl Contradictions {
                 round: self.round,
                 k: kk,
             };
+            // The run's first wording is the one shown (other wordings are reported per
+            // wording by the claims table).
             let step_p = Step::Pair {
                 round: self.round,
                 k: kk,
+                wording: 0,
             };
             let sample = self.sample(kk);
             let pair = self.pair(kk);
