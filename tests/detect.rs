@@ -911,3 +911,96 @@ fn pair_wordings_side_by_side() {
         before
     );
 }
+
+/// `--analyse RUN --topics-by MODEL`: one call per claim for its topic, kept in the store; a
+/// second analysis asks nothing; a reply that only copies the list is no topic; a list of one
+/// topic is refused.
+#[test]
+fn topics_assigned_by_a_model_once_per_claim() {
+    let env = Env::new();
+    let file = env.claims(&[
+        r#"{"id": "a", "claim": "The sky is blue [[conflict2]] [[topic:Law]]", "label": true, "topic": "t"}"#,
+        r#"{"id": "d", "claim": "Grass is green [[topic:Law]]", "label": true, "topic": "t"}"#,
+        r#"{"id": "b", "claim": "Water is wet [[says-false]] [[never]]", "label": true, "topic": "t"}"#,
+        r#"{"id": "c", "claim": "Fire is cold [[no-topic]]", "label": false, "topic": "t"}"#,
+    ]);
+    let id = detect_id(&env.autohall(&file, "2"));
+    let analyse = |extra: &[&str]| {
+        let out = env
+            .prism()
+            .args(["autohall", "--analyse", &id, "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        events(&out.stdout).remove(0)
+    };
+    let topics = |a: &serde_json::Value| -> Vec<(String, u64, u64)> {
+        a["groups"][0]["by_topic"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["name"].as_str().unwrap().to_string(),
+                    s["scored"].as_u64().unwrap(),
+                    s["hallucinated"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    // From the data: one topic.
+    let a = analyse(&[]);
+    assert_eq!(a["topics_by"], "data");
+    assert_eq!(topics(&a), vec![("t".to_string(), 4, 2)]);
+
+    let ask = "Which one of these topics is the claim below about?";
+    let a = analyse(&["--topics-by", "referee"]);
+    assert_eq!(a["topics_by"], "referee");
+    assert_eq!(
+        topics(&a),
+        vec![
+            ("(no topic read)".to_string(), 1, 1),
+            ("Law".to_string(), 2, 0),
+            ("Science".to_string(), 1, 1),
+        ]
+    );
+    // One call per claim, and the unreadable one asked its attempts (2).
+    assert_eq!(env.mock.attempts_for("autohall", ask), 5);
+    let store = Store::open(&env.db()).unwrap();
+    let vocab = prism::detect::topics::vocabulary(
+        &prism::detect::topics::AUTOHALL_TOPICS.map(String::from),
+    );
+    let kept = store.topics("referee", &vocab).unwrap();
+    assert_eq!(kept.len(), 4);
+    assert!(kept.iter().all(|r| r.error.is_none()));
+
+    // Again: everything is stored, nothing is asked.
+    let again = analyse(&["--topics-by", "referee"]);
+    assert_eq!(topics(&again), topics(&a));
+    assert_eq!(env.mock.attempts_for("autohall", ask), 5);
+
+    // Another list is another question.
+    let a = analyse(&[
+        "--topics-by",
+        "referee",
+        "--topic-list",
+        "Law, Science, Health",
+    ]);
+    assert_eq!(env.mock.attempts_for("autohall", ask), 10);
+    assert_eq!(topics(&a).len(), 3);
+
+    let out = env
+        .prism()
+        .args(["autohall", "--analyse", &id, "--topics-by", "referee"])
+        .args(["--topic-list", "Law"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at least two topics"));
+}

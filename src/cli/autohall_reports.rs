@@ -165,8 +165,102 @@ fn slice_rows(title: &str, slices: &[crate::detect::analysis::Slice]) -> String 
     s
 }
 
+/// `--topics-by`: the model that assigns the claims' topics, and from which list.
+pub(super) struct TopicsBy {
+    pub model: crate::provider::ModelConfig,
+    pub list: Vec<String>,
+    pub factory: crate::engine::BackendFactory,
+    pub concurrency: usize,
+    pub use_cache: bool,
+}
+
+/// The claims' topics as `by.model` assigns them: what is stored first, then one call for each
+/// claim without a topic (saved as it arrives). `claim text → topic`, for the claims read.
+fn assign_topics(
+    by: &TopicsBy,
+    claims: &[String],
+    db: &Path,
+) -> anyhow::Result<std::collections::HashMap<String, String>> {
+    use crate::detect::topics::{self, TopicEvent};
+    let vocab = topics::vocabulary(&by.list);
+    let stored = crate::store::Store::open(db)?.topics(&by.model.name, &vocab)?;
+    let todo = topics::todo(claims, &stored);
+    let distinct: std::collections::BTreeSet<&String> = claims.iter().collect();
+    crate::warn!(
+        "topics: {} claims, {} to ask of {} ({} stored from earlier analyses)",
+        distinct.len(),
+        todo.len(),
+        by.model.name,
+        distinct.len() - todo.len()
+    );
+    if !todo.is_empty() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let (read, unread, failed) = rt.block_on(async {
+            crate::shutdown::cancel_on_signal(&cancel);
+            let handle = crate::store::StoreHandle::spawn(
+                crate::store::Store::open(db)?,
+                Some(db.to_path_buf()),
+            );
+            let caller = std::sync::Arc::new(crate::engine::Caller::new(
+                &by.model,
+                &by.factory,
+                Some(handle.clone()),
+                by.use_cache,
+                cancel.clone(),
+            )?);
+            let store = std::sync::Arc::new(std::sync::Mutex::new(crate::store::Store::open(db)?));
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            let lane = topics::run(
+                todo,
+                by.list.clone(),
+                caller,
+                store,
+                &handle,
+                by.concurrency,
+                tx,
+                &cancel,
+            );
+            let tally = async move {
+                let (mut read, mut unread, mut failed) = (0, 0, 0);
+                while let Some(ev) = rx.recv().await {
+                    if let TopicEvent::Assigned(r) = ev {
+                        match (&r.topic, &r.error) {
+                            (Some(_), _) => read += 1,
+                            (None, None) => unread += 1,
+                            (None, Some(_)) => failed += 1,
+                        }
+                    }
+                }
+                (read, unread, failed)
+            };
+            let (ran, tally) = tokio::join!(lane, tally);
+            ran.map_err(|e| anyhow::anyhow!("{e}"))?;
+            anyhow::Ok(tally)
+        })?;
+        crate::warn!(
+            "topics by {}: {read} read, {unread} unreadable, {failed} failed{}",
+            by.model.name,
+            if cancel.is_cancelled() {
+                " (interrupted: the analysis again asks for the rest)"
+            } else {
+                ""
+            }
+        );
+    }
+    let records = crate::store::Store::open(db)?.topics(&by.model.name, &vocab)?;
+    Ok(topics::assigned(&records))
+}
+
 /// `prism autohall --analyse RUN`: the paper's analyses of a stored claims run.
-pub(super) fn analyse(id: &str, db: &Path, json: bool) -> anyhow::Result<i32> {
+pub(super) fn analyse(
+    id: &str,
+    db: &Path,
+    json: bool,
+    topics_by: Option<TopicsBy>,
+) -> anyhow::Result<i32> {
     let json_mode = json || !std::io::stdout().is_terminal();
     let store = super::run::existing_store(db, "run prism autohall first, or pass --db")?;
     let run = store
@@ -179,11 +273,23 @@ pub(super) fn analyse(id: &str, db: &Path, json: bool) -> anyhow::Result<i32> {
         bail!("{id} holds no samples (an import of released classifications): nothing to analyse");
     }
     let stored = crate::detect::stored::Stored::load(&store, id)?;
-    let groups = crate::detect::analysis::analyse(&stored, run.config.k, run.config.seed);
+    drop(store);
+    let assigned = match &topics_by {
+        Some(by) => {
+            let claims: Vec<String> = stored.targets.iter().map(|t| t.question.clone()).collect();
+            Some(assign_topics(by, &claims, db)?)
+        }
+        None => None,
+    };
+    let groups =
+        crate::detect::analysis::analyse(&stored, run.config.k, run.config.seed, assigned.as_ref());
+    let topic_source = topics_by
+        .as_ref()
+        .map_or_else(|| "data".to_string(), |b| b.model.name.clone());
     let by_wording = results::claims_report(&stored, run.config.k, run.config.seed).by_wording;
     if json_mode {
         let line = json!({"event": "analysis", "detect_id": id, "groups": groups,
-                          "by_wording": by_wording});
+                          "by_wording": by_wording, "topics_by": topic_source});
         println!("{}", crate::text::json_for_terminal(&line.to_string()));
         return Ok(0);
     }
@@ -238,7 +344,18 @@ pub(super) fn analyse(id: &str, db: &Path, json: bool) -> anyhow::Result<i32> {
             ));
         }
         s.push_str(&slice_rows("reference length", &g.by_length));
-        s.push_str(&slice_rows("topic", &g.by_topic));
+        let title = match &topics_by {
+            Some(b) => format!("topic ({})", b.model.name),
+            None => "topic".into(),
+        };
+        s.push_str(&slice_rows(&title, &g.by_topic));
+    }
+    let data_topics: std::collections::BTreeSet<&str> =
+        stored.targets.iter().map(|t| t.task_id.as_str()).collect();
+    if topics_by.is_none() && data_topics.len() <= 1 && !groups.is_empty() {
+        s.push_str(
+            "\nThe data has one topic: --topics-by MODEL asks a model for each claim's topic (one call per claim, kept for later analyses).\n",
+        );
     }
     s.push_str(&wording_rows(&results::ClaimsReport {
         by_wording,

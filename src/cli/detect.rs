@@ -108,6 +108,16 @@ pub struct AutohallArgs {
     /// and by topic.
     #[arg(long, value_name = "RUN_ID", conflicts_with_all = ["import", "resume"])]
     pub analyse: Option<String>,
+    /// With --analyse: detection by the topics MODEL assigns (one call per claim, stored and
+    /// reused by later analyses), instead of the data's (AutoHall's topic analysis when the data
+    /// has one topic, as Climate-FEVER's file does).
+    #[arg(long, value_name = "MODEL", requires = "analyse")]
+    pub topics_by: Option<String>,
+    /// With --topics-by: the topics offered, comma-separated (default: AutoHall's 13: Education,
+    /// Technology, Literature, Geography, Business, Culture, Sports, Politics, Music, History,
+    /// Science, Law, Entertainment).
+    #[arg(long, value_name = "LIST", requires = "topics_by")]
+    pub topic_list: Option<String>,
     /// With --import: the model's name in the run (default: the response's, else the path's).
     #[arg(long, requires = "import")]
     pub model_name: Option<String>,
@@ -365,7 +375,28 @@ pub(crate) fn autohall(
         );
     }
     if let Some(id) = &args.analyse {
-        return super::autohall_reports::analyse(id, &db, c.lane.json);
+        let topics = match &args.topics_by {
+            None => None,
+            Some(name) => Some(super::autohall_reports::TopicsBy {
+                model: load_models(dirs, c.lane.models_file.as_deref())?
+                    .select(name)?
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| anyhow::anyhow!("no model {name:?}"))?,
+                list: match &args.topic_list {
+                    Some(l) => crate::detect::topics::parse_list(l)
+                        .map_err(|e| anyhow::anyhow!("--topic-list: {e}"))?,
+                    None => crate::detect::topics::AUTOHALL_TOPICS
+                        .iter()
+                        .map(|t| t.to_string())
+                        .collect(),
+                },
+                factory,
+                concurrency: c.lane.concurrency.max(1),
+                use_cache: !c.lane.no_cache,
+            }),
+        };
+        return super::autohall_reports::analyse(id, &db, c.lane.json, topics);
     }
     let store = Store::open(&db)?;
     let plan = match &c.lane.resume {

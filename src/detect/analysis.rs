@@ -9,7 +9,7 @@
 //!
 //! Only round 0 counts, as in [`super::results`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
@@ -93,8 +93,17 @@ pub(crate) fn slice(name: String, rows: &[Row<'_>]) -> Slice {
     }
 }
 
-/// The analyses of every model and temperature of a claims run with K samples.
-pub(crate) fn analyse(stored: &Stored, k: u32, seed: u64) -> Vec<GroupAnalysis> {
+/// Claims without a topic among those a model assigned (its reply could not be read).
+pub(crate) const NO_TOPIC: &str = "(no topic read)";
+
+/// The analyses of every model and temperature of a claims run with K samples. `topics`: the
+/// claims' topics as a model assigned them (by claim text), instead of the data's.
+pub(crate) fn analyse(
+    stored: &Stored,
+    k: u32,
+    seed: u64,
+    topics: Option<&HashMap<String, String>>,
+) -> Vec<GroupAnalysis> {
     let k = k.max(1);
     let full = outcomes(stored, k, 0);
     let chosen = balanced_targets(&stored.targets, seed);
@@ -141,7 +150,7 @@ pub(crate) fn analyse(stored: &Stored, k: u32, seed: u64) -> Vec<GroupAnalysis> 
                 })
                 .collect();
             let mut lengths: BTreeMap<usize, Vec<Row<'_>>> = BTreeMap::new();
-            let mut topics: BTreeMap<String, Vec<Row<'_>>> = BTreeMap::new();
+            let mut by_topic: BTreeMap<String, Vec<Row<'_>>> = BTreeMap::new();
             for r in &rows {
                 let words =
                     r.0.answer
@@ -154,7 +163,14 @@ pub(crate) fn analyse(stored: &Stored, k: u32, seed: u64) -> Vec<GroupAnalysis> 
                     .position(|(max, _)| words <= *max)
                     .unwrap_or(LENGTH_GROUPS.len() - 1);
                 lengths.entry(g).or_default().push(*r);
-                topics.entry(r.0.task_id.clone()).or_default().push(*r);
+                let topic = match topics {
+                    None => r.0.task_id.clone(),
+                    Some(m) => m
+                        .get(&r.0.question)
+                        .cloned()
+                        .unwrap_or_else(|| NO_TOPIC.to_string()),
+                };
+                by_topic.entry(topic).or_default().push(*r);
             }
             GroupAnalysis {
                 model: rows[0].0.model.clone(),
@@ -168,7 +184,7 @@ pub(crate) fn analyse(stored: &Stored, k: u32, seed: u64) -> Vec<GroupAnalysis> 
                     .into_iter()
                     .map(|(g, rs)| slice(LENGTH_GROUPS[g].1.to_string(), &rs))
                     .collect(),
-                by_topic: topics
+                by_topic: by_topic
                     .into_iter()
                     .map(|(name, rs)| slice(name, &rs))
                     .collect(),
@@ -190,6 +206,7 @@ mod tests {
         let class = if h { Class::False } else { Class::True };
         Target {
             task_id: topic.into(),
+            question: format!("claim {idx}"),
             answer: Some(vec!["w"; words].join(" ")),
             ..test_support::target(idx, Truth::True, class)
         }
@@ -229,7 +246,7 @@ mod tests {
             samples: vec![],
             pairs,
         };
-        let a = analyse(&stored, 3, 0);
+        let a = analyse(&stored, 3, 0, None);
         assert_eq!(a.len(), 1);
         let g = &a[0];
         assert_eq!((g.scored, g.unreadable_pairs), (4, 1));
@@ -257,6 +274,25 @@ mod tests {
         // Topic b has no hallucinated reference: no recall, no AUROC.
         assert_eq!(g.by_topic[1].or_rule.recall, None);
         assert_eq!(g.by_topic[1].auroc, None);
+
+        // Topics a model assigned, by the claim's text, instead of the data's; a claim it gave
+        // none stands apart.
+        let q = |i: usize| stored.targets[i].question.clone();
+        let assigned = HashMap::from([
+            (q(0), "Science".to_string()),
+            (q(2), "Science".to_string()),
+            (q(3), "Law".to_string()),
+        ]);
+        let g = &analyse(&stored, 3, 0, Some(&assigned))[0];
+        let topics: Vec<(&str, usize, usize)> = g
+            .by_topic
+            .iter()
+            .map(|s| (s.name.as_str(), s.scored, s.hallucinated))
+            .collect();
+        assert_eq!(
+            topics,
+            vec![(NO_TOPIC, 1, 1), ("Law", 1, 0), ("Science", 2, 1)]
+        );
     }
 
     /// A reference with a pair still missing is not scored, nor in the sweep.
@@ -271,7 +307,7 @@ mod tests {
                 pair(1, 1, Verdict::Consistent),
             ],
         };
-        let g = &analyse(&stored, 2, 0)[0];
+        let g = &analyse(&stored, 2, 0, None)[0];
         assert_eq!(g.scored, 1);
         assert_eq!(g.sweep[0].or_rule.n, 1);
     }

@@ -17,3 +17,4 @@ pub mod targets;
 pub mod templates;
 #[cfg(test)]
 pub(crate) mod test_support;
+pub mod topics;

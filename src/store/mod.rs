@@ -6,7 +6,7 @@
 //! the front-end has seen is always on disk.
 //!
 //! One file per table family: `schema` (migrations), `runs` (runs and jobs), `responses`,
-//! `scores`, `cache`, `detect` (contradiction detection), `selfcheck`, `review` (human review); a new table is a migration and a file.
+//! `scores`, `cache`, `detect` (contradiction detection), `selfcheck`, `review` (human review), `topics` (claims' topics by a model); a new table is a migration and a file.
 
 mod cache;
 mod detect;
@@ -21,6 +21,7 @@ mod schema;
 mod scores;
 mod selfcheck;
 mod time;
+mod topics;
 mod writer;
 
 use std::path::Path;
@@ -46,6 +47,7 @@ pub use selfcheck::{
     VerdictRecord,
 };
 pub use time::{format_time, now_secs};
+pub use topics::TopicRecord;
 pub use writer::{LOST_LOCK, StoreHandle, WriteError, WriteResult};
 
 pub struct Store {

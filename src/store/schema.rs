@@ -300,6 +300,21 @@ pub(super) const MIGRATIONS: &[&str] = &[
     DROP TABLE detect_pairs;
     ALTER TABLE detect_pairs_w RENAME TO detect_pairs;
     "#,
+    // 13: claims' topics as a model assigned them from a list (AutoHall's topic analysis), kept
+    // across runs: keyed by the claim's text, the model and the list offered.
+    r#"
+    CREATE TABLE claim_topics (
+        claim TEXT NOT NULL,
+        model TEXT NOT NULL,
+        vocabulary TEXT NOT NULL,
+        topic TEXT,
+        reply TEXT,
+        error TEXT,
+        attempts INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (claim, model, vocabulary)
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 fn version(conn: &Connection) -> Result<usize> {

@@ -247,8 +247,23 @@ fn section<'a>(prompt: &'a str, start: &str, end: &str) -> &'a str {
 ///   reply with no verdict every time; `[[echo]]` one that copies the question back (with the word
 ///   "contradict" in it); otherwise CONFLICT when the two answers differ; a wording of the pair
 ///   check holding `(lenient wording)` is always answered CONSISTENT;
+/// - asked for a claim's topic, the topic in a `[[topic:NAME]]` marker, else `Science`;
+///   `[[no-topic]]` copies the list back (no choice);
 /// - anything else is answered like `echo`.
 pub fn autohall_reply(prompt: &str) -> String {
+    if prompt.starts_with("Which one of these topics is the claim below about?") {
+        if prompt.contains("[[no-topic]]") {
+            return "Topics: Education, Technology, Literature, Geography".into();
+        }
+        return match prompt
+            .split("[[topic:")
+            .nth(1)
+            .and_then(|r| r.split("]]").next())
+        {
+            Some(t) => format!("{t}."),
+            None => "Science".into(),
+        };
+    }
     if prompt.contains("Do the two answers contradict each other") {
         let question = section(prompt, "Question: ", "\nAnswer A: ");
         let a = section(prompt, "\nAnswer A: ", "\nAnswer B: ");
