@@ -1004,3 +1004,63 @@ fn topics_assigned_by_a_model_once_per_claim() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("at least two topics"));
 }
+
+/// `--reread RUN`: verdicts stored under an older reader are read again from their replies, no
+/// model asked; a second reading changes nothing.
+#[test]
+fn a_run_is_read_again_from_its_replies() {
+    let env = Env::new();
+    let file = env.claims(&SCRIPTED[..3]);
+    let id = detect_id(&env.autohall(&file, "4"));
+    let mut store = Store::open(&env.db()).unwrap();
+    let stored = Stored::load(&store, &id).unwrap();
+    let right: Vec<_> = stored.pairs.clone();
+    // As an older reader might have stored them: a conflict read as consistent, an unreadable
+    // reply read as a conflict.
+    let mut c = right
+        .iter()
+        .find(|p| p.verdict == Verdict::Conflict)
+        .unwrap()
+        .clone();
+    c.verdict = Verdict::Consistent;
+    let mut u = right
+        .iter()
+        .find(|p| p.verdict == Verdict::Unparsed)
+        .unwrap()
+        .clone();
+    u.verdict = Verdict::Conflict;
+    store
+        .apply_detect(&[
+            prism::store::DetectWrite::Pair(c),
+            prism::store::DetectWrite::Pair(u),
+        ])
+        .unwrap();
+    drop(store);
+    let calls = env.mock.attempts_for("autohall", "");
+    let reread = || {
+        let out = env
+            .prism()
+            .args(["autohall", "--reread", &id, "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        events(&out.stdout).remove(0)
+    };
+    let r = reread();
+    assert_eq!(r["changed"], 2, "{r}");
+    assert_eq!(r["reread"]["pair_changes"]["consistent → conflict"], 1);
+    assert_eq!(r["reread"]["pair_changes"]["conflict → unparsed"], 1);
+    let store = Store::open(&env.db()).unwrap();
+    let now = Stored::load(&store, &id).unwrap().pairs;
+    assert_eq!(
+        now.iter().map(|p| p.verdict).collect::<Vec<_>>(),
+        right.iter().map(|p| p.verdict).collect::<Vec<_>>()
+    );
+    assert_eq!(reread()["changed"], 0);
+    assert_eq!(env.mock.attempts_for("autohall", ""), calls);
+}

@@ -165,6 +165,72 @@ fn slice_rows(title: &str, slices: &[crate::detect::analysis::Slice]) -> String 
     s
 }
 
+/// `--reread RUN`: a run's stored replies read again with today's readers, the changes saved.
+pub(super) fn reread(
+    id: &str,
+    db: &Path,
+    json: bool,
+    kind: crate::store::DetectKind,
+) -> anyhow::Result<i32> {
+    let json_mode = json || !std::io::stdout().is_terminal();
+    let mut store = super::run::existing_store(db, "pass --db")?;
+    let run = store
+        .detect_run(id)?
+        .with_context(|| format!("no detection run {id} in the store"))?;
+    if run.kind != kind {
+        bail!(
+            "{id} is a detection run on {}: read it again with prism {}",
+            run.kind.as_str(),
+            match run.kind {
+                crate::store::DetectKind::Claims => "autohall --reread",
+                crate::store::DetectKind::Answers => "detect --reread",
+            }
+        );
+    }
+    if !run.config.imported.is_empty() {
+        bail!(
+            "{id} is an import of released outputs, read with --reading {} when imported: import it again to read it otherwise",
+            run.config.reading.as_deref().unwrap_or("paper")
+        );
+    }
+    let stored = crate::detect::stored::Stored::load(&store, id)?;
+    let r = crate::detect::reread::reread(&run, &stored);
+    store.apply_detect(&r.writes)?;
+    if json_mode {
+        let line = json!({"event": "reread", "detect_id": id, "reread": r, "changed": r.changed()});
+        println!("{}", crate::text::json_for_terminal(&line.to_string()));
+        return Ok(0);
+    }
+    let changes = |m: &std::collections::BTreeMap<String, usize>| {
+        if m.is_empty() {
+            "none changed".to_string()
+        } else {
+            m.iter()
+                .map(|(k, n)| format!("{n} {k}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    crate::warn!(
+        "{id}: {} pair replies read again: {}",
+        r.pairs,
+        changes(&r.pair_changes)
+    );
+    if r.classifications > 0 {
+        crate::warn!(
+            "{id}: {} classification replies read again: {}",
+            r.classifications,
+            changes(&r.class_changes)
+        );
+    }
+    if kind == crate::store::DetectKind::Claims {
+        let again = crate::detect::stored::Stored::load(&store, id)?;
+        let rep = results::claims_report(&again, run.config.k, run.config.seed);
+        eprint!("{}", crate::text::sanitize(&claims_table(&rep)));
+    }
+    Ok(0)
+}
+
 /// `--topics-by`: the model that assigns the claims' topics, and from which list.
 pub(super) struct TopicsBy {
     pub model: crate::provider::ModelConfig,

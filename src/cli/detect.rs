@@ -51,6 +51,10 @@ pub struct Common {
     /// records them.
     #[arg(long, value_name = "FILE")]
     pub prompts: Option<PathBuf>,
+    /// Read a stored run's pair and classification replies again with this prism's readers
+    /// (no model is asked); the verdicts that change are saved and counted.
+    #[arg(long, value_name = "RUN_ID", conflicts_with = "resume")]
+    pub reread: Option<String>,
 }
 
 /// Options of `prism detect`.
@@ -338,6 +342,9 @@ pub(crate) fn detect(
 ) -> anyhow::Result<i32> {
     let c = &args.common;
     let db = c.lane.db.clone().unwrap_or_else(|| default_db(dirs));
+    if let Some(id) = &c.reread {
+        return super::autohall_reports::reread(id, &db, c.lane.json, DetectKind::Answers);
+    }
     let (plan, store) = match &c.lane.resume {
         Some(id) => {
             let store = Store::open(&db)?;
@@ -373,6 +380,9 @@ pub(crate) fn autohall(
             },
             &db,
         );
+    }
+    if let Some(id) = &c.reread {
+        return super::autohall_reports::reread(id, &db, c.lane.json, DetectKind::Claims);
     }
     if let Some(id) = &args.analyse {
         let topics = match &args.topics_by {

@@ -10,6 +10,7 @@ pub mod parse;
 pub(crate) mod plan;
 pub mod prompts;
 pub mod released;
+pub mod reread;
 pub(crate) mod results;
 pub mod run;
 pub mod stored;

@@ -496,7 +496,7 @@ pub fn sample_cache_variant(round: u32, k: u32) -> u32 {
 }
 
 /// What the pair check shows the judge as the question.
-fn pair_question(kind: DetectKind, t: &Target) -> String {
+pub(crate) fn pair_question(kind: DetectKind, t: &Target) -> String {
     match kind {
         DetectKind::Claims => format!("Give a reference for the claim: {}", t.question),
         DetectKind::Answers => t.question.clone(),
