@@ -778,7 +778,10 @@ references = ["Cite one source about this claim (P3): {claim}"]
         String::from_utf8_lossy(&out.stderr)
     );
     let id = detect_id(&events(&out.stdout));
-    assert!(env.mock.attempts_for("autohall", "Wording P3.") >= 4);
+    // One reference wording for every sample: the mock gives a claim's samples one text, so
+    // its two pair checks are one request, and the second may come from the cache (a race).
+    // At least one per claim reaches the server; the stored run holds all four.
+    assert!(env.mock.attempts_for("autohall", "Wording P3.") >= 2);
     assert!(env.mock.attempts_for("autohall", "true or false? (P3)") >= 2);
     assert!(
         env.mock
@@ -791,6 +794,7 @@ references = ["Cite one source about this claim (P3): {claim}"]
         0
     );
     let store = Store::open(&env.db()).unwrap();
+    assert_eq!(Stored::load(&store, &id).unwrap().pairs.len(), 4);
     let run = store.detect_run(&id).unwrap().unwrap();
     assert!(
         run.config
