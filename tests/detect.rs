@@ -963,7 +963,7 @@ fn topics_assigned_by_a_model_once_per_claim() {
     assert_eq!(a["topics_by"], "data");
     assert_eq!(topics(&a), vec![("t".to_string(), 4, 2)]);
 
-    let ask = "Which one of these topics is the claim below about?";
+    let ask = "Which one of these topics is the claim about?";
     let a = analyse(&["--topics-by", "referee"]);
     assert_eq!(a["topics_by"], "referee");
     assert_eq!(

@@ -249,7 +249,21 @@ fn assign_topics(
 ) -> anyhow::Result<std::collections::HashMap<String, String>> {
     use crate::detect::topics::{self, TopicEvent};
     let vocab = topics::vocabulary(&by.list);
-    let stored = crate::store::Store::open(db)?.topics(&by.model.name, &vocab)?;
+    let mut store = crate::store::Store::open(db)?;
+    let mut stored = store.topics(&by.model.name, &vocab)?;
+    // Replies kept from earlier analyses are read as this prism reads them.
+    let moved = topics::read_again(&stored, &by.list);
+    if !moved.is_empty() {
+        for r in &moved {
+            store.save_topic(r)?;
+        }
+        crate::warn!(
+            "topics: {} stored replies read otherwise by this prism",
+            moved.len()
+        );
+        stored = store.topics(&by.model.name, &vocab)?;
+    }
+    drop(store);
     let todo = topics::todo(claims, &stored);
     let distinct: std::collections::BTreeSet<&String> = claims.iter().collect();
     crate::warn!(

@@ -67,7 +67,7 @@ pub fn parse_list(list: &str) -> Result<Vec<String>, String> {
 pub fn request(claim: &str, topics: &[String]) -> ChatRequest {
     ChatRequest {
         messages: vec![Message::user(format!(
-            "Which one of these topics is the claim below about?\n\nTopics: {}\n\nClaim: {claim}\n\nAnswer with the one topic from the list that fits best, and nothing else.",
+            "Claim: {claim}\n\nTopics: {}\n\nWhich one of these topics is the claim about? Answer with the one topic from the list that fits best, and nothing else.",
             topics.join(", ")
         ))],
         params: Params {
@@ -93,7 +93,8 @@ pub fn read(reply: &str, prompt: &str, topics: &[String]) -> Option<String> {
     Some(found[0].1.clone())
 }
 
-/// Where `word` first stands as a whole word in `text`.
+/// Where `word` first stands as a whole word in `text`, not denied ("not about the topic of
+/// Education, but Science" names Science).
 fn first_word_at(text: &str, word: &str) -> Option<usize> {
     let is_word = |c: char| c.is_alphanumeric();
     text.match_indices(word).map(|(i, _)| i).find(|&i| {
@@ -102,8 +103,41 @@ fn first_word_at(text: &str, word: &str) -> Option<usize> {
             .chars()
             .next()
             .is_none_or(|c| !is_word(c));
-        before && after
+        before && after && !denied(&text[..i])
     })
+}
+
+/// Words back to a denial that still covers what follows: "not" or "isn't" among the last
+/// few words of the clause before it.
+const DENIAL_REACH: usize = 6;
+
+fn denied(before: &str) -> bool {
+    let clause = before
+        .rsplit(['.', ';', '!', '?', '\n'])
+        .next()
+        .unwrap_or(before);
+    // "not about X, but (rather) about Y": the "but" ends the denial.
+    let clause = clause.rsplit(" but ").next().unwrap_or(clause);
+    clause
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .rev()
+        .take(DENIAL_REACH)
+        .any(|w| matches!(w, "not" | "isn't" | "no" | "never"))
+}
+
+/// Stored replies read again with today's reader (the request rebuilt from the claim and the
+/// list): the records whose topic changed, to save.
+pub fn read_again(records: &[TopicRecord], topics: &[String]) -> Vec<TopicRecord> {
+    records
+        .iter()
+        .filter_map(|r| {
+            let reply = r.reply.as_deref()?;
+            let req = request(&r.claim, topics);
+            let topic = read(reply, crate::detect::prompts::text_of(&req), topics);
+            (topic != r.topic).then(|| TopicRecord { topic, ..r.clone() })
+        })
+        .collect()
 }
 
 /// A claim's topic from stored records: `claim → topic` for those read.
@@ -254,6 +288,15 @@ mod tests {
         assert_eq!(r("The topic is: Geography"), Some("Geography".into()));
         // Two topics: the one named first.
         assert_eq!(r("Science, and some Politics too"), Some("Science".into()));
+        // A denied topic is not the choice.
+        assert_eq!(
+            r(
+                "The claim is not about the topic of \"Education,\" but rather about the topic of \"Science\""
+            ),
+            Some("Science".into())
+        );
+        assert_eq!(r("It is not Music."), None);
+        assert_eq!(r("Not music. History."), Some("History".into()));
         // A word holding a topic is not the topic.
         assert_eq!(r("Sciences of the lawful"), None);
         // The list copied back chooses nothing; neither does a reply naming no topic.
@@ -299,6 +342,17 @@ mod tests {
             .map(|s| s.to_string())
             .collect();
         assert_eq!(todo(&claims, &records), vec!["failed", "new"]);
+        // Read again: "unread" had no reply kept; give it one that reads now.
+        let topics = vec!["A".to_string(), "B".to_string()];
+        let mut kept = records.clone();
+        kept[1].reply = Some("B".into());
+        kept[0].reply = Some("A".into());
+        let moved = read_again(&kept, &topics);
+        assert_eq!(moved.len(), 1);
+        assert_eq!(
+            (moved[0].claim.as_str(), moved[0].topic.as_deref()),
+            ("unread", Some("B"))
+        );
         assert_eq!(
             assigned(&records),
             HashMap::from([("read".to_string(), "A".to_string())])

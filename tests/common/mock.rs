@@ -251,7 +251,7 @@ fn section<'a>(prompt: &'a str, start: &str, end: &str) -> &'a str {
 ///   `[[no-topic]]` copies the list back (no choice);
 /// - anything else is answered like `echo`.
 pub fn autohall_reply(prompt: &str) -> String {
-    if prompt.starts_with("Which one of these topics is the claim below about?") {
+    if prompt.contains("Which one of these topics is the claim about?") {
         if prompt.contains("[[no-topic]]") {
             return "Topics: Education, Technology, Literature, Geography".into();
         }
