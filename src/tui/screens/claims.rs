@@ -603,7 +603,8 @@ enum Marker {
     Missed,
     /// A factual reference, every pair checked, not flagged.
     Clean,
-    /// Flagged, but the classification could not be read: no truth to compare with.
+    /// Flagged, or every pair checked, but the classification could not be read: no truth to
+    /// compare with (not "unfinished": nothing is left to ask).
     Unknown,
     Unfinished,
 }
@@ -612,7 +613,7 @@ fn marker(r: &ClaimResult) -> (&'static str, Marker) {
     match (hallucinated(&r.target), r.outcome) {
         (Some(true), Some(o)) if o.flagged() => ("✗", Marker::Caught),
         (Some(false), Some(o)) if o.flagged() => ("!", Marker::FalseAlarm),
-        (None, Some(o)) if o.flagged() => ("?", Marker::Unknown),
+        (None, Some(o)) if o.flagged() || o.complete() => ("?", Marker::Unknown),
         (Some(true), Some(o)) if o.complete() => ("H", Marker::Missed),
         (Some(false), Some(o)) if o.complete() => ("✓", Marker::Clean),
         // Classified hallucinated, with no detection (yet): what the collection found.
@@ -783,5 +784,9 @@ mod tests {
         assert_eq!(marker(&result(f, Class::False, 0, 0)).1, Clean);
         assert_eq!(marker(&result(f, Class::False, 0, 1)).1, Unfinished);
         assert_eq!(marker(&result(f, Class::Unparsed, 2, 0)).1, Unknown);
+        // Every pair checked and none conflicting, the class unreadable: nothing is left to
+        // ask, so it is not "unfinished" either.
+        assert_eq!(marker(&result(f, Class::Unparsed, 0, 0)).1, Unknown);
+        assert_eq!(marker(&result(f, Class::Unparsed, 0, 1)).1, Unfinished);
     }
 }
