@@ -240,22 +240,7 @@ pub async fn run(
                         attempts: asked.attempts,
                         created_at: now_secs(),
                     });
-                    let saved = life
-                        .save(|| {
-                            let (store, rec) = (store.clone(), rec.clone());
-                            async move {
-                                tokio::task::spawn_blocking(move || {
-                                    store
-                                        .lock()
-                                        .unwrap_or_else(|e| e.into_inner())
-                                        .save_topic(&rec)
-                                })
-                                .await
-                                .map_err(|_| crate::store::WriteError::Stopped)?
-                                .map_err(crate::store::WriteError::from)
-                            }
-                        })
-                        .await;
+                    let saved = life.save_locked(&store, &rec, Store::save_topic).await;
                     if saved {
                         life.count(rec.error.is_none(), asked.cached);
                         let _ = events.send(TopicEvent::Assigned(rec));

@@ -110,6 +110,32 @@ impl Life {
         self.hold.save(&self.cancel, tell, save).await
     }
 
+    /// Saves `rec` with `write` into a store of the lane's own behind a mutex (the review
+    /// store, a topics store), off the async threads, held and retried like every save.
+    pub async fn save_locked<S, T>(
+        &self,
+        store: &Arc<Mutex<S>>,
+        rec: &Arc<T>,
+        write: fn(&mut S, &T) -> crate::store::Result<()>,
+    ) -> bool
+    where
+        S: Send + 'static,
+        T: Send + Sync + 'static,
+    {
+        self.save(|| {
+            let (store, rec) = (store.clone(), rec.clone());
+            async move {
+                tokio::task::spawn_blocking(move || {
+                    write(&mut store.lock().unwrap_or_else(|e| e.into_inner()), &rec)
+                })
+                .await
+                .map_err(|_| crate::store::WriteError::Stopped)?
+                .map_err(crate::store::WriteError::from)
+            }
+        })
+        .await
+    }
+
     pub fn is_cancelled(&self) -> bool {
         self.cancel.is_cancelled()
     }

@@ -111,20 +111,7 @@ pub async fn run(
                     }
                     let rec = Arc::new(rec);
                     let saved = life
-                        .save(|| {
-                            let (review, rec) = (review.clone(), rec.clone());
-                            async move {
-                                tokio::task::spawn_blocking(move || {
-                                    review
-                                        .lock()
-                                        .unwrap_or_else(|e| e.into_inner())
-                                        .save_quality(&rec)
-                                })
-                                .await
-                                .map_err(|_| crate::store::WriteError::Stopped)?
-                                .map_err(crate::store::WriteError::from)
-                            }
-                        })
+                        .save_locked(&review, &rec, ReviewDb::save_quality)
                         .await;
                     if saved {
                         life.count(rec.error.is_none(), false);
