@@ -146,17 +146,14 @@ fn slice_rows(title: &str, slices: &[crate::detect::analysis::Slice]) -> String 
     );
     for x in slices {
         s.push_str(&format!(
-            "{:<16} {:>6} {:>4}  {:>5} {:>5} {:>5} {:>5}  {:>5}  {:>4}/{:<4}\n",
+            "{:<16} {:>6} {:>4}  {}  {:>5}  {:>4}/{:<4}\n",
             crate::text::one_line(&x.name)
                 .chars()
                 .take(16)
                 .collect::<String>(),
             x.scored,
             x.hallucinated,
-            pct(x.or_rule.accuracy),
-            pct(x.or_rule.precision),
-            pct(x.or_rule.recall),
-            pct(x.or_rule.f1),
+            four(&x.or_rule),
             pct(x.auroc),
             x.mean_conflicts_h.map_or("-".into(), |v| format!("{v:.2}")),
             x.mean_conflicts_f.map_or("-".into(), |v| format!("{v:.2}")),
@@ -395,12 +392,9 @@ pub(super) fn analyse(
         ));
         for r in &g.sweep {
             s.push_str(&format!(
-                "{:>3}  {:>5} {:>5} {:>5} {:>5}  {:>5}\n",
+                "{:>3}  {}  {:>5}\n",
                 r.k,
-                pct(r.or_rule.accuracy),
-                pct(r.or_rule.precision),
-                pct(r.or_rule.recall),
-                pct(r.or_rule.f1),
+                four(&r.or_rule),
                 pct(r.auroc)
             ));
         }
@@ -445,6 +439,17 @@ pub(super) fn analyse(
     Ok(0)
 }
 
+/// Accuracy, precision, recall and F1, in four columns.
+fn four(sc: &crate::eval::binary::Scores) -> String {
+    format!(
+        "{:>5} {:>5} {:>5} {:>5}",
+        pct(sc.accuracy),
+        pct(sc.precision),
+        pct(sc.recall),
+        pct(sc.f1)
+    )
+}
+
 fn pct(v: Option<f64>) -> String {
     v.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into())
 }
@@ -480,15 +485,12 @@ pub(super) fn claims_table(rep: &results::ClaimsReport) -> String {
     ));
     for d in &rep.detection {
         s.push_str(&format!(
-            "{:<16} t={:<4} OR rule    {:>5} {:>6}  {:>5} {:>5} {:>5} {:>5}  {:>5} {:>5}\n",
+            "{:<16} t={:<4} OR rule    {:>5} {:>6}  {}  {:>5} {:>5}\n",
             d.model,
             temp(d.temperature),
             d.balanced,
             d.scored,
-            pct(d.or_rule.accuracy),
-            pct(d.or_rule.precision),
-            pct(d.or_rule.recall),
-            pct(d.or_rule.f1),
+            four(&d.or_rule),
             pct(d.auroc),
             pct(d.auprc)
         ));
@@ -505,13 +507,10 @@ pub(super) fn claims_table(rep: &results::ClaimsReport) -> String {
         }
         for (th, sc) in d.thresholds.iter().skip(1) {
             s.push_str(&format!(
-                "{:<16} {:<6} >= {th:<2} conflicts           {:>5} {:>5} {:>5} {:>5}\n",
+                "{:<16} {:<6} >= {th:<2} conflicts           {}\n",
                 "",
                 "",
-                pct(sc.accuracy),
-                pct(sc.precision),
-                pct(sc.recall),
-                pct(sc.f1)
+                four(sc)
             ));
         }
     }
@@ -529,15 +528,12 @@ fn wording_rows(rep: &results::ClaimsReport) -> String {
         ));
         for d in &rep.by_wording {
             s.push_str(&format!(
-                "{:<16} t={:<4} W{:<2} OR rule               {:>6}  {:>5} {:>5} {:>5} {:>5}  {:>5} {:>5} {:>6}\n",
+                "{:<16} t={:<4} W{:<2} OR rule               {:>6}  {}  {:>5} {:>5} {:>6}\n",
                 d.model,
                 temp(d.temperature),
                 d.wording,
                 d.scored,
-                pct(d.or_rule.accuracy),
-                pct(d.or_rule.precision),
-                pct(d.or_rule.recall),
-                pct(d.or_rule.f1),
+                four(&d.or_rule),
                 pct(d.auroc),
                 pct(d.auprc),
                 d.unreadable_pairs
