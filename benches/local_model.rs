@@ -87,6 +87,7 @@ fn time_prism(m: &LocalModel, rt: &tokio::runtime::Runtime, text: &str) -> Timin
                     last = now;
                 }
                 StreamEvent::Usage(u) => usage = Some(u),
+                StreamEvent::Tokens(_) => {}
                 StreamEvent::Finish { .. } => break,
             }
         }
@@ -899,6 +900,7 @@ fn generation_rate(m: &LocalModel, rt: &tokio::runtime::Runtime, tokens: u32) ->
                     last = now;
                 }
                 StreamEvent::Usage(u) => n = u.completion_tokens.unwrap_or(0),
+                StreamEvent::Tokens(_) => {}
                 StreamEvent::Finish { .. } => break,
             }
         }

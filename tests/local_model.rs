@@ -55,6 +55,7 @@ fn req(text: &str, max_tokens: u32, stop: &[&str]) -> ChatRequest {
             max_tokens: Some(max_tokens),
             stop: stop.iter().map(|s| s.to_string()).collect(),
             seed: Some(42),
+            logprobs: None,
         },
     }
 }
@@ -69,6 +70,7 @@ async fn collect(m: &LocalModel, r: &ChatRequest) -> (Vec<String>, Option<String
         match ev.unwrap() {
             StreamEvent::Delta(d) => deltas.push(d),
             StreamEvent::Usage(u) => tokens = u.completion_tokens,
+            StreamEvent::Tokens(_) => {}
             StreamEvent::Finish { reason: r } => {
                 reason = r;
                 break;

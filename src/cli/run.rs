@@ -395,6 +395,7 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
             max_tokens: args.max_tokens,
             stop: Vec::new(),
             seed: args.seed,
+            logprobs: None,
         };
         let n = spec.plan().len();
         let handle = StoreHandle::spawn(store, Some(db.clone()));

@@ -943,6 +943,8 @@ async fn read_stream(
                 on_delta(&d);
             }
             Some(Ok(StreamEvent::Usage(u))) => usage = u,
+            // Token log-probabilities are not kept by runs yet.
+            Some(Ok(StreamEvent::Tokens(_))) => {}
             Some(Ok(StreamEvent::Finish { reason })) => {
                 stream.close_after_finish().await;
                 return Outcome::Ok {

@@ -56,6 +56,11 @@ pub struct Params {
     pub stop: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// Ask for each generated token's log-probability and this many most likely alternatives
+    /// (0 to 20) where the provider can give them (OpenAI-compatible servers, Gemini);
+    /// `None` asks for none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logprobs: Option<u8>,
 }
 
 impl Params {
@@ -71,6 +76,7 @@ impl Params {
                 over.stop.clone()
             },
             seed: over.seed.or(self.seed),
+            logprobs: over.logprobs.or(self.logprobs),
         }
     }
 }
@@ -87,11 +93,24 @@ pub struct Usage {
     pub completion_tokens: Option<u32>,
 }
 
+/// One generated token with its natural-log probability, and the most likely alternatives at
+/// its position (best first; the chosen token may be among them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenLogprob {
+    pub token: String,
+    pub logprob: f32,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub top: Vec<(String, f32)>,
+}
+
 /// What a provider's stream yields.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamEvent {
     /// More text of the answer.
     Delta(String),
+    /// The log-probabilities of the tokens that came with the text so far (when asked for and
+    /// the provider gives them), in order.
+    Tokens(Vec<TokenLogprob>),
     /// Token counts, when the server reports them (may come before or with the finish).
     Usage(Usage),
     /// The answer is complete.

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::config::{ProviderKind, Secret};
-use super::types::{ChatRequest, ProviderError, Role, StreamEvent, Usage};
+use super::types::{ChatRequest, ProviderError, Role, StreamEvent, TokenLogprob, Usage};
 
 /// URL, JSON body (serialized) and headers for one request.
 pub(super) fn build(
@@ -29,6 +29,8 @@ pub(super) fn build(
                 max_tokens: p.max_tokens,
                 stop: &p.stop,
                 seed: p.seed,
+                logprobs: p.logprobs.map(|_| true),
+                top_logprobs: p.logprobs.filter(|n| *n > 0).map(|n| n.min(20)),
             })
             .unwrap_or_default();
             if let Some(k) = key {
@@ -109,6 +111,12 @@ pub(super) fn build(
             }
             if let Some(s) = p.seed {
                 gen_cfg.insert("seed".into(), json!(s));
+            }
+            if let Some(n) = p.logprobs {
+                gen_cfg.insert("responseLogprobs".into(), json!(true));
+                if n > 0 {
+                    gen_cfg.insert("logprobs".into(), json!(n.min(20)));
+                }
             }
             let mut body = json!({"contents": contents, "generationConfig": gen_cfg});
             if !system.is_empty() {
@@ -300,6 +308,23 @@ impl Parser {
                 self.saw_text |= !t.is_empty();
                 out.text(&t);
             }
+            if let Some(lp) = choice.logprobs.and_then(|l| l.content)
+                && !lp.is_empty()
+            {
+                out.push(Ok(StreamEvent::Tokens(
+                    lp.into_iter()
+                        .map(|t| TokenLogprob {
+                            token: t.token,
+                            logprob: t.logprob as f32,
+                            top: t
+                                .top_logprobs
+                                .into_iter()
+                                .map(|a| (a.token, a.logprob as f32))
+                                .collect(),
+                        })
+                        .collect(),
+                )));
+            }
             if let Some(reason) = choice.finish_reason {
                 // Usage may still follow in a last chunk, so the finish itself is emitted at
                 // [DONE] (or when the stream ends).
@@ -391,6 +416,11 @@ impl Parser {
                     }
                 }
             }
+            if let Some(tokens) = c.get("logprobsResult").map(gemini_tokens)
+                && !tokens.is_empty()
+            {
+                out.push(Ok(StreamEvent::Tokens(tokens)));
+            }
             if let Some(r) = c.get("finishReason").and_then(Value::as_str) {
                 self.finish_reason = Some(r.to_string());
                 // Gemini has no end marker: the finish reason is the end.
@@ -435,6 +465,45 @@ impl Parser {
     }
 }
 
+/// Gemini's `logprobsResult`: the chosen token of each step and, at the same index, the top
+/// candidates of that step.
+fn gemini_tokens(r: &Value) -> Vec<TokenLogprob> {
+    let candidate = |c: &Value| -> Option<(String, f32)> {
+        Some((
+            c.get("token")?.as_str()?.to_string(),
+            c.get("logProbability")?.as_f64()? as f32,
+        ))
+    };
+    let chosen = r
+        .get("chosenCandidates")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let tops = r
+        .get("topCandidates")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    chosen
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let (token, logprob) = candidate(c)?;
+            let top = tops
+                .get(i)
+                .and_then(|t| t.get("candidates"))
+                .and_then(Value::as_array)
+                .map(|cs| cs.iter().filter_map(candidate).collect())
+                .unwrap_or_default();
+            Some(TokenLogprob {
+                token,
+                logprob,
+                top,
+            })
+        })
+        .collect()
+}
+
 #[derive(serde::Deserialize)]
 struct OpenAiChunk<'a> {
     #[serde(default, borrow)]
@@ -454,6 +523,29 @@ struct OpenAiChoice<'a> {
     text: Option<std::borrow::Cow<'a, str>>,
     #[serde(default, borrow)]
     finish_reason: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    logprobs: Option<OpenAiLogprobs>,
+}
+
+/// `choices[].logprobs` of a chunk: OpenAI, vLLM, llama.cpp's and llama-cpp-python's servers.
+#[derive(serde::Deserialize)]
+struct OpenAiLogprobs {
+    #[serde(default)]
+    content: Option<Vec<OpenAiTokenLogprob>>,
+}
+
+#[derive(serde::Deserialize)]
+struct OpenAiTokenLogprob {
+    token: String,
+    logprob: f64,
+    #[serde(default)]
+    top_logprobs: Vec<OpenAiAlternative>,
+}
+
+#[derive(serde::Deserialize)]
+struct OpenAiAlternative {
+    token: String,
+    logprob: f64,
 }
 
 #[derive(serde::Deserialize)]
@@ -509,6 +601,108 @@ mod tests {
         assert!(errors.is_empty(), "{errors:?}");
         // The second high half never got its low half: U+FFFD, and the answer is kept.
         assert_eq!(text, "A\u{1F600}B\u{FFFD}C");
+    }
+
+    /// Every `data:` line of a recorded or documented stream, through the parser: the text, the
+    /// tokens in order, the other events.
+    fn replay(kind: ProviderKind, sse: &str) -> (String, Vec<TokenLogprob>, Vec<StreamEvent>) {
+        let mut p = Parser::new(kind);
+        let mut evs: Vec<Result<StreamEvent, ProviderError>> = Vec::new();
+        for data in sse.lines().filter_map(|l| l.strip_prefix("data: ")) {
+            evs.extend(p.parse("", data));
+        }
+        evs.extend(p.end());
+        let (mut text, mut tokens, mut rest) = (String::new(), Vec::new(), Vec::new());
+        for ev in evs {
+            match ev.expect("no error") {
+                StreamEvent::Delta(d) => text.push_str(&d),
+                StreamEvent::Tokens(t) => tokens.extend(t),
+                other => rest.push(other),
+            }
+        }
+        (text, tokens, rest)
+    }
+
+    #[test]
+    fn token_logprobs_from_a_real_llama_cpp_python_stream() {
+        let sse = include_str!("../../tests/fixtures/logprobs/llama-cpp-python-0.3.36.sse");
+        let (text, tokens, rest) = replay(ProviderKind::Openai, sse);
+        assert_eq!(text, "The capital of France is Paris");
+        // One token per piece of text, in order, their texts the answer's.
+        assert_eq!(
+            tokens.iter().map(|t| t.token.as_str()).collect::<String>(),
+            text
+        );
+        assert_eq!(tokens.len(), 6);
+        assert!((tokens[0].logprob - -1.387_124).abs() < 1e-5);
+        assert_eq!(tokens[5].top.len(), 3);
+        assert_eq!(tokens[5].top[2].0, " London");
+        assert!((tokens[5].top[2].1 - -4.274_681).abs() < 1e-5);
+        assert_eq!(
+            rest,
+            vec![StreamEvent::Finish {
+                reason: Some("length".into())
+            }]
+        );
+    }
+
+    #[test]
+    fn token_logprobs_in_openai_and_gemini_shapes() {
+        let sse = include_str!("../../tests/fixtures/logprobs/openai-documented.sse");
+        let (text, tokens, _) = replay(ProviderKind::Openai, sse);
+        assert_eq!(text, "Paris.");
+        assert_eq!(tokens.len(), 2);
+        assert_eq!(tokens[0].top[1], ("The".to_string(), -9.25));
+        // An alternative with no text is kept (a token of bytes that are not UTF-8 alone).
+        assert_eq!(tokens[1].top[1], (String::new(), -1.0));
+
+        let sse = include_str!("../../tests/fixtures/logprobs/gemini-documented.sse");
+        let (text, tokens, rest) = replay(ProviderKind::Gemini, sse);
+        assert_eq!(text, "Paris is the capital.");
+        assert_eq!(
+            tokens.iter().map(|t| t.token.as_str()).collect::<Vec<_>>(),
+            vec!["Paris", " is", " the", " capital", "."]
+        );
+        // The chosen "." is not its step's most likely token: both are kept as given.
+        assert_eq!(tokens[4].logprob, -0.9);
+        assert_eq!(tokens[4].top[0], (" of".to_string(), -0.6));
+        assert!(matches!(rest.last(), Some(StreamEvent::Finish { .. })));
+    }
+
+    /// Asked for: OpenAI-compatible servers get `logprobs` and `top_logprobs`, Gemini
+    /// `responseLogprobs` and `logprobs`; Anthropic has no such option and gets nothing. Not
+    /// asked for: nothing is sent.
+    #[test]
+    fn logprobs_are_asked_for_only_when_wanted() {
+        let mut req = ChatRequest {
+            messages: vec![crate::provider::Message::user("hi")],
+            params: Default::default(),
+        };
+        let body = |kind, req: &ChatRequest| {
+            let (_, b, _) = build(kind, "http://x/v1", "m", req, None);
+            serde_json::from_slice::<Value>(&b).unwrap()
+        };
+        assert!(body(ProviderKind::Openai, &req).get("logprobs").is_none());
+        assert!(
+            body(ProviderKind::Gemini, &req)
+                .pointer("/generationConfig/responseLogprobs")
+                .is_none()
+        );
+        req.params.logprobs = Some(5);
+        let o = body(ProviderKind::Openai, &req);
+        assert_eq!(
+            (o["logprobs"].clone(), o["top_logprobs"].clone()),
+            (json!(true), json!(5))
+        );
+        let g = body(ProviderKind::Gemini, &req);
+        assert_eq!(g["generationConfig"]["responseLogprobs"], json!(true));
+        assert_eq!(g["generationConfig"]["logprobs"], json!(5));
+        let a = body(ProviderKind::Anthropic, &req).to_string();
+        assert!(!a.contains("logprob"), "{a}");
+        req.params.logprobs = Some(0);
+        let o = body(ProviderKind::Openai, &req);
+        assert_eq!(o["logprobs"], json!(true));
+        assert!(o.get("top_logprobs").is_none());
     }
 
     #[test]
@@ -644,6 +838,10 @@ struct OpenAiBody<'a> {
     stop: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     seed: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    logprobs: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_logprobs: Option<u8>,
 }
 
 #[derive(serde::Serialize)]

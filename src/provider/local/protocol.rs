@@ -66,6 +66,12 @@ pub enum Reply {
         kind: FailKind,
         message: String,
     },
+    /// Token log-probabilities of the text sent so far.
+    Tokens {
+        id: u64,
+        tokens: Vec<crate::provider::TokenLogprob>,
+        generated: u64,
+    },
     Delta {
         id: u64,
         text: String,
@@ -115,6 +121,11 @@ impl Reply {
                 text,
                 generated,
             },
+            Ok(StreamEvent::Tokens(tokens)) => Reply::Tokens {
+                id,
+                tokens,
+                generated,
+            },
             Ok(StreamEvent::Usage(u)) => Reply::Usage {
                 id,
                 prompt_tokens: u.prompt_tokens,
@@ -144,6 +155,7 @@ impl Reply {
     pub fn into_event(self) -> Option<(u64, Result<StreamEvent, ProviderError>, bool)> {
         Some(match self {
             Reply::Delta { id, text, .. } => (id, Ok(StreamEvent::Delta(text)), false),
+            Reply::Tokens { id, tokens, .. } => (id, Ok(StreamEvent::Tokens(tokens)), false),
             Reply::Usage {
                 id,
                 prompt_tokens,
@@ -173,6 +185,7 @@ impl Reply {
     pub fn generated(&self) -> Option<u64> {
         match self {
             Reply::Delta { generated, .. }
+            | Reply::Tokens { generated, .. }
             | Reply::Usage { generated, .. }
             | Reply::Finish { generated, .. }
             | Reply::Failed { generated, .. } => Some(*generated),
