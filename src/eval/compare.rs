@@ -503,10 +503,10 @@ fn flips_of(tasks: &[(&String, &Vec<Pair>)]) -> Vec<Flip> {
 /// The bootstrap's generator: SplitMix64 (Steele, Lea and Flood 2014), written out here so an
 /// interval is the same for a seed in every version of prism and on every machine, and fast
 /// (a comparison of PRISM's size draws about 19 million indices).
-struct SplitMix64(u64);
+pub(crate) struct SplitMix64(pub(crate) u64);
 
 impl SplitMix64 {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -516,7 +516,7 @@ impl SplitMix64 {
 
     /// Uniform in 0..n (Lemire's multiply-shift; the bias is below 2^-32 for any n a dataset
     /// has).
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         ((self.next() >> 32).wrapping_mul(n as u64) >> 32) as usize
     }
 }

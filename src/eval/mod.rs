@@ -11,5 +11,6 @@ pub mod language;
 pub(crate) mod metrics;
 pub(crate) mod rules;
 pub mod score;
+pub mod signals;
 pub mod summary;
 pub(crate) mod text;
