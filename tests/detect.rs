@@ -398,6 +398,37 @@ fn detect_on_stored_answers_with_a_judge() {
         md.contains("### Self-contradiction flags on stored answers"),
         "{md}"
     );
+
+    // Which signal predicts the verdict: three answers, all wrong, is too few for a number,
+    // and the cell says so.
+    let out = env.prism().args(["signals", "--json"]).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = events(&out.stdout)
+        .into_iter()
+        .map(|e| e["row"].clone())
+        .collect();
+    let cells: Vec<&str> = rows.iter().map(|r| r["cell"].as_str().unwrap()).collect();
+    assert_eq!(cells, vec!["KE", "all"]);
+    for r in &rows {
+        assert_eq!(
+            (r["signal"].as_str(), r["model"].as_str()),
+            (Some("self-contradiction"), Some("ah"))
+        );
+        assert_eq!(
+            (r["n"].as_u64(), r["hallucinated"].as_u64()),
+            (Some(3), Some(3))
+        );
+        assert!(r["auroc"].is_null());
+        assert_eq!(r["too_few"], "3 hallucinated, 0 correct (need 5 of each)");
+    }
+    let out = env.prism().args(["signals", "nope"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no run nope"));
 }
 
 /// A bad flag value, a model the run does not have, a missing store: exit 1 or 2 (clap) with

@@ -15,6 +15,7 @@ pub mod run;
 pub(crate) mod runs;
 pub(crate) mod score;
 pub(crate) mod selfcheck;
+pub(crate) mod signals;
 mod tui_start;
 
 use std::path::PathBuf;
@@ -156,6 +157,11 @@ pub enum Command {
     /// rate, the difference with a paired bootstrap 95% interval, McNemar's exact test, and the
     /// items that flipped.
     Compare(runs::CompareArgs),
+    /// Which zero-resource signal predicts PRISM's verdict (hallucinated: score below 0.5):
+    /// per model and dimension (or category, sub-task), AUROC and AUPRC with bootstrap 95%
+    /// intervals and the prediction-rejection ratio. Signals today: the self-contradiction
+    /// conflict rate of `prism detect`.
+    Signals(signals::SignalsArgs),
     /// Read outputs/<model>/responses/*.jsonl produced elsewhere into the store as a new run.
     Import {
         #[arg(long, value_name = "DIR")]
@@ -325,6 +331,7 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Score(args)) => score::score(args, &dirs, run::factory(&dirs)),
         Some(Command::Runs(args)) => runs::runs(args, &dirs),
         Some(Command::Compare(args)) => runs::compare_cmd(args, &dirs),
+        Some(Command::Signals(args)) => signals::signals(args, &dirs),
         Some(Command::Report(args)) => {
             let (config, _) = Config::load(&dirs.config_file());
             let name = cli
