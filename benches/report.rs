@@ -178,6 +178,7 @@ fn main() {
                 cached: false,
                 created_at: 0,
                 cache_key: None,
+                logprobs: None,
             });
         }
         store.save_scores(&scores).unwrap();

@@ -244,6 +244,7 @@ fn main() {
                 cached: false,
                 created_at: 0,
                 cache_key: None,
+                logprobs: None,
             });
             jobs.push(job);
         }

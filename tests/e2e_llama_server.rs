@@ -144,6 +144,63 @@ fn prism_mini_items_run_against_a_real_llama_cpp_server() {
         );
     }
 
+    // Token log-probabilities asked for (`--logprobs 3`): the real server's stream gives each
+    // token with its three most likely alternatives; they are stored beside each answer, their
+    // texts the answer's, and an identical run from the cache has them too.
+    let with_lp = run(&["--logprobs", "3"]);
+    let lp_run = with_lp["run_id"].as_str().unwrap().to_string();
+    assert_eq!(with_lp["cache_hits"], 0, "{with_lp}");
+    let answers = store.responses(&lp_run).unwrap();
+    let lps = store.logprobs(&lp_run).unwrap();
+    assert_eq!(lps.len(), 6);
+    for (job, tokens) in &lps {
+        let text = answers[*job as usize].text.clone().unwrap();
+        assert_eq!(
+            tokens.iter().map(|t| t.token.as_str()).collect::<String>(),
+            text
+        );
+        assert!(tokens.iter().all(|t| t.logprob <= 0.0 && t.top.len() == 3));
+    }
+    let cached = run(&["--logprobs", "3"]);
+    assert_eq!(cached["cache_hits"], 6, "{cached}");
+    assert_eq!(
+        store.logprobs(cached["run_id"].as_str().unwrap()).unwrap(),
+        lps
+    );
+    // Without --logprobs nothing is stored.
+    assert!(store.logprobs(&run_id).unwrap().is_empty());
+
+    // Scored, the white-box signals stand beside PRISM's verdicts: six answers are too few for
+    // a number, and each cell says so.
+    let score_lp = Command::new(env!("CARGO_BIN_EXE_prism"))
+        .env("PRISM_CONFIG_DIR", dir.path())
+        .env("PRISM_DATA_DIR", dir.path())
+        .args(["score", "--run", &lp_run, "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(score_lp.status.code(), Some(0));
+    let signals = Command::new(env!("CARGO_BIN_EXE_prism"))
+        .env("PRISM_CONFIG_DIR", dir.path())
+        .env("PRISM_DATA_DIR", dir.path())
+        .args(["signals", &lp_run, "--json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let rows: Vec<serde_json::Value> = String::from_utf8(signals.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["row"].clone())
+        .collect();
+    for signal in ["-mean logprob", "-min logprob", "mean entropy"] {
+        let all = rows
+            .iter()
+            .find(|r| r["signal"] == signal && r["cell"] == "all")
+            .unwrap_or_else(|| panic!("no {signal} row: {rows:?}"));
+        assert_eq!(all["n"], 6, "{all}");
+        assert!(all["too_few"].is_string(), "{all}");
+    }
+
     // Scoring with the same server as judge: the rule-scored items need no judge; a judged
     // sub-task (KE-EIC-SelfBuilt, semantic equivalence) asks the real server through the engine
     // and keeps its reply.

@@ -118,6 +118,7 @@ fn fixture(db: &Path, run_id: &str, half_score: f64) {
                 cached: false,
                 created_at: 0,
                 cache_key: None,
+                logprobs: None,
             });
             let score = match mi {
                 0 | 3 => 1.0,

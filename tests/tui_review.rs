@@ -401,6 +401,7 @@ fn two_runs_answering_the_last_item(db: &std::path::Path) {
                     cached: false,
                     created_at: 0,
                     cache_key: None,
+                    logprobs: None,
                 }])
                 .unwrap();
             let mut sc = scored(last, &task, "exact", 0, model, s);

@@ -247,6 +247,7 @@ fn bidi_and_zero_width_characters_never_reach_the_screen() {
         cached: false,
         created_at: 0,
         cache_key: None,
+        logprobs: None,
     };
     app.session.load_stored(0, &[rec]);
     let mut all = String::new();
@@ -467,6 +468,7 @@ fn the_compare_header_shows_the_question_at_80x24() {
         cached: false,
         created_at: 0,
         cache_key: None,
+        logprobs: None,
     };
     app.session.load_stored(0, &[rec]);
     let mut last = String::new();

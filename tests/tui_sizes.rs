@@ -109,6 +109,7 @@ fn seed(db: &Path) {
             cached: false,
             created_at: 0,
             cache_key: None,
+            logprobs: None,
         });
         scores.push(ScoreRecord {
             run_id: "r-sizes".into(),

@@ -223,6 +223,7 @@ pub(crate) fn import(
                 cached: false,
                 created_at: now_secs(),
                 cache_key: None,
+                logprobs: None,
             });
         }
     }

@@ -57,6 +57,11 @@ pub struct RunArgs {
     pub max_tokens: Option<u32>,
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Ask for each answer token's log-probability and N alternatives (0-20), stored with the
+    /// answer, where the provider gives them (OpenAI-compatible servers, Gemini; not
+    /// Anthropic). Off by default (a model's `params = { logprobs = 5 }` turns it on for it).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=20))]
+    pub logprobs: Option<u8>,
     /// Ignore the response cache (answers are still stored, and cached for next time).
     #[arg(long)]
     pub no_cache: bool,
@@ -395,7 +400,7 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
             max_tokens: args.max_tokens,
             stop: Vec::new(),
             seed: args.seed,
-            logprobs: None,
+            logprobs: args.logprobs,
         };
         let n = spec.plan().len();
         let handle = StoreHandle::spawn(store, Some(db.clone()));

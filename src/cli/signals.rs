@@ -9,7 +9,7 @@ use clap::Args;
 use serde_json::json;
 
 use crate::config::Dirs;
-use crate::detect::signals::{By, SignalRow, table};
+use crate::detect::signals::{By, SignalRow, contradiction_points, table, whitebox_points};
 
 #[derive(Debug, Args)]
 pub struct SignalsArgs {
@@ -50,9 +50,15 @@ pub(crate) fn signals(args: SignalsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
     let flags: Vec<_> = crate::detect::results::answer_flags(&store)?
         .into_iter()
         .filter(|f| args.run.as_ref().is_none_or(|r| &f.source_run == r))
-        .filter(|f| args.model.as_ref().is_none_or(|m| &f.model == m))
         .collect();
-    let rows = table(&flags, args.by, args.resamples, args.seed);
+    let runs: Vec<String> = match &args.run {
+        Some(r) => vec![r.clone()],
+        None => store.runs()?.into_iter().map(|r| r.id).collect(),
+    };
+    let mut points = contradiction_points(&flags);
+    points.extend(whitebox_points(&store, &runs)?);
+    points.retain(|p| args.model.as_ref().is_none_or(|m| &p.model == m));
+    let rows = table(&points, args.by, args.resamples, args.seed);
     if rows.is_empty() {
         crate::warn!(
             "no answer has both a signal and a PRISM score: score a run (prism score RUN), then check its answers (prism detect --run RUN)"

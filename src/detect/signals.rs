@@ -1,5 +1,6 @@
 //! Which signal predicts which kind of hallucination: each zero-resource signal an answer has
-//! (today the self-contradiction conflict rate of its newest complete detection) against
+//! (the self-contradiction conflict rate of its newest complete detection; the white-box scores
+//! of its token log-probabilities, when they were stored) against
 //! PRISM's verdict on the same answer (hallucinated: scored below half credit), per model and
 //! per dimension, category or sub-task, with AUROC, AUPRC, their bootstrap intervals and the
 //! prediction-rejection ratio (`eval::signals`).
@@ -39,28 +40,110 @@ pub struct SignalRow {
     pub score: SignalScore,
 }
 
-/// A row's key: the signal, the model, and the cell (`(true, "all")` sorts after every cell).
-type Key = (String, String, (bool, String));
+/// One answer's value of one signal (higher = more suspect), beside PRISM's verdict on it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub signal: &'static str,
+    pub model: String,
+    pub task: String,
+    pub value: f64,
+    pub hallucinated: bool,
+}
 
-/// The signals of the answers that have them, per model and cell, then `all`.
-pub fn table(flags: &[AnswerFlag], by: By, resamples: usize, seed: u64) -> Vec<SignalRow> {
-    let mut points: BTreeMap<Key, Vec<(f64, bool)>> = BTreeMap::new();
-    for f in flags {
-        let (Some(score), Some(rate)) = (f.score, f.outcome.rate()) else {
+/// The signal names, in the order rows are listed.
+pub const SELF_CONTRADICTION: &str = "self-contradiction";
+pub const LOW_MEAN_LOGPROB: &str = "-mean logprob";
+pub const LOW_MIN_LOGPROB: &str = "-min logprob";
+pub const MEAN_ENTROPY: &str = "mean entropy";
+
+/// Self-contradiction: the conflict rate of each answer's newest complete detection.
+pub fn contradiction_points(flags: &[AnswerFlag]) -> Vec<Point> {
+    flags
+        .iter()
+        .filter_map(|f| {
+            Some(Point {
+                signal: SELF_CONTRADICTION,
+                model: f.model.clone(),
+                task: f.task_id.clone(),
+                value: f.outcome.rate()?,
+                hallucinated: scored_wrong(f.score?),
+            })
+        })
+        .collect()
+}
+
+/// The white-box signals of every scored answer with token log-probabilities, in `runs`:
+/// the negated mean and minimum token log-probability (perplexity ranks as the mean does, so
+/// it is not a signal of its own) and the mean entropy.
+pub fn whitebox_points(
+    store: &crate::store::Store,
+    runs: &[String],
+) -> crate::store::Result<Vec<Point>> {
+    let mut out = Vec::new();
+    for run in runs {
+        let tokens = store.logprobs(run)?;
+        if tokens.is_empty() {
             continue;
-        };
-        let p = (rate, scored_wrong(score));
-        for c in [(false, cell(&f.task_id, by)), (true, "all".to_string())] {
-            points
-                .entry(("self-contradiction".into(), f.model.clone(), c))
-                .or_default()
-                .push(p);
+        }
+        let scores: std::collections::HashMap<u32, (f64, String, String)> = store
+            .scores(Some(run))?
+            .into_iter()
+            .filter_map(|s| Some((s.job_idx, (s.score?, s.task_id, s.model))))
+            .collect();
+        for (job, toks) in tokens {
+            let (Some((score, task, model)), Some(w)) =
+                (scores.get(&job), crate::eval::whitebox::scores(&toks))
+            else {
+                continue;
+            };
+            let mut push = |signal, value| {
+                out.push(Point {
+                    signal,
+                    model: model.clone(),
+                    task: task.clone(),
+                    value,
+                    hallucinated: scored_wrong(*score),
+                })
+            };
+            push(LOW_MEAN_LOGPROB, -w.mean_logprob);
+            push(LOW_MIN_LOGPROB, -w.min_logprob);
+            if let Some(e) = w.mean_entropy {
+                push(MEAN_ENTROPY, e);
+            }
         }
     }
-    points
+    Ok(out)
+}
+
+/// A row's key: the signal's rank, the model, and the cell (`(true, "all")` after every cell).
+type Key = (usize, &'static str, String, (bool, String));
+
+/// Per signal, model and cell (then `all`), how well the signal predicts the verdict.
+pub fn table(points: &[Point], by: By, resamples: usize, seed: u64) -> Vec<SignalRow> {
+    let rank = |s: &str| {
+        [
+            SELF_CONTRADICTION,
+            LOW_MEAN_LOGPROB,
+            LOW_MIN_LOGPROB,
+            MEAN_ENTROPY,
+        ]
+        .iter()
+        .position(|x| *x == s)
+        .unwrap_or(usize::MAX)
+    };
+    let mut cells: BTreeMap<Key, Vec<(f64, bool)>> = BTreeMap::new();
+    for p in points {
+        for c in [(false, cell(&p.task, by)), (true, "all".to_string())] {
+            cells
+                .entry((rank(p.signal), p.signal, p.model.clone(), c))
+                .or_default()
+                .push((p.value, p.hallucinated));
+        }
+    }
+    cells
         .into_iter()
-        .map(|((signal, model, (_, cell)), pts)| SignalRow {
-            signal,
+        .map(|((_, signal, model, (_, cell)), pts)| SignalRow {
+            signal: signal.to_string(),
             model,
             cell,
             score: evaluate(&pts, resamples, seed),
@@ -103,7 +186,7 @@ mod tests {
         }
         flags.push(flag("IFE-X-Y", 2, 0.0));
         flags.push(flag("IFE-X-Y", 0, 1.0));
-        let rows = table(&flags, By::Dimension, 200, 1);
+        let rows = table(&contradiction_points(&flags), By::Dimension, 200, 1);
         let get = |c: &str| rows.iter().find(|r| r.cell == c).unwrap();
         assert_eq!(get("KE").score.auroc, Some(100.0));
         assert_eq!(get("KE").score.prr, Some(100.0));
@@ -111,9 +194,9 @@ mod tests {
         assert!(get("IFE").score.too_few.is_some());
         assert_eq!(get("all").score.n, 26);
         assert_eq!(rows.last().unwrap().cell, "all");
-        let by_cat = table(&flags, By::Category, 10, 1);
+        let by_cat = table(&contradiction_points(&flags), By::Category, 10, 1);
         assert!(by_cat.iter().any(|r| r.cell == "KE-FD"));
-        let by_task = table(&flags, By::Task, 10, 1);
+        let by_task = table(&contradiction_points(&flags), By::Task, 10, 1);
         assert!(by_task.iter().any(|r| r.cell == "RE-MR-X"));
     }
 }

@@ -136,6 +136,7 @@ impl Caller {
                                     prompt_tokens: usage.prompt_tokens,
                                     completion_tokens: usage.completion_tokens,
                                     latency_ms: Some(t0.elapsed().as_millis() as u64),
+                                    logprobs: None,
                                 },
                             )
                             .await;

@@ -682,6 +682,8 @@ enum Outcome {
         first_token: Option<Duration>,
         /// Cut at the answer cap: kept, but never cached (a larger cap must ask again).
         cut: bool,
+        /// Token log-probabilities, when asked for and given.
+        tokens: Vec<crate::provider::TokenLogprob>,
     },
     Err(ProviderError),
     Cancelled,
@@ -737,6 +739,7 @@ async fn run_job(sh: &Shared, job: Job) -> Option<Finished> {
         cached: false,
         created_at: 0,
         cache_key: Some(key.clone()),
+        logprobs: None,
     };
     if spec.use_cache
         && let Some(hit) = sh.store.cache_get(key).await
@@ -746,6 +749,7 @@ async fn run_job(sh: &Shared, job: Job) -> Option<Finished> {
         record.prompt_tokens = hit.prompt_tokens;
         record.completion_tokens = hit.completion_tokens;
         record.latency_ms = hit.latency_ms;
+        record.logprobs = hit.logprobs;
         record.cached = true;
         record.cache_key = None;
         record.created_at = now_secs();
@@ -791,12 +795,19 @@ async fn run_job(sh: &Shared, job: Job) -> Option<Finished> {
                 usage,
                 first_token,
                 cut,
+                tokens,
             } => {
                 m.limiter.on_success();
                 if cut {
                     record.cache_key = None;
                 }
-                record.text = Some(m.redact(&text).into_owned());
+                let redacted = m.redact(&text);
+                // Tokens hold the answer's text in pieces no redaction can see across: an
+                // answer that held a secret keeps none.
+                if !tokens.is_empty() && matches!(redacted, std::borrow::Cow::Borrowed(_)) {
+                    record.logprobs = Some(crate::store::logprobs::encode(&tokens));
+                }
+                record.text = Some(redacted.into_owned());
                 record.finish_reason = reason;
                 record.prompt_tokens = usage.prompt_tokens;
                 record.completion_tokens = usage.completion_tokens;
@@ -910,6 +921,7 @@ async fn read_stream(
     let mut text = String::new();
     let mut usage = crate::provider::Usage::default();
     let mut first_token = None;
+    let mut tokens = Vec::new();
     loop {
         let ev = tokio::select! {
             ev = stream.next() => ev,
@@ -937,14 +949,14 @@ async fn read_stream(
                         usage,
                         first_token,
                         cut: true,
+                        tokens,
                     };
                 }
                 text.push_str(&d);
                 on_delta(&d);
             }
             Some(Ok(StreamEvent::Usage(u))) => usage = u,
-            // Token log-probabilities are not kept by runs yet.
-            Some(Ok(StreamEvent::Tokens(_))) => {}
+            Some(Ok(StreamEvent::Tokens(t))) => tokens.extend(t),
             Some(Ok(StreamEvent::Finish { reason })) => {
                 stream.close_after_finish().await;
                 return Outcome::Ok {
@@ -953,6 +965,7 @@ async fn read_stream(
                     usage,
                     first_token,
                     cut: false,
+                    tokens,
                 };
             }
             Some(Err(e)) => return Outcome::Err(e),
@@ -999,6 +1012,7 @@ fn panic_record(sh: &Shared, job: &Job, panic: Box<dyn std::any::Any + Send>) ->
         cached: false,
         created_at: now_secs(),
         cache_key: None,
+        logprobs: None,
     };
     Finished {
         job: job.idx,

@@ -14,3 +14,4 @@ pub mod score;
 pub mod signals;
 pub mod summary;
 pub(crate) mod text;
+pub mod whitebox;

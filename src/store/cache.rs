@@ -15,11 +15,13 @@ pub struct Cached {
     pub prompt_tokens: Option<u32>,
     pub completion_tokens: Option<u32>,
     pub latency_ms: Option<u64>,
+    /// Token log-probabilities, encoded (`store::logprobs`), when the answer had them.
+    pub logprobs: Option<Vec<u8>>,
 }
 
 /// Fills the cache: a run's successful answers, and single requests (the judges).
-pub(super) const CACHE_PUT: &str = "INSERT OR REPLACE INTO cache (key, text, finish_reason, prompt_tokens, completion_tokens, latency_ms, created_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+pub(super) const CACHE_PUT: &str = "INSERT OR REPLACE INTO cache (key, text, finish_reason, prompt_tokens, completion_tokens, latency_ms, created_at, logprobs)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 
 impl Store {
     pub fn cache_put(&self, key: &str, c: &Cached) -> Result<()> {
@@ -32,7 +34,8 @@ impl Store {
                 c.prompt_tokens,
                 c.completion_tokens,
                 c.latency_ms.map(|v| v as i64),
-                now_secs()
+                now_secs(),
+                c.logprobs
             ],
         )?;
         Ok(())
@@ -48,14 +51,15 @@ impl Store {
                 prompt_tokens: r.get(2)?,
                 completion_tokens: r.get(3)?,
                 latency_ms: r.get::<_, Option<i64>>(4)?.map(|v| v as u64),
+                logprobs: r.get(5)?,
             })
         };
         // One statement (one read transaction, one round of file locks): the judges' cache
         // first, then a run's answer stored with the key.
         let mut st = self.conn.prepare_cached(
-            "SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms FROM cache WHERE key = ?1
+            "SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms, logprobs FROM cache WHERE key = ?1
              UNION ALL
-             SELECT * FROM (SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms FROM responses
+             SELECT * FROM (SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms, logprobs FROM responses
                  WHERE cache_key = ?1 AND error IS NULL AND text IS NOT NULL
                  ORDER BY created_at DESC LIMIT 1)
              LIMIT 1",

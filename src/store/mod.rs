@@ -12,6 +12,7 @@ mod cache;
 mod detect;
 mod error;
 mod locks;
+pub mod logprobs;
 pub(crate) mod pg;
 mod responses;
 mod review;
@@ -176,6 +177,7 @@ mod tests {
             cached: false,
             created_at: 1,
             cache_key: Some(format!("key-{idx}")),
+            logprobs: None,
         }
     }
 
@@ -270,6 +272,7 @@ mod tests {
                 prompt_tokens: None,
                 completion_tokens: None,
                 latency_ms: None,
+                logprobs: None,
             },
         )
         .unwrap();

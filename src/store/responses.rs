@@ -31,6 +31,10 @@ pub struct ResponseRecord {
     /// Cache key to fill on success (not stored in `responses`).
     #[serde(skip)]
     pub cache_key: Option<String>,
+    /// The answer's token log-probabilities, encoded (`store::logprobs`), when they were asked
+    /// for and the provider gave them. Read apart (`Store::logprobs`): they are big.
+    #[serde(skip)]
+    pub logprobs: Option<Vec<u8>>,
 }
 
 impl ResponseRecord {
@@ -48,8 +52,8 @@ impl Store {
             let mut ins = tx.prepare_cached(
                 "INSERT OR REPLACE INTO responses (run_id, job_idx, item_id, task_id, model, sample, text, error,
                  finish_reason, prompt_tokens, completion_tokens, latency_ms, first_token_ms, attempts, params,
-                 request_hash, cached, created_at, cache_key)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+                 request_hash, cached, created_at, cache_key, logprobs)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
             )?;
             let mut job =
                 tx.prepare_cached("UPDATE jobs SET state = ?3 WHERE run_id = ?1 AND idx = ?2")?;
@@ -76,7 +80,8 @@ impl Store {
                     // Errors and cut answers are never cached.
                     r.cache_key
                         .as_ref()
-                        .filter(|_| r.is_ok() && r.text.is_some())
+                        .filter(|_| r.is_ok() && r.text.is_some()),
+                    r.logprobs
                 ])?;
                 job.execute(params![
                     r.run_id,
@@ -116,6 +121,7 @@ impl Store {
             cached: r.get(16)?,
             created_at: r.get(17)?,
             cache_key: None,
+            logprobs: None,
         })
     }
 

@@ -315,6 +315,12 @@ pub(super) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (claim, model, vocabulary)
     ) WITHOUT ROWID;
     "#,
+    // 14: token log-probabilities beside an answer (encoded, `store::logprobs`), when asked for;
+    // the cache keeps them too, so an answer from the cache has them as the first had.
+    r#"
+    ALTER TABLE responses ADD COLUMN logprobs BLOB;
+    ALTER TABLE cache ADD COLUMN logprobs BLOB;
+    "#,
 ];
 
 fn version(conn: &Connection) -> Result<usize> {

@@ -303,6 +303,7 @@ fn handle(store: &mut Store, batch: &mut Batch, cmd: Cmd) {
                     prompt_tokens: r.prompt_tokens,
                     completion_tokens: r.completion_tokens,
                     latency_ms: r.latency_ms,
+                    logprobs: r.logprobs.clone(),
                 }),
                 None => store.cache_get(&key).ok().flatten(),
             };

@@ -1,0 +1,92 @@
+//! White-box scores of one answer from its token log-probabilities (lm-polygraph's and UQLM's
+//! simplest scorers): the mean and the minimum token log-probability, the perplexity, and the
+//! mean entropy of the next-token distribution.
+//!
+//! The entropy is over what the provider returned: the top alternatives at each position, and
+//! the probability they leave over as one more outcome. It is a lower bound of the true entropy
+//! (the rest of the vocabulary is lumped), exact when the alternatives hold all the mass.
+
+use serde::Serialize;
+
+use crate::provider::TokenLogprob;
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct WhiteBox {
+    pub tokens: usize,
+    pub mean_logprob: f64,
+    pub min_logprob: f64,
+    /// exp(-mean log-probability).
+    pub perplexity: f64,
+    /// Nats; `None` when no position came with alternatives.
+    pub mean_entropy: Option<f64>,
+}
+
+/// The scores of an answer's tokens; `None` without tokens.
+pub fn scores(tokens: &[TokenLogprob]) -> Option<WhiteBox> {
+    if tokens.is_empty() {
+        return None;
+    }
+    let lps: Vec<f64> = tokens.iter().map(|t| f64::from(t.logprob)).collect();
+    let mean = lps.iter().sum::<f64>() / lps.len() as f64;
+    let min = lps.iter().copied().fold(f64::INFINITY, f64::min);
+    let entropies: Vec<f64> = tokens
+        .iter()
+        .filter(|t| !t.top.is_empty())
+        .map(|t| entropy(&t.top))
+        .collect();
+    Some(WhiteBox {
+        tokens: tokens.len(),
+        mean_logprob: mean,
+        min_logprob: min,
+        perplexity: (-mean).exp(),
+        mean_entropy: (!entropies.is_empty())
+            .then(|| entropies.iter().sum::<f64>() / entropies.len() as f64),
+    })
+}
+
+/// Entropy (nats) of the alternatives, with the mass they leave over as one more outcome.
+fn entropy(top: &[(String, f32)]) -> f64 {
+    let ps: Vec<f64> = top
+        .iter()
+        .map(|(_, lp)| f64::from(*lp).exp())
+        .filter(|p| *p > 0.0)
+        .collect();
+    let rest = (1.0 - ps.iter().sum::<f64>()).max(0.0);
+    ps.iter()
+        .chain((rest > 1e-12).then_some(&rest))
+        .map(|p| -p * p.ln())
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(lp: f32, top: &[f32]) -> TokenLogprob {
+        TokenLogprob {
+            token: "x".into(),
+            logprob: lp,
+            top: top.iter().map(|l| ("a".to_string(), *l)).collect(),
+        }
+    }
+
+    #[test]
+    fn scores_by_hand() {
+        let half = 0.5f32.ln();
+        // Two equal alternatives holding all the mass: ln 2 nats. One sure token: 0.
+        let w = scores(&[t(half, &[half, half]), t(0.0, &[0.0])]).unwrap();
+        assert_eq!(w.tokens, 2);
+        assert!((w.mean_logprob - f64::from(half) / 2.0).abs() < 1e-9);
+        assert!((w.min_logprob - f64::from(half)).abs() < 1e-9);
+        assert!((w.perplexity - 2f64.sqrt()).abs() < 1e-6);
+        assert!((w.mean_entropy.unwrap() - 2f64.ln() / 2.0).abs() < 1e-6);
+        // One alternative of probability 1/4: it and the 3/4 left over.
+        let q = 0.25f32.ln();
+        let e = scores(&[t(q, &[q])]).unwrap().mean_entropy.unwrap();
+        let want = -(0.25f64 * 0.25f64.ln() + 0.75 * 0.75f64.ln());
+        assert!((e - want).abs() < 1e-6);
+        // No alternatives: no entropy; no tokens: nothing.
+        assert_eq!(scores(&[t(-1.0, &[])]).unwrap().mean_entropy, None);
+        assert_eq!(scores(&[]), None);
+    }
+}
