@@ -941,3 +941,47 @@ async fn a_shared_prompt_is_read_once_and_a_shared_beginning_is_not_read_again()
     prompt_tokens_of(&one, &q).await;
     assert_eq!(one.prompt_tokens(), (2 * n1, 0));
 }
+
+/// Asked for log-probabilities, the embedded model gives each generated token's, from its own
+/// logits: greedy decoding picks the most likely token, so each chosen token is its position's
+/// first alternative with the same log-probability; the alternatives' probabilities sum to at
+/// most 1; the tokens spell the answer.
+#[test]
+#[ignore = "needs PRISM_SMOL_GGUF (bash .ci/run sets it up)"]
+fn smol_gives_token_logprobs_from_its_logits() {
+    let p = smol_gguf();
+    let m = LocalModel::load(&p, 2, 2048, 1, false, None).unwrap();
+    let mut r = req("What is the capital of France?", 12, &[]);
+    r.params.logprobs = Some(3);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (text, tokens) = rt.block_on(async {
+        let mut s = m.stream(&r, Duration::from_secs(120)).await.unwrap();
+        let (mut text, mut tokens) = (String::new(), Vec::new());
+        while let Some(ev) = s.next().await {
+            match ev.unwrap() {
+                StreamEvent::Delta(d) => text.push_str(&d),
+                StreamEvent::Tokens(t) => tokens.extend(t),
+                StreamEvent::Usage(_) => {}
+                StreamEvent::Finish { .. } => break,
+            }
+        }
+        (text, tokens)
+    });
+    assert!(!tokens.is_empty(), "no tokens for {text:?}");
+    assert_eq!(
+        tokens.iter().map(|t| t.token.as_str()).collect::<String>(),
+        text
+    );
+    for t in &tokens {
+        assert_eq!(t.top.len(), 3, "{t:?}");
+        assert_eq!(t.top[0].0, t.token, "{t:?}");
+        assert!((t.top[0].1 - t.logprob).abs() < 1e-6, "{t:?}");
+        assert!(t.logprob <= 0.0);
+        let mass: f32 = t.top.iter().map(|(_, lp)| lp.exp()).sum();
+        assert!(mass <= 1.0 + 1e-4, "{t:?}");
+        assert!(t.top.windows(2).all(|w| w[0].1 >= w[1].1), "{t:?}");
+    }
+    // Not asked for: none.
+    let (deltas, _, _) = rt.block_on(collect(&m, &req("What is the capital of France?", 12, &[])));
+    assert_eq!(deltas.concat(), text);
+}

@@ -521,6 +521,28 @@ impl<'m> Decoder<'m> {
         if vocab.is_eog(token) {
             return Step::Done("stop");
         }
+        // Asked for: the token's log-probability and the most likely alternatives, from the
+        // model's own distribution (the logits before any sampling temperature), as
+        // llama.cpp's server reports them.
+        if let Some(n) = seq.job.params.logprobs {
+            let logits = self.ctx.get_logits_ith(at);
+            let piece = |t: i32| {
+                String::from_utf8_lossy(&vocab.token_to_piece(LlamaToken(t), false, None))
+                    .into_owned()
+            };
+            let (logprob, top) = log_softmax_top(logits, token.0 as usize, usize::from(n));
+            let tl = crate::provider::TokenLogprob {
+                token: piece(token.0),
+                logprob,
+                top: top
+                    .into_iter()
+                    .map(|(i, lp)| (piece(i as i32), lp))
+                    .collect(),
+            };
+            if !seq.job.sink.send(Ok(StreamEvent::Tokens(vec![tl]))) {
+                return Step::Dropped;
+            }
+        }
         seq.generated += 1;
         self.counter.generated.fetch_add(1, Ordering::Relaxed);
         seq.bytes
@@ -547,6 +569,48 @@ impl<'m> Decoder<'m> {
         }
         seq.next = Some(token);
         Step::Going
+    }
+}
+
+/// The log-probability of `chosen` under the softmax of `logits`, and the `n` most likely
+/// tokens with theirs (best first; ties by index).
+pub(crate) fn log_softmax_top(logits: &[f32], chosen: usize, n: usize) -> (f32, Vec<(usize, f32)>) {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let sum: f64 = logits.iter().map(|l| f64::from(l - max).exp()).sum();
+    let lse = f64::from(max) + sum.ln();
+    let lp = |i: usize| (f64::from(logits[i]) - lse) as f32;
+    let n = n.min(logits.len());
+    let mut idx: Vec<usize> = (0..logits.len()).collect();
+    let by_logit = |a: &usize, b: &usize| logits[*b].total_cmp(&logits[*a]).then(a.cmp(b));
+    if n > 0 && n < idx.len() {
+        idx.select_nth_unstable_by(n - 1, by_logit);
+    }
+    idx.truncate(n);
+    idx.sort_by(by_logit);
+    (
+        logits.get(chosen).map_or(f32::NEG_INFINITY, |_| lp(chosen)),
+        idx.into_iter().map(|i| (i, lp(i))).collect(),
+    )
+}
+
+#[cfg(test)]
+mod logprob_tests {
+    use super::log_softmax_top;
+
+    #[test]
+    fn log_softmax_of_the_logits_by_hand() {
+        let logits = [1.0f32, 3.0, 2.0, 3.0, -1.0];
+        let z: f64 = logits.iter().map(|l| f64::from(*l).exp()).sum();
+        let want = |i: usize| (f64::from(logits[i]) - z.ln()) as f32;
+        let (lp, top) = log_softmax_top(&logits, 2, 3);
+        assert!((lp - want(2)).abs() < 1e-6);
+        // Best first, the tie (1 and 3) by index.
+        assert_eq!(top.iter().map(|t| t.0).collect::<Vec<_>>(), vec![1, 3, 2]);
+        assert!((top[0].1 - want(1)).abs() < 1e-6);
+        let total: f32 = (0..5).map(|i| want(i).exp()).sum();
+        assert!((total - 1.0).abs() < 1e-5);
+        assert_eq!(log_softmax_top(&logits, 0, 0).1, vec![]);
+        assert_eq!(log_softmax_top(&logits, 0, 9).1.len(), 5);
     }
 }
 
