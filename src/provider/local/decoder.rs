@@ -593,6 +593,21 @@ pub(crate) fn log_softmax_top(logits: &[f32], chosen: usize, n: usize) -> (f32, 
     )
 }
 
+/// The end of a generation: held-back text, the token counts, the finish reason.
+fn finish(seq: &mut Seq, reason: &str) {
+    let rest = seq.stopper.flush();
+    if !rest.is_empty() {
+        seq.job.sink.send(Ok(StreamEvent::Delta(rest)));
+    }
+    seq.job.sink.send(Ok(StreamEvent::Usage(Usage {
+        prompt_tokens: Some(seq.prompt.len() as u32),
+        completion_tokens: Some(seq.generated as u32),
+    })));
+    seq.job.sink.send(Ok(StreamEvent::Finish {
+        reason: Some(reason.into()),
+    }));
+}
+
 #[cfg(test)]
 mod logprob_tests {
     use super::log_softmax_top;
@@ -612,19 +627,4 @@ mod logprob_tests {
         assert_eq!(log_softmax_top(&logits, 0, 0).1, vec![]);
         assert_eq!(log_softmax_top(&logits, 0, 9).1.len(), 5);
     }
-}
-
-/// The end of a generation: held-back text, the token counts, the finish reason.
-fn finish(seq: &mut Seq, reason: &str) {
-    let rest = seq.stopper.flush();
-    if !rest.is_empty() {
-        seq.job.sink.send(Ok(StreamEvent::Delta(rest)));
-    }
-    seq.job.sink.send(Ok(StreamEvent::Usage(Usage {
-        prompt_tokens: Some(seq.prompt.len() as u32),
-        completion_tokens: Some(seq.generated as u32),
-    })));
-    seq.job.sink.send(Ok(StreamEvent::Finish {
-        reason: Some(reason.into()),
-    }));
 }
