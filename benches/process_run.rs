@@ -14,6 +14,11 @@
 //!    system of the process), peak RSS, and the TCP connections it opened (`--prism PATH`
 //!    measures another build the same way);
 //! 4. checks every answer is in the store.
+//!
+//! `-- --logprobs N`: the stub's reply also carries each token's log-probability and N
+//! alternatives (as a server asked for them sends), and each repeat runs `prism run` without
+//! asking for them and with `--logprobs N`: the jobs/s of both, their ratio, and the bytes
+//! stored per answer.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -29,14 +34,28 @@ fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
         .unwrap_or(default)
 }
 
-/// The SSE reply: 33 deltas of about 215 bytes each, the finish chunk, `[DONE]`.
-fn sse_body() -> String {
+/// The SSE reply: 33 deltas of about 215 bytes each, the finish chunk, `[DONE]`. With
+/// `logprobs` (the number of alternatives), each delta also carries its token's log-probability
+/// and alternatives, as an OpenAI-compatible server sends them when asked (one token a delta).
+fn sse_body(logprobs: Option<usize>) -> String {
     let mut out = String::new();
     let word = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor ";
     for i in 0..33 {
         let content = format!("{}{} ", &word[..64], i);
+        let lp = match logprobs {
+            None => String::new(),
+            Some(n) => {
+                let alts: Vec<String> = (0..n)
+                    .map(|a| format!("{{\"token\":\"alt{a}\",\"logprob\":-{a}.25,\"bytes\":null}}"))
+                    .collect();
+                format!(
+                    ",\"logprobs\":{{\"content\":[{{\"token\":\"{content}\",\"logprob\":-0.125,\"bytes\":null,\"top_logprobs\":[{}]}}]}}",
+                    alts.join(",")
+                )
+            }
+        };
         out.push_str(&format!(
-            "data: {{\"id\":\"chatcmpl-bench\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"stub\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{content}\"}},\"finish_reason\":null}}]}}\n\n"
+            "data: {{\"id\":\"chatcmpl-bench\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"stub\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{content}\"}}{lp},\"finish_reason\":null}}]}}\n\n"
         ));
     }
     out.push_str("data: {\"id\":\"chatcmpl-bench\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"stub\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":40,\"completion_tokens\":330,\"total_tokens\":370}}\n\n");
@@ -177,6 +196,8 @@ struct Measured {
     /// Seconds from the start to the first answer read, and to the last.
     first_answer: f64,
     last_answer: f64,
+    /// Mean bytes of stored token log-probabilities per answer (0 when none were asked).
+    logprob_bytes: f64,
 }
 
 // The child is reaped by wait4 (for its rusage), which clippy does not see.
@@ -187,6 +208,7 @@ fn prism_run(
     items: &Path,
     port: u16,
     (n, conc, k): (usize, usize, usize),
+    extra: &[String],
 ) -> Measured {
     let cfg = dir.join(format!("cfg{k}"));
     std::fs::create_dir_all(&cfg).unwrap();
@@ -233,6 +255,7 @@ fn prism_run(
             "--db",
             &db.display().to_string(),
         ])
+        .args(extra)
         .args(
             std::env::var("PRISM_BENCH_ARGS")
                 .ok()
@@ -306,6 +329,12 @@ fn prism_run(
         .filter(|r| r.text.as_deref().is_some_and(|t| t.len() > 2000))
         .count();
     assert_eq!(stored, n, "every answer is stored whole");
+    let lps = store.logprobs(&runs[0].id).unwrap();
+    let logprob_bytes = lps
+        .iter()
+        .map(|(_, t)| prism::store::logprobs::encode(t).len() as f64)
+        .sum::<f64>()
+        / n as f64;
     Measured {
         secs,
         cpu: tv(ru.ru_utime) + tv(ru.ru_stime),
@@ -315,7 +344,35 @@ fn prism_run(
         rss_series,
         first_answer,
         last_answer,
+        logprob_bytes,
     }
+}
+
+fn report(k: usize, n: usize, conc: usize, raw: f64, m: &Measured) {
+    let rate = n as f64 / m.secs;
+    println!(
+        "prism run #{k}: {n} jobs at concurrency {conc}: {:.2} s = {rate:.0} jobs/s ({:.3}x raw), CPU {:.3} ms/job, peak RSS {:.1} MiB, {} connections, {} answers stored",
+        m.secs,
+        rate / raw,
+        m.cpu * 1e3 / n as f64,
+        m.rss_kb as f64 / 1024.0,
+        m.conns,
+        m.stored
+    );
+    println!(
+        "  phases: start to the first answer {:.0} ms; answers at {:.0} jobs/s; last answer to exit {:.0} ms",
+        m.first_answer * 1e3,
+        (n - 1) as f64 / (m.last_answer - m.first_answer).max(1e-9),
+        (m.secs - m.last_answer) * 1e3
+    );
+    println!(
+        "  RSS (MiB) at each tenth of the answers: {:?}",
+        m.rss_series.iter().map(|r| r.0).collect::<Vec<_>>()
+    );
+    println!(
+        "  WAL file (MiB) at each tenth of the answers: {:?}",
+        m.rss_series.iter().map(|r| r.1).collect::<Vec<_>>()
+    );
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -331,7 +388,13 @@ fn main() {
     // Another build to compare (e.g. an older commit's), measured the same way.
     let bin: PathBuf = arg(&args, "--prism", PathBuf::from(env!("CARGO_BIN_EXE_prism")));
     let dir = tempfile::tempdir().unwrap();
-    let body = sse_body();
+    // --logprobs N: the stub's reply carries each token's log-probability and N alternatives,
+    // and every repeat runs prism twice, without asking for them and with `--logprobs N`.
+    let logprobs: Option<usize> = args
+        .iter()
+        .position(|a| a == "--logprobs")
+        .and_then(|i| args.get(i + 1)?.parse().ok());
+    let body = sse_body(logprobs);
     let nginx = start_nginx(dir.path(), &body);
     let items = write_items(dir.path(), n);
     // Warm up, then the raw capacity.
@@ -343,33 +406,37 @@ fn main() {
     );
     println!("wrk raw capacity at concurrency {conc}: {raw:.0} req/s");
     let mut rates = Vec::new();
+    let mut on_rates = Vec::new();
     for k in 0..repeat {
-        let m = prism_run(&bin, dir.path(), &items, nginx.port, (n, conc, k));
+        let m = prism_run(&bin, dir.path(), &items, nginx.port, (n, conc, 2 * k), &[]);
         let rate = n as f64 / m.secs;
-        println!(
-            "prism run #{k}: {n} jobs at concurrency {conc}: {:.2} s = {rate:.0} jobs/s ({:.3}x raw), CPU {:.3} ms/job, peak RSS {:.1} MiB, {} connections, {} answers stored",
-            m.secs,
-            rate / raw,
-            m.cpu * 1e3 / n as f64,
-            m.rss_kb as f64 / 1024.0,
-            m.conns,
-            m.stored
-        );
-        println!(
-            "  phases: start to the first answer {:.0} ms; answers at {:.0} jobs/s; last answer to exit {:.0} ms",
-            m.first_answer * 1e3,
-            (n - 1) as f64 / (m.last_answer - m.first_answer).max(1e-9),
-            (m.secs - m.last_answer) * 1e3
-        );
-        println!(
-            "  RSS (MiB) at each tenth of the answers: {:?}",
-            m.rss_series.iter().map(|r| r.0).collect::<Vec<_>>()
-        );
-        println!(
-            "  WAL file (MiB) at each tenth of the answers: {:?}",
-            m.rss_series.iter().map(|r| r.1).collect::<Vec<_>>()
-        );
+        report(k, n, conc, raw, &m);
         rates.push(rate);
+        if let Some(lp) = logprobs {
+            let on = [String::from("--logprobs"), lp.to_string()];
+            let m = prism_run(
+                &bin,
+                dir.path(),
+                &items,
+                nginx.port,
+                (n, conc, 2 * k + 1),
+                &on,
+            );
+            report(k, n, conc, raw, &m);
+            println!(
+                "  with --logprobs {lp}: {:.0} bytes of log-probabilities stored per answer ({:.1} per token)",
+                m.logprob_bytes,
+                m.logprob_bytes / 33.0
+            );
+            on_rates.push(n as f64 / m.secs);
+        }
+    }
+    if logprobs.is_some() {
+        let (off, on) = (median(rates.clone()), median(on_rates));
+        println!(
+            "logprobs: median {on:.0} jobs/s with --logprobs against {off:.0} without = {:.3}x",
+            on / off
+        );
     }
     let med = median(rates);
     println!(

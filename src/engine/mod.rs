@@ -804,7 +804,11 @@ async fn run_job(sh: &Shared, job: Job) -> Option<Finished> {
                 let redacted = m.redact(&text);
                 // Tokens hold the answer's text in pieces no redaction can see across: an
                 // answer that held a secret keeps none.
-                if !tokens.is_empty() && matches!(redacted, std::borrow::Cow::Borrowed(_)) {
+                // Kept only when asked for: a server that sends them unasked costs no bytes.
+                if !tokens.is_empty()
+                    && req.params.logprobs.is_some()
+                    && matches!(redacted, std::borrow::Cow::Borrowed(_))
+                {
                     record.logprobs = Some(crate::store::logprobs::encode(&tokens));
                 }
                 record.text = Some(redacted.into_owned());
