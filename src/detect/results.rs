@@ -607,21 +607,7 @@ mod tests {
     }
 
     fn flag(task: &str, conflicts: u32, score: Option<f64>) -> AnswerFlag {
-        AnswerFlag {
-            source_run: "r".into(),
-            source_job: 0,
-            item_id: "i".into(),
-            task_id: task.into(),
-            model: "m".into(),
-            outcome: Outcome {
-                k: 3,
-                conflicts,
-                consistent: 3 - conflicts,
-                unparsed: 0,
-                missing: 0,
-            },
-            score,
-        }
+        crate::detect::test_support::flag(task, 3, conflicts, score)
     }
 
     /// By hand, KE: flagged & wrong, flagged & right, not flagged & wrong, not flagged & right,

@@ -154,23 +154,9 @@ pub fn table(points: &[Point], by: By, resamples: usize, seed: u64) -> Vec<Signa
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::detect::results::Outcome;
 
     fn flag(task: &str, conflicts: u32, score: f64) -> AnswerFlag {
-        AnswerFlag {
-            source_run: "r".into(),
-            source_job: 0,
-            item_id: "i".into(),
-            task_id: task.into(),
-            model: "m".into(),
-            outcome: Outcome {
-                k: 4,
-                conflicts,
-                consistent: 4 - conflicts,
-                ..Outcome::default()
-            },
-            score: Some(score),
-        }
+        crate::detect::test_support::flag(task, 4, conflicts, Some(score))
     }
 
     /// On KE the conflicts separate wrong from right answers perfectly; on RE they run the
