@@ -1,6 +1,6 @@
 //! Every answer (or failure) a run received, as it arrived.
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use super::Store;
@@ -168,6 +168,16 @@ impl Store {
             } else {
                 latest.push(r);
             }
+        }
+        // Their token log-probabilities, where kept (a few answers: read one by one).
+        let mut lp = self
+            .conn
+            .prepare_cached("SELECT logprobs FROM responses WHERE run_id = ?1 AND job_idx = ?2")?;
+        for r in &mut latest {
+            r.logprobs = lp
+                .query_row(params![r.run_id, r.job_idx], |row| row.get(0))
+                .optional()?
+                .flatten();
         }
         Ok(latest)
     }

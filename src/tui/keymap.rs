@@ -41,6 +41,7 @@ pub enum Action {
     Back,
     Rescore,
     ToggleJudge,
+    ToggleTokens,
     ChooseJudge,
     Runs,
     Heatmap,
@@ -512,6 +513,15 @@ const DEFS: &[Def] = &[
         uses: &[(
             &[Browse, Compare],
             "choose the judge (any configured model) and score every answer waiting for one",
+        )],
+    },
+    Def {
+        action: Action::ToggleTokens,
+        name: "toggle_tokens",
+        keys: &["t"],
+        uses: &[(
+            &[Compare],
+            "shade each token by its probability (answers run with --logprobs); low ones underlined",
         )],
     },
     Def {

@@ -57,6 +57,8 @@ pub struct Answer {
     pub job_idx: u32,
     /// Its score, once scored.
     pub verdict: Option<ScoreRecord>,
+    /// Its tokens with their log-probabilities, when the run asked for them (`--logprobs`).
+    pub logprobs: Option<Vec<crate::provider::TokenLogprob>>,
 }
 
 impl Answer {
@@ -73,6 +75,7 @@ impl Answer {
             run_id: run_id.to_string(),
             job_idx: 0,
             verdict: None,
+            logprobs: None,
         }
     }
 
@@ -92,6 +95,10 @@ impl Answer {
             run_id: r.run_id.clone(),
             job_idx: r.job_idx,
             verdict: None,
+            logprobs: r
+                .logprobs
+                .as_deref()
+                .and_then(crate::store::logprobs::decode),
         }
     }
 }

@@ -39,6 +39,8 @@ pub struct Compare {
     pub sample: u32,
     /// Show the judge's full reply under each judged answer.
     pub show_judge: bool,
+    /// Shade each token by its probability, where the answer has them.
+    pub show_tokens: bool,
     /// Where the panes were last drawn, and what each showed.
     areas: Option<CompareAreas>,
     drawn: HashMap<String, Drawn>,
@@ -197,6 +199,20 @@ impl Compare {
                     out.push(Cmd::Notice(
                         "no judge reply on this item: its answers were scored by rule, or wait \
                          for a judge (J shows the reply under each judged answer)"
+                            .into(),
+                    ));
+                }
+            }
+            Action::ToggleTokens => {
+                let any = models
+                    .iter()
+                    .any(|m| self.answer(cx.session, m).is_some_and(|a| a.logprobs.is_some()));
+                if any || self.show_tokens {
+                    self.show_tokens = !self.show_tokens;
+                } else {
+                    out.push(Cmd::Notice(
+                        "no token probabilities on this item: run it with prism run --logprobs 5 \
+                         (OpenAI-compatible servers, Gemini and the built-in models give them)"
                             .into(),
                     ));
                 }
@@ -480,6 +496,18 @@ impl Compare {
             if let Some(same) = self.agreement(cx.session, model) {
                 facts.push(same);
             }
+            // White-box scores beside the verdict, where the answer has token probabilities.
+            if let Some(w) = a
+                .logprobs
+                .as_deref()
+                .and_then(crate::eval::whitebox::scores)
+            {
+                facts.push(format!(
+                    "ppl {:.1} · min p {:.3}",
+                    w.perplexity,
+                    w.min_logprob.exp()
+                ));
+            }
             if !facts.is_empty() {
                 title.push(Span::styled(format!("· {} ", facts.join(" · ")), t.muted()));
             }
@@ -518,7 +546,15 @@ impl Compare {
                 sanitize(reply)
             ));
         }
-        let para = Paragraph::new(text).wrap(Wrap { trim: false });
+        let shaded = match answer.and_then(|a| a.logprobs.as_deref()) {
+            Some(tokens) if self.show_tokens && !self.show_judge => Some(token_text(tokens, t)),
+            _ => None,
+        };
+        let para = match shaded {
+            Some(lines) => Paragraph::new(lines),
+            None => Paragraph::new(text),
+        }
+        .wrap(Wrap { trim: false });
         let d = Drawn {
             lines: para.line_count(inner.width.max(1)),
             height: inner.height as usize,
@@ -532,6 +568,44 @@ impl Compare {
         scrollbar(f, r, d.lines, offset as usize, d.height);
         d
     }
+}
+
+/// Probabilities below this are underlined (readable without colour); below the second, bold too.
+const LOW_P: f64 = 0.5;
+const VERY_LOW_P: f64 = 0.2;
+
+/// An answer's tokens, each shaded by its probability: the theme's text colour when likely, the
+/// accent, warning and error colours as it falls; underlined below 0.5 and bold below 0.2.
+fn token_text(tokens: &[crate::provider::TokenLogprob], t: &Theme) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::default()];
+    for tok in tokens {
+        let p = f64::from(tok.logprob).exp();
+        let style = if p >= 0.8 {
+            t.base()
+        } else if p >= LOW_P {
+            t.accent()
+        } else if p >= VERY_LOW_P {
+            t.warning().add_modifier(Modifier::UNDERLINED)
+        } else {
+            t.error()
+                .add_modifier(Modifier::UNDERLINED)
+                .add_modifier(Modifier::BOLD)
+        };
+        // Model text is untrusted: control sequences out before it is drawn.
+        let clean = sanitize(&tok.token).into_owned();
+        for (i, piece) in clean.split('\n').enumerate() {
+            if i > 0 {
+                lines.push(Line::default());
+            }
+            if !piece.is_empty() {
+                lines
+                    .last_mut()
+                    .expect("one line at least")
+                    .push_span(Span::styled(piece.to_string(), style));
+            }
+        }
+    }
+    lines
 }
 
 fn status_span(a: Option<&Answer>, t: &Theme) -> Span<'static> {
@@ -675,7 +749,48 @@ mod tests {
             run_id: "r".into(),
             job_idx: 0,
             verdict: None,
+            logprobs: None,
         }
+    }
+
+    /// Shaded tokens read without colour: a likely token plain, an unlikely one underlined, a
+    /// very unlikely one underlined and bold; a newline inside a token starts a new line; control
+    /// sequences in a token are gone.
+    #[test]
+    fn tokens_are_shaded_by_probability() {
+        let t = Theme::default_theme();
+        let tok = |s: &str, p: f64| crate::provider::TokenLogprob {
+            token: s.into(),
+            logprob: p.ln() as f32,
+            top: vec![],
+        };
+        let lines = token_text(
+            &[
+                tok("The", 0.95),
+                tok(" cap", 0.3),
+                tok("ital\nof", 0.05),
+                tok(" \u{1b}[31mFrance", 0.6),
+            ],
+            &t,
+        );
+        assert_eq!(lines.len(), 2);
+        let spans: Vec<(&str, bool, bool)> = lines
+            .iter()
+            .flat_map(|l| l.spans.iter())
+            .map(|s| {
+                (
+                    s.content.as_ref(),
+                    s.style.add_modifier.contains(Modifier::UNDERLINED),
+                    s.style.add_modifier.contains(Modifier::BOLD),
+                )
+            })
+            .collect();
+        assert_eq!(spans[0], ("The", false, false));
+        assert_eq!(spans[1], (" cap", true, false));
+        assert_eq!(spans[2], ("ital", true, true));
+        assert_eq!(spans[3], ("of", true, true));
+        assert!(!spans[4].0.contains('\u{1b}') && spans[4].0.contains("France"));
+        assert!(!spans[4].1);
     }
 
     #[test]
