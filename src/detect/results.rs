@@ -496,6 +496,27 @@ pub(crate) fn agreement(flags: &[AnswerFlag]) -> Vec<Agreement> {
 }
 
 #[cfg(test)]
+/// For tests: a stored answer's detection outcome (`conflicts` of `k`, the rest consistent)
+/// with its PRISM score. Here, not in `test_support`, which the results' own tests import.
+pub(crate) fn test_flag(task: &str, k: u32, conflicts: u32, score: Option<f64>) -> AnswerFlag {
+    AnswerFlag {
+        source_run: "r".into(),
+        source_job: 0,
+        item_id: "i".into(),
+        task_id: task.into(),
+        model: "m".into(),
+        outcome: Outcome {
+            k,
+            conflicts,
+            consistent: k - conflicts,
+            unparsed: 0,
+            missing: 0,
+        },
+        score,
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::dataset::claims::Truth;
@@ -607,7 +628,7 @@ mod tests {
     }
 
     fn flag(task: &str, conflicts: u32, score: Option<f64>) -> AnswerFlag {
-        crate::detect::test_support::flag(task, 3, conflicts, score)
+        test_flag(task, 3, conflicts, score)
     }
 
     /// By hand, KE: flagged & wrong, flagged & right, not flagged & wrong, not flagged & right,

@@ -156,7 +156,7 @@ mod tests {
     use super::*;
 
     fn flag(task: &str, conflicts: u32, score: f64) -> AnswerFlag {
-        crate::detect::test_support::flag(task, 4, conflicts, Some(score))
+        crate::detect::results::test_flag(task, 4, conflicts, Some(score))
     }
 
     /// On KE the conflicts separate wrong from right answers perfectly; on RE they run the

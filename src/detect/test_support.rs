@@ -47,28 +47,3 @@ pub(crate) fn pair(target: u32, round: u32, k: u32, verdict: Verdict) -> PairRec
         created_at: 0,
     }
 }
-
-/// A stored answer's detection outcome (`conflicts` of `k`, the rest consistent) with its PRISM
-/// score.
-pub(crate) fn flag(
-    task: &str,
-    k: u32,
-    conflicts: u32,
-    score: Option<f64>,
-) -> crate::detect::results::AnswerFlag {
-    crate::detect::results::AnswerFlag {
-        source_run: "r".into(),
-        source_job: 0,
-        item_id: "i".into(),
-        task_id: task.into(),
-        model: "m".into(),
-        outcome: crate::detect::results::Outcome {
-            k,
-            conflicts,
-            consistent: k - conflicts,
-            unparsed: 0,
-            missing: 0,
-        },
-        score,
-    }
-}
