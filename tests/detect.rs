@@ -73,12 +73,7 @@ model = "autohall"
             .args(["--models", "ah", "--temperature", "0.5", "-k", k, "--json"])
             .output()
             .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        exited_ok(&out);
         events(&out.stdout)
     }
 
@@ -87,6 +82,16 @@ model = "autohall"
         std::fs::write(&p, lines.join("\n")).unwrap();
         p
     }
+}
+
+/// The command exited 0, or the test fails with what it said.
+fn exited_ok(out: &std::process::Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn events(out: &[u8]) -> Vec<serde_json::Value> {
@@ -325,12 +330,7 @@ fn detect_on_stored_answers_with_a_judge() {
         ])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exited_ok(&out);
     let evs = events(&out.stdout);
     let id = detect_id(&evs);
     let store = Store::open(&env.db()).unwrap();
@@ -368,12 +368,7 @@ fn detect_on_stored_answers_with_a_judge() {
         .args(["report", "--format", "json"])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exited_ok(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let ke = v["detection"]["answers"]
         .as_array()
@@ -402,12 +397,7 @@ fn detect_on_stored_answers_with_a_judge() {
     // Which signal predicts the verdict: three answers, all wrong, is too few for a number,
     // and the cell says so.
     let out = env.prism().args(["signals", "--json"]).output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exited_ok(&out);
     let rows: Vec<serde_json::Value> = events(&out.stdout)
         .into_iter()
         .map(|e| e["row"].clone())
@@ -527,12 +517,7 @@ fn resume_after_kill_9_repeats_no_finished_call() {
         .args(["autohall", "--resume", &id, "--json"])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exited_ok(&out);
     let after = Stored::load(&Store::open(&env.db()).unwrap(), &id).unwrap();
     assert_eq!(after.samples.len(), 48);
     assert_eq!(after.pairs.len(), 48);
@@ -711,12 +696,7 @@ fn analyses_of_a_stored_run() {
         .args(["autohall", "--analyse", &id, "--json"])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exited_ok(&out);
     let ev = events(&out.stdout).remove(0);
     let g = &ev["groups"][0];
     let scored = g["scored"].as_u64().unwrap();
@@ -802,12 +782,7 @@ references = ["Cite one source about this claim (P3): {claim}"]
         .arg(&prompts)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exited_ok(&out);
     let id = detect_id(&events(&out.stdout));
     // One reference wording for every sample: the mock gives a claim's samples one text, so
     // its two pair checks are one request, and the second may come from the cache (a race).
@@ -935,12 +910,7 @@ fn pair_wordings_side_by_side() {
         .args(["autohall", "--resume", &id, "--json"])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exited_ok(&out);
     assert_eq!(
         env.mock.attempts_for("autohall", "contradict each other"),
         before
@@ -967,12 +937,7 @@ fn topics_assigned_by_a_model_once_per_claim() {
             .args(extra)
             .output()
             .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        exited_ok(&out);
         events(&out.stdout).remove(0)
     };
     let topics = |a: &serde_json::Value| -> Vec<(String, u64, u64)> {
@@ -1078,12 +1043,7 @@ fn a_run_is_read_again_from_its_replies() {
             .args(["autohall", "--reread", &id, "--json"])
             .output()
             .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        exited_ok(&out);
         events(&out.stdout).remove(0)
     };
     let r = reread();

@@ -203,8 +203,8 @@ pub(crate) fn claims_report(stored: &Stored, k: u32, seed: u64) -> ClaimsReport 
         .max()
         .unwrap_or(1);
     let by_wording: Vec<HashMap<u32, Outcome>> = if wordings > 1 {
-        (0..wordings)
-            .map(|w| outcomes_in(stored, k, 0, w))
+        std::iter::once(outcomes.clone())
+            .chain((1..wordings).map(|w| outcomes_in(stored, k, 0, w)))
             .collect()
     } else {
         Vec::new()
