@@ -98,6 +98,18 @@ pub fn out(text: &str) {
     }
 }
 
+/// `println!` and `print!` through [`out`]: a reader that went away ends the process quietly
+/// instead of a panic. Nothing is sanitised here (JSON goes through `json_for_terminal`).
+#[macro_export]
+macro_rules! outln {
+    ($($t:tt)*) => { $crate::text::out(&format!("{}\n", format_args!($($t)*))) };
+}
+
+#[macro_export]
+macro_rules! outp {
+    ($($t:tt)*) => { $crate::text::out(&format!($($t)*)) };
+}
+
 /// [`say!`] on stderr.
 #[macro_export]
 macro_rules! warn {

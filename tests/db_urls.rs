@@ -36,6 +36,7 @@ fn commands(dir: &Path) -> Vec<Vec<String>> {
         s(&["autohall", "--reread", "r1"]),
         s(&["autohall", "--analyse", "r1", "--topics-by", "smol"]),
         s(&["signals"]),
+        s(&["entropy", "--judge", "smol"]),
         s(&["selfcheck", "--models", "smol"]),
         s(&["quality", "--model", "local", "--limit", "1"]),
         s(&["review", "export"]),

@@ -1059,3 +1059,134 @@ fn a_run_is_read_again_from_its_replies() {
     assert_eq!(reread()["changed"], 0);
     assert_eq!(env.mock.attempts_for("autohall", ""), calls);
 }
+
+/// Semantic entropy (`prism entropy`) over what items already have, with the mock's judge:
+/// identical answers cost no call, the rest are clustered once and the verdicts reused, the
+/// entropy is the hand-computed one, and `prism signals` scores it against PRISM's verdict.
+#[test]
+fn semantic_entropy_clusters_answers_once() {
+    let env = Env::new();
+    let entropy = |args: &[&str]| {
+        let out = env
+            .prism()
+            .arg("entropy")
+            .args(args)
+            .args(["--judge", "referee", "--json"])
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            events(&out.stdout),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    // A run of 3 samples per item: the mock answers each alike, so one meaning and no call.
+    env.prism()
+        .args([
+            "run",
+            "--models",
+            "ah",
+            "--filter",
+            "KE-FD-Numbers",
+            "--limit",
+            "2",
+            "--samples",
+            "3",
+            "--json",
+        ])
+        .assert()
+        .code(0);
+    let run = Store::open(&env.db())
+        .unwrap()
+        .latest_run()
+        .unwrap()
+        .unwrap()
+        .id;
+    let before = env.mock.requests();
+    let (code, evs, err) = entropy(&[&run]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(evs.len(), 2);
+    for e in &evs {
+        assert_eq!(e["entropy"]["clusters"], 1);
+        assert_eq!(e["entropy"]["discrete"], 0.0);
+        assert_eq!(e["group"]["answers"].as_array().unwrap().len(), 3);
+    }
+    assert_eq!(env.mock.requests(), before, "equal answers need no judge");
+
+    // A detection with K = 7: samples 0-4 say what the answer says, 5 and 6 their own things.
+    let out = env
+        .prism()
+        .args([
+            "detect", "--models", "ah", "--judge", "referee", "-k", "7", "--json",
+        ])
+        .output()
+        .unwrap();
+    exited_ok(&out);
+    let detection = detect_id(&events(&out.stdout));
+    let before = env.mock.requests();
+    let (code, evs, err) = entropy(&[&detection]);
+    assert_eq!(code, Some(0), "{err}");
+    // Six targets (each of the run's answers); per target: sample 5 against the first
+    // meaning, sample 6 against both.
+    assert_eq!(evs.len(), 6);
+    assert_eq!(env.mock.requests() - before, 6 * 3, "{err}");
+    let want = -(0.75f64 * 0.75f64.ln() + 2.0 * 0.125 * 0.125f64.ln());
+    for e in &evs {
+        assert_eq!(e["entropy"]["answers"], 8);
+        assert_eq!(e["entropy"]["clusters"], 3);
+        assert!((e["entropy"]["discrete"].as_f64().unwrap() - want).abs() < 1e-9);
+        assert_eq!(
+            e["clusters"],
+            serde_json::json!([[0, 1, 2, 3, 4, 5], [6], [7]])
+        );
+        assert!(e["entropy"]["weighted"].is_null());
+    }
+    // Again: every verdict is stored, nothing is asked.
+    let before = env.mock.requests();
+    let (code, evs2, _) = entropy(&[&detection]);
+    assert_eq!((code, env.mock.requests()), (Some(0), before));
+    assert_eq!(evs2, evs);
+
+    // Scored (the mock's answers are wrong), the signal has its rows: too few correct answers
+    // for a number, and it says so.
+    env.prism().args(["score"]).assert().success();
+    let out = env.prism().args(["signals", "--json"]).output().unwrap();
+    exited_ok(&out);
+    let rows: Vec<serde_json::Value> = events(&out.stdout)
+        .into_iter()
+        .map(|e| e["row"].clone())
+        .filter(|r| r["signal"] == "semantic entropy")
+        .collect();
+    assert_eq!(rows.len(), 2, "KE and all");
+    // Six answers: for the first sample of each item, in the run's group (3 answers) and a
+    // detection's (8), the larger counts, so each answer counts once.
+    assert_eq!(rows[1]["n"], 6);
+
+    // Claims: one meaning when the judge says every reference entails the others; an
+    // unreadable verdict keeps answers apart (each its own meaning).
+    let file = env.claims(&[
+        r#"{"id": "one", "claim": "The sky is blue [[one-meaning]]", "label": true, "topic": "t"}"#,
+        r#"{"id": "unread", "claim": "Fire is cold [[unreadable]]", "label": false, "topic": "t"}"#,
+    ]);
+    let claims_run = detect_id(&env.autohall(&file, "3"));
+    let (code, evs, err) = entropy(&[&claims_run]);
+    assert_eq!(code, Some(0), "{err}");
+    let by = |id: &str| {
+        evs.iter()
+            .find(|e| e["group"]["item_id"] == id)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(by("one")["entropy"]["clusters"], 1);
+    assert_eq!(by("unread")["entropy"]["clusters"], 4);
+    assert!((by("unread")["entropy"]["discrete"].as_f64().unwrap() - 4f64.ln()).abs() < 1e-9);
+    assert!(
+        err.contains("unreadable (counted as not entailing)"),
+        "{err}"
+    );
+
+    // Wrong input is named.
+    let (code, _, err) = entropy(&["nope"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("no run or detection run nope"), "{err}");
+}

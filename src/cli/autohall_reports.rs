@@ -91,7 +91,7 @@ pub(super) fn import(args: &Import<'_>, db: &Path) -> anyhow::Result<i32> {
     if json_mode {
         let line = json!({"event": "imported", "detect_id": run.id, "reading": args.reading,
             "summary": summary, "collection": rep.collection});
-        println!("{}", crate::text::json_for_terminal(&line.to_string()));
+        crate::outln!("{}", crate::text::json_for_terminal(&line.to_string()));
         return Ok(0);
     }
     crate::warn!(
@@ -195,7 +195,7 @@ pub(super) fn reread(
     store.apply_detect(&r.writes)?;
     if json_mode {
         let line = json!({"event": "reread", "detect_id": id, "reread": r, "changed": r.changed()});
-        println!("{}", crate::text::json_for_terminal(&line.to_string()));
+        crate::outln!("{}", crate::text::json_for_terminal(&line.to_string()));
         return Ok(0);
     }
     let changes = |m: &std::collections::BTreeMap<String, usize>| {
@@ -367,7 +367,7 @@ pub(super) fn analyse(
     if json_mode {
         let line = json!({"event": "analysis", "detect_id": id, "groups": groups,
                           "by_wording": by_wording, "topics_by": topic_source});
-        println!("{}", crate::text::json_for_terminal(&line.to_string()));
+        crate::outln!("{}", crate::text::json_for_terminal(&line.to_string()));
         return Ok(0);
     }
     if groups.is_empty() {

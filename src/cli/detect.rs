@@ -439,7 +439,7 @@ fn drive(
             let rep = results::claims_report(&stored, k, run.config.seed);
             if json_mode {
                 let line = json!({"event": "results", "detect_id": run.id, "claims": rep});
-                println!("{}", crate::text::json_for_terminal(&line.to_string()));
+                crate::outln!("{}", crate::text::json_for_terminal(&line.to_string()));
             } else {
                 eprint!(
                     "{}",
@@ -459,7 +459,7 @@ fn drive(
             if json_mode {
                 let line = json!({"event": "results", "detect_id": run.id,
                     "models": per_model.iter().map(|(m, (n, f))| json!({"model": m, "answers": n, "flagged": f})).collect::<Vec<_>>()});
-                println!("{}", crate::text::json_for_terminal(&line.to_string()));
+                crate::outln!("{}", crate::text::json_for_terminal(&line.to_string()));
             } else {
                 for (m, (n, f)) in &per_model {
                     crate::warn!(

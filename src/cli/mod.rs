@@ -3,6 +3,7 @@
 mod autohall_reports;
 pub(crate) mod background;
 pub(crate) mod detect;
+pub(crate) mod entropy;
 pub(crate) mod exchange;
 mod inputs;
 mod lane_flags;
@@ -162,6 +163,11 @@ pub enum Command {
     /// intervals and the prediction-rejection ratio. Signals today: the self-contradiction
     /// conflict rate of `prism detect`.
     Signals(signals::SignalsArgs),
+    /// Semantic entropy over the answers an item already has (a run made with --samples N, or
+    /// a detection run's answer and samples): a judge clusters them by two-way entailment
+    /// (answers equal once normalised need no call; stored verdicts are reused), then each
+    /// item's meanings and entropy; `prism signals` scores it against PRISM's verdict.
+    Entropy(entropy::EntropyArgs),
     /// Read outputs/<model>/responses/*.jsonl produced elsewhere into the store as a new run.
     Import {
         #[arg(long, value_name = "DIR")]
@@ -229,12 +235,12 @@ fn validate_cmd(path: Option<&PathBuf>, json: bool) -> anyhow::Result<i32> {
         json: bool,
     ) -> anyhow::Result<()> {
         if json {
-            println!(
+            crate::outln!(
                 "{}",
                 crate::text::json_for_terminal(&serde_json::to_string_pretty(report)?)
             );
         } else {
-            print!("{}", crate::text::sanitize(&text()));
+            crate::outp!("{}", crate::text::sanitize(&text()));
         }
         Ok(())
     }
@@ -332,6 +338,7 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Runs(args)) => runs::runs(args, &dirs),
         Some(Command::Compare(args)) => runs::compare_cmd(args, &dirs),
         Some(Command::Signals(args)) => signals::signals(args, &dirs),
+        Some(Command::Entropy(args)) => entropy::entropy(args, &dirs, run::factory(&dirs)),
         Some(Command::Report(args)) => {
             let (config, _) = Config::load(&dirs.config_file());
             let name = cli

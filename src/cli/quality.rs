@@ -233,7 +233,7 @@ fn report(
         .find(|r| (r.threshold - args.threshold).abs() < 1e-9)
         .cloned();
     if args.json {
-        println!(
+        crate::outln!(
             "{}",
             serde_json::json!({
                 "model": name, "threshold": args.threshold, "items": records.len(),
@@ -244,7 +244,7 @@ fn report(
             })
         );
     } else {
-        print!(
+        crate::outp!(
             "{}",
             crate::text::sanitize(&table(name, args.threshold, &records, &rows, removed.len()))
         );

@@ -182,9 +182,9 @@ pub(crate) fn review(what: ReviewCommand, dirs: &Dirs) -> anyhow::Result<i32> {
             let store = review_db(d, dirs)?;
             let stats = Stats::of(&store.decisions()?, &store.quality(None)?, min_reviewers);
             if json {
-                println!("{}", serde_json::to_string_pretty(&stats)?);
+                crate::outln!("{}", serde_json::to_string_pretty(&stats)?);
             } else {
-                print!("{}", crate::text::sanitize(&stats.table()));
+                crate::outp!("{}", crate::text::sanitize(&stats.table()));
             }
             Ok(0)
         }

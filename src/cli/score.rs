@@ -180,12 +180,12 @@ fn score_store(
         "judge_human_agreement": agreement_json(&ds, &scores),
     });
     if args.json {
-        println!(
+        crate::outln!(
             "{}",
             crate::text::json_for_terminal(&serde_json::to_string_pretty(&report)?)
         );
     } else {
-        print!(
+        crate::outp!(
             "{}",
             crate::text::sanitize(&table(&run.id, &counts, &models))
         );
@@ -369,12 +369,12 @@ fn score_outputs(
         }
     }
     if args.json {
-        println!(
+        crate::outln!(
             "{}",
             crate::text::json_for_terminal(&serde_json::to_string_pretty(&summary)?)
         );
     } else {
-        print!("{}", crate::text::sanitize(&table(model, &counts, &models)));
+        crate::outp!("{}", crate::text::sanitize(&table(model, &counts, &models)));
         crate::warn!(
             "wrote {} and {}",
             mdir.join("scores").display(),

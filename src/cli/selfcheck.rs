@@ -252,7 +252,7 @@ pub(crate) fn selfcheck(
         if areas.is_some() {
             line["areas"] = json!(by_area);
         }
-        println!("{}", crate::text::json_for_terminal(&line.to_string()));
+        crate::outln!("{}", crate::text::json_for_terminal(&line.to_string()));
     } else {
         eprint!("{}", crate::text::sanitize(&table(&rows)));
         for (r, areas) in rows.iter().zip(&by_area) {

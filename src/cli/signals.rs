@@ -56,6 +56,7 @@ pub(crate) fn signals(args: SignalsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
         None => store.runs()?.into_iter().map(|r| r.id).collect(),
     };
     let mut points = contradiction_points(&flags);
+    points.extend(semantic(&store, &runs)?);
     points.extend(whitebox_points(&store, &runs)?);
     points.retain(|p| args.model.as_ref().is_none_or(|m| &p.model == m));
     let rows = table(&points, args.by, args.resamples, args.seed);
@@ -67,7 +68,7 @@ pub(crate) fn signals(args: SignalsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
     }
     if args.json || !std::io::stdout().is_terminal() {
         for r in &rows {
-            println!(
+            crate::outln!(
                 "{}",
                 crate::text::json_for_terminal(&json!({"event": "signal", "row": r}).to_string())
             );
@@ -79,6 +80,58 @@ pub(crate) fn signals(args: SignalsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
         );
     }
     Ok(0)
+}
+
+/// Semantic entropy of the answers of `runs` whose groups a judge clustered (`prism entropy`):
+/// the runs' own samples and the detections of their answers.
+fn semantic(
+    store: &crate::store::Store,
+    runs: &[String],
+) -> anyhow::Result<Vec<crate::detect::signals::Point>> {
+    use crate::detect::semantic::Known;
+    let judges: Vec<Known> = store
+        .entailment_judges()?
+        .iter()
+        .map(|j| store.entailments(Some(j)).map(|r| Known::of(&r)))
+        .collect::<Result<_, _>>()?;
+    if judges.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut groups = Vec::new();
+    let mut scores = std::collections::HashMap::new();
+    for run in runs {
+        for s in store.scores(Some(run))? {
+            if let Some(v) = s.score {
+                scores.insert((run.clone(), s.job_idx), v);
+            }
+        }
+        // A run without samples (or whose dataset is gone) has no groups of its own.
+        if let Ok(g) = super::entropy::groups_of(store, run, None) {
+            groups.extend(g);
+        }
+    }
+    for d in store.detect_runs()? {
+        if d.kind != crate::store::DetectKind::Answers {
+            continue;
+        }
+        let stored = crate::detect::run::Stored::load(store, &d.id)?;
+        if stored
+            .targets
+            .iter()
+            .any(|t| t.source_run.as_ref().is_some_and(|r| runs.contains(r)))
+        {
+            groups.extend(crate::detect::semantic::detection_groups(
+                &d.id,
+                d.config.k.max(1),
+                &stored,
+            ));
+        }
+    }
+    Ok(crate::detect::signals::semantic_points(
+        &groups,
+        &judges,
+        |run, job| scores.get(&(run.to_string(), job)).copied(),
+    ))
 }
 
 fn text(rows: &[SignalRow], resamples: usize, seed: u64) -> String {

@@ -13,6 +13,7 @@ pub mod released;
 pub mod reread;
 pub(crate) mod results;
 pub mod run;
+pub mod semantic;
 pub mod signals;
 pub mod stored;
 pub mod targets;

@@ -1,6 +1,7 @@
 //! Which signal predicts which kind of hallucination: each zero-resource signal an answer has
-//! (the self-contradiction conflict rate of its newest complete detection; the white-box scores
-//! of its token log-probabilities, when they were stored) against
+//! (the self-contradiction conflict rate of its newest complete detection; the semantic entropy
+//! of its group of sampled answers, once a judge clustered them; the white-box scores of its
+//! token log-probabilities, when they were stored) against
 //! PRISM's verdict on the same answer (hallucinated: scored below half credit), per model and
 //! per dimension, category or sub-task, with AUROC, AUPRC, their bootstrap intervals and the
 //! prediction-rejection ratio (`eval::signals`).
@@ -55,6 +56,8 @@ pub const SELF_CONTRADICTION: &str = "self-contradiction";
 pub const LOW_MEAN_LOGPROB: &str = "-mean logprob";
 pub const LOW_MIN_LOGPROB: &str = "-min logprob";
 pub const MEAN_ENTROPY: &str = "mean entropy";
+pub const SEMANTIC_ENTROPY: &str = "semantic entropy";
+pub const SEMANTIC_ENTROPY_P: &str = "semantic entropy (p)";
 
 /// Self-contradiction: the conflict rate of each answer's newest complete detection.
 pub fn contradiction_points(flags: &[AnswerFlag]) -> Vec<Point> {
@@ -115,6 +118,58 @@ pub fn whitebox_points(
     Ok(out)
 }
 
+/// Semantic entropy of each scored answer whose group of answers one of `judges` clustered
+/// completely (the first such judge, in the order given): the discrete form, and the
+/// probability-weighted one where the answers' tokens were stored. An answer in several groups
+/// (its run's samples and a detection's) counts once, with the group of more answers.
+/// `score_of(run, job)`: PRISM's score of an answer.
+pub fn semantic_points(
+    groups: &[super::semantic::Group],
+    judges: &[super::semantic::Known],
+    score_of: impl Fn(&str, u32) -> Option<f64>,
+) -> Vec<Point> {
+    let mut best: BTreeMap<
+        (String, u32),
+        (
+            usize,
+            crate::eval::semantic::Entropy,
+            &super::semantic::Group,
+        ),
+    > = BTreeMap::new();
+    for g in groups {
+        let (Some(run), Some(job)) = (&g.source_run, g.source_job) else {
+            continue;
+        };
+        let Some((_, e)) = judges.iter().find_map(|k| k.entropy(g)) else {
+            continue;
+        };
+        let key = (run.clone(), job);
+        if best.get(&key).is_none_or(|(n, _, _)| *n < g.answers.len()) {
+            best.insert(key, (g.answers.len(), e, g));
+        }
+    }
+    let mut out = Vec::new();
+    for ((run, job), (_, e, g)) in best {
+        let Some(score) = score_of(&run, job) else {
+            continue;
+        };
+        let mut push = |signal, value| {
+            out.push(Point {
+                signal,
+                model: g.model.clone(),
+                task: g.task_id.clone(),
+                value,
+                hallucinated: scored_wrong(score),
+            })
+        };
+        push(SEMANTIC_ENTROPY, e.discrete);
+        if let Some(w) = e.weighted {
+            push(SEMANTIC_ENTROPY_P, w);
+        }
+    }
+    out
+}
+
 /// A row's key: the signal's rank, the model, and the cell (`(true, "all")` after every cell).
 type Key = (usize, &'static str, String, (bool, String));
 
@@ -123,6 +178,8 @@ pub fn table(points: &[Point], by: By, resamples: usize, seed: u64) -> Vec<Signa
     let rank = |s: &str| {
         [
             SELF_CONTRADICTION,
+            SEMANTIC_ENTROPY,
+            SEMANTIC_ENTROPY_P,
             LOW_MEAN_LOGPROB,
             LOW_MIN_LOGPROB,
             MEAN_ENTROPY,

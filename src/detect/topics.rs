@@ -95,7 +95,7 @@ pub fn read(reply: &str, prompt: &str, topics: &[String]) -> Option<String> {
 
 /// Where `word` first stands as a whole word in `text`, not denied ("not about the topic of
 /// Education, but Science" names Science).
-fn first_word_at(text: &str, word: &str) -> Option<usize> {
+pub(crate) fn first_word_at(text: &str, word: &str) -> Option<usize> {
     let is_word = |c: char| c.is_alphanumeric();
     text.match_indices(word).map(|(i, _)| i).find(|&i| {
         let before = text[..i].chars().next_back().is_none_or(|c| !is_word(c));
@@ -113,7 +113,7 @@ const DENIAL_REACH: usize = 6;
 
 fn denied(before: &str) -> bool {
     let clause = before
-        .rsplit(['.', ';', '!', '?', '\n'])
+        .rsplit(['.', ';', ':', '!', '?', '\n'])
         .next()
         .unwrap_or(before);
     // "not about X, but (rather) about Y": the "but" ends the denial.

@@ -11,6 +11,7 @@ pub mod language;
 pub(crate) mod metrics;
 pub(crate) mod rules;
 pub mod score;
+pub mod semantic;
 pub mod signals;
 pub mod summary;
 pub(crate) mod text;

@@ -6,10 +6,11 @@
 //! the front-end has seen is always on disk.
 //!
 //! One file per table family: `schema` (migrations), `runs` (runs and jobs), `responses`,
-//! `scores`, `cache`, `detect` (contradiction detection), `selfcheck`, `review` (human review), `topics` (claims' topics by a model); a new table is a migration and a file.
+//! `scores`, `cache`, `detect` (contradiction detection), `selfcheck`, `review` (human review), `topics` (claims' topics by a model), `entailments` (semantic entropy's verdicts); a new table is a migration and a file.
 
 mod cache;
 mod detect;
+mod entailments;
 mod error;
 mod locks;
 pub mod logprobs;
@@ -34,6 +35,7 @@ pub use detect::{
     Class, DetectConfig, DetectKind, DetectRun, DetectWrite, PairRecord, SampleRecord, Target,
     Verdict,
 };
+pub use entailments::{EntailRecord, Relation};
 pub use error::{Result, StoreError};
 pub use locks::{HEARTBEAT_SECS, Held, Holder, STALE_AFTER_SECS, host_name, pid_alive};
 pub use responses::ResponseRecord;

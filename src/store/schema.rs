@@ -321,6 +321,22 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ALTER TABLE responses ADD COLUMN logprobs BLOB;
     ALTER TABLE cache ADD COLUMN logprobs BLOB;
     "#,
+    // 15: entailment verdicts between answers to one question, for semantic entropy: kept
+    // across runs, keyed by the judge, the question and the ordered pair of answers.
+    r#"
+    CREATE TABLE entailments (
+        judge TEXT NOT NULL,
+        question TEXT NOT NULL,
+        premise TEXT NOT NULL,
+        hypothesis TEXT NOT NULL,
+        relation TEXT,
+        reply TEXT,
+        error TEXT,
+        attempts INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (judge, question, premise, hypothesis)
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 fn version(conn: &Connection) -> Result<usize> {

@@ -249,8 +249,21 @@ fn section<'a>(prompt: &'a str, start: &str, end: &str) -> &'a str {
 ///   check holding `(lenient wording)` is always answered CONSISTENT;
 /// - asked for a claim's topic, the topic in a `[[topic:NAME]]` marker, else `Science`;
 ///   `[[no-topic]]` copies the list back (no choice);
+/// - asked whether one answer entails another (semantic entropy): "Entailment." when the
+///   question holds `[[one-meaning]]`, a reply naming no relation for `[[unreadable]]`, else
+///   "Neutral: they say different things.";
 /// - anything else is answered like `echo`.
 pub fn autohall_reply(prompt: &str) -> String {
+    if prompt.contains("semantically entail Possible Answer 2?") {
+        let question = section(prompt, "answers to the question \"", "\"\nHere are");
+        return if question.contains("[[one-meaning]]") {
+            "Entailment.".into()
+        } else if question.contains("[[unreadable]]") {
+            "Hmm, hard to say.".into()
+        } else {
+            "Neutral: they say different things.".into()
+        };
+    }
     if prompt.contains("Which one of these topics is the claim about?") {
         if prompt.contains("[[no-topic]]") {
             return "Topics: Education, Technology, Literature, Geography".into();

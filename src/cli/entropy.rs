@@ -1,0 +1,231 @@
+//! `prism entropy [RUN] --judge MODEL`: semantic entropy over the answers an item already has
+//! (a run made with `--samples N`, or a detection run's answer and samples): the judge clusters
+//! them by two-way entailment (only the verdicts not stored yet are asked), then each group's
+//! meanings, discrete semantic entropy and, where the answers' tokens were stored, the
+//! probability-weighted form. `prism signals` then scores it against PRISM's verdict.
+
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde_json::json;
+
+use super::run::{dataset_path, default_db, existing_store, load_models, open_dataset};
+use crate::config::Dirs;
+use crate::detect::semantic::{self, EntropyEvent, Group, Known, members};
+use crate::engine::BackendFactory;
+use crate::store::Store;
+
+#[derive(Debug, Args)]
+pub struct EntropyArgs {
+    /// A run made with --samples N (N ≥ 2), or a detection run (default: the latest run).
+    pub run: Option<String>,
+    /// The model asked whether one answer entails another.
+    #[arg(long)]
+    pub judge: String,
+    /// Only this many groups (items × models), in order.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// The run's dataset, when it has moved (the questions come from it).
+    #[arg(long)]
+    pub dataset: Option<PathBuf>,
+    /// Models file (default: models.toml in the config dir).
+    #[arg(long)]
+    pub models_file: Option<PathBuf>,
+    /// Store file (default: prism.db in the data dir).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// The most judge calls in flight.
+    #[arg(long, default_value_t = 8)]
+    pub concurrency: usize,
+    /// Ignore the response cache (replies are still stored and cached).
+    #[arg(long)]
+    pub no_cache: bool,
+    /// One JSON object per group on stdout (the default when stdout is not a terminal).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The groups of `id` (a detection run or a run), or why there are none.
+pub(crate) fn groups_of(
+    store: &Store,
+    id: &str,
+    dataset: Option<&Path>,
+) -> anyhow::Result<Vec<Group>> {
+    if let Some(d) = store.detect_run(id)? {
+        let stored = crate::detect::run::Stored::load(store, id)?;
+        let groups = semantic::detection_groups(id, d.config.k.max(1), &stored);
+        if groups.is_empty() {
+            bail!(
+                "detection run {id} has no answer with all its samples yet (finish it with --resume)"
+            );
+        }
+        return Ok(groups);
+    }
+    let run = store
+        .run(id)?
+        .with_context(|| format!("no run or detection run {id} in the store"))?;
+    let responses = store.responses(id)?;
+    let tokens: HashMap<u32, _> = store.logprobs(id)?.into_iter().collect();
+    let (ds, _) = open_dataset(dataset.or(dataset_path(&run.dataset)))
+        .with_context(|| format!("the dataset of run {id} (its questions)"))?;
+    let groups = semantic::sample_groups(&responses, &tokens, |item| {
+        ds.item_by_id(item).map(crate::prompt::format_question)
+    });
+    if groups.is_empty() {
+        bail!(
+            "run {id} has no item with two answers or more from one model: make one with prism run --samples 5, or sample answers with prism detect --run {id} and pass the detection run"
+        );
+    }
+    Ok(groups)
+}
+
+pub(crate) fn entropy(
+    args: EntropyArgs,
+    dirs: &Dirs,
+    factory: BackendFactory,
+) -> anyhow::Result<i32> {
+    let db = args.db.clone().unwrap_or_else(|| default_db(dirs));
+    let store = existing_store(&db, "run prism run --samples 5 first")?;
+    let id = match &args.run {
+        Some(id) => id.clone(),
+        None => store.latest_run()?.context("no runs in the store")?.id,
+    };
+    let mut groups = groups_of(&store, &id, args.dataset.as_deref())?;
+    if let Some(n) = args.limit {
+        groups.truncate(n);
+    }
+    let judge = load_models(dirs, args.models_file.as_deref())?
+        .select(&args.judge)?
+        .into_iter()
+        .next()
+        .context("--judge names no model")?;
+    let known = Known::of(&store.entailments(Some(&judge.name))?);
+    drop(store);
+    let todo = groups.iter().filter(|g| known.entropy(g).is_none()).count();
+    crate::warn!(
+        "{} groups of answers in {id}: {} clustered from stored verdicts, {todo} to cluster with {}",
+        groups.len(),
+        groups.len() - todo,
+        judge.name
+    );
+    let groups = Arc::new(groups);
+    let mut interrupted = false;
+    if todo > 0 {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let calls = rt.block_on(async {
+            crate::shutdown::cancel_on_signal(&cancel);
+            let handle = crate::store::StoreHandle::spawn(Store::open(&db)?, Some(db.clone()));
+            let caller = Arc::new(crate::engine::Caller::new(
+                &judge,
+                &factory,
+                Some(handle.clone()),
+                !args.no_cache,
+                cancel.clone(),
+            )?);
+            let store = Arc::new(Mutex::new(Store::open(&db)?));
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            let lane = semantic::run(
+                &id,
+                groups.clone(),
+                known,
+                caller,
+                store,
+                &handle,
+                args.concurrency.max(1),
+                tx,
+                &cancel,
+            );
+            let tally = async move {
+                // (verdicts read, unreadable, failed calls)
+                let mut t = (0, 0, 0);
+                while let Some(ev) = rx.recv().await {
+                    if let EntropyEvent::Judged(r) = ev {
+                        match (&r.relation, &r.error) {
+                            (Some(_), _) => t.0 += 1,
+                            (None, None) => t.1 += 1,
+                            (None, Some(_)) => t.2 += 1,
+                        }
+                    }
+                }
+                t
+            };
+            let (ran, tally) = tokio::join!(lane, tally);
+            ran.map_err(|e| anyhow::anyhow!("{e}"))?;
+            anyhow::Ok(tally)
+        })?;
+        interrupted = cancel.is_cancelled();
+        crate::warn!(
+            "judge {}: {} verdicts read, {} unreadable (counted as not entailing), {} failed calls{}",
+            judge.name,
+            calls.0,
+            calls.1,
+            calls.2,
+            if interrupted {
+                " (interrupted: run it again for the rest)"
+            } else {
+                ""
+            }
+        );
+    }
+    let known = Known::of(&Store::open(&db)?.entailments(Some(&judge.name))?);
+    let as_json = args.json || !std::io::stdout().is_terminal();
+    let mut unfinished = 0;
+    let mut text = format!(
+        "\n{:<16} {:<24} {:>7} {:>8} {:>8} {:>8}\n",
+        "model", "item", "answers", "meanings", "SE", "SE (p)"
+    );
+    for g in groups.iter() {
+        let got = known.entropy(g);
+        if got.is_none() {
+            unfinished += 1;
+        }
+        if as_json {
+            let clusters = got.as_ref().map(|(ids, _)| members(ids));
+            crate::outln!(
+                "{}",
+                crate::text::json_for_terminal(
+                    &json!({"event": "entropy", "group": g, "judge": judge.name,
+                            "entropy": got.as_ref().map(|(_, e)| e), "clusters": clusters})
+                    .to_string()
+                )
+            );
+        } else {
+            let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+            text.push_str(&format!(
+                "{:<16} {:<24} {:>7} {:>8} {:>8} {:>8}\n",
+                crate::text::truncate(&g.model, 16),
+                crate::text::truncate(&g.item_id, 24),
+                g.answers.len(),
+                got.as_ref()
+                    .map_or("-".to_string(), |(_, e)| e.clusters.to_string()),
+                f(got.as_ref().map(|(_, e)| e.discrete)),
+                f(got.as_ref().and_then(|(_, e)| e.weighted)),
+            ));
+        }
+    }
+    if !as_json {
+        text.push_str(&format!(
+            "\nSE: discrete semantic entropy over the meanings (nats); SE (p): weighted by the answers' token probabilities (when stored).\n{}",
+            if unfinished > 0 {
+                format!("{unfinished} groups not clustered (a failed call or an interrupt): run it again\n")
+            } else {
+                String::new()
+            }
+        ));
+        eprint!("{}", crate::text::sanitize(&text));
+    }
+    Ok(if interrupted {
+        130
+    } else if unfinished > 0 {
+        2
+    } else {
+        0
+    })
+}

@@ -1,0 +1,475 @@
+//! Semantic entropy over the answers an item already has (METHODS.md's sampled answers, and
+//! Farquhar et al. 2024): the N answers of a run made with `--samples N`, or a detection's
+//! answer under test with its K samples. Answers are clustered by two-way entailment as a judge
+//! says (`eval::semantic` replays the greedy clustering; answers equal once normalised cost no
+//! call), every verdict is stored (`entailments`) as it arrives and reused by any later
+//! clustering, and the entropy is recomputed from the stored verdicts whenever it is shown.
+//! The lane runs inside the run harness like every lane (a lock per judge and run, call slots,
+//! verdicts held while the store cannot save them, cancel).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use serde::Serialize;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::stored::Stored;
+use crate::engine::harness::{self, Counts, Lifecycle, RunError, RunTable};
+use crate::engine::{Caller, judge};
+use crate::eval::semantic::{Clustering, Entropy, cluster, entropy};
+use crate::provider::{ChatRequest, Message, Params, TokenLogprob};
+use crate::store::{
+    EntailRecord, Relation, ResponseRecord, RunStatus, Store, StoreHandle, now_secs,
+};
+
+/// Where a group's answers come from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "from", rename_all = "lowercase")]
+pub enum Via {
+    /// The samples of one item and model in a run made with `--samples`.
+    Samples,
+    /// A detection's answer under test and the samples of one round.
+    Detection {
+        run: String,
+        target: u32,
+        round: u32,
+    },
+}
+
+/// The answers to one question whose meanings are counted.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Group {
+    pub via: Via,
+    /// The answer whose hallucination the entropy predicts: its run and job (PRISM answers).
+    pub source_run: Option<String>,
+    pub source_job: Option<u32>,
+    pub item_id: String,
+    pub task_id: String,
+    pub model: String,
+    pub question: String,
+    pub answers: Vec<String>,
+    /// Each answer's length-normalised log-likelihood (its mean token log-probability), when
+    /// its tokens were stored.
+    #[serde(skip)]
+    pub loglik: Vec<Option<f64>>,
+}
+
+/// The groups of a run's samples: per item and model, its answers in sample order when at
+/// least two arrived. `question_of` gives an item's question (`None`: the item is not in the
+/// dataset at hand, the group is left out).
+pub fn sample_groups(
+    responses: &[ResponseRecord],
+    tokens: &HashMap<u32, Vec<TokenLogprob>>,
+    question_of: impl Fn(&str) -> Option<String>,
+) -> Vec<Group> {
+    let mut by: BTreeMap<(&str, &str), Vec<&ResponseRecord>> = BTreeMap::new();
+    for r in responses.iter().filter(|r| r.text.is_some()) {
+        by.entry((&r.model, &r.item_id)).or_default().push(r);
+    }
+    let mut out = Vec::new();
+    for ((model, item), mut rs) in by {
+        if rs.len() < 2 {
+            continue;
+        }
+        let Some(question) = question_of(item) else {
+            continue;
+        };
+        rs.sort_by_key(|r| r.sample);
+        out.push(Group {
+            via: Via::Samples,
+            source_run: Some(rs[0].run_id.clone()),
+            source_job: Some(rs[0].job_idx),
+            item_id: item.to_string(),
+            task_id: rs[0].task_id.clone(),
+            model: model.to_string(),
+            question,
+            answers: rs.iter().filter_map(|r| r.text.clone()).collect(),
+            loglik: rs
+                .iter()
+                .map(|r| {
+                    tokens
+                        .get(&r.job_idx)
+                        .and_then(|t| crate::eval::whitebox::scores(t))
+                        .map(|w| w.mean_logprob)
+                })
+                .collect(),
+        });
+    }
+    out
+}
+
+/// The groups of a detection run: per target, its answer under test and the samples of the
+/// newest round whose K samples all arrived.
+pub fn detection_groups(run_id: &str, k: u32, stored: &Stored) -> Vec<Group> {
+    let mut out = Vec::new();
+    for t in &stored.targets {
+        let Some(answer) = &t.answer else { continue };
+        let mut rounds: BTreeMap<u32, Vec<(u32, &str)>> = BTreeMap::new();
+        for s in stored.samples.iter().filter(|s| s.target == t.idx) {
+            if let Some(text) = &s.text {
+                rounds.entry(s.round).or_default().push((s.k, text));
+            }
+        }
+        let Some((round, mut samples)) = rounds
+            .into_iter()
+            .rev()
+            .find(|(_, s)| s.len() >= k as usize)
+        else {
+            continue;
+        };
+        samples.sort();
+        let mut answers = vec![answer.clone()];
+        answers.extend(samples.iter().map(|(_, s)| s.to_string()));
+        out.push(Group {
+            via: Via::Detection {
+                run: run_id.to_string(),
+                target: t.idx,
+                round,
+            },
+            source_run: t.source_run.clone(),
+            source_job: t.source_job,
+            item_id: t.item_id.clone(),
+            task_id: t.task_id.clone(),
+            model: t.model.clone(),
+            question: t.question.clone(),
+            loglik: vec![None; answers.len()],
+            answers,
+        });
+    }
+    out
+}
+
+/// The entailment question (the paper's wording), at temperature 0.
+pub fn request(question: &str, premise: &str, hypothesis: &str) -> ChatRequest {
+    ChatRequest {
+        messages: vec![Message::user(format!(
+            "We are evaluating answers to the question \"{question}\"\nHere are two possible answers:\nPossible Answer 1: {premise}\nPossible Answer 2: {hypothesis}\nDoes Possible Answer 1 semantically entail Possible Answer 2? Respond with entailment, contradiction, or neutral."
+        ))],
+        params: Params {
+            temperature: Some(0.0),
+            ..Params::default()
+        },
+    }
+}
+
+/// The relation a reply names: of what it does not copy from the prompt, the first of
+/// entailment, contradiction and neutral it names (whole words, not denied); "does not
+/// entail" alone is neutral. Nothing named: unread.
+pub fn read(reply: &str, prompt: &str) -> Option<Relation> {
+    use super::topics::first_word_at;
+    let own = crate::eval::echo::without_echo(reply, prompt).to_lowercase();
+    let families: [(&[&str], Relation); 3] = [
+        (
+            &["entailment", "entails", "entail", "entailed"],
+            Relation::Entailment,
+        ),
+        (
+            &[
+                "contradiction",
+                "contradicts",
+                "contradict",
+                "contradictory",
+            ],
+            Relation::Contradiction,
+        ),
+        (&["neutral"], Relation::Neutral),
+    ];
+    let first = families
+        .iter()
+        .filter_map(|(words, rel)| {
+            words
+                .iter()
+                .filter_map(|w| first_word_at(&own, w))
+                .min()
+                .map(|i| (i, *rel))
+        })
+        .min_by_key(|(i, _)| *i);
+    match first {
+        Some((_, rel)) => Some(rel),
+        None => own.contains("entail").then_some(Relation::Neutral),
+    }
+}
+
+/// What is known of one judge's verdicts: `(question, premise, hypothesis) → entails`. A reply
+/// that could not be read counts as "does not entail" (the answers stay apart, which can only
+/// raise the entropy); a failed call is not known (asked again).
+#[derive(Debug, Clone, Default)]
+pub struct Known(HashMap<(String, String, String), bool>);
+
+impl Known {
+    pub fn of(records: &[EntailRecord]) -> Known {
+        Known(
+            records
+                .iter()
+                .filter(|r| r.error.is_none())
+                .map(|r| {
+                    (
+                        (r.question.clone(), r.premise.clone(), r.hypothesis.clone()),
+                        r.relation == Some(Relation::Entailment),
+                    )
+                })
+                .collect(),
+        )
+    }
+
+    fn add(&mut self, r: &EntailRecord) {
+        if r.error.is_none() {
+            self.0.insert(
+                (r.question.clone(), r.premise.clone(), r.hypothesis.clone()),
+                r.relation == Some(Relation::Entailment),
+            );
+        }
+    }
+
+    /// Where the clustering of `g` stands with what is known.
+    pub fn clustering(&self, g: &Group) -> Clustering {
+        let texts: Vec<&str> = g.answers.iter().map(String::as_str).collect();
+        cluster(&texts, |p, h| {
+            self.0
+                .get(&(
+                    g.question.clone(),
+                    g.answers[p].clone(),
+                    g.answers[h].clone(),
+                ))
+                .copied()
+        })
+    }
+
+    /// The group's clusters and entropy, when every verdict it needs is known.
+    pub fn entropy(&self, g: &Group) -> Option<(Vec<usize>, Entropy)> {
+        match self.clustering(g) {
+            Clustering::Done(ids) => {
+                let e = entropy(&ids, &g.loglik)?;
+                Some((ids, e))
+            }
+            Clustering::Need { .. } => None,
+        }
+    }
+}
+
+/// The clusters of a group as lists of answer positions, in order of their first member.
+pub fn members(ids: &[usize]) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for (i, &c) in ids.iter().enumerate() {
+        if out.len() <= c {
+            out.resize(c + 1, Vec::new());
+        }
+        out[c].push(i);
+    }
+    out
+}
+
+/// What the front-end hears.
+#[derive(Debug, Clone)]
+pub enum EntropyEvent {
+    /// A verdict, saved.
+    Judged(Arc<EntailRecord>),
+    /// A group is clustered (position in the groups given), or stopped on a failed call.
+    Clustered {
+        group: usize,
+        outcome: Result<(Vec<usize>, Entropy), String>,
+    },
+    Life(Lifecycle),
+}
+
+/// A clustering's state is its verdicts: no status to keep, only the harness's lock.
+struct EntropyRuns;
+
+impl RunTable for EntropyRuns {
+    const WHAT: &'static str = "semantic-entropy clustering";
+    async fn set_status(_: &StoreHandle, _: String, _: RunStatus) {}
+}
+
+/// Clusters every group with the judge behind `caller`, asking only what `known` lacks; each
+/// verdict is saved in `store` as it arrives. The counts are of groups (done: clustered).
+#[allow(clippy::too_many_arguments)]
+pub async fn run(
+    run_id: &str,
+    groups: Arc<Vec<Group>>,
+    known: Known,
+    caller: Arc<Caller>,
+    store: Arc<Mutex<Store>>,
+    handle: &StoreHandle,
+    concurrency: usize,
+    events: mpsc::UnboundedSender<EntropyEvent>,
+    cancel: &CancellationToken,
+) -> Result<Counts, RunError> {
+    let lock = format!("entropy:{}:{run_id}", caller.cfg.name);
+    let spec = harness::Spec::new(&lock, groups.len(), concurrency);
+    let tell = harness::tell_into(events.clone(), EntropyEvent::Life);
+    let known = Arc::new(known);
+    harness::run::<EntropyRuns, _, _>(handle, cancel, spec, tell, |life| async move {
+        futures::stream::iter(0..groups.len())
+            .map(|gi| {
+                let (life, caller, store, events, groups, known) = (
+                    life.clone(),
+                    caller.clone(),
+                    store.clone(),
+                    events.clone(),
+                    groups.clone(),
+                    known.clone(),
+                );
+                async move {
+                    let g = &groups[gi];
+                    // This group's own view of what is known: the stored verdicts, then its own.
+                    let mut mine = Known::default();
+                    let mut all_cached = true;
+                    let outcome = loop {
+                        let state = match mine.clustering(g) {
+                            Clustering::Need {
+                                premise,
+                                hypothesis,
+                            } => {
+                                let key = (
+                                    g.question.clone(),
+                                    g.answers[premise].clone(),
+                                    g.answers[hypothesis].clone(),
+                                );
+                                match known.0.get(&key) {
+                                    Some(&v) => {
+                                        mine.0.insert(key, v);
+                                        continue;
+                                    }
+                                    None => Some((premise, hypothesis)),
+                                }
+                            }
+                            Clustering::Done(ids) => {
+                                break entropy(&ids, &g.loglik)
+                                    .map(|e| (ids, e))
+                                    .ok_or_else(|| "no answers".to_string());
+                            }
+                        };
+                        let Some((p, h)) = state else { unreachable!() };
+                        let Some(slot) = life.slot().await else {
+                            return;
+                        };
+                        let req = request(&g.question, &g.answers[p], &g.answers[h]);
+                        let prompt = crate::detect::prompts::text_of(&req).to_string();
+                        let asked = tokio::select! {
+                            a = judge::ask(&caller, &req, 2, |r| read(r, &prompt)) => a,
+                            _ = life.cancel.cancelled() => return,
+                        };
+                        drop(slot);
+                        all_cached &= asked.cached;
+                        let (relation, error) = match asked.outcome {
+                            Ok(r) => (r, None),
+                            Err(e) => (None, Some(e)),
+                        };
+                        if life.is_cancelled() && error.as_deref() == Some("cancelled") {
+                            return;
+                        }
+                        let rec = Arc::new(EntailRecord {
+                            judge: caller.cfg.name.clone(),
+                            question: g.question.clone(),
+                            premise: g.answers[p].clone(),
+                            hypothesis: g.answers[h].clone(),
+                            relation,
+                            reply: asked.reply,
+                            error,
+                            attempts: asked.attempts,
+                            created_at: now_secs(),
+                        });
+                        if !life.save_locked(&store, &rec, Store::save_entailment).await {
+                            return;
+                        }
+                        let _ = events.send(EntropyEvent::Judged(rec.clone()));
+                        if let Some(e) = &rec.error {
+                            break Err(e.clone());
+                        }
+                        mine.add(&rec);
+                    };
+                    life.count(outcome.is_ok(), all_cached);
+                    let _ = events.send(EntropyEvent::Clustered { group: gi, outcome });
+                }
+            })
+            .buffer_unordered(concurrency.max(1))
+            .collect::<Vec<()>>()
+            .await;
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_names_a_relation() {
+        let req = request("Capital of France?", "Paris", "It is Paris");
+        let prompt = crate::detect::prompts::text_of(&req);
+        let r = |reply: &str| read(reply, prompt);
+        assert_eq!(r("entailment"), Some(Relation::Entailment));
+        assert_eq!(r("Entailment."), Some(Relation::Entailment));
+        assert_eq!(r("Answer 1 entails answer 2"), Some(Relation::Entailment));
+        assert_eq!(r("Contradiction"), Some(Relation::Contradiction));
+        assert_eq!(r("neutral"), Some(Relation::Neutral));
+        assert_eq!(r("It does not entail it."), Some(Relation::Neutral));
+        assert_eq!(
+            r("Not entailment: contradiction"),
+            Some(Relation::Contradiction)
+        );
+        assert_eq!(r("Yes"), None);
+        // The prompt copied back names all three: unread, unless something follows.
+        assert_eq!(r(prompt), None);
+        assert_eq!(r(&format!("{prompt}\nneutral")), Some(Relation::Neutral));
+    }
+
+    fn rec(q: &str, p: &str, h: &str, rel: Option<Relation>, err: Option<&str>) -> EntailRecord {
+        EntailRecord {
+            judge: "j".into(),
+            question: q.into(),
+            premise: p.into(),
+            hypothesis: h.into(),
+            relation: rel,
+            reply: None,
+            error: err.map(str::to_string),
+            attempts: 1,
+            created_at: 0,
+        }
+    }
+
+    #[test]
+    fn stored_verdicts_decide_the_clusters() {
+        let g = Group {
+            via: Via::Samples,
+            source_run: None,
+            source_job: None,
+            item_id: "i".into(),
+            task_id: "KE-FD-X".into(),
+            model: "m".into(),
+            question: "q".into(),
+            answers: vec![
+                "Paris".into(),
+                "paris.".into(),
+                "It is Paris".into(),
+                "Lyon".into(),
+            ],
+            loglik: vec![None; 4],
+        };
+        use Relation::*;
+        let mut records = vec![
+            rec("q", "It is Paris", "Paris", Some(Entailment), None),
+            rec("q", "Paris", "It is Paris", None, Some("HTTP 500")),
+        ];
+        // A failed call is not known: the clustering needs it.
+        assert_eq!(
+            Known::of(&records).clustering(&g),
+            Clustering::Need {
+                premise: 0,
+                hypothesis: 2
+            }
+        );
+        records[1] = rec("q", "Paris", "It is Paris", Some(Entailment), None);
+        // An unread reply keeps Lyon apart; so would "neutral".
+        records.push(rec("q", "Lyon", "Paris", None, None));
+        // Another question's verdicts do not count.
+        records.push(rec("other", "Lyon", "Paris", Some(Entailment), None));
+        let (ids, e) = Known::of(&records).entropy(&g).unwrap();
+        assert_eq!(ids, vec![0, 0, 0, 1]);
+        assert_eq!(members(&ids), vec![vec![0, 1, 2], vec![3]]);
+        let want = -(0.75f64 * 0.75f64.ln() + 0.25 * 0.25f64.ln());
+        assert!((e.discrete - want).abs() < 1e-12);
+    }
+}
