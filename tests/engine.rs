@@ -770,3 +770,55 @@ async fn answers_are_scored_as_they_arrive_and_the_run_waits_for_their_scores() 
     assert!(!ran.events.iter().any(|e| matches!(e, Event::Scored(_))));
     assert!(s.scores(Some(&ran.summary.run_id)).unwrap().is_empty());
 }
+
+/// Asked for log-probabilities, a streaming run hands the tokens to the front-end as they
+/// arrive (so the compare screen shades an answer while it streams): every token before the
+/// answer is done, spelling its text, then stored; without asking, no token event at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_stream_live_when_asked() {
+    let m = mock::start(false).await;
+    let ds = sample();
+    for asked in [true, false] {
+        let (store, _dir, path) = memory_store();
+        let mut spec = fast(RunSpec::new(
+            ds.clone(),
+            "<sample-data>".into(),
+            first_items(&ds, 2),
+            vec![openai("oa", &m.url(), "echo")],
+        ));
+        spec.stream_deltas = true;
+        spec.use_cache = false;
+        if asked {
+            spec.params.logprobs = Some(1);
+        }
+        let ran = run_spec(spec, store).await;
+        assert_eq!(ran.summary.done, 2);
+        let mut live: std::collections::HashMap<u32, String> = Default::default();
+        let mut done = std::collections::HashSet::new();
+        for e in &ran.events {
+            match e {
+                Event::Tokens { job, tokens } => {
+                    assert!(!done.contains(job), "tokens after the answer was done");
+                    for t in tokens {
+                        live.entry(*job).or_default().push_str(&t.token);
+                    }
+                }
+                Event::Done { job, .. } => {
+                    done.insert(*job);
+                }
+                _ => {}
+            }
+        }
+        let s = Store::open(&path).unwrap();
+        let stored = s.responses(&ran.summary.run_id).unwrap();
+        if asked {
+            assert_eq!(live.len(), 2);
+            for r in &stored {
+                assert_eq!(live.get(&r.job_idx), r.text.as_ref());
+            }
+            assert_eq!(s.logprobs(&ran.summary.run_id).unwrap().len(), 2);
+        } else {
+            assert!(live.is_empty());
+        }
+    }
+}

@@ -107,9 +107,38 @@ fn contradictions_of_an_answer_live_pair_again_and_stored() {
     assert_eq!(c.target().unwrap().rounds, 2);
     assert!(screen(&term).contains("round 2/2 (extra, not counted)"));
 
+    // A judge's entailment verdict stored (as `prism entropy` stores them): sample #6 does not
+    // entail the answer. Samples 1-5 are the answer's text, so that is all the clustering
+    // needs: two meanings of seven answers.
+    let (question, answer, sixth) = {
+        let t = c.target().unwrap();
+        let sixth = c
+            .stored
+            .samples
+            .iter()
+            .find(|s| s.round == 1 && s.k == 5)
+            .and_then(|s| s.text.clone())
+            .unwrap();
+        (t.question.clone(), t.answer.clone().unwrap(), sixth)
+    };
+    prism::store::Store::open(&db)
+        .unwrap()
+        .save_entailment(&prism::store::EntailRecord {
+            judge: "referee".into(),
+            question,
+            premise: sixth,
+            hypothesis: answer,
+            relation: Some(prism::store::Relation::Neutral),
+            reply: Some("neutral".into()),
+            error: None,
+            attempts: 1,
+            created_at: 0,
+        })
+        .unwrap();
+
     // Back to compare and x again: the stored detection is shown, nothing is asked.
     let before = mock.requests();
-    play(
+    let term = play(
         &rt,
         &mut app,
         &mut services,
@@ -118,6 +147,14 @@ fn contradictions_of_an_answer_live_pair_again_and_stored() {
     let c = app.find::<Contradictions>().unwrap();
     assert_eq!(c.stored.samples.len(), 12);
     assert_eq!(mock.requests(), before);
+    let s = screen(&term);
+    // -(6/7 ln 6/7 + 1/7 ln 1/7) = 0.41
+    assert!(
+        s.contains("semantic entropy 0.41 · 2 meanings of 7 answers (judge referee)"),
+        "{s}"
+    );
+    assert!(s.contains("m1 answer #1 #2 #3 #4 #5 · m2 #6"), "{s}");
+    assert!(s.contains("#6") && s.contains("  m2"), "{s}");
 
     // The heatmap's flag metric: one answer checked, flagged; PRISM's verdict beside it.
     let term = play(

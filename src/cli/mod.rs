@@ -160,8 +160,9 @@ pub enum Command {
     Compare(runs::CompareArgs),
     /// Which zero-resource signal predicts PRISM's verdict (hallucinated: score below 0.5):
     /// per model and dimension (or category, sub-task), AUROC and AUPRC with bootstrap 95%
-    /// intervals and the prediction-rejection ratio. Signals today: the self-contradiction
-    /// conflict rate of `prism detect`.
+    /// intervals and the prediction-rejection ratio. Signals: the self-contradiction conflict
+    /// rate of `prism detect`, semantic entropy of `prism entropy`, and the token
+    /// log-probability scores of answers run with `--logprobs`.
     Signals(signals::SignalsArgs),
     /// Semantic entropy over the answers an item already has (a run made with --samples N, or
     /// a detection run's answer and samples): a judge clusters them by two-way entailment

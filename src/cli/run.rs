@@ -650,7 +650,7 @@ async fn report_events(
                 }
                 continue;
             }
-            Event::Delta { .. } => continue,
+            Event::Delta { .. } | Event::Tokens { .. } => continue,
             Event::Retrying {
                 job,
                 attempt,

@@ -244,6 +244,7 @@ mod tests {
         let stored = Stored {
             targets,
             samples: vec![],
+            entailments: vec![],
             pairs,
         };
         let a = analyse(&stored, 3, 0, None);
@@ -301,6 +302,7 @@ mod tests {
         let stored = Stored {
             targets: vec![target(0, true, 10, "a"), target(1, false, 10, "a")],
             samples: vec![],
+            entailments: vec![],
             pairs: vec![
                 pair(0, 0, Verdict::Conflict),
                 pair(1, 0, Verdict::Consistent),

@@ -166,6 +166,7 @@ mod tests {
         let stored = Stored {
             targets: vec![t],
             samples: (0..4).map(sample).collect(),
+            entailments: vec![],
             pairs: vec![
                 with(
                     0,

@@ -528,6 +528,7 @@ mod tests {
         let stored = Stored {
             targets: vec![target(0, Truth::True, Class::True)],
             samples: vec![],
+            entailments: vec![],
             pairs: vec![
                 pair(0, 0, 0, Conflict),
                 pair(0, 0, 1, Consistent),
@@ -583,6 +584,7 @@ mod tests {
         let stored = Stored {
             targets,
             samples: vec![],
+            entailments: vec![],
             pairs,
         };
         let r = claims_report(&stored, 2, 7);

@@ -21,7 +21,8 @@ use crate::engine::{Caller, judge};
 use crate::eval::semantic::{Clustering, Entropy, cluster, entropy};
 use crate::provider::{ChatRequest, Message, Params, TokenLogprob};
 use crate::store::{
-    EntailRecord, Relation, ResponseRecord, RunStatus, Store, StoreHandle, now_secs,
+    EntailRecord, Relation, ResponseRecord, RunStatus, SampleRecord, Store, StoreHandle, Target,
+    now_secs,
 };
 
 /// Where a group's answers come from.
@@ -103,42 +104,75 @@ pub fn sample_groups(
 /// The groups of a detection run: per target, its answer under test and the samples of the
 /// newest round whose K samples all arrived.
 pub fn detection_groups(run_id: &str, k: u32, stored: &Stored) -> Vec<Group> {
-    let mut out = Vec::new();
-    for t in &stored.targets {
-        let Some(answer) = &t.answer else { continue };
-        let mut rounds: BTreeMap<u32, Vec<(u32, &str)>> = BTreeMap::new();
-        for s in stored.samples.iter().filter(|s| s.target == t.idx) {
-            if let Some(text) = &s.text {
-                rounds.entry(s.round).or_default().push((s.k, text));
-            }
-        }
-        let Some((round, mut samples)) = rounds
-            .into_iter()
-            .rev()
-            .find(|(_, s)| s.len() >= k as usize)
-        else {
-            continue;
-        };
-        samples.sort();
-        let mut answers = vec![answer.clone()];
-        answers.extend(samples.iter().map(|(_, s)| s.to_string()));
-        out.push(Group {
-            via: Via::Detection {
-                run: run_id.to_string(),
-                target: t.idx,
-                round,
-            },
-            source_run: t.source_run.clone(),
-            source_job: t.source_job,
-            item_id: t.item_id.clone(),
-            task_id: t.task_id.clone(),
-            model: t.model.clone(),
-            question: t.question.clone(),
-            loglik: vec![None; answers.len()],
-            answers,
-        });
+    stored
+        .targets
+        .iter()
+        .filter_map(|t| {
+            let mut rounds: Vec<u32> = stored
+                .samples
+                .iter()
+                .filter(|s| s.target == t.idx)
+                .map(|s| s.round)
+                .collect();
+            rounds.sort_unstable();
+            rounds.dedup();
+            rounds
+                .into_iter()
+                .rev()
+                .find_map(|round| group_at(run_id, t, round, k, &stored.samples))
+        })
+        .collect()
+}
+
+/// A target's answer under test and its K samples of `round`, when all arrived.
+pub fn group_at(
+    run_id: &str,
+    t: &Target,
+    round: u32,
+    k: u32,
+    samples: &[SampleRecord],
+) -> Option<Group> {
+    let answer = t.answer.as_ref()?;
+    let mut got: Vec<(u32, &str)> = samples
+        .iter()
+        .filter(|s| s.target == t.idx && s.round == round)
+        .filter_map(|s| Some((s.k, s.text.as_deref()?)))
+        .collect();
+    if got.len() < k as usize {
+        return None;
     }
-    out
+    got.sort();
+    let mut answers = vec![answer.clone()];
+    answers.extend(got.iter().map(|(_, s)| s.to_string()));
+    Some(Group {
+        via: Via::Detection {
+            run: run_id.to_string(),
+            target: t.idx,
+            round,
+        },
+        source_run: t.source_run.clone(),
+        source_job: t.source_job,
+        item_id: t.item_id.clone(),
+        task_id: t.task_id.clone(),
+        model: t.model.clone(),
+        question: t.question.clone(),
+        loglik: vec![None; answers.len()],
+        answers,
+    })
+}
+
+/// The verdicts per judge, the judge with most verdicts first.
+pub fn by_judge(records: &[EntailRecord]) -> Vec<(String, Known)> {
+    let mut by: BTreeMap<&str, Vec<EntailRecord>> = BTreeMap::new();
+    for r in records {
+        by.entry(&r.judge).or_default().push(r.clone());
+    }
+    let mut out: Vec<(usize, String, Known)> = by
+        .into_iter()
+        .map(|(j, rs)| (rs.len(), j.to_string(), Known::of(&rs)))
+        .collect();
+    out.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    out.into_iter().map(|(_, j, k)| (j, k)).collect()
 }
 
 /// The entailment question (the paper's wording), at temperature 0.
@@ -299,7 +333,9 @@ pub async fn run(
     let lock = format!("entropy:{}:{run_id}", caller.cfg.name);
     let spec = harness::Spec::new(&lock, groups.len(), concurrency);
     let tell = harness::tell_into(events.clone(), EntropyEvent::Life);
-    let known = Arc::new(known);
+    // Shared by every group: answers repeat across groups (a run's samples are often the same
+    // text), so a verdict one group got is not asked again by another.
+    let known = Arc::new(Mutex::new(known));
     harness::run::<EntropyRuns, _, _>(handle, cancel, spec, tell, |life| async move {
         futures::stream::iter(0..groups.len())
             .map(|gi| {
@@ -313,35 +349,23 @@ pub async fn run(
                 );
                 async move {
                     let g = &groups[gi];
-                    // This group's own view of what is known: the stored verdicts, then its own.
-                    let mut mine = Known::default();
                     let mut all_cached = true;
                     let outcome = loop {
-                        let state = match mine.clustering(g) {
+                        let state = known
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .clustering(g);
+                        let (p, h) = match state {
                             Clustering::Need {
                                 premise,
                                 hypothesis,
-                            } => {
-                                let key = (
-                                    g.question.clone(),
-                                    g.answers[premise].clone(),
-                                    g.answers[hypothesis].clone(),
-                                );
-                                match known.0.get(&key) {
-                                    Some(&v) => {
-                                        mine.0.insert(key, v);
-                                        continue;
-                                    }
-                                    None => Some((premise, hypothesis)),
-                                }
-                            }
+                            } => (premise, hypothesis),
                             Clustering::Done(ids) => {
                                 break entropy(&ids, &g.loglik)
                                     .map(|e| (ids, e))
                                     .ok_or_else(|| "no answers".to_string());
                             }
                         };
-                        let Some((p, h)) = state else { unreachable!() };
                         let Some(slot) = life.slot().await else {
                             return;
                         };
@@ -378,7 +402,7 @@ pub async fn run(
                         if let Some(e) = &rec.error {
                             break Err(e.clone());
                         }
-                        mine.add(&rec);
+                        known.lock().unwrap_or_else(|e| e.into_inner()).add(&rec);
                     };
                     life.count(outcome.is_ok(), all_cached);
                     let _ = events.send(EntropyEvent::Clustered { group: gi, outcome });

@@ -106,12 +106,20 @@ impl Caller {
             }
             let t0 = Instant::now();
             let limits = Limits::of(&self.cfg);
-            let outcome = read_stream(&*self.backend, req, &self.cancel, t0, limits, |d| {
-                on_delta(Delta::Text(&crate::provider::config::redact(
-                    self.key.as_ref(),
-                    d,
-                )))
-            })
+            let outcome = read_stream(
+                &*self.backend,
+                req,
+                &self.cancel,
+                t0,
+                limits,
+                |d| {
+                    on_delta(Delta::Text(&crate::provider::config::redact(
+                        self.key.as_ref(),
+                        d,
+                    )))
+                },
+                |_| {},
+            )
             .await;
             drop(permit);
             match outcome {

@@ -151,6 +151,13 @@ pub enum Event {
     Sending { job: u32, attempt: u32 },
     /// More text arrived.
     Delta { job: u32, text: String },
+    /// More of the answer's tokens with their log-probabilities arrived (when the run asked
+    /// for them and the model gives them), so a front-end can shade the answer as it streams.
+    /// Each token's text is redacted as a delta is; the stored answer is what counts.
+    Tokens {
+        job: u32,
+        tokens: Vec<crate::provider::TokenLogprob>,
+    },
     /// The attempt failed and will be retried after `delay`; partial text is discarded.
     Retrying {
         job: u32,
@@ -867,14 +874,34 @@ async fn attempt_once(
     deltas: bool,
 ) -> Outcome {
     let limits = Limits::of(&m.cfg);
-    read_stream(&*m.backend, req, &sh.life.cancel, t0, limits, |d| {
-        if deltas {
-            let _ = sh.events.send(Event::Delta {
-                job,
-                text: m.redact(d).into_owned(),
-            });
-        }
-    })
+    let live_tokens = deltas && req.params.logprobs.is_some();
+    read_stream(
+        &*m.backend,
+        req,
+        &sh.life.cancel,
+        t0,
+        limits,
+        |d| {
+            if deltas {
+                let _ = sh.events.send(Event::Delta {
+                    job,
+                    text: m.redact(d).into_owned(),
+                });
+            }
+        },
+        |toks| {
+            if live_tokens {
+                let tokens = toks
+                    .iter()
+                    .map(|t| crate::provider::TokenLogprob {
+                        token: m.redact(&t.token).into_owned(),
+                        ..t.clone()
+                    })
+                    .collect();
+                let _ = sh.events.send(Event::Tokens { job, tokens });
+            }
+        },
+    )
     .await
 }
 
@@ -894,7 +921,8 @@ impl Limits {
     }
 }
 
-/// Sends a request and reads its stream to the end, handing each piece of text to `on_delta`.
+/// Sends a request and reads its stream to the end, handing each piece of text to `on_delta`
+/// and each batch of token log-probabilities to `on_tokens`.
 /// The whole request is bounded in time (a server that keeps sending bytes never holds a job
 /// forever), and an answer longer than the cap is cut there, the request dropped, and the
 /// finish reason says so. Cancellation reaches it in every state.
@@ -905,6 +933,7 @@ async fn read_stream(
     t0: Instant,
     limits: Limits,
     mut on_delta: impl FnMut(&str),
+    mut on_tokens: impl FnMut(&[crate::provider::TokenLogprob]),
 ) -> Outcome {
     let deadline = tokio::time::Instant::from_std(t0) + limits.total;
     let too_slow = || {
@@ -960,7 +989,10 @@ async fn read_stream(
                 on_delta(&d);
             }
             Some(Ok(StreamEvent::Usage(u))) => usage = u,
-            Some(Ok(StreamEvent::Tokens(t))) => tokens.extend(t),
+            Some(Ok(StreamEvent::Tokens(t))) => {
+                on_tokens(&t);
+                tokens.extend(t);
+            }
             Some(Ok(StreamEvent::Finish { reason })) => {
                 stream.close_after_finish().await;
                 return Outcome::Ok {

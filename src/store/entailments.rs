@@ -81,24 +81,29 @@ impl Store {
              ORDER BY judge, question, premise, hypothesis",
         )?;
         let rows = st
-            .query_map(params![judge], |r| {
-                Ok(EntailRecord {
-                    judge: r.get(0)?,
-                    question: r.get(1)?,
-                    premise: r.get(2)?,
-                    hypothesis: r.get(3)?,
-                    relation: r
-                        .get::<_, Option<String>>(4)?
-                        .as_deref()
-                        .and_then(Relation::parse),
-                    reply: r.get(5)?,
-                    error: r.get(6)?,
-                    attempts: r.get(7)?,
-                    created_at: r.get(8)?,
-                })
-            })?
+            .query_map(params![judge], row)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(rows)
+    }
+
+    /// Every verdict on answers to these questions (a detection's, for its screen).
+    pub fn entailments_on(&self, questions: &[&str]) -> Result<Vec<EntailRecord>> {
+        let mut st = self.conn.prepare(
+            "SELECT judge, question, premise, hypothesis, relation, reply, error, attempts,
+             created_at FROM entailments WHERE question = ?1",
+        )?;
+        let mut out = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for q in questions {
+            if !seen.insert(*q) {
+                continue;
+            }
+            out.extend(
+                st.query_map(params![q], row)?
+                    .collect::<rusqlite::Result<Vec<_>>>()?,
+            );
+        }
+        Ok(out)
     }
 
     /// The judges that gave any verdict, most verdicts first.
@@ -111,6 +116,23 @@ impl Store {
             .collect::<rusqlite::Result<Vec<String>>>()?;
         Ok(rows)
     }
+}
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<EntailRecord> {
+    Ok(EntailRecord {
+        judge: r.get(0)?,
+        question: r.get(1)?,
+        premise: r.get(2)?,
+        hypothesis: r.get(3)?,
+        relation: r
+            .get::<_, Option<String>>(4)?
+            .as_deref()
+            .and_then(Relation::parse),
+        reply: r.get(5)?,
+        error: r.get(6)?,
+        attempts: r.get(7)?,
+        created_at: r.get(8)?,
+    })
 }
 
 #[cfg(test)]
@@ -152,5 +174,12 @@ mod tests {
         );
         assert_eq!(s.entailments(None).unwrap().len(), 3);
         assert_eq!(s.entailment_judges().unwrap(), vec!["j", "k"]);
+        assert_eq!(
+            s.entailments_on(&["Capital of France?", "Capital of France?"])
+                .unwrap()
+                .len(),
+            3
+        );
+        assert!(s.entailments_on(&["other"]).unwrap().is_empty());
     }
 }

@@ -336,6 +336,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
         created_at INTEGER NOT NULL,
         PRIMARY KEY (judge, question, premise, hypothesis)
     ) WITHOUT ROWID;
+    CREATE INDEX entailments_by_question ON entailments (question);
     "#,
 ];
 

@@ -42,6 +42,8 @@ pub enum Action {
     Rescore,
     ToggleJudge,
     ToggleTokens,
+    NextToken,
+    PrevToken,
     ChooseJudge,
     Runs,
     Heatmap,
@@ -523,6 +525,21 @@ const DEFS: &[Def] = &[
             &[Compare],
             "shade each token by its probability (answers run with --logprobs); low ones underlined",
         )],
+    },
+    Def {
+        action: Action::NextToken,
+        name: "next_token",
+        keys: &["."],
+        uses: &[(
+            &[Compare],
+            "the cursor to the focused answer's next unlikely token (below 0.5): its probability and top alternatives",
+        )],
+    },
+    Def {
+        action: Action::PrevToken,
+        name: "prev_token",
+        keys: &[","],
+        uses: &[(&[Compare], "the cursor to the previous unlikely token")],
     },
     Def {
         action: Action::ToggleJudge,

@@ -264,6 +264,11 @@ impl Session {
                     a.text.push_str(&text);
                 }
             }
+            Event::Tokens { job, tokens } => {
+                if let Some(a) = self.answer_mut(job) {
+                    a.logprobs.get_or_insert_with(Vec::new).extend(tokens);
+                }
+            }
             Event::Retrying {
                 job,
                 attempt,
@@ -278,6 +283,7 @@ impl Session {
                         reason,
                     };
                     a.text.clear();
+                    a.logprobs = None;
                 }
             }
             Event::Done { job, response } | Event::Failed { job, response } => {

@@ -611,13 +611,20 @@ async fn openai(
     } else {
         chunks(&answer_for(&prompt))
     };
+    // Asked for log-probabilities, each chunk is one token of probability 0.9, 0.5, 0.1, ...
+    // in turn, with one alternative, as OpenAI-compatible servers send them.
+    let logprobs = body["logprobs"] == json!(true);
     let mut events: Vec<String> = pieces
         .into_iter()
-        .map(|c| {
-            format!(
-                "data: {}\n\n",
-                json!({"choices": [{"index": 0, "delta": {"content": c}, "finish_reason": null}]})
-            )
+        .enumerate()
+        .map(|(i, c)| {
+            let mut choice = json!({"index": 0, "delta": {"content": c}, "finish_reason": null});
+            if logprobs {
+                let p = [0.9f64, 0.5, 0.1][i % 3];
+                choice["logprobs"] = json!({"content": [{"token": c, "logprob": p.ln(),
+                    "top_logprobs": [{"token": c, "logprob": p.ln()}]}]});
+            }
+            format!("data: {}\n\n", json!({"choices": [choice]}))
         })
         .collect();
     events.push(format!(

@@ -41,6 +41,8 @@ pub struct Compare {
     pub show_judge: bool,
     /// Shade each token by its probability, where the answer has them.
     pub show_tokens: bool,
+    /// The token under the cursor in the focused pane (`.`/`,` step through the unlikely ones).
+    pub token_cursor: Option<usize>,
     /// Where the panes were last drawn, and what each showed.
     areas: Option<CompareAreas>,
     drawn: HashMap<String, Drawn>,
@@ -143,9 +145,13 @@ impl Compare {
             }
             Action::Back => out.push(Cmd::Pop),
             Action::Heatmap => out.push(Cmd::Push(Open::Heatmap)),
-            Action::NextPane | Action::Expand if panes > 0 => self.pane = (self.pane + 1) % panes,
+            Action::NextPane | Action::Expand if panes > 0 => {
+                self.pane = (self.pane + 1) % panes;
+                self.token_cursor = None;
+            }
             Action::PrevPane | Action::Collapse if panes > 0 => {
-                self.pane = (self.pane + panes - 1) % panes
+                self.pane = (self.pane + panes - 1) % panes;
+                self.token_cursor = None;
             }
             Action::Down
             | Action::Up
@@ -165,9 +171,16 @@ impl Compare {
                     self.scroll_pane(&m, delta);
                 }
             }
-            Action::NextItem => out.extend(self.step_item(true)),
-            Action::PrevItem => out.extend(self.step_item(false)),
+            Action::NextItem => {
+                self.token_cursor = None;
+                out.extend(self.step_item(true))
+            }
+            Action::PrevItem => {
+                self.token_cursor = None;
+                out.extend(self.step_item(false))
+            }
             Action::NextSample => {
+                self.token_cursor = None;
                 if let Some(i) = self.item() {
                     let n = cx.session.samples_for(i);
                     self.sample = (self.sample + 1) % n.max(1);
@@ -215,6 +228,27 @@ impl Compare {
                          (OpenAI-compatible servers, Gemini and the built-in models give them)"
                             .into(),
                     ));
+                }
+            }
+            Action::NextToken | Action::PrevToken => {
+                let tokens = focused
+                    .as_deref()
+                    .and_then(|m| self.answer(cx.session, m))
+                    .and_then(|a| a.logprobs.as_deref());
+                match tokens {
+                    Some(tokens) => {
+                        self.show_tokens = true;
+                        self.token_cursor =
+                            step_unlikely(tokens, self.token_cursor, a == Action::NextToken);
+                        out.push(Cmd::Notice(match self.token_cursor {
+                            Some(i) => token_notice(tokens, i),
+                            None => "no token below probability 0.5 in this answer".into(),
+                        }));
+                    }
+                    None => out.push(Cmd::Notice(
+                        "no token probabilities in this pane: run it with prism run --logprobs 5"
+                            .into(),
+                    )),
                 }
             }
             Action::Contradictions => match focused.as_deref().and_then(|m| self.answer(cx.session, m)) {
@@ -547,7 +581,9 @@ impl Compare {
             ));
         }
         let shaded = match answer.and_then(|a| a.logprobs.as_deref()) {
-            Some(tokens) if self.show_tokens && !self.show_judge => Some(token_text(tokens, t)),
+            Some(tokens) if self.show_tokens && !self.show_judge => {
+                Some(token_text(tokens, t, self.token_cursor.filter(|_| focused)))
+            }
             _ => None,
         };
         let para = match shaded {
@@ -574,11 +610,65 @@ impl Compare {
 const LOW_P: f64 = 0.5;
 const VERY_LOW_P: f64 = 0.2;
 
+/// The next (or previous) token below [`LOW_P`] from `from`, wrapping round; `None` when the
+/// answer has none.
+fn step_unlikely(
+    tokens: &[crate::provider::TokenLogprob],
+    from: Option<usize>,
+    forward: bool,
+) -> Option<usize> {
+    let low: Vec<usize> = (0..tokens.len())
+        .filter(|&i| f64::from(tokens[i].logprob).exp() < LOW_P)
+        .collect();
+    let (first, last) = (*low.first()?, *low.last()?);
+    Some(match (from, forward) {
+        (None, true) => first,
+        (None, false) => last,
+        (Some(c), true) => low.iter().copied().find(|&i| i > c).unwrap_or(first),
+        (Some(c), false) => low.iter().rev().copied().find(|&i| i < c).unwrap_or(last),
+    })
+}
+
+/// What the status line says of the token under the cursor: its probability and its top
+/// alternatives, most likely first (the text sanitised: it comes from the model).
+fn token_notice(tokens: &[crate::provider::TokenLogprob], i: usize) -> String {
+    let tok = &tokens[i];
+    let show = |s: &str| format!("{:?}", sanitize(s));
+    let mut alts: Vec<&(String, f32)> = tok.top.iter().filter(|(s, _)| *s != tok.token).collect();
+    alts.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let mut out = format!(
+        "token {}/{}: {} p {:.3}",
+        i + 1,
+        tokens.len(),
+        show(&tok.token),
+        f64::from(tok.logprob).exp()
+    );
+    if alts.is_empty() {
+        out.push_str(" · no alternatives stored");
+    } else {
+        out.push_str(" · instead: ");
+        out.push_str(
+            &alts
+                .iter()
+                .take(5)
+                .map(|(s, lp)| format!("{} {:.3}", show(s), f64::from(*lp).exp()))
+                .collect::<Vec<_>>()
+                .join(" · "),
+        );
+    }
+    out
+}
+
 /// An answer's tokens, each shaded by its probability: the theme's text colour when likely, the
-/// accent, warning and error colours as it falls; underlined below 0.5 and bold below 0.2.
-fn token_text(tokens: &[crate::provider::TokenLogprob], t: &Theme) -> Vec<Line<'static>> {
+/// accent, warning and error colours as it falls; underlined below 0.5 and bold below 0.2. The
+/// token under `cursor` is drawn reversed.
+fn token_text(
+    tokens: &[crate::provider::TokenLogprob],
+    t: &Theme,
+    cursor: Option<usize>,
+) -> Vec<Line<'static>> {
     let mut lines = vec![Line::default()];
-    for tok in tokens {
+    for (at, tok) in tokens.iter().enumerate() {
         let p = f64::from(tok.logprob).exp();
         let style = if p >= 0.8 {
             t.base()
@@ -590,6 +680,11 @@ fn token_text(tokens: &[crate::provider::TokenLogprob], t: &Theme) -> Vec<Line<'
             t.error()
                 .add_modifier(Modifier::UNDERLINED)
                 .add_modifier(Modifier::BOLD)
+        };
+        let style = if cursor == Some(at) {
+            style.add_modifier(Modifier::REVERSED)
+        } else {
+            style
         };
         // Model text is untrusted: control sequences out before it is drawn.
         let clean = sanitize(&tok.token).into_owned();
@@ -772,6 +867,7 @@ mod tests {
                 tok(" \u{1b}[31mFrance", 0.6),
             ],
             &t,
+            Some(1),
         );
         assert_eq!(lines.len(), 2);
         let spans: Vec<(&str, bool, bool)> = lines
@@ -791,6 +887,49 @@ mod tests {
         assert_eq!(spans[3], ("of", true, true));
         assert!(!spans[4].0.contains('\u{1b}') && spans[4].0.contains("France"));
         assert!(!spans[4].1);
+        // The cursor's token is reversed; no other is.
+        let reversed: Vec<&str> = lines
+            .iter()
+            .flat_map(|l| l.spans.iter())
+            .filter(|s| s.style.add_modifier.contains(Modifier::REVERSED))
+            .map(|s| s.content.as_ref())
+            .collect();
+        assert_eq!(reversed, vec![" cap"]);
+    }
+
+    /// The cursor steps through the unlikely tokens only, wrapping round, and the notice gives
+    /// the token's probability and its alternatives, most likely first, without the token itself.
+    #[test]
+    fn the_token_cursor_visits_unlikely_tokens() {
+        let tok = |s: &str, p: f64, top: &[(&str, f64)]| crate::provider::TokenLogprob {
+            token: s.into(),
+            logprob: p.ln() as f32,
+            top: top
+                .iter()
+                .map(|(a, q)| (a.to_string(), q.ln() as f32))
+                .collect(),
+        };
+        let toks = [
+            tok("The", 0.95, &[]),
+            tok(
+                " Lyon",
+                0.3,
+                &[(" Paris", 0.6), (" Lyon", 0.3), (" Nice", 0.05)],
+            ),
+            tok(" is", 0.9, &[]),
+            tok(" it", 0.1, &[]),
+        ];
+        assert_eq!(step_unlikely(&toks, None, true), Some(1));
+        assert_eq!(step_unlikely(&toks, Some(1), true), Some(3));
+        assert_eq!(step_unlikely(&toks, Some(3), true), Some(1));
+        assert_eq!(step_unlikely(&toks, None, false), Some(3));
+        assert_eq!(step_unlikely(&toks, Some(1), false), Some(3));
+        assert_eq!(step_unlikely(&toks[..1], None, true), None);
+        assert_eq!(
+            token_notice(&toks, 1),
+            "token 2/4: \" Lyon\" p 0.300 · instead: \" Paris\" 0.600 · \" Nice\" 0.050"
+        );
+        assert!(token_notice(&toks, 3).ends_with("no alternatives stored"));
     }
 
     #[test]

@@ -48,7 +48,12 @@ pub struct Contradictions {
     /// Where the sample list was drawn, and the first sample shown there.
     list: Rect,
     list_off: usize,
+    /// The stored entailment verdicts, per judge (semantic entropy, `prism entropy`).
+    known: Vec<(String, crate::detect::semantic::Known)>,
 }
+
+/// A target's answers clustered by meaning: the judge, each answer's meaning, the entropy.
+type Meanings = (String, Vec<usize>, crate::eval::semantic::Entropy);
 
 impl Contradictions {
     pub fn new(request: DetectJob) -> Contradictions {
@@ -63,7 +68,25 @@ impl Contradictions {
             live: HashMap::new(),
             list: Rect::default(),
             list_off: 0,
+            known: Vec::new(),
         }
+    }
+
+    /// The shown answer and samples clustered by meaning, by the first judge whose stored
+    /// verdicts cluster them all.
+    fn meanings(&self) -> Option<Meanings> {
+        let run = self.run.as_ref()?;
+        let g = crate::detect::semantic::group_at(
+            &run.id,
+            self.target()?,
+            self.round,
+            self.k(),
+            &self.stored.samples,
+        )?;
+        self.known.iter().find_map(|(judge, known)| {
+            let (ids, e) = known.entropy(&g)?;
+            Some((judge.clone(), ids, e))
+        })
     }
 
     pub fn target(&self) -> Option<&Target> {
@@ -311,6 +334,7 @@ impl Component for Contradictions {
                     .unwrap_or(0);
                 self.round = self.target().map_or(0, |t| t.rounds.max(1) - 1);
                 self.sel = 0;
+                self.known = crate::detect::semantic::by_judge(&self.stored.entailments);
                 vec![Cmd::ClearNotice]
             }
             Msg::Detect(ev) => self.on_event(ev),
@@ -338,18 +362,19 @@ impl Component for Contradictions {
             if self.running { "cancel" } else { "back" },
             k(Action::Help)
         );
+        let meanings = self.meanings();
         let [title, top, summary, list, status] = Layout::vertical([
             Constraint::Length(1),
             Constraint::Percentage(30),
-            Constraint::Length(if claims { 3 } else { 2 }),
+            Constraint::Length(2 + u16::from(claims) + u16::from(meanings.is_some())),
             Constraint::Min(4),
             Constraint::Length(status_rows(cx.notice, &hints, area.width)),
         ])
         .areas(area);
         self.draw_title(cx, f, title);
         self.draw_answer(cx, f, top);
-        self.draw_summary(cx, f, summary);
-        self.draw_list(cx, f, list);
+        self.draw_summary(cx, f, summary, meanings.as_ref());
+        self.draw_list(cx, f, list, meanings.as_ref());
         status_lines(f, status, t, cx.notice, &hints);
     }
 
@@ -451,7 +476,7 @@ impl Contradictions {
         f.render_widget(para.block(pane(t, Line::from(what), false)), area);
     }
 
-    fn draw_summary(&self, cx: &Cx, f: &mut Frame, area: Rect) {
+    fn draw_summary(&self, cx: &Cx, f: &mut Frame, area: Rect, meanings: Option<&Meanings>) {
         let t = cx.theme;
         let Some(tg) = self.target() else { return };
         let mut lines = Vec::new();
@@ -499,6 +524,48 @@ impl Contradictions {
             }
             lines.push(Line::from(spans));
         }
+        if let Some((judge, ids, e)) = meanings {
+            // The meanings by their members: "answer" is the answer under test, #k sample k.
+            let name = |i: usize| {
+                if i == 0 {
+                    "answer".to_string()
+                } else {
+                    format!("#{i}")
+                }
+            };
+            let listed: Vec<String> = crate::detect::semantic::members(ids)
+                .iter()
+                .enumerate()
+                .map(|(m, v)| {
+                    format!(
+                        "m{} {}",
+                        m + 1,
+                        v.iter().map(|&i| name(i)).collect::<Vec<_>>().join(" ")
+                    )
+                })
+                .collect();
+            let mut spans = vec![
+                Span::styled(" semantic entropy ", t.muted()),
+                Span::styled(
+                    format!("{:.2}", e.discrete),
+                    t.base().add_modifier(Modifier::BOLD),
+                ),
+                Span::styled(
+                    format!(
+                        " · {} meanings of {} answers (judge {}) · ",
+                        e.clusters,
+                        e.answers,
+                        one_line(judge)
+                    ),
+                    t.muted(),
+                ),
+                Span::styled(listed.join(" · "), t.base()),
+            ];
+            if let Some(w) = e.weighted {
+                spans.insert(2, Span::styled(format!(" (p-weighted {w:.2})"), t.muted()));
+            }
+            lines.push(Line::from(spans));
+        }
         if let Some(label) = tg.label {
             let class = match (tg.class, &tg.class_error) {
                 (Some(Class::Unparsed), _) => "unreadable".to_string(),
@@ -531,7 +598,7 @@ impl Contradictions {
         f.render_widget(Paragraph::new(lines), area);
     }
 
-    fn draw_list(&mut self, cx: &Cx, f: &mut Frame, area: Rect) {
+    fn draw_list(&mut self, cx: &Cx, f: &mut Frame, area: Rect, meanings: Option<&Meanings>) {
         let t = cx.theme;
         let block = pane(t, Line::from(" Samples and pair verdicts "), true);
         let inner = block.inner(area);
@@ -569,6 +636,10 @@ impl Contradictions {
                 mark,
                 verdict,
             ];
+            // The sample's meaning (answers are 0, the answer under test; then the samples).
+            if let Some(m) = meanings.and_then(|(_, ids, _)| ids.get(kk as usize + 1)) {
+                head.push(Span::styled(format!("  m{}", m + 1), t.accent()));
+            }
             match (pair, sample) {
                 (Some(p), _) => {
                     if let Some(e) = &p.explanation {
