@@ -1201,3 +1201,72 @@ fn semantic_entropy_clusters_answers_once() {
     assert_eq!(code, Some(1));
     assert!(err.contains("no run or detection run nope"), "{err}");
 }
+
+/// `prism report --item ID`: one item's page with every stored answer of the run, the tokens of
+/// answers run with `--logprobs` shaded (the mock gives 0.9, 0.5, 0.1 in turn), hover text with
+/// the alternatives; an unknown item is named.
+#[test]
+fn an_item_page_shows_shaded_tokens() {
+    let env = Env::new();
+    env.prism()
+        .args([
+            "run",
+            "--models",
+            "ah",
+            "--filter",
+            "KE-FD-Numbers",
+            "--limit",
+            "1",
+            "--logprobs",
+            "2",
+            "--json",
+        ])
+        .assert()
+        .code(0);
+    let store = Store::open(&env.db()).unwrap();
+    let r = &store
+        .responses(&store.latest_run().unwrap().unwrap().id)
+        .unwrap()[0];
+    let page = env.dir.path().join("item.html");
+    let out = env
+        .prism()
+        .args(["report", "--item", &r.item_id, "-o"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    exited_ok(&out);
+    let h = std::fs::read_to_string(&page).unwrap();
+    assert!(h.contains("<span class=\"t p1\" title=\"p 0.900"), "{h}");
+    // 0.5 as an f32 log-probability comes back a hair below 0.5: underlined.
+    assert!(h.contains("<span class=\"t p3\" title=\"p 0.500"), "{h}");
+    assert!(h.contains("<span class=\"t p4\" title=\"p 0.100"), "{h}");
+    assert!(h.contains("perplexity"), "{h}");
+    // The tokens spell the stored answer, escaped.
+    let spelled: String = h
+        .split("<span class=\"t ")
+        .skip(1)
+        .map(|s| {
+            s.split_once('>')
+                .unwrap()
+                .1
+                .split("</span>")
+                .next()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        spelled,
+        r.text
+            .as_deref()
+            .unwrap()
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    );
+    let out = env
+        .prism()
+        .args(["report", "--item", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no answer to item \"nope\""));
+}

@@ -268,8 +268,9 @@ fn the_consistency_metric_shows_the_share_of_items_whose_samples_disagree() {
         assert!((got - want).abs() < 1e-9, "{dim:?}: {got} vs {want}");
     }
     assert!(s.contains("repeated"), "{s}");
-    // m again: back to the rates, every model there.
-    press(&mut app, &[key('m')]);
+    // m twice more: past the signals (read from the store, none here), back to the rates,
+    // every model there.
+    press(&mut app, &[key('m'), key('m')]);
     let h = app.find::<prism::tui::screens::Heatmap>().unwrap();
     assert_eq!(h.report.as_ref().unwrap().rows.len(), 4);
 }

@@ -170,6 +170,19 @@ fn contradictions_of_an_answer_live_pair_again_and_stored() {
     assert!(s.contains("self-contradiction flags"), "{s}");
     assert!(s.contains("100.00"), "KE: the one answer is flagged: {s}");
     assert!(s.contains("Flag vs PRISM's verdict"), "{s}");
+
+    // Two more m: past the samples' agreement to the signals, read from the store. The one
+    // answer awaits a judge (no PRISM score), so no signal has a verdict to predict, and the
+    // screen says what would give one.
+    let term = play(&rt, &mut app, &mut services, vec![key('m'), key('m')]);
+    let h = app.find::<Heatmap>().unwrap();
+    assert_eq!(h.signals.as_ref().map(Vec::len), Some(0));
+    let s = screen(&term);
+    assert!(s.contains("AUROC % of each signal"), "{s}");
+    assert!(
+        s.contains("No answer has both a signal and a PRISM score"),
+        "{s}"
+    );
 }
 
 #[test]

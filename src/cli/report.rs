@@ -54,6 +54,11 @@ pub struct ReportArgs {
     pub selfcheck: Vec<String>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// One item's page instead (HTML): its question and reference, and every stored answer of
+    /// the run (--run, default the latest) with its score and, where the run stored them, its
+    /// tokens shaded by probability (hover one for the alternatives).
+    #[arg(long, value_name = "ITEM_ID")]
+    pub item: Option<String>,
     /// Write to this file instead of stdout.
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,
@@ -68,6 +73,9 @@ pub(crate) fn report(
     dirs: &Dirs,
     theme: &crate::theme::Theme,
 ) -> anyhow::Result<i32> {
+    if let Some(item) = &args.item {
+        return item_page(&args, item, dirs);
+    }
     let mut problems = Vec::new();
     let mut rows: Vec<Row> = Vec::new();
     let mut meta = crate::report::Meta {
@@ -193,6 +201,77 @@ pub(crate) fn report(
         crate::warn!("wrote {}", p.display());
     }
     Ok(if problems.is_empty() { 0 } else { 2 })
+}
+
+/// `prism report --item ID`: one item's page, from a stored run.
+fn item_page(args: &ReportArgs, item_id: &str, dirs: &Dirs) -> anyhow::Result<i32> {
+    use crate::report::item::{AnswerView, ItemView, html};
+    if !matches!(args.format, Format::Table | Format::Html) {
+        anyhow::bail!("--item writes an HTML page: leave out --format, or pass --format html");
+    }
+    let db = args.db.clone().unwrap_or_else(|| default_db(dirs));
+    let store = super::run::existing_store(&db, "run prism run first, or pass --db")?;
+    let run = match &args.run {
+        Some(id) => store
+            .run(id)?
+            .ok_or_else(|| anyhow::anyhow!("no run {id} in {}", db.display()))?,
+        None => store
+            .latest_run()?
+            .ok_or_else(|| anyhow::anyhow!("no runs in {}", db.display()))?,
+    };
+    let mut responses: Vec<_> = store
+        .responses(&run.id)?
+        .into_iter()
+        .filter(|r| r.item_id == item_id)
+        .collect();
+    if responses.is_empty() {
+        anyhow::bail!("run {} has no answer to item {item_id:?}", run.id);
+    }
+    responses.sort_by(|a, b| (&a.model, a.sample).cmp(&(&b.model, b.sample)));
+    let jobs: std::collections::HashSet<u32> = responses.iter().map(|r| r.job_idx).collect();
+    let mut tokens: std::collections::HashMap<u32, _> = store
+        .logprobs(&run.id)?
+        .into_iter()
+        .filter(|(j, _)| jobs.contains(j))
+        .collect();
+    let scores: std::collections::HashMap<u32, (f64, String)> = store
+        .scores(Some(&run.id))?
+        .into_iter()
+        .filter_map(|s| Some((s.job_idx, (s.score?, s.evaluator))))
+        .collect();
+    // The question and reference from the run's dataset, when it is at hand.
+    let ds = super::run::open_dataset(args.data.as_deref().or(dataset_path(&run.dataset)))
+        .ok()
+        .map(|(d, _)| d);
+    let item = ds.as_ref().and_then(|d| d.item_by_id(item_id));
+    let view = ItemView {
+        run_id: run.id.clone(),
+        item_id: item_id.to_string(),
+        task_id: responses[0].task_id.clone(),
+        question: item
+            .map(crate::prompt::format_question)
+            .unwrap_or_else(|| "(the run's dataset is not at hand: pass --data)".into()),
+        reference: item.and_then(|i| i.answer.as_deref().map(str::to_string)),
+        answers: responses
+            .iter()
+            .map(|r| AnswerView {
+                model: r.model.clone(),
+                sample: r.sample,
+                text: r.text.clone(),
+                error: r.error.clone(),
+                score: scores.get(&r.job_idx).cloned(),
+                tokens: tokens.remove(&r.job_idx),
+            })
+            .collect(),
+    };
+    let out = html(&view);
+    let written = super::output::write_output(args.output.as_deref(), &[&db], args.force, |w| {
+        Ok(w.write_all(out.as_bytes())?)
+    })?;
+    if let Some(p) = written {
+        crate::warn!("wrote {}", p.display());
+    }
+    Ok(0)
 }
 
 /// The report in `format`: the heatmap's tables when there are rows (`heat`), then the

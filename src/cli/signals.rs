@@ -9,7 +9,7 @@ use clap::Args;
 use serde_json::json;
 
 use crate::config::Dirs;
-use crate::detect::signals::{By, SignalRow, contradiction_points, table, whitebox_points};
+use crate::detect::signals::{By, SignalRow, gather, table};
 
 #[derive(Debug, Args)]
 pub struct SignalsArgs {
@@ -47,17 +47,15 @@ pub(crate) fn signals(args: SignalsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
     {
         anyhow::bail!("no run {run} in {}", db.display());
     }
-    let flags: Vec<_> = crate::detect::results::answer_flags(&store)?
-        .into_iter()
-        .filter(|f| args.run.as_ref().is_none_or(|r| &f.source_run == r))
-        .collect();
     let runs: Vec<String> = match &args.run {
         Some(r) => vec![r.clone()],
         None => store.runs()?.into_iter().map(|r| r.id).collect(),
     };
-    let mut points = contradiction_points(&flags);
-    points.extend(semantic(&store, &runs)?);
-    points.extend(whitebox_points(&store, &runs)?);
+    let mut points = gather(&store, &runs, &|r| {
+        super::run::open_dataset(super::run::dataset_path(&r.dataset))
+            .ok()
+            .map(|(d, _)| d)
+    })?;
     points.retain(|p| args.model.as_ref().is_none_or(|m| &p.model == m));
     let rows = table(&points, args.by, args.resamples, args.seed);
     if rows.is_empty() {
@@ -80,58 +78,6 @@ pub(crate) fn signals(args: SignalsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
         );
     }
     Ok(0)
-}
-
-/// Semantic entropy of the answers of `runs` whose groups a judge clustered (`prism entropy`):
-/// the runs' own samples and the detections of their answers.
-fn semantic(
-    store: &crate::store::Store,
-    runs: &[String],
-) -> anyhow::Result<Vec<crate::detect::signals::Point>> {
-    use crate::detect::semantic::Known;
-    let judges: Vec<Known> = store
-        .entailment_judges()?
-        .iter()
-        .map(|j| store.entailments(Some(j)).map(|r| Known::of(&r)))
-        .collect::<Result<_, _>>()?;
-    if judges.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut groups = Vec::new();
-    let mut scores = std::collections::HashMap::new();
-    for run in runs {
-        for s in store.scores(Some(run))? {
-            if let Some(v) = s.score {
-                scores.insert((run.clone(), s.job_idx), v);
-            }
-        }
-        // A run without samples (or whose dataset is gone) has no groups of its own.
-        if let Ok(g) = super::entropy::groups_of(store, run, None) {
-            groups.extend(g);
-        }
-    }
-    for d in store.detect_runs()? {
-        if d.kind != crate::store::DetectKind::Answers {
-            continue;
-        }
-        let stored = crate::detect::run::Stored::load(store, &d.id)?;
-        if stored
-            .targets
-            .iter()
-            .any(|t| t.source_run.as_ref().is_some_and(|r| runs.contains(r)))
-        {
-            groups.extend(crate::detect::semantic::detection_groups(
-                &d.id,
-                d.config.k.max(1),
-                &stored,
-            ));
-        }
-    }
-    Ok(crate::detect::signals::semantic_points(
-        &groups,
-        &judges,
-        |run, job| scores.get(&(run.to_string(), job)).copied(),
-    ))
 }
 
 fn text(rows: &[SignalRow], resamples: usize, seed: u64) -> String {

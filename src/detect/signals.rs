@@ -170,6 +170,83 @@ pub fn semantic_points(
     out
 }
 
+/// Every signal point of the answers of `runs`: self-contradiction (their detections),
+/// semantic entropy (their runs' samples and their detections, where a judge clustered them)
+/// and the white-box scores (where their tokens were stored). `dataset_of` gives a run's
+/// dataset, for the questions of its samples (`None`: its sample groups are left out).
+pub fn gather(
+    store: &crate::store::Store,
+    runs: &[String],
+    dataset_of: &dyn Fn(
+        &crate::store::RunRecord,
+    ) -> Option<std::sync::Arc<crate::dataset::Dataset>>,
+) -> crate::store::Result<Vec<Point>> {
+    let flags: Vec<AnswerFlag> = super::results::answer_flags(store)?
+        .into_iter()
+        .filter(|f| runs.contains(&f.source_run))
+        .collect();
+    let mut points = contradiction_points(&flags);
+    points.extend(semantic(store, runs, dataset_of)?);
+    points.extend(whitebox_points(store, runs)?);
+    Ok(points)
+}
+
+/// Semantic entropy of the answers of `runs` whose groups a judge clustered (`prism entropy`):
+/// the runs' own samples and the detections of their answers.
+fn semantic(
+    store: &crate::store::Store,
+    runs: &[String],
+    dataset_of: &dyn Fn(
+        &crate::store::RunRecord,
+    ) -> Option<std::sync::Arc<crate::dataset::Dataset>>,
+) -> crate::store::Result<Vec<Point>> {
+    use super::semantic::{Known, detection_groups, sample_groups};
+    let judges: Vec<Known> = store
+        .entailment_judges()?
+        .iter()
+        .map(|j| store.entailments(Some(j)).map(|r| Known::of(&r)))
+        .collect::<Result<_, _>>()?;
+    if judges.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut groups = Vec::new();
+    let mut scores = std::collections::HashMap::new();
+    for run in runs {
+        for s in store.scores(Some(run))? {
+            if let Some(v) = s.score {
+                scores.insert((run.clone(), s.job_idx), v);
+            }
+        }
+        let Some(rec) = store.run(run)? else { continue };
+        if rec.config.samples < 2 {
+            continue;
+        }
+        if let Some(ds) = dataset_of(&rec) {
+            let tokens: std::collections::HashMap<u32, _> =
+                store.logprobs(run)?.into_iter().collect();
+            groups.extend(sample_groups(&store.responses(run)?, &tokens, |item| {
+                ds.item_by_id(item).map(crate::prompt::format_question)
+            }));
+        }
+    }
+    for d in store.detect_runs()? {
+        if d.kind != crate::store::DetectKind::Answers {
+            continue;
+        }
+        let stored = super::stored::Stored::load(store, &d.id)?;
+        if stored
+            .targets
+            .iter()
+            .any(|t| t.source_run.as_ref().is_some_and(|r| runs.contains(r)))
+        {
+            groups.extend(detection_groups(&d.id, d.config.k.max(1), &stored));
+        }
+    }
+    Ok(semantic_points(&groups, &judges, |run, job| {
+        scores.get(&(run.to_string(), job)).copied()
+    }))
+}
+
 /// A row's key: the signal's rank, the model, and the cell (`(true, "all")` after every cell).
 type Key = (usize, &'static str, String, (bool, String));
 

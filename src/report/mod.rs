@@ -6,6 +6,7 @@
 pub mod build;
 pub(crate) mod detection;
 pub mod html;
+pub mod item;
 pub(crate) mod render;
 pub(crate) mod selfcheck;
 pub(crate) mod tables;

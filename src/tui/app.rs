@@ -336,6 +336,7 @@ impl App {
             Msg::Detection { .. }
             | Msg::Detect(_)
             | Msg::Flags(_)
+            | Msg::Signals(_)
             | Msg::Claims(_)
             | Msg::Selfchecks(_)
             | Msg::SelfcheckStarted { .. }

@@ -190,6 +190,9 @@ pub enum JobRequest {
     SetJudge(Box<ModelConfig>),
     /// Every stored answer's self-contradiction flag, with its score (the heatmap's metric).
     LoadFlags,
+    /// How well each signal predicts PRISM's verdict, per model and cell of every view, over
+    /// every stored run (the heatmap's signals metric).
+    LoadSignals,
     /// The claims detections over a claims dataset: every target, newest run first.
     LoadClaims {
         dataset: String,
@@ -246,6 +249,9 @@ pub enum Msg {
     },
     Detect(crate::detect::run::DetectEvent),
     Flags(Vec<crate::detect::results::AnswerFlag>),
+    /// Per signal, model and cell (dimensions, categories, sub-tasks, `all`): AUROC without an
+    /// interval.
+    Signals(Vec<crate::detect::signals::SignalRow>),
     Claims(Vec<(crate::store::DetectRun, crate::detect::run::Stored)>),
     Selfchecks(
         Vec<(
@@ -510,6 +516,11 @@ impl Jobs {
                 crate::detect::results::answer_flags(r)
                     .map(Msg::Flags)
                     .unwrap_or_else(|e| Msg::Failed(format!("reading detections: {e}")))
+            }),
+            JobRequest::LoadSignals => self.on_reader(to, None, |r| {
+                signal_rows(r)
+                    .map(Msg::Signals)
+                    .unwrap_or_else(|e| Msg::Failed(format!("reading signals: {e}")))
             }),
             JobRequest::LoadClaims { dataset } => self.on_reader(to, None, move |r| {
                 claims_runs(r, &dataset)
@@ -1065,4 +1076,34 @@ async fn forward<E>(
 /// A stored response as something to score.
 pub fn to_score(item: usize, r: &ResponseRecord) -> ToScore {
     ToScore::from_record(item, r)
+}
+
+/// Every stored run's signal points in one table per view (no bootstrap: the heatmap shows
+/// AUROC; `prism signals` gives the intervals). Each run's questions come from its own dataset,
+/// read once per dataset.
+fn signal_rows(r: &Store) -> crate::store::Result<Vec<crate::detect::signals::SignalRow>> {
+    use crate::detect::signals::{By, gather, table};
+    let runs: Vec<String> = r.runs()?.into_iter().map(|x| x.id).collect();
+    let read: std::cell::RefCell<std::collections::HashMap<String, Option<Arc<Dataset>>>> =
+        Default::default();
+    let points = gather(r, &runs, &|run| {
+        read.borrow_mut()
+            .entry(run.dataset.clone())
+            .or_insert_with(|| match run.dataset.as_str() {
+                "<sample-data>" => Some(Arc::new(crate::dataset::load_sample().dataset)),
+                p => crate::dataset::load_path(std::path::Path::new(p))
+                    .ok()
+                    .map(|l| Arc::new(l.dataset)),
+            })
+            .clone()
+    })?;
+    let mut rows = Vec::new();
+    for by in [By::Dimension, By::Category, By::Task] {
+        rows.extend(
+            table(&points, by, 0, 0)
+                .into_iter()
+                .filter(|row| by == By::Dimension || row.cell != "all"),
+        );
+    }
+    Ok(rows)
 }

@@ -643,7 +643,7 @@ const DEFS: &[Def] = &[
         uses: &[
             (
                 &[Heatmap],
-                "cells show: hallucination rate, share flagged by self-contradiction, or share of items whose samples disagree",
+                "cells show: hallucination rate, share flagged by self-contradiction, share of items whose samples disagree, or each signal's AUROC against PRISM's verdict",
             ),
             (
                 &[Selfcheck],

@@ -59,6 +59,9 @@ pub enum Metric {
     /// Consistency over repeats: the share of items whose samples disagree (some right, some
     /// wrong), among the items with 2 or more scored samples.
     Split,
+    /// Which signal predicts PRISM's verdict: a row per model and signal, each cell the
+    /// signal's AUROC against the verdicts of the cell's answers (blank with too few).
+    Signals,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -66,6 +69,8 @@ pub struct Heatmap {
     pub metric: Metric,
     /// Every detected answer's flag and score (read when the flag metric is first shown).
     pub flags: Option<Vec<crate::detect::results::AnswerFlag>>,
+    /// The signals' AUROC per model and cell (read when the signals metric is first shown).
+    pub signals: Option<Vec<crate::detect::signals::SignalRow>>,
     pub view: View,
     /// Cursor: row in display order, column in the view.
     pub row: usize,
@@ -147,6 +152,7 @@ impl Heatmap {
         let mut rows: Vec<Row> = match (self.metric, &self.runs) {
             (Metric::Flags, _) => flag_rows(self.flags.as_deref().unwrap_or(&[])),
             (Metric::Split, _) => share_rows(&session.sample_splits(), "repeats"),
+            (Metric::Signals, _) => signal_rows(self.signals.as_deref().unwrap_or(&[])),
             // Chosen runs, in the order chosen (nothing until they are read).
             (Metric::Rate, Some(_)) => self.pinned.clone().unwrap_or_default(),
             (Metric::Rate, None) => {
@@ -372,7 +378,8 @@ impl Heatmap {
                 self.metric = match self.metric {
                     Metric::Rate => Metric::Flags,
                     Metric::Flags => Metric::Split,
-                    Metric::Split => Metric::Rate,
+                    Metric::Split => Metric::Signals,
+                    Metric::Signals => Metric::Rate,
                 };
                 self.sort = None;
                 self.baseline = None;
@@ -382,6 +389,12 @@ impl Heatmap {
                     return vec![
                         Cmd::Job(crate::tui::jobs::JobRequest::LoadFlags),
                         Cmd::Notice("reading the detections…".into()),
+                    ];
+                }
+                if self.metric == Metric::Signals && self.signals.is_none() {
+                    return vec![
+                        Cmd::Job(crate::tui::jobs::JobRequest::LoadSignals),
+                        Cmd::Notice("reading the signals of every stored run…".into()),
                     ];
                 }
             }
@@ -397,6 +410,12 @@ impl Heatmap {
                 if row.is_reference() {
                     return vec![Cmd::Notice(
                         "published figures: there are no answers behind them".into(),
+                    )];
+                }
+                if self.metric == Metric::Signals {
+                    return vec![Cmd::Notice(
+                        "a signal's cell is a score over its answers, not a list of items: v shows categories and sub-tasks, prism signals --by task gives intervals"
+                            .into(),
                     )];
                 }
                 if self.runs.is_some() {
@@ -498,6 +517,18 @@ impl Component for Heatmap {
 
     fn on_msg(&mut self, msg: &crate::tui::jobs::Msg, cx: &Cx) -> Vec<Cmd> {
         match msg {
+            crate::tui::jobs::Msg::Signals(rows) => {
+                let empty = rows.is_empty();
+                self.signals = Some(rows.clone());
+                self.refresh(cx.session);
+                if empty {
+                    return vec![Cmd::Notice(
+                        "no answer has both a signal and a PRISM score: score a run, then prism detect, prism entropy or a run with --logprobs"
+                            .into(),
+                    )];
+                }
+                vec![Cmd::ClearNotice]
+            }
             crate::tui::jobs::Msg::Flags(f) => {
                 let n = f.len();
                 self.flags = Some(f.clone());
@@ -567,6 +598,7 @@ impl Component for Heatmap {
                         Metric::Rate => "hallucination rate",
                         Metric::Flags => "self-contradiction flags",
                         Metric::Split => "samples that disagree",
+                        Metric::Signals => "signals: AUROC against PRISM's verdict",
                     },
                     self.view.name(),
                     rep.rows.len() - refs,
@@ -639,6 +671,9 @@ impl Heatmap {
                 }
                 Metric::Split => {
                     " Items whose samples disagree % (some right, some wrong; items with 2+ samples) · H-Score column: mean of the four "
+                }
+                Metric::Signals => {
+                    " AUROC % of each signal against PRISM's verdict (higher predicts better, 50 chance; H-Score column: mean of the four) · - too few of a class · intervals: prism signals "
                 }
             });
         let inner = block.inner(area);
@@ -728,7 +763,12 @@ impl Heatmap {
                 let mut style = match (pending, cell) {
                     (Some(_), _) => t.warning(),
                     (None, Some(cv)) if !t.monochrome => {
-                        let bg = t.heat(cv.value);
+                        // An AUROC is good when high: its colour runs the other way.
+                        let bg = t.heat(if self.metric == Metric::Signals {
+                            100.0 - cv.value
+                        } else {
+                            cv.value
+                        });
                         Style::default().bg(bg).fg(ink_on(bg))
                     }
                     (None, Some(_)) => t.base(),
@@ -746,7 +786,15 @@ impl Heatmap {
         }
         if self.order.is_empty() {
             lines.push(Line::styled(
-                "No scored answers yet. Run items (r from browsing) or press R for the paper's published rows.",
+                match self.metric {
+                    Metric::Signals if self.signals.is_none() => "Reading the signals…",
+                    Metric::Signals => {
+                        "No answer has both a signal and a PRISM score yet: score a run (S, or prism score), then check its answers (x, d or prism detect), cluster its samples (prism entropy) or run it with --logprobs."
+                    }
+                    _ => {
+                        "No scored answers yet. Run items (r from browsing) or press R for the paper's published rows."
+                    }
+                },
                 t.muted(),
             ));
         }
@@ -964,6 +1012,52 @@ fn share_rows(per: &Shares, source: &str) -> Vec<Row> {
         .collect()
 }
 
+/// Heatmap rows of the signals: one per model and signal ("smol · semantic entropy"), each
+/// cell the AUROC (%); `task_scores` hold 100 − AUROC, as the rate rows hold S, so every view
+/// reads them the same way. A cell with too few of a class has no value.
+fn signal_rows(rows: &[crate::detect::signals::SignalRow]) -> Vec<Row> {
+    use crate::eval::metrics::DimRate;
+    use std::collections::BTreeMap;
+    let mut per: BTreeMap<(String, String), BTreeMap<String, f64>> = BTreeMap::new();
+    for r in rows {
+        if let Some(a) = r.score.auroc {
+            per.entry((r.model.clone(), r.signal.clone()))
+                .or_default()
+                .insert(r.cell.clone(), a);
+        } else {
+            per.entry((r.model.clone(), r.signal.clone())).or_default();
+        }
+    }
+    let one = |v: Option<&f64>| {
+        v.map(|&rate| DimRate {
+            rate,
+            tasks: 1,
+            of: 1,
+        })
+    };
+    per.into_iter()
+        .map(|((model, signal), cells)| Row {
+            name: format!("{model} · {signal}"),
+            source: Source::Run {
+                run_id: "signals".into(),
+            },
+            dims: std::array::from_fn(|d| one(cells.get(Dimension::ALL[d].code()))),
+            categories: CATEGORIES
+                .iter()
+                .map(|c| one(cells.get(&format!("{}-{}", c.dimension.code(), c.code))))
+                .collect(),
+            task_scores: cells
+                .iter()
+                .filter(|(k, _)| k.matches('-').count() >= 2)
+                .map(|(k, v)| (k.clone(), 100.0 - v))
+                .collect(),
+            worst: Vec::new(),
+            baseline: None,
+            pending: Default::default(),
+        })
+        .collect()
+}
+
 /// How far the flag agrees with PRISM's verdicts, per model and dimension: precision, recall,
 /// and how many answers PRISM scored wrong that no pair contradicted.
 fn draw_agreement(cx: &Cx, f: &mut Frame, area: Rect, rows: &[crate::detect::results::Agreement]) {
@@ -1020,4 +1114,57 @@ fn draw_agreement(cx: &Cx, f: &mut Frame, area: Rect, rows: &[crate::detect::res
         ));
     }
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::signals::SignalRow;
+    use crate::eval::signals::SignalScore;
+
+    fn row(signal: &str, cell: &str, auroc: Option<f64>) -> SignalRow {
+        SignalRow {
+            signal: signal.into(),
+            model: "m".into(),
+            cell: cell.into(),
+            score: SignalScore {
+                auroc,
+                ..SignalScore::default()
+            },
+        }
+    }
+
+    /// A row per model and signal; dimensions, categories and sub-tasks each in their view; a
+    /// cell with too few answers stays empty, and the sub-task view reads AUROC back.
+    #[test]
+    fn signal_rows_put_each_cell_in_its_view() {
+        let rows = signal_rows(&[
+            row("semantic entropy", "KE", Some(80.0)),
+            row("semantic entropy", "RE", None),
+            row("semantic entropy", "all", Some(60.0)),
+            row("semantic entropy", "KE-FD", Some(75.0)),
+            row("semantic entropy", "KE-FD-DefAn", Some(70.0)),
+            row("self-contradiction", "RE", None),
+        ]);
+        assert_eq!(rows.len(), 2);
+        let se = rows
+            .iter()
+            .find(|r| r.name == "m · semantic entropy")
+            .unwrap();
+        assert_eq!(se.dims[0].map(|d| d.rate), Some(80.0));
+        assert!(se.dims[2].is_none());
+        let ke_fd = CATEGORIES
+            .iter()
+            .position(|c| c.dimension == Dimension::KE && c.code == "FD")
+            .unwrap();
+        assert_eq!(se.categories[ke_fd].map(|d| d.rate), Some(75.0));
+        let tasks = vec!["KE-FD-DefAn".to_string()];
+        assert_eq!(se.cell(View::Tasks, 0, &tasks).map(|c| c.value), Some(70.0));
+        // The signal with no number anywhere still has its row, every cell empty.
+        let sc = rows
+            .iter()
+            .find(|r| r.name.ends_with("self-contradiction"))
+            .unwrap();
+        assert!(sc.dims.iter().all(Option::is_none));
+    }
 }
