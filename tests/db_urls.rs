@@ -37,6 +37,7 @@ fn commands(dir: &Path) -> Vec<Vec<String>> {
         s(&["autohall", "--analyse", "r1", "--topics-by", "smol"]),
         s(&["signals"]),
         s(&["entropy", "--judge", "smol"]),
+        s(&["self-detect"]),
         s(&["selfcheck", "--models", "smol"]),
         s(&["quality", "--model", "local", "--limit", "1"]),
         s(&["review", "export"]),

@@ -1270,3 +1270,84 @@ fn an_item_page_shows_shaded_tokens() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no answer to item \"nope\""));
 }
+
+/// Self-detection on stored answers (`prism self-detect`): each answer's own model asked,
+/// directly and with chain-of-thought; the verdicts stored, asked once; the summary against
+/// PRISM's verdict; and `prism signals` lists them as signals.
+#[test]
+fn self_detection_of_stored_answers() {
+    let env = Env::new();
+    env.prism()
+        .args([
+            "run",
+            "--models",
+            "ah",
+            "--filter",
+            "KE-FD-Numbers",
+            "--limit",
+            "3",
+            "--json",
+        ])
+        .assert()
+        .code(0);
+    env.prism().args(["score"]).assert().success();
+    let before = env.mock.requests();
+    let out = env
+        .prism()
+        .args(["self-detect", "--json"])
+        .output()
+        .unwrap();
+    exited_ok(&out);
+    assert_eq!(env.mock.requests() - before, 6, "3 answers x 2 modes");
+    let rows = events(&out.stdout);
+    assert_eq!(rows.len(), 2);
+    for r in &rows {
+        assert_eq!(r["detector"], "ah");
+        assert_eq!(r["checked"], 3);
+        // One question is about bones: that answer is said to hold false information.
+        assert_eq!(r["false_information"], 1, "{r}");
+        assert_eq!(r["unparsed"], 0);
+        // The mock's answers are all wrong by PRISM's rules.
+        assert_eq!(
+            (r["wrong"].as_u64(), r["wrong_detected"].as_u64()),
+            (Some(3), Some(1))
+        );
+    }
+    let store = Store::open(&env.db()).unwrap();
+    let run = store.latest_run().unwrap().unwrap().id;
+    let checks = store.answer_checks(&run).unwrap();
+    assert_eq!(checks.len(), 6);
+    assert!(
+        checks
+            .iter()
+            .all(|c| c.reply.is_some() && c.error.is_none())
+    );
+    // Again: nothing is asked.
+    let before = env.mock.requests();
+    let out = env
+        .prism()
+        .args(["self-detect", "--json"])
+        .output()
+        .unwrap();
+    exited_ok(&out);
+    assert_eq!(env.mock.requests(), before);
+    // The signals: both modes, three answers each (too few correct ones for a number).
+    let out = env.prism().args(["signals", "--json"]).output().unwrap();
+    exited_ok(&out);
+    let sig: Vec<serde_json::Value> = events(&out.stdout)
+        .into_iter()
+        .map(|e| e["row"].clone())
+        .filter(|r| r["cell"] == "all")
+        .collect();
+    let names: Vec<&str> = sig.iter().map(|r| r["signal"].as_str().unwrap()).collect();
+    assert_eq!(names, vec!["self-detection", "self-detection (CoT)"]);
+    assert!(sig.iter().all(|r| r["n"] == 3));
+    // A detector that is not configured is named.
+    let out = env
+        .prism()
+        .args(["self-detect", "--detector", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nope"));
+}

@@ -15,6 +15,7 @@ pub(crate) mod review;
 pub mod run;
 pub(crate) mod runs;
 pub(crate) mod score;
+pub(crate) mod self_detect;
 pub(crate) mod selfcheck;
 pub(crate) mod signals;
 mod tui_start;
@@ -161,14 +162,19 @@ pub enum Command {
     /// Which zero-resource signal predicts PRISM's verdict (hallucinated: score below 0.5):
     /// per model and dimension (or category, sub-task), AUROC and AUPRC with bootstrap 95%
     /// intervals and the prediction-rejection ratio. Signals: the self-contradiction conflict
-    /// rate of `prism detect`, semantic entropy of `prism entropy`, and the token
-    /// log-probability scores of answers run with `--logprobs`.
+    /// rate of `prism detect`, semantic entropy of `prism entropy`, self-detection's verdict of
+    /// `prism self-detect`, and the token log-probability scores of answers run with
+    /// `--logprobs`.
     Signals(signals::SignalsArgs),
     /// Semantic entropy over the answers an item already has (a run made with --samples N, or
     /// a detection run's answer and samples): a judge clusters them by two-way entailment
     /// (answers equal once normalised need no call; stored verdicts are reused), then each
     /// item's meanings and entropy; `prism signals` scores it against PRISM's verdict.
     Entropy(entropy::EntropyArgs),
+    /// Self-detection on a run's stored answers: each answer's model (or --detector) says
+    /// whether the answer contains false information, directly and with chain-of-thought;
+    /// verdicts stored and asked once; `prism signals` scores them against PRISM's verdict.
+    SelfDetect(self_detect::SelfDetectArgs),
     /// Read outputs/<model>/responses/*.jsonl produced elsewhere into the store as a new run.
     Import {
         #[arg(long, value_name = "DIR")]
@@ -340,6 +346,9 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Compare(args)) => runs::compare_cmd(args, &dirs),
         Some(Command::Signals(args)) => signals::signals(args, &dirs),
         Some(Command::Entropy(args)) => entropy::entropy(args, &dirs, run::factory(&dirs)),
+        Some(Command::SelfDetect(args)) => {
+            self_detect::self_detect(args, &dirs, run::factory(&dirs))
+        }
         Some(Command::Report(args)) => {
             let (config, _) = Config::load(&dirs.config_file());
             let name = cli

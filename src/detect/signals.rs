@@ -58,6 +58,8 @@ pub const LOW_MIN_LOGPROB: &str = "-min logprob";
 pub const MEAN_ENTROPY: &str = "mean entropy";
 pub const SEMANTIC_ENTROPY: &str = "semantic entropy";
 pub const SEMANTIC_ENTROPY_P: &str = "semantic entropy (p)";
+pub const SELF_DETECTION: &str = "self-detection";
+pub const SELF_DETECTION_COT: &str = "self-detection (CoT)";
 
 /// Self-contradiction: the conflict rate of each answer's newest complete detection.
 pub fn contradiction_points(flags: &[AnswerFlag]) -> Vec<Point> {
@@ -187,8 +189,50 @@ pub fn gather(
         .collect();
     let mut points = contradiction_points(&flags);
     points.extend(semantic(store, runs, dataset_of)?);
+    points.extend(self_detection_points(store, runs)?);
     points.extend(whitebox_points(store, runs)?);
     Ok(points)
+}
+
+/// Self-detection's verdict on each scored answer of `runs` (`prism self-detect`): 1 when the
+/// detector said it contains false information (an unparsed reply counts, as METHODS.md §4 has
+/// it), 0 when it said no; failed calls are left out. With several detectors on one answer,
+/// each verdict is a point.
+pub fn self_detection_points(
+    store: &crate::store::Store,
+    runs: &[String],
+) -> crate::store::Result<Vec<Point>> {
+    let mut out = Vec::new();
+    for run in runs {
+        let checks = store.answer_checks(run)?;
+        if checks.is_empty() {
+            continue;
+        }
+        let scores: std::collections::HashMap<u32, (f64, String, String)> = store
+            .scores(Some(run))?
+            .into_iter()
+            .filter_map(|s| Some((s.job_idx, (s.score?, s.task_id, s.model))))
+            .collect();
+        for c in checks {
+            let (Some((score, task, model)), Some(d)) = (
+                scores.get(&c.job_idx),
+                crate::selfcheck::answers::detected(c.answer),
+            ) else {
+                continue;
+            };
+            out.push(Point {
+                signal: match c.mode {
+                    crate::store::Mode::Direct => SELF_DETECTION,
+                    crate::store::Mode::Cot => SELF_DETECTION_COT,
+                },
+                model: model.clone(),
+                task: task.clone(),
+                value: f64::from(u8::from(d)),
+                hallucinated: scored_wrong(*score),
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// Semantic entropy of the answers of `runs` whose groups a judge clustered (`prism entropy`):
@@ -257,6 +301,8 @@ pub fn table(points: &[Point], by: By, resamples: usize, seed: u64) -> Vec<Signa
             SELF_CONTRADICTION,
             SEMANTIC_ENTROPY,
             SEMANTIC_ENTROPY_P,
+            SELF_DETECTION,
+            SELF_DETECTION_COT,
             LOW_MEAN_LOGPROB,
             LOW_MIN_LOGPROB,
             MEAN_ENTROPY,

@@ -15,15 +15,24 @@ pub struct Stored {
 }
 
 impl Stored {
+    /// Targets, samples and pairs (not the entailment verdicts: [`Stored::with_entailments`]
+    /// adds them where they are shown).
     pub fn load(store: &crate::store::Store, run_id: &str) -> crate::store::Result<Stored> {
-        let targets = store.detect_targets(run_id)?;
-        let questions: Vec<&str> = targets.iter().map(|t| t.question.as_str()).collect();
-        let entailments = store.entailments_on(&questions)?;
         Ok(Stored {
+            targets: store.detect_targets(run_id)?,
             samples: store.detect_samples(run_id)?,
             pairs: store.detect_pairs(run_id)?,
-            entailments,
-            targets,
+            entailments: Vec::new(),
         })
+    }
+
+    /// Adds every judge's entailment verdicts on answers to the run's questions.
+    pub fn with_entailments(
+        mut self,
+        store: &crate::store::Store,
+    ) -> crate::store::Result<Stored> {
+        let questions: Vec<&str> = self.targets.iter().map(|t| t.question.as_str()).collect();
+        self.entailments = store.entailments_on(&questions)?;
+        Ok(self)
     }
 }

@@ -3,6 +3,7 @@
 //! whether each contains false information, directly and with chain-of-thought. Can a model spot
 //! its own false sentences?
 
+pub mod answers;
 pub(crate) mod parse;
 pub mod prompts;
 pub mod results;

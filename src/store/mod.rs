@@ -8,6 +8,7 @@
 //! One file per table family: `schema` (migrations), `runs` (runs and jobs), `responses`,
 //! `scores`, `cache`, `detect` (contradiction detection), `selfcheck`, `review` (human review), `topics` (claims' topics by a model), `entailments` (semantic entropy's verdicts); a new table is a migration and a file.
 
+mod answer_checks;
 mod cache;
 mod detect;
 mod entailments;
@@ -30,6 +31,7 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
+pub use answer_checks::AnswerCheck;
 pub use cache::Cached;
 pub use detect::{
     Class, DetectConfig, DetectKind, DetectRun, DetectWrite, PairRecord, SampleRecord, Target,

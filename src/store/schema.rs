@@ -338,6 +338,22 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     CREATE INDEX entailments_by_question ON entailments (question);
     "#,
+    // 16: self-detection on stored answers: a detector's "does this answer contain false
+    // information?" per answer of a run, detector and mode (direct, chain-of-thought).
+    r#"
+    CREATE TABLE answer_checks (
+        run_id TEXT NOT NULL,
+        job_idx INTEGER NOT NULL,
+        detector TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        answer TEXT NOT NULL,
+        reply TEXT,
+        error TEXT,
+        attempts INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (run_id, job_idx, detector, mode)
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 fn version(conn: &Connection) -> Result<usize> {

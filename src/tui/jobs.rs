@@ -1051,7 +1051,7 @@ fn show(reader: &Store, id: &str, target: u32) -> anyhow::Result<Msg> {
     let run = reader
         .detect_run(id)?
         .ok_or_else(|| anyhow::anyhow!("no detection {id}"))?;
-    let stored = crate::detect::run::Stored::load(reader, id)?;
+    let stored = crate::detect::run::Stored::load(reader, id)?.with_entailments(reader)?;
     Ok(Msg::Detection {
         run: Box::new(run),
         stored,

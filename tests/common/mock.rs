@@ -252,8 +252,30 @@ fn section<'a>(prompt: &'a str, start: &str, end: &str) -> &'a str {
 /// - asked whether one answer entails another (semantic entropy): "Entailment." when the
 ///   question holds `[[one-meaning]]`, a reply naming no relation for `[[unreadable]]`, else
 ///   "Neutral: they say different things.";
+/// - asked whether an answer contains false information (self-detection on answers): yes when
+///   its question mentions bones, else no (chain-of-thought: a unit list, then `Answer: ...`);
 /// - anything else is answered like `echo`.
 pub fn autohall_reply(prompt: &str) -> String {
+    if prompt.contains("Does the answer contain false information?") {
+        // Self-detection on answers: "false information" when the question is about bones
+        // (so two of three KE-FD-Numbers answers are judged correct), chain-of-thought with
+        // its unit list and last line; `[[chatty]]` anywhere gets an unreadable direct reply.
+        let question = section(prompt, "Question: ", "\n\nAnswer: ");
+        let yes = question.contains("bones");
+        return if prompt.contains("units of meaning") {
+            format!(
+                "1. The subject: checked.\n2. The number: {}.\nAnswer: {}",
+                if yes { "wrong" } else { "right" },
+                if yes { "yes" } else { "no" }
+            )
+        } else if prompt.contains("[[chatty]]") {
+            "Well, it depends on how you read it.".into()
+        } else if yes {
+            "Yes.".into()
+        } else {
+            "No.".into()
+        };
+    }
     if prompt.contains("semantically entail Possible Answer 2?") {
         let question = section(prompt, "answers to the question \"", "\"\nHere are");
         return if question.contains("[[one-meaning]]") {

@@ -1,0 +1,279 @@
+//! `prism self-detect [RUN]`: self-detection's question asked of a run's stored answers. Each
+//! answer's own model (or `--detector`) says whether the answer contains false information,
+//! directly and with chain-of-thought; the verdicts are stored as they arrive and asked once;
+//! `prism signals` scores them against PRISM's verdict beside the other signals.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde_json::json;
+
+use super::run::{dataset_path, default_db, existing_store, load_models, open_dataset};
+use crate::config::Dirs;
+use crate::engine::BackendFactory;
+use crate::selfcheck::answers::{self, Check, detected};
+use crate::store::{Mode, Store};
+
+#[derive(Debug, Args)]
+pub struct SelfDetectArgs {
+    /// The run whose answers to check (default: the latest).
+    pub run: Option<String>,
+    /// Ask this model instead of each answer's own (then it is not self-detection, and the
+    /// report says whose verdict it is).
+    #[arg(long)]
+    pub detector: Option<String>,
+    /// Only the first N answers of the run.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Only directly, or only with chain-of-thought (default: both).
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+    /// The run's dataset, when it has moved (the questions come from it).
+    #[arg(long)]
+    pub dataset: Option<PathBuf>,
+    /// Models file (default: models.toml in the config dir).
+    #[arg(long)]
+    pub models_file: Option<PathBuf>,
+    /// Store file (default: prism.db in the data dir).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// The most calls in flight.
+    #[arg(long, default_value_t = 8)]
+    pub concurrency: usize,
+    /// Ignore the response cache (replies are still stored and cached).
+    #[arg(long)]
+    pub no_cache: bool,
+    /// One JSON object per detector and mode on stdout (the default when stdout is not a
+    /// terminal).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModeArg {
+    Direct,
+    Cot,
+}
+
+pub(crate) fn self_detect(
+    args: SelfDetectArgs,
+    dirs: &Dirs,
+    factory: BackendFactory,
+) -> anyhow::Result<i32> {
+    let db = args.db.clone().unwrap_or_else(|| default_db(dirs));
+    let store = existing_store(&db, "run prism run first, or pass --db")?;
+    let run = match &args.run {
+        Some(id) => store
+            .run(id)?
+            .with_context(|| format!("no run {id} in {}", db.display()))?,
+        None => store.latest_run()?.context("no runs in the store")?,
+    };
+    let (ds, _) = open_dataset(args.dataset.as_deref().or(dataset_path(&run.dataset)))
+        .with_context(|| format!("the dataset of run {} (its questions)", run.id))?;
+    let mut responses: Vec<_> = store
+        .responses(&run.id)?
+        .into_iter()
+        .filter(|r| r.text.is_some())
+        .collect();
+    if let Some(n) = args.limit {
+        responses.truncate(n);
+    }
+    if responses.is_empty() {
+        bail!("run {} has no finished answer to check", run.id);
+    }
+    let modes: Vec<Mode> = match args.mode {
+        None => Mode::BOTH.to_vec(),
+        Some(ModeArg::Direct) => vec![Mode::Direct],
+        Some(ModeArg::Cot) => vec![Mode::Cot],
+    };
+    let configured = load_models(dirs, args.models_file.as_deref())?;
+    // Each answer's detector: the named one, or the model that answered (as the run knew it).
+    let mut detectors: HashMap<String, crate::provider::ModelConfig> = HashMap::new();
+    let detector_of = |model: &str| args.detector.clone().unwrap_or_else(|| model.to_string());
+    for r in &responses {
+        let name = detector_of(&r.model);
+        if detectors.contains_key(&name) {
+            continue;
+        }
+        let cfg = match &args.detector {
+            Some(d) => configured
+                .select(d)?
+                .into_iter()
+                .next()
+                .context("--detector names no model")?,
+            None => crate::engine::models::model_named(
+                &name,
+                &configured.models,
+                &run.config.models,
+                &run.id,
+            )?,
+        };
+        detectors.insert(name, cfg);
+    }
+    let done: HashSet<(u32, String, Mode)> = store
+        .answer_checks(&run.id)?
+        .into_iter()
+        .filter(|c| c.error.is_none())
+        .map(|c| (c.job_idx, c.detector, c.mode))
+        .collect();
+    let mut todo = Vec::new();
+    let mut unknown = 0;
+    for r in &responses {
+        let Some(item) = ds.item_by_id(&r.item_id) else {
+            unknown += 1;
+            continue;
+        };
+        for &mode in &modes {
+            let detector = detector_of(&r.model);
+            if !done.contains(&(r.job_idx, detector.clone(), mode)) {
+                todo.push(Check {
+                    job_idx: r.job_idx,
+                    detector,
+                    mode,
+                    question: crate::prompt::format_question(item),
+                    answer: r.text.clone().unwrap_or_default(),
+                });
+            }
+        }
+    }
+    if unknown > 0 {
+        crate::warn!(
+            "warning: {unknown} answer(s) left out: their items are not in the dataset; pass the run's dataset with --dataset"
+        );
+    }
+    drop(store);
+    crate::warn!(
+        "{} answers of {}, {} checks to ask ({} stored already)",
+        responses.len(),
+        run.id,
+        todo.len(),
+        responses.len() * modes.len() - todo.len() - unknown * modes.len()
+    );
+    let mut interrupted = false;
+    if !todo.is_empty() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
+        let cancel = tokio_util::sync::CancellationToken::new();
+        rt.block_on(async {
+            crate::shutdown::cancel_on_signal(&cancel);
+            let handle = crate::store::StoreHandle::spawn(Store::open(&db)?, Some(db.clone()));
+            let mut callers = HashMap::new();
+            for (name, cfg) in &detectors {
+                callers.insert(
+                    name.clone(),
+                    Arc::new(crate::engine::Caller::new(
+                        cfg,
+                        &factory,
+                        Some(handle.clone()),
+                        !args.no_cache,
+                        cancel.clone(),
+                    )?),
+                );
+            }
+            let store = Arc::new(Mutex::new(Store::open(&db)?));
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            let lane = answers::run(
+                &run.id,
+                todo,
+                Arc::new(callers),
+                store,
+                &handle,
+                args.concurrency.max(1),
+                tx,
+                &cancel,
+            );
+            let drain = async move { while rx.recv().await.is_some() {} };
+            let (ran, ()) = tokio::join!(lane, drain);
+            ran.map_err(|e| anyhow::anyhow!("{e}"))?;
+            anyhow::Ok(())
+        })?;
+        interrupted = cancel.is_cancelled();
+    }
+    // What the verdicts come to, per detector and mode, beside PRISM's verdict where scored.
+    let store = Store::open(&db)?;
+    let scores: HashMap<u32, f64> = store
+        .scores(Some(&run.id))?
+        .into_iter()
+        .filter_map(|s| Some((s.job_idx, s.score?)))
+        .collect();
+    let jobs: HashSet<u32> = responses.iter().map(|r| r.job_idx).collect();
+    // (checked, said false, unparsed, failed, scored wrong among said false, scored wrong)
+    let mut by: BTreeMap<(String, &'static str), [usize; 6]> = BTreeMap::new();
+    for c in store.answer_checks(&run.id)? {
+        if !jobs.contains(&c.job_idx) {
+            continue;
+        }
+        let e = by.entry((c.detector.clone(), c.mode.as_str())).or_default();
+        match detected(c.answer) {
+            None => e[3] += 1,
+            Some(d) => {
+                e[0] += 1;
+                e[1] += usize::from(d);
+                e[2] += usize::from(c.answer == crate::store::Answer::Unparsed);
+                if let Some(&s) = scores.get(&c.job_idx) {
+                    let wrong = crate::detect::results::scored_wrong(s);
+                    e[4] += usize::from(d && wrong);
+                    e[5] += usize::from(wrong);
+                }
+            }
+        }
+    }
+    let as_json = args.json || !std::io::stdout().is_terminal();
+    let mut text = format!(
+        "\n{:<16} {:<7} {:>7} {:>11} {:>9} {:>7}  {}\n",
+        "detector",
+        "mode",
+        "checked",
+        "false info",
+        "unparsed",
+        "failed",
+        "of PRISM's wrong answers"
+    );
+    let mut failed = 0;
+    for ((detector, mode), e) in &by {
+        failed += e[3];
+        if as_json {
+            crate::outln!(
+                "{}",
+                crate::text::json_for_terminal(
+                    &json!({"event": "self_detect", "run_id": run.id, "detector": detector,
+                            "mode": mode, "checked": e[0], "false_information": e[1],
+                            "unparsed": e[2], "failed": e[3], "wrong_detected": e[4],
+                            "wrong": e[5]})
+                    .to_string()
+                )
+            );
+        } else {
+            text.push_str(&format!(
+                "{:<16} {:<7} {:>7} {:>11} {:>9} {:>7}  {}\n",
+                crate::text::truncate(detector, 16),
+                mode,
+                e[0],
+                e[1],
+                e[2],
+                e[3],
+                if e[5] > 0 {
+                    format!("{} of {} said false", e[4], e[5])
+                } else {
+                    "(none scored wrong, or not scored)".into()
+                }
+            ));
+        }
+    }
+    if !as_json {
+        text.push_str("\nfalse info: said the answer contains false information (an unparsed reply counts, as METHODS.md §4 has it). prism signals scores the verdicts against PRISM's.\n");
+        eprint!("{}", crate::text::sanitize(&text));
+    }
+    Ok(if interrupted {
+        130
+    } else if failed > 0 {
+        2
+    } else {
+        0
+    })
+}
