@@ -156,6 +156,23 @@ fn contradictions_of_an_answer_live_pair_again_and_stored() {
     assert!(s.contains("m1 answer #1 #2 #3 #4 #5 · m2 #6"), "{s}");
     assert!(s.contains("#6") && s.contains("  m2"), "{s}");
 
+    // e: the detection's judge (the model itself) clusters the round: one question (sample #6
+    // against the answer; the rest are the answer's text), the mock says neutral.
+    let before = mock.requests();
+    let term = play(&rt, &mut app, &mut services, vec![key('e')]);
+    assert_eq!(mock.requests() - before, 1);
+    let c = app.find::<Contradictions>().unwrap();
+    assert!(!c.clustering);
+    let s = screen(&term);
+    assert!(
+        s.contains("semantic entropy 0.41: 2 meanings of 7 answers"),
+        "{s}"
+    );
+    // Stored: e again asks nothing.
+    let before = mock.requests();
+    play(&rt, &mut app, &mut services, vec![key('e')]);
+    assert_eq!(mock.requests(), before);
+
     // The heatmap's flag metric: one answer checked, flagged; PRISM's verdict beside it.
     let term = play(
         &rt,

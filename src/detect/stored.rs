@@ -27,10 +27,7 @@ impl Stored {
     }
 
     /// Adds every judge's entailment verdicts on answers to the run's questions.
-    pub fn with_entailments(
-        mut self,
-        store: &crate::store::Store,
-    ) -> crate::store::Result<Stored> {
+    pub fn with_entailments(mut self, store: &crate::store::Store) -> crate::store::Result<Stored> {
         let questions: Vec<&str> = self.targets.iter().map(|t| t.question.as_str()).collect();
         self.entailments = store.entailments_on(&questions)?;
         Ok(self)

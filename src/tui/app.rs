@@ -333,10 +333,14 @@ impl App {
             Msg::Selfcheck(crate::selfcheck::run::SelfcheckEvent::Life(l)) => {
                 self.on_lifecycle(l, "self-detection")
             }
+            Msg::Entropy(crate::detect::semantic::EntropyEvent::Life(l)) => {
+                self.on_lifecycle(l, "semantic entropy")
+            }
             Msg::Detection { .. }
             | Msg::Detect(_)
             | Msg::Flags(_)
             | Msg::Signals(_)
+            | Msg::Entropy(_)
             | Msg::Claims(_)
             | Msg::Selfchecks(_)
             | Msg::SelfcheckStarted { .. }

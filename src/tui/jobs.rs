@@ -193,6 +193,12 @@ pub enum JobRequest {
     /// How well each signal predicts PRISM's verdict, per model and cell of every view, over
     /// every stored run (the heatmap's signals metric).
     LoadSignals,
+    /// Semantic entropy of one group of answers: `judge` clusters them, asking only the
+    /// entailment verdicts not stored yet (the contradictions screen's `e`).
+    Entropy {
+        group: Box<crate::detect::semantic::Group>,
+        judge: Box<ModelConfig>,
+    },
     /// The claims detections over a claims dataset: every target, newest run first.
     LoadClaims {
         dataset: String,
@@ -252,6 +258,8 @@ pub enum Msg {
     /// Per signal, model and cell (dimensions, categories, sub-tasks, `all`): AUROC without an
     /// interval.
     Signals(Vec<crate::detect::signals::SignalRow>),
+    /// A clustering's news: a verdict saved, the group clustered (or stopped), the end.
+    Entropy(crate::detect::semantic::EntropyEvent),
     Claims(Vec<(crate::store::DetectRun, crate::detect::run::Stored)>),
     Selfchecks(
         Vec<(
@@ -517,6 +525,7 @@ impl Jobs {
                     .map(Msg::Flags)
                     .unwrap_or_else(|e| Msg::Failed(format!("reading detections: {e}")))
             }),
+            JobRequest::Entropy { group, judge } => self.start_entropy(to, *group, *judge),
             JobRequest::LoadSignals => self.on_reader(to, None, |r| {
                 signal_rows(r)
                     .map(Msg::Signals)
@@ -636,6 +645,87 @@ impl Jobs {
             }
             _ => {}
         }
+    }
+
+    /// Clusters one group of answers with `judge` in the background (the entropy lane, with the
+    /// verdicts stored so far read first); each verdict reaches the screen as it is saved.
+    fn start_entropy(
+        &mut self,
+        to: ScreenId,
+        group: crate::detect::semantic::Group,
+        judge: ModelConfig,
+    ) {
+        use crate::detect::semantic;
+        let (Some(handle), Some(path)) = (
+            self.services.store.clone(),
+            self.services.reader.as_ref().and_then(|r| r.path()),
+        ) else {
+            self.send(to, Msg::Failed("semantic entropy needs a store".into()));
+            return;
+        };
+        let caller = match Caller::new(
+            &judge,
+            &self.services.factory,
+            Some(handle.clone()),
+            true,
+            CancellationToken::new(),
+        ) {
+            Ok(c) => Arc::new(c),
+            Err(e) => {
+                self.send(to, Msg::Failed(format!("judge {}: {e:#}", judge.name)));
+                return;
+            }
+        };
+        let fwd = self.tx.clone();
+        let cancel = CancellationToken::new();
+        let c2 = cancel.clone();
+        let handle_task = tokio::spawn(async move {
+            let name = judge.name.clone();
+            let opened = tokio::task::spawn_blocking(move || {
+                let store = Store::open(&path)?;
+                let known = semantic::Known::of(&store.entailments(Some(&name))?);
+                crate::store::Result::Ok((store, known))
+            })
+            .await;
+            let (store, known) = match opened {
+                Ok(Ok(x)) => x,
+                Ok(Err(e)) => {
+                    let _ = fwd.send(Delivery {
+                        to,
+                        msg: Msg::Failed(format!("semantic entropy: {e}")),
+                    });
+                    return;
+                }
+                Err(_) => return,
+            };
+            let (etx, erx) = mpsc::unbounded_channel();
+            let id = match &group.via {
+                semantic::Via::Detection { run, target, .. } => format!("{run}:{target}"),
+                semantic::Via::Samples => group.item_id.clone(),
+            };
+            let lane = async {
+                if let Err(e) = semantic::run(
+                    &id,
+                    Arc::new(vec![group]),
+                    known,
+                    caller,
+                    Arc::new(std::sync::Mutex::new(store)),
+                    &handle,
+                    4,
+                    etx,
+                    &c2,
+                )
+                .await
+                {
+                    let _ = fwd.send(Delivery {
+                        to,
+                        msg: Msg::Failed(format!("semantic entropy: {e}")),
+                    });
+                }
+            };
+            tokio::join!(lane, forward(erx, fwd.clone(), to, Msg::Entropy));
+        });
+        self.others.push((cancel, handle_task));
     }
 
     /// Scores answers in the background (rules; the judge too when `judge` is set and one is

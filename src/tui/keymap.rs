@@ -44,6 +44,7 @@ pub enum Action {
     ToggleTokens,
     NextToken,
     PrevToken,
+    Entropy,
     ChooseJudge,
     Runs,
     Heatmap,
@@ -533,6 +534,15 @@ const DEFS: &[Def] = &[
         uses: &[(
             &[Compare],
             "the cursor to the focused answer's next unlikely token (below 0.5): its probability and top alternatives",
+        )],
+    },
+    Def {
+        action: Action::Entropy,
+        name: "entropy",
+        keys: &["e"],
+        uses: &[(
+            &[Contradictions],
+            "semantic entropy of the shown round: the judge clusters the answer and its samples by meaning (stored verdicts are reused)",
         )],
     },
     Def {

@@ -48,8 +48,10 @@ pub struct Contradictions {
     /// Where the sample list was drawn, and the first sample shown there.
     list: Rect,
     list_off: usize,
-    /// The stored entailment verdicts, per judge (semantic entropy, `prism entropy`).
+    /// The stored entailment verdicts, per judge (semantic entropy, `prism entropy` or `e`).
     known: Vec<(String, crate::detect::semantic::Known)>,
+    /// Whether a clustering (`e`) is running.
+    pub clustering: bool,
 }
 
 /// A target's answers clustered by meaning: the judge, each answer's meaning, the entropy.
@@ -69,6 +71,7 @@ impl Contradictions {
             list: Rect::default(),
             list_off: 0,
             known: Vec::new(),
+            clustering: false,
         }
     }
 
@@ -195,6 +198,7 @@ impl Contradictions {
                     }
                 }
             }
+            Action::Entropy => out.extend(self.cluster(cx)),
             Action::Cancel if self.running => {
                 out.push(Cmd::CancelDetect);
                 out.push(Cmd::Notice(
@@ -205,6 +209,76 @@ impl Contradictions {
             _ => {}
         }
         out
+    }
+
+    /// `e`: the judge of the detection (the model itself when it has none) clusters the shown
+    /// round's answers by meaning; only the verdicts not stored yet are asked.
+    fn cluster(&mut self, cx: &Cx) -> Vec<Cmd> {
+        if self.clustering {
+            return vec![Cmd::Notice("the clustering is still running".into())];
+        }
+        let (Some(run), Some(t)) = (&self.run, self.target()) else {
+            return vec![Cmd::Notice("nothing to cluster yet".into())];
+        };
+        let Some(group) = crate::detect::semantic::group_at(
+            &run.id,
+            t,
+            self.round,
+            self.k(),
+            &self.stored.samples,
+        ) else {
+            return vec![Cmd::Notice(
+                "the answer and all its samples of this round are needed first".into(),
+            )];
+        };
+        let name = run
+            .config
+            .judge
+            .as_ref()
+            .map_or(t.model.clone(), |j| j.name.clone());
+        let mut snapshots = run.config.models.clone();
+        snapshots.extend(run.config.judge.clone());
+        let judge = match crate::engine::models::model_named(&name, cx.models, &snapshots, &run.id)
+        {
+            Ok(j) => j,
+            Err(e) => return vec![Cmd::Notice(format!("judge {name}: {e:#}"))],
+        };
+        self.clustering = true;
+        vec![
+            Cmd::Job(JobRequest::Entropy {
+                group: Box::new(group),
+                judge: Box::new(judge),
+            }),
+            Cmd::Notice(format!(
+                "clustering {} answers by meaning with {} (stored verdicts are reused)…",
+                self.k() + 1,
+                one_line(&name)
+            )),
+        ]
+    }
+
+    /// A clustering's news: verdicts join the stored ones (the meanings are recomputed from
+    /// them as they arrive); the end says what came out.
+    fn on_entropy(&mut self, ev: &crate::detect::semantic::EntropyEvent) -> Vec<Cmd> {
+        use crate::detect::semantic::EntropyEvent;
+        match ev {
+            EntropyEvent::Judged(r) => {
+                self.stored.entailments.push((**r).clone());
+                self.known = crate::detect::semantic::by_judge(&self.stored.entailments);
+                Vec::new()
+            }
+            EntropyEvent::Clustered { outcome, .. } => {
+                self.clustering = false;
+                vec![Cmd::Notice(match outcome {
+                    Ok((_, e)) => format!(
+                        "semantic entropy {:.2}: {} meanings of {} answers",
+                        e.discrete, e.clusters, e.answers
+                    ),
+                    Err(why) => format!("clustering stopped: {} (e asks again)", one_line(why)),
+                })]
+            }
+            EntropyEvent::Life(_) => Vec::new(),
+        }
     }
 
     fn on_event(&mut self, ev: &DetectEvent) -> Vec<Cmd> {
@@ -338,6 +412,7 @@ impl Component for Contradictions {
                 vec![Cmd::ClearNotice]
             }
             Msg::Detect(ev) => self.on_event(ev),
+            Msg::Entropy(ev) => self.on_entropy(ev),
             Msg::Failed(e) => vec![Cmd::Notice(e.clone())],
             _ => Vec::new(),
         }
@@ -352,9 +427,10 @@ impl Component for Contradictions {
             .is_some_and(|r| r.kind == DetectKind::Claims);
         let k = |a| cx.keymap.hint(Mode::Contradictions, a);
         let hints = format!(
-            " ↑↓ sample  {} pair side by side  {} sample again  {} round  {}/{} answer  {} {}  {} help",
+            " ↑↓ sample  {} pair side by side  {} sample again  {} meanings  {} round  {}/{} answer  {} {}  {} help",
             k(Action::Toggle),
             k(Action::SampleAgain),
+            k(Action::Entropy),
             k(Action::NextSample),
             k(Action::PrevItem),
             k(Action::NextItem),
