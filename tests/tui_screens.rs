@@ -489,3 +489,61 @@ fn the_compare_header_shows_the_question_at_80x24() {
     );
     assert!(last.contains("an answer"), "{last}");
 }
+
+/// Token shading on an item where one model's answer has token probabilities and the other's
+/// (an Anthropic model's, say) has none: the first is shaded with its perplexity, the second
+/// says "tokens: not available" instead of passing for a plain answer; `.` puts the cursor on
+/// the unlikely token and the status line names its alternatives.
+#[test]
+fn shading_says_which_answers_have_no_tokens() {
+    let ds = dataset::load_sample().dataset;
+    let item = &ds.items[0];
+    let rec = |model: &str, job: u32, tokens: Option<Vec<prism::provider::TokenLogprob>>| {
+        prism::store::ResponseRecord {
+            run_id: "r".into(),
+            job_idx: job,
+            item_id: item.id.to_string(),
+            task_id: ds.task_of(item).id.clone(),
+            model: model.into(),
+            sample: 0,
+            text: Some("No, never.".into()),
+            error: None,
+            finish_reason: None,
+            prompt_tokens: None,
+            completion_tokens: None,
+            latency_ms: None,
+            first_token_ms: None,
+            attempts: 1,
+            params: "{}".into(),
+            request_hash: String::new(),
+            cached: false,
+            created_at: 0,
+            cache_key: None,
+            logprobs: tokens.map(|t| prism::store::logprobs::encode(&t)),
+        }
+    };
+    let tok = |s: &str, p: f32, top: &[(&str, f32)]| prism::provider::TokenLogprob {
+        token: s.into(),
+        logprob: p.ln(),
+        top: top.iter().map(|(a, q)| (a.to_string(), q.ln())).collect(),
+    };
+    let tokens = vec![
+        tok("No", 0.9, &[]),
+        tok(", never", 0.1, &[(", not", 0.6)]),
+        tok(".", 0.95, &[]),
+    ];
+    let records = [rec("a-open", 0, Some(tokens)), rec("b-claude", 1, None)];
+    let mut app = app_on(ds.clone());
+    app.session.load_stored(0, &records);
+    app.push(prism::tui::component::Open::Compare {
+        items: vec![0],
+        pos: 0,
+    });
+    let s = screen(&drive(&mut app, 120, 30, vec![key('t'), key('.')]));
+    assert!(s.contains("a-open stored · ppl"), "{s}");
+    assert!(s.contains("b-claude stored · tokens: not available"), "{s}");
+    assert!(
+        s.contains("token 2/3: \", never\" p 0.100 · instead: \", not\" 0.600"),
+        "{s}"
+    );
+}

@@ -383,6 +383,17 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
         }
         let models =
             load_models(dirs, args.models_file.as_deref())?.select(&args.models.join(","))?;
+        // Anthropic's API has no log-probabilities: say so rather than store nothing silently.
+        for m in &models {
+            if (args.logprobs.is_some() || m.params.logprobs.is_some())
+                && m.provider == crate::provider::ProviderKind::Anthropic
+            {
+                crate::warn!(
+                    "token log-probabilities: not available from {} (Anthropic's API has none); its answers are stored without them",
+                    m.name
+                );
+            }
+        }
         let (ds, dataset_ref) = open_dataset(args.dataset.as_deref())?;
         let items = select_items(&ds, args.filter.as_deref(), args.limit)?;
         let mut spec = RunSpec::new(ds, dataset_ref, items, models);

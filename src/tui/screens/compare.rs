@@ -541,6 +541,10 @@ impl Compare {
                     w.perplexity,
                     w.min_logprob.exp()
                 ));
+            } else if self.show_tokens && a.status.is_final() {
+                // Shading asked, but this answer has no tokens (its provider gives none, as
+                // Anthropic's, or the run did not ask): said, rather than shown plain.
+                facts.push("tokens: not available".into());
             }
             if !facts.is_empty() {
                 title.push(Span::styled(format!("· {} ", facts.join(" · ")), t.muted()));
