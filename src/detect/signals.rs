@@ -90,11 +90,7 @@ pub fn whitebox_points(
         if tokens.is_empty() {
             continue;
         }
-        let scores: std::collections::HashMap<u32, (f64, String, String)> = store
-            .scores(Some(run))?
-            .into_iter()
-            .filter_map(|s| Some((s.job_idx, (s.score?, s.task_id, s.model))))
-            .collect();
+        let scores = scored(store, run)?;
         for (job, toks) in tokens {
             let (Some((score, task, model)), Some(w)) =
                 (scores.get(&job), crate::eval::whitebox::scores(&toks))
@@ -208,11 +204,7 @@ pub fn self_detection_points(
         if checks.is_empty() {
             continue;
         }
-        let scores: std::collections::HashMap<u32, (f64, String, String)> = store
-            .scores(Some(run))?
-            .into_iter()
-            .filter_map(|s| Some((s.job_idx, (s.score?, s.task_id, s.model))))
-            .collect();
+        let scores = scored(store, run)?;
         for c in checks {
             let (Some((score, task, model)), Some(d)) = (
                 scores.get(&c.job_idx),
@@ -289,6 +281,18 @@ fn semantic(
     Ok(semantic_points(&groups, &judges, |run, job| {
         scores.get(&(run.to_string(), job)).copied()
     }))
+}
+
+/// PRISM's score of each scored answer of `run`, with its sub-task and model, by job.
+fn scored(
+    store: &crate::store::Store,
+    run: &str,
+) -> crate::store::Result<std::collections::HashMap<u32, (f64, String, String)>> {
+    Ok(store
+        .scores(Some(run))?
+        .into_iter()
+        .filter_map(|s| Some((s.job_idx, (s.score?, s.task_id, s.model))))
+        .collect())
 }
 
 /// A row's key: the signal's rank, the model, and the cell (`(true, "all")` after every cell).

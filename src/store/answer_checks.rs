@@ -7,8 +7,8 @@ use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
 use super::Store;
-use super::error::{Result, StoreError};
-use super::selfcheck::{Answer, Mode};
+use super::error::Result;
+use super::selfcheck::{Answer, Mode, parse};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AnswerCheck {
@@ -21,15 +21,6 @@ pub struct AnswerCheck {
     pub error: Option<String>,
     pub attempts: u32,
     pub created_at: i64,
-}
-
-fn parse<T: serde::de::DeserializeOwned>(what: &'static str, s: &str) -> Result<T> {
-    serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|_| {
-        StoreError::Unknown {
-            what,
-            value: s.to_string(),
-        }
-    })
 }
 
 impl Store {

@@ -189,7 +189,8 @@ const ITEM_COLUMNS: &str = "run_id, idx, triple_id, subject, relation, object, s
      popularity, generator, params, shots, true_sentence, true_attempts, false_sentence, \
      false_attempts, set_aside, error, decoy";
 
-fn parse<T: serde::de::DeserializeOwned>(what: &'static str, s: &str) -> Result<T> {
+/// A stored enum's text back as the enum, or the error naming what it was.
+pub(super) fn parse<T: serde::de::DeserializeOwned>(what: &'static str, s: &str) -> Result<T> {
     serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|_| {
         StoreError::Unknown {
             what,
