@@ -57,6 +57,50 @@ pub struct Contradictions {
 /// A target's answers clustered by meaning: the judge, each answer's meaning, the entropy.
 type Meanings = (String, Vec<usize>, crate::eval::semantic::Entropy);
 
+/// "semantic entropy 1.04 · 3 meanings of 4 answers (judge J) · m1 answer · m2 #1 #2 · m3 #3":
+/// the meanings by their members ("answer" is the answer under test, #k sample k).
+fn meanings_line((judge, ids, e): &Meanings, t: &Theme) -> Line<'static> {
+    let name = |i: usize| {
+        if i == 0 {
+            "answer".to_string()
+        } else {
+            format!("#{i}")
+        }
+    };
+    let listed: Vec<String> = crate::detect::semantic::members(ids)
+        .iter()
+        .enumerate()
+        .map(|(m, v)| {
+            format!(
+                "m{} {}",
+                m + 1,
+                v.iter().map(|&i| name(i)).collect::<Vec<_>>().join(" ")
+            )
+        })
+        .collect();
+    let mut spans = vec![
+        Span::styled(" semantic entropy ", t.muted()),
+        Span::styled(
+            format!("{:.2}", e.discrete),
+            t.base().add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(
+            format!(
+                " · {} meanings of {} answers (judge {}) · ",
+                e.clusters,
+                e.answers,
+                one_line(judge)
+            ),
+            t.muted(),
+        ),
+        Span::styled(listed.join(" · "), t.base()),
+    ];
+    if let Some(w) = e.weighted {
+        spans.insert(2, Span::styled(format!(" (p-weighted {w:.2})"), t.muted()));
+    }
+    Line::from(spans)
+}
+
 impl Contradictions {
     pub fn new(request: DetectJob) -> Contradictions {
         Contradictions {
@@ -421,10 +465,6 @@ impl Component for Contradictions {
     fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {
         let t = cx.theme;
         f.render_widget(Block::default().style(t.base()), area);
-        let claims = self
-            .run
-            .as_ref()
-            .is_some_and(|r| r.kind == DetectKind::Claims);
         let k = |a| cx.keymap.hint(Mode::Contradictions, a);
         let hints = format!(
             " ↑↓ sample  {} pair side by side  {} sample again  {} meanings  {} round  {}/{} answer  {} {}  {} help",
@@ -439,17 +479,23 @@ impl Component for Contradictions {
             k(Action::Help)
         );
         let meanings = self.meanings();
+        // The summary wraps on a narrow terminal: as many rows as it takes (up to 6), then a
+        // blank one before the samples.
+        let summary_para =
+            Paragraph::new(self.summary_lines(cx, meanings.as_ref().map(|m| meanings_line(m, t))))
+                .wrap(Wrap { trim: false });
+        let summary_rows = (summary_para.line_count(area.width.max(1)) as u16).clamp(1, 6) + 1;
         let [title, top, summary, list, status] = Layout::vertical([
             Constraint::Length(1),
             Constraint::Percentage(30),
-            Constraint::Length(2 + u16::from(claims) + u16::from(meanings.is_some())),
+            Constraint::Length(summary_rows),
             Constraint::Min(4),
             Constraint::Length(status_rows(cx.notice, &hints, area.width)),
         ])
         .areas(area);
         self.draw_title(cx, f, title);
         self.draw_answer(cx, f, top);
-        self.draw_summary(cx, f, summary, meanings.as_ref());
+        f.render_widget(summary_para, summary);
         self.draw_list(cx, f, list, meanings.as_ref());
         status_lines(f, status, t, cx.notice, &hints);
     }
@@ -552,9 +598,12 @@ impl Contradictions {
         f.render_widget(para.block(pane(t, Line::from(what), false)), area);
     }
 
-    fn draw_summary(&self, cx: &Cx, f: &mut Frame, area: Rect, meanings: Option<&Meanings>) {
+    /// The lines between the answer and the samples: the flag, the meanings, the claim's label.
+    fn summary_lines(&self, cx: &Cx, meanings: Option<Line<'static>>) -> Vec<Line<'static>> {
         let t = cx.theme;
-        let Some(tg) = self.target() else { return };
+        let Some(tg) = self.target() else {
+            return Vec::new();
+        };
         let mut lines = Vec::new();
         if tg.refused {
             lines.push(Line::styled(
@@ -600,47 +649,8 @@ impl Contradictions {
             }
             lines.push(Line::from(spans));
         }
-        if let Some((judge, ids, e)) = meanings {
-            // The meanings by their members: "answer" is the answer under test, #k sample k.
-            let name = |i: usize| {
-                if i == 0 {
-                    "answer".to_string()
-                } else {
-                    format!("#{i}")
-                }
-            };
-            let listed: Vec<String> = crate::detect::semantic::members(ids)
-                .iter()
-                .enumerate()
-                .map(|(m, v)| {
-                    format!(
-                        "m{} {}",
-                        m + 1,
-                        v.iter().map(|&i| name(i)).collect::<Vec<_>>().join(" ")
-                    )
-                })
-                .collect();
-            let mut spans = vec![
-                Span::styled(" semantic entropy ", t.muted()),
-                Span::styled(
-                    format!("{:.2}", e.discrete),
-                    t.base().add_modifier(Modifier::BOLD),
-                ),
-                Span::styled(
-                    format!(
-                        " · {} meanings of {} answers (judge {}) · ",
-                        e.clusters,
-                        e.answers,
-                        one_line(judge)
-                    ),
-                    t.muted(),
-                ),
-                Span::styled(listed.join(" · "), t.base()),
-            ];
-            if let Some(w) = e.weighted {
-                spans.insert(2, Span::styled(format!(" (p-weighted {w:.2})"), t.muted()));
-            }
-            lines.push(Line::from(spans));
+        if let Some(m) = meanings {
+            lines.push(m);
         }
         if let Some(label) = tg.label {
             let class = match (tg.class, &tg.class_error) {
@@ -671,7 +681,7 @@ impl Contradictions {
                 verdict,
             ]));
         }
-        f.render_widget(Paragraph::new(lines), area);
+        lines
     }
 
     fn draw_list(&mut self, cx: &Cx, f: &mut Frame, area: Rect, meanings: Option<&Meanings>) {
