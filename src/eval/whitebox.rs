@@ -10,6 +10,47 @@ use serde::Serialize;
 
 use crate::provider::TokenLogprob;
 
+/// How unlikely a token is, in the four bands every view shades it by (the compare screen,
+/// the item page): likely (p ≥ 0.8), fairly likely (≥ 0.5), unlikely (≥ 0.2: underlined),
+/// very unlikely (below: underlined and bold), so the shading reads without colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Band {
+    Likely,
+    Fair,
+    Unlikely,
+    VeryUnlikely,
+}
+
+/// Below this probability a token is unlikely (underlined; the token cursor stops there).
+pub const LOW_P: f64 = 0.5;
+
+/// The band of a token's probability.
+pub fn band(p: f64) -> Band {
+    if p >= 0.8 {
+        Band::Likely
+    } else if p >= LOW_P {
+        Band::Fair
+    } else if p >= 0.2 {
+        Band::Unlikely
+    } else {
+        Band::VeryUnlikely
+    }
+}
+
+/// The alternatives the model weighed instead of `tok`, most likely first, at most `n`, each
+/// with its probability.
+pub fn alternatives(tok: &TokenLogprob, n: usize) -> Vec<(&str, f64)> {
+    let mut alts: Vec<(&str, f64)> = tok
+        .top
+        .iter()
+        .filter(|(s, _)| *s != tok.token)
+        .map(|(s, lp)| (s.as_str(), f64::from(*lp).exp()))
+        .collect();
+    alts.sort_by(|a, b| b.1.total_cmp(&a.1));
+    alts.truncate(n);
+    alts
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct WhiteBox {
     pub tokens: usize,

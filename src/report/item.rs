@@ -40,32 +40,28 @@ h1{font-size:1.3rem}.q{font-size:1.05rem;margin:.5rem 0}.ref{color:#555}
 .p4{background:#ff9d8f;text-decoration:underline;font-weight:700}
 .err{color:#a00}.legend span{padding:0 .4rem;margin-right:.4rem}";
 
-/// The class of a token's probability: the terminal's shades (likely plain; underlined below
+/// The class of a token's probability: the terminal's bands (likely plain; underlined below
 /// 0.5, bold below 0.2), so the page reads without colour too.
 fn class(p: f64) -> &'static str {
-    if p >= 0.8 {
-        "p1"
-    } else if p >= 0.5 {
-        "p2"
-    } else if p >= 0.2 {
-        "p3"
-    } else {
-        "p4"
+    use crate::eval::whitebox::{Band, band};
+    match band(p) {
+        Band::Likely => "p1",
+        Band::Fair => "p2",
+        Band::Unlikely => "p3",
+        Band::VeryUnlikely => "p4",
     }
 }
 
 /// A token's hover text: its probability, then the alternatives, most likely first.
 fn hover(tok: &TokenLogprob) -> String {
-    let mut alts: Vec<&(String, f32)> = tok.top.iter().filter(|(s, _)| *s != tok.token).collect();
-    alts.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let alts = crate::eval::whitebox::alternatives(tok, 5);
     let mut s = format!("p {:.3}", f64::from(tok.logprob).exp());
     if !alts.is_empty() {
         s.push_str(" · instead: ");
         s.push_str(
             &alts
                 .iter()
-                .take(5)
-                .map(|(a, lp)| format!("{:?} {:.3}", sanitize(a), f64::from(*lp).exp()))
+                .map(|(a, p)| format!("{:?} {p:.3}", sanitize(a)))
                 .collect::<Vec<_>>()
                 .join(", "),
         );

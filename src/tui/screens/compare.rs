@@ -10,6 +10,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, LineGauge, Paragraph, Wrap};
 
+use crate::eval::whitebox::{Band, LOW_P, alternatives, band};
 use crate::text::{one_line, sanitize};
 use crate::theme::Theme;
 use crate::tui::component::{Cmd, Component, Cx, Input, Open, ScreenId};
@@ -610,10 +611,6 @@ impl Compare {
     }
 }
 
-/// Probabilities below this are underlined (readable without colour); below the second, bold too.
-const LOW_P: f64 = 0.5;
-const VERY_LOW_P: f64 = 0.2;
-
 /// The next (or previous) token below [`LOW_P`] from `from`, wrapping round; `None` when the
 /// answer has none.
 fn step_unlikely(
@@ -638,8 +635,7 @@ fn step_unlikely(
 fn token_notice(tokens: &[crate::provider::TokenLogprob], i: usize) -> String {
     let tok = &tokens[i];
     let show = |s: &str| format!("{:?}", sanitize(s));
-    let mut alts: Vec<&(String, f32)> = tok.top.iter().filter(|(s, _)| *s != tok.token).collect();
-    alts.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let alts = alternatives(tok, 5);
     let mut out = format!(
         "token {}/{}: {} p {:.3}",
         i + 1,
@@ -654,8 +650,7 @@ fn token_notice(tokens: &[crate::provider::TokenLogprob], i: usize) -> String {
         out.push_str(
             &alts
                 .iter()
-                .take(5)
-                .map(|(s, lp)| format!("{} {:.3}", show(s), f64::from(*lp).exp()))
+                .map(|(s, p)| format!("{} {p:.3}", show(s)))
                 .collect::<Vec<_>>()
                 .join(" · "),
         );
@@ -673,17 +668,14 @@ fn token_text(
 ) -> Vec<Line<'static>> {
     let mut lines = vec![Line::default()];
     for (at, tok) in tokens.iter().enumerate() {
-        let p = f64::from(tok.logprob).exp();
-        let style = if p >= 0.8 {
-            t.base()
-        } else if p >= LOW_P {
-            t.accent()
-        } else if p >= VERY_LOW_P {
-            t.warning().add_modifier(Modifier::UNDERLINED)
-        } else {
-            t.error()
+        let style = match band(f64::from(tok.logprob).exp()) {
+            Band::Likely => t.base(),
+            Band::Fair => t.accent(),
+            Band::Unlikely => t.warning().add_modifier(Modifier::UNDERLINED),
+            Band::VeryUnlikely => t
+                .error()
                 .add_modifier(Modifier::UNDERLINED)
-                .add_modifier(Modifier::BOLD)
+                .add_modifier(Modifier::BOLD),
         };
         let style = if cursor == Some(at) {
             style.add_modifier(Modifier::REVERSED)
