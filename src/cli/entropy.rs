@@ -4,7 +4,6 @@
 //! meanings, discrete semantic entropy and, where the answers' tokens were stored, the
 //! probability-weighted form. `prism signals` then scores it against PRISM's verdict.
 
-use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -68,13 +67,9 @@ pub(crate) fn groups_of(
     let run = store
         .run(id)?
         .with_context(|| format!("no run or detection run {id} in the store"))?;
-    let responses = store.responses(id)?;
-    let tokens: HashMap<u32, _> = store.logprobs(id)?.into_iter().collect();
     let (ds, _) = open_dataset(dataset.or(dataset_path(&run.dataset)))
         .with_context(|| format!("the dataset of run {id} (its questions)"))?;
-    let groups = semantic::sample_groups(&responses, &tokens, |item| {
-        ds.item_by_id(item).map(crate::prompt::format_question)
-    });
+    let groups = semantic::run_groups(store, id, &ds)?;
     if groups.is_empty() {
         bail!(
             "run {id} has no item with two answers or more from one model: make one with prism run --samples 5, or sample answers with prism detect --run {id} and pass the detection run"

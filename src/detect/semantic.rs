@@ -101,6 +101,18 @@ pub fn sample_groups(
     out
 }
 
+/// The sample groups of a stored run, the questions from its dataset `ds`.
+pub fn run_groups(
+    store: &Store,
+    run_id: &str,
+    ds: &crate::dataset::Dataset,
+) -> crate::store::Result<Vec<Group>> {
+    let tokens: HashMap<u32, _> = store.logprobs(run_id)?.into_iter().collect();
+    Ok(sample_groups(&store.responses(run_id)?, &tokens, |item| {
+        ds.item_by_id(item).map(crate::prompt::format_question)
+    }))
+}
+
 /// The groups of a detection run: per target, its answer under test and the samples of the
 /// newest round whose K samples all arrived.
 pub fn detection_groups(run_id: &str, k: u32, stored: &Stored) -> Vec<Group> {

@@ -236,7 +236,7 @@ fn semantic(
         &crate::store::RunRecord,
     ) -> Option<std::sync::Arc<crate::dataset::Dataset>>,
 ) -> crate::store::Result<Vec<Point>> {
-    use super::semantic::{Known, detection_groups, sample_groups};
+    use super::semantic::{Known, detection_groups, run_groups};
     let judges: Vec<Known> = store
         .entailment_judges()?
         .iter()
@@ -258,11 +258,7 @@ fn semantic(
             continue;
         }
         if let Some(ds) = dataset_of(&rec) {
-            let tokens: std::collections::HashMap<u32, _> =
-                store.logprobs(run)?.into_iter().collect();
-            groups.extend(sample_groups(&store.responses(run)?, &tokens, |item| {
-                ds.item_by_id(item).map(crate::prompt::format_question)
-            }));
+            groups.extend(run_groups(store, run, &ds)?);
         }
     }
     for d in store.detect_runs()? {
