@@ -31,21 +31,8 @@ pub struct EntropyArgs {
     /// The run's dataset, when it has moved (the questions come from it).
     #[arg(long)]
     pub dataset: Option<PathBuf>,
-    /// Models file (default: models.toml in the config dir).
-    #[arg(long)]
-    pub models_file: Option<PathBuf>,
-    /// Store file (default: prism.db in the data dir).
-    #[arg(long)]
-    pub db: Option<PathBuf>,
-    /// The most judge calls in flight.
-    #[arg(long, default_value_t = 8)]
-    pub concurrency: usize,
-    /// Ignore the response cache (replies are still stored and cached).
-    #[arg(long)]
-    pub no_cache: bool,
-    /// One JSON object per group on stdout (the default when stdout is not a terminal).
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub ask: super::lane_flags::AskFlags,
 }
 
 /// The groups of `id` (a detection run or a run), or why there are none.
@@ -83,7 +70,7 @@ pub(crate) fn entropy(
     dirs: &Dirs,
     factory: BackendFactory,
 ) -> anyhow::Result<i32> {
-    let db = args.db.clone().unwrap_or_else(|| default_db(dirs));
+    let db = args.ask.db.clone().unwrap_or_else(|| default_db(dirs));
     let store = existing_store(&db, "run prism run --samples 5 first")?;
     let id = match &args.run {
         Some(id) => id.clone(),
@@ -93,7 +80,7 @@ pub(crate) fn entropy(
     if let Some(n) = args.limit {
         groups.truncate(n);
     }
-    let judge = load_models(dirs, args.models_file.as_deref())?
+    let judge = load_models(dirs, args.ask.models_file.as_deref())?
         .select(&args.judge)?
         .into_iter()
         .next()
@@ -121,7 +108,7 @@ pub(crate) fn entropy(
                 &judge,
                 &factory,
                 Some(handle.clone()),
-                !args.no_cache,
+                !args.ask.no_cache,
                 cancel.clone(),
             )?);
             let store = Arc::new(Mutex::new(Store::open(&db)?));
@@ -133,7 +120,7 @@ pub(crate) fn entropy(
                 caller,
                 store,
                 &handle,
-                args.concurrency.max(1),
+                args.ask.concurrency.max(1),
                 tx,
                 &cancel,
             );
@@ -170,7 +157,7 @@ pub(crate) fn entropy(
         );
     }
     let known = Known::of(&Store::open(&db)?.entailments(Some(&judge.name))?);
-    let as_json = args.json || !std::io::stdout().is_terminal();
+    let as_json = args.ask.json || !std::io::stdout().is_terminal();
     let mut unfinished = 0;
     let mut text = format!(
         "\n{:<16} {:<24} {:>7} {:>8} {:>8} {:>8}\n",

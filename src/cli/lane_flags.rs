@@ -1,5 +1,6 @@
 //! The flags every lane's command (`prism detect`, `autohall`, `selfcheck`) shares: where the
-//! models and the store are, how many calls at once, the cache, JSON output and resuming.
+//! models and the store are, how many calls at once, the cache, JSON output and resuming; and
+//! the same without resuming for the commands that ask about what a run stored (`AskFlags`).
 
 use std::path::PathBuf;
 
@@ -23,4 +24,25 @@ pub struct LaneFlags {
     /// Finish an earlier run of this command: only what is missing or failed is asked.
     #[arg(long, value_name = "RUN_ID")]
     pub resume: Option<String>,
+}
+
+/// The flags of a lane that asks one model about what a run stored (`prism entropy`, `prism
+/// self-detect`): no `--resume` (what is stored is never asked again anyway).
+#[derive(Debug, Clone, clap::Args)]
+pub struct AskFlags {
+    /// Models file (default: models.toml in the config dir).
+    #[arg(long)]
+    pub models_file: Option<PathBuf>,
+    /// Store file (default: prism.db in the data dir).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// The most calls in flight.
+    #[arg(long, default_value_t = 8)]
+    pub concurrency: usize,
+    /// Ignore the response cache (replies are still stored and cached).
+    #[arg(long)]
+    pub no_cache: bool,
+    /// One JSON object per row on stdout (the default when stdout is not a terminal).
+    #[arg(long)]
+    pub json: bool,
 }

@@ -35,22 +35,8 @@ pub struct SelfDetectArgs {
     /// The run's dataset, when it has moved (the questions come from it).
     #[arg(long)]
     pub dataset: Option<PathBuf>,
-    /// Models file (default: models.toml in the config dir).
-    #[arg(long)]
-    pub models_file: Option<PathBuf>,
-    /// Store file (default: prism.db in the data dir).
-    #[arg(long)]
-    pub db: Option<PathBuf>,
-    /// The most calls in flight.
-    #[arg(long, default_value_t = 8)]
-    pub concurrency: usize,
-    /// Ignore the response cache (replies are still stored and cached).
-    #[arg(long)]
-    pub no_cache: bool,
-    /// One JSON object per detector and mode on stdout (the default when stdout is not a
-    /// terminal).
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub ask: super::lane_flags::AskFlags,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -64,7 +50,7 @@ pub(crate) fn self_detect(
     dirs: &Dirs,
     factory: BackendFactory,
 ) -> anyhow::Result<i32> {
-    let db = args.db.clone().unwrap_or_else(|| default_db(dirs));
+    let db = args.ask.db.clone().unwrap_or_else(|| default_db(dirs));
     let store = existing_store(&db, "run prism run first, or pass --db")?;
     let run = match &args.run {
         Some(id) => store
@@ -90,7 +76,7 @@ pub(crate) fn self_detect(
         Some(ModeArg::Direct) => vec![Mode::Direct],
         Some(ModeArg::Cot) => vec![Mode::Cot],
     };
-    let configured = load_models(dirs, args.models_file.as_deref())?;
+    let configured = load_models(dirs, args.ask.models_file.as_deref())?;
     // Each answer's detector: the named one, or the model that answered (as the run knew it).
     let mut detectors: HashMap<String, crate::provider::ModelConfig> = HashMap::new();
     let detector_of = |model: &str| args.detector.clone().unwrap_or_else(|| model.to_string());
@@ -170,7 +156,7 @@ pub(crate) fn self_detect(
                         cfg,
                         &factory,
                         Some(handle.clone()),
-                        !args.no_cache,
+                        !args.ask.no_cache,
                         cancel.clone(),
                     )?),
                 );
@@ -183,7 +169,7 @@ pub(crate) fn self_detect(
                 Arc::new(callers),
                 store,
                 &handle,
-                args.concurrency.max(1),
+                args.ask.concurrency.max(1),
                 tx,
                 &cancel,
             );
@@ -223,7 +209,7 @@ pub(crate) fn self_detect(
             }
         }
     }
-    let as_json = args.json || !std::io::stdout().is_terminal();
+    let as_json = args.ask.json || !std::io::stdout().is_terminal();
     let mut text = format!(
         "\n{:<16} {:<7} {:>7} {:>11} {:>9} {:>7}  {}\n",
         "detector",
