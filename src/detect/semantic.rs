@@ -238,49 +238,41 @@ pub fn read(reply: &str, prompt: &str) -> Option<Relation> {
     }
 }
 
-/// What is known of one judge's verdicts: `(question, premise, hypothesis) → entails`. A reply
-/// that could not be read counts as "does not entail" (the answers stay apart, which can only
-/// raise the entropy); a failed call is not known (asked again).
+/// What is known of one judge's verdicts: question → premise → hypothesis → entails (nested,
+/// so a replay looks verdicts up by the texts it holds without copying them). A reply that
+/// could not be read counts as "does not entail" (the answers stay apart, which can only raise
+/// the entropy); a failed call is not known (asked again).
 #[derive(Debug, Clone, Default)]
-pub struct Known(HashMap<(String, String, String), bool>);
+pub struct Known(HashMap<String, HashMap<String, HashMap<String, bool>>>);
 
 impl Known {
     pub fn of(records: &[EntailRecord]) -> Known {
-        Known(
-            records
-                .iter()
-                .filter(|r| r.error.is_none())
-                .map(|r| {
-                    (
-                        (r.question.clone(), r.premise.clone(), r.hypothesis.clone()),
-                        r.relation == Some(Relation::Entailment),
-                    )
-                })
-                .collect(),
-        )
+        let mut k = Known::default();
+        for r in records {
+            k.add(r);
+        }
+        k
     }
 
     fn add(&mut self, r: &EntailRecord) {
         if r.error.is_none() {
-            self.0.insert(
-                (r.question.clone(), r.premise.clone(), r.hypothesis.clone()),
-                r.relation == Some(Relation::Entailment),
-            );
+            self.0
+                .entry(r.question.clone())
+                .or_default()
+                .entry(r.premise.clone())
+                .or_default()
+                .insert(
+                    r.hypothesis.clone(),
+                    r.relation == Some(Relation::Entailment),
+                );
         }
     }
 
     /// Where the clustering of `g` stands with what is known.
     pub fn clustering(&self, g: &Group) -> Clustering {
         let texts: Vec<&str> = g.answers.iter().map(String::as_str).collect();
-        cluster(&texts, |p, h| {
-            self.0
-                .get(&(
-                    g.question.clone(),
-                    g.answers[p].clone(),
-                    g.answers[h].clone(),
-                ))
-                .copied()
-        })
+        let on = self.0.get(g.question.as_str());
+        cluster(&texts, |p, h| on?.get(texts[p])?.get(texts[h]).copied())
     }
 
     /// The group's clusters and entropy, when every verdict it needs is known.
