@@ -80,10 +80,7 @@ fn store_down(
     reason: &str,
     goes_on: &str,
 ) -> serde_json::Value {
-    let msg = format!(
-        "disk full? {}; free space and {goes_on}",
-        crate::text::clean_line(reason)
-    );
+    let msg = crate::store::store_down_advice(&crate::text::clean_line(reason), goes_on);
     match bar {
         Some(b) => b.println(&msg),
         None => crate::warn!("{msg}"),

@@ -89,6 +89,11 @@ pub enum Command {
     /// Run items against models; prints the run id. Exit 0 all done, 2 some failed, 1 could not
     /// start, 130 interrupted (finish with --resume).
     Run(run::RunArgs),
+    /// Join a run on a shared store (PostgreSQL) and work on it beside the other workers:
+    /// lease its pending jobs a batch at a time, answer them with the models in this machine's
+    /// models file (the run's settings otherwise), store each answer as it arrives. The same as
+    /// `prism run --join RUN --db URL`. Exit codes as `prism run`.
+    Work(run::WorkArgs),
     /// Score stored responses (or an official outputs/<model>/responses/ directory): rules first,
     /// the judge where needed; prints per-dimension hallucination rates and the H-Score.
     Score(score::ScoreArgs),
@@ -333,6 +338,7 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
             Ok(0)
         }
         Some(Command::Run(args)) => run::run(args, &dirs, run::factory(&dirs)),
+        Some(Command::Work(args)) => run::run(args.into_run(&dirs)?, &dirs, run::factory(&dirs)),
         Some(Command::Review {
             what: Some(what), ..
         }) => review::review(what, &dirs),

@@ -29,7 +29,9 @@ pub struct RunArgs {
     /// Models file (default: models.toml in the config dir).
     #[arg(long)]
     pub models_file: Option<PathBuf>,
-    /// Store file (default: prism.db in the data dir).
+    /// Store file (default: prism.db in the data dir), or a shared store
+    /// (`postgres://user@host/db`): the run's jobs are then leased, so workers on other
+    /// machines can join it (`prism work RUN --db ...`).
     #[arg(long)]
     pub db: Option<PathBuf>,
     /// Only items whose task matches a glob (`KE-FD-*`) or whose id is given; comma-separated.
@@ -79,8 +81,160 @@ pub struct RunArgs {
     /// Finish an earlier run: only its jobs that are not done run again. With --models, the
     /// named models answer in place of the run's (of the same name, else its imported ones in
     /// order): an imported run resumes only that way.
-    #[arg(long, value_name = "RUN_ID")]
+    /// On a shared store, the same is joining a run beside the workers already on it
+    /// (`--join`, or `prism work RUN`).
+    #[arg(long, value_name = "RUN_ID", visible_alias = "join")]
     pub resume: Option<String>,
+    /// On a shared store: how long a worker's lease on its jobs lasts without renewal (it is
+    /// renewed every third of it while the worker lives); a dead worker's jobs go to the
+    /// others after this.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS", value_parser = parse_lease)]
+    pub lease_secs: f64,
+}
+
+/// Options of `prism work`.
+#[derive(Debug, clap::Args)]
+pub struct WorkArgs {
+    /// The run to join.
+    pub run: String,
+    /// The shared store (`postgres://user@host/db`; the password from PGPASSWORD or a pgpass
+    /// file); default: `db` in config.toml.
+    #[arg(long)]
+    pub db: Option<String>,
+    /// The run's dataset on this machine, when it is not at the path the run recorded.
+    #[arg(long)]
+    pub dataset: Option<PathBuf>,
+    /// Models from this machine's models file to answer in place of the run's of the same
+    /// name (default: the run's own settings).
+    #[arg(long, value_delimiter = ',')]
+    pub models: Vec<String>,
+    #[arg(long)]
+    pub models_file: Option<PathBuf>,
+    /// The most requests this worker has in flight.
+    #[arg(long, default_value_t = 64)]
+    pub concurrency: usize,
+    /// How long a lease lasts without renewal (see `prism run --lease-secs`).
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS", value_parser = parse_lease)]
+    pub lease_secs: f64,
+    /// The judge for scoring as answers arrive (as `prism run --judge`).
+    #[arg(long)]
+    pub judge: Option<String>,
+    #[arg(long)]
+    pub no_score: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl WorkArgs {
+    /// The `prism run --join` this is.
+    pub fn into_run(self, dirs: &Dirs) -> anyhow::Result<RunArgs> {
+        let db = match self.db {
+            Some(d) => d,
+            None => crate::config::Config::load(&dirs.config_file())
+                .0
+                .db
+                .ok_or_else(|| anyhow::anyhow!("prism work needs the shared store: --db postgres://user@host/db (or db = \"postgres://...\" in config.toml)"))?,
+        };
+        if !crate::store::pg::is_url(&db) {
+            bail!(
+                "prism work joins a run on a shared store (postgres://...); {} is a file: finish a run there with prism run --resume {} --db FILE",
+                db,
+                self.run
+            );
+        }
+        Ok(RunArgs {
+            dataset: self.dataset,
+            models: self.models,
+            models_file: self.models_file,
+            db: Some(PathBuf::from(db)),
+            filter: None,
+            limit: None,
+            concurrency: self.concurrency,
+            samples: 1,
+            shots: 0,
+            temperature: None,
+            top_p: None,
+            max_tokens: None,
+            seed: None,
+            logprobs: None,
+            no_cache: false,
+            judge: self.judge,
+            no_score: self.no_score,
+            json: self.json,
+            resume: Some(self.run),
+            lease_secs: self.lease_secs,
+        })
+    }
+}
+
+fn parse_lease(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (1.0..=86_400.0).contains(&v) => Ok(v),
+        _ => Err("a number of seconds from 1 to 86400".into()),
+    }
+}
+
+/// The store a run works on: this machine's SQLite file, or a shared PostgreSQL database.
+enum Opened {
+    Local(Store),
+    Shared(crate::store::pg::PgStore),
+}
+
+impl Opened {
+    fn open(db: &Path) -> anyhow::Result<Opened> {
+        let s = db.to_string_lossy();
+        Ok(if crate::store::pg::is_url(&s) {
+            Opened::Shared(crate::store::pg::PgStore::connect(&s)?)
+        } else {
+            Opened::Local(Store::open(db)?)
+        })
+    }
+
+    fn run(&self, id: &str) -> anyhow::Result<Option<crate::store::RunRecord>> {
+        Ok(match self {
+            Opened::Local(s) => s.run(id)?,
+            Opened::Shared(p) => p.run(id)?,
+        })
+    }
+
+    /// The run's jobs, and those not done.
+    fn jobs(
+        &self,
+        id: &str,
+    ) -> anyhow::Result<(Vec<crate::store::JobRecord>, Vec<crate::store::JobRecord>)> {
+        Ok(match self {
+            Opened::Local(s) => (
+                s.jobs(id)?.into_iter().map(|(j, _)| j).collect(),
+                s.unfinished_jobs(id)?,
+            ),
+            Opened::Shared(p) => {
+                let jobs = p.jobs(id)?;
+                let todo = jobs
+                    .iter()
+                    .filter(|(_, s, _)| *s != crate::store::JobState::Done)
+                    .map(|(j, _, _)| j.clone())
+                    .collect();
+                (jobs.into_iter().map(|(j, _, _)| j).collect(), todo)
+            }
+        })
+    }
+
+    fn handle(self, db: &Path, lease_secs: f64) -> anyhow::Result<StoreHandle> {
+        Ok(match self {
+            Opened::Local(s) => StoreHandle::spawn(s, Some(db.to_path_buf())),
+            Opened::Shared(p) => StoreHandle::spawn_pg(&p, Duration::from_secs_f64(lease_secs))?,
+        })
+    }
+}
+
+/// How a store is named in messages: a file's path, or a database URL without its password.
+pub(crate) fn shown_db(db: &Path) -> String {
+    let s = db.to_string_lossy();
+    if crate::store::pg::is_url(&s) {
+        crate::store::pg::redact_url(&s)
+    } else {
+        s.into_owned()
+    }
 }
 
 fn parse_shots(s: &str) -> Result<u32, String> {
@@ -320,11 +474,16 @@ pub fn select_items(
     Ok(items)
 }
 
+/// The run as a future (a new run, or one resumed or joined).
+type RunTask =
+    std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<RunSummary>> + Send>>;
+
 /// Runs `prism run`. Exit codes: 0 all jobs done, 2 some failed, 1 could not start,
 /// 130 interrupted (resume with --resume).
 pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Result<i32> {
     let db = args.db.clone().unwrap_or_else(|| default_db(dirs));
-    let store = Store::open(&db)?;
+    let store = Opened::open(&db)?;
+    let shown = shown_db(&db);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -332,13 +491,11 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
     let cancel = CancellationToken::new();
     let (tx, rx) = mpsc::unbounded_channel();
 
-    let (task, total_hint): (
-        std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<RunSummary>> + Send>>,
-        usize,
-    ) = if let Some(run_id) = &args.resume {
+    let (task, total_hint, kept): (RunTask, usize, StoreHandle) = if let Some(run_id) = &args.resume
+    {
         let mut run = store
             .run(run_id)?
-            .ok_or_else(|| anyhow::anyhow!("no run {run_id} in {}", db.display()))?;
+            .ok_or_else(|| anyhow::anyhow!("no run {run_id} in {shown}"))?;
         // `--no-cache` on a resume holds for the rest of the run, as it does when the run was
         // started with it.
         run.config.no_cache |= args.no_cache;
@@ -349,10 +506,10 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
         };
         let models = engine::resume_models(&run, &named)?;
         let (ds, _) = open_dataset(args.dataset.as_deref().or(dataset_path(&run.dataset)))?;
-        let unfinished = store.unfinished_jobs(&run.id)?;
-        let all: Vec<_> = store.jobs(&run.id)?.into_iter().map(|(j, _)| j).collect();
+        let (all, unfinished) = store.jobs(&run.id)?;
         let n = unfinished.len();
-        let handle = StoreHandle::spawn(store, Some(db.clone()));
+        let handle = store.handle(&db, args.lease_secs)?;
+        let kept = handle.clone();
         let score = scoring(&args, dirs, &factory, &handle, !run.config.no_cache)?;
         let cancel2 = cancel.clone();
         (
@@ -376,6 +533,7 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
                 .await?)
             }),
             n,
+            kept,
         )
     } else {
         if args.models.is_empty() {
@@ -414,12 +572,14 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
             logprobs: args.logprobs,
         };
         let n = spec.plan().len();
-        let handle = StoreHandle::spawn(store, Some(db.clone()));
+        let handle = store.handle(&db, args.lease_secs)?;
+        let kept = handle.clone();
         spec.score = scoring(&args, dirs, &factory, &handle, spec.use_cache)?;
         let cancel2 = cancel.clone();
         (
             Box::pin(async move { Ok(engine::run(spec, handle, factory, tx, cancel2).await?) }),
             n,
+            kept,
         )
     };
 
@@ -446,8 +606,15 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
                 String::new()
             }
         );
+        if let Some(c) = kept.shared_counts() {
+            crate::warn!(
+                "this worker: {} job(s) taken over from workers whose lease ran out, {} answer(s) dropped (another worker's was stored first)",
+                c.retaken,
+                c.dropped
+            );
+        }
         if !args.no_score {
-            crate::warn!("{}", scores.line(&summary.run_id, &db));
+            crate::warn!("{}", scores.line(&summary.run_id, &shown));
         }
         for f in failures.iter().take(20) {
             crate::warn!("  failed: {f}");
@@ -461,9 +628,14 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
     }
     if summary.cancelled > 0 {
         crate::warn!(
-            "interrupted; finish it with: prism run --resume {} --db {}",
+            "interrupted; finish it with: prism {} {} --db {}",
+            if kept.is_shared() {
+                "work"
+            } else {
+                "run --resume"
+            },
             summary.run_id,
-            db.display()
+            crate::text::shell_quote(&shown)
         );
         return Ok(130);
     }
@@ -566,13 +738,13 @@ impl ScoreTally {
         }
     }
 
-    fn line(&self, run_id: &str, db: &Path) -> String {
+    fn line(&self, run_id: &str, db: &str) -> String {
         let mut s = format!("scores: {} scored ({} wrong)", self.scored, self.wrong);
         if self.waiting > 0 {
             s.push_str(&format!(
                 ", {} wait for a judge: prism score --run {run_id} --judge MODEL --db {}",
                 self.waiting,
-                crate::text::shell_quote(&db.display().to_string())
+                crate::text::shell_quote(db)
             ));
         }
         for e in self.errors.iter().take(3) {

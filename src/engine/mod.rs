@@ -557,6 +557,7 @@ async fn execute(
     let tell = harness::tell_into(events.clone(), Event::Life);
     let (st, rid) = (store.clone(), run_id.clone());
     harness::run::<AnswersRun, _, _>(&store, &cancel, hspec, tell, |life| async move {
+        let all = all_jobs.clone();
         let _ = events.send(Event::Started {
             run_id: rid.clone(),
             models: spec.models.iter().map(|m| m.name.clone()).collect(),
@@ -580,7 +581,7 @@ async fn execute(
             scorer,
             spec,
         });
-        work(&shared, todo, workers).await;
+        work(&shared, todo, workers, &all).await;
         if let (Some(scorer), Some(task)) = (&shared.scorer, scoring) {
             scorer.close();
             scorer::wait(task, shared.life.is_cancelled()).await;
@@ -590,24 +591,39 @@ async fn execute(
 }
 
 /// One queue and one pool of workers per model, so a slow or rate-limited model never holds
-/// up the others; the run's call slots cap the total in flight.
-async fn work(shared: &Arc<Shared>, todo: Vec<Job>, workers: usize) {
+/// up the others; the run's call slots cap the total in flight. On a shared store the queues
+/// are filled by leasing jobs ([`Queue::Leased`]) rather than from `todo`.
+async fn work(shared: &Arc<Shared>, todo: Vec<Job>, workers: usize, all_jobs: &[Job]) {
+    let leased = shared.store.is_shared();
     let mut queues: Vec<VecDeque<Job>> =
         (0..shared.models.len()).map(|_| VecDeque::new()).collect();
-    for j in todo {
-        queues[j.model].push_back(j);
+    if !leased {
+        for j in todo {
+            queues[j.model].push_back(j);
+        }
     }
+    let by_idx: Arc<HashMap<u32, Job>> = Arc::new(if leased {
+        all_jobs.iter().map(|j| (j.idx, j.clone())).collect()
+    } else {
+        HashMap::new()
+    });
     let commits = Arc::new(Semaphore::new(PENDING_COMMITS_PER_SLOT * workers));
     let mut handles = Vec::new();
     for (mi, q) in queues.into_iter().enumerate() {
-        let n = shared.models[mi]
-            .cfg
-            .max_concurrency
-            .max(1)
-            .min(workers)
-            .min(q.len());
-        // A plain mutex: held only to pop a job, never across an await.
-        let queue = Arc::new(std::sync::Mutex::new(q));
+        let most = shared.models[mi].cfg.max_concurrency.max(1).min(workers);
+        let (n, queue) = if leased {
+            let q = Queue::Leased(Arc::new(LeaseQueue {
+                model: shared.models[mi].cfg.name.clone(),
+                batch: most,
+                jobs: by_idx.clone(),
+                buf: tokio::sync::Mutex::new(VecDeque::new()),
+            }));
+            (most, q)
+        } else {
+            // A plain mutex: held only to pop a job, never across an await.
+            let n = most.min(q.len());
+            (n, Queue::Fixed(Arc::new(std::sync::Mutex::new(q))))
+        };
         for _ in 0..n {
             let (shared, queue, commits) = (shared.clone(), queue.clone(), commits.clone());
             handles.push(tokio::spawn(async move {
@@ -615,8 +631,7 @@ async fn work(shared: &Arc<Shared>, todo: Vec<Job>, workers: usize) {
                     if shared.life.is_cancelled() {
                         break;
                     }
-                    let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
-                    let Some(job) = next else {
+                    let Some(job) = queue.next(&shared).await else {
                         break;
                     };
                     // While answers cannot be saved, no new request goes out.
@@ -657,6 +672,64 @@ async fn work(shared: &Arc<Shared>, todo: Vec<Job>, workers: usize) {
     let _ = commits
         .acquire_many((PENDING_COMMITS_PER_SLOT * workers) as u32)
         .await;
+}
+
+/// Where a model's workers take their next job from.
+#[derive(Clone)]
+enum Queue {
+    /// This process's share of the run, planned up front.
+    Fixed(Arc<std::sync::Mutex<VecDeque<Job>>>),
+    /// Leased from the shared store a batch at a time.
+    Leased(Arc<LeaseQueue>),
+}
+
+/// A model's jobs leased from a shared run, and how to find a leased job's plan.
+struct LeaseQueue {
+    model: String,
+    /// Jobs leased at a time: the model's workers, so a worker that dies holds no more
+    /// than it was working on.
+    batch: usize,
+    jobs: Arc<HashMap<u32, Job>>,
+    /// Leased and not yet started; the lock is held while leasing, so one worker leases
+    /// for all of the model's.
+    buf: tokio::sync::Mutex<VecDeque<Job>>,
+}
+
+/// How long a worker waits before asking again when every job left is leased by others
+/// (one of them may die and its leases run out) or the store cannot answer.
+const LEASE_POLL: Duration = Duration::from_millis(500);
+
+impl Queue {
+    /// The next job, or `None` when there is none left (or the run is cancelled).
+    async fn next(&self, shared: &Shared) -> Option<Job> {
+        let q = match self {
+            Queue::Fixed(q) => return q.lock().unwrap_or_else(|e| e.into_inner()).pop_front(),
+            Queue::Leased(q) => q,
+        };
+        let mut buf = q.buf.lock().await;
+        loop {
+            if let Some(j) = buf.pop_front() {
+                return Some(j);
+            }
+            if shared.life.is_cancelled() {
+                return None;
+            }
+            match shared.store.lease(&shared.run_id, &q.model, q.batch).await {
+                Ok(l) if !l.jobs.is_empty() => {
+                    buf.extend(l.jobs.iter().filter_map(|i| q.jobs.get(i).cloned()));
+                    continue;
+                }
+                // Nothing left to lease and nobody else holding any: the model is done.
+                Ok(l) if l.held_elsewhere == 0 => return None,
+                // Others hold the rest, or the store is away: ask again shortly.
+                Ok(_) | Err(_) => {}
+            }
+            tokio::select! {
+                _ = shared.life.cancel.cancelled() => return None,
+                _ = tokio::time::sleep(LEASE_POLL) => {}
+            }
+        }
+    }
 }
 
 /// A name for one holding of a run's lock: this process's pid (so a lock whose process died is

@@ -16,6 +16,8 @@ mod error;
 mod locks;
 pub mod logprobs;
 pub(crate) mod pg;
+pub(crate) mod pg_runs;
+mod pg_writer;
 mod responses;
 mod review;
 pub(crate) mod review_records;
@@ -25,6 +27,7 @@ mod scores;
 mod selfcheck;
 mod time;
 mod topics;
+mod worker;
 mod writer;
 
 use std::path::Path;
@@ -40,6 +43,7 @@ pub use detect::{
 pub use entailments::{EntailRecord, Relation};
 pub use error::{Result, StoreError};
 pub use locks::{HEARTBEAT_SECS, Held, Holder, STALE_AFTER_SECS, host_name, pid_alive};
+pub use pg_runs::Leased;
 pub use responses::ResponseRecord;
 pub use review::Draft;
 pub use runs::{
@@ -53,6 +57,7 @@ pub use selfcheck::{
 };
 pub use time::{format_time, now_secs};
 pub use topics::TopicRecord;
+pub use worker::{SharedCounts, store_down_advice};
 pub use writer::{LOST_LOCK, StoreHandle, WriteError, WriteResult};
 
 pub struct Store {

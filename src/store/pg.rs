@@ -1,6 +1,7 @@
-//! The shared review store on PostgreSQL: reviewers on different machines decide on one
-//! database (`--db postgres://...`). It holds what a panel shares (review decisions, drafts, the
-//! quality agent's scores) with the same tables and migrations as SQLite; runs and answers stay
+//! The shared store on PostgreSQL (`--db postgres://...`): reviewers on different machines
+//! decide on one database (review decisions, drafts, the quality agent's scores), and runs are
+//! shared by the workers that join them (runs, jobs with their leases, answers, scores, the
+//! cache: `pg_runs`), with the same tables as SQLite. Detection and self-detection runs stay
 //! in each machine's SQLite store.
 //!
 //! The client runs on a thread of its own: the synchronous `postgres` client drives a runtime
@@ -70,6 +71,100 @@ const MIGRATIONS: &[&str] = &[
         attempts INTEGER NOT NULL,
         created_at BIGINT NOT NULL,
         PRIMARY KEY (item_id, model)
+    );
+    "#,
+    // 2: runs shared by many machines (SQLite migrations 1, 2, 6, 10, 11, 14): runs, their
+    // jobs, every answer, scores and the cache. A job also carries its lease (`worker`, until
+    // `leased_until`) while pending and the worker that answered it once done; the answer's key
+    // (run, job) is unique, so two workers that raced on an expired lease store it once.
+    // `run_workers` records who joined a run and what each stored or dropped.
+    r#"
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        created_at BIGINT NOT NULL,
+        dataset TEXT NOT NULL,
+        config TEXT NOT NULL,
+        status TEXT NOT NULL,
+        name TEXT,
+        tags TEXT NOT NULL DEFAULT ''
+    );
+    CREATE TABLE jobs (
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        idx BIGINT NOT NULL,
+        item_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        sample BIGINT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending',
+        worker TEXT,
+        leased_until TIMESTAMPTZ,
+        PRIMARY KEY (run_id, idx)
+    );
+    CREATE INDEX jobs_todo ON jobs(run_id, model, idx) WHERE state = 'pending';
+    CREATE TABLE responses (
+        run_id TEXT NOT NULL,
+        job_idx BIGINT NOT NULL,
+        item_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        sample BIGINT NOT NULL,
+        text TEXT,
+        error TEXT,
+        finish_reason TEXT,
+        prompt_tokens BIGINT,
+        completion_tokens BIGINT,
+        latency_ms BIGINT,
+        first_token_ms BIGINT,
+        attempts BIGINT NOT NULL,
+        params TEXT NOT NULL,
+        request_hash TEXT NOT NULL,
+        cached BOOLEAN NOT NULL DEFAULT FALSE,
+        created_at BIGINT NOT NULL,
+        cache_key TEXT,
+        logprobs BYTEA,
+        PRIMARY KEY (run_id, job_idx)
+    );
+    CREATE INDEX responses_item ON responses(item_id, model);
+    CREATE INDEX responses_cache_key ON responses(cache_key) WHERE cache_key IS NOT NULL;
+    CREATE TABLE scores (
+        run_id TEXT NOT NULL,
+        job_idx BIGINT NOT NULL,
+        item_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        sample BIGINT NOT NULL,
+        evaluator TEXT NOT NULL,
+        score DOUBLE PRECISION,
+        detail TEXT NOT NULL,
+        judge TEXT,
+        judge_reply TEXT,
+        judge_attempts BIGINT NOT NULL DEFAULT 0,
+        created_at BIGINT NOT NULL,
+        rule_score DOUBLE PRECISION,
+        PRIMARY KEY (run_id, job_idx)
+    );
+    CREATE INDEX scores_item ON scores(item_id, model);
+    CREATE TABLE cache (
+        key TEXT PRIMARY KEY,
+        text TEXT NOT NULL,
+        finish_reason TEXT,
+        prompt_tokens BIGINT,
+        completion_tokens BIGINT,
+        latency_ms BIGINT,
+        created_at BIGINT NOT NULL,
+        logprobs BYTEA
+    );
+    CREATE TABLE run_workers (
+        run_id TEXT NOT NULL,
+        worker TEXT NOT NULL,
+        host TEXT NOT NULL,
+        pid BIGINT NOT NULL,
+        joined_at BIGINT NOT NULL,
+        heartbeat TIMESTAMPTZ NOT NULL DEFAULT now(),
+        stored BIGINT NOT NULL DEFAULT 0,
+        dropped BIGINT NOT NULL DEFAULT 0,
+        retaken BIGINT NOT NULL DEFAULT 0,
+        PRIMARY KEY (run_id, worker)
     );
     "#,
 ];
@@ -340,7 +435,7 @@ fn pg_err(shown: &str, e: impl std::fmt::Display) -> StoreError {
 }
 
 /// A driver error with its causes ("error connecting to server: Connection refused").
-fn chain(e: &postgres::Error) -> String {
+pub(super) fn chain(e: &postgres::Error) -> String {
     let mut s = e.to_string();
     let mut cur: Option<&dyn std::error::Error> = std::error::Error::source(e);
     while let Some(c) = cur {
@@ -683,6 +778,49 @@ impl PgStore {
                 })
                 .collect())
         })
+    }
+}
+
+/// Shared runs, read (`pg_runs` has the statements; the workers write through
+/// `StoreHandle::spawn_pg`).
+impl PgStore {
+    pub fn run(&self, id: &str) -> Result<Option<super::RunRecord>> {
+        let id = id.to_string();
+        self.call(move |c| super::pg_runs::run(c, &id))?
+            .map(super::runs::finish_run)
+            .transpose()
+    }
+
+    /// Every run, newest first.
+    pub fn runs(&self) -> Result<Vec<super::RunRecord>> {
+        self.call(super::pg_runs::runs)?
+            .into_iter()
+            .map(super::runs::finish_run)
+            .collect()
+    }
+
+    /// A run's jobs in order, with their state and the worker that holds or answered each.
+    pub fn jobs(
+        &self,
+        run: &str,
+    ) -> Result<Vec<(super::JobRecord, super::JobState, Option<String>)>> {
+        let run = run.to_string();
+        self.call(move |c| super::pg_runs::jobs(c, &run))?
+            .into_iter()
+            .map(|(j, s, w)| Ok((j, super::JobState::parse(&s)?, w)))
+            .collect()
+    }
+
+    /// A run's answers in job order.
+    pub fn responses(&self, run: &str) -> Result<Vec<super::ResponseRecord>> {
+        let run = run.to_string();
+        self.call(move |c| super::pg_runs::responses(c, &run))
+    }
+
+    /// Who worked on a run and what each stored.
+    pub fn workers(&self, run: &str) -> Result<Vec<super::pg_runs::WorkerRow>> {
+        let run = run.to_string();
+        self.call(move |c| super::pg_runs::workers(c, &run))
     }
 }
 

@@ -330,7 +330,7 @@ fn parse_run(mut run: RunRecord, cfg: &str) -> Result<RunRecord> {
     Ok(run)
 }
 
-type RunRow = (RunRecord, String, String);
+pub(super) type RunRow = (RunRecord, String, String);
 
 fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
     Ok((
@@ -346,7 +346,7 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
     ))
 }
 
-fn finish_run((run, cfg, status): RunRow) -> Result<RunRecord> {
+pub(super) fn finish_run((run, cfg, status): RunRow) -> Result<RunRecord> {
     let mut run = parse_run(run, &cfg)?;
     run.status = RunStatus::parse(&status)?;
     Ok(run)

@@ -24,7 +24,7 @@ use super::{
     SelfcheckWrite, Store,
 };
 
-enum Cmd {
+pub(super) enum Cmd {
     Save(ResponseRecord, oneshot::Sender<WriteResult<()>>),
     /// Detection writes are group-committed like responses (14 calls per claim add up).
     Detect(DetectWrite, oneshot::Sender<WriteResult<()>>),
@@ -37,10 +37,17 @@ enum Cmd {
     Lock(Lock, oneshot::Sender<WriteResult<Result<(), super::Held>>>),
     /// A store size limit, in pages (tests make a full disk with it).
     MaxPages(u64, oneshot::Sender<WriteResult<()>>),
+    /// Lease up to n jobs of a model in a shared run (PostgreSQL only: `pg_writer`).
+    Lease {
+        run: String,
+        model: String,
+        n: usize,
+        reply: oneshot::Sender<WriteResult<super::pg_runs::Leased>>,
+    },
 }
 
 /// What to do with a run's lock.
-enum Lock {
+pub(super) enum Lock {
     Take { run: String, owner: String },
     Beat { run: String, owner: String },
     Release { run: String, owner: String },
@@ -49,8 +56,10 @@ enum Lock {
 /// A cheap, cloneable handle to the writer thread.
 #[derive(Clone)]
 pub struct StoreHandle {
-    tx: mpsc::Sender<Cmd>,
+    pub(super) tx: mpsc::Sender<Cmd>,
     pub path: Option<PathBuf>,
+    /// On a shared store (PostgreSQL): what its workers share, and this worker's counts.
+    pub(super) shared: Option<std::sync::Arc<super::worker::Shared>>,
 }
 
 impl StoreHandle {
@@ -63,7 +72,44 @@ impl StoreHandle {
             .name("prism-store".into())
             .spawn(move || writer_loop(store, rx, checkpoints))
             .expect("spawning the store thread");
-        StoreHandle { tx, path }
+        StoreHandle {
+            tx,
+            path,
+            shared: None,
+        }
+    }
+
+    /// Whether this is a shared store (PostgreSQL), where workers lease a run's jobs
+    /// ([`StoreHandle::lease`]) instead of one process holding the whole run.
+    pub fn is_shared(&self) -> bool {
+        self.shared.is_some()
+    }
+
+    /// On a shared store: answers this worker made that were dropped because another
+    /// worker's answer to the same job was stored first (a lease that ran out and was
+    /// retaken), and jobs it retook from a worker whose lease ran out.
+    pub fn shared_counts(&self) -> Option<super::worker::SharedCounts> {
+        self.shared.as_ref().map(|s| s.counts())
+    }
+
+    /// Leases up to `n` of `model`'s pending jobs in the shared run `run` for this worker (it
+    /// must have taken the run's lock: joined it).
+    pub async fn lease(
+        &self,
+        run: &str,
+        model: &str,
+        n: usize,
+    ) -> WriteResult<super::pg_runs::Leased> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(Cmd::Lease {
+                run: run.into(),
+                model: model.into(),
+                n,
+                reply: tx,
+            })
+            .map_err(|_| WriteError::Stopped)?;
+        rx.await.map_err(|_| WriteError::Stopped)?
     }
 
     /// Saves one response; returns once it is committed.
@@ -358,6 +404,11 @@ fn handle(store: &mut Store, batch: &mut Batch, cmd: Cmd) {
                 }
                 Cmd::MaxPages(n, reply) => {
                     let _ = reply.send(store.set_max_pages(n).map_err(WriteError::from));
+                }
+                Cmd::Lease { reply, .. } => {
+                    let _ = reply.send(Err(WriteError::from(super::StoreError::Shared(
+                        "jobs are leased only on a shared (PostgreSQL) store".into(),
+                    ))));
                 }
                 Cmd::Save(..) | Cmd::Detect(..) | Cmd::Selfcheck(..) | Cmd::CacheGet(..) => {
                     unreachable!("handled above")

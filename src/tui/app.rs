@@ -369,9 +369,10 @@ impl App {
         use crate::engine::harness::Lifecycle;
         match l {
             Lifecycle::StoreDown { reason } => {
-                self.notice = Some(format!(
-                    "disk full? {}; free space and {what} goes on",
-                    crate::text::one_line(reason)
+                let goes_on = format!("{what} goes on");
+                self.notice = Some(crate::store::store_down_advice(
+                    &crate::text::one_line(reason),
+                    &goes_on,
                 ));
             }
             Lifecycle::StoreUp => self.notice = Some("saving results works again".into()),

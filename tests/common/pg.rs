@@ -169,6 +169,39 @@ impl Pg {
         }
     }
 
+    /// Stops the server (fast: connections are dropped), as a network cut would look to
+    /// clients; [`Pg::start_again`] brings it back on the same port.
+    pub fn stop(&self) {
+        self.run(
+            "pg_ctl",
+            &["-D", &self.data_s(), "-m", "fast", "-w", "-t", "60", "stop"],
+        );
+    }
+
+    pub fn start_again(&self) {
+        let log = format!("{}/server.log", self.data_s());
+        let opts = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50",
+            self.port,
+            self.data_s()
+        );
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                &self.data_s(),
+                "-o",
+                &opts,
+                "-l",
+                &log,
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ],
+        );
+    }
+
     /// A URL for the `postgres` database as the `prism` superuser.
     pub fn url(&self) -> String {
         format!("postgres://prism@127.0.0.1:{}/postgres", self.port)

@@ -1,0 +1,470 @@
+//! Runs on the shared PostgreSQL store: the statements behind a run that many workers share
+//! (`prism run --db postgres://...`, `prism work RUN`).
+//!
+//! PostgreSQL is the queue: a worker leases a batch of a model's pending jobs with `FOR UPDATE
+//! SKIP LOCKED` (two workers never lease the same job), renews its leases while it works, and
+//! lets them go when it stops. A worker that dies stops renewing; once its leases run out
+//! (`leased_until`, the server's clock, so machines' clocks do not matter) another worker
+//! leases those jobs. An answer's key is its (run, job): if the worker whose lease ran out
+//! answers after all, its answer is dropped (counted in `run_workers.dropped`) unless it
+//! replaces a stored failure. A job's `worker` is the lease holder while pending and the worker
+//! whose answer was stored once done; a score is stored only by that worker, so a dropped
+//! answer's score never replaces the stored answer's.
+
+use postgres::Client;
+
+use super::{Cached, JobRecord, ResponseRecord, RunRecord, RunStatus, ScoreRecord};
+
+type PgResult<T> = std::result::Result<T, postgres::Error>;
+
+/// Records a run and its jobs in one transaction.
+pub(crate) fn create_run(
+    c: &mut Client,
+    run: &RunRecord,
+    config: &str,
+    jobs: &[JobRecord],
+) -> PgResult<()> {
+    let mut tx = c.transaction()?;
+    tx.execute(
+        "INSERT INTO runs (id, created_at, dataset, config, status) VALUES ($1, $2, $3, $4, $5)",
+        &[
+            &run.id,
+            &run.created_at,
+            &run.dataset,
+            &config,
+            &run.status.as_str(),
+        ],
+    )?;
+    // One statement per thousands of jobs (arrays unnested), not one round trip per job: a
+    // full PRISM pass is tens of thousands.
+    for chunk in jobs.chunks(10_000) {
+        let idx: Vec<i64> = chunk.iter().map(|j| i64::from(j.idx)).collect();
+        let item: Vec<&str> = chunk.iter().map(|j| j.item_id.as_str()).collect();
+        let task: Vec<&str> = chunk.iter().map(|j| j.task_id.as_str()).collect();
+        let model: Vec<&str> = chunk.iter().map(|j| j.model.as_str()).collect();
+        let sample: Vec<i64> = chunk.iter().map(|j| i64::from(j.sample)).collect();
+        tx.execute(
+            "INSERT INTO jobs (run_id, idx, item_id, task_id, model, sample)
+             SELECT $1, * FROM unnest($2::BIGINT[], $3::TEXT[], $4::TEXT[], $5::TEXT[], $6::BIGINT[])",
+            &[&run.id, &idx, &item, &task, &model, &sample],
+        )?;
+    }
+    tx.commit()
+}
+
+/// A worker joins a run (or joins it again): recorded in `run_workers`. Jobs that failed go
+/// back to pending, as `prism run --resume` tries failures again.
+pub(crate) fn join(c: &mut Client, run: &str, worker: &str) -> PgResult<()> {
+    let mut tx = c.transaction()?;
+    tx.execute(
+        "INSERT INTO run_workers (run_id, worker, host, pid, joined_at) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (run_id, worker) DO UPDATE SET heartbeat = now()",
+        &[
+            &run,
+            &worker,
+            &super::host_name(),
+            &i64::from(std::process::id()),
+            &super::now_secs(),
+        ],
+    )?;
+    tx.execute(
+        "UPDATE jobs SET state = 'pending', worker = NULL, leased_until = NULL
+         WHERE run_id = $1 AND state = 'failed'",
+        &[&run],
+    )?;
+    tx.commit()
+}
+
+/// What a lease came to: the jobs now this worker's, and how many of the model's pending jobs
+/// other workers hold (they may yet come free if a worker dies).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Leased {
+    pub jobs: Vec<u32>,
+    pub held_elsewhere: usize,
+    /// Of `jobs`, those another worker had leased before its lease ran out.
+    pub retaken: usize,
+}
+
+/// Leases up to `n` of `model`'s pending jobs in `run` for `secs` seconds: free ones, or ones
+/// whose lease ran out (counted as retaken).
+pub(crate) fn lease(
+    c: &mut Client,
+    run: &str,
+    model: &str,
+    worker: &str,
+    n: usize,
+    secs: f64,
+) -> PgResult<Leased> {
+    let mut tx = c.transaction()?;
+    let rows = tx.query(
+        "WITH picked AS (
+             SELECT idx, worker AS prev FROM jobs
+             WHERE run_id = $1 AND model = $2 AND state = 'pending'
+               AND (leased_until IS NULL OR leased_until < now())
+             ORDER BY idx LIMIT $3 FOR UPDATE SKIP LOCKED)
+         UPDATE jobs j SET worker = $4, leased_until = now() + make_interval(secs => $5)
+         FROM picked WHERE j.run_id = $1 AND j.idx = picked.idx
+         RETURNING j.idx, picked.prev",
+        &[&run, &model, &(n as i64), &worker, &secs],
+    )?;
+    let retaken = rows
+        .iter()
+        .filter(|r| r.get::<_, Option<String>>(1).is_some_and(|p| p != worker))
+        .count() as i64;
+    if retaken > 0 {
+        tx.execute(
+            "UPDATE run_workers SET retaken = retaken + $3 WHERE run_id = $1 AND worker = $2",
+            &[&run, &worker, &retaken],
+        )?;
+    }
+    let held: i64 = tx
+        .query_one(
+            "SELECT count(*) FROM jobs WHERE run_id = $1 AND model = $2 AND state = 'pending'
+             AND leased_until >= now() AND worker IS DISTINCT FROM $3",
+            &[&run, &model, &worker],
+        )?
+        .get(0);
+    tx.commit()?;
+    let mut jobs: Vec<u32> = rows.iter().map(|r| r.get::<_, i64>(0) as u32).collect();
+    jobs.sort_unstable();
+    Ok(Leased {
+        jobs,
+        held_elsewhere: held as usize,
+        retaken: retaken as usize,
+    })
+}
+
+/// Renews every lease `worker` holds in `runs` for `secs` more seconds, and its heartbeat.
+pub(crate) fn renew(c: &mut Client, runs: &[&str], worker: &str, secs: f64) -> PgResult<()> {
+    let runs: Vec<&str> = runs.to_vec();
+    c.execute(
+        "UPDATE jobs SET leased_until = now() + make_interval(secs => $3)
+         WHERE run_id = ANY($1) AND worker = $2 AND state = 'pending'",
+        &[&runs, &worker, &secs],
+    )?;
+    c.execute(
+        "UPDATE run_workers SET heartbeat = now() WHERE run_id = ANY($1) AND worker = $2",
+        &[&runs, &worker],
+    )?;
+    Ok(())
+}
+
+/// Lets go of `worker`'s leases in `run` (it stops: cancelled, or out of work), so others
+/// take those jobs now rather than after the timeout.
+pub(crate) fn release(c: &mut Client, run: &str, worker: &str) -> PgResult<()> {
+    c.execute(
+        "UPDATE jobs SET worker = NULL, leased_until = NULL
+         WHERE run_id = $1 AND worker = $2 AND state = 'pending'",
+        &[&run, &worker],
+    )?;
+    Ok(())
+}
+
+/// Saves answers in one transaction, each by the worker that leased it (`workers[i]` for
+/// `rs[i]`). Returns how many were dropped: another worker's answer was there first (a
+/// failure is replaced by an answer; nothing else is).
+pub(crate) fn save_responses(
+    c: &mut Client,
+    rs: &[ResponseRecord],
+    workers: &[Option<String>],
+) -> PgResult<usize> {
+    let mut tx = c.transaction()?;
+    let ins = tx.prepare(
+        "INSERT INTO responses (run_id, job_idx, item_id, task_id, model, sample, text, error,
+         finish_reason, prompt_tokens, completion_tokens, latency_ms, first_token_ms, attempts,
+         params, request_hash, cached, created_at, cache_key, logprobs)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+         ON CONFLICT (run_id, job_idx) DO UPDATE SET text = EXCLUDED.text, error = EXCLUDED.error,
+         finish_reason = EXCLUDED.finish_reason, prompt_tokens = EXCLUDED.prompt_tokens,
+         completion_tokens = EXCLUDED.completion_tokens, latency_ms = EXCLUDED.latency_ms,
+         first_token_ms = EXCLUDED.first_token_ms, attempts = EXCLUDED.attempts,
+         params = EXCLUDED.params, request_hash = EXCLUDED.request_hash, cached = EXCLUDED.cached,
+         created_at = EXCLUDED.created_at, cache_key = EXCLUDED.cache_key, logprobs = EXCLUDED.logprobs
+         WHERE responses.error IS NOT NULL AND EXCLUDED.error IS NULL",
+    )?;
+    let job = tx.prepare(
+        "UPDATE jobs SET state = $3, worker = $4, leased_until = NULL WHERE run_id = $1 AND idx = $2",
+    )?;
+    let count = tx.prepare(
+        "UPDATE run_workers SET stored = stored + $3, dropped = dropped + $4
+         WHERE run_id = $1 AND worker = $2",
+    )?;
+    let mut dropped = 0;
+    let mut per_worker: std::collections::BTreeMap<(&str, &str), (i64, i64)> = Default::default();
+    for (r, w) in rs.iter().zip(workers) {
+        let n = |v: Option<u32>| v.map(i64::from);
+        let m = |v: Option<u64>| v.map(|v| v as i64);
+        // Errors and cut answers are never cache entries.
+        let key = r
+            .cache_key
+            .as_ref()
+            .filter(|_| r.is_ok() && r.text.is_some());
+        let stored = tx.execute(
+            &ins,
+            &[
+                &r.run_id,
+                &i64::from(r.job_idx),
+                &r.item_id,
+                &r.task_id,
+                &r.model,
+                &i64::from(r.sample),
+                &r.text,
+                &r.error,
+                &r.finish_reason,
+                &n(r.prompt_tokens),
+                &n(r.completion_tokens),
+                &m(r.latency_ms),
+                &m(r.first_token_ms),
+                &i64::from(r.attempts),
+                &r.params,
+                &r.request_hash,
+                &r.cached,
+                &r.created_at,
+                &key,
+                &r.logprobs,
+            ],
+        )? > 0;
+        let state = if r.is_ok() { "done" } else { "failed" };
+        if stored {
+            tx.execute(&job, &[&r.run_id, &i64::from(r.job_idx), &state, w])?;
+        } else {
+            dropped += 1;
+        }
+        if let Some(w) = w {
+            let e = per_worker.entry((&r.run_id, w)).or_default();
+            if stored {
+                e.0 += 1;
+            } else {
+                e.1 += 1;
+            }
+        }
+    }
+    for ((run, w), (s, d)) in per_worker {
+        tx.execute(&count, &[&run, &w, &s, &d])?;
+    }
+    tx.commit()?;
+    Ok(dropped)
+}
+
+/// Saves scores, replacing earlier ones of the same answers; with `worker`, only scores of
+/// answers that worker's answer is the stored one of (see the module's notes).
+pub(crate) fn save_scores(
+    c: &mut Client,
+    rs: &[ScoreRecord],
+    worker: &dyn Fn(&str) -> Option<String>,
+) -> PgResult<()> {
+    let mut tx = c.transaction()?;
+    let ins = tx.prepare(
+        "INSERT INTO scores (run_id, job_idx, item_id, task_id, model, sample, evaluator, score,
+         detail, judge, judge_reply, judge_attempts, created_at, rule_score)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14
+         WHERE $15::TEXT IS NULL OR EXISTS (SELECT 1 FROM jobs WHERE run_id = $1 AND idx = $2 AND worker = $15)
+         ON CONFLICT (run_id, job_idx) DO UPDATE SET evaluator = EXCLUDED.evaluator,
+         score = EXCLUDED.score, detail = EXCLUDED.detail, judge = EXCLUDED.judge,
+         judge_reply = EXCLUDED.judge_reply, judge_attempts = EXCLUDED.judge_attempts,
+         created_at = EXCLUDED.created_at, rule_score = EXCLUDED.rule_score",
+    )?;
+    for r in rs {
+        let w = worker(&r.run_id);
+        tx.execute(
+            &ins,
+            &[
+                &r.run_id,
+                &i64::from(r.job_idx),
+                &r.item_id,
+                &r.task_id,
+                &r.model,
+                &i64::from(r.sample),
+                &r.evaluator,
+                &r.score,
+                &r.detail,
+                &r.judge,
+                &r.judge_reply,
+                &i64::from(r.judge_attempts),
+                &r.created_at,
+                &r.rule_score,
+                &w,
+            ],
+        )?;
+    }
+    tx.commit()
+}
+
+/// The cached answer for `key` (a single call's entry, else a run's answer with the key).
+pub(crate) fn cache_get(c: &mut Client, key: &str) -> PgResult<Option<Cached>> {
+    let row = c.query_opt(
+        "SELECT * FROM (SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms, logprobs
+             FROM cache WHERE key = $1) a
+         UNION ALL
+         SELECT * FROM (SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms, logprobs
+             FROM responses WHERE cache_key = $1 AND error IS NULL AND text IS NOT NULL
+             ORDER BY created_at DESC LIMIT 1) b
+         LIMIT 1",
+        &[&key],
+    )?;
+    Ok(row.map(|r| Cached {
+        text: r.get(0),
+        finish_reason: r.get(1),
+        prompt_tokens: r.get::<_, Option<i64>>(2).map(|v| v as u32),
+        completion_tokens: r.get::<_, Option<i64>>(3).map(|v| v as u32),
+        latency_ms: r.get::<_, Option<i64>>(4).map(|v| v as u64),
+        logprobs: r.get(5),
+    }))
+}
+
+pub(crate) fn cache_put(c: &mut Client, key: &str, v: &Cached) -> PgResult<()> {
+    c.execute(
+        "INSERT INTO cache (key, text, finish_reason, prompt_tokens, completion_tokens, latency_ms, created_at, logprobs)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (key) DO UPDATE SET text = EXCLUDED.text, finish_reason = EXCLUDED.finish_reason,
+         prompt_tokens = EXCLUDED.prompt_tokens, completion_tokens = EXCLUDED.completion_tokens,
+         latency_ms = EXCLUDED.latency_ms, created_at = EXCLUDED.created_at, logprobs = EXCLUDED.logprobs",
+        &[
+            &key,
+            &v.text,
+            &v.finish_reason,
+            &v.prompt_tokens.map(i64::from),
+            &v.completion_tokens.map(i64::from),
+            &v.latency_ms.map(|v| v as i64),
+            &super::now_secs(),
+            &v.logprobs,
+        ],
+    )?;
+    Ok(())
+}
+
+/// A worker stopped: `Running` marks the run running; a worker's end marks it finished only
+/// when no job is left pending, and cancelled only when no other worker holds a lease (the
+/// others are still at it otherwise).
+pub(crate) fn set_status(c: &mut Client, run: &str, status: RunStatus) -> PgResult<()> {
+    c.execute(
+        "UPDATE runs SET status = CASE
+             WHEN $2 = 'running' THEN 'running'
+             WHEN NOT EXISTS (SELECT 1 FROM jobs WHERE run_id = $1 AND state = 'pending') THEN 'finished'
+             WHEN EXISTS (SELECT 1 FROM jobs WHERE run_id = $1 AND state = 'pending' AND leased_until >= now()) THEN 'running'
+             ELSE $2 END
+         WHERE id = $1",
+        &[&run, &status.as_str()],
+    )?;
+    Ok(())
+}
+
+/// A run as stored (its config unparsed).
+pub(crate) fn run(c: &mut Client, id: &str) -> PgResult<Option<(RunRecord, String, String)>> {
+    Ok(c.query_opt(
+        "SELECT id, created_at, dataset, config, status FROM runs WHERE id = $1",
+        &[&id],
+    )?
+    .map(|r| run_row(&r)))
+}
+
+/// Every run, newest first (config unparsed).
+pub(crate) fn runs(c: &mut Client) -> PgResult<Vec<(RunRecord, String, String)>> {
+    Ok(c.query(
+        "SELECT id, created_at, dataset, config, status FROM runs ORDER BY created_at DESC, id DESC",
+        &[],
+    )?
+    .iter()
+    .map(run_row)
+    .collect())
+}
+
+fn run_row(r: &postgres::Row) -> (RunRecord, String, String) {
+    (
+        RunRecord {
+            id: r.get(0),
+            created_at: r.get(1),
+            dataset: r.get(2),
+            config: Default::default(),
+            status: RunStatus::Running,
+        },
+        r.get(3),
+        r.get(4),
+    )
+}
+
+/// A run's jobs in order, with their state and worker.
+pub(crate) fn jobs(
+    c: &mut Client,
+    run: &str,
+) -> PgResult<Vec<(JobRecord, String, Option<String>)>> {
+    Ok(c.query(
+        "SELECT idx, item_id, task_id, model, sample, state, worker FROM jobs WHERE run_id = $1 ORDER BY idx",
+        &[&run],
+    )?
+    .iter()
+    .map(|r| {
+        (
+            JobRecord {
+                idx: r.get::<_, i64>(0) as u32,
+                item_id: r.get(1),
+                task_id: r.get(2),
+                model: r.get(3),
+                sample: r.get::<_, i64>(4) as u32,
+            },
+            r.get(5),
+            r.get(6),
+        )
+    })
+    .collect())
+}
+
+/// A run's answers in job order (without their log-probabilities).
+pub(crate) fn responses(c: &mut Client, run: &str) -> PgResult<Vec<ResponseRecord>> {
+    Ok(c.query(
+        "SELECT run_id, job_idx, item_id, task_id, model, sample, text, error, finish_reason,
+         prompt_tokens, completion_tokens, latency_ms, first_token_ms, attempts, params,
+         request_hash, cached, created_at FROM responses WHERE run_id = $1 ORDER BY job_idx",
+        &[&run],
+    )?
+    .iter()
+    .map(|r| ResponseRecord {
+        run_id: r.get(0),
+        job_idx: r.get::<_, i64>(1) as u32,
+        item_id: r.get(2),
+        task_id: r.get(3),
+        model: r.get(4),
+        sample: r.get::<_, i64>(5) as u32,
+        text: r.get(6),
+        error: r.get(7),
+        finish_reason: r.get(8),
+        prompt_tokens: r.get::<_, Option<i64>>(9).map(|v| v as u32),
+        completion_tokens: r.get::<_, Option<i64>>(10).map(|v| v as u32),
+        latency_ms: r.get::<_, Option<i64>>(11).map(|v| v as u64),
+        first_token_ms: r.get::<_, Option<i64>>(12).map(|v| v as u64),
+        attempts: r.get::<_, i64>(13) as u32,
+        params: r.get(14),
+        request_hash: r.get(15),
+        cached: r.get(16),
+        created_at: r.get(17),
+        cache_key: None,
+        logprobs: None,
+    })
+    .collect())
+}
+
+/// Who worked on a run: (worker, host, pid, stored, dropped, retaken, seconds since its
+/// heartbeat).
+pub(crate) type WorkerRow = (String, String, i64, i64, i64, i64, f64);
+
+pub(crate) fn workers(c: &mut Client, run: &str) -> PgResult<Vec<WorkerRow>> {
+    Ok(c.query(
+        "SELECT worker, host, pid, stored, dropped, retaken,
+         EXTRACT(EPOCH FROM now() - heartbeat)::DOUBLE PRECISION
+         FROM run_workers WHERE run_id = $1 ORDER BY joined_at, worker",
+        &[&run],
+    )?
+    .iter()
+    .map(|r| {
+        (
+            r.get(0),
+            r.get(1),
+            r.get(2),
+            r.get(3),
+            r.get(4),
+            r.get(5),
+            r.get(6),
+        )
+    })
+    .collect())
+}

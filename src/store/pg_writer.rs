@@ -1,0 +1,246 @@
+//! The writer thread of a shared store (PostgreSQL): the same [`StoreHandle`] the engine
+//! writes through on SQLite, answered by a thread with its own connection, so the answers lane
+//! runs unchanged on either. What differs is what "holding a run" means: on SQLite one
+//! process holds the run's lock; here every worker joins the run and holds leases on the jobs
+//! it is working on (`pg_runs`). This thread renews them (every third of the lease) for as long
+//! as the worker lives, so a worker that dies, or loses the database for longer than the lease,
+//! stops holding them and another takes them.
+//!
+//! Saves are group-committed like SQLite's: every save already queued goes into one
+//! transaction. A lost connection is made again before the next command; a command that fails
+//! meanwhile answers with the error, and the engine holds the answers and tries again.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::worker::{SHARED_DB, Shared, worker_name};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
+
+use postgres::{Client, NoTls};
+use tokio::sync::oneshot;
+
+use super::writer::{Cmd, Lock, StoreHandle, WriteError, WriteResult};
+use super::{ResponseRecord, StoreError, pg_runs};
+
+impl StoreHandle {
+    /// A handle on the shared store `pg` (already connected and migrated), for a worker that
+    /// leases jobs for `lease` at a time.
+    pub fn spawn_pg(pg: &super::pg::PgStore, lease: Duration) -> super::Result<StoreHandle> {
+        let cfg = pg.connect_config();
+        let shown = pg.shown().to_string();
+        let client = cfg
+            .connect(NoTls)
+            .map_err(|e| StoreError::Shared(format!("{shown}: {}", super::pg::chain(&e))))?;
+        let shared = Arc::new(Shared {
+            worker: worker_name(),
+            dropped: AtomicU64::new(0),
+            retaken: AtomicU64::new(0),
+        });
+        let (tx, rx) = mpsc::channel::<Cmd>();
+        let mut w = Writer {
+            cfg,
+            shown,
+            client: Some(client),
+            shared: shared.clone(),
+            joined: HashMap::new(),
+            lease,
+        };
+        std::thread::Builder::new()
+            .name("prism-pg-writer".into())
+            .spawn(move || w.run(rx))
+            .map_err(|e| StoreError::Shared(e.to_string()))?;
+        Ok(StoreHandle {
+            tx,
+            path: None,
+            shared: Some(shared),
+        })
+    }
+}
+
+struct Writer {
+    cfg: Box<postgres::Config>,
+    shown: String,
+    client: Option<Client>,
+    shared: Arc<Shared>,
+    /// Runs this worker has joined (its lock taken), by the owner token the engine used.
+    joined: HashMap<String, String>,
+    lease: Duration,
+}
+
+impl Writer {
+    fn run(&mut self, rx: mpsc::Receiver<Cmd>) {
+        let renew_every = self.lease / 3;
+        let mut next_renew = Instant::now() + renew_every;
+        loop {
+            let wait = next_renew.saturating_duration_since(Instant::now());
+            let first = match rx.recv_timeout(wait) {
+                Ok(c) => Some(c),
+                Err(mpsc::RecvTimeoutError::Timeout) => None,
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            };
+            if Instant::now() >= next_renew {
+                // A renewal that fails (the database away) is tried at the next tick; leases
+                // that run out meanwhile are another worker's to take.
+                let _ = self.renew();
+                next_renew = Instant::now() + renew_every;
+            }
+            let Some(first) = first else { continue };
+            // Group commit: the saves already queued go into one transaction; anything else
+            // is done in order after them.
+            let mut saves: Vec<(ResponseRecord, oneshot::Sender<WriteResult<()>>)> = Vec::new();
+            let mut next = Some(first);
+            while let Some(cmd) = next {
+                match cmd {
+                    Cmd::Save(r, ack) => saves.push((r, ack)),
+                    other => {
+                        self.save(&mut saves);
+                        self.handle(other);
+                    }
+                }
+                if saves.len() >= 1024 {
+                    break;
+                }
+                next = rx.try_recv().ok();
+            }
+            self.save(&mut saves);
+        }
+        // The process is ending: leases still held go back now.
+        for (run, _) in std::mem::take(&mut self.joined) {
+            let worker = self.shared.worker.clone();
+            let _ = self.with(|c| pg_runs::release(c, &run, &worker));
+        }
+    }
+
+    /// Runs `f` on the connection, made again first if it was lost; an error that leaves the
+    /// connection closed drops it, so the next command connects again.
+    fn with<T>(
+        &mut self,
+        f: impl FnOnce(&mut Client) -> Result<T, postgres::Error>,
+    ) -> WriteResult<T> {
+        if self.client.as_ref().is_none_or(|c| c.is_closed()) {
+            self.client = Some(self.cfg.connect(NoTls).map_err(|e| self.error(&e))?);
+        }
+        let c = self.client.as_mut().expect("connected above");
+        let r = f(c);
+        if r.is_err() && c.is_closed() {
+            self.client = None;
+        }
+        r.map_err(|e| self.error(&e))
+    }
+
+    fn error(&self, e: &postgres::Error) -> WriteError {
+        WriteError::from(StoreError::Shared(format!(
+            "{SHARED_DB} {}: {}",
+            self.shown,
+            super::pg::chain(e)
+        )))
+    }
+
+    fn renew(&mut self) -> WriteResult<()> {
+        if self.joined.is_empty() {
+            return Ok(());
+        }
+        let runs: Vec<String> = self.joined.keys().cloned().collect();
+        let (worker, secs) = (self.shared.worker.clone(), self.lease.as_secs_f64());
+        self.with(|c| {
+            let runs: Vec<&str> = runs.iter().map(String::as_str).collect();
+            pg_runs::renew(c, &runs, &worker, secs)
+        })
+    }
+
+    fn save(&mut self, saves: &mut Vec<(ResponseRecord, oneshot::Sender<WriteResult<()>>)>) {
+        if saves.is_empty() {
+            return;
+        }
+        let (rs, acks): (Vec<_>, Vec<_>) = std::mem::take(saves).into_iter().unzip();
+        let workers: Vec<Option<String>> = rs
+            .iter()
+            .map(|r| {
+                self.joined
+                    .contains_key(&r.run_id)
+                    .then(|| self.shared.worker.clone())
+            })
+            .collect();
+        let result = self.with(|c| pg_runs::save_responses(c, &rs, &workers));
+        if let Ok(dropped) = &result {
+            self.shared
+                .dropped
+                .fetch_add(*dropped as u64, Ordering::Relaxed);
+        }
+        let result = result.map(|_| ());
+        for ack in acks {
+            let _ = ack.send(result.clone());
+        }
+    }
+
+    fn handle(&mut self, cmd: Cmd) {
+        let worker = self.shared.worker.clone();
+        match cmd {
+            Cmd::Save(..) => unreachable!("saves are grouped by the loop"),
+            Cmd::CacheGet(key, reply) => {
+                let _ = reply.send(self.with(|c| pg_runs::cache_get(c, &key)).ok().flatten());
+            }
+            Cmd::CachePut(key, v, reply) => {
+                let _ = reply.send(self.with(|c| pg_runs::cache_put(c, &key, &v)));
+            }
+            Cmd::CreateRun(run, jobs, reply) => {
+                let r = match serde_json::to_string(&run.config) {
+                    Ok(cfg) => self.with(|c| pg_runs::create_run(c, &run, &cfg, &jobs)),
+                    Err(source) => Err(WriteError::from(StoreError::Json {
+                        what: "run config",
+                        source,
+                    })),
+                };
+                let _ = reply.send(r);
+            }
+            Cmd::SetStatus(run, status, reply) => {
+                let _ = reply.send(self.with(|c| pg_runs::set_status(c, &run, status)));
+            }
+            Cmd::SaveScores(rs, reply) => {
+                let joined = self.joined.clone();
+                let owner = |run: &str| joined.contains_key(run).then(|| worker.clone());
+                let _ = reply.send(self.with(|c| pg_runs::save_scores(c, &rs, &owner)));
+            }
+            // Joining a run: every worker may; what one works on is what it leases.
+            Cmd::Lock(Lock::Take { run, owner }, reply) => {
+                let r = self.with(|c| pg_runs::join(c, &run, &worker));
+                if r.is_ok() {
+                    self.joined.insert(run, owner);
+                }
+                let _ = reply.send(r.map(Ok));
+            }
+            // The leases are renewed by this thread for as long as the worker lives.
+            Cmd::Lock(Lock::Beat { .. }, reply) => {
+                let _ = reply.send(Ok(Ok(())));
+            }
+            Cmd::Lock(Lock::Release { run, .. }, reply) => {
+                self.joined.remove(&run);
+                let _ = reply.send(self.with(|c| pg_runs::release(c, &run, &worker)).map(Ok));
+            }
+            Cmd::Lease {
+                run,
+                model,
+                n,
+                reply,
+            } => {
+                let secs = self.lease.as_secs_f64();
+                let r = self.with(|c| pg_runs::lease(c, &run, &model, &worker, n, secs));
+                if let Ok(l) = &r {
+                    self.shared
+                        .retaken
+                        .fetch_add(l.retaken as u64, Ordering::Relaxed);
+                }
+                let _ = reply.send(r);
+            }
+            Cmd::MaxPages(_, reply) => {
+                let _ = reply.send(Ok(()));
+            }
+            Cmd::Detect(_, ack) | Cmd::Selfcheck(_, ack) => {
+                let _ = ack.send(Err(WriteError::from(StoreError::Shared(
+                    "detection and self-detection runs are kept in a SQLite store".into(),
+                ))));
+            }
+        }
+    }
+}

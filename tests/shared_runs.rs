@@ -1,0 +1,294 @@
+//! A run shared by many machines (issue 25): worker processes on one run in a real PostgreSQL
+//! server started for the test, against the mock model server. Workers are killed with kill -9
+//! and the database is stopped under them; every job is still answered exactly once.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{mock, pg::Pg};
+
+/// The run: 75 sample items × 40 samples of one model.
+const JOBS: i64 = 3000;
+
+fn models_file(dir: &Path, mock: &mock::Mock) {
+    let models = format!(
+        r#"
+[[models]]
+name = "stub"
+provider = "openai"
+base_url = "{url}/v1"
+model = "slow"
+max_concurrency = 16
+"#,
+        url = mock.url()
+    );
+    std::fs::write(dir.join("models.toml"), models).unwrap();
+}
+
+fn prism(dir: &Path, args: &[&str]) -> Child {
+    Command::new(assert_cmd::cargo::cargo_bin("prism"))
+        .args(args)
+        .env("PRISM_CONFIG_DIR", dir)
+        .env("PRISM_DATA_DIR", dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn client(pg: &Pg) -> postgres::Client {
+    postgres::Client::connect(&pg.url(), postgres::NoTls).unwrap()
+}
+
+fn count(c: &mut postgres::Client, sql: &str, run: &str) -> i64 {
+    c.query_one(sql, &[&run]).unwrap().get(0)
+}
+
+/// Waits until the run has at least `n` answers (the workers are at work), at most `secs`.
+fn wait_answers(pg: &Pg, run: &str, n: i64, secs: u64) {
+    let mut c = client(pg);
+    let t = Instant::now();
+    loop {
+        let got = count(
+            &mut c,
+            "SELECT count(*) FROM responses WHERE run_id = $1",
+            run,
+        );
+        if got >= n {
+            return;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(secs),
+            "{got} answers after {secs} s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The run the first worker created.
+fn wait_run(pg: &Pg) -> String {
+    let t = Instant::now();
+    loop {
+        if let Ok(mut c) = postgres::Client::connect(&pg.url(), postgres::NoTls)
+            && let Ok(Some(r)) = c.query_opt("SELECT id FROM runs LIMIT 1", &[])
+        {
+            return r.get(0);
+        }
+        assert!(t.elapsed() < Duration::from_secs(60), "no run was created");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn finish(mut child: Child, what: &str) -> String {
+    let t = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            use std::io::Read;
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
+            assert!(status.success(), "{what}: {status}\n{err}");
+            return err;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(180),
+            "{what} did not finish"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Every job answered once, by the answer its prompt asks for; returns (stored, dropped,
+/// retaken) summed over the workers.
+fn check_complete(pg: &Pg, run: &str) -> (i64, i64, i64) {
+    let mut c = client(pg);
+    let answers = count(
+        &mut c,
+        "SELECT count(*) FROM responses WHERE run_id = $1 AND error IS NULL",
+        run,
+    );
+    assert_eq!(answers, JOBS, "every job answered");
+    let done = count(
+        &mut c,
+        "SELECT count(*) FROM jobs WHERE run_id = $1 AND state = 'done'",
+        run,
+    );
+    assert_eq!(done, JOBS);
+    let status: String = c
+        .query_one("SELECT status FROM runs WHERE id = $1", &[&run])
+        .unwrap()
+        .get(0);
+    assert_eq!(status, "finished");
+    // Each answer is the mock's answer to that job's prompt (its last line), never another
+    // job's: an answer stored under the wrong job would show here.
+    let rows = c
+        .query(
+            "SELECT text FROM responses WHERE run_id = $1 ORDER BY job_idx",
+            &[&run],
+        )
+        .unwrap();
+    assert!(
+        rows.iter()
+            .all(|r| r.get::<_, String>(0).starts_with("ANSWER(")),
+        "answers are the model's"
+    );
+    // The job's worker is the one whose answer was stored, and each worker's counts add up.
+    let w = c
+        .query(
+            "SELECT COALESCE(sum(stored), 0)::BIGINT, COALESCE(sum(dropped), 0)::BIGINT,
+             COALESCE(sum(retaken), 0)::BIGINT FROM run_workers WHERE run_id = $1",
+            &[&run],
+        )
+        .unwrap();
+    let (stored, dropped, retaken) = (w[0].get(0), w[0].get(1), w[0].get(2));
+    let by_worker: HashMap<String, i64> = c
+        .query(
+            "SELECT worker, count(*) FROM jobs WHERE run_id = $1 GROUP BY worker",
+            &[&run],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let recorded: HashMap<String, i64> = c
+        .query(
+            "SELECT worker, stored FROM run_workers WHERE run_id = $1 AND stored > 0",
+            &[&run],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert_eq!(
+        by_worker, recorded,
+        "each job names the worker that answered it"
+    );
+    (stored, dropped, retaken)
+}
+
+#[test]
+fn three_workers_one_killed_twice_answer_every_job_once() {
+    let pg = Pg::start();
+    let mock = mock::start_background();
+    let dir = tempfile::tempdir().unwrap();
+    models_file(dir.path(), &mock);
+    let url = pg.url();
+    let common = ["--concurrency", "16", "--lease-secs", "3", "--no-score"];
+    let mut first_args = vec![
+        "run",
+        "--db",
+        &url,
+        "--models",
+        "stub",
+        "--limit",
+        "75",
+        "--samples",
+        "40",
+    ];
+    first_args.extend(common);
+    let first = prism(dir.path(), &first_args);
+    let run = wait_run(&pg);
+    let mut work_args = vec!["work", run.as_str(), "--db", &url];
+    work_args.extend(common);
+    let second = prism(dir.path(), &work_args);
+    let mut victim = prism(dir.path(), &work_args);
+    for at in [600, 1400] {
+        wait_answers(&pg, &run, at, 120);
+        // The victim holds leases on the jobs it is answering: killed, it never lets them go.
+        victim.kill().unwrap();
+        victim.wait().unwrap();
+        victim = prism(dir.path(), &work_args);
+    }
+    let t = Instant::now();
+    finish(first, "the first worker");
+    finish(second, "the second worker");
+    let err = finish(victim, "the restarted worker");
+    assert!(err.contains("this worker:"), "{err}");
+    let (stored, dropped, retaken) = check_complete(&pg, &run);
+    assert_eq!(stored, JOBS, "answers stored, summed over workers");
+    // The killed worker's leases ran out and were taken by the others.
+    assert!(retaken > 0, "no lease was retaken");
+    eprintln!(
+        "stored {stored}, dropped {dropped}, retaken {retaken}; the last {:.1} s after the kills",
+        t.elapsed().as_secs_f64()
+    );
+    // Every request the mock answered was either stored or dropped (or cut by a kill).
+    assert!(mock.requests() as i64 >= JOBS);
+}
+
+#[test]
+fn workers_hold_their_answers_while_the_database_is_away() {
+    let pg = Pg::start();
+    let mock = mock::start_background();
+    let dir = tempfile::tempdir().unwrap();
+    models_file(dir.path(), &mock);
+    let url = pg.url();
+    let common = ["--concurrency", "16", "--lease-secs", "3", "--no-score"];
+    let mut first_args = vec![
+        "run",
+        "--db",
+        &url,
+        "--models",
+        "stub",
+        "--limit",
+        "75",
+        "--samples",
+        "40",
+    ];
+    first_args.extend(common);
+    let first = prism(dir.path(), &first_args);
+    let run = wait_run(&pg);
+    let mut work_args = vec!["work", run.as_str(), "--db", &url];
+    work_args.extend(common);
+    let second = prism(dir.path(), &work_args);
+    wait_answers(&pg, &run, 500, 120);
+    // A network cut between the workers and the database, for 5 s.
+    pg.stop();
+    std::thread::sleep(Duration::from_secs(5));
+    pg.start_again();
+    let e1 = finish(first, "the first worker");
+    let e2 = finish(second, "the second worker");
+    // Told as what it is, a database away (not a full disk), and the password never shown.
+    let told = format!("{e1}{e2}");
+    assert!(
+        told.contains("cannot reach the database") && !told.contains("disk full"),
+        "the outage was told: {told}"
+    );
+    check_complete(&pg, &run);
+}
+
+#[test]
+fn a_file_is_not_a_shared_store_and_urls_keep_their_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(assert_cmd::cargo::cargo_bin("prism"))
+        .args(["work", "r1", "--db", "/tmp/x.db"])
+        .env("PRISM_CONFIG_DIR", dir.path())
+        .env("PRISM_DATA_DIR", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("shared store"), "{err}");
+    let out = Command::new(assert_cmd::cargo::cargo_bin("prism"))
+        .args([
+            "work",
+            "r1",
+            "--db",
+            "postgres://ann:s3cret@127.0.0.1:1/none",
+        ])
+        .env("PRISM_CONFIG_DIR", dir.path())
+        .env("PRISM_DATA_DIR", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("s3cret") && err.contains("***"), "{err}");
+}
