@@ -2,6 +2,7 @@
 
 mod autohall_reports;
 pub(crate) mod background;
+mod db;
 pub(crate) mod detect;
 pub(crate) mod entropy;
 pub(crate) mod exchange;
@@ -89,6 +90,12 @@ pub enum Command {
     /// Run items against models; prints the run id. Exit 0 all done, 2 some failed, 1 could not
     /// start, 130 interrupted (finish with --resume).
     Run(run::RunArgs),
+    /// Move a store's runs, cache and review decisions into another store (SQLite file or
+    /// postgres:// URL, either way round); resumable, never duplicates.
+    Db {
+        #[command(subcommand)]
+        what: db::DbCommand,
+    },
     /// Join a run on a shared store (PostgreSQL) and work on it beside the other workers:
     /// lease its pending jobs a batch at a time, answer them with the models in this machine's
     /// models file (the run's settings otherwise), store each answer as it arrives. The same as
@@ -338,6 +345,7 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
             Ok(0)
         }
         Some(Command::Run(args)) => run::run(args, &dirs, run::factory(&dirs)),
+        Some(Command::Db { what }) => db::db(what),
         Some(Command::Work(args)) => run::run(args.into_run(&dirs)?, &dirs, run::factory(&dirs)),
         Some(Command::Review {
             what: Some(what), ..

@@ -16,7 +16,7 @@ use crate::config::Dirs;
 use crate::dataset::Dataset;
 use crate::engine::{self, BackendFactory, Event, RunSpec, RunSummary};
 use crate::provider::{ModelsFile, Params, config::KeyStatus};
-use crate::store::{Store, StoreHandle};
+use crate::store::{AnyStore, Store, StoreHandle};
 
 /// Options of `prism run`.
 #[derive(Debug, clap::Args)]
@@ -174,57 +174,36 @@ fn parse_lease(s: &str) -> Result<f64, String> {
     }
 }
 
-/// The store a run works on: this machine's SQLite file, or a shared PostgreSQL database.
-enum Opened {
-    Local(Store),
-    Shared(crate::store::pg::PgStore),
-}
-
-impl Opened {
-    fn open(db: &Path) -> anyhow::Result<Opened> {
-        let s = db.to_string_lossy();
-        Ok(if crate::store::pg::is_url(&s) {
-            Opened::Shared(crate::store::pg::PgStore::connect(&s)?)
-        } else {
-            Opened::Local(Store::open(db)?)
-        })
+/// A worker joining a shared run answers with the models of its own models file that bear the
+/// run's model names (its own endpoints, keys and local model files), the run's recorded
+/// settings for the others; it says which are which.
+fn own_models(
+    dirs: &Dirs,
+    file: Option<&Path>,
+    run: &crate::store::RunRecord,
+) -> Vec<crate::provider::ModelConfig> {
+    let mine = match load_models(dirs, file) {
+        Ok(m) => m.models,
+        Err(e) => {
+            crate::warn!("{e:#}; the run's recorded model settings answer");
+            return Vec::new();
+        }
+    };
+    let (own, recorded): (Vec<_>, Vec<_>) = run
+        .config
+        .models
+        .iter()
+        .map(|m| m.name.as_str())
+        .partition(|n| mine.iter().any(|m| m.name == *n));
+    if !own.is_empty() {
+        crate::warn!("models from this machine's models file: {}", own.join(", "));
     }
-
-    fn run(&self, id: &str) -> anyhow::Result<Option<crate::store::RunRecord>> {
-        Ok(match self {
-            Opened::Local(s) => s.run(id)?,
-            Opened::Shared(p) => p.run(id)?,
-        })
+    if !recorded.is_empty() {
+        crate::warn!("models as the run recorded them: {}", recorded.join(", "));
     }
-
-    /// The run's jobs, and those not done.
-    fn jobs(
-        &self,
-        id: &str,
-    ) -> anyhow::Result<(Vec<crate::store::JobRecord>, Vec<crate::store::JobRecord>)> {
-        Ok(match self {
-            Opened::Local(s) => (
-                s.jobs(id)?.into_iter().map(|(j, _)| j).collect(),
-                s.unfinished_jobs(id)?,
-            ),
-            Opened::Shared(p) => {
-                let jobs = p.jobs(id)?;
-                let todo = jobs
-                    .iter()
-                    .filter(|(_, s, _)| *s != crate::store::JobState::Done)
-                    .map(|(j, _, _)| j.clone())
-                    .collect();
-                (jobs.into_iter().map(|(j, _, _)| j).collect(), todo)
-            }
-        })
-    }
-
-    fn handle(self, db: &Path, lease_secs: f64) -> anyhow::Result<StoreHandle> {
-        Ok(match self {
-            Opened::Local(s) => StoreHandle::spawn(s, Some(db.to_path_buf())),
-            Opened::Shared(p) => StoreHandle::spawn_pg(&p, Duration::from_secs_f64(lease_secs))?,
-        })
-    }
+    mine.into_iter()
+        .filter(|m| own.contains(&m.name.as_str()))
+        .collect()
 }
 
 /// How a store is named in messages: a file's path, or a database URL without its password.
@@ -482,7 +461,7 @@ type RunTask =
 /// 130 interrupted (resume with --resume).
 pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Result<i32> {
     let db = args.db.clone().unwrap_or_else(|| default_db(dirs));
-    let store = Opened::open(&db)?;
+    let store = AnyStore::open(&db)?;
     let shown = shown_db(&db);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -499,16 +478,24 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
         // `--no-cache` on a resume holds for the rest of the run, as it does when the run was
         // started with it.
         run.config.no_cache |= args.no_cache;
-        let named = if args.models.is_empty() {
-            Vec::new()
-        } else {
+        let named = if !args.models.is_empty() {
             load_models(dirs, args.models_file.as_deref())?.select(&args.models.join(","))?
+        } else if store.is_shared() {
+            own_models(dirs, args.models_file.as_deref(), &run)
+        } else {
+            Vec::new()
         };
         let models = engine::resume_models(&run, &named)?;
         let (ds, _) = open_dataset(args.dataset.as_deref().or(dataset_path(&run.dataset)))?;
-        let (all, unfinished) = store.jobs(&run.id)?;
+        let jobs = store.jobs(&run.id)?;
+        let unfinished: Vec<_> = jobs
+            .iter()
+            .filter(|(_, s)| *s != crate::store::JobState::Done)
+            .map(|(j, _)| j.clone())
+            .collect();
+        let all: Vec<_> = jobs.into_iter().map(|(j, _)| j).collect();
         let n = unfinished.len();
-        let handle = store.handle(&db, args.lease_secs)?;
+        let handle = store.handle(&db, Duration::from_secs_f64(args.lease_secs))?;
         let kept = handle.clone();
         let score = scoring(&args, dirs, &factory, &handle, !run.config.no_cache)?;
         let cancel2 = cancel.clone();
@@ -572,7 +559,7 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
             logprobs: args.logprobs,
         };
         let n = spec.plan().len();
-        let handle = store.handle(&db, args.lease_secs)?;
+        let handle = store.handle(&db, Duration::from_secs_f64(args.lease_secs))?;
         let kept = handle.clone();
         spec.score = scoring(&args, dirs, &factory, &handle, spec.use_cache)?;
         let cancel2 = cancel.clone();

@@ -9,6 +9,8 @@
 //! `scores`, `cache`, `detect` (contradiction detection), `selfcheck`, `review` (human review), `topics` (claims' topics by a model), `entailments` (semantic entropy's verdicts); a new table is a migration and a file.
 
 mod answer_checks;
+mod any;
+pub(crate) mod bundle;
 mod cache;
 mod detect;
 mod entailments;
@@ -35,6 +37,8 @@ use std::path::Path;
 use rusqlite::Connection;
 
 pub use answer_checks::AnswerCheck;
+pub use any::AnyStore;
+pub use bundle::{Added, RunBundle};
 pub use cache::Cached;
 pub use detect::{
     Class, DetectConfig, DetectKind, DetectRun, DetectWrite, PairRecord, SampleRecord, Target,

@@ -817,6 +817,45 @@ impl PgStore {
         self.call(move |c| super::pg_runs::responses(c, &run))
     }
 
+    /// Everything stored of a run (`store::bundle`).
+    pub fn run_bundle(&self, id: &str) -> Result<Option<super::RunBundle>> {
+        let id = id.to_string();
+        let Some(raw) = self.call(move |c| super::pg_runs::bundle(c, &id))? else {
+            return Ok(None);
+        };
+        Ok(Some(super::RunBundle {
+            run: super::runs::finish_run(raw.run)?,
+            name: raw.name,
+            tags: raw.tags,
+            jobs: raw
+                .jobs
+                .into_iter()
+                .map(|(j, s, _)| Ok((j, super::JobState::parse(&s)?)))
+                .collect::<Result<_>>()?,
+            responses: raw.responses,
+            scores: raw.scores,
+        }))
+    }
+
+    /// Adds what this store lacks of a run.
+    pub fn put_run_bundle(&self, b: &super::RunBundle) -> Result<super::Added> {
+        let config = serde_json::to_string(&b.run.config).map_err(|source| StoreError::Json {
+            what: "run config",
+            source,
+        })?;
+        let b = b.clone();
+        self.call(move |c| super::pg_runs::put_bundle(c, &b, &config))
+    }
+
+    pub fn cache_entries(&self) -> Result<Vec<(String, super::Cached)>> {
+        self.call(super::pg_runs::cache_entries)
+    }
+
+    pub fn put_cache_entries(&self, es: &[(String, super::Cached)]) -> Result<usize> {
+        let es = es.to_vec();
+        self.call(move |c| super::pg_runs::put_cache_entries(c, &es))
+    }
+
     /// Who worked on a run and what each stored.
     pub fn workers(&self, run: &str) -> Result<Vec<super::pg_runs::WorkerRow>> {
         let run = run.to_string();

@@ -11,7 +11,7 @@
 //! whose answer was stored once done; a score is stored only by that worker, so a dropped
 //! answer's score never replaces the stored answer's.
 
-use postgres::Client;
+use postgres::{Client, GenericClient};
 
 use super::{Cached, JobRecord, ResponseRecord, RunRecord, RunStatus, ScoreRecord};
 
@@ -164,7 +164,7 @@ pub(crate) fn release(c: &mut Client, run: &str, worker: &str) -> PgResult<()> {
 /// `rs[i]`). Returns how many were dropped: another worker's answer was there first (a
 /// failure is replaced by an answer; nothing else is).
 pub(crate) fn save_responses(
-    c: &mut Client,
+    c: &mut impl GenericClient,
     rs: &[ResponseRecord],
     workers: &[Option<String>],
 ) -> PgResult<usize> {
@@ -467,4 +467,203 @@ pub(crate) fn workers(c: &mut Client, run: &str) -> PgResult<Vec<WorkerRow>> {
         )
     })
     .collect())
+}
+
+/// Everything stored of a run (`store::bundle`) as the shared store holds it: the run's row
+/// and its jobs' states unparsed (`PgStore::run_bundle` parses them, naming what is wrong).
+pub(crate) struct RawBundle {
+    pub(crate) run: (RunRecord, String, String),
+    pub(crate) name: Option<String>,
+    pub(crate) tags: String,
+    pub(crate) jobs: Vec<(JobRecord, String, Option<String>)>,
+    pub(crate) responses: Vec<ResponseRecord>,
+    pub(crate) scores: Vec<ScoreRecord>,
+}
+
+pub(crate) fn bundle(c: &mut Client, id: &str) -> PgResult<Option<RawBundle>> {
+    let Some(row) = c.query_opt(
+        "SELECT id, created_at, dataset, config, status, name, tags FROM runs WHERE id = $1",
+        &[&id],
+    )?
+    else {
+        return Ok(None);
+    };
+    let mut responses = responses(c, id)?;
+    let extra: std::collections::HashMap<i64, (Option<String>, Option<Vec<u8>>)> = c
+        .query(
+            "SELECT job_idx, cache_key, logprobs FROM responses WHERE run_id = $1",
+            &[&id],
+        )?
+        .iter()
+        .map(|r| (r.get(0), (r.get(1), r.get(2))))
+        .collect();
+    for r in &mut responses {
+        if let Some((k, l)) = extra.get(&i64::from(r.job_idx)) {
+            r.cache_key = k.clone();
+            r.logprobs = l.clone();
+        }
+    }
+    let scores = c
+        .query(
+            "SELECT run_id, job_idx, item_id, task_id, model, sample, evaluator, score, detail,
+             judge, judge_reply, judge_attempts, created_at, rule_score
+             FROM scores WHERE run_id = $1 ORDER BY job_idx",
+            &[&id],
+        )?
+        .iter()
+        .map(|r| ScoreRecord {
+            run_id: r.get(0),
+            job_idx: r.get::<_, i64>(1) as u32,
+            item_id: r.get(2),
+            task_id: r.get(3),
+            model: r.get(4),
+            sample: r.get::<_, i64>(5) as u32,
+            evaluator: r.get(6),
+            score: r.get(7),
+            detail: r.get(8),
+            judge: r.get(9),
+            judge_reply: r.get(10),
+            judge_attempts: r.get::<_, i64>(11) as u32,
+            created_at: r.get(12),
+            rule_score: r.get(13),
+        })
+        .collect();
+    Ok(Some(RawBundle {
+        run: run_row(&row),
+        name: row.get(5),
+        tags: row.get(6),
+        jobs: jobs(c, id)?,
+        responses,
+        scores,
+    }))
+}
+
+/// Adds what the shared store lacks of a run (the rules of `store::bundle`).
+pub(crate) fn put_bundle(
+    c: &mut Client,
+    b: &super::RunBundle,
+    config: &str,
+) -> PgResult<super::bundle::Added> {
+    let mut tx = c.transaction()?;
+    let mut added = super::bundle::Added {
+        runs: tx.execute(
+            "INSERT INTO runs (id, created_at, dataset, config, status, name, tags)
+             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING",
+            &[
+                &b.run.id,
+                &b.run.created_at,
+                &b.run.dataset,
+                &config,
+                &b.run.status.as_str(),
+                &b.name,
+                &b.tags,
+            ],
+        )? as usize,
+        ..Default::default()
+    };
+    let job = tx.prepare(
+        "INSERT INTO jobs (run_id, idx, item_id, task_id, model, sample, state)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (run_id, idx) DO UPDATE SET state = EXCLUDED.state
+         WHERE jobs.state <> 'done' AND EXCLUDED.state = 'done'",
+    )?;
+    for (j, s) in &b.jobs {
+        tx.execute(
+            &job,
+            &[
+                &b.run.id,
+                &i64::from(j.idx),
+                &j.item_id,
+                &j.task_id,
+                &j.model,
+                &i64::from(j.sample),
+                &s.as_str(),
+            ],
+        )?;
+    }
+    // The answers go in as workers' answers do: a failure is replaced by an answer, else
+    // what is there stays.
+    let none = vec![None; b.responses.len()];
+    let dropped = save_responses(&mut tx, &b.responses, &none)?;
+    added.responses = b.responses.len() - dropped;
+    let score = tx.prepare(
+        "INSERT INTO scores (run_id, job_idx, item_id, task_id, model, sample, evaluator, score,
+         detail, judge, judge_reply, judge_attempts, created_at, rule_score)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+         ON CONFLICT (run_id, job_idx) DO NOTHING",
+    )?;
+    for r in &b.scores {
+        added.scores += tx.execute(
+            &score,
+            &[
+                &r.run_id,
+                &i64::from(r.job_idx),
+                &r.item_id,
+                &r.task_id,
+                &r.model,
+                &i64::from(r.sample),
+                &r.evaluator,
+                &r.score,
+                &r.detail,
+                &r.judge,
+                &r.judge_reply,
+                &i64::from(r.judge_attempts),
+                &r.created_at,
+                &r.rule_score,
+            ],
+        )? as usize;
+    }
+    tx.commit()?;
+    Ok(added)
+}
+
+/// Every entry of the response cache.
+pub(crate) fn cache_entries(c: &mut Client) -> PgResult<Vec<(String, Cached)>> {
+    Ok(c.query(
+        "SELECT key, text, finish_reason, prompt_tokens, completion_tokens, latency_ms, logprobs
+         FROM cache ORDER BY key",
+        &[],
+    )?
+    .iter()
+    .map(|r| {
+        (
+            r.get(0),
+            Cached {
+                text: r.get(1),
+                finish_reason: r.get(2),
+                prompt_tokens: r.get::<_, Option<i64>>(3).map(|v| v as u32),
+                completion_tokens: r.get::<_, Option<i64>>(4).map(|v| v as u32),
+                latency_ms: r.get::<_, Option<i64>>(5).map(|v| v as u64),
+                logprobs: r.get(6),
+            },
+        )
+    })
+    .collect())
+}
+
+/// Adds the cache entries the shared store lacks; returns how many.
+pub(crate) fn put_cache_entries(c: &mut Client, es: &[(String, Cached)]) -> PgResult<usize> {
+    let mut tx = c.transaction()?;
+    let st = tx.prepare(
+        "INSERT INTO cache (key, text, finish_reason, prompt_tokens, completion_tokens, latency_ms, created_at, logprobs)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (key) DO NOTHING",
+    )?;
+    let mut n = 0;
+    for (k, v) in es {
+        n += tx.execute(
+            &st,
+            &[
+                k,
+                &v.text,
+                &v.finish_reason,
+                &v.prompt_tokens.map(i64::from),
+                &v.completion_tokens.map(i64::from),
+                &v.latency_ms.map(|v| v as i64),
+                &super::now_secs(),
+                &v.logprobs,
+            ],
+        )? as usize;
+    }
+    tx.commit()?;
+    Ok(n)
 }

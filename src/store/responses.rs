@@ -98,9 +98,9 @@ impl Store {
         Ok(())
     }
 
-    const RESPONSE_COLS: &'static str = "run_id, job_idx, item_id, task_id, model, sample, text, error, finish_reason, prompt_tokens, completion_tokens, latency_ms, first_token_ms, attempts, params, request_hash, cached, created_at";
+    pub(super) const RESPONSE_COLS: &'static str = "run_id, job_idx, item_id, task_id, model, sample, text, error, finish_reason, prompt_tokens, completion_tokens, latency_ms, first_token_ms, attempts, params, request_hash, cached, created_at";
 
-    fn response_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ResponseRecord> {
+    pub(super) fn response_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ResponseRecord> {
         Ok(ResponseRecord {
             run_id: r.get(0)?,
             job_idx: r.get(1)?,

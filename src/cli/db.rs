@@ -1,0 +1,125 @@
+//! `prism db copy FROM TO`: runs (jobs, answers, scores), the response cache, review decisions
+//! and the quality agent's scores moved between stores: SQLite to PostgreSQL (a team's shared
+//! store from one machine's runs), back (every SQLite tool on a shared run's answers), or
+//! between two of either. Only what the target lacks is added, one transaction per run, so a
+//! copy that stops is finished by running it again and nothing is ever duplicated.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::bail;
+use clap::Subcommand;
+
+use crate::review::db::ReviewDb;
+use crate::store::{Added, AnyStore};
+
+#[derive(Debug, Subcommand)]
+pub enum DbCommand {
+    /// Copy a store into another (a SQLite file or a postgres:// URL each way); run it again to
+    /// finish a copy that stopped. Detection and self-detection runs stay in SQLite stores.
+    Copy {
+        from: PathBuf,
+        to: PathBuf,
+        /// Only these runs (comma-separated ids; default: every run).
+        #[arg(long, value_delimiter = ',')]
+        run: Vec<String>,
+    },
+}
+
+pub(super) fn db(what: DbCommand) -> anyhow::Result<i32> {
+    match what {
+        DbCommand::Copy { from, to, run } => copy(&from, &to, &run),
+    }
+}
+
+fn is_url(p: &Path) -> bool {
+    crate::store::pg::is_url(&p.to_string_lossy())
+}
+
+fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<i32> {
+    if !is_url(from) && !from.is_file() {
+        bail!("no store at {}", from.display());
+    }
+    if from == to
+        || (!is_url(from)
+            && !is_url(to)
+            && to.exists()
+            && std::fs::canonicalize(from)? == std::fs::canonicalize(to)?)
+    {
+        bail!("FROM and TO are the same store");
+    }
+    let source = AnyStore::open(from)?;
+    let mut target = AnyStore::open(to)?;
+    let (shown_from, shown_to) = (source.describe(from), target.describe(to));
+    let mut runs = source.runs()?;
+    if !only.is_empty() {
+        for id in only {
+            if !runs.iter().any(|r| &r.id == id) {
+                bail!("no run {id} in {shown_from}");
+            }
+        }
+        runs.retain(|r| only.contains(&r.id));
+    }
+    // Oldest first, so a copy that stops has moved whole runs in the order they were made.
+    runs.reverse();
+    let mut total = Added::default();
+    for r in &runs {
+        let Some(b) = source.run_bundle(&r.id)? else {
+            continue;
+        };
+        let added = target.put_run_bundle(&b)?;
+        crate::outln!(
+            "{}: {} answers, {} scores{}",
+            r.id,
+            added.responses,
+            added.scores,
+            if added.runs == 0 {
+                " (the run was there: added what it lacked)"
+            } else {
+                ""
+            }
+        );
+        total += added;
+    }
+    let cache = if only.is_empty() {
+        target.put_cache_entries(&source.cache_entries()?)?
+    } else {
+        0
+    };
+    let (decisions, quality) = if only.is_empty() {
+        review(from, to)?
+    } else {
+        (0, 0)
+    };
+    crate::warn!(
+        "{shown_from} -> {shown_to}: {} run(s) read, {} new; added {} answers, {} scores, {} cache entries, {} review decisions, {} quality scores",
+        runs.len(),
+        total.runs,
+        total.responses,
+        total.scores,
+        cache,
+        decisions,
+        quality
+    );
+    Ok(0)
+}
+
+/// Review decisions (kept by their uid, so never twice) and the quality agent's scores (one
+/// per item and model: the target's stays).
+fn review(from: &Path, to: &Path) -> anyhow::Result<(usize, usize)> {
+    let source = ReviewDb::open(from)?;
+    let mut target = ReviewDb::open(to)?;
+    let decisions = target.save_decisions(&source.decisions()?)?;
+    let have: std::collections::HashSet<(String, String)> = target
+        .quality(None)?
+        .into_iter()
+        .map(|q| (q.item_id, q.model))
+        .collect();
+    let mut quality = 0;
+    for q in source.quality(None)? {
+        if !have.contains(&(q.item_id.clone(), q.model.clone())) {
+            target.save_quality(&q)?;
+            quality += 1;
+        }
+    }
+    Ok((decisions, quality))
+}

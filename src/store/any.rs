@@ -1,0 +1,96 @@
+//! A store of runs wherever it is: this machine's SQLite file or a shared PostgreSQL database.
+//! What runs need of either (a run, its jobs, a handle to work through, whole runs to move
+//! between stores) goes through here; the rest of prism reads the SQLite store directly.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::pg::{self, PgStore};
+use super::{Added, Cached, JobRecord, JobState, Result, RunBundle, RunRecord, Store, StoreHandle};
+
+pub enum AnyStore {
+    Local(Store),
+    Shared(PgStore),
+}
+
+impl AnyStore {
+    /// `db` is a SQLite file (made if missing) or a PostgreSQL URL.
+    pub fn open(db: &Path) -> Result<AnyStore> {
+        Ok(match db.to_str().filter(|s| pg::is_url(s)) {
+            Some(url) => AnyStore::Shared(PgStore::connect(url)?),
+            None => AnyStore::Local(Store::open(db)?),
+        })
+    }
+
+    pub fn is_shared(&self) -> bool {
+        matches!(self, AnyStore::Shared(_))
+    }
+
+    /// What to call it in messages (a URL without its password).
+    pub fn describe(&self, db: &Path) -> String {
+        match self {
+            AnyStore::Local(_) => db.display().to_string(),
+            AnyStore::Shared(p) => p.shown().to_string(),
+        }
+    }
+
+    pub fn run(&self, id: &str) -> Result<Option<RunRecord>> {
+        match self {
+            AnyStore::Local(s) => s.run(id),
+            AnyStore::Shared(p) => p.run(id),
+        }
+    }
+
+    /// Every run, newest first.
+    pub fn runs(&self) -> Result<Vec<RunRecord>> {
+        match self {
+            AnyStore::Local(s) => s.runs(),
+            AnyStore::Shared(p) => p.runs(),
+        }
+    }
+
+    /// A run's jobs in order, with their state.
+    pub fn jobs(&self, id: &str) -> Result<Vec<(JobRecord, JobState)>> {
+        match self {
+            AnyStore::Local(s) => s.jobs(id),
+            AnyStore::Shared(p) => Ok(p.jobs(id)?.into_iter().map(|(j, s, _)| (j, s)).collect()),
+        }
+    }
+
+    /// The handle a run works through: the SQLite writer thread, or a worker's connection to
+    /// the shared store holding leases of `lease` at a time.
+    pub fn handle(self, db: &Path, lease: Duration) -> Result<StoreHandle> {
+        match self {
+            AnyStore::Local(s) => Ok(StoreHandle::spawn(s, Some(db.to_path_buf()))),
+            AnyStore::Shared(p) => StoreHandle::spawn_pg(&p, lease),
+        }
+    }
+
+    pub fn run_bundle(&self, id: &str) -> Result<Option<RunBundle>> {
+        match self {
+            AnyStore::Local(s) => s.run_bundle(id),
+            AnyStore::Shared(p) => p.run_bundle(id),
+        }
+    }
+
+    pub fn put_run_bundle(&mut self, b: &RunBundle) -> Result<Added> {
+        match self {
+            AnyStore::Local(s) => s.put_run_bundle(b),
+            AnyStore::Shared(p) => p.put_run_bundle(b),
+        }
+    }
+
+    pub fn cache_entries(&self) -> Result<Vec<(String, Cached)>> {
+        match self {
+            AnyStore::Local(s) => s.cache_entries(),
+            AnyStore::Shared(p) => p.cache_entries(),
+        }
+    }
+
+    pub fn put_cache_entries(&mut self, es: &[(String, Cached)]) -> Result<usize> {
+        match self {
+            AnyStore::Local(s) => s.put_cache_entries(es),
+            AnyStore::Shared(p) => p.put_cache_entries(es),
+        }
+    }
+}

@@ -1,0 +1,243 @@
+//! `prism db copy` (issue 25): a store with every table a run has filled (answers with token
+//! log-probabilities and cache keys, failures, scores, the cache, review decisions, quality
+//! scores) copied to a real PostgreSQL server and back into a new SQLite file comes back the
+//! same; a second copy adds nothing; a copy into a store that has part of it adds the rest.
+
+mod common;
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use common::pg::Pg;
+use prism::review::db::ReviewDb;
+use prism::review::quality::QualityRecord;
+use prism::review::{Decision, ReviewRecord};
+use prism::store::{
+    Cached, JobRecord, JobState, ModelSnapshot, ResponseRecord, RunConfig, RunRecord, RunStatus,
+    ScoreRecord, Store,
+};
+
+fn response(run: &str, idx: u32, ok: bool) -> ResponseRecord {
+    ResponseRecord {
+        run_id: run.into(),
+        job_idx: idx,
+        item_id: format!("item-{idx}"),
+        task_id: "KE-FD-Myths".into(),
+        model: "m".into(),
+        sample: idx % 2,
+        text: ok.then(|| format!("answer {idx} ünïcode 'quoted' \"x\"")),
+        error: (!ok).then(|| "HTTP 500: broken".to_string()),
+        finish_reason: ok.then(|| "stop".to_string()),
+        prompt_tokens: Some(10 + idx),
+        completion_tokens: ok.then_some(5),
+        latency_ms: Some(120),
+        first_token_ms: Some(30),
+        attempts: 1 + idx % 3,
+        params: "{\"temperature\":0.0}".into(),
+        request_hash: format!("hash-{idx}"),
+        cached: idx == 1,
+        created_at: 1_700_000_000 + i64::from(idx),
+        cache_key: ok.then(|| format!("key-{run}-{idx}")),
+        logprobs: ok.then(|| vec![1, 2, 3, idx as u8, 0, 255]),
+    }
+}
+
+/// A store with two runs and every table filled.
+fn fill(path: &Path) {
+    let mut s = Store::open(path).unwrap();
+    for (run, n) in [("r-one", 6u32), ("r-two", 3)] {
+        let rec = RunRecord {
+            id: run.into(),
+            created_at: 1_700_000_000,
+            dataset: "<sample-data>".into(),
+            config: RunConfig {
+                models: vec![ModelSnapshot::imported("m")],
+                samples: 2,
+                ..RunConfig::default()
+            },
+            status: RunStatus::Finished,
+        };
+        let jobs: Vec<JobRecord> = (0..n)
+            .map(|i| JobRecord {
+                idx: i,
+                item_id: format!("item-{i}"),
+                task_id: "KE-FD-Myths".into(),
+                model: "m".into(),
+                sample: i % 2,
+            })
+            .collect();
+        s.create_run(&rec, &jobs).unwrap();
+        // The last job failed; the one before it is never answered (pending).
+        let rs: Vec<ResponseRecord> = (0..n - 1).map(|i| response(run, i, i != n - 2)).collect();
+        s.save_responses(&rs).unwrap();
+        let scores: Vec<ScoreRecord> = rs
+            .iter()
+            .filter(|r| r.is_ok())
+            .map(|r| ScoreRecord {
+                run_id: run.into(),
+                job_idx: r.job_idx,
+                item_id: r.item_id.clone(),
+                task_id: r.task_id.clone(),
+                model: "m".into(),
+                sample: r.sample,
+                evaluator: "fact_judge".into(),
+                score: (r.job_idx != 0).then_some(f64::from(r.job_idx) / 10.0),
+                detail: "detail".into(),
+                judge: Some("j".into()),
+                judge_reply: Some("{\"correct\": 1}".into()),
+                judge_attempts: 1,
+                created_at: 1_700_000_100,
+                rule_score: (r.job_idx == 2).then_some(0.0),
+            })
+            .collect();
+        s.save_scores(&scores).unwrap();
+    }
+    s.set_run_name("r-one", Some("baseline")).unwrap();
+    s.tag_run("r-one", "nightly", false).unwrap();
+    s.cache_put(
+        "judge-key",
+        &Cached {
+            text: "YES".into(),
+            finish_reason: Some("stop".into()),
+            prompt_tokens: Some(3),
+            completion_tokens: Some(1),
+            latency_ms: Some(9),
+            logprobs: None,
+        },
+    )
+    .unwrap();
+    drop(s);
+    let mut r = ReviewDb::open(path).unwrap();
+    r.save_decisions(&[ReviewRecord {
+        uid: "ann-1".into(),
+        item_id: "item-1".into(),
+        task_id: "KE-FD-Myths".into(),
+        reviewer: "ann".into(),
+        round: 1,
+        clarity: Some(8),
+        relevance: Some(7),
+        coherence: None,
+        decision: Decision::Retain,
+        rationale: "fine".into(),
+        edited_question: None,
+        edited_answer: None,
+        created_at: 5,
+    }])
+    .unwrap();
+    r.save_quality(&QualityRecord {
+        item_id: "item-1".into(),
+        task_id: "KE-FD-Myths".into(),
+        model: "q".into(),
+        scores: Some([9, 8, 7]),
+        reply: "9 8 7".into(),
+        error: None,
+        attempts: 1,
+        created_at: 6,
+    })
+    .unwrap();
+}
+
+fn copy(from: &str, to: &str) -> (String, String) {
+    let out = Command::cargo_bin("prism")
+        .unwrap()
+        .args(["db", "copy", from, to])
+        .assert()
+        .success();
+    let o = out.get_output();
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn same_stores(a: &Path, b: &Path) {
+    let (a, b) = (Store::open(a).unwrap(), Store::open(b).unwrap());
+    for run in ["r-one", "r-two"] {
+        let (x, y) = (
+            a.run_bundle(run).unwrap().unwrap(),
+            b.run_bundle(run).unwrap().unwrap(),
+        );
+        assert_eq!(x, y, "{run} came back the same");
+    }
+    assert_eq!(a.cache_entries().unwrap(), b.cache_entries().unwrap());
+    assert_eq!(a.decisions().unwrap(), b.decisions().unwrap());
+    assert_eq!(a.quality(None).unwrap(), b.quality(None).unwrap());
+}
+
+#[test]
+fn a_store_goes_to_postgres_and_back_the_same() {
+    let pg = Pg::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (src, back) = (dir.path().join("src.db"), dir.path().join("back.db"));
+    fill(&src);
+    let url = pg.url();
+    let (out, err) = copy(src.to_str().unwrap(), &url);
+    assert!(out.contains("r-one: 5 answers, 4 scores"), "{out}");
+    assert!(err.contains("2 run(s) read, 2 new"), "{err}");
+    assert!(
+        err.contains("1 cache entries, 1 review decisions, 1 quality scores"),
+        "{err}"
+    );
+    // Again: nothing new.
+    let (out, err) = copy(src.to_str().unwrap(), &url);
+    assert!(
+        out.contains("r-one: 0 answers, 0 scores (the run was there"),
+        "{out}"
+    );
+    assert!(!err.contains("2 new") && err.contains("0 new"), "{err}");
+    assert!(
+        err.contains(
+            "added 0 answers, 0 scores, 0 cache entries, 0 review decisions, 0 quality scores"
+        ),
+        "{err}"
+    );
+    // Back into a new SQLite file.
+    copy(&url, back.to_str().unwrap());
+    same_stores(&src, &back);
+    let b = Store::open(&back).unwrap();
+    assert_eq!(
+        b.run_labels("r-one").unwrap(),
+        (Some("baseline".into()), vec!["nightly".into()])
+    );
+    let states: Vec<JobState> = b
+        .jobs("r-two")
+        .unwrap()
+        .into_iter()
+        .map(|(_, s)| s)
+        .collect();
+    assert_eq!(
+        states,
+        [JobState::Done, JobState::Failed, JobState::Pending]
+    );
+}
+
+#[test]
+fn a_copy_that_stopped_is_finished_and_a_failure_gives_way_to_an_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, part) = (dir.path().join("src.db"), dir.path().join("part.db"));
+    fill(&src);
+    // The target has one run already, with an answer the source lacks as a failure there.
+    copy(src.to_str().unwrap(), part.to_str().unwrap());
+    {
+        let mut s = Store::open(&src).unwrap();
+        // In the source, the failed job of r-two was answered later.
+        s.save_responses(&[response("r-two", 1, true)]).unwrap();
+        let mut p = Store::open(&part).unwrap();
+        p.remove_run("r-one").unwrap();
+    }
+    let (out, _) = copy(src.to_str().unwrap(), part.to_str().unwrap());
+    assert!(out.contains("r-one: 5 answers"), "{out}");
+    assert!(
+        out.contains("r-two: 1 answers, 0 scores (the run was there"),
+        "{out}"
+    );
+    let p = Store::open(&part).unwrap();
+    let r = p.responses("r-two").unwrap();
+    assert!(r.iter().all(|r| r.is_ok()), "the failure gave way: {r:?}");
+    // Same store named twice: refused.
+    Command::cargo_bin("prism")
+        .unwrap()
+        .args(["db", "copy", src.to_str().unwrap(), src.to_str().unwrap()])
+        .assert()
+        .code(1);
+}
