@@ -200,8 +200,8 @@ fn services(
     dataset_ref: String,
     notices: &mut Vec<String>,
 ) -> (crate::tui::App, crate::tui::Services) {
-    // A postgres:// --db (or config db) is the panel's shared review database; runs and
-    // answers stay in this machine's store.
+    // A postgres:// --db (or config db) is the team's shared store: review decisions go there,
+    // and its runs are mirrored into this machine's store (runs started here stay local).
     let is_url = |d: &PathBuf| d.to_str().is_some_and(crate::store::pg::is_url);
     let shared = args
         .db
@@ -258,7 +258,11 @@ fn services(
     services.blind = args.blind || config.blind.unwrap_or(false);
     if let Some(url) = shared {
         match crate::store::pg::PgStore::connect(&url) {
-            Ok(pg) => services.review = Some(crate::review::db::ReviewDb::Shared(pg)),
+            Ok(pg) => {
+                // The team's runs are mirrored into this machine's store while the TUI runs.
+                services.shared_runs = Some(pg.clone());
+                services.review = Some(crate::review::db::ReviewDb::Shared(pg))
+            }
             Err(e) => notices.push(format!("{e}; review decisions stay in {}", db.display())),
         }
     }

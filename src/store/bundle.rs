@@ -110,45 +110,7 @@ impl Store {
                     s.as_str()
                 ])?;
             }
-            let mut resp = tx.prepare(
-                "INSERT INTO responses (run_id, job_idx, item_id, task_id, model, sample, text, error,
-                 finish_reason, prompt_tokens, completion_tokens, latency_ms, first_token_ms, attempts,
-                 params, request_hash, cached, created_at, cache_key, logprobs)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
-                 ON CONFLICT (run_id, job_idx) DO UPDATE SET text = excluded.text,
-                 error = excluded.error, finish_reason = excluded.finish_reason,
-                 prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
-                 latency_ms = excluded.latency_ms, first_token_ms = excluded.first_token_ms,
-                 attempts = excluded.attempts, params = excluded.params,
-                 request_hash = excluded.request_hash, cached = excluded.cached,
-                 created_at = excluded.created_at, cache_key = excluded.cache_key,
-                 logprobs = excluded.logprobs
-                 WHERE responses.error IS NOT NULL AND excluded.error IS NULL",
-            )?;
-            for r in &b.responses {
-                added.responses += resp.execute(params![
-                    r.run_id,
-                    r.job_idx,
-                    r.item_id,
-                    r.task_id,
-                    r.model,
-                    r.sample,
-                    r.text,
-                    r.error,
-                    r.finish_reason,
-                    r.prompt_tokens,
-                    r.completion_tokens,
-                    r.latency_ms.map(|v| v as i64),
-                    r.first_token_ms.map(|v| v as i64),
-                    r.attempts,
-                    r.params,
-                    r.request_hash,
-                    r.cached,
-                    r.created_at,
-                    r.cache_key,
-                    r.logprobs
-                ])?;
-            }
+            added.responses = upsert_responses(&tx, &b.responses)?;
             let mut score = tx.prepare(
                 "INSERT OR IGNORE INTO scores (run_id, job_idx, item_id, task_id, model, sample,
                  evaluator, score, detail, judge, judge_reply, judge_attempts, created_at, rule_score)
@@ -175,6 +137,69 @@ impl Store {
         }
         tx.commit()?;
         Ok(added)
+    }
+
+    /// Adds answers (a stored failure gives way to an answer, nothing else is replaced) and
+    /// marks their jobs; returns how many were added or replaced.
+    pub fn put_answers(&mut self, rs: &[ResponseRecord]) -> Result<usize> {
+        let tx = self.conn.transaction()?;
+        let n = upsert_responses(&tx, rs)?;
+        {
+            let mut job = tx.prepare_cached(
+                "UPDATE jobs SET state = ?3 WHERE run_id = ?1 AND idx = ?2 AND state != 'done'",
+            )?;
+            for r in rs {
+                let state = if r.is_ok() {
+                    JobState::Done
+                } else {
+                    JobState::Failed
+                };
+                job.execute(params![r.run_id, r.job_idx, state.as_str()])?;
+            }
+        }
+        tx.commit()?;
+        Ok(n)
+    }
+
+    /// Adds scores, replacing a stored one only when it differs; returns how many changed.
+    pub fn put_new_scores(&mut self, rs: &[ScoreRecord]) -> Result<usize> {
+        let tx = self.conn.transaction()?;
+        let mut n = 0;
+        {
+            let mut st = tx.prepare_cached(
+                "INSERT INTO scores (run_id, job_idx, item_id, task_id, model, sample, evaluator,
+                 score, detail, judge, judge_reply, judge_attempts, created_at, rule_score)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                 ON CONFLICT (run_id, job_idx) DO UPDATE SET evaluator = excluded.evaluator,
+                 score = excluded.score, detail = excluded.detail, judge = excluded.judge,
+                 judge_reply = excluded.judge_reply, judge_attempts = excluded.judge_attempts,
+                 created_at = excluded.created_at, rule_score = excluded.rule_score
+                 WHERE scores.score IS NOT excluded.score OR scores.detail IS NOT excluded.detail
+                 OR scores.evaluator IS NOT excluded.evaluator OR scores.judge IS NOT excluded.judge
+                 OR scores.judge_reply IS NOT excluded.judge_reply
+                 OR scores.rule_score IS NOT excluded.rule_score",
+            )?;
+            for r in rs {
+                n += st.execute(params![
+                    r.run_id,
+                    r.job_idx,
+                    r.item_id,
+                    r.task_id,
+                    r.model,
+                    r.sample,
+                    r.evaluator,
+                    r.score,
+                    r.detail,
+                    r.judge,
+                    r.judge_reply,
+                    r.judge_attempts,
+                    r.created_at,
+                    r.rule_score
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(n)
     }
 
     /// Every entry of the response cache (the judges' single calls).
@@ -227,4 +252,49 @@ impl Store {
         tx.commit()?;
         Ok(n)
     }
+}
+
+/// Inserts answers by the rule of the module's notes; returns how many were added or replaced.
+fn upsert_responses(tx: &rusqlite::Transaction<'_>, rs: &[ResponseRecord]) -> Result<usize> {
+    let mut resp = tx.prepare_cached(
+        "INSERT INTO responses (run_id, job_idx, item_id, task_id, model, sample, text, error,
+         finish_reason, prompt_tokens, completion_tokens, latency_ms, first_token_ms, attempts,
+         params, request_hash, cached, created_at, cache_key, logprobs)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
+         ON CONFLICT (run_id, job_idx) DO UPDATE SET text = excluded.text,
+         error = excluded.error, finish_reason = excluded.finish_reason,
+         prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
+         latency_ms = excluded.latency_ms, first_token_ms = excluded.first_token_ms,
+         attempts = excluded.attempts, params = excluded.params,
+         request_hash = excluded.request_hash, cached = excluded.cached,
+         created_at = excluded.created_at, cache_key = excluded.cache_key,
+         logprobs = excluded.logprobs
+         WHERE responses.error IS NOT NULL AND excluded.error IS NULL",
+    )?;
+    let mut n = 0;
+    for r in rs {
+        n += resp.execute(params![
+            r.run_id,
+            r.job_idx,
+            r.item_id,
+            r.task_id,
+            r.model,
+            r.sample,
+            r.text,
+            r.error,
+            r.finish_reason,
+            r.prompt_tokens,
+            r.completion_tokens,
+            r.latency_ms.map(|v| v as i64),
+            r.first_token_ms.map(|v| v as i64),
+            r.attempts,
+            r.params,
+            r.request_hash,
+            r.cached,
+            r.created_at,
+            r.cache_key,
+            r.logprobs
+        ])?;
+    }
+    Ok(n)
 }

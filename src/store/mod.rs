@@ -17,6 +17,7 @@ mod entailments;
 mod error;
 mod locks;
 pub mod logprobs;
+pub mod mirror;
 pub(crate) mod pg;
 pub(crate) mod pg_runs;
 mod pg_writer;

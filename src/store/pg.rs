@@ -25,6 +25,10 @@ use super::review_records::{Decision, QualityRecord, ReviewRecord};
 /// on commit): open review screens listen on it (`review::watch`).
 pub const REVIEW_CHANNEL: &str = "prism_review";
 
+/// The channel every save of answers or scores on a shared run notifies (on commit): the TUI's
+/// mirror of the shared store pulls what changed when it hears it.
+pub(crate) const RUNS_CHANNEL: &str = "prism_runs";
+
 const MIGRATIONS: &[&str] = &[
     // 1: review decisions and drafts, the quality agent's scores (SQLite migrations 7 and 8).
     r#"
@@ -77,8 +81,11 @@ const MIGRATIONS: &[&str] = &[
     // jobs, every answer, scores and the cache. A job also carries its lease (`worker`, until
     // `leased_until`) while pending and the worker that answered it once done; the answer's key
     // (run, job) is unique, so two workers that raced on an expired lease store it once.
-    // `run_workers` records who joined a run and what each stored or dropped.
+    // `run_workers` records who joined a run and what each stored or dropped. Answers and
+    // scores carry a change number (`seq`, new on every insert or replacement), so a reader
+    // (the TUI's mirror) pulls only what changed; saves notify `prism_runs`.
     r#"
+    CREATE SEQUENCE prism_changes;
     CREATE TABLE runs (
         id TEXT PRIMARY KEY,
         created_at BIGINT NOT NULL,
@@ -122,8 +129,10 @@ const MIGRATIONS: &[&str] = &[
         created_at BIGINT NOT NULL,
         cache_key TEXT,
         logprobs BYTEA,
+        seq BIGINT NOT NULL DEFAULT nextval('prism_changes'),
         PRIMARY KEY (run_id, job_idx)
     );
+    CREATE INDEX responses_seq ON responses(seq);
     CREATE INDEX responses_item ON responses(item_id, model);
     CREATE INDEX responses_cache_key ON responses(cache_key) WHERE cache_key IS NOT NULL;
     CREATE TABLE scores (
@@ -141,8 +150,10 @@ const MIGRATIONS: &[&str] = &[
         judge_attempts BIGINT NOT NULL DEFAULT 0,
         created_at BIGINT NOT NULL,
         rule_score DOUBLE PRECISION,
+        seq BIGINT NOT NULL DEFAULT nextval('prism_changes'),
         PRIMARY KEY (run_id, job_idx)
     );
+    CREATE INDEX scores_seq ON scores(seq);
     CREATE INDEX scores_item ON scores(item_id, model);
     CREATE TABLE cache (
         key TEXT PRIMARY KEY,
@@ -854,6 +865,36 @@ impl PgStore {
     pub fn put_cache_entries(&self, es: &[(String, super::Cached)]) -> Result<usize> {
         let es = es.to_vec();
         self.call(move |c| super::pg_runs::put_cache_entries(c, &es))
+    }
+
+    /// The latest change numbers of answers and of scores (0: none).
+    pub fn max_changes(&self) -> Result<(i64, i64)> {
+        self.call(|c| {
+            let r = c.query_one(
+                "SELECT COALESCE((SELECT max(seq) FROM responses), 0),
+                        COALESCE((SELECT max(seq) FROM scores), 0)",
+                &[],
+            )?;
+            Ok((r.get(0), r.get(1)))
+        })
+    }
+
+    /// Every run's id and status.
+    pub fn statuses(&self) -> Result<Vec<(String, String)>> {
+        self.call(super::pg_runs::statuses)
+    }
+
+    /// Answers changed after change number `after` (see `store::mirror`).
+    pub fn answers_since(
+        &self,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<(i64, super::ResponseRecord)>> {
+        self.call(move |c| super::pg_runs::responses_since(c, after, limit))
+    }
+
+    pub fn scores_since(&self, after: i64, limit: i64) -> Result<Vec<(i64, super::ScoreRecord)>> {
+        self.call(move |c| super::pg_runs::scores_since(c, after, limit))
     }
 
     /// Who worked on a run and what each stored.

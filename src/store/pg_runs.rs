@@ -179,7 +179,8 @@ pub(crate) fn save_responses(
          completion_tokens = EXCLUDED.completion_tokens, latency_ms = EXCLUDED.latency_ms,
          first_token_ms = EXCLUDED.first_token_ms, attempts = EXCLUDED.attempts,
          params = EXCLUDED.params, request_hash = EXCLUDED.request_hash, cached = EXCLUDED.cached,
-         created_at = EXCLUDED.created_at, cache_key = EXCLUDED.cache_key, logprobs = EXCLUDED.logprobs
+         created_at = EXCLUDED.created_at, cache_key = EXCLUDED.cache_key, logprobs = EXCLUDED.logprobs,
+         seq = nextval('prism_changes')
          WHERE responses.error IS NOT NULL AND EXCLUDED.error IS NULL",
     )?;
     let job = tx.prepare(
@@ -242,6 +243,9 @@ pub(crate) fn save_responses(
     for ((run, w), (s, d)) in per_worker {
         tx.execute(&count, &[&run, &w, &s, &d])?;
     }
+    if dropped < rs.len() {
+        tx.batch_execute(&format!("NOTIFY {}", super::pg::RUNS_CHANNEL))?;
+    }
     tx.commit()?;
     Ok(dropped)
 }
@@ -262,7 +266,8 @@ pub(crate) fn save_scores(
          ON CONFLICT (run_id, job_idx) DO UPDATE SET evaluator = EXCLUDED.evaluator,
          score = EXCLUDED.score, detail = EXCLUDED.detail, judge = EXCLUDED.judge,
          judge_reply = EXCLUDED.judge_reply, judge_attempts = EXCLUDED.judge_attempts,
-         created_at = EXCLUDED.created_at, rule_score = EXCLUDED.rule_score",
+         created_at = EXCLUDED.created_at, rule_score = EXCLUDED.rule_score,
+         seq = nextval('prism_changes')",
     )?;
     for r in rs {
         let w = worker(&r.run_id);
@@ -286,6 +291,9 @@ pub(crate) fn save_scores(
                 &w,
             ],
         )?;
+    }
+    if !rs.is_empty() {
+        tx.batch_execute(&format!("NOTIFY {}", super::pg::RUNS_CHANNEL))?;
     }
     tx.commit()
 }
@@ -511,22 +519,7 @@ pub(crate) fn bundle(c: &mut Client, id: &str) -> PgResult<Option<RawBundle>> {
             &[&id],
         )?
         .iter()
-        .map(|r| ScoreRecord {
-            run_id: r.get(0),
-            job_idx: r.get::<_, i64>(1) as u32,
-            item_id: r.get(2),
-            task_id: r.get(3),
-            model: r.get(4),
-            sample: r.get::<_, i64>(5) as u32,
-            evaluator: r.get(6),
-            score: r.get(7),
-            detail: r.get(8),
-            judge: r.get(9),
-            judge_reply: r.get(10),
-            judge_attempts: r.get::<_, i64>(11) as u32,
-            created_at: r.get(12),
-            rule_score: r.get(13),
-        })
+        .map(score_row)
         .collect();
     Ok(Some(RawBundle {
         run: run_row(&row),
@@ -666,4 +659,93 @@ pub(crate) fn put_cache_entries(c: &mut Client, es: &[(String, Cached)]) -> PgRe
     }
     tx.commit()?;
     Ok(n)
+}
+
+/// Answers changed after change number `after` (oldest change first, at most `limit`), each
+/// with its change number, cache key and tokens.
+pub(crate) fn responses_since(
+    c: &mut Client,
+    after: i64,
+    limit: i64,
+) -> PgResult<Vec<(i64, ResponseRecord)>> {
+    Ok(c.query(
+        "SELECT run_id, job_idx, item_id, task_id, model, sample, text, error, finish_reason,
+         prompt_tokens, completion_tokens, latency_ms, first_token_ms, attempts, params,
+         request_hash, cached, created_at, cache_key, logprobs, seq
+         FROM responses WHERE seq > $1 ORDER BY seq LIMIT $2",
+        &[&after, &limit],
+    )?
+    .iter()
+    .map(|r| {
+        (
+            r.get(20),
+            ResponseRecord {
+                run_id: r.get(0),
+                job_idx: r.get::<_, i64>(1) as u32,
+                item_id: r.get(2),
+                task_id: r.get(3),
+                model: r.get(4),
+                sample: r.get::<_, i64>(5) as u32,
+                text: r.get(6),
+                error: r.get(7),
+                finish_reason: r.get(8),
+                prompt_tokens: r.get::<_, Option<i64>>(9).map(|v| v as u32),
+                completion_tokens: r.get::<_, Option<i64>>(10).map(|v| v as u32),
+                latency_ms: r.get::<_, Option<i64>>(11).map(|v| v as u64),
+                first_token_ms: r.get::<_, Option<i64>>(12).map(|v| v as u64),
+                attempts: r.get::<_, i64>(13) as u32,
+                params: r.get(14),
+                request_hash: r.get(15),
+                cached: r.get(16),
+                created_at: r.get(17),
+                cache_key: r.get(18),
+                logprobs: r.get(19),
+            },
+        )
+    })
+    .collect())
+}
+
+/// Scores changed after change number `after`, as [`responses_since`].
+pub(crate) fn scores_since(
+    c: &mut Client,
+    after: i64,
+    limit: i64,
+) -> PgResult<Vec<(i64, ScoreRecord)>> {
+    Ok(c.query(
+        "SELECT run_id, job_idx, item_id, task_id, model, sample, evaluator, score, detail,
+         judge, judge_reply, judge_attempts, created_at, rule_score, seq
+         FROM scores WHERE seq > $1 ORDER BY seq LIMIT $2",
+        &[&after, &limit],
+    )?
+    .iter()
+    .map(|r| (r.get(14), score_row(r)))
+    .collect())
+}
+
+/// Every run's id and status.
+pub(crate) fn statuses(c: &mut Client) -> PgResult<Vec<(String, String)>> {
+    Ok(c.query("SELECT id, status FROM runs", &[])?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect())
+}
+
+fn score_row(r: &postgres::Row) -> ScoreRecord {
+    ScoreRecord {
+        run_id: r.get(0),
+        job_idx: r.get::<_, i64>(1) as u32,
+        item_id: r.get(2),
+        task_id: r.get(3),
+        model: r.get(4),
+        sample: r.get::<_, i64>(5) as u32,
+        evaluator: r.get(6),
+        score: r.get(7),
+        detail: r.get(8),
+        judge: r.get(9),
+        judge_reply: r.get(10),
+        judge_attempts: r.get::<_, i64>(11) as u32,
+        created_at: r.get(12),
+        rule_score: r.get(13),
+    }
 }

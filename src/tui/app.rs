@@ -348,6 +348,7 @@ impl App {
             | Msg::Review(_)
             | Msg::ReviewMore { .. }
             | Msg::ReviewChanged
+            | Msg::SharedPulled(_)
             | Msg::Runs(_)
             | Msg::Comparison(_)
             | Msg::PairAnswers(_)
@@ -355,12 +356,45 @@ impl App {
             | Msg::ReviewStoreOk
             | Msg::DecisionSaved(_) => {}
         }
+        if let Msg::SharedPulled(p) = &d.msg {
+            return self.on_shared_pulled(p, &d.msg);
+        }
         let cx = cx!(self);
         let mut cmds = Vec::new();
         if let Some(s) = self.screens.iter_mut().rev().find(|s| s.id() == d.to) {
             cmds = s.on_msg(&d.msg, &cx);
         }
         self.perform(d.to, cmds);
+    }
+
+    /// The shared store's runs changed (other workers' answers, a new run): the scores go into
+    /// the session (the tree's and heatmap's rates), the notice says what came, and every open
+    /// screen hears it (the runs list and a heatmap of chosen runs read again).
+    fn on_shared_pulled(&mut self, p: &crate::store::mirror::Pulled, msg: &Msg) {
+        for r in &p.score_records {
+            self.session.apply_score(r.clone());
+        }
+        let mut said = Vec::new();
+        for (n, what) in [
+            (p.runs, "run(s)"),
+            (p.answers, "answer(s)"),
+            (p.scores, "score(s)"),
+            (p.statuses, "run(s) finished"),
+        ] {
+            if n > 0 {
+                said.push(format!("{n} {what}"));
+            }
+        }
+        self.notice = Some(format!("from the team's store: {}", said.join(", ")));
+        let ids: Vec<ScreenId> = self.screens.iter().map(|s| s.id()).collect();
+        for id in ids {
+            let cx = cx!(self);
+            let cmds = match self.screens.iter_mut().rev().find(|s| s.id() == id) {
+                Some(s) => s.on_msg(msg, &cx),
+                None => Vec::new(),
+            };
+            self.perform(id, cmds);
+        }
     }
 
     /// Saving stopped or works again, for any lane's run (`what` goes on); the end of a run is

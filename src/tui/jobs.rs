@@ -37,6 +37,9 @@ pub struct Services {
     pub blind: bool,
     /// Where choices made in the TUI are remembered (`config.toml`); `None`: not remembered.
     pub config_file: Option<std::path::PathBuf>,
+    /// A shared store (PostgreSQL) whose runs are mirrored into the local store while the TUI
+    /// runs (`store::mirror`): the team's runs, and answers arriving from every worker.
+    pub shared_runs: Option<crate::store::pg::PgStore>,
 }
 
 impl Services {
@@ -52,6 +55,7 @@ impl Services {
             review: None,
             blind: false,
             config_file: None,
+            shared_runs: None,
         }
     }
 
@@ -75,6 +79,7 @@ impl Services {
             review: Some(review),
             blind: false,
             config_file: None,
+            shared_runs: None,
         })
     }
 
@@ -291,6 +296,9 @@ pub enum Msg {
     },
     /// Review decisions were stored by someone else (review::watch): read what is new.
     ReviewChanged,
+    /// The mirror pulled runs, answers or scores from the shared store (every open screen
+    /// hears it).
+    SharedPulled(Box<crate::store::mirror::Pulled>),
     /// A decision is on disk.
     DecisionSaved(Box<crate::review::ReviewRecord>),
     /// The judge is set: its name, the answers that waited for one (the app has them scored),
@@ -336,6 +344,8 @@ pub struct Jobs {
     others: Vec<(CancellationToken, JoinHandle<()>)>,
     /// Watches for other reviewers' decisions once the review screen has loaded.
     review_watch: Option<crate::review::watch::Watch>,
+    /// Mirrors the shared store's runs into the local store (when there is one).
+    _mirror: Option<crate::store::mirror::MirrorWatch>,
     /// Store reads and small writes, off the loop thread.
     worker: super::store_worker::StoreWorker<Msg>,
 }
@@ -357,6 +367,7 @@ impl Jobs {
         let worker = super::store_worker::StoreWorker::start(ctx, move |to, msg| {
             let _ = out.send(Delivery { to, msg });
         });
+        let mirror = Self::mirror(&services, &tx);
         Jobs {
             services,
             tx,
@@ -365,8 +376,39 @@ impl Jobs {
             detect: None,
             others: Vec::new(),
             review_watch: None,
+            _mirror: mirror,
             worker,
         }
+    }
+
+    /// Starts mirroring the shared store's runs into the local store, if there is a shared
+    /// store; what it pulls is delivered as [`Msg::SharedPulled`].
+    fn mirror(
+        services: &Services,
+        tx: &mpsc::UnboundedSender<Delivery>,
+    ) -> Option<crate::store::mirror::MirrorWatch> {
+        let pg = services.shared_runs.clone()?;
+        let local = Store::open(&services.reader.as_ref()?.path()?).ok()?;
+        let (pulled, failed) = (tx.clone(), tx.clone());
+        let shown = pg.shown().to_string();
+        crate::store::mirror::Mirror::new(pg, local)
+            .watch(
+                move |p| {
+                    let _ = pulled.send(Delivery {
+                        to: ScreenId::Heatmap,
+                        msg: Msg::SharedPulled(Box::new(p)),
+                    });
+                },
+                move |e| {
+                    let _ = failed.send(Delivery {
+                        to: ScreenId::Heatmap,
+                        msg: Msg::Failed(format!(
+                            "the team's runs on {shown} are not updating: {e}"
+                        )),
+                    });
+                },
+            )
+            .ok()
     }
 
     /// Whether work is still in flight (the loop waits for it when input ends).

@@ -517,6 +517,17 @@ impl Component for Heatmap {
 
     fn on_msg(&mut self, msg: &crate::tui::jobs::Msg, cx: &Cx) -> Vec<Cmd> {
         match msg {
+            // Other workers' answers and scores arrived: the rates again, and the chosen runs'
+            // rows read again.
+            crate::tui::jobs::Msg::SharedPulled(_) => {
+                self.refresh(cx.session);
+                if let Some(runs) = &self.runs {
+                    return vec![Cmd::Job(crate::tui::jobs::JobRequest::LoadRunRows {
+                        runs: runs.clone(),
+                    })];
+                }
+                Vec::new()
+            }
             crate::tui::jobs::Msg::Signals(rows) => {
                 let empty = rows.is_empty();
                 self.signals = Some(rows.clone());

@@ -155,6 +155,8 @@ impl Component for Runs {
     }
     fn on_msg(&mut self, msg: &Msg, _cx: &Cx) -> Vec<Cmd> {
         match msg {
+            // The team's store brought runs or answers: the list again (done counts, scores).
+            Msg::SharedPulled(_) => vec![Cmd::Job(JobRequest::LoadRuns)],
             Msg::Runs(runs) => {
                 self.sel = self.sel.min(runs.len().saturating_sub(1));
                 self.marked.retain(|m| runs.iter().any(|l| l.run.id == *m));

@@ -1,0 +1,232 @@
+//! A local mirror of a shared store's runs: a SQLite file every reading part of prism (the
+//! TUI's screens, reports, scoring) reads as it reads any store, kept current by pulling what
+//! changed on the shared store. Answers and scores there carry a change number (`seq`); the
+//! mirror pulls those past the last it saw, a new run whole, and run statuses. Every pull is
+//! keyed like `prism db copy`, so pulling a row twice changes nothing.
+//!
+//! Change numbers are taken when a row is written, so a transaction that commits late can make
+//! a lower number visible after a higher one: each pull starts [`MARGIN`] numbers before the
+//! last seen, and rows already mirrored are skipped.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use postgres::fallible_iterator::FallibleIterator;
+
+use super::pg::{PgStore, RUNS_CHANNEL};
+use super::{Result, RunStatus, ScoreRecord, Store};
+
+/// How far before the last change seen each pull starts again (see the module's notes).
+const MARGIN: i64 = 512;
+/// Rows pulled per query.
+const PAGE: i64 = 5_000;
+
+/// What one pull brought.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Pulled {
+    pub runs: usize,
+    pub answers: usize,
+    pub scores: usize,
+    /// Runs whose status changed (a run finished).
+    pub statuses: usize,
+    /// The scores pulled (those already mirrored too: applying one again changes nothing),
+    /// for a front-end that keeps scores in memory.
+    pub score_records: Vec<ScoreRecord>,
+}
+
+impl Pulled {
+    /// Whether anything changed in the mirror.
+    pub fn changed(&self) -> bool {
+        self.runs + self.answers + self.scores + self.statuses > 0
+    }
+}
+
+pub struct Mirror {
+    pg: PgStore,
+    store: Store,
+    answers_seen: i64,
+    scores_seen: i64,
+    started: bool,
+}
+
+impl Mirror {
+    pub fn new(pg: PgStore, store: Store) -> Mirror {
+        Mirror {
+            pg,
+            store,
+            answers_seen: 0,
+            scores_seen: 0,
+            started: false,
+        }
+    }
+
+    /// Pulls what changed since the last pull (the first pull: every run the mirror lacks).
+    pub fn pull(&mut self) -> Result<Pulled> {
+        let mut out = Pulled::default();
+        if !self.started {
+            // Where the changes stand before the runs are copied whole: what changes while
+            // they are copied is pulled next.
+            let (a, s) = self.pg.max_changes()?;
+            self.answers_seen = (a - MARGIN).max(0);
+            self.scores_seen = (s - MARGIN).max(0);
+        }
+        let theirs = self.pg.statuses()?;
+        let ours: HashMap<String, RunStatus> = self
+            .store
+            .runs()?
+            .into_iter()
+            .map(|r| (r.id, r.status))
+            .collect();
+        for (id, status) in &theirs {
+            match ours.get(id) {
+                None => {
+                    if let Some(b) = self.pg.run_bundle(id)? {
+                        let added = self.store.put_run_bundle(&b)?;
+                        out.runs += added.runs;
+                        out.answers += added.responses;
+                        out.scores += added.scores;
+                        out.score_records.extend(b.scores);
+                    }
+                }
+                Some(s) if s.as_str() != status => {
+                    self.store.set_run_status(id, RunStatus::parse(status)?)?;
+                    out.statuses += 1;
+                }
+                Some(_) => {}
+            }
+        }
+        self.started = true;
+        loop {
+            let page = self.pg.answers_since(self.answers_seen, PAGE)?;
+            let Some(last) = page.last().map(|(seq, _)| *seq) else {
+                break;
+            };
+            let rs: Vec<_> = page.into_iter().map(|(_, r)| r).collect();
+            out.answers += self.store.put_answers(&rs)?;
+            if (rs.len() as i64) < PAGE {
+                self.answers_seen = self.answers_seen.max(last - MARGIN);
+                break;
+            }
+            self.answers_seen = last;
+        }
+        loop {
+            let page = self.pg.scores_since(self.scores_seen, PAGE)?;
+            let Some(last) = page.last().map(|(seq, _)| *seq) else {
+                break;
+            };
+            let rs: Vec<_> = page.into_iter().map(|(_, r)| r).collect();
+            out.scores += self.store.put_new_scores(&rs)?;
+            let last_page = (rs.len() as i64) < PAGE;
+            out.score_records.extend(rs);
+            if last_page {
+                self.scores_seen = self.scores_seen.max(last - MARGIN);
+                break;
+            }
+            self.scores_seen = last;
+        }
+        Ok(out)
+    }
+
+    /// Pulls on a thread of its own for as long as the returned watch lives: at once, then
+    /// whenever the shared store notifies a save (`LISTEN`), and every [`EVERY`] regardless (a
+    /// notification is lost while the listening connection is down). `on_pull` hears every
+    /// pull that changed something, `on_error` each failure (once until a pull works again).
+    pub fn watch(
+        mut self,
+        on_pull: impl Fn(Pulled) + Send + 'static,
+        on_error: impl Fn(String) + Send + 'static,
+    ) -> std::io::Result<MirrorWatch> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let cfg = self.pg.connect_config();
+        let thread = std::thread::Builder::new()
+            .name("prism-mirror".into())
+            .spawn(move || {
+                let mut listener: Option<postgres::Client> = None;
+                let mut failing = false;
+                while !flag.load(Ordering::Relaxed) {
+                    match self.pull() {
+                        Ok(p) => {
+                            failing = false;
+                            if p.changed() {
+                                on_pull(p);
+                            }
+                        }
+                        Err(e) if !failing => {
+                            failing = true;
+                            on_error(e.to_string());
+                        }
+                        Err(_) => {}
+                    }
+                    if listener.as_ref().is_none_or(|c| c.is_closed()) {
+                        listener = listen(&cfg).ok();
+                    }
+                    wait(listener.as_mut(), &flag);
+                }
+            })?;
+        Ok(MirrorWatch {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+/// The longest a mirror goes without pulling.
+pub const EVERY: Duration = Duration::from_secs(2);
+
+/// A running mirror; dropping it stops the thread.
+pub struct MirrorWatch {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Drop for MirrorWatch {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn listen(cfg: &postgres::Config) -> std::result::Result<postgres::Client, postgres::Error> {
+    let mut cfg = cfg.clone();
+    cfg.connect_timeout(Duration::from_secs(5));
+    let mut c = cfg.connect(postgres::NoTls)?;
+    c.batch_execute(&format!("LISTEN {RUNS_CHANNEL}"))?;
+    Ok(c)
+}
+
+/// Until a save is notified, [`EVERY`] passes, or the watch is stopped (looked at every
+/// 200 ms). A burst of notifications is one wake.
+fn wait(listener: Option<&mut postgres::Client>, stop: &AtomicBool) {
+    let step = Duration::from_millis(200);
+    let mut waited = Duration::ZERO;
+    let Some(c) = listener else {
+        while waited < EVERY && !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(step);
+            waited += step;
+        }
+        return;
+    };
+    while waited < EVERY && !stop.load(Ordering::Relaxed) {
+        let got = c
+            .notifications()
+            .timeout_iter(step)
+            .next()
+            .map(|n| n.is_some());
+        match got {
+            Ok(true) => {
+                while let Ok(Some(_)) = c.notifications().iter().next() {}
+                // Let a burst of saves land: one pull for many.
+                std::thread::sleep(step);
+                return;
+            }
+            Ok(false) if !c.is_closed() => waited += step,
+            _ => return,
+        }
+    }
+}
