@@ -212,6 +212,10 @@ fn three_workers_one_killed_twice_answer_every_job_once() {
     finish(second, "the second worker");
     let err = finish(victim, "the restarted worker");
     assert!(err.contains("this worker:"), "{err}");
+    assert!(
+        err.contains("models from this machine's models file: stub"),
+        "{err}"
+    );
     let (stored, dropped, retaken) = check_complete(&pg, &run);
     assert_eq!(stored, JOBS, "answers stored, summed over workers");
     // The killed worker's leases ran out and were taken by the others.
@@ -222,6 +226,17 @@ fn three_workers_one_killed_twice_answer_every_job_once() {
     );
     // Every request the mock answered was either stored or dropped (or cut by a kill).
     assert!(mock.requests() as i64 >= JOBS);
+    // What a user sees of it: the run done, five workers (the victim three times).
+    let out = Command::new(assert_cmd::cargo::cargo_bin("prism"))
+        .args(["db", "workers", &run, "--db", &url])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.contains("finished  3000 jobs: 3000 done, 0 failed, 0 pending"),
+        "{out}"
+    );
+    assert_eq!(out.lines().count(), 2 + 5, "{out}");
 }
 
 #[test]
@@ -291,4 +306,66 @@ fn a_file_is_not_a_shared_store_and_urls_keep_their_password() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("s3cret") && err.contains("***"), "{err}");
+}
+
+#[test]
+fn the_tui_on_a_shared_store_shows_the_team_runs_as_they_arrive() {
+    let pg = Pg::start();
+    let mock = mock::start_background();
+    let cfg = tempfile::tempdir().unwrap();
+    models_file(cfg.path(), &mock);
+    let url = pg.url();
+    // A run made on "another machine" (its own data dir), before the TUI starts.
+    let other = tempfile::tempdir().unwrap();
+    models_file(other.path(), &mock);
+    let small = [
+        "run",
+        "--db",
+        &url,
+        "--models",
+        "stub",
+        "--limit",
+        "10",
+        "--samples",
+        "2",
+        "--no-score",
+    ];
+    finish(prism(other.path(), &small), "the first run");
+    let first = wait_run(&pg);
+    let tmux = common::tmux::Tmux {
+        socket: format!("prism-shared-{}", std::process::id()),
+    };
+    let cmd = format!(
+        "PRISM_CONFIG_DIR={d} PRISM_DATA_DIR={d} TERM=xterm-256color {bin} --db {url}; sleep 5",
+        d = cfg.path().display(),
+        bin = env!("CARGO_BIN_EXE_prism"),
+    );
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "smoke",
+        "-x",
+        "140",
+        "-y",
+        "36",
+        &cmd,
+    ]);
+    tmux.wait_for("the team's run pulled", |s| {
+        s.contains("from the team's store")
+    });
+    tmux.keys(&["R"]);
+    let s = tmux.wait_for("the runs screen", |s| s.contains(&first));
+    assert!(s.contains("20 done"), "{s}");
+    // Another run arrives while the screen is open: it shows without a key press.
+    finish(prism(other.path(), &small), "the second run");
+    let s = tmux.wait_for("the second run listed", |s| {
+        s.contains("runs 2 in the store")
+    });
+    assert!(s.matches("20 done").count() == 2, "{s}");
+    tmux.keys(&["q", "q"]);
+    // The mirror is the local store: every tool reads the team's runs there.
+    let local = prism::store::Store::open(&cfg.path().join("prism.db")).unwrap();
+    assert_eq!(local.runs().unwrap().len(), 2);
+    assert_eq!(local.responses(&first).unwrap().len(), 20);
 }

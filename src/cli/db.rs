@@ -23,11 +23,22 @@ pub enum DbCommand {
         #[arg(long, value_delimiter = ',')]
         run: Vec<String>,
     },
+    /// A shared run's progress and the workers on it: what each answered, dropped (another
+    /// worker's answer came first) and took over (a lease that ran out), and when it was last
+    /// heard from.
+    Workers {
+        /// The run (default: the newest).
+        run: Option<String>,
+        /// The shared store (postgres://...).
+        #[arg(long)]
+        db: String,
+    },
 }
 
 pub(super) fn db(what: DbCommand) -> anyhow::Result<i32> {
     match what {
         DbCommand::Copy { from, to, run } => copy(&from, &to, &run),
+        DbCommand::Workers { run, db } => workers(run, &db),
     }
 }
 
@@ -122,4 +133,58 @@ fn review(from: &Path, to: &Path) -> anyhow::Result<(usize, usize)> {
         }
     }
     Ok((decisions, quality))
+}
+
+fn workers(run: Option<String>, db: &str) -> anyhow::Result<i32> {
+    if !crate::store::pg::is_url(db) {
+        bail!("workers share a run on a PostgreSQL store: --db postgres://...");
+    }
+    let pg = crate::store::pg::PgStore::connect(db)?;
+    let run = match run {
+        Some(r) => r,
+        None => match pg.runs()?.into_iter().next() {
+            Some(r) => r.id,
+            None => bail!("no runs in {}", pg.shown()),
+        },
+    };
+    let Some(rec) = pg.run(&run)? else {
+        bail!("no run {run} in {}", pg.shown());
+    };
+    let jobs = pg.jobs(&run)?;
+    let count = |s: crate::store::JobState| jobs.iter().filter(|(_, st, _)| *st == s).count();
+    let leased = jobs
+        .iter()
+        .filter(|(_, s, w)| *s == crate::store::JobState::Pending && w.is_some())
+        .count();
+    crate::outln!(
+        "{run}  {}  {} jobs: {} done, {} failed, {} pending ({} leased)",
+        rec.status.as_str(),
+        jobs.len(),
+        count(crate::store::JobState::Done),
+        count(crate::store::JobState::Failed),
+        count(crate::store::JobState::Pending),
+        leased
+    );
+    crate::outln!(
+        "{:<28} {:<16} {:>8} {:>8} {:>8} {:>8}  last heard",
+        "worker",
+        "host",
+        "pid",
+        "stored",
+        "dropped",
+        "retaken"
+    );
+    for (w, host, pid, stored, dropped, retaken, ago) in pg.workers(&run)? {
+        crate::outln!(
+            "{:<28} {:<16} {:>8} {:>8} {:>8} {:>8}  {:.0} s ago",
+            crate::text::one_line(&w),
+            crate::text::one_line(&host),
+            pid,
+            stored,
+            dropped,
+            retaken,
+            ago
+        );
+    }
+    Ok(0)
 }
