@@ -612,13 +612,8 @@ async fn work(shared: &Arc<Shared>, todo: Vec<Job>, workers: usize, all_jobs: &[
     for (mi, q) in queues.into_iter().enumerate() {
         let most = shared.models[mi].cfg.max_concurrency.max(1).min(workers);
         let (n, queue) = if leased {
-            let q = Queue::Leased(Arc::new(LeaseQueue {
-                model: shared.models[mi].cfg.name.clone(),
-                batch: most,
-                jobs: by_idx.clone(),
-                buf: tokio::sync::Mutex::new(VecDeque::new()),
-            }));
-            (most, q)
+            let model = shared.models[mi].cfg.name.clone();
+            (most, Queue::leased(shared, model, most, by_idx.clone()))
         } else {
             // A plain mutex: held only to pop a job, never across an await.
             let n = most.min(q.len());
@@ -683,16 +678,10 @@ enum Queue {
     Leased(Arc<LeaseQueue>),
 }
 
-/// A model's jobs leased from a shared run, and how to find a leased job's plan.
+/// A model's jobs leased from a shared run: a task of its own leases them a batch at a time
+/// ahead of the workers ([`prefetch`]), so no worker waits for a lease's round trip.
 struct LeaseQueue {
-    model: String,
-    /// Jobs leased at a time: the model's workers, so a worker that dies holds no more
-    /// than it was working on.
-    batch: usize,
-    jobs: Arc<HashMap<u32, Job>>,
-    /// Leased and not yet started; the lock is held while leasing, so one worker leases
-    /// for all of the model's.
-    buf: tokio::sync::Mutex<VecDeque<Job>>,
+    jobs: tokio::sync::Mutex<mpsc::Receiver<Job>>,
 }
 
 /// How long a worker waits before asking again when every job left is leased by others
@@ -702,32 +691,62 @@ const LEASE_POLL: Duration = Duration::from_millis(500);
 impl Queue {
     /// The next job, or `None` when there is none left (or the run is cancelled).
     async fn next(&self, shared: &Shared) -> Option<Job> {
-        let q = match self {
-            Queue::Fixed(q) => return q.lock().unwrap_or_else(|e| e.into_inner()).pop_front(),
-            Queue::Leased(q) => q,
-        };
-        let mut buf = q.buf.lock().await;
-        loop {
-            if let Some(j) = buf.pop_front() {
-                return Some(j);
-            }
-            if shared.life.is_cancelled() {
-                return None;
-            }
-            match shared.store.lease(&shared.run_id, &q.model, q.batch).await {
-                Ok(l) if !l.jobs.is_empty() => {
-                    buf.extend(l.jobs.iter().filter_map(|i| q.jobs.get(i).cloned()));
-                    continue;
+        match self {
+            Queue::Fixed(q) => q.lock().unwrap_or_else(|e| e.into_inner()).pop_front(),
+            Queue::Leased(q) => {
+                let mut rx = q.jobs.lock().await;
+                tokio::select! {
+                    _ = shared.life.cancel.cancelled() => None,
+                    j = rx.recv() => j,
                 }
-                // Nothing left to lease and nobody else holding any: the model is done.
-                Ok(l) if l.held_elsewhere == 0 => return None,
-                // Others hold the rest, or the store is away: ask again shortly.
-                Ok(_) | Err(_) => {}
             }
-            tokio::select! {
-                _ = shared.life.cancel.cancelled() => return None,
-                _ = tokio::time::sleep(LEASE_POLL) => {}
+        }
+    }
+
+    /// A model's leased queue and the task that fills it: `batch` jobs leased at a time (the
+    /// model's workers), at most two batches leased and not yet started, so a worker that dies
+    /// holds few jobs another must wait for.
+    fn leased(
+        shared: &Arc<Shared>,
+        model: String,
+        batch: usize,
+        plan: Arc<HashMap<u32, Job>>,
+    ) -> Queue {
+        let (tx, rx) = mpsc::channel(batch.max(1));
+        tokio::spawn(prefetch(shared.clone(), model, batch.max(1), plan, tx));
+        Queue::Leased(Arc::new(LeaseQueue {
+            jobs: tokio::sync::Mutex::new(rx),
+        }))
+    }
+}
+
+/// Leases a model's jobs for its workers until none is left anywhere: none to lease and none
+/// held by another worker (a dead one's come free once its leases run out, so while others hold
+/// some it keeps asking).
+async fn prefetch(
+    shared: Arc<Shared>,
+    model: String,
+    batch: usize,
+    plan: Arc<HashMap<u32, Job>>,
+    tx: mpsc::Sender<Job>,
+) {
+    while !shared.life.is_cancelled() {
+        match shared.store.lease(&shared.run_id, &model, batch).await {
+            Ok(l) if !l.jobs.is_empty() => {
+                for j in l.jobs.iter().filter_map(|i| plan.get(i)) {
+                    if tx.send(j.clone()).await.is_err() {
+                        return;
+                    }
+                }
+                continue;
             }
+            Ok(l) if l.held_elsewhere == 0 => return,
+            // Others hold the rest, or the store is away: ask again shortly.
+            Ok(_) | Err(_) => {}
+        }
+        tokio::select! {
+            _ = shared.life.cancel.cancelled() => return,
+            _ = tokio::time::sleep(LEASE_POLL) => {}
         }
     }
 }

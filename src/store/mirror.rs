@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use postgres::fallible_iterator::FallibleIterator;
 
-use super::pg::{PgStore, RUNS_CHANNEL};
+use super::pg::PgStore;
+use super::pg_runs::RUNS_CHANNEL;
 use super::{Result, RunStatus, ScoreRecord, Store};
 
 /// How far before the last change seen each pull starts again (see the module's notes).

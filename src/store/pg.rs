@@ -25,10 +25,6 @@ use super::review_records::{Decision, QualityRecord, ReviewRecord};
 /// on commit): open review screens listen on it (`review::watch`).
 pub const REVIEW_CHANNEL: &str = "prism_review";
 
-/// The channel every save of answers or scores on a shared run notifies (on commit): the TUI's
-/// mirror of the shared store pulls what changed when it hears it.
-pub(crate) const RUNS_CHANNEL: &str = "prism_runs";
-
 const MIGRATIONS: &[&str] = &[
     // 1: review decisions and drafts, the quality agent's scores (SQLite migrations 7 and 8).
     r#"
@@ -192,6 +188,8 @@ pub struct PgStore {
     shown: String,
     /// What it connected with (password included), for the review watcher's own connection.
     cfg: Box<postgres::Config>,
+    /// The same, for the async client.
+    async_cfg: Box<tokio_postgres::Config>,
 }
 
 /// Whether `s` names a PostgreSQL database rather than a SQLite file: a `postgres://` or
@@ -504,6 +502,14 @@ impl PgStore {
             }
         }
         cfg.connect_timeout(std::time::Duration::from_secs(10));
+        // The same settings for the async client (cache lookups on the engine's runtime).
+        let mut async_cfg: tokio_postgres::Config = url
+            .parse()
+            .map_err(|e| pg_err(&shown, format!("not a valid PostgreSQL URL ({e})")))?;
+        if let Some(p) = cfg.get_password() {
+            async_cfg.password(p);
+        }
+        async_cfg.connect_timeout(std::time::Duration::from_secs(10));
         let (jobs, rx) = mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = mpsc::channel::<Result<()>>();
         let shown2 = shown.clone();
@@ -538,6 +544,7 @@ impl PgStore {
             jobs,
             shown,
             cfg: Box::new(kept),
+            async_cfg: Box::new(async_cfg),
         })
     }
 
@@ -567,6 +574,11 @@ impl PgStore {
         rx.recv()
             .map_err(|_| pg_err(&self.shown, "the connection thread ended"))?
             .map_err(|e| pg_err(&self.shown, chain(&e)))
+    }
+
+    /// How this store connects, for an async client (holds the password: never shown).
+    pub(crate) fn async_config(&self) -> Box<tokio_postgres::Config> {
+        self.async_cfg.clone()
     }
 
     pub fn shown(&self) -> &str {

@@ -7,8 +7,9 @@
 //! stops holding them and another takes them.
 //!
 //! Saves are group-committed like SQLite's: every save already queued goes into one
-//! transaction. A lost connection is made again before the next command; a command that fails
-//! meanwhile answers with the error, and the engine holds the answers and tries again.
+//! transaction. What a job waits on before its call never waits behind a commit: leases go to
+//! a thread with a connection of its own, cache lookups to an async client (`pg_lookups`). A lost connection is made again before the next command; a command that
+//! fails meanwhile answers with the error, and the engine holds the answers and tries again.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,45 +28,151 @@ impl StoreHandle {
     /// A handle on the shared store `pg` (already connected and migrated), for a worker that
     /// leases jobs for `lease` at a time.
     pub fn spawn_pg(pg: &super::pg::PgStore, lease: Duration) -> super::Result<StoreHandle> {
-        let cfg = pg.connect_config();
-        let shown = pg.shown().to_string();
-        let client = cfg
-            .connect(NoTls)
-            .map_err(|e| StoreError::Shared(format!("{shown}: {}", super::pg::chain(&e))))?;
         let shared = Arc::new(Shared {
             worker: worker_name(),
             dropped: AtomicU64::new(0),
             retaken: AtomicU64::new(0),
         });
         let (tx, rx) = mpsc::channel::<Cmd>();
-        let mut w = Writer {
-            cfg,
-            shown,
-            client: Some(client),
+        let (leases_tx, leases_rx) = mpsc::channel::<Cmd>();
+        let mut leases = Leases {
+            conn: Conn::open(pg)?,
             shared: shared.clone(),
-            joined: HashMap::new(),
             lease,
         };
-        std::thread::Builder::new()
-            .name("prism-pg-writer".into())
-            .spawn(move || w.run(rx))
-            .map_err(|e| StoreError::Shared(e.to_string()))?;
+        let mut w = Writer {
+            conn: Conn::open(pg)?,
+            shared: shared.clone(),
+            joined: HashMap::new(),
+            ever: Default::default(),
+            lease,
+        };
+        let spawn = |name: &str, f: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn(f)
+                .map_err(|e| StoreError::Shared(e.to_string()))
+        };
+        spawn("prism-pg-leases", Box::new(move || leases.run(leases_rx)))?;
+        spawn("prism-pg-writer", Box::new(move || w.run(rx)))?;
         Ok(StoreHandle {
             tx,
             path: None,
             shared: Some(shared),
+            lookups: Some(Arc::new(super::pg_lookups::Lookups::new(pg.async_config()))),
+            leases: Some(leases_tx),
         })
     }
 }
 
-struct Writer {
+/// A connection to the shared store, made again when lost.
+struct Conn {
     cfg: Box<postgres::Config>,
     shown: String,
     client: Option<Client>,
+    /// Statements prepared on this connection (made again with it): a statement sent as text
+    /// is parsed and planned on every call, a round trip and most of a millisecond each.
+    prepared: HashMap<&'static str, postgres::Statement>,
+}
+
+impl Conn {
+    fn open(pg: &super::pg::PgStore) -> super::Result<Conn> {
+        let cfg = pg.connect_config();
+        let shown = pg.shown().to_string();
+        let client = cfg
+            .connect(NoTls)
+            .map_err(|e| StoreError::Shared(format!("{shown}: {}", super::pg::chain(&e))))?;
+        Ok(Conn {
+            cfg,
+            shown,
+            client: Some(client),
+            prepared: HashMap::new(),
+        })
+    }
+
+    /// `sql` prepared on the connection (connected first if need be).
+    fn prepare(&mut self, sql: &'static str) -> WriteResult<postgres::Statement> {
+        if let Some(s) = self.prepared.get(sql)
+            && self.client.as_ref().is_some_and(|c| !c.is_closed())
+        {
+            return Ok(s.clone());
+        }
+        let st = self.with(|c| c.prepare(sql))?;
+        self.prepared.insert(sql, st.clone());
+        Ok(st)
+    }
+
+    /// Runs `f` on the connection, made again first if it was lost; an error that leaves the
+    /// connection closed drops it, so the next command connects again.
+    fn with<T>(
+        &mut self,
+        f: impl FnOnce(&mut Client) -> Result<T, postgres::Error>,
+    ) -> WriteResult<T> {
+        if self.client.as_ref().is_none_or(|c| c.is_closed()) {
+            self.prepared.clear();
+            self.client = Some(self.cfg.connect(NoTls).map_err(|e| self.error(&e))?);
+        }
+        let c = self.client.as_mut().expect("connected above");
+        let r = f(c);
+        if r.is_err() && c.is_closed() {
+            self.client = None;
+        }
+        r.map_err(|e| self.error(&e))
+    }
+
+    fn error(&self, e: &postgres::Error) -> WriteError {
+        WriteError::from(StoreError::Shared(format!(
+            "{SHARED_DB} {}: {}",
+            self.shown,
+            super::pg::chain(e)
+        )))
+    }
+}
+
+struct Writer {
+    conn: Conn,
     shared: Arc<Shared>,
     /// Runs this worker has joined (its lock taken), by the owner token the engine used.
     joined: HashMap<String, String>,
+    /// Every run it joined in this process: at exit, whatever it still holds in them goes back
+    /// (a lease taken just as the run let go of them).
+    ever: std::collections::HashSet<String>,
     lease: Duration,
+}
+
+/// The thread that leases jobs, on a connection of its own (a job waits on its lease; behind
+/// the writer it would wait for commits).
+struct Leases {
+    conn: Conn,
+    shared: Arc<Shared>,
+    lease: Duration,
+}
+
+impl Leases {
+    fn run(&mut self, rx: mpsc::Receiver<Cmd>) {
+        while let Ok(cmd) = rx.recv() {
+            let Cmd::Lease {
+                run,
+                model,
+                n,
+                reply,
+            } = cmd
+            else {
+                continue;
+            };
+            let (worker, secs) = (self.shared.worker.clone(), self.lease.as_secs_f64());
+            let r = self.conn.prepare(pg_runs::LEASE).and_then(|st| {
+                self.conn
+                    .with(|c| pg_runs::lease(c, &st, &run, &model, &worker, n, secs))
+            });
+            if let Ok(l) = &r {
+                self.shared
+                    .retaken
+                    .fetch_add(l.retaken as u64, Ordering::Relaxed);
+            }
+            let _ = reply.send(r);
+        }
+    }
 }
 
 impl Writer {
@@ -86,8 +193,8 @@ impl Writer {
                 next_renew = Instant::now() + renew_every;
             }
             let Some(first) = first else { continue };
-            // Group commit: the saves already queued go into one transaction; anything else
-            // is done in order after them.
+            // Group commit: the saves already queued go into one transaction and the cache
+            // lookups into one query; anything else is done in order after what came before.
             let mut saves: Vec<(ResponseRecord, oneshot::Sender<WriteResult<()>>)> = Vec::new();
             let mut next = Some(first);
             while let Some(cmd) = next {
@@ -106,35 +213,10 @@ impl Writer {
             self.save(&mut saves);
         }
         // The process is ending: leases still held go back now.
-        for (run, _) in std::mem::take(&mut self.joined) {
+        for run in std::mem::take(&mut self.ever) {
             let worker = self.shared.worker.clone();
-            let _ = self.with(|c| pg_runs::release(c, &run, &worker));
+            let _ = self.conn.with(|c| pg_runs::release(c, &run, &worker));
         }
-    }
-
-    /// Runs `f` on the connection, made again first if it was lost; an error that leaves the
-    /// connection closed drops it, so the next command connects again.
-    fn with<T>(
-        &mut self,
-        f: impl FnOnce(&mut Client) -> Result<T, postgres::Error>,
-    ) -> WriteResult<T> {
-        if self.client.as_ref().is_none_or(|c| c.is_closed()) {
-            self.client = Some(self.cfg.connect(NoTls).map_err(|e| self.error(&e))?);
-        }
-        let c = self.client.as_mut().expect("connected above");
-        let r = f(c);
-        if r.is_err() && c.is_closed() {
-            self.client = None;
-        }
-        r.map_err(|e| self.error(&e))
-    }
-
-    fn error(&self, e: &postgres::Error) -> WriteError {
-        WriteError::from(StoreError::Shared(format!(
-            "{SHARED_DB} {}: {}",
-            self.shown,
-            super::pg::chain(e)
-        )))
     }
 
     fn renew(&mut self) -> WriteResult<()> {
@@ -143,7 +225,7 @@ impl Writer {
         }
         let runs: Vec<String> = self.joined.keys().cloned().collect();
         let (worker, secs) = (self.shared.worker.clone(), self.lease.as_secs_f64());
-        self.with(|c| {
+        self.conn.with(|c| {
             let runs: Vec<&str> = runs.iter().map(String::as_str).collect();
             pg_runs::renew(c, &runs, &worker, secs)
         })
@@ -162,7 +244,11 @@ impl Writer {
                     .then(|| self.shared.worker.clone())
             })
             .collect();
-        let result = self.with(|c| pg_runs::save_responses(c, &rs, &workers));
+        let result = self.conn.prepare(pg_runs::SAVE).and_then(|ins| {
+            let jobs = self.conn.prepare(pg_runs::SAVE_JOBS)?;
+            self.conn
+                .with(|c| pg_runs::save_responses(c, (&ins, &jobs), &rs, &workers))
+        });
         if let Ok(dropped) = &result {
             self.shared
                 .dropped
@@ -177,16 +263,22 @@ impl Writer {
     fn handle(&mut self, cmd: Cmd) {
         let worker = self.shared.worker.clone();
         match cmd {
-            Cmd::Save(..) => unreachable!("saves are grouped by the loop"),
-            Cmd::CacheGet(key, reply) => {
-                let _ = reply.send(self.with(|c| pg_runs::cache_get(c, &key)).ok().flatten());
+            Cmd::Save(..) => unreachable!("grouped by the loop"),
+            // The handle sends these to their own threads.
+            Cmd::CacheGet(_, reply) => {
+                let _ = reply.send(None);
+            }
+            Cmd::Lease { reply, .. } => {
+                let _ = reply.send(Err(WriteError::Stopped));
             }
             Cmd::CachePut(key, v, reply) => {
-                let _ = reply.send(self.with(|c| pg_runs::cache_put(c, &key, &v)));
+                let _ = reply.send(self.conn.with(|c| pg_runs::cache_put(c, &key, &v)));
             }
             Cmd::CreateRun(run, jobs, reply) => {
                 let r = match serde_json::to_string(&run.config) {
-                    Ok(cfg) => self.with(|c| pg_runs::create_run(c, &run, &cfg, &jobs)),
+                    Ok(cfg) => self
+                        .conn
+                        .with(|c| pg_runs::create_run(c, &run, &cfg, &jobs)),
                     Err(source) => Err(WriteError::from(StoreError::Json {
                         what: "run config",
                         source,
@@ -195,17 +287,18 @@ impl Writer {
                 let _ = reply.send(r);
             }
             Cmd::SetStatus(run, status, reply) => {
-                let _ = reply.send(self.with(|c| pg_runs::set_status(c, &run, status)));
+                let _ = reply.send(self.conn.with(|c| pg_runs::set_status(c, &run, status)));
             }
             Cmd::SaveScores(rs, reply) => {
                 let joined = self.joined.clone();
                 let owner = |run: &str| joined.contains_key(run).then(|| worker.clone());
-                let _ = reply.send(self.with(|c| pg_runs::save_scores(c, &rs, &owner)));
+                let _ = reply.send(self.conn.with(|c| pg_runs::save_scores(c, &rs, &owner)));
             }
             // Joining a run: every worker may; what one works on is what it leases.
             Cmd::Lock(Lock::Take { run, owner }, reply) => {
-                let r = self.with(|c| pg_runs::join(c, &run, &worker));
+                let r = self.conn.with(|c| pg_runs::join(c, &run, &worker));
                 if r.is_ok() {
+                    self.ever.insert(run.clone());
                     self.joined.insert(run, owner);
                 }
                 let _ = reply.send(r.map(Ok));
@@ -216,22 +309,11 @@ impl Writer {
             }
             Cmd::Lock(Lock::Release { run, .. }, reply) => {
                 self.joined.remove(&run);
-                let _ = reply.send(self.with(|c| pg_runs::release(c, &run, &worker)).map(Ok));
-            }
-            Cmd::Lease {
-                run,
-                model,
-                n,
-                reply,
-            } => {
-                let secs = self.lease.as_secs_f64();
-                let r = self.with(|c| pg_runs::lease(c, &run, &model, &worker, n, secs));
-                if let Ok(l) = &r {
-                    self.shared
-                        .retaken
-                        .fetch_add(l.retaken as u64, Ordering::Relaxed);
-                }
-                let _ = reply.send(r);
+                let _ = reply.send(
+                    self.conn
+                        .with(|c| pg_runs::release(c, &run, &worker))
+                        .map(Ok),
+                );
             }
             Cmd::MaxPages(_, reply) => {
                 let _ = reply.send(Ok(()));

@@ -60,6 +60,10 @@ pub struct StoreHandle {
     pub path: Option<PathBuf>,
     /// On a shared store (PostgreSQL): what its workers share, and this worker's counts.
     pub(super) shared: Option<std::sync::Arc<super::worker::Shared>>,
+    /// On a shared store, the threads cache lookups and leases go to directly (a job waits on
+    /// them before its call; behind the writer they would wait for its commits).
+    pub(super) lookups: Option<std::sync::Arc<super::pg_lookups::Lookups>>,
+    pub(super) leases: Option<mpsc::Sender<Cmd>>,
 }
 
 impl StoreHandle {
@@ -76,6 +80,8 @@ impl StoreHandle {
             tx,
             path,
             shared: None,
+            lookups: None,
+            leases: None,
         }
     }
 
@@ -101,7 +107,9 @@ impl StoreHandle {
         n: usize,
     ) -> WriteResult<super::pg_runs::Leased> {
         let (tx, rx) = oneshot::channel();
-        self.tx
+        self.leases
+            .as_ref()
+            .unwrap_or(&self.tx)
             .send(Cmd::Lease {
                 run: run.into(),
                 model: model.into(),
@@ -140,6 +148,9 @@ impl StoreHandle {
     }
 
     pub async fn cache_get(&self, key: String) -> Option<Cached> {
+        if let Some(l) = &self.lookups {
+            return l.get(&key).await;
+        }
         let (tx, rx) = oneshot::channel();
         self.tx.send(Cmd::CacheGet(key, tx)).ok()?;
         rx.await.ok().flatten()

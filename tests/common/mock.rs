@@ -11,6 +11,7 @@
 //! - `stall`: one chunk, then silence for 5 s.
 //! - `always500`: 500 every time.
 //! - `slow`: `echo`, with 40 ms between chunks.
+//! - `wait200`: `echo`, all at once after 200 ms (a model that is the bottleneck: benches).
 //! - `bench32`: a 32-token reply, every event in one write (for the throughput bench).
 //! - `closing`: `echo` in one write, then the server closes the connection (`Connection: close`).
 //! - `judge`: answers like a PRISM judge, from the prompt (see [`judge_reply`]).
@@ -416,6 +417,8 @@ enum Plan {
     },
     /// Everything in one body write.
     AtOnce,
+    /// Everything in one body write, after a wait.
+    Wait(Duration),
     Status(u16, Vec<(&'static str, String)>),
     Drop,
     Closing,
@@ -459,6 +462,7 @@ fn plan(state: &MockState, model: &str, prompt: &str) -> Plan {
         "badsse" if first => Plan::BadSse,
         "stall" if first => Plan::Stall,
         "bench32" => Plan::AtOnce,
+        "wait200" => Plan::Wait(Duration::from_millis(200)),
         "closing" => Plan::Closing,
         "slow" => Plan::Ok {
             delay: Duration::from_millis(40),
@@ -504,6 +508,14 @@ fn sse(events: Vec<String>, plan: Plan) -> Response {
             stream_response(Body::from_stream(s))
         }
         Plan::AtOnce => stream_response(Body::from(events.concat())),
+        Plan::Wait(d) => {
+            let all = events.concat();
+            let s = futures::stream::once(async move {
+                tokio::time::sleep(d).await;
+                Ok::<_, Infallible>(Bytes::from(all))
+            });
+            stream_response(Body::from_stream(s))
+        }
         Plan::Closing => {
             let mut r = stream_response(Body::from(events.concat()));
             r.headers_mut()

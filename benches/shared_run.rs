@@ -1,0 +1,203 @@
+//! A run shared by workers on PostgreSQL (issue 25), measured as users run it: `prism`
+//! processes against a stub server, beside the same work on a SQLite file.
+//!
+//! `cargo bench --bench shared_run` (options: `-- --jobs N --concurrency C --wait-jobs M
+//! --repeat R`). Needs nginx (`scripts/bench-tools`) and PostgreSQL (`.ci/run` installs it); a
+//! server of the bench's own is started with fsync on.
+//!
+//! (a) Coordination: one `prism run` of N items at concurrency C against nginx answering at
+//!     once, on a SQLite file and on PostgreSQL (a fresh database each time): what leasing jobs
+//!     and storing answers over the network costs when the model costs nothing.
+//! (b) Scaling when the model is the bottleneck, as in real use: the mock's `wait200` model
+//!     answers in 200 ms; each worker runs at concurrency 8; M jobs done by one worker, then
+//!     by three (`prism run` and two `prism work` joining it), each on a fresh database.
+
+#[path = "../tests/common/mock.rs"]
+mod mock;
+#[path = "../tests/common/pg.rs"]
+mod pg;
+#[path = "support/stub.rs"]
+mod stub;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+fn models(dir: &Path, base: &str, model: &str, conc: usize) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        dir.join("models.toml"),
+        format!(
+            "[[models]]\nname = \"stub\"\nprovider = \"openai\"\nbase_url = \"{base}/v1\"\nmodel = \"{model}\"\nmax_concurrency = {conc}\n"
+        ),
+    )
+    .unwrap();
+}
+
+fn prism(cfg: &Path, args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_prism"))
+        .args(args)
+        // PRISM_BENCH_ARGS: more arguments for every prism (to try an option's cost).
+        .args(
+            std::env::var("PRISM_BENCH_ARGS")
+                .ok()
+                .iter()
+                .flat_map(|a| a.split_whitespace()),
+        )
+        .env("PRISM_CONFIG_DIR", cfg)
+        .env("PRISM_DATA_DIR", cfg)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn wait_ok(mut c: Child, what: &str) {
+    let s = c.wait().unwrap();
+    assert!(s.success(), "{what}: {s}");
+}
+
+/// A fresh database on the server; its URL.
+fn database(pg: &pg::Pg, name: &str) -> String {
+    let mut c = postgres::Client::connect(&pg.url(), postgres::NoTls).unwrap();
+    c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+    format!("postgres://prism@127.0.0.1:{}/{name}", pg.port)
+}
+
+fn answers(url: &str) -> i64 {
+    let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    c.query_one("SELECT count(*) FROM responses WHERE error IS NULL", &[])
+        .unwrap()
+        .get(0)
+}
+
+fn wait_run(url: &str) -> String {
+    let t = Instant::now();
+    loop {
+        if let Ok(mut c) = postgres::Client::connect(url, postgres::NoTls)
+            && let Ok(Some(r)) = c.query_opt("SELECT id FROM runs LIMIT 1", &[])
+        {
+            return r.get(0);
+        }
+        assert!(t.elapsed() < Duration::from_secs(60), "no run was created");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let n: usize = arg(&args, "--jobs", 5_000);
+    let conc: usize = arg(&args, "--concurrency", 64);
+    let m: usize = arg(&args, "--wait-jobs", 1_200);
+    let repeat: usize = arg(&args, "--repeat", 3);
+    let dir = tempfile::tempdir().unwrap();
+    let pg = pg::Pg::start_with(true);
+    let mut db_no = 0;
+    let mut fresh = |pg: &pg::Pg| {
+        db_no += 1;
+        database(pg, &format!("bench{db_no}"))
+    };
+
+    // (a) Coordination cost against nginx.
+    let nginx = stub::start_nginx(dir.path(), &stub::sse_body(None));
+    let items = stub::write_items(dir.path(), n);
+    let items_s = items.display().to_string();
+    let base = format!("http://127.0.0.1:{}", nginx.port);
+    let (mut lite, mut shared) = (Vec::new(), Vec::new());
+    for k in 0..repeat {
+        let cfg = dir.path().join(format!("a{k}"));
+        models(&cfg, &base, "stub", conc);
+        let file = cfg.join("prism.db").display().to_string();
+        let common = [
+            "--models",
+            "stub",
+            "--concurrency",
+            &conc.to_string(),
+            "--no-score",
+        ];
+        let t = Instant::now();
+        let mut a = vec!["run", items_s.as_str(), "--db", &file];
+        a.extend(common);
+        wait_ok(prism(&cfg, &a), "prism run on SQLite");
+        let s = t.elapsed().as_secs_f64();
+        lite.push(n as f64 / s);
+        let url = fresh(&pg);
+        let t = Instant::now();
+        let mut a = vec!["run", items_s.as_str(), "--db", &url];
+        a.extend(common);
+        wait_ok(prism(&cfg, &a), "prism run on PostgreSQL");
+        let p = t.elapsed().as_secs_f64();
+        assert_eq!(answers(&url), n as i64, "every answer stored");
+        shared.push(n as f64 / p);
+        println!(
+            "(a) #{k}: {n} jobs at concurrency {conc}: SQLite {:.0} jobs/s, PostgreSQL (one worker) {:.0} jobs/s = {:.2}x",
+            n as f64 / s,
+            n as f64 / p,
+            s / p
+        );
+    }
+    let (l, s) = (median(lite), median(shared));
+    println!(
+        "(a) median: SQLite {l:.0} jobs/s, PostgreSQL {s:.0} jobs/s: {:.2}x (goal: at least 0.5x)",
+        s / l
+    );
+    drop(nginx);
+
+    // (b) Scaling when the model is the bottleneck.
+    let mock = mock::start_background();
+    std::fs::create_dir_all(dir.path().join("b")).unwrap();
+    let items = stub::write_items(&dir.path().join("b"), m);
+    let items_s = items.display().to_string();
+    let (mut one, mut three) = (Vec::new(), Vec::new());
+    for k in 0..repeat {
+        let cfg = dir.path().join(format!("b{k}"));
+        models(&cfg, &mock.url(), "wait200", 8);
+        let common = ["--concurrency", "8", "--no-score"];
+        let url = fresh(&pg);
+        let t = Instant::now();
+        let mut a = vec!["run", items_s.as_str(), "--db", &url, "--models", "stub"];
+        a.extend(common);
+        wait_ok(prism(&cfg, &a), "one worker");
+        let r1 = m as f64 / t.elapsed().as_secs_f64();
+        assert_eq!(answers(&url), m as i64);
+        let url = fresh(&pg);
+        let t = Instant::now();
+        let mut a = vec!["run", items_s.as_str(), "--db", &url, "--models", "stub"];
+        a.extend(common);
+        let first = prism(&cfg, &a);
+        let run = wait_run(&url);
+        let mut w = vec!["work", run.as_str(), "--db", &url];
+        w.extend(common);
+        let others = [prism(&cfg, &w), prism(&cfg, &w)];
+        wait_ok(first, "the first worker");
+        for o in others {
+            wait_ok(o, "a joining worker");
+        }
+        let r3 = m as f64 / t.elapsed().as_secs_f64();
+        assert_eq!(answers(&url), m as i64);
+        println!(
+            "(b) #{k}: {m} jobs, 200 ms each, concurrency 8 a worker: one worker {r1:.1} jobs/s, three {r3:.1} jobs/s = {:.2}x",
+            r3 / r1
+        );
+        one.push(r1);
+        three.push(r3);
+    }
+    let (a, b) = (median(one), median(three));
+    println!(
+        "(b) median: one worker {a:.1} jobs/s, three {b:.1} jobs/s: {:.2}x (goal: at least 2.7x; the model's ceiling is 40 jobs/s a worker)",
+        b / a
+    );
+}

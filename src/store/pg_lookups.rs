@@ -1,0 +1,62 @@
+//! Cache lookups on a shared store, from the engine's own tasks: an async client on the
+//! engine's runtime, its queries pipelined on one connection. Every job looks the cache up
+//! before its call, so a lookup's latency is paid by every job: through a thread of its own it
+//! cost a worker on PostgreSQL a third of its throughput against a fast model.
+
+use std::sync::Arc;
+
+use tokio_postgres::{Client, NoTls, Statement};
+
+use super::Cached;
+
+/// The cached answer for a key: a single call's entry first, else the newest answer of a run
+/// that carries the key.
+const CACHE_GET: &str = "SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms, logprobs
+     FROM cache WHERE key = $1
+     UNION ALL
+     SELECT * FROM (SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms, logprobs
+         FROM responses WHERE cache_key = $1 AND error IS NULL AND text IS NOT NULL
+         ORDER BY created_at DESC LIMIT 1) b
+     LIMIT 1";
+
+pub(crate) struct Lookups {
+    cfg: Box<tokio_postgres::Config>,
+    conn: tokio::sync::Mutex<Option<Arc<(Client, Statement)>>>,
+}
+
+impl Lookups {
+    pub(crate) fn new(cfg: Box<tokio_postgres::Config>) -> Lookups {
+        Lookups {
+            cfg,
+            conn: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// The connection (made, or made again when lost); `None` when the store cannot be
+    /// reached (the lookup is then a miss: the model is asked).
+    async fn conn(&self) -> Option<Arc<(Client, Statement)>> {
+        let mut g = self.conn.lock().await;
+        if let Some(c) = g.as_ref().filter(|c| !c.0.is_closed()) {
+            return Some(c.clone());
+        }
+        let (client, connection) = self.cfg.connect(NoTls).await.ok()?;
+        tokio::spawn(connection);
+        let st = client.prepare(CACHE_GET).await.ok()?;
+        let c = Arc::new((client, st));
+        *g = Some(c.clone());
+        Some(c)
+    }
+
+    pub(crate) async fn get(&self, key: &str) -> Option<Cached> {
+        let c = self.conn().await?;
+        let row = c.0.query_opt(&c.1, &[&key]).await.ok()??;
+        Some(Cached {
+            text: row.get(0),
+            finish_reason: row.get(1),
+            prompt_tokens: row.get::<_, Option<i64>>(2).map(|v| v as u32),
+            completion_tokens: row.get::<_, Option<i64>>(3).map(|v| v as u32),
+            latency_ms: row.get::<_, Option<i64>>(4).map(|v| v as u64),
+            logprobs: row.get(5),
+        })
+    }
+}
