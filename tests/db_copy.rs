@@ -241,3 +241,49 @@ fn a_copy_that_stopped_is_finished_and_a_failure_gives_way_to_an_answer() {
         .assert()
         .code(1);
 }
+
+#[test]
+fn a_shared_store_over_tls_checks_the_servers_certificate() {
+    let pg = Pg::start_tls();
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src.db");
+    fill(&src);
+    let url = format!(
+        "postgres://prism@127.0.0.1:{}/postgres?sslmode=require",
+        pg.port
+    );
+    let ca = pg.dir().join("ca.crt");
+    // The team's CA trusted: the copy goes over TLS (the server takes nothing else).
+    let out = Command::cargo_bin("prism")
+        .unwrap()
+        .args(["db", "copy", src.to_str().unwrap(), &url])
+        .env("PGSSLROOTCERT", &ca)
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.contains("2 new"), "{err}");
+    // Not trusted: refused, and the message says why.
+    let out = Command::cargo_bin("prism")
+        .unwrap()
+        .args(["db", "copy", src.to_str().unwrap(), &url])
+        .env_remove("PGSSLROOTCERT")
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.to_lowercase().contains("certificate"), "{err}");
+    // Without TLS the server refuses.
+    let plain = format!(
+        "postgres://prism@127.0.0.1:{}/postgres?sslmode=disable",
+        pg.port
+    );
+    let out = Command::cargo_bin("prism")
+        .unwrap()
+        .args(["db", "copy", src.to_str().unwrap(), &plain])
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains("no encryption") || err.contains("pg_hba"),
+        "{err}"
+    );
+}

@@ -155,7 +155,7 @@ fn watch_shared(cfg: &postgres::Config, stop: &AtomicBool, changed: &dyn Fn()) {
 fn listen(cfg: &postgres::Config) -> Result<postgres::Client, postgres::Error> {
     let mut cfg = cfg.clone();
     cfg.connect_timeout(Duration::from_secs(5));
-    let mut c = cfg.connect(postgres::NoTls)?;
+    let mut c = cfg.connect(crate::store::pg::tls())?;
     c.batch_execute(&format!("LISTEN {CHANNEL}"))?;
     Ok(c)
 }

@@ -196,7 +196,7 @@ impl Drop for MirrorWatch {
 fn listen(cfg: &postgres::Config) -> std::result::Result<postgres::Client, postgres::Error> {
     let mut cfg = cfg.clone();
     cfg.connect_timeout(Duration::from_secs(5));
-    let mut c = cfg.connect(postgres::NoTls)?;
+    let mut c = cfg.connect(super::pg::tls())?;
     c.batch_execute(&format!("LISTEN {RUNS_CHANNEL}"))?;
     Ok(c)
 }

@@ -13,7 +13,7 @@
 
 use std::sync::mpsc;
 
-use postgres::{Client, NoTls};
+use postgres::Client;
 
 use super::Draft;
 use super::error::{Result, StoreError};
@@ -438,6 +438,42 @@ fn redact_conninfo(s: &str) -> String {
     }
 }
 
+/// How every connection to a shared store is made: TLS when the URL asks for it
+/// (`sslmode=require`; `prefer`, libpq's default, tries it first), the server's certificate
+/// checked against the system's roots and, if set, the PEM file in `PGSSLROOTCERT` (libpq's
+/// variable: a team's own CA). Stricter than libpq's `require`, which encrypts without checking
+/// who answers: a man in the middle would get the password.
+pub(crate) fn tls() -> tokio_postgres_rustls::MakeRustlsConnect {
+    use rustls_pki_types::pem::PemObject;
+    static CONFIG: std::sync::OnceLock<rustls::ClientConfig> = std::sync::OnceLock::new();
+    let cfg = CONFIG.get_or_init(|| {
+        let mut roots = rustls::RootCertStore::empty();
+        for c in rustls_native_certs::load_native_certs().certs {
+            let _ = roots.add(c);
+        }
+        if let Some(path) = std::env::var_os("PGSSLROOTCERT") {
+            match rustls_pki_types::CertificateDer::pem_file_iter(&path) {
+                Ok(certs) => {
+                    for c in certs.flatten() {
+                        let _ = roots.add(c);
+                    }
+                }
+                Err(e) => crate::warn!(
+                    "PGSSLROOTCERT {}: {e}; only the system's roots are trusted",
+                    std::path::Path::new(&path).display()
+                ),
+            }
+        }
+        let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("the bundled TLS provider supports the default protocol versions")
+            .with_root_certificates(roots)
+            .with_no_client_auth()
+    });
+    tokio_postgres_rustls::MakeRustlsConnect::new(cfg.clone())
+}
+
 fn pg_err(shown: &str, e: impl std::fmt::Display) -> StoreError {
     // The driver's messages name the host and user at most, never the password.
     StoreError::Shared(format!("{shown}: {e}"))
@@ -517,7 +553,7 @@ impl PgStore {
         std::thread::Builder::new()
             .name("prism-pg".into())
             .spawn(move || {
-                let mut client = match cfg.connect(NoTls) {
+                let mut client = match cfg.connect(tls()) {
                     Ok(c) => c,
                     Err(e) => {
                         let _ = ready_tx.send(Err(pg_err(&shown2, chain(&e))));
@@ -529,11 +565,11 @@ impl PgStore {
                     // A dropped connection (server restart, network) is made again before the
                     // next call; if that fails too, the call reports the closed connection.
                     if client.is_closed()
-                        && let Ok(c) = cfg.connect(NoTls)
+                        && let Ok(c) = cfg.connect(tls())
                     {
                         client = c;
                     }
-                    job(&mut client, &|| cfg.connect(NoTls).ok());
+                    job(&mut client, &|| cfg.connect(tls()).ok());
                 }
             })
             .map_err(|e| pg_err(&shown, e))?;

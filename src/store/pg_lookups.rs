@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use tokio_postgres::{Client, NoTls, Statement};
+use tokio_postgres::{Client, Statement};
 
 use super::Cached;
 
@@ -39,7 +39,7 @@ impl Lookups {
         if let Some(c) = g.as_ref().filter(|c| !c.0.is_closed()) {
             return Some(c.clone());
         }
-        let (client, connection) = self.cfg.connect(NoTls).await.ok()?;
+        let (client, connection) = self.cfg.connect(super::pg::tls()).await.ok()?;
         tokio::spawn(connection);
         let st = client.prepare(CACHE_GET).await.ok()?;
         let c = Arc::new((client, st));

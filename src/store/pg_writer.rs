@@ -18,7 +18,7 @@ use super::worker::{SHARED_DB, Shared, worker_name};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-use postgres::{Client, NoTls};
+use postgres::Client;
 use tokio::sync::oneshot;
 
 use super::writer::{Cmd, Lock, StoreHandle, WriteError, WriteResult};
@@ -80,7 +80,7 @@ impl Conn {
         let cfg = pg.connect_config();
         let shown = pg.shown().to_string();
         let client = cfg
-            .connect(NoTls)
+            .connect(super::pg::tls())
             .map_err(|e| StoreError::Shared(format!("{shown}: {}", super::pg::chain(&e))))?;
         Ok(Conn {
             cfg,
@@ -110,7 +110,11 @@ impl Conn {
     ) -> WriteResult<T> {
         if self.client.as_ref().is_none_or(|c| c.is_closed()) {
             self.prepared.clear();
-            self.client = Some(self.cfg.connect(NoTls).map_err(|e| self.error(&e))?);
+            self.client = Some(
+                self.cfg
+                    .connect(super::pg::tls())
+                    .map_err(|e| self.error(&e))?,
+            );
         }
         let c = self.client.as_mut().expect("connected above");
         let r = f(c);

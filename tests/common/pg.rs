@@ -46,6 +46,21 @@ impl Pg {
 
     /// With `fsync` on, commits cost what they cost on a real server (benchmarks).
     pub fn start_with(fsync: bool) -> Pg {
+        Pg::start_full(fsync, false)
+    }
+
+    /// A server that takes only TLS connections, its certificate (for 127.0.0.1) signed by a
+    /// CA of the test's own: `ca.crt` in [`Pg::dir`].
+    pub fn start_tls() -> Pg {
+        Pg::start_full(false, true)
+    }
+
+    /// The directory beside the data directory (the TLS test's CA is there).
+    pub fn dir(&self) -> &Path {
+        self._dir.path()
+    }
+
+    fn start_full(fsync: bool, tls: bool) -> Pg {
         let bin = bin_dir();
         let dir = tempfile::tempdir().unwrap();
         let as_postgres = unsafe { libc::geteuid() } == 0;
@@ -83,11 +98,15 @@ impl Pg {
                 "UTF8",
             ],
         );
-        let opts = format!(
+        let mut opts = format!(
             "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync={} -c max_connections=50",
             pg.data_s(),
             if fsync { "on" } else { "off" }
         );
+        if tls {
+            pg.make_certs();
+            opts.push_str(" -c ssl=on -c ssl_cert_file=server.crt -c ssl_key_file=server.key");
+        }
         let log = format!("{}/server.log", pg.data_s());
         pg.run(
             "pg_ctl",
@@ -113,6 +132,40 @@ impl Pg {
             std::thread::sleep(Duration::from_millis(50));
         }
         pg
+    }
+
+    /// A CA, and a server certificate for 127.0.0.1 signed by it, in the data directory; TCP
+    /// connections without TLS refused (pg_hba.conf).
+    fn make_certs(&self) {
+        let d = &self.data;
+        let dir = self._dir.path();
+        let sh = |cmd: String| {
+            let out = Command::new("sh").arg("-c").arg(&cmd).output().unwrap();
+            assert!(out.status.success(), "{cmd}: {out:?}");
+        };
+        sh(format!(
+            "cd {dir} && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt \
+             -subj /CN=prism-test-ca -days 2 2>/dev/null && \
+             openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr \
+             -subj /CN=127.0.0.1 2>/dev/null && \
+             printf 'subjectAltName=IP:127.0.0.1' > san.ext && \
+             openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
+             -out server.crt -days 2 -extfile san.ext 2>/dev/null && \
+             cp server.crt server.key {d} && chmod 600 {d}/server.key",
+            dir = dir.display(),
+            d = d.display()
+        ));
+        std::fs::write(
+            d.join("pg_hba.conf"),
+            "local all all trust\nhostssl all all 127.0.0.1/32 trust\nhostnossl all all 127.0.0.1/32 reject\n",
+        )
+        .unwrap();
+        if self.as_postgres {
+            sh(format!(
+                "chown postgres:postgres {0}/server.crt {0}/server.key {0}/pg_hba.conf",
+                d.display()
+            ));
+        }
     }
 
     fn data_s(&self) -> String {
