@@ -134,7 +134,8 @@ have_portable_llama_cpp_python() {
 #   python  python3 with a working venv (the model's PyPI fallback, llama-cpp-python in CI)
 #   tmux    the real-terminal tests
 #   chromium  the HTML report test
-#   postgres  the PostgreSQL server for the shared review store's tests
+#   postgres  the PostgreSQL server for the shared store's tests
+#   openssl   the openssl tool: the TLS test makes its server's certificates with it
 missing_packages() {
   local need
   [ $# -gt 0 ] || set -- build python
@@ -152,6 +153,7 @@ missing_packages() {
       tmux) have_tmux || echo tmux ;;
       chromium) have_chromium || echo chromium-headless-shell ;;
       postgres) have_postgres_server || echo postgresql ;;
+      openssl) openssl version >/dev/null 2>&1 || echo openssl ;;
       *) echo "missing_packages: unknown need $need" >&2; return 2 ;;
     esac
   done
