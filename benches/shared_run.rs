@@ -2,7 +2,8 @@
 //! processes against a stub server, beside the same work on a SQLite file.
 //!
 //! `cargo bench --bench shared_run` (options: `-- --jobs N --concurrency C --wait-jobs M
-//! --repeat R`). Needs nginx (`scripts/bench-tools`) and PostgreSQL (`.ci/run` installs it); a
+//! --repeat R`; defaults 20,000 jobs at concurrency 256 as `process_run`, 1,200 jobs for (b),
+//! 3 repeats, medians reported). Needs nginx (`scripts/bench-tools`) and PostgreSQL (`.ci/run` installs it); a
 //! server of the bench's own is started with fsync on.
 //!
 //! (a) Coordination: one `prism run` of N items at concurrency C against nginx answering at
@@ -99,8 +100,8 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let n: usize = arg(&args, "--jobs", 5_000);
-    let conc: usize = arg(&args, "--concurrency", 64);
+    let n: usize = arg(&args, "--jobs", 20_000);
+    let conc: usize = arg(&args, "--concurrency", 256);
     let m: usize = arg(&args, "--wait-jobs", 1_200);
     let repeat: usize = arg(&args, "--repeat", 3);
     let dir = tempfile::tempdir().unwrap();

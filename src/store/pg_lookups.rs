@@ -1,7 +1,8 @@
-//! Cache lookups on a shared store, from the engine's own tasks: an async client on the
-//! engine's runtime, its queries pipelined on one connection. Every job looks the cache up
-//! before its call, so a lookup's latency is paid by every job: through a thread of its own it
-//! cost a worker on PostgreSQL a third of its throughput against a fast model.
+//! Cache lookups on a shared store, from the engine's own tasks: async clients on the
+//! engine's runtime, queries pipelined on a few connections taken in turn (the server runs one
+//! connection's queries one after another, a fraction of a millisecond each). Every job looks
+//! the cache up before its call, so a lookup's latency is paid by every job: through a thread
+//! of its own it cost a worker on PostgreSQL a third of its throughput against a fast model.
 
 use std::sync::Arc;
 
@@ -19,23 +20,33 @@ const CACHE_GET: &str = "SELECT text, finish_reason, prompt_tokens, completion_t
          ORDER BY created_at DESC LIMIT 1) b
      LIMIT 1";
 
+/// Connections lookups are spread over.
+const CONNECTIONS: usize = 4;
+
+type Conn = tokio::sync::Mutex<Option<Arc<(Client, Statement)>>>;
+
 pub(crate) struct Lookups {
     cfg: Box<tokio_postgres::Config>,
-    conn: tokio::sync::Mutex<Option<Arc<(Client, Statement)>>>,
+    conns: Vec<Conn>,
+    turn: std::sync::atomic::AtomicUsize,
 }
 
 impl Lookups {
     pub(crate) fn new(cfg: Box<tokio_postgres::Config>) -> Lookups {
         Lookups {
             cfg,
-            conn: tokio::sync::Mutex::new(None),
+            conns: (0..CONNECTIONS)
+                .map(|_| tokio::sync::Mutex::new(None))
+                .collect(),
+            turn: Default::default(),
         }
     }
 
-    /// The connection (made, or made again when lost); `None` when the store cannot be
+    /// The next connection (made, or made again when lost); `None` when the store cannot be
     /// reached (the lookup is then a miss: the model is asked).
     async fn conn(&self) -> Option<Arc<(Client, Statement)>> {
-        let mut g = self.conn.lock().await;
+        let k = self.turn.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % CONNECTIONS;
+        let mut g = self.conns[k].lock().await;
         if let Some(c) = g.as_ref().filter(|c| !c.0.is_closed()) {
             return Some(c.clone());
         }
