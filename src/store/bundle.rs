@@ -8,6 +8,7 @@
 use rusqlite::params;
 
 use super::error::Result;
+use super::scores::{SCORE_COLS, score_values};
 use super::{Cached, JobRecord, JobState, ResponseRecord, RunRecord, ScoreRecord, Store};
 
 /// Everything stored of one run.
@@ -111,28 +112,12 @@ impl Store {
                 ])?;
             }
             added.responses = upsert_responses(&tx, &b.responses)?;
-            let mut score = tx.prepare(
-                "INSERT OR IGNORE INTO scores (run_id, job_idx, item_id, task_id, model, sample,
-                 evaluator, score, detail, judge, judge_reply, judge_attempts, created_at, rule_score)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-            )?;
+            let mut score = tx.prepare(&format!(
+                "INSERT OR IGNORE INTO scores ({SCORE_COLS})
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+            ))?;
             for r in &b.scores {
-                added.scores += score.execute(params![
-                    r.run_id,
-                    r.job_idx,
-                    r.item_id,
-                    r.task_id,
-                    r.model,
-                    r.sample,
-                    r.evaluator,
-                    r.score,
-                    r.detail,
-                    r.judge,
-                    r.judge_reply,
-                    r.judge_attempts,
-                    r.created_at,
-                    r.rule_score
-                ])?;
+                added.scores += score.execute(score_values(r))?;
             }
         }
         tx.commit()?;
@@ -166,9 +151,8 @@ impl Store {
         let tx = self.conn.transaction()?;
         let mut n = 0;
         {
-            let mut st = tx.prepare_cached(
-                "INSERT INTO scores (run_id, job_idx, item_id, task_id, model, sample, evaluator,
-                 score, detail, judge, judge_reply, judge_attempts, created_at, rule_score)
+            let mut st = tx.prepare_cached(&format!(
+                "INSERT INTO scores ({SCORE_COLS})
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
                  ON CONFLICT (run_id, job_idx) DO UPDATE SET evaluator = excluded.evaluator,
                  score = excluded.score, detail = excluded.detail, judge = excluded.judge,
@@ -177,25 +161,10 @@ impl Store {
                  WHERE scores.score IS NOT excluded.score OR scores.detail IS NOT excluded.detail
                  OR scores.evaluator IS NOT excluded.evaluator OR scores.judge IS NOT excluded.judge
                  OR scores.judge_reply IS NOT excluded.judge_reply
-                 OR scores.rule_score IS NOT excluded.rule_score",
-            )?;
+                 OR scores.rule_score IS NOT excluded.rule_score"
+            ))?;
             for r in rs {
-                n += st.execute(params![
-                    r.run_id,
-                    r.job_idx,
-                    r.item_id,
-                    r.task_id,
-                    r.model,
-                    r.sample,
-                    r.evaluator,
-                    r.score,
-                    r.detail,
-                    r.judge,
-                    r.judge_reply,
-                    r.judge_attempts,
-                    r.created_at,
-                    r.rule_score
-                ])?;
+                n += st.execute(score_values(r))?;
             }
         }
         tx.commit()?;

@@ -459,16 +459,13 @@ pub(crate) fn jobs(
     .collect())
 }
 
-/// A run's answers in job order (without their log-probabilities).
-pub(crate) fn responses(c: &mut Client, run: &str) -> PgResult<Vec<ResponseRecord>> {
-    Ok(c.query(
-        "SELECT run_id, job_idx, item_id, task_id, model, sample, text, error, finish_reason,
-         prompt_tokens, completion_tokens, latency_ms, first_token_ms, attempts, params,
-         request_hash, cached, created_at FROM responses WHERE run_id = $1 ORDER BY job_idx",
-        &[&run],
-    )?
-    .iter()
-    .map(|r| ResponseRecord {
+/// An answer's columns, as [`response_row`] reads them.
+const RESPONSE_COLS: &str = "run_id, job_idx, item_id, task_id, model, sample, text, error,
+    finish_reason, prompt_tokens, completion_tokens, latency_ms, first_token_ms, attempts, params,
+    request_hash, cached, created_at, cache_key, logprobs";
+
+fn response_row(r: &postgres::Row) -> ResponseRecord {
+    ResponseRecord {
         run_id: r.get(0),
         job_idx: r.get::<_, i64>(1) as u32,
         item_id: r.get(2),
@@ -487,9 +484,19 @@ pub(crate) fn responses(c: &mut Client, run: &str) -> PgResult<Vec<ResponseRecor
         request_hash: r.get(15),
         cached: r.get(16),
         created_at: r.get(17),
-        cache_key: None,
-        logprobs: None,
-    })
+        cache_key: r.get(18),
+        logprobs: r.get(19),
+    }
+}
+
+/// A run's answers in job order, with their cache keys and tokens.
+pub(crate) fn responses(c: &mut Client, run: &str) -> PgResult<Vec<ResponseRecord>> {
+    Ok(c.query(
+        &format!("SELECT {RESPONSE_COLS} FROM responses WHERE run_id = $1 ORDER BY job_idx"),
+        &[&run],
+    )?
+    .iter()
+    .map(response_row)
     .collect())
 }
 
@@ -538,21 +545,7 @@ pub(crate) fn bundle(c: &mut Client, id: &str) -> PgResult<Option<RawBundle>> {
     else {
         return Ok(None);
     };
-    let mut responses = responses(c, id)?;
-    let extra: std::collections::HashMap<i64, (Option<String>, Option<Vec<u8>>)> = c
-        .query(
-            "SELECT job_idx, cache_key, logprobs FROM responses WHERE run_id = $1",
-            &[&id],
-        )?
-        .iter()
-        .map(|r| (r.get(0), (r.get(1), r.get(2))))
-        .collect();
-    for r in &mut responses {
-        if let Some((k, l)) = extra.get(&i64::from(r.job_idx)) {
-            r.cache_key = k.clone();
-            r.logprobs = l.clone();
-        }
-    }
+    let responses = responses(c, id)?;
     let scores = c
         .query(
             "SELECT run_id, job_idx, item_id, task_id, model, sample, evaluator, score, detail,
@@ -711,40 +704,11 @@ pub(crate) fn responses_since(
     limit: i64,
 ) -> PgResult<Vec<(i64, ResponseRecord)>> {
     Ok(c.query(
-        "SELECT run_id, job_idx, item_id, task_id, model, sample, text, error, finish_reason,
-         prompt_tokens, completion_tokens, latency_ms, first_token_ms, attempts, params,
-         request_hash, cached, created_at, cache_key, logprobs, seq
-         FROM responses WHERE seq > $1 ORDER BY seq LIMIT $2",
+        &format!("SELECT {RESPONSE_COLS}, seq FROM responses WHERE seq > $1 ORDER BY seq LIMIT $2"),
         &[&after, &limit],
     )?
     .iter()
-    .map(|r| {
-        (
-            r.get(20),
-            ResponseRecord {
-                run_id: r.get(0),
-                job_idx: r.get::<_, i64>(1) as u32,
-                item_id: r.get(2),
-                task_id: r.get(3),
-                model: r.get(4),
-                sample: r.get::<_, i64>(5) as u32,
-                text: r.get(6),
-                error: r.get(7),
-                finish_reason: r.get(8),
-                prompt_tokens: r.get::<_, Option<i64>>(9).map(|v| v as u32),
-                completion_tokens: r.get::<_, Option<i64>>(10).map(|v| v as u32),
-                latency_ms: r.get::<_, Option<i64>>(11).map(|v| v as u64),
-                first_token_ms: r.get::<_, Option<i64>>(12).map(|v| v as u64),
-                attempts: r.get::<_, i64>(13) as u32,
-                params: r.get(14),
-                request_hash: r.get(15),
-                cached: r.get(16),
-                created_at: r.get(17),
-                cache_key: r.get(18),
-                logprobs: r.get(19),
-            },
-        )
-    })
+    .map(|r| (r.get(20), response_row(r)))
     .collect())
 }
 

@@ -31,33 +31,41 @@ pub struct ScoreRecord {
     pub rule_score: Option<f64>,
 }
 
+/// A score's columns in table order (`run_id` .. `rule_score`), as the insert statements bind them.
+pub(super) const SCORE_COLS: &str = "run_id, job_idx, item_id, task_id, model, sample, evaluator,
+    score, detail, judge, judge_reply, judge_attempts, created_at, rule_score";
+
+/// A score's values in [`SCORE_COLS`] order.
+pub(super) fn score_values(r: &ScoreRecord) -> [&dyn rusqlite::ToSql; 14] {
+    [
+        &r.run_id,
+        &r.job_idx,
+        &r.item_id,
+        &r.task_id,
+        &r.model,
+        &r.sample,
+        &r.evaluator,
+        &r.score,
+        &r.detail,
+        &r.judge,
+        &r.judge_reply,
+        &r.judge_attempts,
+        &r.created_at,
+        &r.rule_score,
+    ]
+}
+
 impl Store {
     /// Saves scores in one transaction, replacing earlier scores of the same responses.
     pub fn save_scores(&mut self, rs: &[ScoreRecord]) -> Result<()> {
         let tx = self.conn.transaction()?;
         {
-            let mut ins = tx.prepare_cached(
-                "INSERT OR REPLACE INTO scores (run_id, job_idx, item_id, task_id, model, sample, evaluator,
-                 score, detail, judge, judge_reply, judge_attempts, created_at, rule_score)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-            )?;
+            let mut ins = tx.prepare_cached(&format!(
+                "INSERT OR REPLACE INTO scores ({SCORE_COLS})
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+            ))?;
             for r in rs {
-                ins.execute(params![
-                    r.run_id,
-                    r.job_idx,
-                    r.item_id,
-                    r.task_id,
-                    r.model,
-                    r.sample,
-                    r.evaluator,
-                    r.score,
-                    r.detail,
-                    r.judge,
-                    r.judge_reply,
-                    r.judge_attempts,
-                    r.created_at,
-                    r.rule_score
-                ])?;
+                ins.execute(score_values(r))?;
             }
         }
         tx.commit()?;
