@@ -357,13 +357,41 @@ fn the_tui_on_a_shared_store_shows_the_team_runs_as_they_arrive() {
     tmux.keys(&["R"]);
     let s = tmux.wait_for("the runs screen", |s| s.contains(&first));
     assert!(s.contains("20 done"), "{s}");
-    // Another run arrives while the screen is open: it shows without a key press.
-    finish(prism(other.path(), &small), "the second run");
-    let s = tmux.wait_for("the second run listed", |s| {
-        s.contains("runs 2 in the store")
+    // Another run arrives while the screen is open, its answers pulled as they come: it shows
+    // without a key press.
+    let bigger = [
+        "run",
+        "--db",
+        &url,
+        "--models",
+        "stub",
+        "--limit",
+        "85",
+        "--samples",
+        "4",
+        "--no-score",
+    ];
+    finish(prism(other.path(), &bigger), "the second run");
+    let s = tmux.wait_for("the second run listed, complete", |s| {
+        s.contains("runs 2 in the store") && s.contains("340 done")
     });
-    assert!(s.matches("20 done").count() == 2, "{s}");
-    tmux.keys(&["q", "q"]);
+    assert!(s.contains("20 done"), "{s}");
+    // An item's answers say which worker answered each.
+    let workers: Vec<String> = client(&pg)
+        .query("SELECT worker FROM run_workers", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    tmux.keys(&["Escape"]);
+    tmux.keys(&["Tab"]);
+    tmux.keys(&["Enter"]);
+    let s = tmux.wait_for("an item's answers", |s| s.contains(" · by "));
+    assert!(
+        workers.iter().any(|w| s.contains(&format!("by {w}"))),
+        "{workers:?}\n{s}"
+    );
+    tmux.keys(&["q", "q", "q"]);
     // The mirror is the local store: every tool reads the team's runs there.
     let local = prism::store::Store::open(&cfg.path().join("prism.db")).unwrap();
     assert_eq!(local.runs().unwrap().len(), 2);

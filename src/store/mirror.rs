@@ -36,6 +36,8 @@ pub struct Pulled {
     /// The scores pulled (those already mirrored too: applying one again changes nothing),
     /// for a front-end that keeps scores in memory.
     pub score_records: Vec<ScoreRecord>,
+    /// Which worker answered each pulled answer (run, job), where one is recorded.
+    pub answered_by: Vec<((String, u32), String)>,
 }
 
 impl Pulled {
@@ -90,6 +92,12 @@ impl Mirror {
                         out.answers += added.responses;
                         out.scores += added.scores;
                         out.score_records.extend(b.scores);
+                        out.answered_by.extend(
+                            self.pg
+                                .jobs(id)?
+                                .into_iter()
+                                .filter_map(|(j, _, w)| Some(((id.clone(), j.idx), w?))),
+                        );
                     }
                 }
                 Some(s) if s.as_str() != status => {
@@ -107,6 +115,15 @@ impl Mirror {
             };
             let rs: Vec<_> = page.into_iter().map(|(_, r)| r).collect();
             out.answers += self.store.put_answers(&rs)?;
+            let mut by_run: HashMap<&str, Vec<u32>> = HashMap::new();
+            for r in &rs {
+                by_run.entry(&r.run_id).or_default().push(r.job_idx);
+            }
+            for (run, idxs) in by_run {
+                for (idx, w) in self.pg.job_workers(run, &idxs)? {
+                    out.answered_by.push(((run.to_string(), idx), w));
+                }
+            }
             if (rs.len() as i64) < PAGE {
                 self.answers_seen = self.answers_seen.max(last - MARGIN);
                 break;

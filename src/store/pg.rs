@@ -945,6 +945,13 @@ impl PgStore {
         self.call(move |c| super::pg_runs::scores_since(c, after, limit))
     }
 
+    /// The workers that answered the given jobs of a run.
+    pub fn job_workers(&self, run: &str, idxs: &[u32]) -> Result<Vec<(u32, String)>> {
+        let run = run.to_string();
+        let idxs: Vec<i64> = idxs.iter().map(|&i| i64::from(i)).collect();
+        self.call(move |c| super::pg_runs::job_workers(c, &run, &idxs))
+    }
+
     /// Who worked on a run and what each stored.
     pub fn workers(&self, run: &str) -> Result<Vec<super::pg_runs::WorkerRow>> {
         let run = run.to_string();

@@ -755,3 +755,14 @@ fn score_row(r: &postgres::Row) -> ScoreRecord {
         rule_score: r.get(13),
     }
 }
+
+/// The workers that answered some of a run's jobs (those with one).
+pub(crate) fn job_workers(c: &mut Client, run: &str, idxs: &[i64]) -> PgResult<Vec<(u32, String)>> {
+    Ok(c.query(
+        "SELECT idx, worker FROM jobs WHERE run_id = $1 AND idx = ANY($2) AND worker IS NOT NULL",
+        &[&run, &idxs],
+    )?
+    .iter()
+    .map(|r| (r.get::<_, i64>(0) as u32, r.get(1)))
+    .collect())
+}

@@ -374,6 +374,9 @@ impl App {
         for r in &p.score_records {
             self.session.apply_score(r.clone());
         }
+        self.session
+            .answered_by
+            .extend(p.answered_by.iter().cloned());
         let mut said = Vec::new();
         for (n, what) in [
             (p.runs, "run(s)"),

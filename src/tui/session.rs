@@ -190,6 +190,8 @@ pub struct Session {
     pub items: HashMap<usize, ItemTally>,
     /// Models with any finished answer, in the order first seen (the tree's rate columns).
     pub scored_models: Vec<String>,
+    /// On a shared store: the worker that answered each (run, job) the mirror pulled.
+    pub answered_by: HashMap<(String, u32), String>,
 }
 
 impl Session {
@@ -206,6 +208,7 @@ impl Session {
             version: 0,
             items: HashMap::new(),
             scored_models: Vec::new(),
+            answered_by: HashMap::new(),
         }
     }
 

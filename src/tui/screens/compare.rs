@@ -528,6 +528,10 @@ impl Compare {
             if a.attempts > 1 {
                 facts.push(format!("{} attempts", a.attempts));
             }
+            // On a shared store: which worker answered (another machine's name: one line).
+            if let Some(w) = cx.session.answered_by.get(&(a.run_id.clone(), a.job_idx)) {
+                facts.push(format!("by {}", crate::text::one_line(w)));
+            }
             if let Some(same) = self.agreement(cx.session, model) {
                 facts.push(same);
             }
