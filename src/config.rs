@@ -17,8 +17,9 @@ pub struct Config {
     pub judge: Option<String>,
     /// Your name on review decisions when `--reviewer` is not given.
     pub reviewer: Option<String>,
-    /// A panel's shared review database (`postgres://user@host/db`; the password from
-    /// PGPASSWORD or a pgpass file, never here) when `--db` is not given.
+    /// The team's shared store (`postgres://user@host/db`; the password from PGPASSWORD or a
+    /// pgpass file, never here) when `--db` is not given: review decisions, the runs the TUI
+    /// mirrors, and `prism work`'s store.
     pub db: Option<String>,
     /// Blind review: the review screen names the models of an item's answers "model A",
     /// "model B", ... instead of their names (`--blind` does the same for one session).

@@ -52,7 +52,8 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub theme: Option<String>,
     /// Store for runs started in the TUI (default: prism.db in the data dir); a postgres:// URL
-    /// is the panel's shared review database instead (runs stay in the local store).
+    /// is the team's shared store instead: review decisions go there, and its runs are mirrored
+    /// into the local store live (runs started in the TUI stay local).
     #[arg(long)]
     pub db: Option<PathBuf>,
     /// Models file for the run picker (default: models.toml in the config dir).
