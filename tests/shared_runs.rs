@@ -174,31 +174,74 @@ fn check_complete(pg: &Pg, run: &str) -> (i64, i64, i64) {
     (stored, dropped, retaken)
 }
 
+/// A shared run of [`JOBS`] jobs being answered: a server, the mock, a models file, the first
+/// worker (`prism run`, which created the run) and a second that joined it (`prism work`).
+struct Shared {
+    pg: Pg,
+    mock: mock::Mock,
+    dir: tempfile::TempDir,
+    url: String,
+    run: String,
+    first: Child,
+    second: Child,
+}
+
+impl Shared {
+    /// Each worker at concurrency 16, leases of 3 s, no scoring.
+    const COMMON: [&str; 5] = ["--concurrency", "16", "--lease-secs", "3", "--no-score"];
+
+    fn start() -> Shared {
+        let pg = Pg::start();
+        let mock = mock::start_background();
+        let dir = tempfile::tempdir().unwrap();
+        models_file(dir.path(), &mock);
+        let url = pg.url();
+        let mut first_args = vec![
+            "run",
+            "--db",
+            &url,
+            "--models",
+            "stub",
+            "--limit",
+            "75",
+            "--samples",
+            "40",
+        ];
+        first_args.extend(Self::COMMON);
+        let first = prism(dir.path(), &first_args);
+        let run = wait_run(&pg);
+        let second = prism(dir.path(), &Self::work_args(&run, &url));
+        Shared {
+            pg,
+            mock,
+            dir,
+            url,
+            run,
+            first,
+            second,
+        }
+    }
+
+    /// `prism work RUN` as every joining worker runs it.
+    fn work_args<'a>(run: &'a str, url: &'a str) -> Vec<&'a str> {
+        let mut a = vec!["work", run, "--db", url];
+        a.extend(Self::COMMON);
+        a
+    }
+}
+
 #[test]
 fn three_workers_one_killed_twice_answer_every_job_once() {
-    let pg = Pg::start();
-    let mock = mock::start_background();
-    let dir = tempfile::tempdir().unwrap();
-    models_file(dir.path(), &mock);
-    let url = pg.url();
-    let common = ["--concurrency", "16", "--lease-secs", "3", "--no-score"];
-    let mut first_args = vec![
-        "run",
-        "--db",
-        &url,
-        "--models",
-        "stub",
-        "--limit",
-        "75",
-        "--samples",
-        "40",
-    ];
-    first_args.extend(common);
-    let first = prism(dir.path(), &first_args);
-    let run = wait_run(&pg);
-    let mut work_args = vec!["work", run.as_str(), "--db", &url];
-    work_args.extend(common);
-    let second = prism(dir.path(), &work_args);
+    let Shared {
+        pg,
+        mock,
+        dir,
+        url,
+        run,
+        first,
+        second,
+    } = Shared::start();
+    let work_args = Shared::work_args(&run, &url);
     let mut victim = prism(dir.path(), &work_args);
     for at in [600, 1400] {
         wait_answers(&pg, &run, at, 120);
@@ -241,29 +284,16 @@ fn three_workers_one_killed_twice_answer_every_job_once() {
 
 #[test]
 fn workers_hold_their_answers_while_the_database_is_away() {
-    let pg = Pg::start();
-    let mock = mock::start_background();
-    let dir = tempfile::tempdir().unwrap();
-    models_file(dir.path(), &mock);
-    let url = pg.url();
-    let common = ["--concurrency", "16", "--lease-secs", "3", "--no-score"];
-    let mut first_args = vec![
-        "run",
-        "--db",
-        &url,
-        "--models",
-        "stub",
-        "--limit",
-        "75",
-        "--samples",
-        "40",
-    ];
-    first_args.extend(common);
-    let first = prism(dir.path(), &first_args);
-    let run = wait_run(&pg);
-    let mut work_args = vec!["work", run.as_str(), "--db", &url];
-    work_args.extend(common);
-    let second = prism(dir.path(), &work_args);
+    // The mock and the models file's directory live as long as the workers.
+    let Shared {
+        pg,
+        mock: _mock,
+        dir: _dir,
+        run,
+        first,
+        second,
+        ..
+    } = Shared::start();
     wait_answers(&pg, &run, 500, 120);
     // A network cut between the workers and the database, for 5 s.
     pg.stop();

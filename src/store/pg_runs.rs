@@ -335,26 +335,10 @@ pub(crate) fn save_scores(
     )?;
     for r in rs {
         let w = worker(&r.run_id);
-        tx.execute(
-            &ins,
-            &[
-                &r.run_id,
-                &i64::from(r.job_idx),
-                &r.item_id,
-                &r.task_id,
-                &r.model,
-                &i64::from(r.sample),
-                &r.evaluator,
-                &r.score,
-                &r.detail,
-                &r.judge,
-                &r.judge_reply,
-                &i64::from(r.judge_attempts),
-                &r.created_at,
-                &r.rule_score,
-                &w,
-            ],
-        )?;
+        let ints = score_ints(r);
+        let mut p = score_params(r, &ints);
+        p.push(&w);
+        tx.execute(&ins, &p)?;
     }
     if !rs.is_empty() {
         tx.batch_execute(&format!("NOTIFY {}", RUNS_CHANNEL))?;
@@ -621,25 +605,8 @@ pub(crate) fn put_bundle(
          ON CONFLICT (run_id, job_idx) DO NOTHING",
     )?;
     for r in &b.scores {
-        added.scores += tx.execute(
-            &score,
-            &[
-                &r.run_id,
-                &i64::from(r.job_idx),
-                &r.item_id,
-                &r.task_id,
-                &r.model,
-                &i64::from(r.sample),
-                &r.evaluator,
-                &r.score,
-                &r.detail,
-                &r.judge,
-                &r.judge_reply,
-                &i64::from(r.judge_attempts),
-                &r.created_at,
-                &r.rule_score,
-            ],
-        )? as usize;
+        let ints = score_ints(r);
+        added.scores += tx.execute(&score, &score_params(r, &ints))? as usize;
     }
     tx.commit()?;
     Ok(added)
@@ -765,4 +732,36 @@ pub(crate) fn job_workers(c: &mut Client, run: &str, idxs: &[i64]) -> PgResult<V
     .iter()
     .map(|r| (r.get::<_, i64>(0) as u32, r.get(1)))
     .collect())
+}
+
+/// A score's integer columns (job, sample, judge attempts) as PostgreSQL's BIGINTs.
+fn score_ints(r: &ScoreRecord) -> [i64; 3] {
+    [
+        i64::from(r.job_idx),
+        i64::from(r.sample),
+        i64::from(r.judge_attempts),
+    ]
+}
+
+/// A score's values in table order (`run_id` .. `rule_score`), as the inserts bind them.
+fn score_params<'a>(
+    r: &'a ScoreRecord,
+    ints: &'a [i64; 3],
+) -> Vec<&'a (dyn postgres::types::ToSql + Sync)> {
+    vec![
+        &r.run_id,
+        &ints[0],
+        &r.item_id,
+        &r.task_id,
+        &r.model,
+        &ints[1],
+        &r.evaluator,
+        &r.score,
+        &r.detail,
+        &r.judge,
+        &r.judge_reply,
+        &ints[2],
+        &r.created_at,
+        &r.rule_score,
+    ]
 }
