@@ -358,9 +358,14 @@ fn the_tui_on_a_shared_store_shows_the_team_runs_as_they_arrive() {
         "10",
         "--samples",
         "2",
-        "--no-score",
     ];
-    finish(prism(other.path(), &small), "the first run");
+    // Scored as it runs, by rule; what needs a judge waits, and the advice is one that works
+    // on a shared store (`prism score` reads SQLite).
+    let err = finish(prism(other.path(), &small), "the first run");
+    assert!(
+        err.contains("wait for a judge: prism db copy") && err.contains("--db run.db"),
+        "{err}"
+    );
     let first = wait_run(&pg);
     let tmux = common::tmux::Tmux {
         socket: format!("prism-shared-{}", std::process::id()),

@@ -601,7 +601,7 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
             );
         }
         if !args.no_score {
-            crate::warn!("{}", scores.line(&summary.run_id, &shown));
+            crate::warn!("{}", scores.line(&summary.run_id, &shown, kept.is_shared()));
         }
         for f in failures.iter().take(20) {
             crate::warn!("  failed: {f}");
@@ -725,9 +725,17 @@ impl ScoreTally {
         }
     }
 
-    fn line(&self, run_id: &str, db: &str) -> String {
+    fn line(&self, run_id: &str, db: &str, shared: bool) -> String {
         let mut s = format!("scores: {} scored ({} wrong)", self.scored, self.wrong);
-        if self.waiting > 0 {
+        if self.waiting > 0 && shared {
+            // `prism score` works on a SQLite store; a shared run is judged there, or as it
+            // runs (workers started with --judge).
+            s.push_str(&format!(
+                ", {} wait for a judge: prism db copy {} run.db --run {run_id}, then prism score --run {run_id} --judge MODEL --db run.db",
+                self.waiting,
+                crate::text::shell_quote(db)
+            ));
+        } else if self.waiting > 0 {
             s.push_str(&format!(
                 ", {} wait for a judge: prism score --run {run_id} --judge MODEL --db {}",
                 self.waiting,
