@@ -8,6 +8,7 @@
 use rusqlite::params;
 
 use super::error::Result;
+use super::responses::{response_times, response_values};
 use super::scores::{SCORE_COLS, score_values};
 use super::{Cached, JobRecord, JobState, ResponseRecord, RunRecord, ScoreRecord, Store};
 
@@ -242,28 +243,8 @@ fn upsert_responses(tx: &rusqlite::Transaction<'_>, rs: &[ResponseRecord]) -> Re
     )?;
     let mut n = 0;
     for r in rs {
-        n += resp.execute(params![
-            r.run_id,
-            r.job_idx,
-            r.item_id,
-            r.task_id,
-            r.model,
-            r.sample,
-            r.text,
-            r.error,
-            r.finish_reason,
-            r.prompt_tokens,
-            r.completion_tokens,
-            r.latency_ms.map(|v| v as i64),
-            r.first_token_ms.map(|v| v as i64),
-            r.attempts,
-            r.params,
-            r.request_hash,
-            r.cached,
-            r.created_at,
-            r.cache_key,
-            r.logprobs
-        ])?;
+        let times = response_times(r);
+        n += resp.execute(response_values(r, &times, r.cache_key.as_ref()))?;
     }
     Ok(n)
 }

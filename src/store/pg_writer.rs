@@ -43,7 +43,7 @@ impl StoreHandle {
         let mut w = Writer {
             conn: Conn::open(pg)?,
             shared: shared.clone(),
-            joined: HashMap::new(),
+            joined: Default::default(),
             ever: Default::default(),
             lease,
         };
@@ -136,8 +136,8 @@ impl Conn {
 struct Writer {
     conn: Conn,
     shared: Arc<Shared>,
-    /// Runs this worker has joined (its lock taken), by the owner token the engine used.
-    joined: HashMap<String, String>,
+    /// Runs this worker has joined (its lock taken) and not yet let go of.
+    joined: std::collections::HashSet<String>,
     /// Every run it joined in this process: at exit, whatever it still holds in them goes back
     /// (a lease taken just as the run let go of them).
     ever: std::collections::HashSet<String>,
@@ -227,7 +227,7 @@ impl Writer {
         if self.joined.is_empty() {
             return Ok(());
         }
-        let runs: Vec<String> = self.joined.keys().cloned().collect();
+        let runs: Vec<String> = self.joined.iter().cloned().collect();
         let (worker, secs) = (self.shared.worker.clone(), self.lease.as_secs_f64());
         self.conn.with(|c| {
             let runs: Vec<&str> = runs.iter().map(String::as_str).collect();
@@ -244,7 +244,7 @@ impl Writer {
             .iter()
             .map(|r| {
                 self.joined
-                    .contains_key(&r.run_id)
+                    .contains(&r.run_id)
                     .then(|| self.shared.worker.clone())
             })
             .collect();
@@ -294,16 +294,16 @@ impl Writer {
                 let _ = reply.send(self.conn.with(|c| pg_runs::set_status(c, &run, status)));
             }
             Cmd::SaveScores(rs, reply) => {
-                let joined = self.joined.clone();
-                let owner = |run: &str| joined.contains_key(run).then(|| worker.clone());
+                let joined = &self.joined;
+                let owner = |run: &str| joined.contains(run).then(|| worker.clone());
                 let _ = reply.send(self.conn.with(|c| pg_runs::save_scores(c, &rs, &owner)));
             }
             // Joining a run: every worker may; what one works on is what it leases.
-            Cmd::Lock(Lock::Take { run, owner }, reply) => {
+            Cmd::Lock(Lock::Take { run, .. }, reply) => {
                 let r = self.conn.with(|c| pg_runs::join(c, &run, &worker));
                 if r.is_ok() {
                     self.ever.insert(run.clone());
-                    self.joined.insert(run, owner);
+                    self.joined.insert(run);
                 }
                 let _ = reply.send(r.map(Ok));
             }

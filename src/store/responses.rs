@@ -37,6 +37,52 @@ pub struct ResponseRecord {
     pub logprobs: Option<Vec<u8>>,
 }
 
+/// An answer's times in milliseconds as SQLite's integers.
+pub(super) fn response_times(r: &ResponseRecord) -> [Option<i64>; 2] {
+    [
+        r.latency_ms.map(|v| v as i64),
+        r.first_token_ms.map(|v| v as i64),
+    ]
+}
+
+/// An answer's values in the order the inserts bind them (`run_id` .. `logprobs`), with the
+/// cache key to store (`None`: the answer is no cache entry).
+pub(super) fn response_values<'a>(
+    r: &'a ResponseRecord,
+    times: &'a [Option<i64>; 2],
+    key: Option<&'a String>,
+) -> [&'a dyn rusqlite::ToSql; 20] {
+    [
+        &r.run_id,
+        &r.job_idx,
+        &r.item_id,
+        &r.task_id,
+        &r.model,
+        &r.sample,
+        &r.text,
+        &r.error,
+        &r.finish_reason,
+        &r.prompt_tokens,
+        &r.completion_tokens,
+        &times[0],
+        &times[1],
+        &r.attempts,
+        &r.params,
+        &r.request_hash,
+        &r.cached,
+        &r.created_at,
+        key_sql(key),
+        &r.logprobs,
+    ]
+}
+
+fn key_sql(key: Option<&String>) -> &dyn rusqlite::ToSql {
+    match key {
+        Some(k) => k,
+        None => &rusqlite::types::Null,
+    }
+}
+
 impl ResponseRecord {
     pub fn is_ok(&self) -> bool {
         self.error.is_none()
@@ -58,31 +104,13 @@ impl Store {
             let mut job =
                 tx.prepare_cached("UPDATE jobs SET state = ?3 WHERE run_id = ?1 AND idx = ?2")?;
             for r in rs {
-                ins.execute(params![
-                    r.run_id,
-                    r.job_idx,
-                    r.item_id,
-                    r.task_id,
-                    r.model,
-                    r.sample,
-                    r.text,
-                    r.error,
-                    r.finish_reason,
-                    r.prompt_tokens,
-                    r.completion_tokens,
-                    r.latency_ms.map(|v| v as i64),
-                    r.first_token_ms.map(|v| v as i64),
-                    r.attempts,
-                    r.params,
-                    r.request_hash,
-                    r.cached,
-                    r.created_at,
-                    // Errors and cut answers are never cached.
-                    r.cache_key
-                        .as_ref()
-                        .filter(|_| r.is_ok() && r.text.is_some()),
-                    r.logprobs
-                ])?;
+                // Errors and cut answers are never cached.
+                let key = r
+                    .cache_key
+                    .as_ref()
+                    .filter(|_| r.is_ok() && r.text.is_some());
+                let times = response_times(r);
+                ins.execute(response_values(r, &times, key))?;
                 job.execute(params![
                     r.run_id,
                     r.job_idx,
