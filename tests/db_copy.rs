@@ -9,12 +9,16 @@ use std::path::Path;
 
 use assert_cmd::Command;
 use common::pg::Pg;
+use prism::dataset::claims::Truth;
 use prism::review::db::ReviewDb;
 use prism::review::quality::QualityRecord;
 use prism::review::{Decision, ReviewRecord};
+use prism::store::lane_tables;
 use prism::store::{
-    Cached, JobRecord, JobState, ModelSnapshot, ResponseRecord, RunConfig, RunRecord, RunStatus,
-    ScoreRecord, Store,
+    Answer, AnswerCheck, Cached, Class, DetectConfig, DetectKind, DetectRun, DetectWrite,
+    EntailRecord, JobRecord, JobState, Mode, ModelSnapshot, PairRecord, Relation, ResponseRecord,
+    RunConfig, RunRecord, RunStatus, SampleRecord, ScoreRecord, SelfcheckConfig, SelfcheckItem,
+    SelfcheckRun, SelfcheckWrite, Sentence, Store, Target, TopicRecord, Verdict, VerdictRecord,
 };
 
 fn response(run: &str, idx: u32, ok: bool) -> ResponseRecord {
@@ -106,6 +110,7 @@ fn fill(path: &Path) {
         },
     )
     .unwrap();
+    fill_lanes(&mut s);
     drop(s);
     let mut r = ReviewDb::open(path).unwrap();
     r.save_decisions(&[ReviewRecord {
@@ -137,6 +142,169 @@ fn fill(path: &Path) {
     .unwrap();
 }
 
+fn sample(k: u32, ok: bool) -> SampleRecord {
+    SampleRecord {
+        run_id: "d-one".into(),
+        target: 0,
+        round: 0,
+        k,
+        variant: k % 2,
+        text: ok.then(|| format!("sample {k}")),
+        error: (!ok).then(|| "timeout".into()),
+        attempts: 2,
+        cached: k == 0,
+        created_at: 1_700_000_201,
+    }
+}
+fn pair(k: u32, wording: u32, verdict: Verdict) -> PairRecord {
+    PairRecord {
+        run_id: "d-one".into(),
+        target: 0,
+        round: 0,
+        k,
+        wording,
+        judge: "j".into(),
+        verdict,
+        explanation: Some("they differ".into()),
+        quote_a: Some("a".into()),
+        quote_b: None,
+        reply: Some("{\"conflict\": true}".into()),
+        error: None,
+        attempts: 1,
+        created_at: 1_700_000_202,
+    }
+}
+
+/// A detection run (targets answered and not, a failed and an answered sample, pair verdicts
+/// in two wordings, a failed one), a self-detection run, answer checks, entailments, topics.
+fn fill_lanes(s: &mut Store) {
+    let target = |idx: u32, answered: bool| Target {
+        run_id: "d-one".into(),
+        idx,
+        item_id: format!("claim-{idx}"),
+        task_id: "science".into(),
+        model: "m".into(),
+        temperature: Some(0.5),
+        source_run: (idx == 0).then(|| "r-one".into()),
+        source_job: (idx == 0).then_some(2),
+        prompt: String::new(),
+        question: format!("Is claim {idx} true? ünï"),
+        params: "{}".into(),
+        answer: answered.then(|| "It is.".into()),
+        answer_error: (!answered).then(|| "HTTP 500".into()),
+        refused: idx == 1,
+        label: Some(Truth::False),
+        class: answered.then_some(Class::True),
+        class_reply: answered.then(|| "True.".into()),
+        class_error: None,
+        rounds: 1 + idx,
+    };
+    let run = DetectRun {
+        id: "d-one".into(),
+        created_at: 1_700_000_200,
+        kind: DetectKind::Claims,
+        dataset: "<sample-claims>".into(),
+        config: DetectConfig {
+            k: 2,
+            temperatures: vec![0.5],
+            ..DetectConfig::default()
+        },
+        status: RunStatus::Cancelled,
+    };
+    s.apply_detect(&[
+        DetectWrite::CreateRun(Box::new(run), vec![target(0, true), target(1, false)]),
+        DetectWrite::Sample(sample(0, true)),
+        DetectWrite::Sample(sample(1, false)),
+        DetectWrite::Pair(pair(0, 0, Verdict::Conflict)),
+        DetectWrite::Pair(pair(0, 1, Verdict::Consistent)),
+        DetectWrite::Pair(pair(1, 0, Verdict::Failed)),
+    ])
+    .unwrap();
+    let item = |idx: u32| SelfcheckItem {
+        run_id: "s-one".into(),
+        idx,
+        triple_id: format!("t{idx}"),
+        subject: "Paris".into(),
+        relation: "capital of".into(),
+        object: "France".into(),
+        source: None,
+        popularity: Some(0.25 * f64::from(idx)),
+        generator: "m".into(),
+        params: "{}".into(),
+        shots: "[]".into(),
+        true_sentence: Some("Paris is the capital of France.".into()),
+        true_attempts: 1,
+        false_sentence: (idx == 0).then(|| "Paris is the capital of Spain.".into()),
+        false_attempts: 2,
+        set_aside: (idx == 1).then(|| "no false sentence passed".into()),
+        error: None,
+        decoy: None,
+    };
+    s.apply_selfcheck(&[
+        SelfcheckWrite::CreateRun(
+            Box::new(SelfcheckRun {
+                id: "s-one".into(),
+                created_at: 1_700_000_300,
+                dataset: "<sample-triples>".into(),
+                config: SelfcheckConfig {
+                    shots: 3,
+                    ..SelfcheckConfig::default()
+                },
+                status: RunStatus::Finished,
+            }),
+            vec![item(0), item(1)],
+        ),
+        SelfcheckWrite::Verdict(VerdictRecord {
+            run_id: "s-one".into(),
+            item: 0,
+            sentence: Sentence::False,
+            detector: "m".into(),
+            mode: Mode::Cot,
+            answer: Answer::Yes,
+            reply: Some("Yes, Spain is wrong.".into()),
+            error: None,
+            attempts: 1,
+            created_at: 1_700_000_301,
+        }),
+    ])
+    .unwrap();
+    s.save_answer_check(&AnswerCheck {
+        run_id: "r-one".into(),
+        job_idx: 2,
+        detector: "m".into(),
+        mode: Mode::Direct,
+        answer: Answer::No,
+        reply: Some("No.".into()),
+        error: None,
+        attempts: 1,
+        created_at: 7,
+    })
+    .unwrap();
+    s.save_entailment(&EntailRecord {
+        judge: "j".into(),
+        question: "q".into(),
+        premise: "a".into(),
+        hypothesis: "b".into(),
+        relation: Some(Relation::Entailment),
+        reply: Some("entailment".into()),
+        error: None,
+        attempts: 1,
+        created_at: 8,
+    })
+    .unwrap();
+    s.save_topic(&TopicRecord {
+        claim: "Water boils at 50 C.".into(),
+        model: "m".into(),
+        vocabulary: "science|history".into(),
+        topic: None,
+        reply: None,
+        error: Some("HTTP 503".into()),
+        attempts: 3,
+        created_at: 9,
+    })
+    .unwrap();
+}
+
 fn copy(from: &str, to: &str) -> (String, String) {
     let out = Command::cargo_bin("prism")
         .unwrap()
@@ -162,6 +330,46 @@ fn same_stores(a: &Path, b: &Path) {
     assert_eq!(a.cache_entries().unwrap(), b.cache_entries().unwrap());
     assert_eq!(a.decisions().unwrap(), b.decisions().unwrap());
     assert_eq!(a.quality(None).unwrap(), b.quality(None).unwrap());
+    // The other lanes: read back as the lanes read them, and every row of every table.
+    assert_eq!(
+        a.detect_run("d-one").unwrap(),
+        b.detect_run("d-one").unwrap()
+    );
+    assert_eq!(
+        a.detect_targets("d-one").unwrap(),
+        b.detect_targets("d-one").unwrap()
+    );
+    assert_eq!(
+        a.detect_samples("d-one").unwrap(),
+        b.detect_samples("d-one").unwrap()
+    );
+    assert_eq!(
+        a.detect_pairs("d-one").unwrap(),
+        b.detect_pairs("d-one").unwrap()
+    );
+    assert_eq!(
+        a.selfcheck_run("s-one").unwrap(),
+        b.selfcheck_run("s-one").unwrap()
+    );
+    assert_eq!(
+        a.selfcheck_items("s-one").unwrap(),
+        b.selfcheck_items("s-one").unwrap()
+    );
+    assert_eq!(
+        a.selfcheck_verdicts("s-one").unwrap(),
+        b.selfcheck_verdicts("s-one").unwrap()
+    );
+    assert_eq!(a.answer_checks("r-one").unwrap().len(), 1);
+    for t in lane_tables::all() {
+        let rows = a.lane_rows(t, None).unwrap();
+        assert!(!rows.is_empty(), "{} was filled", t.name);
+        assert_eq!(
+            rows,
+            b.lane_rows(t, None).unwrap(),
+            "{} came back the same",
+            t.name
+        );
+    }
 }
 
 #[test]
@@ -178,6 +386,21 @@ fn a_store_goes_to_postgres_and_back_the_same() {
         err.contains("1 cache entries, 1 review decisions, 1 quality scores"),
         "{err}"
     );
+    // d-one: the run, 2 targets, 2 samples, 3 pairs; s-one: the run, 2 items, 1 verdict.
+    assert!(
+        out.contains("d-one: detection run, 8 of its 8 rows"),
+        "{out}"
+    );
+    assert!(
+        out.contains("s-one: self-detection run, 4 of its 4 rows"),
+        "{out}"
+    );
+    assert!(
+        err.contains(
+            "2 detection/self-detection run(s) read, 12 of their rows and 3 answer checks"
+        ),
+        "{err}"
+    );
     // Again: nothing new.
     let (out, err) = copy(src.to_str().unwrap(), &url);
     assert!(
@@ -185,6 +408,11 @@ fn a_store_goes_to_postgres_and_back_the_same() {
         "{out}"
     );
     assert!(!err.contains("2 new") && err.contains("0 new"), "{err}");
+    assert!(
+        out.contains("d-one: detection run, 0 of its 8 rows"),
+        "{out}"
+    );
+    assert!(err.contains("0 of their rows and 0 answer checks"), "{err}");
     assert!(
         err.contains(
             "added 0 answers, 0 scores, 0 cache entries, 0 review decisions, 0 quality scores"
@@ -222,6 +450,12 @@ fn a_copy_that_stopped_is_finished_and_a_failure_gives_way_to_an_answer() {
         let mut s = Store::open(&src).unwrap();
         // In the source, the failed job of r-two was answered later.
         s.save_responses(&[response("r-two", 1, true)]).unwrap();
+        // ... and the failed sample and pair check of d-one were asked again.
+        s.apply_detect(&[
+            DetectWrite::Sample(sample(1, true)),
+            DetectWrite::Pair(pair(1, 0, Verdict::Consistent)),
+        ])
+        .unwrap();
         let mut p = Store::open(&part).unwrap();
         p.remove_run("r-one").unwrap();
     }
@@ -234,6 +468,40 @@ fn a_copy_that_stopped_is_finished_and_a_failure_gives_way_to_an_answer() {
     let p = Store::open(&part).unwrap();
     let r = p.responses("r-two").unwrap();
     assert!(r.iter().all(|r| r.is_ok()), "the failure gave way: {r:?}");
+    assert!(
+        out.contains("d-one: detection run, 2 of its 8 rows"),
+        "{out}"
+    );
+    assert!(
+        p.detect_samples("d-one")
+            .unwrap()
+            .iter()
+            .all(|s| s.text.is_some())
+    );
+    assert!(
+        p.detect_pairs("d-one")
+            .unwrap()
+            .iter()
+            .all(|p| p.verdict != Verdict::Failed)
+    );
+    // The other way, a failure never replaces an answer: copying the target back changes
+    // nothing of d-one.
+    drop(p);
+    {
+        let mut s = Store::open(&src).unwrap();
+        s.apply_detect(&[DetectWrite::Sample(sample(1, false))])
+            .unwrap();
+    }
+    let (out, _) = copy(src.to_str().unwrap(), part.to_str().unwrap());
+    assert!(
+        out.contains("d-one: detection run, 0 of its 8 rows"),
+        "{out}"
+    );
+    let p = Store::open(&part).unwrap();
+    assert_eq!(
+        p.detect_samples("d-one").unwrap()[1].text.as_deref(),
+        Some("sample 1")
+    );
     // Same store named twice: refused.
     Command::cargo_bin("prism")
         .unwrap()
@@ -286,4 +554,54 @@ fn a_shared_store_over_tls_checks_the_servers_certificate() {
         err.contains("no encryption") || err.contains("pg_hba"),
         "{err}"
     );
+}
+
+/// PostgreSQL migration 3 made the other lanes' tables as `lane_tables` describes them (the
+/// SQLite side is checked by the module's own test), key and all.
+#[test]
+fn the_shared_lane_tables_are_as_described() {
+    let pg = Pg::start();
+    // Connecting migrates.
+    prism::store::AnyStore::open(std::path::Path::new(&pg.url())).unwrap();
+    let mut c = postgres::Client::connect(&pg.url(), postgres::NoTls).unwrap();
+    for t in lane_tables::all() {
+        let cols: Vec<(String, String)> = c
+            .query(
+                "SELECT column_name::text, data_type::text FROM information_schema.columns
+                 WHERE table_name = $1",
+                &[&t.name],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        assert_eq!(cols.len(), t.cols.len(), "{}: {cols:?}", t.name);
+        for (name, ty) in t.cols {
+            let want = match ty {
+                lane_tables::Col::Int => "bigint",
+                lane_tables::Col::Real => "double precision",
+                lane_tables::Col::Text => "text",
+            };
+            assert!(
+                cols.iter().any(|(n, d)| n == name && d == want),
+                "{}.{name} is {want}: {cols:?}",
+                t.name
+            );
+        }
+        let mut key: Vec<String> = c
+            .query(
+                "SELECT a.attname::text FROM pg_index i
+                 JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+                 WHERE i.indrelid = $1::text::regclass AND i.indisprimary",
+                &[&t.name],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        key.sort();
+        let mut want: Vec<String> = t.cols[..t.key].iter().map(|c| c.0.to_string()).collect();
+        want.sort();
+        assert_eq!(key, want, "{}: primary key", t.name);
+    }
 }

@@ -1,4 +1,5 @@
-//! `prism db copy FROM TO`: runs (jobs, answers, scores), the response cache, review decisions
+//! `prism db copy FROM TO`: runs (jobs, answers, scores), detection and self-detection runs
+//! (`store::lane_tables`), answer checks, entailments, topics, the response cache, review decisions
 //! and the quality agent's scores moved between stores: SQLite to PostgreSQL (a team's shared
 //! store from one machine's runs), back (every SQLite tool on a shared run's answers), or
 //! between two of either. Only what the target lacks is added, one transaction per run, so a
@@ -10,12 +11,14 @@ use anyhow::bail;
 use clap::Subcommand;
 
 use crate::review::db::ReviewDb;
+use crate::store::lane_tables::{self, LaneKind};
 use crate::store::{Added, AnyStore};
 
 #[derive(Debug, Subcommand)]
 pub enum DbCommand {
     /// Copy a store into another (a SQLite file or a postgres:// URL each way); run it again to
-    /// finish a copy that stopped. Detection and self-detection runs stay in SQLite stores.
+    /// finish a copy that stopped. Every table moves: runs, detection and self-detection runs,
+    /// answer checks, entailments, topics, the cache, review decisions, quality scores.
     Copy {
         from: PathBuf,
         to: PathBuf,
@@ -62,13 +65,20 @@ fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<i32> {
     let mut target = AnyStore::open(to)?;
     let (shown_from, shown_to) = (source.describe(from), target.describe(to));
     let mut runs = source.runs()?;
+    let mut lane_runs = Vec::new();
+    for kind in LaneKind::ALL {
+        for (id, _) in source.lane_statuses(kind)? {
+            lane_runs.push((kind, id));
+        }
+    }
     if !only.is_empty() {
         for id in only {
-            if !runs.iter().any(|r| &r.id == id) {
+            if !runs.iter().any(|r| &r.id == id) && !lane_runs.iter().any(|(_, l)| l == id) {
                 bail!("no run {id} in {shown_from}");
             }
         }
         runs.retain(|r| only.contains(&r.id));
+        lane_runs.retain(|(_, id)| only.contains(id));
     }
     // Oldest first, so a copy that stops has moved whole runs in the order they were made.
     runs.reverse();
@@ -91,6 +101,35 @@ fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<i32> {
         );
         total += added;
     }
+    // Detection and self-detection runs, each whole in one transaction, oldest first.
+    let mut lane_rows = 0;
+    for (kind, id) in &lane_runs {
+        let rows = source.lane_run(*kind, id)?;
+        let read: usize = rows.iter().map(|(_, r)| r.len()).sum();
+        let n = target.put_lane_rows(rows)?;
+        crate::outln!(
+            "{id}: {} run, {n} of its {read} rows added or brought up to date",
+            kind.noun()
+        );
+        lane_rows += n;
+    }
+    // Answer checks go with the runs whose answers they check; entailments and topics are
+    // kept across runs, so they move with the whole store.
+    let mut loose = 0;
+    for t in lane_tables::LOOSE {
+        let rows = match (t.run_col, only.is_empty()) {
+            (_, true) => source.lane_rows(t, None)?,
+            (Some(_), false) => {
+                let mut rows = Vec::new();
+                for id in only {
+                    rows.extend(source.lane_rows(t, Some(id))?);
+                }
+                rows
+            }
+            (None, false) => continue,
+        };
+        loose += target.put_lane_rows(vec![(t, rows)])?;
+    }
     let cache = if only.is_empty() {
         target.put_cache_entries(&source.cache_entries()?)?
     } else {
@@ -102,14 +141,17 @@ fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<i32> {
         (0, 0)
     };
     crate::warn!(
-        "{shown_from} -> {shown_to}: {} run(s) read, {} new; added {} answers, {} scores, {} cache entries, {} review decisions, {} quality scores",
+        "{shown_from} -> {shown_to}: {} run(s) read, {} new; added {} answers, {} scores, {} cache entries, {} review decisions, {} quality scores; {} detection/self-detection run(s) read, {} of their rows and {} answer checks, entailments and topics added or brought up to date",
         runs.len(),
         total.runs,
         total.responses,
         total.scores,
         cache,
         decisions,
-        quality
+        quality,
+        lane_runs.len(),
+        lane_rows,
+        loose
     );
     Ok(0)
 }

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use super::lane_tables::{LaneKind, Row, Table};
 use super::pg::{self, PgStore};
 use super::{Added, Cached, JobRecord, JobState, Result, RunBundle, RunRecord, Store, StoreHandle};
 
@@ -92,5 +93,37 @@ impl AnyStore {
             AnyStore::Local(s) => s.put_cache_entries(es),
             AnyStore::Shared(p) => p.put_cache_entries(es),
         }
+    }
+
+    /// A lane table's rows (of one run when given; see `lane_tables`).
+    pub fn lane_rows(&self, t: &'static Table, run: Option<&str>) -> Result<Vec<Row>> {
+        match self {
+            AnyStore::Local(s) => s.lane_rows(t, run),
+            AnyStore::Shared(p) => p.lane_rows(t, run),
+        }
+    }
+
+    /// Rows of several lane tables in one transaction, each only moved forward.
+    pub fn put_lane_rows(&mut self, rows: Vec<(&'static Table, Vec<Row>)>) -> Result<usize> {
+        match self {
+            AnyStore::Local(s) => s.put_lane_rows(&rows, false),
+            AnyStore::Shared(p) => p.put_lane_rows(rows, false),
+        }
+    }
+
+    /// Every run of a lane: its id and status.
+    pub fn lane_statuses(&self, kind: LaneKind) -> Result<Vec<(String, String)>> {
+        match self {
+            AnyStore::Local(s) => s.lane_statuses(kind),
+            AnyStore::Shared(p) => p.lane_statuses(kind),
+        }
+    }
+
+    /// Everything of one lane run, table by table (parents first).
+    pub fn lane_run(&self, kind: LaneKind, id: &str) -> Result<Vec<(&'static Table, Vec<Row>)>> {
+        kind.tables()
+            .iter()
+            .map(|t| Ok((*t, self.lane_rows(t, Some(id))?)))
+            .collect()
     }
 }

@@ -15,6 +15,7 @@ mod cache;
 mod detect;
 mod entailments;
 mod error;
+pub mod lane_tables;
 mod locks;
 pub mod logprobs;
 pub mod mirror;

@@ -174,6 +174,156 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, worker)
     );
     "#,
+    // 3: the other lanes' tables (`store::lane_tables`), as SQLite's migrations 4, 5, 12, 13,
+    // 15 and 16 left them; and who works on a lane's run: one process at a time holds it, as
+    // SQLite's `run_locks` do, with its heartbeat kept by the database's clock.
+    r#"
+    CREATE TABLE detect_runs (
+        id TEXT PRIMARY KEY,
+        created_at BIGINT NOT NULL,
+        kind TEXT NOT NULL,
+        dataset TEXT NOT NULL,
+        config TEXT NOT NULL,
+        status TEXT NOT NULL
+    );
+    CREATE TABLE detect_targets (
+        run_id TEXT NOT NULL REFERENCES detect_runs(id),
+        idx BIGINT NOT NULL,
+        item_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        temperature DOUBLE PRECISION,
+        source_run TEXT,
+        source_job BIGINT,
+        prompt TEXT NOT NULL,
+        question TEXT NOT NULL,
+        params TEXT NOT NULL,
+        answer TEXT,
+        answer_error TEXT,
+        refused BIGINT NOT NULL DEFAULT 0,
+        label TEXT,
+        class TEXT,
+        class_reply TEXT,
+        class_error TEXT,
+        rounds BIGINT NOT NULL DEFAULT 1,
+        PRIMARY KEY (run_id, idx)
+    );
+    CREATE INDEX detect_targets_source ON detect_targets(source_run, source_job);
+    CREATE TABLE detect_samples (
+        run_id TEXT NOT NULL,
+        target BIGINT NOT NULL,
+        round BIGINT NOT NULL,
+        k BIGINT NOT NULL,
+        variant BIGINT NOT NULL,
+        text TEXT,
+        error TEXT,
+        attempts BIGINT NOT NULL,
+        cached BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (run_id, target, round, k)
+    );
+    CREATE TABLE detect_pairs (
+        run_id TEXT NOT NULL,
+        target BIGINT NOT NULL,
+        round BIGINT NOT NULL,
+        k BIGINT NOT NULL,
+        wording BIGINT NOT NULL DEFAULT 0,
+        judge TEXT NOT NULL,
+        verdict TEXT NOT NULL,
+        explanation TEXT,
+        quote_a TEXT,
+        quote_b TEXT,
+        reply TEXT,
+        error TEXT,
+        attempts BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (run_id, target, round, k, wording)
+    );
+    CREATE TABLE selfcheck_runs (
+        id TEXT PRIMARY KEY,
+        created_at BIGINT NOT NULL,
+        dataset TEXT NOT NULL,
+        config TEXT NOT NULL,
+        status TEXT NOT NULL
+    );
+    CREATE TABLE selfcheck_items (
+        run_id TEXT NOT NULL REFERENCES selfcheck_runs(id),
+        idx BIGINT NOT NULL,
+        triple_id TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        relation TEXT NOT NULL,
+        object TEXT NOT NULL,
+        source TEXT,
+        popularity DOUBLE PRECISION,
+        generator TEXT NOT NULL,
+        params TEXT NOT NULL,
+        shots TEXT NOT NULL,
+        true_sentence TEXT,
+        true_attempts BIGINT NOT NULL DEFAULT 0,
+        false_sentence TEXT,
+        false_attempts BIGINT NOT NULL DEFAULT 0,
+        set_aside TEXT,
+        error TEXT,
+        decoy TEXT,
+        PRIMARY KEY (run_id, idx)
+    );
+    CREATE TABLE selfcheck_verdicts (
+        run_id TEXT NOT NULL,
+        item BIGINT NOT NULL,
+        sentence TEXT NOT NULL,
+        detector TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        verdict TEXT NOT NULL,
+        reply TEXT,
+        error TEXT,
+        attempts BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (run_id, item, sentence, detector, mode)
+    );
+    CREATE TABLE claim_topics (
+        claim TEXT NOT NULL,
+        model TEXT NOT NULL,
+        vocabulary TEXT NOT NULL,
+        topic TEXT,
+        reply TEXT,
+        error TEXT,
+        attempts BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (claim, model, vocabulary)
+    );
+    CREATE TABLE entailments (
+        judge TEXT NOT NULL,
+        question TEXT NOT NULL,
+        premise TEXT NOT NULL,
+        hypothesis TEXT NOT NULL,
+        relation TEXT,
+        reply TEXT,
+        error TEXT,
+        attempts BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (judge, question, premise, hypothesis)
+    );
+    CREATE INDEX entailments_by_question ON entailments (question);
+    CREATE TABLE answer_checks (
+        run_id TEXT NOT NULL,
+        job_idx BIGINT NOT NULL,
+        detector TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        answer TEXT NOT NULL,
+        reply TEXT,
+        error TEXT,
+        attempts BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (run_id, job_idx, detector, mode)
+    );
+    CREATE TABLE lane_locks (
+        run_id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        host TEXT NOT NULL,
+        pid BIGINT NOT NULL,
+        heartbeat TIMESTAMPTZ NOT NULL DEFAULT now()
+    );
+    "#,
 ];
 
 /// A call on the connection's thread; it is handed a way to connect again.
@@ -956,6 +1106,40 @@ impl PgStore {
     pub fn workers(&self, run: &str) -> Result<Vec<super::pg_runs::WorkerRow>> {
         let run = run.to_string();
         self.call(move |c| super::pg_runs::workers(c, &run))
+    }
+}
+
+/// The other lanes' tables (`lane_tables`), read and written row by row.
+impl PgStore {
+    /// A table's rows (of one run when `run` is given and the table is kept by run).
+    pub fn lane_rows(
+        &self,
+        t: &'static super::lane_tables::Table,
+        run: Option<&str>,
+    ) -> Result<Vec<super::lane_tables::Row>> {
+        let run = run.map(str::to_string);
+        self.call(move |c| super::lane_tables::pg::rows(c, t, run.as_deref()))
+    }
+
+    /// Writes rows of several tables in one transaction (`lane_tables`); how many were added
+    /// or moved forward.
+    pub fn put_lane_rows(
+        &self,
+        rows: Vec<(
+            &'static super::lane_tables::Table,
+            Vec<super::lane_tables::Row>,
+        )>,
+        force: bool,
+    ) -> Result<usize> {
+        self.call(move |c| super::lane_tables::pg::put(c, &rows, force))
+    }
+
+    /// Every run of a lane: its id and status.
+    pub fn lane_statuses(
+        &self,
+        kind: super::lane_tables::LaneKind,
+    ) -> Result<Vec<(String, String)>> {
+        self.call(move |c| super::lane_tables::pg::statuses(c, kind.runs_table()))
     }
 }
 

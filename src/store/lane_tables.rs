@@ -1,0 +1,651 @@
+//! The tables of the other lanes (contradiction detection, self-detection, answer checks,
+//! entailments, claims' topics), described once so their rows move between a SQLite store and
+//! a PostgreSQL one the same way: `prism db copy`, the TUI's mirror of a shared store, and a
+//! lane's run on a shared store (worked on in a local copy, each change pushed as it commits).
+//!
+//! The schema is the same on both (PostgreSQL migration 3 is SQLite's 4, 5, 12, 13, 15 and 16
+//! with INTEGER as BIGINT and REAL as DOUBLE PRECISION). A row is written as an upsert that only
+//! ever moves a row forward: a row the target lacks is added, and one it has is replaced only
+//! when the target's is behind (a failure, a missing answer, fewer rounds); so a copy run twice,
+//! or one that stopped halfway, adds nothing twice and never undoes work.
+
+use rusqlite::types::ValueRef;
+
+use super::Store;
+use super::error::Result;
+
+/// A column's type (SQLite's affinity; PostgreSQL's BIGINT, DOUBLE PRECISION, TEXT).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Col {
+    Int,
+    Real,
+    Text,
+}
+
+/// A value of a row as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Val {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+}
+
+pub type Row = Vec<Val>;
+
+/// A table: its columns (the key's first), and when a row the target has is behind the one
+/// coming (an SQL condition on the target's row, named by the table, and `excluded`). A run's
+/// status is the source's whenever they differ (a run resumed is running again).
+#[derive(Debug)]
+pub struct Table {
+    pub name: &'static str,
+    pub cols: &'static [(&'static str, Col)],
+    pub key: usize,
+    pub behind: &'static str,
+    /// The column naming the run a row belongs to (a detection or self-detection run, or the
+    /// run whose answers were checked); none for tables kept across runs.
+    pub run_col: Option<&'static str>,
+}
+
+use Col::{Int, Real, Text};
+
+pub const DETECT_RUNS: Table = Table {
+    name: "detect_runs",
+    cols: &[
+        ("id", Text),
+        ("created_at", Int),
+        ("kind", Text),
+        ("dataset", Text),
+        ("config", Text),
+        ("status", Text),
+    ],
+    key: 1,
+    behind: "detect_runs.status <> excluded.status",
+    run_col: Some("id"),
+};
+
+pub const DETECT_TARGETS: Table = Table {
+    name: "detect_targets",
+    cols: &[
+        ("run_id", Text),
+        ("idx", Int),
+        ("item_id", Text),
+        ("task_id", Text),
+        ("model", Text),
+        ("temperature", Real),
+        ("source_run", Text),
+        ("source_job", Int),
+        ("prompt", Text),
+        ("question", Text),
+        ("params", Text),
+        ("answer", Text),
+        ("answer_error", Text),
+        ("refused", Int),
+        ("label", Text),
+        ("class", Text),
+        ("class_reply", Text),
+        ("class_error", Text),
+        ("rounds", Int),
+    ],
+    key: 2,
+    behind: "(detect_targets.answer IS NULL AND excluded.answer IS NOT NULL)
+        OR (detect_targets.class IS NULL AND excluded.class IS NOT NULL)
+        OR excluded.rounds > detect_targets.rounds",
+    run_col: Some("run_id"),
+};
+
+pub const DETECT_SAMPLES: Table = Table {
+    name: "detect_samples",
+    cols: &[
+        ("run_id", Text),
+        ("target", Int),
+        ("round", Int),
+        ("k", Int),
+        ("variant", Int),
+        ("text", Text),
+        ("error", Text),
+        ("attempts", Int),
+        ("cached", Int),
+        ("created_at", Int),
+    ],
+    key: 4,
+    behind: "detect_samples.text IS NULL AND excluded.text IS NOT NULL",
+    run_col: Some("run_id"),
+};
+
+pub const DETECT_PAIRS: Table = Table {
+    name: "detect_pairs",
+    cols: &[
+        ("run_id", Text),
+        ("target", Int),
+        ("round", Int),
+        ("k", Int),
+        ("wording", Int),
+        ("judge", Text),
+        ("verdict", Text),
+        ("explanation", Text),
+        ("quote_a", Text),
+        ("quote_b", Text),
+        ("reply", Text),
+        ("error", Text),
+        ("attempts", Int),
+        ("created_at", Int),
+    ],
+    key: 5,
+    behind: "detect_pairs.verdict = 'failed' AND excluded.verdict <> 'failed'",
+    run_col: Some("run_id"),
+};
+
+pub const SELFCHECK_RUNS: Table = Table {
+    name: "selfcheck_runs",
+    cols: &[
+        ("id", Text),
+        ("created_at", Int),
+        ("dataset", Text),
+        ("config", Text),
+        ("status", Text),
+    ],
+    key: 1,
+    behind: "selfcheck_runs.status <> excluded.status",
+    run_col: Some("id"),
+};
+
+pub const SELFCHECK_ITEMS: Table = Table {
+    name: "selfcheck_items",
+    cols: &[
+        ("run_id", Text),
+        ("idx", Int),
+        ("triple_id", Text),
+        ("subject", Text),
+        ("relation", Text),
+        ("object", Text),
+        ("source", Text),
+        ("popularity", Real),
+        ("generator", Text),
+        ("params", Text),
+        ("shots", Text),
+        ("true_sentence", Text),
+        ("true_attempts", Int),
+        ("false_sentence", Text),
+        ("false_attempts", Int),
+        ("set_aside", Text),
+        ("error", Text),
+        ("decoy", Text),
+    ],
+    key: 2,
+    behind: "excluded.true_attempts + excluded.false_attempts
+            > selfcheck_items.true_attempts + selfcheck_items.false_attempts
+        OR (selfcheck_items.error IS NOT NULL AND excluded.error IS NULL)",
+    run_col: Some("run_id"),
+};
+
+pub const SELFCHECK_VERDICTS: Table = Table {
+    name: "selfcheck_verdicts",
+    cols: &[
+        ("run_id", Text),
+        ("item", Int),
+        ("sentence", Text),
+        ("detector", Text),
+        ("mode", Text),
+        ("verdict", Text),
+        ("reply", Text),
+        ("error", Text),
+        ("attempts", Int),
+        ("created_at", Int),
+    ],
+    key: 5,
+    behind: "selfcheck_verdicts.verdict = 'failed' AND excluded.verdict <> 'failed'",
+    run_col: Some("run_id"),
+};
+
+pub const ANSWER_CHECKS: Table = Table {
+    name: "answer_checks",
+    cols: &[
+        ("run_id", Text),
+        ("job_idx", Int),
+        ("detector", Text),
+        ("mode", Text),
+        ("answer", Text),
+        ("reply", Text),
+        ("error", Text),
+        ("attempts", Int),
+        ("created_at", Int),
+    ],
+    key: 4,
+    behind: "answer_checks.answer = 'failed' AND excluded.answer <> 'failed'",
+    run_col: Some("run_id"),
+};
+
+pub const ENTAILMENTS: Table = Table {
+    name: "entailments",
+    cols: &[
+        ("judge", Text),
+        ("question", Text),
+        ("premise", Text),
+        ("hypothesis", Text),
+        ("relation", Text),
+        ("reply", Text),
+        ("error", Text),
+        ("attempts", Int),
+        ("created_at", Int),
+    ],
+    key: 4,
+    behind: "entailments.relation IS NULL AND excluded.relation IS NOT NULL",
+    run_col: None,
+};
+
+pub const CLAIM_TOPICS: Table = Table {
+    name: "claim_topics",
+    cols: &[
+        ("claim", Text),
+        ("model", Text),
+        ("vocabulary", Text),
+        ("topic", Text),
+        ("reply", Text),
+        ("error", Text),
+        ("attempts", Int),
+        ("created_at", Int),
+    ],
+    key: 3,
+    behind: "claim_topics.topic IS NULL AND excluded.topic IS NOT NULL",
+    run_col: None,
+};
+
+/// A kind of lane run: its runs table first, then the tables of its rows (parents first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaneKind {
+    Detect,
+    Selfcheck,
+}
+
+impl LaneKind {
+    pub const ALL: [LaneKind; 2] = [LaneKind::Detect, LaneKind::Selfcheck];
+
+    pub fn tables(self) -> &'static [&'static Table] {
+        match self {
+            LaneKind::Detect => &[
+                &DETECT_RUNS,
+                &DETECT_TARGETS,
+                &DETECT_SAMPLES,
+                &DETECT_PAIRS,
+            ],
+            LaneKind::Selfcheck => &[&SELFCHECK_RUNS, &SELFCHECK_ITEMS, &SELFCHECK_VERDICTS],
+        }
+    }
+
+    pub fn runs_table(self) -> &'static Table {
+        self.tables()[0]
+    }
+
+    /// What to call its runs in messages.
+    pub fn noun(self) -> &'static str {
+        match self {
+            LaneKind::Detect => "detection",
+            LaneKind::Selfcheck => "self-detection",
+        }
+    }
+}
+
+/// Tables kept beside runs rather than in one: copied whole (or, for answer checks, by the
+/// runs whose answers they check).
+pub const LOOSE: [&Table; 3] = [&ANSWER_CHECKS, &ENTAILMENTS, &CLAIM_TOPICS];
+
+/// Every table described here, in the order a store's rows are copied.
+pub fn all() -> Vec<&'static Table> {
+    LaneKind::ALL
+        .iter()
+        .flat_map(|k| k.tables().iter().copied())
+        .chain(LOOSE)
+        .collect()
+}
+
+impl Table {
+    fn col_list(&self) -> String {
+        self.cols
+            .iter()
+            .map(|(c, _)| *c)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// `SELECT <cols> FROM <table> [WHERE <run_col> = $1] ORDER BY <key>`, with `mark` making
+    /// the placeholder (`?1` for SQLite, `$1` for PostgreSQL).
+    pub fn select(&self, by_run: bool, mark: &str) -> String {
+        let key = self.cols[..self.key]
+            .iter()
+            .map(|(c, _)| *c)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let filter = match (by_run, self.run_col) {
+            (true, Some(c)) => format!(" WHERE {c} = {mark}1"),
+            _ => String::new(),
+        };
+        format!(
+            "SELECT {} FROM {}{filter} ORDER BY {key}",
+            self.col_list(),
+            self.name
+        )
+    }
+
+    /// The upsert of one row (see the module's comment); `force` replaces the target's row
+    /// whatever it holds (a lane's own changes, pushed from the copy it works on).
+    pub fn upsert(&self, mark: &str, force: bool) -> String {
+        let marks = (1..=self.cols.len())
+            .map(|i| format!("{mark}{i}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let key = self.cols[..self.key]
+            .iter()
+            .map(|(c, _)| *c)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let set = self.cols[self.key..]
+            .iter()
+            .map(|(c, _)| format!("{c} = excluded.{c}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let when = if force {
+            String::new()
+        } else {
+            format!(" WHERE {}", self.behind)
+        };
+        format!(
+            "INSERT INTO {} ({}) VALUES ({marks}) ON CONFLICT ({key}) DO UPDATE SET {set}{when}",
+            self.name,
+            self.col_list()
+        )
+    }
+
+    /// The select of one row by its key.
+    pub fn select_by_key(&self, mark: &str) -> String {
+        let cond = self.cols[..self.key]
+            .iter()
+            .enumerate()
+            .map(|(i, (c, _))| format!("{c} = {mark}{}", i + 1))
+            .collect::<Vec<_>>()
+            .join(" AND ");
+        format!("SELECT {} FROM {} WHERE {cond}", self.col_list(), self.name)
+    }
+}
+
+fn sqlite_val(v: ValueRef<'_>) -> Val {
+    match v {
+        ValueRef::Null => Val::Null,
+        ValueRef::Integer(i) => Val::Int(i),
+        ValueRef::Real(f) => Val::Real(f),
+        ValueRef::Text(t) => Val::Text(String::from_utf8_lossy(t).into_owned()),
+        // No column of these tables holds bytes; kept as text rather than lost.
+        ValueRef::Blob(b) => Val::Text(String::from_utf8_lossy(b).into_owned()),
+    }
+}
+
+impl rusqlite::ToSql for Val {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use rusqlite::types::{ToSqlOutput, Value};
+        Ok(match self {
+            Val::Null => ToSqlOutput::Owned(Value::Null),
+            Val::Int(i) => ToSqlOutput::Owned(Value::Integer(*i)),
+            Val::Real(f) => ToSqlOutput::Owned(Value::Real(*f)),
+            Val::Text(t) => ToSqlOutput::Borrowed(ValueRef::Text(t.as_bytes())),
+        })
+    }
+}
+
+fn sqlite_rows(stmt: &mut rusqlite::Statement<'_>, args: &[Val], width: usize) -> Result<Vec<Row>> {
+    let rows = stmt
+        .query_map(rusqlite::params_from_iter(args), |r| {
+            (0..width)
+                .map(|i| r.get_ref(i).map(sqlite_val))
+                .collect::<rusqlite::Result<Row>>()
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
+/// The lane tables of a SQLite store.
+impl Store {
+    /// A table's rows (of one run when `run` is given and the table is kept by run).
+    pub fn lane_rows(&self, t: &Table, run: Option<&str>) -> Result<Vec<Row>> {
+        let by_run = run.is_some() && t.run_col.is_some();
+        let mut st = self.conn.prepare(&t.select(by_run, "?"))?;
+        let args: Vec<Val> = run
+            .filter(|_| by_run)
+            .map(|r| Val::Text(r.to_string()))
+            .into_iter()
+            .collect();
+        sqlite_rows(&mut st, &args, t.cols.len())
+    }
+
+    /// The rows of `t` with these keys (the ones still there).
+    pub fn lane_rows_by_key(&self, t: &Table, keys: &[Row]) -> Result<Vec<Row>> {
+        let mut st = self.conn.prepare_cached(&t.select_by_key("?"))?;
+        let mut out = Vec::with_capacity(keys.len());
+        for k in keys {
+            out.extend(sqlite_rows(&mut st, k, t.cols.len())?);
+        }
+        Ok(out)
+    }
+
+    /// Writes rows of several tables in one transaction (see the module's comment); returns
+    /// how many rows were added or moved forward.
+    pub fn put_lane_rows(&mut self, rows: &[(&Table, Vec<Row>)], force: bool) -> Result<usize> {
+        let tx = self.conn.transaction()?;
+        let mut n = 0;
+        for (t, rs) in rows {
+            let mut st = tx.prepare_cached(&t.upsert("?", force))?;
+            for r in rs {
+                n += st.execute(rusqlite::params_from_iter(r))?;
+            }
+        }
+        tx.commit()?;
+        Ok(n)
+    }
+
+    /// Every run of a lane: its id and status.
+    pub fn lane_statuses(&self, kind: LaneKind) -> Result<Vec<(String, String)>> {
+        let mut st = self.conn.prepare(&format!(
+            "SELECT id, status FROM {} ORDER BY created_at, id",
+            kind.runs_table().name
+        ))?;
+        let rows = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+}
+
+/// The same on PostgreSQL (called on a connection; `PgStore` and the pushers wrap these).
+pub(super) mod pg {
+    use super::{Col, Row, Table, Val};
+    use postgres::GenericClient;
+    use postgres::types::ToSql;
+
+    fn pg_val(r: &postgres::Row, i: usize, c: Col) -> Result<Val, postgres::Error> {
+        Ok(match c {
+            Col::Int => r.try_get::<_, Option<i64>>(i)?.map_or(Val::Null, Val::Int),
+            Col::Real => r.try_get::<_, Option<f64>>(i)?.map_or(Val::Null, Val::Real),
+            Col::Text => r
+                .try_get::<_, Option<String>>(i)?
+                .map_or(Val::Null, Val::Text),
+        })
+    }
+
+    /// A value bound as its column's type (a NULL too: PostgreSQL types every parameter).
+    fn arg(v: &Val, c: Col) -> Box<dyn ToSql + Sync + Send> {
+        match (v, c) {
+            (Val::Int(i), Col::Int) => Box::new(Some(*i)),
+            (Val::Int(i), Col::Real) => Box::new(Some(*i as f64)),
+            (Val::Real(f), Col::Real) => Box::new(Some(*f)),
+            // SQLite keeps what it is given; a REAL in an INTEGER column stays a number.
+            (Val::Real(f), Col::Int) => Box::new(Some(*f as i64)),
+            (Val::Text(t), Col::Text) => Box::new(Some(t.clone())),
+            (Val::Int(i), Col::Text) => Box::new(Some(i.to_string())),
+            (Val::Real(f), Col::Text) => Box::new(Some(f.to_string())),
+            (Val::Text(t), Col::Int) => Box::new(t.trim().parse::<i64>().ok()),
+            (Val::Text(t), Col::Real) => Box::new(t.trim().parse::<f64>().ok()),
+            (Val::Null, Col::Int) => Box::new(None::<i64>),
+            (Val::Null, Col::Real) => Box::new(None::<f64>),
+            (Val::Null, Col::Text) => Box::new(None::<String>),
+        }
+    }
+
+    fn rows_of(t: &Table, rs: Vec<postgres::Row>) -> Result<Vec<Row>, postgres::Error> {
+        rs.iter()
+            .map(|r| {
+                t.cols
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (_, c))| pg_val(r, i, *c))
+                    .collect()
+            })
+            .collect()
+    }
+
+    pub(crate) fn rows(
+        c: &mut impl GenericClient,
+        t: &Table,
+        run: Option<&str>,
+    ) -> Result<Vec<Row>, postgres::Error> {
+        let rs = match run.filter(|_| t.run_col.is_some()) {
+            Some(run) => c.query(&t.select(true, "$"), &[&run])?,
+            None => c.query(&t.select(false, "$"), &[])?,
+        };
+        rows_of(t, rs)
+    }
+
+    pub(crate) fn put(
+        c: &mut impl GenericClient,
+        rows: &[(&Table, Vec<Row>)],
+        force: bool,
+    ) -> Result<usize, postgres::Error> {
+        let mut tx = c.transaction()?;
+        let mut n = 0;
+        for (t, rs) in rows {
+            if rs.is_empty() {
+                continue;
+            }
+            let st = tx.prepare(&t.upsert("$", force))?;
+            for r in rs {
+                let args: Vec<Box<dyn ToSql + Sync + Send>> =
+                    r.iter().zip(t.cols).map(|(v, (_, c))| arg(v, *c)).collect();
+                let refs: Vec<&(dyn ToSql + Sync)> = args
+                    .iter()
+                    .map(|b| b.as_ref() as &(dyn ToSql + Sync))
+                    .collect();
+                n += tx.execute(&st, &refs)? as usize;
+            }
+        }
+        tx.commit()?;
+        Ok(n)
+    }
+
+    pub(crate) fn statuses(
+        c: &mut impl GenericClient,
+        t: &Table,
+    ) -> Result<Vec<(String, String)>, postgres::Error> {
+        Ok(c.query(
+            &format!("SELECT id, status FROM {} ORDER BY created_at, id", t.name),
+            &[],
+        )?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_described_table_matches_the_sqlite_schema() {
+        let s = Store::open_in_memory().expect("store");
+        for t in all() {
+            let mut st = s
+                .conn
+                .prepare(&format!(
+                    "SELECT name, type, pk FROM pragma_table_info('{}')",
+                    t.name
+                ))
+                .expect("pragma");
+            let cols: Vec<(String, String, i64)> = st
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .expect("query")
+                .collect::<rusqlite::Result<_>>()
+                .expect("rows");
+            assert_eq!(cols.len(), t.cols.len(), "{}: column count", t.name);
+            for (name, ty) in t.cols {
+                let (_, sql_ty, _) = cols
+                    .iter()
+                    .find(|(n, _, _)| n == name)
+                    .unwrap_or_else(|| panic!("{}: no column {name}", t.name));
+                let want = match ty {
+                    Col::Int => "INTEGER",
+                    Col::Real => "REAL",
+                    Col::Text => "TEXT",
+                };
+                assert_eq!(sql_ty, want, "{}.{name}", t.name);
+            }
+            let mut key: Vec<&str> = cols
+                .iter()
+                .filter(|c| c.2 > 0)
+                .map(|c| c.0.as_str())
+                .collect();
+            key.sort();
+            let mut described: Vec<&str> = t.cols[..t.key].iter().map(|c| c.0).collect();
+            described.sort();
+            assert_eq!(key, described, "{}: primary key", t.name);
+        }
+    }
+
+    #[test]
+    fn a_row_only_moves_forward() {
+        let mut s = Store::open_in_memory().expect("store");
+        let row = |text: Option<&str>, error: Option<&str>| -> Row {
+            vec![
+                Val::Text("d1".into()),
+                Val::Int(0),
+                Val::Int(0),
+                Val::Int(1),
+                Val::Int(0),
+                text.map_or(Val::Null, |t| Val::Text(t.into())),
+                error.map_or(Val::Null, |t| Val::Text(t.into())),
+                Val::Int(1),
+                Val::Int(0),
+                Val::Int(5),
+            ]
+        };
+        let put = |s: &mut Store, r: Row, force: bool| {
+            s.put_lane_rows(&[(&DETECT_SAMPLES, vec![r])], force)
+                .expect("put")
+        };
+        assert_eq!(put(&mut s, row(None, Some("timeout")), false), 1);
+        assert_eq!(
+            put(&mut s, row(Some("Paris"), None), false),
+            1,
+            "an answer replaces a failure"
+        );
+        assert_eq!(
+            put(&mut s, row(None, Some("timeout")), false),
+            0,
+            "a failure never replaces an answer"
+        );
+        assert_eq!(
+            put(&mut s, row(Some("Lyon"), None), false),
+            0,
+            "an answer stays"
+        );
+        let got = s.lane_rows(&DETECT_SAMPLES, Some("d1")).expect("rows");
+        assert_eq!(got, vec![row(Some("Paris"), None)]);
+        assert_eq!(
+            put(&mut s, row(Some("Lyon"), None), true),
+            1,
+            "a lane's own write goes in"
+        );
+        assert_eq!(
+            s.lane_rows_by_key(&DETECT_SAMPLES, &[row(None, None)[..4].to_vec()])
+                .expect("k"),
+            vec![row(Some("Lyon"), None)]
+        );
+    }
+}
