@@ -300,7 +300,7 @@ pub fn all() -> Vec<&'static Table> {
 }
 
 impl Table {
-    fn col_list(&self) -> String {
+    pub(crate) fn col_list(&self) -> String {
         self.cols
             .iter()
             .map(|(c, _)| *c)
@@ -328,8 +328,9 @@ impl Table {
     }
 
     /// The upsert of one row (see the module's comment); `force` replaces the target's row
-    /// whatever it holds (a lane's own changes, pushed from the copy it works on).
-    pub fn upsert(&self, mark: &str, force: bool) -> String {
+    /// whatever it holds (a lane's own changes, pushed from the copy it works on); `also` is
+    /// set on a replaced row too (PostgreSQL's change number).
+    pub fn upsert(&self, mark: &str, force: bool, also: &str) -> String {
         let marks = (1..=self.cols.len())
             .map(|i| format!("{mark}{i}"))
             .collect::<Vec<_>>()
@@ -350,7 +351,7 @@ impl Table {
             format!(" WHERE {}", self.behind)
         };
         format!(
-            "INSERT INTO {} ({}) VALUES ({marks}) ON CONFLICT ({key}) DO UPDATE SET {set}{when}",
+            "INSERT INTO {} ({}) VALUES ({marks}) ON CONFLICT ({key}) DO UPDATE SET {set}{also}{when}",
             self.name,
             self.col_list()
         )
@@ -432,7 +433,7 @@ impl Store {
         let tx = self.conn.transaction()?;
         let mut n = 0;
         for (t, rs) in rows {
-            let mut st = tx.prepare_cached(&t.upsert("?", force))?;
+            let mut st = tx.prepare_cached(&t.upsert("?", force, ""))?;
             for r in rs {
                 n += st.execute(rusqlite::params_from_iter(r))?;
             }
@@ -457,6 +458,7 @@ impl Store {
 /// The same on PostgreSQL (called on a connection; `PgStore` and the pushers wrap these).
 pub(super) mod pg {
     use super::{Col, Row, Table, Val};
+    use crate::store::pg_runs::RUNS_CHANNEL;
     use postgres::GenericClient;
     use postgres::types::ToSql;
 
@@ -524,7 +526,8 @@ pub(super) mod pg {
             if rs.is_empty() {
                 continue;
             }
-            let st = tx.prepare(&t.upsert("$", force))?;
+            // A replaced row takes a new change number, so the mirrors pull it again.
+            let st = tx.prepare(&t.upsert("$", force, ", seq = nextval('prism_changes')"))?;
             for r in rs {
                 let args: Vec<Box<dyn ToSql + Sync + Send>> =
                     r.iter().zip(t.cols).map(|(v, (_, c))| arg(v, *c)).collect();
@@ -535,8 +538,31 @@ pub(super) mod pg {
                 n += tx.execute(&st, &refs)? as usize;
             }
         }
+        if n > 0 {
+            // Delivered at commit: the TUIs watching the store pull what changed.
+            tx.execute("SELECT pg_notify($1, '')", &[&RUNS_CHANNEL])?;
+        }
         tx.commit()?;
         Ok(n)
+    }
+
+    /// Rows changed after change number `after`, oldest change first, at most `limit`.
+    pub(crate) fn rows_since(
+        c: &mut impl GenericClient,
+        t: &Table,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<(i64, Row)>, postgres::Error> {
+        let rs = c.query(
+            &format!(
+                "SELECT {}, seq FROM {} WHERE seq > $1 ORDER BY seq LIMIT $2",
+                t.col_list(),
+                t.name
+            ),
+            &[&after, &limit],
+        )?;
+        let seqs: Vec<i64> = rs.iter().map(|r| r.get(t.cols.len())).collect();
+        Ok(seqs.into_iter().zip(rows_of(t, rs)?).collect())
     }
 
     pub(crate) fn statuses(

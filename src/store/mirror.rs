@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use postgres::fallible_iterator::FallibleIterator;
 
+use super::lane_tables;
 use super::pg::PgStore;
 use super::pg_runs::RUNS_CHANNEL;
 use super::{Result, RunStatus, ScoreRecord, Store};
@@ -38,12 +39,15 @@ pub struct Pulled {
     pub score_records: Vec<ScoreRecord>,
     /// Which worker answered each pulled answer (run, job), where one is recorded.
     pub answered_by: Vec<((String, u32), String)>,
+    /// Rows of the other lanes' tables added or moved forward (detection and self-detection
+    /// results, answer checks, entailments, topics).
+    pub lane_rows: usize,
 }
 
 impl Pulled {
     /// Whether anything changed in the mirror.
     pub fn changed(&self) -> bool {
-        self.runs + self.answers + self.scores + self.statuses > 0
+        self.runs + self.answers + self.scores + self.statuses + self.lane_rows > 0
     }
 }
 
@@ -52,6 +56,8 @@ pub struct Mirror {
     store: Store,
     answers_seen: i64,
     scores_seen: i64,
+    /// Per lane table, the last change number seen.
+    lanes_seen: HashMap<&'static str, i64>,
     started: bool,
 }
 
@@ -62,6 +68,7 @@ impl Mirror {
             store,
             answers_seen: 0,
             scores_seen: 0,
+            lanes_seen: HashMap::new(),
             started: false,
         }
     }
@@ -145,7 +152,33 @@ impl Mirror {
             }
             self.scores_seen = last;
         }
+        out.lane_rows = self.pull_lanes()?;
         Ok(out)
+    }
+
+    /// The other lanes' rows changed since the last pull, table by table in the order their
+    /// parents come first (a run before its targets), each only moving a row forward.
+    fn pull_lanes(&mut self) -> Result<usize> {
+        let mut n = 0;
+        for t in lane_tables::all() {
+            let mut seen = self.lanes_seen.get(t.name).copied().unwrap_or(0);
+            loop {
+                let page = self.pg.lane_rows_since(t, seen, PAGE)?;
+                let Some(last) = page.last().map(|(seq, _)| *seq) else {
+                    break;
+                };
+                let full = page.len() as i64 == PAGE;
+                let rows: Vec<_> = page.into_iter().map(|(_, r)| r).collect();
+                n += self.store.put_lane_rows(&[(t, rows)], false)?;
+                if !full {
+                    seen = seen.max(last - MARGIN);
+                    break;
+                }
+                seen = last;
+            }
+            self.lanes_seen.insert(t.name, seen);
+        }
+        Ok(n)
     }
 
     /// Pulls on a thread of its own for as long as the returned watch lives: at once, then

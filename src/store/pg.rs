@@ -175,8 +175,9 @@ const MIGRATIONS: &[&str] = &[
     );
     "#,
     // 3: the other lanes' tables (`store::lane_tables`), as SQLite's migrations 4, 5, 12, 13,
-    // 15 and 16 left them; and who works on a lane's run: one process at a time holds it, as
-    // SQLite's `run_locks` do, with its heartbeat kept by the database's clock.
+    // 15 and 16 left them, each row with a change number as answers have (for the mirror);
+    // and who works on a lane's run: one process at a time holds it, as SQLite's `run_locks`
+    // do, with its heartbeat kept by the database's clock.
     r#"
     CREATE TABLE detect_runs (
         id TEXT PRIMARY KEY,
@@ -184,7 +185,8 @@ const MIGRATIONS: &[&str] = &[
         kind TEXT NOT NULL,
         dataset TEXT NOT NULL,
         config TEXT NOT NULL,
-        status TEXT NOT NULL
+        status TEXT NOT NULL,
+        seq BIGINT NOT NULL DEFAULT nextval('prism_changes')
     );
     CREATE TABLE detect_targets (
         run_id TEXT NOT NULL REFERENCES detect_runs(id),
@@ -206,6 +208,7 @@ const MIGRATIONS: &[&str] = &[
         class_reply TEXT,
         class_error TEXT,
         rounds BIGINT NOT NULL DEFAULT 1,
+        seq BIGINT NOT NULL DEFAULT nextval('prism_changes'),
         PRIMARY KEY (run_id, idx)
     );
     CREATE INDEX detect_targets_source ON detect_targets(source_run, source_job);
@@ -220,6 +223,7 @@ const MIGRATIONS: &[&str] = &[
         attempts BIGINT NOT NULL,
         cached BIGINT NOT NULL,
         created_at BIGINT NOT NULL,
+        seq BIGINT NOT NULL DEFAULT nextval('prism_changes'),
         PRIMARY KEY (run_id, target, round, k)
     );
     CREATE TABLE detect_pairs (
@@ -237,6 +241,7 @@ const MIGRATIONS: &[&str] = &[
         error TEXT,
         attempts BIGINT NOT NULL,
         created_at BIGINT NOT NULL,
+        seq BIGINT NOT NULL DEFAULT nextval('prism_changes'),
         PRIMARY KEY (run_id, target, round, k, wording)
     );
     CREATE TABLE selfcheck_runs (
@@ -244,7 +249,8 @@ const MIGRATIONS: &[&str] = &[
         created_at BIGINT NOT NULL,
         dataset TEXT NOT NULL,
         config TEXT NOT NULL,
-        status TEXT NOT NULL
+        status TEXT NOT NULL,
+        seq BIGINT NOT NULL DEFAULT nextval('prism_changes')
     );
     CREATE TABLE selfcheck_items (
         run_id TEXT NOT NULL REFERENCES selfcheck_runs(id),
@@ -265,6 +271,7 @@ const MIGRATIONS: &[&str] = &[
         set_aside TEXT,
         error TEXT,
         decoy TEXT,
+        seq BIGINT NOT NULL DEFAULT nextval('prism_changes'),
         PRIMARY KEY (run_id, idx)
     );
     CREATE TABLE selfcheck_verdicts (
@@ -278,6 +285,7 @@ const MIGRATIONS: &[&str] = &[
         error TEXT,
         attempts BIGINT NOT NULL,
         created_at BIGINT NOT NULL,
+        seq BIGINT NOT NULL DEFAULT nextval('prism_changes'),
         PRIMARY KEY (run_id, item, sentence, detector, mode)
     );
     CREATE TABLE claim_topics (
@@ -289,6 +297,7 @@ const MIGRATIONS: &[&str] = &[
         error TEXT,
         attempts BIGINT NOT NULL,
         created_at BIGINT NOT NULL,
+        seq BIGINT NOT NULL DEFAULT nextval('prism_changes'),
         PRIMARY KEY (claim, model, vocabulary)
     );
     CREATE TABLE entailments (
@@ -301,6 +310,7 @@ const MIGRATIONS: &[&str] = &[
         error TEXT,
         attempts BIGINT NOT NULL,
         created_at BIGINT NOT NULL,
+        seq BIGINT NOT NULL DEFAULT nextval('prism_changes'),
         PRIMARY KEY (judge, question, premise, hypothesis)
     );
     CREATE INDEX entailments_by_question ON entailments (question);
@@ -314,8 +324,19 @@ const MIGRATIONS: &[&str] = &[
         error TEXT,
         attempts BIGINT NOT NULL,
         created_at BIGINT NOT NULL,
+        seq BIGINT NOT NULL DEFAULT nextval('prism_changes'),
         PRIMARY KEY (run_id, job_idx, detector, mode)
     );
+    CREATE INDEX detect_runs_seq ON detect_runs(seq);
+    CREATE INDEX detect_targets_seq ON detect_targets(seq);
+    CREATE INDEX detect_samples_seq ON detect_samples(seq);
+    CREATE INDEX detect_pairs_seq ON detect_pairs(seq);
+    CREATE INDEX selfcheck_runs_seq ON selfcheck_runs(seq);
+    CREATE INDEX selfcheck_items_seq ON selfcheck_items(seq);
+    CREATE INDEX selfcheck_verdicts_seq ON selfcheck_verdicts(seq);
+    CREATE INDEX claim_topics_seq ON claim_topics(seq);
+    CREATE INDEX entailments_seq ON entailments(seq);
+    CREATE INDEX answer_checks_seq ON answer_checks(seq);
     CREATE TABLE lane_locks (
         run_id TEXT PRIMARY KEY,
         owner TEXT NOT NULL,
@@ -1132,6 +1153,16 @@ impl PgStore {
         force: bool,
     ) -> Result<usize> {
         self.call(move |c| super::lane_tables::pg::put(c, &rows, force))
+    }
+
+    /// A lane table's rows changed after change number `after` (see `store::mirror`).
+    pub fn lane_rows_since(
+        &self,
+        t: &'static super::lane_tables::Table,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<(i64, super::lane_tables::Row)>> {
+        self.call(move |c| super::lane_tables::pg::rows_since(c, t, after, limit))
     }
 
     /// Every run of a lane: its id and status.

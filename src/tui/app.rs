@@ -383,6 +383,7 @@ impl App {
             (p.answers, "answer(s)"),
             (p.scores, "score(s)"),
             (p.statuses, "run(s) finished"),
+            (p.lane_rows, "detection/self-detection result(s)"),
         ] {
             if n > 0 {
                 said.push(format!("{n} {what}"));

@@ -321,6 +321,13 @@ impl Component for ClaimsBrowse {
                 }
                 self.rebuild();
             }
+            // The team's detections arrived on a shared store: the list is read again (one
+            // started here keeps its place, above).
+            Msg::SharedPulled(p) if p.lane_rows > 0 => {
+                return vec![Cmd::Job(JobRequest::LoadClaims {
+                    dataset: self.dataset.clone(),
+                })];
+            }
             Msg::Detection { run, stored, .. } => {
                 self.runs.retain(|(r, _)| r.id != run.id);
                 self.runs.insert(0, ((**run).clone(), stored.clone()));

@@ -319,6 +319,10 @@ impl Component for Selfcheck {
     fn on_msg(&mut self, msg: &Msg, _cx: &Cx) -> Vec<Cmd> {
         match msg {
             Msg::Selfchecks(runs) => {
+                let shown = self
+                    .loaded
+                    .then(|| self.run().map(|(r, _)| r.id.clone()))
+                    .flatten();
                 // A run started here before the list arrived stays first.
                 let mine = self
                     .running
@@ -329,9 +333,18 @@ impl Component for Selfcheck {
                     self.runs.retain(|(r, _)| r.id != m.0.id);
                     self.runs.insert(0, m);
                 }
+                // The run on screen stays on screen when the list is read again (the team's
+                // runs arriving on a shared store); the first load shows the newest.
+                self.run_pos = shown
+                    .and_then(|id| self.runs.iter().position(|(r, _)| r.id == id))
+                    .unwrap_or(0);
                 self.loaded = true;
-                self.run_pos = 0;
                 self.refresh();
+            }
+            // The team's self-detection runs arrived on a shared store: the list is read
+            // again (one started here keeps its place).
+            Msg::SharedPulled(p) if p.lane_rows > 0 => {
+                return vec![Cmd::Job(JobRequest::LoadSelfchecks)];
             }
             Msg::SelfcheckStarted { run, stored } => {
                 self.running = Some((run.id.clone(), 0, 0));
