@@ -12,14 +12,16 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::inputs::Filter;
-use super::run::{dataset_path, default_db, load_models, open_dataset};
+use super::run::{dataset_path, load_models, open_dataset};
+use super::shared_lane::SharedLane;
 use crate::config::Dirs;
 use crate::detect::plan::{self, Plan, Settings};
 use crate::detect::results;
 use crate::detect::run::{DetectEvent, DetectOptions, Step, Stored};
 use crate::engine::BackendFactory;
 use crate::provider::{ModelConfig, Params};
-use crate::store::{DetectKind, DetectRun, Store, StoreHandle, Verdict};
+use crate::store::lane_tables::{self, LaneKind};
+use crate::store::{DetectKind, DetectRun, Store, Verdict};
 
 fn parse_k(s: &str) -> Result<u32, String> {
     match s.parse::<u32>() {
@@ -322,28 +324,40 @@ fn launch(
     c: &Common,
     factory: BackendFactory,
     command: &str,
+    shared: Option<&SharedLane>,
 ) -> anyhow::Result<i32> {
     let cancel = CancellationToken::new();
     let (tx, rx) = mpsc::unbounded_channel();
     let run = plan.run.clone();
-    let handle = StoreHandle::spawn(store, Some(db.clone()));
+    let handle = super::shared_lane::handle(shared, store, &db, LaneKind::Detect, &run.id)?;
     let opts = options(c);
     let c2 = cancel.clone();
     let task: Task = Box::pin(async move { plan.launch(opts, handle, factory, tx, c2).await });
-    drive(task, rx, c.lane.json, cancel, &run, &db, command)
+    drive(task, rx, c.lane.json, cancel, &run, (&db, shared), command)
 }
 
 /// `prism detect`. Exit codes: 0 every call done, 2 some failed, 1 could not start, 130
 /// interrupted (finish with --resume).
 pub(crate) fn detect(
-    args: DetectArgs,
+    mut args: DetectArgs,
     dirs: &Dirs,
     factory: BackendFactory,
 ) -> anyhow::Result<i32> {
+    let (db, shared) = super::shared_lane::open(args.common.lane.db.as_ref(), dirs)?;
+    if let Some(s) = &shared {
+        match (&args.common.reread, &args.common.lane.resume) {
+            (Some(id), _) | (None, Some(id)) => s.pull_lane(LaneKind::Detect, id)?,
+            // The answers under test: the named run, or the shared store's newest.
+            (None, None) => args.run = Some(s.pull_run(args.run.as_deref())?),
+        }
+    }
     let c = &args.common;
-    let db = c.lane.db.clone().unwrap_or_else(|| default_db(dirs));
     if let Some(id) = &c.reread {
-        return super::autohall_reports::reread(id, &db, c.lane.json, DetectKind::Answers);
+        let code = super::autohall_reports::reread(id, &db, c.lane.json, DetectKind::Answers)?;
+        if let Some(s) = &shared {
+            s.push_lane(LaneKind::Detect, id)?;
+        }
+        return Ok(code);
     }
     let (plan, store) = match &c.lane.resume {
         Some(id) => {
@@ -358,7 +372,7 @@ pub(crate) fn detect(
             (answers_plan(&args, dirs, &store, &db)?, store)
         }
     };
-    launch(plan, store, db, c, factory, "detect")
+    launch(plan, store, db, c, factory, "detect", shared.as_ref())
 }
 
 /// `prism autohall`. Exit codes as `prism detect`.
@@ -368,9 +382,23 @@ pub(crate) fn autohall(
     factory: BackendFactory,
 ) -> anyhow::Result<i32> {
     let c = &args.common;
-    let db = c.lane.db.clone().unwrap_or_else(|| default_db(dirs));
+    let (db, shared) = super::shared_lane::open(c.lane.db.as_ref(), dirs)?;
+    if let Some(s) = &shared
+        && let Some(id) = c
+            .reread
+            .as_ref()
+            .or(args.analyse.as_ref())
+            .or(c.lane.resume.as_ref())
+    {
+        s.pull_lane(LaneKind::Detect, id)?;
+    }
     if !args.import.is_empty() {
-        return super::autohall_reports::import(
+        let before: Vec<String> = Store::open(&db)?
+            .lane_statuses(LaneKind::Detect)?
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        let code = super::autohall_reports::import(
             &super::autohall_reports::Import {
                 claims: args.dataset.as_deref(),
                 files: &args.import,
@@ -379,12 +407,28 @@ pub(crate) fn autohall(
                 json: c.lane.json,
             },
             &db,
-        );
+        )?;
+        if let Some(s) = &shared {
+            for (id, _) in Store::open(&db)?.lane_statuses(LaneKind::Detect)? {
+                if !before.contains(&id) {
+                    let n = s.push_lane(LaneKind::Detect, &id)?;
+                    crate::warn!("{id}: {n} row(s) pushed to {}", s.shown());
+                }
+            }
+        }
+        return Ok(code);
     }
     if let Some(id) = &c.reread {
-        return super::autohall_reports::reread(id, &db, c.lane.json, DetectKind::Claims);
+        let code = super::autohall_reports::reread(id, &db, c.lane.json, DetectKind::Claims)?;
+        if let Some(s) = &shared {
+            s.push_lane(LaneKind::Detect, id)?;
+        }
+        return Ok(code);
     }
     if let Some(id) = &args.analyse {
+        if let Some(s) = &shared {
+            s.pull_table(&lane_tables::CLAIM_TOPICS, None)?;
+        }
         let topics = match &args.topics_by {
             None => None,
             Some(name) => Some(super::autohall_reports::TopicsBy {
@@ -406,14 +450,18 @@ pub(crate) fn autohall(
                 use_cache: !c.lane.no_cache,
             }),
         };
-        return super::autohall_reports::analyse(id, &db, c.lane.json, topics);
+        let code = super::autohall_reports::analyse(id, &db, c.lane.json, topics)?;
+        if let Some(s) = &shared {
+            s.push_table(&lane_tables::CLAIM_TOPICS, None)?;
+        }
+        return Ok(code);
     }
     let store = Store::open(&db)?;
     let plan = match &c.lane.resume {
         Some(id) => resume_plan(dirs, c, &store, id, DetectKind::Claims)?,
         None => claims_plan(&args, dirs)?,
     };
-    launch(plan, store, db, c, factory, "autohall")
+    launch(plan, store, db, c, factory, "autohall", shared.as_ref())
 }
 
 /// Runs the task to its end, printing progress or JSON lines, then the results.
@@ -423,13 +471,16 @@ fn drive(
     json: bool,
     cancel: CancellationToken,
     run: &DetectRun,
-    db: &std::path::Path,
+    (db, shared): (&std::path::Path, Option<&SharedLane>),
     command: &str,
 ) -> anyhow::Result<i32> {
     let json_mode = json || !std::io::stdout().is_terminal();
     let (summary, failures) =
         super::background::run_with_printer(task, print_events(rx, json_mode), &cancel)?;
     super::background::say_summary("detection", &summary, &failures);
+    if let Some(s) = shared {
+        s.finish()?;
+    }
     // The results, from what is stored (a resumed run counts everything, not just this part).
     let store = Store::open(db)?;
     let stored = Stored::load(&store, &run.id)?;

@@ -12,11 +12,12 @@ use anyhow::{Context, bail};
 use clap::Args;
 use serde_json::json;
 
-use super::run::{dataset_path, default_db, existing_store, load_models, open_dataset};
+use super::run::{dataset_path, existing_store, load_models, open_dataset};
 use crate::config::Dirs;
 use crate::detect::semantic::{self, EntropyEvent, Group, Known, members};
 use crate::engine::BackendFactory;
 use crate::store::Store;
+use crate::store::lane_tables::{self, LaneKind};
 
 #[derive(Debug, Args)]
 pub struct EntropyArgs {
@@ -70,9 +71,22 @@ pub(crate) fn entropy(
     dirs: &Dirs,
     factory: BackendFactory,
 ) -> anyhow::Result<i32> {
-    let db = args.ask.db.clone().unwrap_or_else(|| default_db(dirs));
+    let (db, shared) = super::shared_lane::open(args.ask.db.as_ref(), dirs)?;
+    let mut named_run = args.run.clone();
+    if let Some(s) = &shared {
+        // A run's samples, or a detection run's sampled answers.
+        let id = match s.pull_run(args.run.as_deref()) {
+            Ok(id) => id,
+            Err(e) => match args.run.as_deref() {
+                Some(id) if s.pull_lane(LaneKind::Detect, id).is_ok() => id.to_string(),
+                _ => return Err(e),
+            },
+        };
+        s.pull_table(&lane_tables::ENTAILMENTS, None)?;
+        named_run = Some(id);
+    }
     let store = existing_store(&db, "run prism run --samples 5 first")?;
-    let id = match &args.run {
+    let id = match &named_run {
         Some(id) => id.clone(),
         None => store.latest_run()?.context("no runs in the store")?.id,
     };
@@ -155,6 +169,9 @@ pub(crate) fn entropy(
                 ""
             }
         );
+    }
+    if let Some(s) = &shared {
+        s.push_table(&lane_tables::ENTAILMENTS, None)?;
     }
     let known = Known::of(&Store::open(&db)?.entailments(Some(&judge.name))?);
     let as_json = args.ask.json || !std::io::stdout().is_terminal();

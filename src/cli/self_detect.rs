@@ -12,10 +12,11 @@ use anyhow::{Context, bail};
 use clap::Args;
 use serde_json::json;
 
-use super::run::{dataset_path, default_db, existing_store, load_models, open_dataset};
+use super::run::{dataset_path, existing_store, load_models, open_dataset};
 use crate::config::Dirs;
 use crate::engine::BackendFactory;
 use crate::selfcheck::answers::{self, Check, detected};
+use crate::store::lane_tables;
 use crate::store::{Mode, Store};
 
 #[derive(Debug, Args)]
@@ -50,9 +51,15 @@ pub(crate) fn self_detect(
     dirs: &Dirs,
     factory: BackendFactory,
 ) -> anyhow::Result<i32> {
-    let db = args.ask.db.clone().unwrap_or_else(|| default_db(dirs));
+    let (db, shared) = super::shared_lane::open(args.ask.db.as_ref(), dirs)?;
+    let mut named_run = args.run.clone();
+    if let Some(s) = &shared {
+        let id = s.pull_run(args.run.as_deref())?;
+        s.pull_table(&lane_tables::ANSWER_CHECKS, Some(&id))?;
+        named_run = Some(id);
+    }
     let store = existing_store(&db, "run prism run first, or pass --db")?;
-    let run = match &args.run {
+    let run = match &named_run {
         Some(id) => store
             .run(id)?
             .with_context(|| format!("no run {id} in {}", db.display()))?,
@@ -179,6 +186,9 @@ pub(crate) fn self_detect(
             anyhow::Ok(())
         })?;
         interrupted = cancel.is_cancelled();
+    }
+    if let Some(s) = &shared {
+        s.push_table(&lane_tables::ANSWER_CHECKS, Some(&run.id))?;
     }
     // What the verdicts come to, per detector and mode, beside PRISM's verdict where scored.
     let store = Store::open(&db)?;

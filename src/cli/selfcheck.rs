@@ -11,13 +11,15 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::inputs::Filter;
-use super::run::{default_db, load_models};
+use super::run::load_models;
+use super::shared_lane::SharedLane;
 use crate::config::Dirs;
 use crate::engine::BackendFactory;
 use crate::provider::{ModelConfig, Params};
 use crate::selfcheck::results::{self, Row, Stored};
 use crate::selfcheck::run::{self as engine, Options, SelfcheckEvent, Step};
-use crate::store::{SelfcheckRun, Store, StoreHandle};
+use crate::store::lane_tables::LaneKind;
+use crate::store::{SelfcheckRun, Store};
 
 #[derive(Debug, clap::Args)]
 pub struct SelfcheckArgs {
@@ -84,7 +86,7 @@ fn resume_task(
     args: &SelfcheckArgs,
     id: &str,
     dirs: &Dirs,
-    db: &std::path::Path,
+    (db, shared): (&std::path::Path, Option<&SharedLane>),
     (opts, factory, tx, cancel): Launch,
 ) -> anyhow::Result<(Task, SelfcheckRun)> {
     let store = Store::open(db)?;
@@ -112,7 +114,7 @@ fn resume_task(
             )?);
         }
     }
-    let handle = StoreHandle::spawn(store, Some(db.to_path_buf()));
+    let handle = super::shared_lane::handle(shared, store, db, LaneKind::Selfcheck, &run.id)?;
     let r = run.clone();
     let c2 = cancel;
     let task: Task =
@@ -126,7 +128,7 @@ fn resume_task(
 fn new_task(
     args: &SelfcheckArgs,
     dirs: &Dirs,
-    db: &std::path::Path,
+    (db, shared): (&std::path::Path, Option<&SharedLane>),
     (opts, factory, tx, cancel): Launch,
 ) -> anyhow::Result<(Task, SelfcheckRun)> {
     if args.models.is_empty() {
@@ -206,7 +208,7 @@ fn new_task(
         },
     );
     let store = Store::open(db)?;
-    let handle = StoreHandle::spawn(store, Some(db.to_path_buf()));
+    let handle = super::shared_lane::handle(shared, store, db, LaneKind::Selfcheck, &run.id)?;
     let r = run.clone();
     let c2 = cancel;
     let task: Task =
@@ -223,7 +225,10 @@ pub(crate) fn selfcheck(
     dirs: &Dirs,
     factory: BackendFactory,
 ) -> anyhow::Result<i32> {
-    let db = args.lane.db.clone().unwrap_or_else(|| default_db(dirs));
+    let (db, shared) = super::shared_lane::open(args.lane.db.as_ref(), dirs)?;
+    if let (Some(s), Some(id)) = (&shared, &args.lane.resume) {
+        s.pull_lane(LaneKind::Selfcheck, id)?;
+    }
     // Read before any call, so a wrong file costs nothing.
     let areas = args.areas.as_deref().map(results::load_areas).transpose()?;
     let cancel = CancellationToken::new();
@@ -233,13 +238,27 @@ pub(crate) fn selfcheck(
         use_cache: !args.lane.no_cache,
     };
     let (task, run) = match &args.lane.resume {
-        Some(id) => resume_task(&args, id, dirs, &db, (opts, factory, tx, cancel.clone()))?,
-        None => new_task(&args, dirs, &db, (opts, factory, tx, cancel.clone()))?,
+        Some(id) => resume_task(
+            &args,
+            id,
+            dirs,
+            (&db, shared.as_ref()),
+            (opts, factory, tx, cancel.clone()),
+        )?,
+        None => new_task(
+            &args,
+            dirs,
+            (&db, shared.as_ref()),
+            (opts, factory, tx, cancel.clone()),
+        )?,
     };
     let json_mode = args.lane.json || !std::io::stdout().is_terminal();
     let (summary, failures) =
         super::background::run_with_printer(task, print_events(rx, json_mode), &cancel)?;
     super::background::say_summary("self-detection", &summary, &failures);
+    if let Some(s) = &shared {
+        s.finish()?;
+    }
     let store = Store::open(&db)?;
     let stored = Stored::load(&store, &run.id)?;
     let rows = results::rows(&run, &stored);

@@ -369,6 +369,69 @@ impl Table {
     }
 }
 
+/// What a lane's write changed: a whole run (the write that made it), or one row by its key.
+#[derive(Debug, Clone)]
+pub enum Touched {
+    Run(LaneKind, String),
+    Row(&'static Table, Row),
+}
+
+fn text(s: &str) -> Val {
+    Val::Text(s.to_string())
+}
+
+fn int(i: u32) -> Val {
+    Val::Int(i64::from(i))
+}
+
+/// The rows a detection write changed.
+pub fn touched_by_detect(w: &super::DetectWrite) -> Touched {
+    use super::DetectWrite as W;
+    match w {
+        W::CreateRun(run, _) => Touched::Run(LaneKind::Detect, run.id.clone()),
+        W::Status(run, _) => Touched::Row(&DETECT_RUNS, vec![text(run)]),
+        W::Answer { run, target, .. }
+        | W::Class { run, target, .. }
+        | W::AddRound { run, target } => {
+            Touched::Row(&DETECT_TARGETS, vec![text(run), int(*target)])
+        }
+        W::Sample(s) => Touched::Row(
+            &DETECT_SAMPLES,
+            vec![text(&s.run_id), int(s.target), int(s.round), int(s.k)],
+        ),
+        W::Pair(p) => Touched::Row(
+            &DETECT_PAIRS,
+            vec![
+                text(&p.run_id),
+                int(p.target),
+                int(p.round),
+                int(p.k),
+                int(p.wording),
+            ],
+        ),
+    }
+}
+
+/// The rows a self-detection write changed.
+pub fn touched_by_selfcheck(w: &super::SelfcheckWrite) -> Touched {
+    use super::SelfcheckWrite as W;
+    match w {
+        W::CreateRun(run, _) => Touched::Run(LaneKind::Selfcheck, run.id.clone()),
+        W::Status(run, _) => Touched::Row(&SELFCHECK_RUNS, vec![text(run)]),
+        W::Item(it) => Touched::Row(&SELFCHECK_ITEMS, vec![text(&it.run_id), int(it.idx)]),
+        W::Verdict(v) => Touched::Row(
+            &SELFCHECK_VERDICTS,
+            vec![
+                text(&v.run_id),
+                int(v.item),
+                text(v.sentence.as_str()),
+                text(&v.detector),
+                text(v.mode.as_str()),
+            ],
+        ),
+    }
+}
+
 fn sqlite_val(v: ValueRef<'_>) -> Val {
     match v {
         ValueRef::Null => Val::Null,

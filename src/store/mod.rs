@@ -15,6 +15,8 @@ mod cache;
 mod detect;
 mod entailments;
 mod error;
+pub mod lane_locks;
+pub mod lane_push;
 pub mod lane_tables;
 mod locks;
 pub mod logprobs;

@@ -1165,6 +1165,27 @@ impl PgStore {
         self.call(move |c| super::lane_tables::pg::rows_since(c, t, after, limit))
     }
 
+    /// Takes a lane's run for `who` (see `store::lane_push`), unless another process holds it.
+    pub fn take_lane(
+        &self,
+        run: &str,
+        who: &super::Holder,
+    ) -> Result<std::result::Result<(), super::lane_locks::LaneHeld>> {
+        let (run, who) = (run.to_string(), who.clone());
+        self.call(move |c| super::lane_locks::pg::take(c, &run, &who, super::pid_alive))
+    }
+
+    /// Keeps a lane's run held; false when another process took it over.
+    pub fn beat_lane(&self, run: &str, owner: &str) -> Result<bool> {
+        let (run, owner) = (run.to_string(), owner.to_string());
+        self.call(move |c| super::lane_locks::pg::beat(c, &run, &owner))
+    }
+
+    pub fn release_lane(&self, run: &str, owner: &str) -> Result<()> {
+        let (run, owner) = (run.to_string(), owner.to_string());
+        self.call(move |c| super::lane_locks::pg::release(c, &run, &owner))
+    }
+
     /// Every run of a lane: its id and status.
     pub fn lane_statuses(
         &self,

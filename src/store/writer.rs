@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
+use super::lane_push::PushMsg;
+use super::lane_tables::{Touched, touched_by_detect, touched_by_selfcheck};
+
 use super::{
     Cached, DetectWrite, JobRecord, ResponseRecord, RunRecord, RunStatus, ScoreRecord,
     SelfcheckWrite, Store,
@@ -70,11 +73,21 @@ impl StoreHandle {
     /// Starts the writer thread on an opened store (and, for a store on disk at `path`, the
     /// checkpoint thread).
     pub fn spawn(store: Store, path: Option<PathBuf>) -> StoreHandle {
+        Self::spawn_pushing(store, path, None)
+    }
+
+    /// The same, telling `push` which lane rows each commit changed (a lane's run on a shared
+    /// store, worked on here and pushed there: `store::lane_push`).
+    pub fn spawn_pushing(
+        store: Store,
+        path: Option<PathBuf>,
+        push: Option<mpsc::Sender<PushMsg>>,
+    ) -> StoreHandle {
         let (tx, rx) = mpsc::channel::<Cmd>();
         let checkpoints = path.as_deref().and_then(|p| start_checkpointer(p, &store));
         thread::Builder::new()
             .name("prism-store".into())
-            .spawn(move || writer_loop(store, rx, checkpoints))
+            .spawn(move || writer_loop(store, rx, checkpoints, push))
             .expect("spawning the store thread");
         StoreHandle {
             tx,
@@ -253,6 +266,8 @@ struct Batch {
     detect_acks: Vec<Ack>,
     selfcheck: Vec<SelfcheckWrite>,
     selfcheck_acks: Vec<Ack>,
+    /// Where a lane's committed rows are told (a lane's run on a shared store).
+    push: Option<mpsc::Sender<PushMsg>>,
 }
 
 /// WAL pages past which the writer checkpoints by itself (64 MB).
@@ -290,8 +305,12 @@ fn writer_loop(
     mut store: Store,
     rx: mpsc::Receiver<Cmd>,
     checkpoints: Option<mpsc::SyncSender<()>>,
+    push: Option<mpsc::Sender<PushMsg>>,
 ) {
-    let mut batch = Batch::default();
+    let mut batch = Batch {
+        push,
+        ..Batch::default()
+    };
     let mut last_saves = 0;
     while let Ok(first) = rx.recv() {
         // Group commit: everything already waiting goes into one transaction. While answers
@@ -507,6 +526,14 @@ fn fence<T>(
 }
 
 fn flush(store: &mut Store, batch: &mut Batch) {
+    // A lane's rows are told to the pusher before the lane hears they are saved, so a lane
+    // that ends has told it everything.
+    let push = batch.push.clone();
+    let tell = |ts: Vec<Touched>| {
+        if let Some(p) = &push {
+            let _ = p.send(PushMsg::Touched(ts));
+        }
+    };
     let mut memo = HashMap::new();
     let Batch {
         fences,
@@ -516,6 +543,7 @@ fn flush(store: &mut Store, batch: &mut Batch) {
         detect_acks,
         selfcheck,
         selfcheck_acks,
+        push: _,
     } = batch;
     fence(store, fences, &mut memo, records, acks, |r| {
         Some(r.run_id.as_str())
@@ -539,6 +567,9 @@ fn flush(store: &mut Store, batch: &mut Batch) {
         let result = store
             .apply_selfcheck(&batch.selfcheck)
             .map_err(WriteError::from);
+        if result.is_ok() {
+            tell(batch.selfcheck.iter().map(touched_by_selfcheck).collect());
+        }
         batch.selfcheck.clear();
         for ack in batch.selfcheck_acks.drain(..) {
             let _ = ack.send(result.clone());
@@ -546,6 +577,9 @@ fn flush(store: &mut Store, batch: &mut Batch) {
     }
     if !batch.detect.is_empty() {
         let result = store.apply_detect(&batch.detect).map_err(WriteError::from);
+        if result.is_ok() {
+            tell(batch.detect.iter().map(touched_by_detect).collect());
+        }
         batch.detect.clear();
         for ack in batch.detect_acks.drain(..) {
             let _ = ack.send(result.clone());

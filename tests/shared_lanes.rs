@@ -1,0 +1,347 @@
+//! The other lanes on a shared store (issue 25): `prism autohall`, `selfcheck`, `detect`,
+//! `self-detect` with `--db postgres://...` against a real PostgreSQL server and the mock's
+//! scripted models. Two "machines" (two data directories, each its own local store): what one
+//! machine's lane saves is on the shared store while it runs; killed with kill -9, its run is
+//! resumed by the other machine, which asks nothing the first had finished; the shared store
+//! ends with every row, read back the same by a third machine and by the TUI's mirror.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use common::{mock, pg::Pg};
+use prism::detect::run::Stored;
+use prism::store::{AnyStore, Store};
+
+fn models(mock: &mock::Mock) -> String {
+    format!(
+        "[[models]]\nname = \"ahslow\"\nprovider = \"openai\"\nbase_url = \"{u}/v1\"\nmodel = \"autohallslow\"\nmax_concurrency = 2\n\n\
+         [[models]]\nname = \"ah\"\nprovider = \"openai\"\nbase_url = \"{u}/v1\"\nmodel = \"autohall\"\nmax_concurrency = 8\n\n\
+         [[models]]\nname = \"sc\"\nprovider = \"openai\"\nbase_url = \"{u}/v1\"\nmodel = \"selfcheck\"\n",
+        u = mock.url()
+    )
+}
+
+/// A machine: its own config and data directory (so its own local store).
+struct Machine {
+    dir: tempfile::TempDir,
+}
+
+impl Machine {
+    fn new(mock: &mock::Mock) -> Machine {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("models.toml"), models(mock)).unwrap();
+        Machine { dir }
+    }
+
+    fn local(&self) -> PathBuf {
+        self.dir.path().join("prism.db")
+    }
+
+    fn prism(&self) -> Command {
+        let mut c = Command::cargo_bin("prism").unwrap();
+        c.env("PRISM_CONFIG_DIR", self.dir.path())
+            .env("PRISM_DATA_DIR", self.dir.path());
+        c
+    }
+}
+
+fn claims(dir: &Path, n: usize) -> PathBuf {
+    let lines: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                r#"{{"id": "c{i}", "claim": "Claim number {i} [[conflict2]]", "label": {}, "topic": "t"}}"#,
+                i % 2 == 0
+            )
+        })
+        .collect();
+    let p = dir.join("claims.jsonl");
+    std::fs::write(&p, lines.join("\n")).unwrap();
+    p
+}
+
+fn client(pg: &Pg) -> postgres::Client {
+    postgres::Client::connect(&pg.url(), postgres::NoTls).unwrap()
+}
+
+fn count(c: &mut postgres::Client, table: &str, run: &str) -> i64 {
+    c.query_one(
+        &format!("SELECT count(*) FROM {table} WHERE run_id = $1"),
+        &[&run],
+    )
+    .unwrap()
+    .get(0)
+}
+
+fn ok(out: &std::process::Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    err
+}
+
+#[test]
+fn autohall_on_a_shared_store_is_pushed_as_it_runs_and_resumed_by_another_machine() {
+    let pg = Pg::start();
+    let mock = mock::start_background();
+    let (a, b, c) = (
+        Machine::new(&mock),
+        Machine::new(&mock),
+        Machine::new(&mock),
+    );
+    let file = claims(a.dir.path(), 8);
+    let url = pg.url();
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("prism"))
+        .arg("autohall")
+        .arg(&file)
+        .args(["--models", "ahslow", "--temperature", "0.5", "-k", "6"])
+        .args(["--json", "--db", &url])
+        .env("PRISM_CONFIG_DIR", a.dir.path())
+        .env("PRISM_DATA_DIR", a.dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    let (mut id, mut pairs, mut line) = (String::new(), 0, String::new());
+    let start = Instant::now();
+    while pairs < 10 {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "ended early");
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if v["event"] == "started" {
+            id = v["detect_id"].as_str().unwrap().to_string();
+        }
+        if v["event"] == "pair" {
+            pairs += 1;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60));
+    }
+    // Pushed as it runs: the shared store has the run, its 8 targets and pair verdicts while
+    // the lane is still working.
+    let mut db = client(&pg);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while count(&mut db, "detect_pairs", &id) < 10 {
+        assert!(
+            Instant::now() < deadline,
+            "pairs never reached the shared store"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(count(&mut db, "detect_targets", &id), 8);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = Stored::load(&Store::open(&a.local()).unwrap(), &id).unwrap();
+    assert!(before.pairs.len() < 48, "killed before the end");
+    // Another machine resumes the run from the shared store (the dead holder's lock is taken
+    // over: its process is gone); nothing A finished is asked again.
+    let requests = mock.requests();
+    let out = b
+        .prism()
+        .args(["autohall", "--resume", &id, "--json", "--db", &url])
+        .output()
+        .unwrap();
+    let err = ok(&out);
+    assert!(err.contains("change(s) pushed as they were saved"), "{err}");
+    assert!(!err.contains(&pg_password(&url)), "{err}");
+    let done = Stored::load(&Store::open(&b.local()).unwrap(), &id).unwrap();
+    assert_eq!(done.samples.len(), 48);
+    assert_eq!(done.pairs.len(), 48);
+    // Each remaining pair is one request (the judge is the model; samples too): fewer than the
+    // whole run's, and A's stored samples and verdicts are unchanged on B.
+    let asked = mock.requests() - requests;
+    assert!(asked > 0 && asked < 8 + 8 + 48 + 48, "{asked}");
+    for s in &before.samples {
+        assert!(done.samples.contains(s), "{s:?} kept as A stored it");
+    }
+    for p in &before.pairs {
+        assert!(done.pairs.contains(p), "{p:?} kept as A stored it");
+    }
+    // The shared store has every row, as B has them: a third machine copies it back.
+    assert_eq!(count(&mut db, "detect_samples", &id), 48);
+    assert_eq!(count(&mut db, "detect_pairs", &id), 48);
+    assert_eq!(
+        db.query_one("SELECT count(*) FROM lane_locks", &[])
+            .unwrap()
+            .get::<_, i64>(0),
+        0,
+        "the run was let go"
+    );
+    c.prism()
+        .args(["db", "copy", &url, c.local().to_str().unwrap()])
+        .assert()
+        .success();
+    let copied = Stored::load(&Store::open(&c.local()).unwrap(), &id).unwrap();
+    assert_eq!(copied.targets, done.targets);
+    assert_eq!(copied.samples, done.samples);
+    assert_eq!(copied.pairs, done.pairs);
+    // The TUI's mirror pulls the same into a machine's store.
+    let fresh = tempfile::tempdir().unwrap();
+    let AnyStore::Shared(shared) = AnyStore::open(Path::new(&url)).unwrap() else {
+        panic!("a shared store")
+    };
+    let mirror_db = fresh.path().join("m.db");
+    let mut mirror = prism::store::mirror::Mirror::new(shared, Store::open(&mirror_db).unwrap());
+    let pulled = mirror.pull().unwrap();
+    assert_eq!(pulled.lane_rows, 1 + 8 + 48 + 48, "{pulled:?}");
+    assert_eq!(mirror.pull().unwrap().lane_rows, 0, "nothing twice");
+    let mirrored = Stored::load(&Store::open(&mirror_db).unwrap(), &id).unwrap();
+    assert_eq!(mirrored.pairs, done.pairs);
+    // The report reads on a third machine straight from the shared store.
+    let out = c
+        .prism()
+        .args(["autohall", "--reread", &id, "--db", &url])
+        .output()
+        .unwrap();
+    ok(&out);
+}
+
+/// The password of a test server's URL (none: the test servers trust local connections, so
+/// this is the user name, which is at least never printed as part of a URL with a password).
+fn pg_password(url: &str) -> String {
+    url.split("://")
+        .nth(1)
+        .and_then(|r| r.split('@').next())
+        .and_then(|u| u.split(':').nth(1))
+        .unwrap_or("\u{0}no password\u{0}")
+        .to_string()
+}
+
+#[test]
+fn a_run_held_by_a_live_process_is_refused() {
+    let pg = Pg::start();
+    let mock = mock::start_background();
+    let (a, b) = (Machine::new(&mock), Machine::new(&mock));
+    let file = claims(a.dir.path(), 8);
+    let url = pg.url();
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("prism"))
+        .arg("autohall")
+        .arg(&file)
+        .args(["--models", "ahslow", "--temperature", "0.5", "-k", "6"])
+        .args(["--json", "--db", &url])
+        .env("PRISM_CONFIG_DIR", a.dir.path())
+        .env("PRISM_DATA_DIR", a.dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut id = String::new();
+    let mut line = String::new();
+    while id.is_empty() {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "ended early");
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if v["event"] == "started" {
+            id = v["detect_id"].as_str().unwrap().to_string();
+        }
+    }
+    // Wait for the run to be on the shared store, then try to resume it elsewhere.
+    let mut db = client(&pg);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while count(&mut db, "detect_targets", &id) == 0 {
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = b
+        .prism()
+        .args(["autohall", "--resume", &id, "--json", "--db", &url])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "detection run {id} is being worked on by process {}",
+            child.id()
+        )),
+        "{err}"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn self_detection_and_answer_checks_on_a_shared_store() {
+    let pg = Pg::start();
+    let mock = mock::start_background();
+    let (a, b) = (Machine::new(&mock), Machine::new(&mock));
+    let url = pg.url();
+    // A self-detection run on the sample triples, from machine A.
+    let out = a
+        .prism()
+        .args([
+            "selfcheck",
+            "--models",
+            "sc",
+            "--limit",
+            "4",
+            "--json",
+            "--db",
+            &url,
+        ])
+        .output()
+        .unwrap();
+    ok(&out);
+    let local = Store::open(&a.local()).unwrap();
+    let run = local.selfcheck_runs().unwrap()[0].id.clone();
+    let mut db = client(&pg);
+    let items = local.selfcheck_items(&run).unwrap();
+    let verdicts = local.selfcheck_verdicts(&run).unwrap();
+    assert!(!verdicts.is_empty());
+    assert_eq!(count(&mut db, "selfcheck_items", &run), items.len() as i64);
+    assert_eq!(
+        count(&mut db, "selfcheck_verdicts", &run),
+        verdicts.len() as i64
+    );
+    let status: String = db
+        .query_one("SELECT status FROM selfcheck_runs WHERE id = $1", &[&run])
+        .unwrap()
+        .get(0);
+    assert_eq!(status, "finished");
+    // A PRISM run shared by machine A; machine B checks its answers (self-detect): the run is
+    // pulled, the checks pushed; asked again, nothing is asked (the checks came back from the
+    // shared store to a third local store too).
+    ok(&a
+        .prism()
+        .args([
+            "run",
+            "--models",
+            "ah",
+            "--filter",
+            "KE-FD-Numbers",
+            "--limit",
+            "3",
+        ])
+        .args(["--json", "--db", &url])
+        .output()
+        .unwrap());
+    let out = b
+        .prism()
+        .args(["self-detect", "--json", "--db", &url])
+        .output()
+        .unwrap();
+    ok(&out);
+    let prism_run: String = db.query_one("SELECT id FROM runs", &[]).unwrap().get(0);
+    assert_eq!(
+        count(&mut db, "answer_checks", &prism_run),
+        6,
+        "3 answers x 2 modes"
+    );
+    let c = Machine::new(&mock);
+    let before = mock.requests();
+    ok(&c
+        .prism()
+        .args(["self-detect", "--json", "--db", &url])
+        .output()
+        .unwrap());
+    assert_eq!(
+        mock.requests(),
+        before,
+        "every check was on the shared store"
+    );
+}
