@@ -20,7 +20,9 @@ fn models(mock: &mock::Mock) -> String {
     format!(
         "[[models]]\nname = \"ahslow\"\nprovider = \"openai\"\nbase_url = \"{u}/v1\"\nmodel = \"autohallslow\"\nmax_concurrency = 2\n\n\
          [[models]]\nname = \"ah\"\nprovider = \"openai\"\nbase_url = \"{u}/v1\"\nmodel = \"autohall\"\nmax_concurrency = 8\n\n\
-         [[models]]\nname = \"sc\"\nprovider = \"openai\"\nbase_url = \"{u}/v1\"\nmodel = \"selfcheck\"\n",
+         [[models]]\nname = \"sc\"\nprovider = \"openai\"\nbase_url = \"{u}/v1\"\nmodel = \"selfcheck\"\n\n\
+         [[models]]\nname = \"e\"\nprovider = \"openai\"\nbase_url = \"{u}/v1\"\nmodel = \"echo\"\n\n\
+         [[models]]\nname = \"j\"\nprovider = \"openai\"\nbase_url = \"{u}/v1\"\nmodel = \"judge\"\n",
         u = mock.url()
     )
 }
@@ -344,4 +346,183 @@ fn self_detection_and_answer_checks_on_a_shared_store() {
         before,
         "every check was on the shared store"
     );
+}
+
+/// A shared run whose answers wait for a judge is scored from another machine with the
+/// command the run's last line gives: the scores land on the shared store, judged.
+#[test]
+fn a_shared_run_is_scored_from_any_machine() {
+    let pg = Pg::start();
+    let mock = mock::start_background();
+    let (a, b) = (Machine::new(&mock), Machine::new(&mock));
+    let url = pg.url();
+    let err = ok(&a
+        .prism()
+        .args([
+            "run", "--models", "e", "--limit", "30", "--json", "--db", &url,
+        ])
+        .output()
+        .unwrap());
+    assert!(
+        err.contains("wait for a judge: prism score --run "),
+        "{err}"
+    );
+    let mut db = client(&pg);
+    let run: String = db.query_one("SELECT id FROM runs", &[]).unwrap().get(0);
+    let answers = count(&mut db, "responses", &run);
+    let judged_before: i64 = db
+        .query_one("SELECT count(*) FROM scores WHERE judge = 'j'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(judged_before, 0);
+    let err = ok(&b
+        .prism()
+        .args(["score", "--run", &run, "--judge", "j", "--db", &url])
+        .output()
+        .unwrap());
+    assert!(err.contains("score(s) pushed to postgres://"), "{err}");
+    assert_eq!(
+        count(&mut db, "scores", &run),
+        answers,
+        "every answer scored"
+    );
+    let judged: i64 = db
+        .query_one("SELECT count(*) FROM scores WHERE judge = 'j'", &[])
+        .unwrap()
+        .get(0);
+    assert!(judged > 0, "the judge's scores are on the shared store");
+}
+
+/// The TUI's mirror goes on, next session, from where the last one stopped: a run scored
+/// again while no TUI was open, then hundreds of other changes, still reaches this machine.
+#[test]
+fn a_mirror_goes_on_where_the_last_session_stopped() {
+    let pg = Pg::start();
+    let mock = mock::start_background();
+    let (a, b) = (Machine::new(&mock), Machine::new(&mock));
+    let url = pg.url();
+    ok(&a
+        .prism()
+        .args([
+            "run", "--models", "e", "--limit", "20", "--json", "--db", &url,
+        ])
+        .output()
+        .unwrap());
+    let mut db = client(&pg);
+    let first: String = db.query_one("SELECT id FROM runs", &[]).unwrap().get(0);
+    let shared = || match AnyStore::open(Path::new(&url)).unwrap() {
+        AnyStore::Shared(p) => p,
+        AnyStore::Local(_) => panic!("a shared store"),
+    };
+    let local = b.local();
+    let pulled = prism::store::mirror::Mirror::new(shared(), Store::open(&local).unwrap())
+        .pull()
+        .unwrap();
+    assert_eq!(pulled.runs, 1);
+    // While this machine's TUI is closed: the run is judged, then another run of 600 answers.
+    ok(&a
+        .prism()
+        .args(["score", "--run", &first, "--judge", "j", "--db", &url])
+        .output()
+        .unwrap());
+    ok(&a
+        .prism()
+        .args(["run", "--models", "e", "--samples", "2", "--limit", "300"])
+        .args(["--json", "--db", &url])
+        .output()
+        .unwrap());
+    let mut m = prism::store::mirror::Mirror::new(shared(), Store::open(&local).unwrap());
+    let pulled = m.pull().unwrap();
+    assert_eq!(pulled.runs, 1, "the second run");
+    let mine = Store::open(&local).unwrap().scores(Some(&first)).unwrap();
+    let judged = mine
+        .iter()
+        .filter(|s| s.judge.as_deref() == Some("j"))
+        .count();
+    let theirs: i64 = db
+        .query_one(
+            "SELECT count(*) FROM scores WHERE run_id = $1 AND judge = 'j'",
+            &[&first],
+        )
+        .unwrap()
+        .get(0);
+    assert!(theirs > 0);
+    assert_eq!(
+        judged as i64, theirs,
+        "the scores judged while no mirror ran"
+    );
+    assert!(!m.pull().unwrap().changed(), "nothing twice");
+}
+
+/// `prism runs`, `report`, and naming, tagging and removing on a shared store, from machines
+/// other than the one that ran: listed, named and tagged for every machine, reported, removed.
+#[test]
+fn shared_runs_are_listed_named_reported_and_removed_from_any_machine() {
+    let pg = Pg::start();
+    let mock = mock::start_background();
+    let (a, b) = (Machine::new(&mock), Machine::new(&mock));
+    let url = pg.url();
+    ok(&a
+        .prism()
+        .args([
+            "run", "--models", "e", "--limit", "20", "--json", "--db", &url,
+        ])
+        .output()
+        .unwrap());
+    let mut db = client(&pg);
+    let run: String = db.query_one("SELECT id FROM runs", &[]).unwrap().get(0);
+    let listed = |m: &Machine| -> serde_json::Value {
+        let out = m
+            .prism()
+            .args(["runs", "--json", "--db", &url])
+            .output()
+            .unwrap();
+        ok(&out);
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let l = listed(&a);
+    assert_eq!(l[0]["id"], run.as_str(), "{l}");
+    assert_eq!(l[0]["done"], 20, "{l}");
+    // B names and tags it; A, which has a copy already, sees both.
+    ok(&b
+        .prism()
+        .args(["runs", "name", &run, "baseline", "--db", &url])
+        .output()
+        .unwrap());
+    ok(&b
+        .prism()
+        .args(["runs", "tag", &run, "nightly", "--db", &url])
+        .output()
+        .unwrap());
+    let l = listed(&a);
+    assert_eq!(l[0]["name"], "baseline", "{l}");
+    assert_eq!(l[0]["tags"], serde_json::json!(["nightly"]), "{l}");
+    // A report of the shared run, from B.
+    let out = b
+        .prism()
+        .args(["report", "--run", &run, "--format", "md", "--db", &url])
+        .output()
+        .unwrap();
+    ok(&out);
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.contains("| e"), "{md}");
+    // Removed for everyone (asked first; refused without a terminal unless --yes).
+    let out = b
+        .prism()
+        .args(["runs", "rm", &run, "--db", &url])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    ok(&b
+        .prism()
+        .args(["runs", "rm", &run, "--yes", "--db", &url])
+        .output()
+        .unwrap());
+    assert_eq!(count(&mut db, "responses", &run), 0);
+    assert_eq!(count(&mut db, "jobs", &run), 0);
+    let n: i64 = db
+        .query_one("SELECT count(*) FROM runs", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 0);
 }

@@ -359,11 +359,12 @@ fn the_tui_on_a_shared_store_shows_the_team_runs_as_they_arrive() {
         "--samples",
         "2",
     ];
-    // Scored as it runs, by rule; what needs a judge waits, and the advice is one that works
-    // on a shared store (`prism score` reads SQLite).
+    // Scored as it runs, by rule; what needs a judge waits, and the advice names the shared
+    // store (without its password; `shared_lanes` runs the advice).
     let err = finish(prism(other.path(), &small), "the first run");
     assert!(
-        err.contains("wait for a judge: prism db copy") && err.contains("--db run.db"),
+        err.contains("wait for a judge: prism score --run ")
+            && err.contains("--judge MODEL --db URL (the shared store's, postgres://"),
         "{err}"
     );
     let first = wait_run(&pg);

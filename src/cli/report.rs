@@ -25,6 +25,10 @@ pub struct ReportArgs {
     /// files are given).
     #[arg(long)]
     pub db: Option<PathBuf>,
+    /// A shared store's URL without its password, when `db` was one (read through this
+    /// machine's store, which `db` then names).
+    #[arg(skip)]
+    pub shared: Option<String>,
     /// The run to report (default: the latest).
     #[arg(long)]
     pub run: Option<String>,
@@ -69,10 +73,14 @@ pub struct ReportArgs {
 
 /// `theme` colours the HTML heatmap (`--theme`, else the config's, else the default).
 pub(crate) fn report(
-    args: ReportArgs,
+    mut args: ReportArgs,
     dirs: &Dirs,
     theme: &crate::theme::Theme,
 ) -> anyhow::Result<i32> {
+    if let (local, Some(pg)) = super::shared_lane::synced(args.db.as_ref(), dirs)? {
+        args.shared = Some(pg.shown().to_string());
+        args.db = Some(local);
+    }
     if let Some(item) = &args.item {
         return item_page(&args, item, dirs);
     }
@@ -415,20 +423,17 @@ fn add_detections(
 fn score_hint(e: anyhow::Error, args: &ReportArgs) -> anyhow::Error {
     match e.downcast_ref::<build::NoScores>() {
         Some(ns) => {
-            let db = args
-                .db
-                .as_ref()
-                .map(|d| {
-                    format!(
-                        " --db {}",
-                        crate::text::shell_quote(&d.display().to_string())
-                    )
-                })
-                .unwrap_or_default();
-            anyhow::anyhow!(
-                "{ns} (run `prism score --run {}{db}` first)",
-                crate::text::shell_quote(&ns.0)
-            )
+            let cmd = format!("prism score --run {}", crate::text::shell_quote(&ns.0));
+            let quote = |d: &PathBuf| crate::text::shell_quote(&d.display().to_string());
+            let hint = match (&args.shared, &args.db) {
+                // The URL is shown without its password: the user gives the one they used.
+                (Some(shown), _) => {
+                    format!("run `{cmd} --db URL` first, URL being the shared store {shown}")
+                }
+                (None, Some(d)) => format!("run `{cmd} --db {}` first", quote(d)),
+                (None, None) => format!("run `{cmd}` first"),
+            };
+            anyhow::anyhow!("{ns} ({hint})")
         }
         None => e,
     }

@@ -728,10 +728,9 @@ impl ScoreTally {
     fn line(&self, run_id: &str, db: &str, shared: bool) -> String {
         let mut s = format!("scores: {} scored ({} wrong)", self.scored, self.wrong);
         if self.waiting > 0 && shared {
-            // `prism score` works on a SQLite store; a shared run is judged there, or as it
-            // runs (workers started with --judge).
+            // The URL is shown without its password: the user gives the one they ran with.
             s.push_str(&format!(
-                ", {} wait for a judge: prism db copy {} run.db --run {run_id}, then prism score --run {run_id} --judge MODEL --db run.db",
+                ", {} wait for a judge: prism score --run {run_id} --judge MODEL --db URL (the shared store's, {})",
                 self.waiting,
                 crate::text::shell_quote(db)
             ));

@@ -90,13 +90,17 @@ pub struct CompareArgs {
     pub force: bool,
 }
 
+/// The store to read (a shared store's runs read through this machine's, brought up to date).
 fn open(db: Option<&PathBuf>, dirs: &Dirs) -> anyhow::Result<Store> {
-    let path = db.cloned().unwrap_or_else(|| default_db(dirs));
-    Ok(Store::open(&path)?)
+    Ok(Store::open(&super::shared_lane::synced(db, dirs)?.0)?)
 }
 
 pub(crate) fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
-    let mut store = open(args.db.as_ref(), dirs)?;
+    let (path, shared) = super::shared_lane::synced(args.db.as_ref(), dirs)?;
+    let mut store = Store::open(&path)?;
+    if let (Some(pg), Some(what)) = (&shared, &args.what) {
+        return on_shared(pg, &mut store, what);
+    }
     match args.what {
         Some(RunsCommand::Name { id, name }) => {
             let name = crate::text::one_line(&name).trim().to_string();
@@ -174,6 +178,93 @@ pub(crate) fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
         }
         None => list(&store, args.model.as_deref(), args.json),
     }
+}
+
+/// Naming, tagging and removing a run of a shared store: done there (every machine's mirror
+/// takes a name or a tag) and in this machine's copy. A removed run stays in the copies other
+/// machines made of it, as anything copied does.
+fn on_shared(
+    pg: &crate::store::pg::PgStore,
+    store: &mut Store,
+    what: &RunsCommand,
+) -> anyhow::Result<i32> {
+    let missing =
+        |id: &str| anyhow::anyhow!("no run {id} in {} (prism runs lists them)", pg.shown());
+    match what {
+        RunsCommand::Name { id, name } => {
+            let name = crate::text::one_line(name).trim().to_string();
+            let n = (!name.is_empty()).then_some(name.as_str());
+            if !pg.set_run_name(id, n)? {
+                return Err(missing(id));
+            }
+            store.set_run_name(id, n)?;
+            crate::say!(
+                "{id}: {}",
+                n.map_or("name taken off".into(), |n| format!("named {n:?}"))
+            );
+        }
+        RunsCommand::Tag { id, tag, remove } => {
+            let tag = crate::text::one_line(tag).trim().to_string();
+            if tag.is_empty() || tag.contains(char::is_whitespace) {
+                anyhow::bail!("a tag is one word: {tag:?}");
+            }
+            // The copy here was brought up to date just now: its tags are the shared ones.
+            if !store.tag_run(id, &tag, *remove)? {
+                return Err(missing(id));
+            }
+            let (_, tags) = store.run_labels(id)?;
+            if !pg.set_run_tags(id, &tags)? {
+                return Err(missing(id));
+            }
+            crate::say!(
+                "{id}: tags {}",
+                if tags.is_empty() {
+                    "-".into()
+                } else {
+                    tags.join(" ")
+                }
+            );
+        }
+        RunsCommand::Rm { id, yes } => {
+            let Some(run) = pg.run(id)? else {
+                return Err(missing(id));
+            };
+            let answers = pg.responses(id)?.len();
+            let workers = pg.active_workers(id, crate::store::STALE_AFTER_SECS)?;
+            if workers > 0 {
+                anyhow::bail!(
+                    "run {id} has {workers} worker(s) on it (prism db workers {id} --db URL): stop them (or wait) before removing it"
+                );
+            }
+            if !yes {
+                if !std::io::stdin().is_terminal() {
+                    anyhow::bail!(
+                        "prism runs rm {id} removes {answers} answers and their scores from {}: add --yes to do it without asking",
+                        pg.shown()
+                    );
+                }
+                eprint!(
+                    "remove run {id} ({}, {answers} answers and their scores) from {} for everyone? [y/N] ",
+                    format_time(run.created_at),
+                    pg.shown()
+                );
+                let _ = std::io::stderr().flush();
+                let mut line = String::new();
+                std::io::stdin().lock().read_line(&mut line)?;
+                if !matches!(line.trim(), "y" | "Y" | "yes") {
+                    crate::say!("kept {id}");
+                    return Ok(1);
+                }
+            }
+            let removed = pg.remove_run(id)?.unwrap_or(0);
+            store.remove_run(id)?;
+            crate::say!(
+                "removed {id} from {}: {removed} answers and their scores",
+                pg.shown()
+            );
+        }
+    }
+    Ok(0)
 }
 
 fn list(store: &Store, model: Option<&str>, as_json: bool) -> anyhow::Result<i32> {

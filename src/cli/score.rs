@@ -130,9 +130,14 @@ fn score_store(
     factory: BackendFactory,
     rt: &tokio::runtime::Runtime,
 ) -> anyhow::Result<i32> {
-    let db = args.db.clone().unwrap_or_else(|| default_db(dirs));
+    // On a shared store: the run is scored in this machine's store, and its scores pushed.
+    let (db, shared) = super::shared_lane::open(args.db.as_ref(), dirs)?;
+    let named = match &shared {
+        Some(s) => Some(s.pull_run(args.run.as_deref())?),
+        None => args.run.clone(),
+    };
     let store = super::run::existing_store(&db, "run `prism run` first, or pass --db")?;
-    let run = match &args.run {
+    let run = match &named {
         Some(id) => store
             .run(id)?
             .ok_or_else(|| anyhow::anyhow!("no run {id} in {}", db.display()))?,
@@ -169,6 +174,9 @@ fn score_store(
     // Summaries from what the store now holds (the source of truth).
     let store = Store::open(&db)?;
     let scores = store.scores(Some(&run.id))?;
+    if let Some(s) = &shared {
+        s.push_scores(&scores)?;
+    }
     let models = summarise(&ds, &scores);
     let report = json!({
         "run": run.id,

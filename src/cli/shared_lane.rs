@@ -1,5 +1,6 @@
-//! The lanes other than `prism run` (`detect`, `autohall`, `selfcheck`, `self-detect`,
-//! `entropy`) on a shared store (`--db postgres://...`). They plan, resume and report through
+//! The commands other than `prism run` on a shared store (`--db postgres://...`): the lanes
+//! (`detect`, `autohall`, `selfcheck`, `self-detect`, `entropy`), `score`, and the readers
+//! (`runs`, `compare`, `report`). They plan, resume and report through
 //! SQLite, so they work on this machine's store (the one the TUI mirrors the team's runs into):
 //! what they need is pulled from the shared store first, and what they write goes back to it:
 //! a detection or self-detection run's rows as they commit (`store::lane_push`), answer checks,
@@ -79,6 +80,36 @@ pub(super) fn open(
     ))
 }
 
+/// For the commands that read runs (`prism runs`, `compare`, `report`): `db` itself, or, when
+/// it names a shared store, this machine's store brought up to date from it first (as the
+/// TUI's mirror does: what it lacks, and what changed since it last looked).
+pub(super) fn synced(
+    db: Option<&PathBuf>,
+    dirs: &Dirs,
+) -> anyhow::Result<(PathBuf, Option<PgStore>)> {
+    let Some(url) = db
+        .and_then(|d| d.to_str())
+        .filter(|s| crate::store::pg::is_url(s))
+    else {
+        return Ok((db.cloned().unwrap_or_else(|| default_db(dirs)), None));
+    };
+    let pg = PgStore::connect(url)?;
+    let local = default_db(dirs);
+    let p = crate::store::mirror::Mirror::new(pg.clone(), Store::open(&local)?)
+        .pull()
+        .with_context(|| format!("reading the runs of {}", pg.shown()))?;
+    crate::warn!(
+        "{} is read through this machine's store {}: {} new run(s), {} answer(s), {} score(s),          {} other result(s) pulled",
+        pg.shown(),
+        local.display(),
+        p.runs,
+        p.answers,
+        p.scores,
+        p.lane_rows
+    );
+    Ok((local, Some(pg)))
+}
+
 impl SharedLane {
     pub(super) fn shown(&self) -> &str {
         self.pg.shown()
@@ -155,6 +186,19 @@ impl SharedLane {
                 )
             })?;
         crate::warn!("{n} row(s) of {} pushed to {}", t.name, self.pg.shown());
+        Ok(())
+    }
+
+    /// Puts a run's scores on the shared store, each replacing the one there (a run scored
+    /// again with another judge or rules).
+    pub(super) fn push_scores(&self, scores: &[crate::store::ScoreRecord]) -> anyhow::Result<()> {
+        self.pg.save_scores(scores).with_context(|| {
+            format!(
+                "pushing the scores to the shared store (they are kept in {})",
+                self.local.display()
+            )
+        })?;
+        crate::warn!("{} score(s) pushed to {}", scores.len(), self.pg.shown());
         Ok(())
     }
 

@@ -73,17 +73,14 @@ impl Mirror {
         }
     }
 
-    /// Pulls what changed since the last pull (the first pull: every run the mirror lacks).
+    /// Pulls what changed since the last pull (the first pull: every run the mirror lacks,
+    /// and what changed since the last session that mirrored this store into this one).
     pub fn pull(&mut self) -> Result<Pulled> {
         let mut out = Pulled::default();
-        if !self.started {
-            // Where the changes stand before the runs are copied whole: what changes while
-            // they are copied is pulled next.
-            let (a, s) = self.pg.max_changes()?;
-            self.answers_seen = (a - MARGIN).max(0);
-            self.scores_seen = (s - MARGIN).max(0);
-        }
         let theirs = self.pg.statuses()?;
+        if !self.started {
+            self.start(&theirs)?;
+        }
         let ours: HashMap<String, RunStatus> = self
             .store
             .runs()?
@@ -114,7 +111,6 @@ impl Mirror {
                 Some(_) => {}
             }
         }
-        self.started = true;
         loop {
             let page = self.pg.answers_since(self.answers_seen, PAGE)?;
             let Some(last) = page.last().map(|(seq, _)| *seq) else {
@@ -152,8 +148,71 @@ impl Mirror {
             }
             self.scores_seen = last;
         }
+        out.statuses += self.pull_labels()?;
         out.lane_rows = self.pull_lanes()?;
+        self.save_marks()?;
         Ok(out)
+    }
+
+    /// Names and tags given on the shared store (`prism runs name|tag --db URL`) to the runs
+    /// this store mirrors; how many changed.
+    fn pull_labels(&mut self) -> Result<usize> {
+        let ours = self.store.all_labels()?;
+        let mut n = 0;
+        for (id, name, tags) in self.pg.labels()? {
+            match ours.get(&id) {
+                Some((n0, t0)) if (n0, t0) != (&name, &tags) => {
+                    self.store.set_run_name(&id, name.as_deref())?;
+                    self.store.set_run_tags(&id, &tags)?;
+                    n += 1;
+                }
+                _ => {}
+            }
+        }
+        Ok(n)
+    }
+
+    /// Where the first pull starts. A store that mirrored this one before goes on from its
+    /// marks; a store that has none of the shared runs needs only what changes while they are
+    /// copied whole (from the latest change numbers now); a store that has some of them from
+    /// elsewhere (a `prism db copy`) pulls every change once. Marks past the shared store's
+    /// latest change mean it was made again: everything is pulled once.
+    fn start(&mut self, theirs: &[(String, String)]) -> Result<()> {
+        let (a, s) = self.pg.max_changes()?;
+        let last = self.pg.last_change()?;
+        let marks = self.store.mirror_marks(self.pg.shown())?;
+        let fresh = {
+            let ours: std::collections::HashSet<String> =
+                self.store.runs()?.into_iter().map(|r| r.id).collect();
+            !theirs.iter().any(|(id, _)| ours.contains(id))
+        };
+        let from = |what: &str, max: i64| match marks.get(what).copied() {
+            Some(m) if m <= last => m,
+            Some(_) => 0,
+            None if fresh => (max - MARGIN).max(0),
+            None => 0,
+        };
+        self.answers_seen = from("answers", a);
+        self.scores_seen = from("scores", s);
+        for t in lane_tables::all() {
+            // The lanes' rows are not copied whole with a run: without a mark every one is
+            // pulled by its change number.
+            self.lanes_seen
+                .insert(t.name, from(&format!("lane:{}", t.name), 0));
+        }
+        self.started = true;
+        Ok(())
+    }
+
+    fn save_marks(&mut self) -> Result<()> {
+        let mut marks = vec![
+            ("answers".to_string(), self.answers_seen),
+            ("scores".to_string(), self.scores_seen),
+        ];
+        for (t, seen) in &self.lanes_seen {
+            marks.push((format!("lane:{t}"), *seen));
+        }
+        self.store.set_mirror_marks(self.pg.shown(), &marks)
     }
 
     /// The other lanes' rows changed since the last pull, table by table in the order their
@@ -279,5 +338,49 @@ fn wait(listener: Option<&mut postgres::Client>, stop: &AtomicBool) {
             Ok(false) if !c.is_closed() => waited += step,
             _ => return,
         }
+    }
+}
+
+/// How far this store mirrored each shared store (SQLite migration 17).
+impl Store {
+    /// Every run's name and tags as stored (tags space-separated).
+    fn all_labels(&self) -> Result<HashMap<String, (Option<String>, String)>> {
+        let mut st = self.conn.prepare("SELECT id, name, tags FROM runs")?;
+        let rows = st
+            .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?
+            .collect::<rusqlite::Result<HashMap<_, _>>>()?;
+        Ok(rows)
+    }
+
+    fn set_run_tags(&self, id: &str, tags: &str) -> Result<()> {
+        self.conn.execute(
+            "UPDATE runs SET tags = ?2 WHERE id = ?1",
+            rusqlite::params![id, tags],
+        )?;
+        Ok(())
+    }
+
+    fn mirror_marks(&self, store: &str) -> Result<HashMap<String, i64>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT what, seen FROM mirror_marks WHERE store = ?1")?;
+        let rows = st
+            .query_map([store], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<HashMap<_, _>>>()?;
+        Ok(rows)
+    }
+
+    fn set_mirror_marks(&mut self, store: &str, marks: &[(String, i64)]) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        {
+            let mut st = tx.prepare_cached(
+                "INSERT OR REPLACE INTO mirror_marks (store, what, seen) VALUES (?1, ?2, ?3)",
+            )?;
+            for (what, seen) in marks {
+                st.execute(rusqlite::params![store, what, seen])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
     }
 }

@@ -1086,6 +1086,52 @@ impl PgStore {
         self.call(move |c| super::pg_runs::put_cache_entries(c, &es))
     }
 
+    /// Saves scores, each replacing the one stored for its answer (`prism score` again).
+    pub fn save_scores(&self, rs: &[super::ScoreRecord]) -> Result<()> {
+        let rs = rs.to_vec();
+        self.call(move |c| super::pg_runs::save_scores(c, &rs, &|_| None))
+    }
+
+    /// Every run's name and tags.
+    pub fn labels(&self) -> Result<Vec<(String, Option<String>, String)>> {
+        self.call(super::pg_runs::labels)
+    }
+
+    /// Names a run (`None` takes the name off); false: no such run.
+    pub fn set_run_name(&self, id: &str, name: Option<&str>) -> Result<bool> {
+        let (id, name) = (id.to_string(), name.map(str::to_string));
+        self.call(move |c| super::pg_runs::set_name(c, &id, name.as_deref()))
+    }
+
+    /// Sets a run's tags (space-separated); false: no such run.
+    pub fn set_run_tags(&self, id: &str, tags: &[String]) -> Result<bool> {
+        let (id, tags) = (id.to_string(), tags.join(" "));
+        self.call(move |c| super::pg_runs::set_tags(c, &id, &tags))
+    }
+
+    /// Workers heard from within `secs` on the run, if it is not finished.
+    pub fn active_workers(&self, id: &str, secs: i64) -> Result<i64> {
+        let id = id.to_string();
+        self.call(move |c| super::pg_runs::active_workers(c, &id, secs as f64))
+    }
+
+    /// Removes a run and everything stored of it; the answers removed (`None`: no such run).
+    pub fn remove_run(&self, id: &str) -> Result<Option<u64>> {
+        let id = id.to_string();
+        self.call(move |c| super::pg_runs::remove_run(c, &id))
+    }
+
+    /// The latest change number given to any row (0: none yet).
+    pub fn last_change(&self) -> Result<i64> {
+        self.call(|c| {
+            let r = c.query_one(
+                "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM prism_changes",
+                &[],
+            )?;
+            Ok(r.get(0))
+        })
+    }
+
     /// The latest change numbers of answers and of scores (0: none).
     pub fn max_changes(&self) -> Result<(i64, i64)> {
         self.call(|c| {

@@ -765,3 +765,56 @@ fn score_params<'a>(
         &r.rule_score,
     ]
 }
+
+/// Every run's name and tags (the mirror brings a rename or a tag to every machine).
+pub(crate) fn labels(c: &mut Client) -> PgResult<Vec<(String, Option<String>, String)>> {
+    Ok(c.query("SELECT id, name, tags FROM runs", &[])?
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect())
+}
+
+/// Names a run (`None` takes the name off); false: no such run.
+pub(crate) fn set_name(c: &mut Client, id: &str, name: Option<&str>) -> PgResult<bool> {
+    let n = c.execute("UPDATE runs SET name = $2 WHERE id = $1", &[&id, &name])?;
+    if n > 0 {
+        c.batch_execute(&format!("NOTIFY {RUNS_CHANNEL}"))?;
+    }
+    Ok(n > 0)
+}
+
+/// Sets a run's tags (space-separated, as SQLite keeps them); false: no such run.
+pub(crate) fn set_tags(c: &mut Client, id: &str, tags: &str) -> PgResult<bool> {
+    let n = c.execute("UPDATE runs SET tags = $2 WHERE id = $1", &[&id, &tags])?;
+    if n > 0 {
+        c.batch_execute(&format!("NOTIFY {RUNS_CHANNEL}"))?;
+    }
+    Ok(n > 0)
+}
+
+/// Workers heard from within `secs` on a run that is not finished (a removal waits for them).
+pub(crate) fn active_workers(c: &mut Client, id: &str, secs: f64) -> PgResult<i64> {
+    Ok(c.query_one(
+        "SELECT count(*) FROM run_workers w JOIN runs r ON r.id = w.run_id
+         WHERE w.run_id = $1 AND r.status = 'running'
+           AND w.heartbeat > now() - make_interval(secs => $2)",
+        &[&id, &secs],
+    )?
+    .get(0))
+}
+
+/// Removes a run with its jobs, answers, scores, answer checks and workers, in one
+/// transaction; the answers removed, or `None` when there is no such run.
+pub(crate) fn remove_run(c: &mut Client, id: &str) -> PgResult<Option<u64>> {
+    let mut tx = c.transaction()?;
+    let answers = tx.execute("DELETE FROM responses WHERE run_id = $1", &[&id])?;
+    tx.execute("DELETE FROM scores WHERE run_id = $1", &[&id])?;
+    tx.execute("DELETE FROM answer_checks WHERE run_id = $1", &[&id])?;
+    tx.execute("DELETE FROM run_workers WHERE run_id = $1", &[&id])?;
+    // Jobs go with the run (ON DELETE CASCADE).
+    if tx.execute("DELETE FROM runs WHERE id = $1", &[&id])? == 0 {
+        return Ok(None);
+    }
+    tx.commit()?;
+    Ok(Some(answers))
+}

@@ -354,6 +354,16 @@ pub(super) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, job_idx, detector, mode)
     ) WITHOUT ROWID;
     "#,
+    // 17: how far this store has mirrored a shared store (`store::mirror`): the last change
+    // number pulled of each kind, so the next session goes on from there.
+    r#"
+    CREATE TABLE mirror_marks (
+        store TEXT NOT NULL,
+        what TEXT NOT NULL,
+        seen INTEGER NOT NULL,
+        PRIMARY KEY (store, what)
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 fn version(conn: &Connection) -> Result<usize> {
