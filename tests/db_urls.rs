@@ -46,6 +46,10 @@ fn commands(dir: &Path) -> Vec<Vec<String>> {
         s(&["review", "bank", &bank]),
         s(&["import", "--prism-outputs", &outputs]),
         s(&["export", "--prism-outputs", &outputs]),
+        s(&["runs"]),
+        s(&["runs", "name", "r1", "x"]),
+        s(&["compare", "r1", "r2"]),
+        s(&["work", "r1"]),
     ]
 }
 

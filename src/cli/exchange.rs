@@ -253,7 +253,8 @@ pub(crate) fn export_cmd(
     prism_outputs: &Path,
     dirs: &crate::config::Dirs,
 ) -> anyhow::Result<i32> {
-    let db = db.unwrap_or_else(|| super::run::default_db(dirs));
+    // A shared store's run is exported from this machine's copy, brought up to date first.
+    let (db, _) = super::shared_lane::synced(db.as_ref(), dirs)?;
     let store = crate::store::Store::open(&db)?;
     let (id, n, notes) = export(&store, run_id, prism_outputs)?;
     for note in notes {
@@ -273,7 +274,17 @@ pub(crate) fn import_cmd(
     dataset: Option<std::path::PathBuf>,
     dirs: &crate::config::Dirs,
 ) -> anyhow::Result<i32> {
-    let db = db.unwrap_or_else(|| super::run::default_db(dirs));
+    // Into a shared store: imported here, then the run copied there whole.
+    let shared = db
+        .as_ref()
+        .and_then(|d| d.to_str())
+        .filter(|s| crate::store::pg::is_url(s))
+        .map(crate::store::pg::PgStore::connect)
+        .transpose()?;
+    let db = match (&shared, db) {
+        (Some(_), _) | (None, None) => super::run::default_db(dirs),
+        (None, Some(d)) => d,
+    };
     let mut store = crate::store::Store::open(&db)?;
     let dataset_ref = dataset
         .map(|d| std::fs::canonicalize(&d).unwrap_or(d).display().to_string())
@@ -283,6 +294,17 @@ pub(crate) fn import_cmd(
         crate::warn!("{p}");
     }
     crate::warn!("imported {n} responses as run {id}");
+    if let Some(pg) = &shared {
+        let bundle = store
+            .run_bundle(&id)?
+            .ok_or_else(|| anyhow::anyhow!("run {id} was not stored"))?;
+        let added = pg.put_run_bundle(&bundle)?;
+        crate::warn!(
+            "run {id} copied to {}: {} answers",
+            pg.shown(),
+            added.responses
+        );
+    }
     crate::say!("{id}");
     Ok(if problems.is_empty() { 0 } else { 2 })
 }

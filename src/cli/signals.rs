@@ -36,10 +36,8 @@ pub struct SignalsArgs {
 }
 
 pub(crate) fn signals(args: SignalsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
-    let db = args
-        .db
-        .clone()
-        .unwrap_or_else(|| super::run::default_db(dirs));
+    // A shared store is read through this machine's copy, brought up to date first.
+    let (db, _) = super::shared_lane::synced(args.db.as_ref(), dirs)?;
     let store =
         super::run::existing_store(&db, "run prism run, prism score and prism detect first")?;
     if let Some(run) = &args.run

@@ -1,8 +1,8 @@
 //! The shared store on PostgreSQL (`--db postgres://...`): reviewers on different machines
 //! decide on one database (review decisions, drafts, the quality agent's scores), and runs are
 //! shared by the workers that join them (runs, jobs with their leases, answers, scores, the
-//! cache: `pg_runs`), with the same tables as SQLite. Detection and self-detection runs stay
-//! in each machine's SQLite store.
+//! cache: `pg_runs`), with the same tables as SQLite; the other lanes' tables too
+//! (`lane_tables`: detection, self-detection, answer checks, entailments, topics).
 //!
 //! The client runs on a thread of its own: the synchronous `postgres` client drives a runtime
 //! of its own, which cannot be entered from the TUI's async tasks, so every call is sent to
