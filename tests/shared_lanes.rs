@@ -8,7 +8,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command as StdCommand, Stdio};
+use std::process::{Child, Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
@@ -84,6 +84,41 @@ fn ok(out: &std::process::Output) -> String {
     err
 }
 
+/// `prism autohall FILE --db URL` on machine `m` with the slow model (8 claims x K = 6: 48
+/// pairs), read until its run started and `pairs` pair verdicts came; the process and the run.
+fn slow_autohall(m: &Machine, file: &Path, url: &str, pairs: usize) -> (Child, String) {
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("prism"))
+        .arg("autohall")
+        .arg(file)
+        .args(["--models", "ahslow", "--temperature", "0.5", "-k", "6"])
+        .args(["--json", "--db", url])
+        .env("PRISM_CONFIG_DIR", m.dir.path())
+        .env("PRISM_DATA_DIR", m.dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    let (mut id, mut seen, mut line) = (String::new(), 0, String::new());
+    let start = Instant::now();
+    while id.is_empty() || seen < pairs {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "ended early");
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if v["event"] == "started" {
+            id = v["detect_id"].as_str().unwrap().to_string();
+        }
+        if v["event"] == "pair" {
+            seen += 1;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60));
+    }
+    // The rest of its output is not read: a pipe left full would stall it.
+    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+    (child, id)
+}
+
 #[test]
 fn autohall_on_a_shared_store_is_pushed_as_it_runs_and_resumed_by_another_machine() {
     let pg = Pg::start();
@@ -95,33 +130,7 @@ fn autohall_on_a_shared_store_is_pushed_as_it_runs_and_resumed_by_another_machin
     );
     let file = claims(a.dir.path(), 8);
     let url = pg.url();
-    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("prism"))
-        .arg("autohall")
-        .arg(&file)
-        .args(["--models", "ahslow", "--temperature", "0.5", "-k", "6"])
-        .args(["--json", "--db", &url])
-        .env("PRISM_CONFIG_DIR", a.dir.path())
-        .env("PRISM_DATA_DIR", a.dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    use std::io::BufRead;
-    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
-    let (mut id, mut pairs, mut line) = (String::new(), 0, String::new());
-    let start = Instant::now();
-    while pairs < 10 {
-        line.clear();
-        assert!(reader.read_line(&mut line).unwrap() > 0, "ended early");
-        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-        if v["event"] == "started" {
-            id = v["detect_id"].as_str().unwrap().to_string();
-        }
-        if v["event"] == "pair" {
-            pairs += 1;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60));
-    }
+    let (mut child, id) = slow_autohall(&a, &file, &url, 10);
     // Pushed as it runs: the shared store has the run, its 8 targets and pair verdicts while
     // the lane is still working.
     let mut db = client(&pg);
@@ -219,29 +228,7 @@ fn a_run_held_by_a_live_process_is_refused() {
     let (a, b) = (Machine::new(&mock), Machine::new(&mock));
     let file = claims(a.dir.path(), 8);
     let url = pg.url();
-    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("prism"))
-        .arg("autohall")
-        .arg(&file)
-        .args(["--models", "ahslow", "--temperature", "0.5", "-k", "6"])
-        .args(["--json", "--db", &url])
-        .env("PRISM_CONFIG_DIR", a.dir.path())
-        .env("PRISM_DATA_DIR", a.dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    use std::io::BufRead;
-    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut id = String::new();
-    let mut line = String::new();
-    while id.is_empty() {
-        line.clear();
-        assert!(reader.read_line(&mut line).unwrap() > 0, "ended early");
-        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-        if v["event"] == "started" {
-            id = v["detect_id"].as_str().unwrap().to_string();
-        }
-    }
+    let (mut child, id) = slow_autohall(&a, &file, &url, 0);
     // Wait for the run to be on the shared store, then try to resume it elsewhere.
     let mut db = client(&pg);
     let deadline = Instant::now() + Duration::from_secs(10);

@@ -275,10 +275,7 @@ pub(crate) fn import_cmd(
     dirs: &crate::config::Dirs,
 ) -> anyhow::Result<i32> {
     // Into a shared store: imported here, then the run copied there whole.
-    let shared = db
-        .as_ref()
-        .and_then(|d| d.to_str())
-        .filter(|s| crate::store::pg::is_url(s))
+    let shared = super::shared_lane::shared_url(db.as_ref())
         .map(crate::store::pg::PgStore::connect)
         .transpose()?;
     let db = match (&shared, db) {

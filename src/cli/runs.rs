@@ -103,34 +103,21 @@ pub(crate) fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
     }
     match args.what {
         Some(RunsCommand::Name { id, name }) => {
-            let name = crate::text::one_line(&name).trim().to_string();
+            let name = clean_name(&name);
             let n = (!name.is_empty()).then_some(name.as_str());
             if !store.set_run_name(&id, n)? {
                 anyhow::bail!("no run {id} in the store (prism runs lists them)");
             }
-            crate::say!(
-                "{id}: {}",
-                n.map_or("name taken off".into(), |n| format!("named {n:?}"))
-            );
+            say_name(&id, n);
             Ok(0)
         }
         Some(RunsCommand::Tag { id, tag, remove }) => {
-            let tag = crate::text::one_line(&tag).trim().to_string();
-            if tag.is_empty() || tag.contains(char::is_whitespace) {
-                anyhow::bail!("a tag is one word: {tag:?}");
-            }
+            let tag = clean_tag(&tag)?;
             if !store.tag_run(&id, &tag, remove)? {
                 anyhow::bail!("no run {id} in the store (prism runs lists them)");
             }
             let (_, tags) = store.run_labels(&id)?;
-            crate::say!(
-                "{id}: tags {}",
-                if tags.is_empty() {
-                    "-".into()
-                } else {
-                    tags.join(" ")
-                }
-            );
+            say_tags(&id, &tags);
             Ok(0)
         }
         Some(RunsCommand::Rm { id, yes }) => {
@@ -192,22 +179,16 @@ fn on_shared(
         |id: &str| anyhow::anyhow!("no run {id} in {} (prism runs lists them)", pg.shown());
     match what {
         RunsCommand::Name { id, name } => {
-            let name = crate::text::one_line(name).trim().to_string();
+            let name = clean_name(name);
             let n = (!name.is_empty()).then_some(name.as_str());
             if !pg.set_run_name(id, n)? {
                 return Err(missing(id));
             }
             store.set_run_name(id, n)?;
-            crate::say!(
-                "{id}: {}",
-                n.map_or("name taken off".into(), |n| format!("named {n:?}"))
-            );
+            say_name(&id, n);
         }
         RunsCommand::Tag { id, tag, remove } => {
-            let tag = crate::text::one_line(tag).trim().to_string();
-            if tag.is_empty() || tag.contains(char::is_whitespace) {
-                anyhow::bail!("a tag is one word: {tag:?}");
-            }
+            let tag = clean_tag(tag)?;
             // The copy here was brought up to date just now: its tags are the shared ones.
             if !store.tag_run(id, &tag, *remove)? {
                 return Err(missing(id));
@@ -216,14 +197,7 @@ fn on_shared(
             if !pg.set_run_tags(id, &tags)? {
                 return Err(missing(id));
             }
-            crate::say!(
-                "{id}: tags {}",
-                if tags.is_empty() {
-                    "-".into()
-                } else {
-                    tags.join(" ")
-                }
-            );
+            say_tags(&id, &tags);
         }
         RunsCommand::Rm { id, yes } => {
             let Some(run) = pg.run(id)? else {
@@ -265,6 +239,38 @@ fn on_shared(
         }
     }
     Ok(0)
+}
+
+fn say_name(id: &str, name: Option<&str>) {
+    crate::say!(
+        "{id}: {}",
+        name.map_or("name taken off".into(), |n| format!("named {n:?}"))
+    );
+}
+
+fn say_tags(id: &str, tags: &[String]) {
+    crate::say!(
+        "{id}: tags {}",
+        if tags.is_empty() {
+            "-".into()
+        } else {
+            tags.join(" ")
+        }
+    );
+}
+
+/// A name as given: one line, trimmed; empty takes the name off.
+fn clean_name(name: &str) -> String {
+    crate::text::one_line(name).trim().to_string()
+}
+
+/// A tag as given: one line, trimmed, one word.
+fn clean_tag(tag: &str) -> anyhow::Result<String> {
+    let tag = crate::text::one_line(tag).trim().to_string();
+    if tag.is_empty() || tag.contains(char::is_whitespace) {
+        anyhow::bail!("a tag is one word: {tag:?}");
+    }
+    Ok(tag)
 }
 
 fn list(store: &Store, model: Option<&str>, as_json: bool) -> anyhow::Result<i32> {

@@ -40,16 +40,19 @@ struct Working {
     run: String,
 }
 
+/// `--db` when it names a shared store (a URL or a libpq key=value string).
+pub(super) fn shared_url(db: Option<&PathBuf>) -> Option<&str> {
+    db.and_then(|d| d.to_str())
+        .filter(|s| crate::store::pg::is_url(s))
+}
+
 /// The store a lane command works on: `db` itself, or, when `db` names a shared store, this
 /// machine's store with the shared one beside it.
 pub(super) fn open(
     db: Option<&PathBuf>,
     dirs: &Dirs,
 ) -> anyhow::Result<(PathBuf, Option<SharedLane>)> {
-    let Some(url) = db
-        .and_then(|d| d.to_str())
-        .filter(|s| crate::store::pg::is_url(s))
-    else {
+    let Some(url) = shared_url(db) else {
         return Ok((db.cloned().unwrap_or_else(|| default_db(dirs)), None));
     };
     let pg = PgStore::connect(url)?;
@@ -87,10 +90,7 @@ pub(super) fn synced(
     db: Option<&PathBuf>,
     dirs: &Dirs,
 ) -> anyhow::Result<(PathBuf, Option<PgStore>)> {
-    let Some(url) = db
-        .and_then(|d| d.to_str())
-        .filter(|s| crate::store::pg::is_url(s))
-    else {
+    let Some(url) = shared_url(db) else {
         return Ok((db.cloned().unwrap_or_else(|| default_db(dirs)), None));
     };
     let pg = PgStore::connect(url)?;
