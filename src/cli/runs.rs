@@ -185,7 +185,7 @@ fn on_shared(
                 return Err(missing(id));
             }
             store.set_run_name(id, n)?;
-            say_name(&id, n);
+            say_name(id, n);
         }
         RunsCommand::Tag { id, tag, remove } => {
             let tag = clean_tag(tag)?;
@@ -197,7 +197,7 @@ fn on_shared(
             if !pg.set_run_tags(id, &tags)? {
                 return Err(missing(id));
             }
-            say_tags(&id, &tags);
+            say_tags(id, &tags);
         }
         RunsCommand::Rm { id, yes } => {
             let Some(run) = pg.run(id)? else {
