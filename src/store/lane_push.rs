@@ -202,7 +202,7 @@ impl Worker {
                 .pending
                 .iter()
                 .filter_map(|t| match t {
-                    Touched::Row(tt, key) if std::ptr::eq(*tt, table) => Some(key.clone()),
+                    Touched::Row(tt, key) if tt.name == table.name => Some(key.clone()),
                     _ => None,
                 })
                 .collect();

@@ -49,7 +49,7 @@ pub struct Table {
 
 use Col::{Int, Real, Text};
 
-pub const DETECT_RUNS: Table = Table {
+pub static DETECT_RUNS: Table = Table {
     name: "detect_runs",
     cols: &[
         ("id", Text),
@@ -64,7 +64,7 @@ pub const DETECT_RUNS: Table = Table {
     run_col: Some("id"),
 };
 
-pub const DETECT_TARGETS: Table = Table {
+pub static DETECT_TARGETS: Table = Table {
     name: "detect_targets",
     cols: &[
         ("run_id", Text),
@@ -94,7 +94,7 @@ pub const DETECT_TARGETS: Table = Table {
     run_col: Some("run_id"),
 };
 
-pub const DETECT_SAMPLES: Table = Table {
+pub static DETECT_SAMPLES: Table = Table {
     name: "detect_samples",
     cols: &[
         ("run_id", Text),
@@ -113,7 +113,7 @@ pub const DETECT_SAMPLES: Table = Table {
     run_col: Some("run_id"),
 };
 
-pub const DETECT_PAIRS: Table = Table {
+pub static DETECT_PAIRS: Table = Table {
     name: "detect_pairs",
     cols: &[
         ("run_id", Text),
@@ -136,7 +136,7 @@ pub const DETECT_PAIRS: Table = Table {
     run_col: Some("run_id"),
 };
 
-pub const SELFCHECK_RUNS: Table = Table {
+pub static SELFCHECK_RUNS: Table = Table {
     name: "selfcheck_runs",
     cols: &[
         ("id", Text),
@@ -150,7 +150,7 @@ pub const SELFCHECK_RUNS: Table = Table {
     run_col: Some("id"),
 };
 
-pub const SELFCHECK_ITEMS: Table = Table {
+pub static SELFCHECK_ITEMS: Table = Table {
     name: "selfcheck_items",
     cols: &[
         ("run_id", Text),
@@ -179,7 +179,7 @@ pub const SELFCHECK_ITEMS: Table = Table {
     run_col: Some("run_id"),
 };
 
-pub const SELFCHECK_VERDICTS: Table = Table {
+pub static SELFCHECK_VERDICTS: Table = Table {
     name: "selfcheck_verdicts",
     cols: &[
         ("run_id", Text),
@@ -198,7 +198,7 @@ pub const SELFCHECK_VERDICTS: Table = Table {
     run_col: Some("run_id"),
 };
 
-pub const ANSWER_CHECKS: Table = Table {
+pub static ANSWER_CHECKS: Table = Table {
     name: "answer_checks",
     cols: &[
         ("run_id", Text),
@@ -216,7 +216,7 @@ pub const ANSWER_CHECKS: Table = Table {
     run_col: Some("run_id"),
 };
 
-pub const ENTAILMENTS: Table = Table {
+pub static ENTAILMENTS: Table = Table {
     name: "entailments",
     cols: &[
         ("judge", Text),
@@ -234,7 +234,7 @@ pub const ENTAILMENTS: Table = Table {
     run_col: None,
 };
 
-pub const CLAIM_TOPICS: Table = Table {
+pub static CLAIM_TOPICS: Table = Table {
     name: "claim_topics",
     cols: &[
         ("claim", Text),
@@ -263,13 +263,8 @@ impl LaneKind {
 
     pub fn tables(self) -> &'static [&'static Table] {
         match self {
-            LaneKind::Detect => &[
-                &DETECT_RUNS,
-                &DETECT_TARGETS,
-                &DETECT_SAMPLES,
-                &DETECT_PAIRS,
-            ],
-            LaneKind::Selfcheck => &[&SELFCHECK_RUNS, &SELFCHECK_ITEMS, &SELFCHECK_VERDICTS],
+            LaneKind::Detect => &DETECT_TABLES,
+            LaneKind::Selfcheck => &SELFCHECK_TABLES,
         }
     }
 
@@ -288,7 +283,15 @@ impl LaneKind {
 
 /// Tables kept beside runs rather than in one: copied whole (or, for answer checks, by the
 /// runs whose answers they check).
-pub const LOOSE: [&Table; 3] = [&ANSWER_CHECKS, &ENTAILMENTS, &CLAIM_TOPICS];
+pub static LOOSE: [&Table; 3] = [&ANSWER_CHECKS, &ENTAILMENTS, &CLAIM_TOPICS];
+
+static DETECT_TABLES: [&Table; 4] = [
+    &DETECT_RUNS,
+    &DETECT_TARGETS,
+    &DETECT_SAMPLES,
+    &DETECT_PAIRS,
+];
+static SELFCHECK_TABLES: [&Table; 3] = [&SELFCHECK_RUNS, &SELFCHECK_ITEMS, &SELFCHECK_VERDICTS];
 
 /// Every table described here, in the order a store's rows are copied.
 pub fn all() -> Vec<&'static Table> {
