@@ -12,6 +12,10 @@
 //! (b) Scaling when the model is the bottleneck, as in real use: the mock's `wait200` model
 //!     answers in 200 ms; each worker runs at concurrency 8; M jobs done by one worker, then
 //!     by three (`prism run` and two `prism work` joining it), each on a fresh database.
+//! (c) A lane on a shared store: `prism autohall` on `--claims N` claims (default 200, K = 5:
+//!     12 calls a claim) against the mock's scripted `autohall` model at concurrency 16, on a
+//!     SQLite file and on PostgreSQL (worked on locally, every result pushed as it is saved):
+//!     what pushing costs. `--only c` runs this part alone.
 
 #[path = "../tests/common/mock.rs"]
 mod mock;
@@ -104,6 +108,8 @@ fn main() {
     let conc: usize = arg(&args, "--concurrency", 256);
     let m: usize = arg(&args, "--wait-jobs", 1_200);
     let repeat: usize = arg(&args, "--repeat", 3);
+    let claims: usize = arg(&args, "--claims", 200);
+    let only: String = arg(&args, "--only", String::new());
     let dir = tempfile::tempdir().unwrap();
     let pg = pg::Pg::start_with(true);
     let mut db_no = 0;
@@ -111,7 +117,96 @@ fn main() {
         db_no += 1;
         database(pg, &format!("bench{db_no}"))
     };
+    if only.is_empty() || only == "a" {
+        coordination(&dir, &pg, &mut fresh, (n, conc, repeat));
+    }
+    if only.is_empty() || only == "b" {
+        scaling(&dir, &pg, &mut fresh, (m, repeat));
+    }
+    if only.is_empty() || only == "c" {
+        lane(&dir, &pg, &mut fresh, (claims, repeat));
+    }
+}
 
+type Fresh<'a> = dyn FnMut(&pg::Pg) -> String + 'a;
+
+/// (c): see the module's comment.
+fn lane(dir: &tempfile::TempDir, pg: &pg::Pg, fresh: &mut Fresh, (n, repeat): (usize, usize)) {
+    let mock = mock::start_background();
+    let file = dir.path().join("claims.jsonl");
+    let lines: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                r#"{{"id": "c{i}", "claim": "Claim number {i} is true", "label": {}, "topic": "t{}"}}"#,
+                i % 2 == 0,
+                i % 7
+            )
+        })
+        .collect();
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let file_s = file.display().to_string();
+    let calls = (n * 12) as f64;
+    let (mut lite, mut shared) = (Vec::new(), Vec::new());
+    for k in 0..repeat {
+        let common = [
+            "autohall",
+            file_s.as_str(),
+            "--models",
+            "stub",
+            "--temperature",
+            "0.5",
+            "-k",
+            "5",
+            "--concurrency",
+            "16",
+        ];
+        let cfg = dir.path().join(format!("c{k}l"));
+        models(&cfg, &mock.url(), "autohall", 16);
+        let db = cfg.join("prism.db").display().to_string();
+        let t = Instant::now();
+        let mut a = common.to_vec();
+        a.extend(["--db", db.as_str()]);
+        wait_ok(prism(&cfg, &a), "autohall on SQLite");
+        let l = calls / t.elapsed().as_secs_f64();
+        let cfg = dir.path().join(format!("c{k}s"));
+        models(&cfg, &mock.url(), "autohall", 16);
+        let url = fresh(pg);
+        let t = Instant::now();
+        let mut a = common.to_vec();
+        a.extend(["--db", url.as_str()]);
+        wait_ok(prism(&cfg, &a), "autohall on PostgreSQL");
+        let s = calls / t.elapsed().as_secs_f64();
+        let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        let pairs: i64 = c
+            .query_one("SELECT count(*) FROM detect_pairs", &[])
+            .unwrap()
+            .get(0);
+        assert_eq!(
+            pairs,
+            (n * 5) as i64,
+            "every pair verdict on the shared store"
+        );
+        println!(
+            "(c) #{k}: autohall, {n} claims x 12 calls: SQLite {l:.0} calls/s, shared {s:.0} calls/s = {:.2}x",
+            s / l
+        );
+        lite.push(l);
+        shared.push(s);
+    }
+    let (l, s) = (median(lite), median(shared));
+    println!(
+        "(c) median: SQLite {l:.0} calls/s, shared (pushed as saved) {s:.0} calls/s: {:.2}x",
+        s / l
+    );
+}
+
+/// (a): see the module's comment.
+fn coordination(
+    dir: &tempfile::TempDir,
+    pg: &pg::Pg,
+    fresh: &mut Fresh,
+    (n, conc, repeat): (usize, usize, usize),
+) {
     // (a) Coordination cost against nginx.
     let nginx = stub::start_nginx(dir.path(), &stub::sse_body(None));
     let items = stub::write_items(dir.path(), n);
@@ -135,7 +230,7 @@ fn main() {
         wait_ok(prism(&cfg, &a), "prism run on SQLite");
         let s = t.elapsed().as_secs_f64();
         lite.push(n as f64 / s);
-        let url = fresh(&pg);
+        let url = fresh(pg);
         let t = Instant::now();
         let mut a = vec!["run", items_s.as_str(), "--db", &url];
         a.extend(common);
@@ -156,8 +251,10 @@ fn main() {
         s / l
     );
     drop(nginx);
+}
 
-    // (b) Scaling when the model is the bottleneck.
+/// (b): see the module's comment.
+fn scaling(dir: &tempfile::TempDir, pg: &pg::Pg, fresh: &mut Fresh, (m, repeat): (usize, usize)) {
     let mock = mock::start_background();
     std::fs::create_dir_all(dir.path().join("b")).unwrap();
     let items = stub::write_items(&dir.path().join("b"), m);
@@ -167,14 +264,14 @@ fn main() {
         let cfg = dir.path().join(format!("b{k}"));
         models(&cfg, &mock.url(), "wait200", 8);
         let common = ["--concurrency", "8", "--no-score"];
-        let url = fresh(&pg);
+        let url = fresh(pg);
         let t = Instant::now();
         let mut a = vec!["run", items_s.as_str(), "--db", &url, "--models", "stub"];
         a.extend(common);
         wait_ok(prism(&cfg, &a), "one worker");
         let r1 = m as f64 / t.elapsed().as_secs_f64();
         assert_eq!(answers(&url), m as i64);
-        let url = fresh(&pg);
+        let url = fresh(pg);
         let t = Instant::now();
         let mut a = vec!["run", items_s.as_str(), "--db", &url, "--models", "stub"];
         a.extend(common);

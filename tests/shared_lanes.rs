@@ -86,6 +86,7 @@ fn ok(out: &std::process::Output) -> String {
 
 /// `prism autohall FILE --db URL` on machine `m` with the slow model (8 claims x K = 6: 48
 /// pairs), read until its run started and `pairs` pair verdicts came; the process and the run.
+/// What it says goes to `autohall.err` in the machine's directory.
 fn slow_autohall(m: &Machine, file: &Path, url: &str, pairs: usize) -> (Child, String) {
     let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("prism"))
         .arg("autohall")
@@ -95,7 +96,7 @@ fn slow_autohall(m: &Machine, file: &Path, url: &str, pairs: usize) -> (Child, S
         .env("PRISM_CONFIG_DIR", m.dir.path())
         .env("PRISM_DATA_DIR", m.dir.path())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(m.dir.path().join("autohall.err")).unwrap())
         .spawn()
         .unwrap();
     use std::io::BufRead;
@@ -516,4 +517,34 @@ fn shared_runs_are_listed_named_reported_and_removed_from_any_machine() {
         .unwrap()
         .get(0);
     assert_eq!(n, 0);
+}
+
+/// The database stops for 5 s under a lane: its results wait in the local store, go when the
+/// server is back, and the shared store ends with every row; told as the database going away.
+#[test]
+fn a_lane_holds_its_results_while_the_database_is_away() {
+    let pg = Pg::start();
+    let mock = mock::start_background();
+    let a = Machine::new(&mock);
+    let file = claims(a.dir.path(), 8);
+    let url = pg.url();
+    let (child, id) = slow_autohall(&a, &file, &url, 4);
+    pg.stop();
+    std::thread::sleep(Duration::from_secs(5));
+    pg.start_again();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    let err = std::fs::read_to_string(a.dir.path().join("autohall.err")).unwrap();
+    assert!(err.contains("cannot reach the shared store"), "{err}");
+    assert!(err.contains("the shared store answers again"), "{err}");
+    let mut db = client(&pg);
+    let local = Stored::load(&Store::open(&a.local()).unwrap(), &id).unwrap();
+    assert_eq!(local.pairs.len(), 48);
+    assert_eq!(count(&mut db, "detect_samples", &id), 48);
+    assert_eq!(count(&mut db, "detect_pairs", &id), 48);
+    let status: String = db
+        .query_one("SELECT status FROM detect_runs WHERE id = $1", &[&id])
+        .unwrap()
+        .get(0);
+    assert_eq!(status, "finished");
 }

@@ -257,8 +257,9 @@ impl SharedLane {
         ))
     }
 
-    /// After the lane: what is left pushed, the whole run checked against the shared store
-    /// once more, the run let go. Says what went; an error says how to push it later.
+    /// After the lane: what is left pushed (after an outage, the whole run checked against
+    /// the shared store once more), the run let go. Says what went; an error says how to push
+    /// it later.
     pub(super) fn finish(&self) -> anyhow::Result<()> {
         let Some(w) = self
             .working
@@ -275,12 +276,18 @@ impl SharedLane {
             self.pg.shown(),
             w.run
         );
-        let pushed = w
+        let done = w
             .pusher
             .finish(FINISH_PATIENCE)
             .with_context(|| later.clone())?;
-        let rest = lane_push::reconcile(&self.local_store()?, &self.pg, w.kind, &w.run)
-            .with_context(|| later.clone())?;
+        let pushed = done.changes;
+        // After an outage the whole run is checked once more (each row only moved forward).
+        let rest = if done.clean {
+            0
+        } else {
+            lane_push::reconcile(&self.local_store()?, &self.pg, w.kind, &w.run)
+                .with_context(|| later.clone())?
+        };
         crate::warn!(
             "{} run {} is on {}: {} change(s) pushed as they were saved{}",
             w.kind.noun(),

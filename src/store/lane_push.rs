@@ -4,8 +4,8 @@
 //! commit there is pushed to the shared store as it commits: the writer thread tells the
 //! pusher which rows it changed ([`PushMsg`]), and the pusher reads those rows back and writes
 //! them to PostgreSQL. While the database is away the changes wait here (nothing is lost: they
-//! are committed locally) and go when it answers again; at the end the whole run is copied
-//! once more, each row only moved forward, so nothing missed stays behind.
+//! are committed locally) and go when it answers again; after such an outage the whole run is
+//! copied once more at the end, each row only moved forward, so nothing missed stays behind.
 //!
 //! One process at a time works on a lane's run, as on SQLite: it holds the run's row in
 //! `lane_locks` and keeps its heartbeat (the database's clock); a holder not heard from for
@@ -30,8 +30,18 @@ pub enum PushMsg {
     /// how many rows went and whether some could not.
     Finish {
         patience: Duration,
-        reply: mpsc::Sender<Result<usize>>,
+        reply: mpsc::Sender<Result<Pushed>>,
     },
+}
+
+/// What a pusher did over a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pushed {
+    /// Rows written to the shared store (a row changed twice counts twice).
+    pub changes: usize,
+    /// Whether every push went the first time (no outage, no takeover): then the shared
+    /// store has every row the lane saved, with nothing left to check.
+    pub clean: bool,
 }
 
 /// The pusher of one lane run's changes (see the module's comment).
@@ -64,6 +74,7 @@ impl Pusher {
                     pending: Vec::new(),
                     seen: HashSet::new(),
                     down: false,
+                    troubled: false,
                     lost: false,
                     pushed: 0,
                     say: Box::new(say),
@@ -84,7 +95,7 @@ impl Pusher {
 
     /// Pushes what is left (trying for up to `patience` while the database is away) and lets
     /// the run go; how many rows went over the whole run.
-    pub fn finish(mut self, patience: Duration) -> Result<usize> {
+    pub fn finish(mut self, patience: Duration) -> Result<Pushed> {
         let (reply, rx) = mpsc::channel();
         let sent = self.tx.send(PushMsg::Finish { patience, reply });
         let r = match sent {
@@ -110,6 +121,8 @@ struct Worker {
     seen: HashSet<String>,
     /// The shared store did not answer the last push (said once until it does).
     down: bool,
+    /// A push ever failed (or the run was taken over).
+    troubled: bool,
     /// Another process took the run over: nothing more is pushed.
     lost: bool,
     pushed: usize,
@@ -157,6 +170,7 @@ impl Worker {
                     Ok(true) | Err(_) => {}
                     Ok(false) => {
                         self.lost = true;
+                        self.troubled = true;
                         (self.say)(format!(
                             "run {} was taken over on the shared store by another process \
                              (this one was not heard from for {STALE_AFTER_SECS} s): its \
@@ -222,6 +236,7 @@ impl Worker {
                 Ok(())
             }
             Err(e) => {
+                self.troubled = true;
                 if !self.down {
                     self.down = true;
                     (self.say)(format!(
@@ -234,7 +249,7 @@ impl Worker {
         }
     }
 
-    fn finish(mut self, patience: Duration, reply: mpsc::Sender<Result<usize>>) {
+    fn finish(mut self, patience: Duration, reply: mpsc::Sender<Result<Pushed>>) {
         let until = Instant::now() + patience;
         let mut r = Ok(());
         if !self.lost {
@@ -247,7 +262,10 @@ impl Worker {
             }
             let _ = self.pg.release_lane(&self.run, &self.who.owner);
         }
-        let _ = reply.send(r.map(|()| self.pushed));
+        let _ = reply.send(r.map(|()| Pushed {
+            changes: self.pushed,
+            clean: !self.troubled,
+        }));
     }
 }
 

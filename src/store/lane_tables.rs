@@ -338,6 +338,30 @@ impl Table {
             .map(|i| format!("{mark}{i}"))
             .collect::<Vec<_>>()
             .join(", ");
+        self.upsert_from(&format!("VALUES ({marks})"), force, also)
+    }
+
+    /// The same for many rows at once on PostgreSQL: each parameter is a column's array
+    /// (one statement and one round trip for a whole batch).
+    pub fn upsert_unnest(&self, force: bool, also: &str) -> String {
+        let arrays = self
+            .cols
+            .iter()
+            .enumerate()
+            .map(|(i, (_, c))| {
+                let ty = match c {
+                    Col::Int => "BIGINT",
+                    Col::Real => "DOUBLE PRECISION",
+                    Col::Text => "TEXT",
+                };
+                format!("${}::{ty}[]", i + 1)
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        self.upsert_from(&format!("SELECT * FROM unnest({arrays})"), force, also)
+    }
+
+    fn upsert_from(&self, source: &str, force: bool, also: &str) -> String {
         let key = self.cols[..self.key]
             .iter()
             .map(|(c, _)| *c)
@@ -354,7 +378,7 @@ impl Table {
             format!(" WHERE {}", self.behind)
         };
         format!(
-            "INSERT INTO {} ({}) VALUES ({marks}) ON CONFLICT ({key}) DO UPDATE SET {set}{also}{when}",
+            "INSERT INTO {} ({}) {source} ON CONFLICT ({key}) DO UPDATE SET {set}{also}{when}",
             self.name,
             self.col_list()
         )
@@ -527,6 +551,7 @@ pub(super) mod pg {
     use crate::store::pg_runs::RUNS_CHANNEL;
     use postgres::GenericClient;
     use postgres::types::ToSql;
+    use std::collections::HashMap;
 
     fn pg_val(r: &postgres::Row, i: usize, c: Col) -> Result<Val, postgres::Error> {
         Ok(match c {
@@ -538,22 +563,40 @@ pub(super) mod pg {
         })
     }
 
-    /// A value bound as its column's type (a NULL too: PostgreSQL types every parameter).
-    fn arg(v: &Val, c: Col) -> Box<dyn ToSql + Sync + Send> {
-        match (v, c) {
-            (Val::Int(i), Col::Int) => Box::new(Some(*i)),
-            (Val::Int(i), Col::Real) => Box::new(Some(*i as f64)),
-            (Val::Real(f), Col::Real) => Box::new(Some(*f)),
+    fn as_int(v: &Val) -> Option<i64> {
+        match v {
+            Val::Int(i) => Some(*i),
             // SQLite keeps what it is given; a REAL in an INTEGER column stays a number.
-            (Val::Real(f), Col::Int) => Box::new(Some(*f as i64)),
-            (Val::Text(t), Col::Text) => Box::new(Some(t.clone())),
-            (Val::Int(i), Col::Text) => Box::new(Some(i.to_string())),
-            (Val::Real(f), Col::Text) => Box::new(Some(f.to_string())),
-            (Val::Text(t), Col::Int) => Box::new(t.trim().parse::<i64>().ok()),
-            (Val::Text(t), Col::Real) => Box::new(t.trim().parse::<f64>().ok()),
-            (Val::Null, Col::Int) => Box::new(None::<i64>),
-            (Val::Null, Col::Real) => Box::new(None::<f64>),
-            (Val::Null, Col::Text) => Box::new(None::<String>),
+            Val::Real(f) => Some(*f as i64),
+            Val::Text(t) => t.trim().parse().ok(),
+            Val::Null => None,
+        }
+    }
+
+    fn as_real(v: &Val) -> Option<f64> {
+        match v {
+            Val::Int(i) => Some(*i as f64),
+            Val::Real(f) => Some(*f),
+            Val::Text(t) => t.trim().parse().ok(),
+            Val::Null => None,
+        }
+    }
+
+    fn as_text(v: &Val) -> Option<String> {
+        match v {
+            Val::Int(i) => Some(i.to_string()),
+            Val::Real(f) => Some(f.to_string()),
+            Val::Text(t) => Some(t.clone()),
+            Val::Null => None,
+        }
+    }
+
+    /// A column's values as one array of its type (NULLs included).
+    fn column<'a>(vs: impl Iterator<Item = &'a Val>, c: Col) -> Box<dyn ToSql + Sync + Send> {
+        match c {
+            Col::Int => Box::new(vs.map(as_int).collect::<Vec<_>>()),
+            Col::Real => Box::new(vs.map(as_real).collect::<Vec<_>>()),
+            Col::Text => Box::new(vs.map(as_text).collect::<Vec<_>>()),
         }
     }
 
@@ -593,11 +636,22 @@ pub(super) mod pg {
                 continue;
             }
             // A replaced row takes a new change number, so the mirrors pull it again.
-            let st = tx.prepare(&t.upsert("$", force, ", seq = nextval('prism_changes')"))?;
-            for r in rs {
-                let args: Vec<Box<dyn ToSql + Sync + Send>> =
-                    r.iter().zip(t.cols).map(|(v, (_, c))| arg(v, *c)).collect();
-                let refs: Vec<&(dyn ToSql + Sync)> = args
+            let st = tx.prepare(&t.upsert_unnest(force, ", seq = nextval('prism_changes')"))?;
+            // One statement cannot touch a row twice: the last of a key's rows stands.
+            let mut last: HashMap<String, usize> = HashMap::new();
+            for (i, r) in rs.iter().enumerate() {
+                last.insert(format!("{:?}", &r[..t.key]), i);
+            }
+            let mut keep: Vec<usize> = last.into_values().collect();
+            keep.sort_unstable();
+            for chunk in keep.chunks(5_000) {
+                let columns: Vec<Box<dyn ToSql + Sync + Send>> = t
+                    .cols
+                    .iter()
+                    .enumerate()
+                    .map(|(col, (_, c))| column(chunk.iter().map(|&i| &rs[i][col]), *c))
+                    .collect();
+                let refs: Vec<&(dyn ToSql + Sync)> = columns
                     .iter()
                     .map(|b| b.as_ref() as &(dyn ToSql + Sync))
                     .collect();
