@@ -427,9 +427,23 @@ fn the_tui_on_a_shared_store_shows_the_team_runs_as_they_arrive() {
         workers.iter().any(|w| s.contains(&format!("by {w}"))),
         "{workers:?}\n{s}"
     );
+    // A run started here (this item against the stub) goes to the team's store as it ends.
+    tmux.keys(&["r"]);
+    tmux.wait_for("the model picker", |s| s.contains("[x] stub"));
+    tmux.keys(&["Enter"]);
+    let s = tmux.wait_for("the run pushed", |s| s.contains("is on the team's store"));
+    assert!(s.contains("run r"), "{s}");
+    let shared: i64 = client(&pg)
+        .query_one("SELECT count(*) FROM runs", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        shared, 3,
+        "the run started in the TUI is on the shared store"
+    );
     tmux.keys(&["q", "q", "q"]);
     // The mirror is the local store: every tool reads the team's runs there.
     let local = prism::store::Store::open(&cfg.path().join("prism.db")).unwrap();
-    assert_eq!(local.runs().unwrap().len(), 2);
+    assert_eq!(local.runs().unwrap().len(), 3);
     assert_eq!(local.responses(&first).unwrap().len(), 20);
 }

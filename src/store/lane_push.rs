@@ -278,3 +278,22 @@ pub fn reconcile(local: &Store, pg: &PgStore, kind: LaneKind, run: &str) -> Resu
         .collect::<Result<Vec<_>>>()?;
     pg.put_lane_rows(rows, false)
 }
+
+/// A run made on this machine, of any lane, put on the shared store: what it lacks of it or has
+/// behind (the TUI on a shared store, when a run it started ends). What the run was and how
+/// many rows went; `None` when this store has no such run.
+pub fn push_run(local: &Store, pg: &PgStore, id: &str) -> Result<Option<(&'static str, usize)>> {
+    if let Some(b) = local.run_bundle(id)? {
+        let added = pg.put_run_bundle(&b)?;
+        // Its answers' checks (self-detection asked of its answers) go with it.
+        let checks = local.lane_rows(&lane_tables::ANSWER_CHECKS, Some(id))?;
+        let n = pg.put_lane_rows(vec![(&lane_tables::ANSWER_CHECKS, checks)], false)?;
+        return Ok(Some(("run", added.responses + added.scores + n)));
+    }
+    for kind in LaneKind::ALL {
+        if local.lane_statuses(kind)?.iter().any(|(r, _)| r == id) {
+            return Ok(Some((kind.noun(), reconcile(local, pg, kind, id)?)));
+        }
+    }
+    Ok(None)
+}

@@ -319,7 +319,7 @@ impl App {
                 rescore,
             } => self.on_stored(d.to, *item, records, scores, *rescore),
             Msg::Scored(r) => self.session.apply_score(r.clone()),
-            Msg::Failed(e) => self.notice = Some(e.clone()),
+            Msg::Failed(e) | Msg::Notice(e) => self.notice = Some(e.clone()),
             Msg::JudgeSet {
                 name,
                 waiting,
@@ -414,7 +414,17 @@ impl App {
                 ));
             }
             Lifecycle::StoreUp => self.notice = Some("saving results works again".into()),
-            Lifecycle::Finished(_) => {}
+            // On a shared store, a run started here goes to the team's store as it ends.
+            Lifecycle::Finished(c) => {
+                let top = self.top();
+                self.perform(
+                    top,
+                    vec![Cmd::Job(crate::tui::jobs::JobRequest::PushShared {
+                        run: c.run_id.clone(),
+                        what: what.to_string(),
+                    })],
+                );
+            }
         }
     }
 

@@ -210,6 +210,12 @@ pub enum JobRequest {
     },
     /// Every stored self-detection run with what it stored, newest first.
     LoadSelfchecks,
+    /// On a shared store: a run started here (any lane) has ended; it goes to the team's store
+    /// (`what` names the lane in what is said).
+    PushShared {
+        run: String,
+        what: String,
+    },
     /// A new self-detection run over `set`: each model writes and judges its own sentences.
     Selfcheck {
         set: Arc<crate::dataset::triples::TripleSet>,
@@ -318,6 +324,8 @@ pub enum Msg {
     },
     /// A job could not start or failed, with why.
     Failed(String),
+    /// Something to tell the user that is not a failure (a run pushed to the team's store).
+    Notice(String),
 }
 
 impl super::store_worker::Failed for Msg {
@@ -409,6 +417,35 @@ impl Jobs {
                 },
             )
             .ok()
+    }
+
+    /// Puts a run started here on the shared store, off the loop thread (a thread of its own:
+    /// the reads and writes of the store worker do not wait behind the network).
+    fn push_shared(&mut self, to: ScreenId, run: String, what: String) {
+        let Some(pg) = self.services.shared_runs.clone() else {
+            return;
+        };
+        let Some(path) = self.services.reader.as_ref().and_then(|r| r.path()) else {
+            return;
+        };
+        let tx = self.tx.clone();
+        let h = tokio::task::spawn_blocking(move || {
+            let shown = pg.shown().to_string();
+            let pushed = Store::open(&path)
+                .and_then(|local| crate::store::lane_push::push_run(&local, &pg, &run));
+            let msg = match pushed {
+                Ok(Some((noun, n))) => Msg::Notice(format!(
+                    "{noun} {run} is on the team's store {shown} ({n} row(s) added)"
+                )),
+                Ok(None) => return,
+                Err(e) => Msg::Failed(format!(
+                    "{what}: {run} stays in this machine's store (the team's store {shown}: \
+                     {e}); push it with prism db copy"
+                )),
+            };
+            let _ = tx.send(Delivery { to, msg });
+        });
+        self.others.push((CancellationToken::new(), h));
     }
 
     /// Whether work is still in flight (the loop waits for it when input ends).
@@ -578,6 +615,7 @@ impl Jobs {
                     .map(Msg::Claims)
                     .unwrap_or_else(|e| Msg::Failed(format!("reading detections: {e}")))
             }),
+            JobRequest::PushShared { run, what } => self.push_shared(to, run, what),
             JobRequest::LoadSelfchecks => self.on_reader(to, None, |r| {
                 selfcheck_runs(r)
                     .map(Msg::Selfchecks)
