@@ -54,7 +54,7 @@ pub struct Cli {
     pub theme: Option<String>,
     /// Store for runs started in the TUI (default: prism.db in the data dir); a postgres:// URL
     /// is the team's shared store instead: review decisions go there, and its runs are mirrored
-    /// into the local store live (runs started in the TUI stay local).
+    /// into the local store live (runs started in the TUI go there as they end).
     #[arg(long)]
     pub db: Option<PathBuf>,
     /// Models file for the run picker (default: models.toml in the config dir).

@@ -201,7 +201,7 @@ fn services(
     notices: &mut Vec<String>,
 ) -> (crate::tui::App, crate::tui::Services) {
     // A postgres:// --db (or config db) is the team's shared store: review decisions go there,
-    // and its runs are mirrored into this machine's store (runs started here stay local).
+    // and its runs are mirrored into this machine's store (runs started here go there as they end).
     let is_url = |d: &PathBuf| d.to_str().is_some_and(crate::store::pg::is_url);
     let shared = args
         .db
