@@ -78,6 +78,21 @@ fn count(c: &mut postgres::Client, table: &str, run: &str) -> i64 {
     .get(0)
 }
 
+/// A run of `n` sample items against the mock's echo model, made on the shared store by
+/// machine `m`; a client on the store.
+fn shared_run(m: &Machine, pg: &Pg, n: usize) -> postgres::Client {
+    let n = n.to_string();
+    let url = pg.url();
+    ok(&m
+        .prism()
+        .args([
+            "run", "--models", "e", "--limit", &n, "--json", "--db", &url,
+        ])
+        .output()
+        .unwrap());
+    client(pg)
+}
+
 fn ok(out: &std::process::Output) -> String {
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(0), "{err}");
@@ -393,14 +408,7 @@ fn a_mirror_goes_on_where_the_last_session_stopped() {
     let mock = mock::start_background();
     let (a, b) = (Machine::new(&mock), Machine::new(&mock));
     let url = pg.url();
-    ok(&a
-        .prism()
-        .args([
-            "run", "--models", "e", "--limit", "20", "--json", "--db", &url,
-        ])
-        .output()
-        .unwrap());
-    let mut db = client(&pg);
+    let mut db = shared_run(&a, &pg, 20);
     let first: String = db.query_one("SELECT id FROM runs", &[]).unwrap().get(0);
     let shared = || match AnyStore::open(Path::new(&url)).unwrap() {
         AnyStore::Shared(p) => p,
@@ -454,14 +462,7 @@ fn shared_runs_are_listed_named_reported_and_removed_from_any_machine() {
     let mock = mock::start_background();
     let (a, b) = (Machine::new(&mock), Machine::new(&mock));
     let url = pg.url();
-    ok(&a
-        .prism()
-        .args([
-            "run", "--models", "e", "--limit", "20", "--json", "--db", &url,
-        ])
-        .output()
-        .unwrap());
-    let mut db = client(&pg);
+    let mut db = shared_run(&a, &pg, 20);
     let run: String = db.query_one("SELECT id FROM runs", &[]).unwrap().get(0);
     let listed = |m: &Machine| -> serde_json::Value {
         let out = m

@@ -131,14 +131,10 @@ pub(crate) fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
                         "prism runs rm {id} removes {answers} answers and their scores: add --yes to do it without asking"
                     );
                 }
-                eprint!(
-                    "remove run {id} ({}, {answers} answers and their scores)? [y/N] ",
+                if !confirm(&format!(
+                    "remove run {id} ({}, {answers} answers and their scores)?",
                     format_time(run.created_at)
-                );
-                let _ = std::io::stderr().flush();
-                let mut line = String::new();
-                std::io::stdin().lock().read_line(&mut line)?;
-                if !matches!(line.trim(), "y" | "Y" | "yes") {
+                ))? {
                     crate::say!("kept {id}");
                     return Ok(1);
                 }
@@ -217,15 +213,11 @@ fn on_shared(
                         pg.shown()
                     );
                 }
-                eprint!(
-                    "remove run {id} ({}, {answers} answers and their scores) from {} for everyone? [y/N] ",
+                if !confirm(&format!(
+                    "remove run {id} ({}, {answers} answers and their scores) from {} for everyone?",
                     format_time(run.created_at),
                     pg.shown()
-                );
-                let _ = std::io::stderr().flush();
-                let mut line = String::new();
-                std::io::stdin().lock().read_line(&mut line)?;
-                if !matches!(line.trim(), "y" | "Y" | "yes") {
+                ))? {
                     crate::say!("kept {id}");
                     return Ok(1);
                 }
@@ -239,6 +231,15 @@ fn on_shared(
         }
     }
     Ok(0)
+}
+
+/// Asks on the terminal; yes only for y, Y or yes.
+fn confirm(question: &str) -> anyhow::Result<bool> {
+    eprint!("{question} [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    Ok(matches!(line.trim(), "y" | "Y" | "yes"))
 }
 
 fn say_name(id: &str, name: Option<&str>) {
