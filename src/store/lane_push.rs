@@ -269,7 +269,8 @@ impl Worker {
     }
 }
 
-/// Whether every row of a lane run is on the shared store as it is here (after a final push).
+/// Puts a lane run on the shared store as this store has it, each row only moved forward (what
+/// an outage or an earlier session left behind); how many rows were added or moved forward.
 pub fn reconcile(local: &Store, pg: &PgStore, kind: LaneKind, run: &str) -> Result<usize> {
     let rows = kind
         .tables()
