@@ -9,7 +9,8 @@ pub struct LaneFlags {
     /// Models file (default: models.toml in the config dir).
     #[arg(long)]
     pub models_file: Option<PathBuf>,
-    /// Store file (default: prism.db in the data dir).
+    /// Store file (default: prism.db in the data dir), or a shared store (postgres://...):
+    /// worked on in this machine's store, every result pushed there as it is saved.
     #[arg(long)]
     pub db: Option<PathBuf>,
     /// The most calls in flight across all models.
@@ -33,7 +34,8 @@ pub struct AskFlags {
     /// Models file (default: models.toml in the config dir).
     #[arg(long)]
     pub models_file: Option<PathBuf>,
-    /// Store file (default: prism.db in the data dir).
+    /// Store file (default: prism.db in the data dir), or a shared store (postgres://...):
+    /// its run and verdicts pulled first, the new verdicts pushed there at the end.
     #[arg(long)]
     pub db: Option<PathBuf>,
     /// The most calls in flight.

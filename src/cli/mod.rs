@@ -135,6 +135,8 @@ pub enum Command {
     },
     /// Write a run's answers as outputs/<model>/responses/<task_id>.jsonl for the official scripts.
     Export {
+        /// The store (default: prism.db in the data dir), or a shared store (postgres://...),
+        /// read through this machine's copy.
         #[arg(long)]
         db: Option<PathBuf>,
         /// The run to export (default: the latest).
@@ -193,6 +195,8 @@ pub enum Command {
     Import {
         #[arg(long, value_name = "DIR")]
         prism_outputs: PathBuf,
+        /// The store (default: prism.db in the data dir), or a shared store (postgres://...):
+        /// imported here, then the run copied there.
         #[arg(long)]
         db: Option<PathBuf>,
         /// The dataset the answers belong to (recorded with the run).

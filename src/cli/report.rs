@@ -22,7 +22,7 @@ pub enum Format {
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
     /// Store to read scored runs from (default: prism.db in the data dir; used unless only
-    /// files are given).
+    /// files are given), or a shared store (postgres://...), read through this machine's copy.
     #[arg(long)]
     pub db: Option<PathBuf>,
     /// A shared store's URL without its password, when `db` was one (read through this

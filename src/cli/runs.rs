@@ -40,7 +40,8 @@ pub enum RunsCommand {
 pub struct RunsArgs {
     #[command(subcommand)]
     pub what: Option<RunsCommand>,
-    /// The store (default: prism.db in the data dir).
+    /// The store (default: prism.db in the data dir), or a shared store (postgres://...): read
+    /// through this machine's copy, brought up to date; name, tag and rm change it for everyone.
     #[arg(long, global = true)]
     pub db: Option<PathBuf>,
     /// One model's history: its H-Score and dimension rates in every run, oldest first.
@@ -67,7 +68,8 @@ pub struct CompareArgs {
     pub a: String,
     /// The second side (the same run with another model compares two models).
     pub b: String,
-    /// The store (default: prism.db in the data dir).
+    /// The store (default: prism.db in the data dir), or a shared store (postgres://...), read
+    /// through this machine's copy.
     #[arg(long)]
     pub db: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = CompareFormat::Table)]

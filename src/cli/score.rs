@@ -24,7 +24,8 @@ use crate::taxonomy::Dimension;
 
 #[derive(Debug, clap::Args)]
 pub struct ScoreArgs {
-    /// Store with the responses to score (default: prism.db in the data dir).
+    /// Store with the responses to score (default: prism.db in the data dir), or a shared
+    /// store (postgres://...): the run is scored here and every score pushed there.
     #[arg(long)]
     pub db: Option<PathBuf>,
     /// The run to score (default: the latest).

@@ -27,7 +27,8 @@ pub struct SignalsArgs {
     /// The bootstrap's seed (the same seed, the same intervals).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// The store (default: prism.db in the data dir).
+    /// The store (default: prism.db in the data dir), or a shared store (postgres://...), read
+    /// through this machine's copy.
     #[arg(long)]
     pub db: Option<PathBuf>,
     /// One JSON object per row on stdout (the default when stdout is not a terminal).
