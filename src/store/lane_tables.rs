@@ -35,7 +35,9 @@ pub type Row = Vec<Val>;
 
 /// A table: its columns (the key's first), and when a row the target has is behind the one
 /// coming (an SQL condition on the target's row, named by the table, and `excluded`). A run's
-/// status is the source's whenever they differ (a run resumed is running again).
+/// status moves forward too: running, then cancelled, then finished (so a mirror pulling while
+/// a lane on the same machine finishes never sets its run back to running; a run resumed
+/// elsewhere shows as finished again when it is).
 #[derive(Debug)]
 pub struct Table {
     pub name: &'static str,
@@ -60,7 +62,10 @@ pub static DETECT_RUNS: Table = Table {
         ("status", Text),
     ],
     key: 1,
-    behind: "detect_runs.status <> excluded.status",
+    behind: concat!(
+        "CASE excluded.status WHEN 'finished' THEN 2 WHEN 'cancelled' THEN 1 ELSE 0 END > ",
+        "CASE detect_runs.status WHEN 'finished' THEN 2 WHEN 'cancelled' THEN 1 ELSE 0 END"
+    ),
     run_col: Some("id"),
 };
 
@@ -146,7 +151,10 @@ pub static SELFCHECK_RUNS: Table = Table {
         ("status", Text),
     ],
     key: 1,
-    behind: "selfcheck_runs.status <> excluded.status",
+    behind: concat!(
+        "CASE excluded.status WHEN 'finished' THEN 2 WHEN 'cancelled' THEN 1 ELSE 0 END > ",
+        "CASE selfcheck_runs.status WHEN 'finished' THEN 2 WHEN 'cancelled' THEN 1 ELSE 0 END"
+    ),
     run_col: Some("id"),
 };
 
@@ -742,6 +750,35 @@ mod tests {
             described.sort();
             assert_eq!(key, described, "{}: primary key", t.name);
         }
+    }
+
+    #[test]
+    fn a_runs_status_only_moves_forward() {
+        let mut s = Store::open_in_memory().expect("store");
+        let run = |status: &str| -> Row {
+            vec![
+                Val::Text("d1".into()),
+                Val::Int(1),
+                Val::Text("claims".into()),
+                Val::Text("<sample-claims>".into()),
+                Val::Text("{}".into()),
+                Val::Text(status.into()),
+            ]
+        };
+        let mut put = |status: &str| {
+            s.put_lane_rows(&[(&DETECT_RUNS, vec![run(status)])], false)
+                .expect("put")
+        };
+        assert_eq!(put("running"), 1);
+        assert_eq!(put("cancelled"), 1);
+        assert_eq!(
+            put("running"),
+            0,
+            "a mirror's older copy never sets it back"
+        );
+        assert_eq!(put("finished"), 1);
+        assert_eq!(put("cancelled"), 0);
+        assert_eq!(put("running"), 0);
     }
 
     #[test]
