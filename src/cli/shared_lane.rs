@@ -288,6 +288,11 @@ impl SharedLane {
             lane_push::reconcile(&self.local_store()?, &self.pg, w.kind, &w.run)
                 .with_context(|| later.clone())?
         };
+        // A lane that stopped before it made its run (a model file missing) pushed nothing:
+        // nothing to say.
+        if pushed + rest == 0 {
+            return Ok(());
+        }
         crate::warn!(
             "{} run {} is on {}: {} change(s) pushed as they were saved{}",
             w.kind.noun(),
