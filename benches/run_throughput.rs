@@ -207,6 +207,11 @@ fn main() {
     let db = dir.path().join("resume.db");
     let n_jobs = 200_000usize;
     let per_item = n_jobs.div_ceil(ds.items.len());
+    let own: ModelsFile = toml::from_str(
+        "[[models]]\nname = \"stub\"\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+    )
+    .unwrap();
+    let own = own.models;
     {
         let mut s = Store::open(&db).unwrap();
         let models: ModelsFile = toml::from_str(
@@ -281,7 +286,10 @@ fn main() {
         let handle = StoreHandle::spawn(s, Some(db.clone()));
         engine::resume(
             &run,
-            engine::resume_models(&run, &[]).unwrap(),
+            // This machine's own model of the run's name (a store never names the endpoint).
+            engine::resume_models(&run, &[], &own, false)
+                .unwrap()
+                .models,
             ds.clone(),
             unfinished,
             all,

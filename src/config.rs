@@ -110,12 +110,49 @@ pub fn remember(path: &Path, key: &str, value: &str) -> Result<(), String> {
     // What is written must still load as a config (a `judge` table would not).
     toml::from_str::<Config>(&doc.to_string())
         .map_err(|e| format!("{}: {}", path.display(), e.to_string().trim()))?;
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    write_whole(path, &doc.to_string())
+}
+
+/// Writes `text` to the config file at `path` whole: to a new temporary file beside it,
+/// created exclusively under a random name (a planted `config.toml.tmp`, a symlink to a file
+/// elsewhere, is never written through), then renamed over it. A symlinked config stays a
+/// symlink (its target is written); a read-only one is refused, not replaced.
+fn write_whole(path: &Path, text: &str) -> Result<(), String> {
+    let target = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?
+        }
+        _ => path.to_path_buf(),
+    };
+    let existing = std::fs::metadata(&target).ok();
+    if existing
+        .as_ref()
+        .is_some_and(|m| m.permissions().readonly())
+    {
+        return Err(format!(
+            "{} is read-only: not changed (make it writable, or edit it yourself)",
+            target.display()
+        ));
     }
-    let tmp = path.with_extension("toml.tmp");
-    std::fs::write(&tmp, doc.to_string()).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".config.toml.")
+        .tempfile_in(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::io::Write::write_all(tmp.as_file_mut(), text.as_bytes())
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(|e| format!("{}: {e}", tmp.path().display()))?;
+    // The config keeps its own permissions (the temporary file is private, 0600).
+    if let Some(m) = &existing {
+        let _ = std::fs::set_permissions(tmp.path(), m.permissions());
+    }
+    tmp.persist(&target)
+        .map(|_| ())
+        .map_err(|e| format!("{}: {e}", target.display()))
 }
 
 #[cfg(test)]
@@ -149,6 +186,46 @@ mod tests {
         let e = remember(&path, "judge", "smol").unwrap_err();
         assert!(e.contains("config.toml"), "{e}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "theme = [");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_planted_temporary_file_or_symlink_is_never_written_through() {
+        use std::os::unix::fs::{PermissionsExt, symlink};
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("elsewhere.txt");
+        std::fs::write(&elsewhere, "precious").unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "theme = \"light\"\n").unwrap();
+        symlink(&elsewhere, dir.path().join("config.toml.tmp")).unwrap();
+        remember(&path, "judge", "smol").unwrap();
+        assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "precious");
+        assert!(
+            !std::fs::symlink_metadata(&path)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(Config::load(&path).0.judge.as_deref(), Some("smol"));
+        // A symlinked config stays a symlink; its target is written.
+        let real = dir.path().join("dotfiles-config.toml");
+        std::fs::write(&real, "theme = \"dark\"\n").unwrap();
+        let linked = dir.path().join("linked.toml");
+        symlink(&real, &linked).unwrap();
+        remember(&linked, "judge", "local").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&linked)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(Config::load(&real).0.judge.as_deref(), Some("local"));
+        assert_eq!(Config::load(&real).0.theme.as_deref(), Some("dark"));
+        // A read-only config is refused, and left as it was.
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let e = remember(&linked, "judge", "smol").unwrap_err();
+        assert!(e.contains("read-only"), "{e}");
+        assert_eq!(Config::load(&real).0.judge.as_deref(), Some("local"));
     }
 
     #[test]

@@ -210,6 +210,54 @@ pub fn db_url(data: &[u8]) {
     }
 }
 
+/// A hostile server's token log-probabilities: the bytes after the first 0xFF byte go, as they
+/// are, where an OpenAI-compatible stream has `logprobs.content` (any shape, any number Python's
+/// json writes), beside an answer piece made of the bytes before it; then the engine's token
+/// checks. Whatever the tokens are: no panic, the tokens kept are bounded by the answer and
+/// hold only log-probabilities that can be, and where the bytes cannot write a string (no `"`),
+/// the answer's text is exactly its pieces (tokens never change the answer).
+pub fn logprobs(data: &[u8]) {
+    let split = data.iter().position(|&b| b == 0xFF).unwrap_or(data.len());
+    let piece = text(&data[..split]).into_owned();
+    let raw = text(data.get(split + 1..).unwrap_or_default()).into_owned();
+    let piece_json = serde_json::Value::String(piece.clone()).to_string();
+    let events = [
+        format!(
+            r#"{{"choices":[{{"delta":{{"content":{piece_json}}},"logprobs":{{"content":{raw}}}}}]}}"#
+        ),
+        format!(
+            r#"{{"choices":[{{"delta":{{"content":"!"}},"logprobs":{{"content":[{{"token":"!","logprob":{raw}}}]}},"finish_reason":"stop"}}]}}"#
+        ),
+        "[DONE]".to_string(),
+    ];
+    let mut parser = crate::provider::wire_parser(ProviderKind::Openai);
+    let mut answer = String::new();
+    let mut sink = crate::engine::tokens::TokenSink::default();
+    let mut broken = false;
+    for ev in &events {
+        for e in parser.parse("", ev) {
+            match e {
+                Ok(crate::provider::StreamEvent::Delta(d)) => answer.push_str(&d),
+                Ok(crate::provider::StreamEvent::Tokens(t)) => {
+                    sink.push(t, answer.len());
+                }
+                Ok(_) => {}
+                Err(_) => broken = true,
+            }
+        }
+    }
+    let (tokens, _) = sink.finish();
+    assert!(tokens.len() <= answer.len() + 64, "{} tokens", tokens.len());
+    for t in &tokens {
+        assert!(t.logprob.is_finite() && t.logprob <= 0.0, "{t:?}");
+        assert!(t.top.len() <= 20);
+    }
+    if !raw.contains('"') && !broken {
+        assert_eq!(answer, format!("{piece}!"));
+    }
+    let _ = crate::eval::whitebox::shown_tokens(Some(tokens), None, &answer);
+}
+
 /// A fuzz target's entry point.
 pub type Target = fn(&[u8]);
 
@@ -223,4 +271,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("choice", choice),
     ("review_import", review_import),
     ("db_url", db_url),
+    ("logprobs", logprobs),
 ];

@@ -13,7 +13,13 @@ fn main() {
         std::process::exit(prism::provider::local::worker::main(&args[2..]));
     }
     let cli = prism::cli::Cli::parse_from(args);
-    match prism::cli::main(cli) {
+    let result = prism::cli::main(cli);
+    // Values a store held that this prism does not know were read as "unknown": each is named
+    // once, after what the command printed.
+    for note in prism::store::unknown::take() {
+        prism::warn!("{note}");
+    }
+    match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             prism::warn!("prism: {e:#}");

@@ -47,16 +47,19 @@ pub fn sanitize(s: &str) -> Cow<'_, str> {
 }
 
 /// JSON text for a terminal: the invisible format characters (bidi controls, zero-width
-/// characters) written as `\uXXXX` escapes. The JSON means the same (they decode to the same
-/// characters), but none of them acts on the terminal it is printed to. (serde_json already
-/// escapes the control characters.)
+/// characters) and the control characters serde_json leaves raw (DEL, C1) written as `\uXXXX`
+/// escapes. The JSON means the same (they decode to the same characters), but none of them acts
+/// on the terminal it is printed to.
 pub fn json_for_terminal(json: &str) -> Cow<'_, str> {
-    if !json.chars().any(is_hidden_format) {
+    // serde_json escapes C0 controls only: DEL and the C1 controls (U+0080-U+009F, where
+    // U+009B is a one-character CSI) are written raw unless escaped here.
+    let escaped = |c: char| is_hidden_format(c) || c.is_control() && !c.is_ascii_whitespace();
+    if !json.chars().any(escaped) {
         return Cow::Borrowed(json);
     }
     let mut out = String::with_capacity(json.len() + 16);
     for c in json.chars() {
-        if is_hidden_format(c) {
+        if escaped(c) {
             let mut units = [0u16; 2];
             for u in c.encode_utf16(&mut units) {
                 out.push_str(&format!("\\u{u:04x}"));
@@ -89,7 +92,15 @@ macro_rules! say {
 /// with the shell's code for it (141, as SIGPIPE would), instead of a panic: what was printed
 /// was what the reader wanted.
 pub fn out(text: &str) {
-    use std::io::Write;
+    use std::io::{IsTerminal, Write};
+    static TERMINAL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    // On a terminal every path strips escapes (a CSV's model name, a run id from a shared
+    // store); piped or redirected, the bytes are the data's own.
+    let text = if *TERMINAL.get_or_init(|| std::io::stdout().is_terminal()) {
+        sanitize(text)
+    } else {
+        Cow::Borrowed(text)
+    };
     let mut o = std::io::stdout().lock();
     if let Err(e) = o.write_all(text.as_bytes()).and_then(|()| o.flush())
         && e.kind() == std::io::ErrorKind::BrokenPipe
@@ -99,7 +110,8 @@ pub fn out(text: &str) {
 }
 
 /// `println!` and `print!` through [`out`]: a reader that went away ends the process quietly
-/// instead of a panic. Nothing is sanitised here (JSON goes through `json_for_terminal`).
+/// instead of a panic. Sanitised only when stdout is a terminal (see [`out`]; JSON goes
+/// through `json_for_terminal` either way).
 #[macro_export]
 macro_rules! outln {
     ($($t:tt)*) => { $crate::text::out(&format!("{}\n", format_args!($($t)*))) };
@@ -351,6 +363,19 @@ mod tests {
         // Joiners inside emoji sequences are dropped too: the emoji still shows, split.
         assert_eq!(sanitize("👩\u{200D}💻"), "👩💻");
         assert!(matches!(sanitize("plain ünïcode"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn c1_controls_and_del_are_escaped_in_json() {
+        let v = serde_json::json!({"m": "a\u{9b}31mred\u{7f}\u{85}"});
+        let printed = json_for_terminal(&v.to_string()).into_owned();
+        assert!(!printed.chars().any(|c| c.is_control()), "{printed:?}");
+        assert!(
+            printed.contains("\\u009b") && printed.contains("\\u007f"),
+            "{printed}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&printed).unwrap();
+        assert_eq!(back, v);
     }
 
     #[test]

@@ -320,7 +320,7 @@ async fn cancel_keeps_finished_results_and_resume_finishes_the_rest() {
         ds.clone(),
         "<sample-data>".into(),
         items,
-        vec![model],
+        vec![model.clone()],
     ));
     let (tx, mut rx) = mpsc::unbounded_channel();
     let cancel = CancellationToken::new();
@@ -364,7 +364,9 @@ async fn cancel_keeps_finished_results_and_resume_finishes_the_rest() {
     let (tx, _rx) = mpsc::unbounded_channel();
     let resumed = engine::resume(
         &run,
-        engine::resume_models(&run, &[]).unwrap(),
+        engine::resume_models(&run, &[], &[model], false)
+            .unwrap()
+            .models,
         ds,
         unfinished.clone(),
         all,

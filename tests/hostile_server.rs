@@ -281,3 +281,79 @@ fn a_server_that_breaks_http_fails_each_job_with_a_reason_and_nothing_hangs() {
         );
     }
 }
+
+/// Token log-probabilities are untrusted text: unreadable values (`-Infinity` as Python writes
+/// it, `null`, `-1e400`), 200,000 entries for a short answer, tokens that spell something else
+/// and half a surrogate pair in a token never lose or change the answer; what reads is kept,
+/// bounded by the answer, and what was left out is said with it.
+#[test]
+fn hostile_token_logprobs_never_lose_or_change_the_answer() {
+    let m = mock::start_background();
+    let url = m.url();
+    let models: String = ["lp-python", "lp-flood", "lp-claimed", "lp-surrogate"]
+        .iter()
+        .map(|id| model(id, &url, id, ""))
+        .collect();
+    let env = Env::new(&models);
+    for id in ["lp-python", "lp-flood", "lp-claimed", "lp-surrogate"] {
+        let out = env
+            .prism()
+            .args([
+                "run",
+                "--models",
+                id,
+                "--filter",
+                "KE-FD-Myths-0001",
+                "--logprobs",
+                "3",
+            ])
+            .arg("--db")
+            .arg(env.db(id))
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(0), "{id}: {text}");
+        let s = Store::open(&env.db(id)).unwrap();
+        let run = s.latest_run().unwrap().unwrap();
+        let r = &s.responses(&run.id).unwrap()[0];
+        let answer = r.text.clone().unwrap_or_default();
+        assert!(
+            answer.starts_with("ANSWER(") && answer.ends_with(')'),
+            "{id}: {answer:?}"
+        );
+        assert!(!answer.contains('\u{FFFD}'), "{id}: {answer:?}");
+        let blob = s
+            .logprobs(&run.id)
+            .unwrap()
+            .into_iter()
+            .next()
+            .map(|(_, t)| t)
+            .unwrap_or_default();
+        assert!(
+            blob.len() <= answer.len() + 64,
+            "{id}: {} tokens",
+            blob.len()
+        );
+        assert!(
+            blob.iter()
+                .all(|t| t.logprob.is_finite() && t.logprob <= 0.0),
+            "{id}: {blob:?}"
+        );
+        let (shown, note) = prism::eval::whitebox::shown_tokens(Some(blob.clone()), None, &answer);
+        match id {
+            // Three of the four tokens' log-probabilities could not be read: one kept.
+            "lp-python" => assert_eq!(blob.len(), 1, "{blob:?}"),
+            "lp-claimed" => {
+                assert!(shown.is_none());
+                assert_eq!(note.as_deref(), Some("tokens do not match the answer"));
+            }
+            "lp-flood" => assert!(!blob.is_empty()),
+            _ => {}
+        }
+        let _ = shown;
+    }
+}

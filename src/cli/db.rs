@@ -12,7 +12,8 @@ use clap::Subcommand;
 
 use crate::review::db::ReviewDb;
 use crate::store::lane_tables::{self, LaneKind};
-use crate::store::{Added, AnyStore};
+use crate::store::links::RunKind;
+use crate::store::{Added, AnyStore, CopyLinks};
 
 #[derive(Debug, Subcommand)]
 pub enum DbCommand {
@@ -61,8 +62,10 @@ fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<i32> {
     {
         bail!("FROM and TO are the same store");
     }
-    let source = AnyStore::open(from)?;
+    let mut source = AnyStore::open(from)?;
     let mut target = AnyStore::open(to)?;
+    let mut links = CopyLinks::open(&source, &target)?;
+    let mut left_alone = Vec::new();
     let (shown_from, shown_to) = (source.describe(from), target.describe(to));
     let mut runs = source.runs()?;
     let mut lane_runs = Vec::new();
@@ -84,13 +87,17 @@ fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<i32> {
     runs.reverse();
     let mut total = Added::default();
     for r in &runs {
+        if !links.admit(RunKind::Answers, &r.id, &mut source, &mut target)? {
+            left_alone.push(r.id.clone());
+            continue;
+        }
         let Some(b) = source.run_bundle(&r.id)? else {
             continue;
         };
         let added = target.put_run_bundle(&b)?;
-        crate::outln!(
+        crate::say!(
             "{}: {} answers, {} scores{}",
-            r.id,
+            crate::text::one_line(&r.id),
             added.responses,
             added.scores,
             if added.runs == 0 {
@@ -104,11 +111,16 @@ fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<i32> {
     // Detection and self-detection runs, each whole in one transaction, oldest first.
     let mut lane_rows = 0;
     for (kind, id) in &lane_runs {
+        if !links.admit(RunKind::of_lane(*kind), id, &mut source, &mut target)? {
+            left_alone.push(id.clone());
+            continue;
+        }
         let rows = source.lane_run(*kind, id)?;
         let read: usize = rows.iter().map(|(_, r)| r.len()).sum();
         let n = target.put_lane_rows(rows)?;
-        crate::outln!(
-            "{id}: {} run, {n} of its {read} rows added or brought up to date",
+        crate::say!(
+            "{}: {} run, {n} of its {read} rows added or brought up to date",
+            crate::text::one_line(id),
             kind.noun()
         );
         lane_rows += n;
@@ -128,6 +140,7 @@ fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<i32> {
             }
             (None, false) => continue,
         };
+        let rows = links.lane_rows(t, rows);
         loose += target.put_lane_rows(vec![(t, rows)])?;
     }
     let cache = if only.is_empty() {
@@ -140,6 +153,15 @@ fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<i32> {
     } else {
         (0, 0)
     };
+    for id in left_alone.iter().take(10) {
+        crate::warn!(
+            "left alone: run {} is in both stores but was made apart (never copied, pulled or pushed between them): its rows are not mixed",
+            crate::text::one_line(id)
+        );
+    }
+    if left_alone.len() > 10 {
+        crate::warn!("... and {} more run(s) left alone", left_alone.len() - 10);
+    }
     crate::warn!(
         "{shown_from} -> {shown_to}: {} run(s) read, {} new; added {} answers, {} scores, {} cache entries, {} review decisions, {} quality scores; {} detection/self-detection run(s) read, {} of their rows and {} answer checks, entailments and topics added or brought up to date",
         runs.len(),

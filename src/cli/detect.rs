@@ -163,8 +163,8 @@ fn judge_of(dirs: &Dirs, c: &Common) -> anyhow::Result<Option<ModelConfig>> {
 
 use super::background::{Task, calls_bar, lifecycle, tick};
 
-/// The plan of a stored detection run to finish. Models named with `--models` answer in place
-/// of the settings it recorded (by name); `--judge` replaces its judge.
+/// The plan of a stored detection run to finish: this machine's models of the run's names
+/// answer (those named with `--models`, when given); `--judge` replaces its judge.
 fn resume_plan(
     dirs: &Dirs,
     c: &Common,
@@ -191,10 +191,13 @@ fn resume_plan(
             }
         );
     }
+    // The run's models answer as this machine's models file names them (never as the store
+    // recorded them); `--models` picks which of them.
+    let configured = load_models(dirs, c.lane.models_file.as_deref())?;
     let named = if c.models.is_empty() {
-        Vec::new()
+        configured.models
     } else {
-        load_models(dirs, c.lane.models_file.as_deref())?.select(&c.models.join(","))?
+        configured.select(&c.models.join(","))?
     };
     plan::resume(store, id, &named, judge_of(dirs, c)?)
 }

@@ -295,6 +295,11 @@ pub(crate) fn import_cmd(
         let bundle = store
             .run_bundle(&id)?
             .ok_or_else(|| anyhow::anyhow!("run {id} was not stored"))?;
+        // A new run: linked to the shared store, so what others add to it there comes back.
+        store.link_runs(
+            pg.shown(),
+            &[(crate::store::links::RunKind::Answers, id.as_str())],
+        )?;
         let added = pg.put_run_bundle(&bundle)?;
         crate::warn!(
             "run {id} copied to {}: {} answers",

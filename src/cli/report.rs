@@ -262,13 +262,23 @@ fn item_page(args: &ReportArgs, item_id: &str, dirs: &Dirs) -> anyhow::Result<i3
         reference: item.and_then(|i| i.answer.as_deref().map(str::to_string)),
         answers: responses
             .iter()
-            .map(|r| AnswerView {
-                model: r.model.clone(),
-                sample: r.sample,
-                text: r.text.clone(),
-                error: r.error.clone(),
-                score: scores.get(&r.job_idx).cloned(),
-                tokens: tokens.remove(&r.job_idx),
+            .map(|r| {
+                // Tokens only when they spell the stored answer (what was scored).
+                let blob = r.logprobs.as_deref();
+                let (tokens, tokens_note) = crate::eval::whitebox::shown_tokens(
+                    tokens.remove(&r.job_idx),
+                    blob.and_then(crate::store::logprobs::note),
+                    r.text.as_deref().unwrap_or(""),
+                );
+                AnswerView {
+                    model: r.model.clone(),
+                    sample: r.sample,
+                    text: r.text.clone(),
+                    error: r.error.clone(),
+                    score: scores.get(&r.job_idx).cloned(),
+                    tokens,
+                    tokens_note,
+                }
             })
             .collect(),
     };

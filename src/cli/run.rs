@@ -90,6 +90,11 @@ pub struct RunArgs {
     /// others after this.
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS", value_parser = parse_lease)]
     pub lease_secs: f64,
+    /// With --resume: a model of the run that this machine's models file lacks is called at
+    /// the endpoint the run recorded, without any API key (by default it is skipped: a store
+    /// never chooses an endpoint or a key variable).
+    #[arg(long)]
+    pub recorded_endpoints: bool,
 }
 
 /// Options of `prism work`.
@@ -105,9 +110,11 @@ pub struct WorkArgs {
     #[arg(long)]
     pub dataset: Option<PathBuf>,
     /// Models from this machine's models file to answer in place of the run's of the same
-    /// name (default: the run's own settings).
+    /// name (default: each of the run's models that this machine's models file names).
     #[arg(long, value_delimiter = ',')]
     pub models: Vec<String>,
+    /// This machine's models file (default: models.toml in the config dir). Only its models
+    /// answer: a run's model that it lacks is skipped, its jobs left to workers that have it.
     #[arg(long)]
     pub models_file: Option<PathBuf>,
     /// The most requests this worker has in flight.
@@ -123,6 +130,11 @@ pub struct WorkArgs {
     pub no_score: bool,
     #[arg(long)]
     pub json: bool,
+    /// Call a run's model that this machine's models file lacks at the endpoint the run
+    /// recorded, without any API key (by default it is skipped: a shared store never chooses
+    /// an endpoint or a key variable for a worker).
+    #[arg(long)]
+    pub recorded_endpoints: bool,
 }
 
 impl WorkArgs {
@@ -163,6 +175,7 @@ impl WorkArgs {
             json: self.json,
             resume: Some(self.run),
             lease_secs: self.lease_secs,
+            recorded_endpoints: self.recorded_endpoints,
         })
     }
 }
@@ -174,36 +187,60 @@ fn parse_lease(s: &str) -> Result<f64, String> {
     }
 }
 
-/// A worker joining a shared run answers with the models of its own models file that bear the
-/// run's model names (its own endpoints, keys and local model files), the run's recorded
-/// settings for the others; it says which are which.
+/// The models of this machine's models file (and the built-in ones) that bear the run's model
+/// names: the only models a resumed or joined run calls, besides those named with `--models`.
 fn own_models(
     dirs: &Dirs,
     file: Option<&Path>,
     run: &crate::store::RunRecord,
 ) -> Vec<crate::provider::ModelConfig> {
-    let mine = match load_models(dirs, file) {
-        Ok(m) => m.models,
+    match load_models(dirs, file) {
+        Ok(m) => m
+            .models
+            .into_iter()
+            .filter(|m| run.config.models.iter().any(|r| r.name == m.name))
+            .collect(),
         Err(e) => {
-            crate::warn!("{e:#}; the run's recorded model settings answer");
-            return Vec::new();
+            crate::warn!("{e:#}; only the models named with --models answer");
+            Vec::new()
         }
-    };
-    let (own, recorded): (Vec<_>, Vec<_>) = run
-        .config
+    }
+}
+
+/// Says which models answer a resumed or joined run and which of its models are skipped.
+fn tell_resume_models(chosen: &engine::ResumeModels, shared: bool) {
+    let (recorded, own): (Vec<&str>, Vec<&str>) = chosen
         .models
         .iter()
         .map(|m| m.name.as_str())
-        .partition(|n| mine.iter().any(|m| m.name == *n));
+        .partition(|n| chosen.recorded.iter().any(|r| r == n));
     if !own.is_empty() {
-        crate::warn!("models from this machine's models file: {}", own.join(", "));
+        crate::warn!(
+            "models from this machine's models file: {}",
+            crate::text::one_line(&own.join(", "))
+        );
     }
     if !recorded.is_empty() {
-        crate::warn!("models as the run recorded them: {}", recorded.join(", "));
+        crate::warn!(
+            "at the endpoint the run recorded, without an API key: {}",
+            crate::text::one_line(&recorded.join(", "))
+        );
     }
-    mine.into_iter()
-        .filter(|m| own.contains(&m.name.as_str()))
-        .collect()
+    for note in &chosen.notes {
+        crate::warn!("{}", crate::text::one_line(note));
+    }
+    for (name, why) in &chosen.skipped {
+        crate::warn!(
+            "skipped model {}: {}; its jobs {}",
+            crate::text::one_line(name),
+            crate::text::one_line(why),
+            if shared {
+                "stay pending for a worker that has it"
+            } else {
+                "stay pending (resume again once it is configured, or pass --recorded-endpoints to call the recorded endpoint without a key)"
+            }
+        );
+    }
 }
 
 /// How a store is named in messages: a file's path, or a database URL without its password.
@@ -480,17 +517,18 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
         run.config.no_cache |= args.no_cache;
         let named = if !args.models.is_empty() {
             load_models(dirs, args.models_file.as_deref())?.select(&args.models.join(","))?
-        } else if store.is_shared() {
-            own_models(dirs, args.models_file.as_deref(), &run)
         } else {
             Vec::new()
         };
-        let models = engine::resume_models(&run, &named)?;
+        let own = own_models(dirs, args.models_file.as_deref(), &run);
+        let chosen = engine::resume_models(&run, &named, &own, args.recorded_endpoints)?;
+        tell_resume_models(&chosen, store.is_shared());
+        let models = chosen.models;
         let (ds, _) = open_dataset(args.dataset.as_deref().or(dataset_path(&run.dataset)))?;
         let jobs = store.jobs(&run.id)?;
         let unfinished: Vec<_> = jobs
             .iter()
-            .filter(|(_, s)| *s != crate::store::JobState::Done)
+            .filter(|(_, s)| s.is_todo())
             .map(|(j, _)| j.clone())
             .collect();
         let all: Vec<_> = jobs.into_iter().map(|(j, _)| j).collect();

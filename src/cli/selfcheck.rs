@@ -81,7 +81,8 @@ type Launch = (
     CancellationToken,
 );
 
-/// `--resume ID`: the stored run, with models named by `--models` in place of its settings.
+/// `--resume ID`: the stored run, answered by this machine's models of its models' names (those
+/// named by `--models`, when given).
 fn resume_task(
     args: &SelfcheckArgs,
     id: &str,
@@ -94,10 +95,13 @@ fn resume_task(
         .selfcheck_run(id)?
         .with_context(|| format!("no self-detection run {id} in {}", db.display()))?;
     let stored = Stored::load(&store, id)?;
+    // The run's models answer as this machine's models file names them (never as the store
+    // recorded them); `--models` picks which of them.
+    let configured = load_models(dirs, args.lane.models_file.as_deref())?;
     let named = if args.models.is_empty() {
-        Vec::new()
+        configured.models
     } else {
-        load_models(dirs, args.lane.models_file.as_deref())?.select(&args.models.join(","))?
+        configured.select(&args.models.join(","))?
     };
     let snaps: Vec<_> = run
         .config

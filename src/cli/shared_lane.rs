@@ -15,6 +15,7 @@ use anyhow::{Context, bail};
 
 use crate::store::lane_push::{self, Pusher};
 use crate::store::lane_tables::{LaneKind, Table};
+use crate::store::links::{Gate, RunKind};
 use crate::store::pg::PgStore;
 use crate::store::{Holder, Store, StoreHandle};
 
@@ -99,7 +100,7 @@ pub(super) fn synced(
         .pull()
         .with_context(|| format!("reading the runs of {}", pg.shown()))?;
     crate::warn!(
-        "{} is read through this machine's store {}: {} new run(s), {} answer(s), {} score(s),          {} other result(s) pulled",
+        "{} is read through this machine's store {}: {} new run(s), {} answer(s), {} score(s), {} other result(s) pulled",
         pg.shown(),
         local.display(),
         p.runs,
@@ -107,6 +108,16 @@ pub(super) fn synced(
         p.scores,
         p.lane_rows
     );
+    if p.trusted > 0 {
+        crate::warn!(
+            "{} run(s) held by both stores are now linked to {} (this store mirrored it before prism kept links)",
+            p.trusted,
+            pg.shown()
+        );
+    }
+    if let Some(r) = p.refused_words() {
+        crate::warn!("{r}: {} row(s) in all, left out", p.refused_rows);
+    }
     Ok((local, Some(pg)))
 }
 
@@ -136,7 +147,9 @@ impl SharedLane {
             .pg
             .run_bundle(&id)?
             .with_context(|| format!("no run {id} in {}", self.pg.shown()))?;
-        let added = self.local_store()?.put_run_bundle(&bundle)?;
+        let mut local = self.local_store()?;
+        self.admit_whole(&mut local, RunKind::Answers, &id)?;
+        let added = local.put_run_bundle(&bundle)?;
         crate::warn!(
             "run {id} from {}: {} answer(s), {} score(s) new here",
             self.pg.shown(),
@@ -157,7 +170,34 @@ impl SharedLane {
         if rows[0].1.is_empty() {
             bail!("no {} run {id} in {}", kind.noun(), self.pg.shown());
         }
-        self.local_store()?.put_lane_rows(&rows, false)?;
+        let mut local = self.local_store()?;
+        self.admit_whole(&mut local, RunKind::of_lane(kind), id)?;
+        local.put_lane_rows(&rows, false)?;
+        Ok(())
+    }
+
+    /// A whole run taken from the shared store by name: refused when this machine has a run of
+    /// that id that never came from there nor went there (see `store::links`); else linked.
+    fn admit_whole(&self, local: &mut Store, kind: RunKind, id: &str) -> anyhow::Result<()> {
+        let mut gate = Gate::open(local, self.pg.shown())?;
+        if !gate.admit_run(kind, id) {
+            bail!(
+                "run {} exists on this machine and was never pulled from or pushed to {}: its \
+                 rows there are not taken into this machine's run (work on it with --db {})",
+                crate::text::one_line(id),
+                self.pg.shown(),
+                self.local.display()
+            );
+        }
+        gate.save(local)?;
+        Ok(())
+    }
+
+    /// Records that a run of this machine's store is on the shared store (pushed from here), so
+    /// the rows others add to it there come back.
+    fn link(&self, kind: RunKind, id: &str) -> anyhow::Result<()> {
+        self.local_store()?
+            .link_runs(self.pg.shown(), &[(kind, id)])?;
         Ok(())
     }
 
@@ -165,7 +205,17 @@ impl SharedLane {
     /// checks) into this machine's store: what is known is never asked again.
     pub(super) fn pull_table(&self, t: &'static Table, run: Option<&str>) -> anyhow::Result<()> {
         let rows = self.pg.lane_rows(t, run)?;
-        self.local_store()?.put_lane_rows(&[(t, rows)], false)?;
+        let mut local = self.local_store()?;
+        let mut gate = Gate::open(&local, self.pg.shown())?;
+        let rows = gate.lane_rows(t, rows);
+        for (_, id, n) in gate.take_refused() {
+            crate::warn!(
+                "{n} row(s) of {} for run {} left out: that run exists only on this machine",
+                t.name,
+                crate::text::one_line(&id)
+            );
+        }
+        local.put_lane_rows(&[(t, rows)], false)?;
         Ok(())
     }
 
@@ -205,6 +255,7 @@ impl SharedLane {
     /// Pushes a lane run as this machine's store has it (a run imported or read again here):
     /// the rows the shared store lacks or has behind; how many.
     pub(super) fn push_lane(&self, kind: LaneKind, id: &str) -> anyhow::Result<usize> {
+        self.link(RunKind::of_lane(kind), id)?;
         Ok(lane_push::reconcile(
             &self.local_store()?,
             &self.pg,
@@ -232,6 +283,7 @@ impl SharedLane {
                 crate::store::STALE_AFTER_SECS
             );
         }
+        self.link(RunKind::of_lane(kind), run)?;
         // The run as it stands here goes first, whatever an earlier session here left unpushed.
         let ahead = lane_push::reconcile(&store, &self.pg, kind, run)?;
         if ahead > 0 {

@@ -377,13 +377,21 @@ mod tests {
     }
 
     #[test]
-    fn a_configured_model_wins_over_the_recorded_settings() {
-        let snaps = vec![ModelSnapshot::from(&model("m", "http://127.0.0.1:1/v1"))];
+    fn only_a_configured_model_answers_never_the_recorded_settings() {
+        let mut recorded = model("m", "http://127.0.0.1:1/v1");
+        recorded.api_key_env = Some("MY_SECRET_VAR".into());
+        let snaps = vec![ModelSnapshot::from(&recorded)];
         let now = model("m", "http://127.0.0.1:2/v1");
         let got = model_named("m", std::slice::from_ref(&now), &snaps, "r1").unwrap();
         assert_eq!(got.base_url.as_deref(), Some("http://127.0.0.1:2/v1"));
-        let got = model_named("m", &[], &snaps, "r1").unwrap();
-        assert_eq!(got.base_url.as_deref(), Some("http://127.0.0.1:1/v1"));
+        assert_eq!(got.api_key_env, None);
+        // Not configured here: refused, never called at the endpoint the store names.
+        let e = model_named("m", &[], &snaps, "r1").unwrap_err().to_string();
+        assert!(e.contains("not in this machine's models file"), "{e}");
+        assert!(
+            !e.contains("127.0.0.1") && !e.contains("MY_SECRET_VAR"),
+            "{e}"
+        );
         let e = model_named("x", &[], &snaps, "r1").unwrap_err().to_string();
         assert!(e.contains("run r1 has no model x"), "{e}");
         let e = model_named("imp", &[], &[ModelSnapshot::imported("imp")], "r1")
@@ -433,15 +441,22 @@ mod tests {
                 p.stored.targets.clone(),
             )])
             .unwrap();
-        let one = again(&store, &p.run.id, 1, &[]).unwrap();
+        // Not configured on this machine: refused (a store never names an endpoint).
+        let e = again(&store, &p.run.id, 1, &[]).unwrap_err().to_string();
+        assert!(e.contains("not in this machine's models file"), "{e}");
+        let configured = vec![
+            model("a", "http://127.0.0.1:1/v1"),
+            model("judge", "http://127.0.0.1:3/v1"),
+        ];
+        let one = again(&store, &p.run.id, 1, &configured).unwrap();
         assert_eq!(one.launch, Launch::Again { target: 1 });
         assert_eq!(one.focus(), 1);
         assert_eq!(one.judge.as_ref().map(|j| j.name.as_str()), Some("judge"));
         let t = one.stored.targets.iter().find(|t| t.idx == 1).unwrap();
         assert_eq!(t.rounds, 2);
         assert_eq!(one.models.len(), 1);
-        assert!(again(&store, &p.run.id, 9999, &[]).is_err());
-        let r = resume(&store, &p.run.id, &[], None).unwrap();
+        assert!(again(&store, &p.run.id, 9999, &configured).is_err());
+        let r = resume(&store, &p.run.id, &configured, None).unwrap();
         assert_eq!(r.launch, Launch::Resume);
         assert_eq!(r.stored.targets.len(), p.stored.targets.len());
     }

@@ -10,9 +10,11 @@ pub(crate) mod hold;
 pub(crate) mod judge;
 pub(crate) mod lease;
 pub(crate) mod models;
+pub use models::{ResumeModels, resume_models};
 mod run_error;
 pub(crate) mod score;
 mod scorer;
+pub(crate) mod tokens;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -381,53 +383,6 @@ pub async fn run(
     .await
 }
 
-/// The models a resumed run calls: the settings it was run with, except where the user names a
-/// configured model to answer instead. A model imported from files has no endpoint, so it is
-/// resumed only with one the user names (never a default endpoint): a named model replaces the
-/// run's model of the same name, else the imported ones in order. The answers keep the run's
-/// model names.
-pub fn resume_models(run: &RunRecord, named: &[ModelConfig]) -> anyhow::Result<Vec<ModelConfig>> {
-    let mut spare: std::collections::VecDeque<&ModelConfig> = named
-        .iter()
-        .filter(|n| !run.config.models.iter().any(|m| m.name == n.name))
-        .collect();
-    let mut out = Vec::new();
-    for m in &run.config.models {
-        let chosen = named
-            .iter()
-            .find(|n| n.name == m.name)
-            .or_else(|| m.is_imported().then(|| spare.pop_front()).flatten());
-        match chosen {
-            Some(c) => {
-                let mut c = c.clone();
-                c.name = m.name.clone();
-                out.push(c);
-            }
-            None => out.push(m.to_config().map_err(|e| {
-                anyhow::anyhow!(
-                    "run {}: {e} (e.g. prism run --resume {} --models NAME)",
-                    run.id,
-                    run.id
-                )
-            })?),
-        }
-    }
-    if let Some(extra) = spare.front() {
-        anyhow::bail!(
-            "run {}: --models {:?} matches none of its models ({})",
-            run.id,
-            extra.name,
-            run.config
-                .models
-                .iter()
-                .map(|m| m.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
-    Ok(out)
-}
-
 /// Finishes an earlier run: only its jobs that are not done are run again, with `models` (see
 /// [`resume_models`]).
 #[allow(clippy::too_many_arguments)]
@@ -444,12 +399,14 @@ pub async fn resume(
     cancel: CancellationToken,
 ) -> Result<RunSummary, harness::RunError> {
     let cfg = &run.config;
-    let model_index: HashMap<&str, usize> = cfg
-        .models
+    // Jobs of the run's models that are not answering here (skipped by [`resume_models`]) are
+    // left as they are: pending for whoever can answer them.
+    let model_index: HashMap<&str, usize> = models
         .iter()
         .enumerate()
         .map(|(i, m)| (m.name.as_str(), i))
         .collect();
+    let answering = |j: &&JobRecord| model_index.contains_key(j.model.as_str());
     let to_job = |j: &JobRecord| -> anyhow::Result<Job> {
         let item = dataset.index_of(&j.item_id).ok_or_else(|| {
             anyhow::anyhow!(
@@ -463,7 +420,7 @@ pub async fn resume(
         })?;
         let model = *model_index
             .get(j.model.as_str())
-            .ok_or_else(|| anyhow::anyhow!("run {}: unknown model {}", run.id, j.model))?;
+            .ok_or_else(|| anyhow::anyhow!("run {}: model {} answers nowhere", run.id, j.model))?;
         Ok(Job {
             idx: j.idx,
             item,
@@ -473,11 +430,13 @@ pub async fn resume(
     };
     let all: Vec<Job> = all_jobs
         .iter()
+        .filter(answering)
         .map(to_job)
         .collect::<anyhow::Result<_>>()
         .map_err(harness::RunError::config)?;
     let todo: Vec<Job> = unfinished
         .iter()
+        .filter(answering)
         .map(to_job)
         .collect::<anyhow::Result<_>>()
         .map_err(harness::RunError::config)?;
@@ -781,8 +740,10 @@ enum Outcome {
         first_token: Option<Duration>,
         /// Cut at the answer cap: kept, but never cached (a larger cap must ask again).
         cut: bool,
-        /// Token log-probabilities, when asked for and given.
+        /// Token log-probabilities, when asked for and given (what read, bounded by the
+        /// answer: [`tokens::TokenSink`]), and what was left out of them.
         tokens: Vec<crate::provider::TokenLogprob>,
+        tokens_note: Option<String>,
     },
     Err(ProviderError),
     Cancelled,
@@ -895,6 +856,7 @@ async fn run_job(sh: &Shared, job: Job) -> Option<Finished> {
                 first_token,
                 cut,
                 tokens,
+                tokens_note,
             } => {
                 m.limiter.on_success();
                 if cut {
@@ -904,11 +866,14 @@ async fn run_job(sh: &Shared, job: Job) -> Option<Finished> {
                 // Tokens hold the answer's text in pieces no redaction can see across: an
                 // answer that held a secret keeps none.
                 // Kept only when asked for: a server that sends them unasked costs no bytes.
-                if !tokens.is_empty()
+                if (!tokens.is_empty() || tokens_note.is_some())
                     && req.params.logprobs.is_some()
                     && matches!(redacted, std::borrow::Cow::Borrowed(_))
                 {
-                    record.logprobs = Some(crate::store::logprobs::encode(&tokens));
+                    record.logprobs = Some(crate::store::logprobs::encode_noted(
+                        &tokens,
+                        tokens_note.as_deref(),
+                    ));
                 }
                 record.text = Some(redacted.into_owned());
                 record.finish_reason = reason;
@@ -1046,7 +1011,7 @@ async fn read_stream(
     let mut text = String::new();
     let mut usage = crate::provider::Usage::default();
     let mut first_token = None;
-    let mut tokens = Vec::new();
+    let mut tokens = tokens::TokenSink::default();
     loop {
         let ev = tokio::select! {
             ev = stream.next() => ev,
@@ -1065,6 +1030,7 @@ async fn read_stream(
                     }
                     text.push_str(&d[..cut]);
                     on_delta(&d[..cut]);
+                    let (tokens, tokens_note) = tokens.finish();
                     return Outcome::Ok {
                         text,
                         finish: Some(format!(
@@ -1075,18 +1041,17 @@ async fn read_stream(
                         first_token,
                         cut: true,
                         tokens,
+                        tokens_note,
                     };
                 }
                 text.push_str(&d);
                 on_delta(&d);
             }
             Some(Ok(StreamEvent::Usage(u))) => usage = u,
-            Some(Ok(StreamEvent::Tokens(t))) => {
-                on_tokens(&t);
-                tokens.extend(t);
-            }
+            Some(Ok(StreamEvent::Tokens(t))) => on_tokens(tokens.push(t, text.len())),
             Some(Ok(StreamEvent::Finish { reason })) => {
                 stream.close_after_finish().await;
+                let (tokens, tokens_note) = tokens.finish();
                 return Outcome::Ok {
                     text,
                     finish: reason,
@@ -1094,6 +1059,7 @@ async fn read_stream(
                     first_token,
                     cut: false,
                     tokens,
+                    tokens_note,
                 };
             }
             Some(Err(e)) => return Outcome::Err(e),

@@ -51,6 +51,52 @@ pub fn alternatives(tok: &TokenLogprob, n: usize) -> Vec<(&str, f64)> {
     alts
 }
 
+/// What every view says in place of an answer's tokens when they do not spell it.
+pub const TOKENS_MISMATCH: &str = "tokens do not match the answer";
+
+/// An answer's tokens, when they spell its stored `text`: exactly; or all of it, with tokens
+/// past its end (a stop sequence the text was cut at) dropped; or its beginning (tokens left
+/// out as they came). `None` when they say something else: a view then draws the answer, not
+/// what the server claimed its tokens were.
+pub fn spelling(mut tokens: Vec<TokenLogprob>, text: &str) -> Option<Vec<TokenLogprob>> {
+    let mut at = 0;
+    for (i, t) in tokens.iter().enumerate() {
+        let rest = &text[at..];
+        if rest.is_empty() {
+            tokens.truncate(i);
+            return Some(tokens);
+        }
+        if rest.starts_with(&t.token) {
+            at += t.token.len();
+        } else if t.token.starts_with(rest) {
+            // The last token runs past the text's end (a stop sequence cut in its middle).
+            tokens.truncate(i + 1);
+            return Some(tokens);
+        } else {
+            return None;
+        }
+    }
+    (at > 0 || text.is_empty()).then_some(tokens)
+}
+
+/// An answer's stored tokens as every view shows them: the tokens when they spell `text` (see
+/// [`spelling`]), and what to say of them (what was left out as they came, `note`, or that they
+/// do not match the answer).
+pub fn shown_tokens(
+    tokens: Option<Vec<TokenLogprob>>,
+    note: Option<String>,
+    text: &str,
+) -> (Option<Vec<TokenLogprob>>, Option<String>) {
+    match tokens {
+        None => (None, note),
+        Some(t) if t.is_empty() => (None, note),
+        Some(t) => match spelling(t, text) {
+            Some(t) => (Some(t), note),
+            None => (None, Some(TOKENS_MISMATCH.to_string())),
+        },
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct WhiteBox {
     pub tokens: usize,
@@ -129,5 +175,30 @@ mod tests {
         // No alternatives: no entropy; no tokens: nothing.
         assert_eq!(scores(&[t(-1.0, &[])]).unwrap().mean_entropy, None);
         assert_eq!(scores(&[]), None);
+    }
+
+    #[test]
+    fn tokens_count_only_when_they_spell_the_answer() {
+        let toks = |ss: &[&str]| -> Vec<TokenLogprob> {
+            ss.iter()
+                .map(|s| TokenLogprob {
+                    token: s.to_string(),
+                    logprob: -0.1,
+                    top: vec![],
+                })
+                .collect()
+        };
+        let n = |t: Option<Vec<TokenLogprob>>| t.map(|t| t.len());
+        assert_eq!(
+            n(spelling(toks(&["Hello", " world"]), "Hello world")),
+            Some(2)
+        );
+        // Past the end (a stop sequence): dropped. Only a beginning: kept.
+        assert_eq!(n(spelling(toks(&["Hi", "\n\n", "Q:"]), "Hi")), Some(1));
+        assert_eq!(n(spelling(toks(&["Hi", "\n\nQ"]), "Hi\n")), Some(2));
+        assert_eq!(n(spelling(toks(&["Hello"]), "Hello world")), Some(1));
+        // What the server claimed, not what was scored.
+        assert_eq!(spelling(toks(&["foo", "bar"]), "Hello world"), None);
+        assert_eq!(spelling(toks(&[]), "Hello"), None);
     }
 }

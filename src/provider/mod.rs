@@ -5,6 +5,7 @@
 //! A provider only speaks its wire format; retries, limits and storage belong to the engine.
 
 pub(crate) mod config;
+mod lenient;
 mod limiter;
 #[cfg(feature = "local")]
 pub mod local;

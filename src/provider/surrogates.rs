@@ -33,11 +33,31 @@ pub(super) fn repair(data: &str, prev: Option<u16>) -> Repaired<'_> {
     let mut in_string = false;
     // Where the current string's content starts (just after its opening quote).
     let mut string_start = 0;
+    // The last string that closed, and the key of the value being read (a string followed by
+    // `:`): only the answer's text (`content`, `text`) may carry a half over to the next
+    // event; a half at the end of any other string (a token in `logprobs`) is U+FFFD there, so
+    // a token never changes the answer.
+    let mut last_closed = (0, 0);
+    let (mut key, mut value_key) = (None::<(usize, usize)>, None::<(usize, usize)>);
     while i < b.len() {
         match b[i] {
             b'"' => {
+                if in_string {
+                    last_closed = (string_start, i);
+                    key = None;
+                } else {
+                    value_key = key.take();
+                }
                 in_string = !in_string;
                 string_start = i + 1;
+                i += 1;
+            }
+            b':' if !in_string => {
+                key = Some(last_closed);
+                i += 1;
+            }
+            c if !in_string && !c.is_ascii_whitespace() => {
+                key = None;
                 i += 1;
             }
             b'\\' if in_string => {
@@ -54,7 +74,10 @@ pub(super) fn repair(data: &str, prev: Option<u16>) -> Repaired<'_> {
                             i = end + 6;
                             continue;
                         }
-                        _ if b.get(end) == Some(&b'"') => {
+                        _ if b.get(end) == Some(&b'"')
+                            && value_key
+                                .is_some_and(|(a, z)| matches!(&b[a..z], b"content" | b"text")) =>
+                        {
                             pending = Some(unit);
                             Some(String::new())
                         }
@@ -115,40 +138,57 @@ mod tests {
 
     fn content(json: &str) -> String {
         let v: serde_json::Value = serde_json::from_str(json).unwrap();
-        v["c"].as_str().unwrap().to_string()
+        v["content"].as_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn a_half_at_the_end_of_a_token_never_reaches_the_answer() {
+        // The half closes a token string of `logprobs`, not the text: U+FFFD there, nothing
+        // carried over to the next event (whose text would then get a U+FFFD).
+        let a = repair(
+            r#"{"content":"AB","logprobs":{"content":[{"token":"\ud83d","logprob":-1}]}}"#,
+            None,
+        );
+        assert_eq!(a.pending, None);
+        let v: serde_json::Value = serde_json::from_str(&a.text).unwrap();
+        assert_eq!(v["content"], "AB");
+        assert_eq!(v["logprobs"]["content"][0]["token"], "\u{FFFD}");
+        // The answer's own text still carries its half over.
+        let b = repair(r#"{"delta":{"text":"A\ud83d"}}"#, None);
+        assert_eq!(b.pending, Some(0xD83D));
     }
 
     #[test]
     fn a_pair_split_across_events_is_joined_and_lone_halves_become_fffd() {
-        let a = repair(r#"{"c":"A\ud83d"}"#, None);
+        let a = repair(r#"{"content":"A\ud83d"}"#, None);
         assert_eq!(a.pending, Some(0xD83D));
         assert_eq!(content(&a.text), "A");
-        let b = repair(r#"{"c":"\ude00B"}"#, a.pending);
+        let b = repair(r#"{"content":"\ude00B"}"#, a.pending);
         assert!(b.joined);
         assert_eq!(content(&b.text), "\u{1F600}B");
         // A whole pair inside one event is untouched (and borrowed when nothing else is odd).
-        let whole = repair(r#"{"c":"x\ud83d\ude00y"}"#, None);
+        let whole = repair(r#"{"content":"x\ud83d\ude00y"}"#, None);
         assert_eq!(content(&whole.text), "x\u{1F600}y");
         // Lone halves in the middle of text, or a low half with no high before it.
         assert_eq!(
-            content(&repair(r#"{"c":"a\ud83db"}"#, None).text),
+            content(&repair(r#"{"content":"a\ud83db"}"#, None).text),
             "a\u{FFFD}b"
         );
         assert_eq!(
-            content(&repair(r#"{"c":"\ude00b"}"#, None).text),
+            content(&repair(r#"{"content":"\ude00b"}"#, None).text),
             "\u{FFFD}b"
         );
         assert_eq!(
-            content(&repair(r#"{"c":"a\uDE00"}"#, None).text),
+            content(&repair(r#"{"content":"a\uDE00"}"#, None).text),
             "a\u{FFFD}"
         );
         // An escaped backslash before `ud83d` is text, not an escape.
-        let lit = repair(r#"{"c":"\\ud83d"}"#, None);
+        let lit = repair(r#"{"content":"\\ud83d"}"#, None);
         assert_eq!(content(&lit.text), "\\ud83d");
         assert_eq!(lit.pending, None);
         // No surrogate escape: the input itself.
         assert!(matches!(
-            repair(r#"{"c":"\u00e9"}"#, None).text,
+            repair(r#"{"content":"\u00e9"}"#, None).text,
             Cow::Borrowed(_)
         ));
     }

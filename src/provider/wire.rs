@@ -288,7 +288,8 @@ impl Parser {
         }
         // Typed and borrowing: a chunk is parsed tens of thousands of times a second in a big
         // run, and a generic `Value` costs an allocation per key.
-        let chunk: OpenAiChunk<'_> = match serde_json::from_str(data) {
+        let mut fixed = None;
+        let chunk: OpenAiChunk<'_> = match super::lenient::parse(data, &mut fixed) {
             Ok(v) => v,
             Err(e) => return Self::bad(data, e, out),
         };
@@ -312,17 +313,7 @@ impl Parser {
                 && !lp.is_empty()
             {
                 out.push(Ok(StreamEvent::Tokens(
-                    lp.into_iter()
-                        .map(|t| TokenLogprob {
-                            token: t.token,
-                            logprob: t.logprob as f32,
-                            top: t
-                                .top_logprobs
-                                .into_iter()
-                                .map(|a| (a.token, a.logprob as f32))
-                                .collect(),
-                        })
-                        .collect(),
+                    lp.iter().map(openai_token).collect(),
                 )));
             }
             if let Some(reason) = choice.finish_reason {
@@ -335,7 +326,8 @@ impl Parser {
     }
 
     fn anthropic(&mut self, event: &str, data: &str, out: &mut Events) {
-        let v: Value = match serde_json::from_str(data) {
+        let mut fixed = None;
+        let v: Value = match super::lenient::parse(data, &mut fixed) {
             Ok(v) => v,
             Err(e) => return Self::bad(data, e, out),
         };
@@ -387,7 +379,8 @@ impl Parser {
     }
 
     fn gemini(&mut self, data: &str, out: &mut Events) {
-        let v: Value = match serde_json::from_str(data) {
+        let mut fixed = None;
+        let v: Value = match super::lenient::parse(data, &mut fixed) {
             Ok(v) => v,
             Err(e) => return Self::bad(data, e, out),
         };
@@ -487,22 +480,56 @@ fn gemini_tokens(r: &Value) -> Vec<TokenLogprob> {
     chosen
         .iter()
         .enumerate()
-        .filter_map(|(i, c)| {
-            let (token, logprob) = candidate(c)?;
+        .map(|(i, c)| {
+            // An unreadable chosen token stays, as unreadable (NaN): the engine leaves it out
+            // and says how many were.
+            let (token, logprob) = candidate(c).unwrap_or((String::new(), f32::NAN));
             let top = tops
                 .get(i)
                 .and_then(|t| t.get("candidates"))
                 .and_then(Value::as_array)
-                .map(|cs| cs.iter().filter_map(candidate).collect())
+                .map(|cs| {
+                    cs.iter()
+                        .take(MAX_ALTERNATIVES)
+                        .filter_map(candidate)
+                        .collect()
+                })
                 .unwrap_or_default();
-            Some(TokenLogprob {
+            TokenLogprob {
                 token,
                 logprob,
                 top,
-            })
+            }
         })
         .collect()
 }
+
+/// One entry of OpenAI's `logprobs.content`, read leniently: a token or log-probability that
+/// does not read (null, a string, a number JSON cannot hold) makes the token unreadable (NaN),
+/// which the engine leaves out and counts; an unreadable alternative is dropped. The answer's
+/// text never depends on it.
+fn openai_token(t: &Value) -> TokenLogprob {
+    let pair = |v: &Value| -> Option<(String, f32)> {
+        Some((
+            v.get("token")?.as_str()?.to_string(),
+            v.get("logprob")?.as_f64()? as f32,
+        ))
+    };
+    let (token, logprob) = pair(t).unwrap_or((String::new(), f32::NAN));
+    let top = t
+        .get("top_logprobs")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().take(MAX_ALTERNATIVES).filter_map(pair).collect())
+        .unwrap_or_default();
+    TokenLogprob {
+        token,
+        logprob,
+        top,
+    }
+}
+
+/// The most alternatives kept per token (the most any API gives is 20).
+const MAX_ALTERNATIVES: usize = 20;
 
 #[derive(serde::Deserialize)]
 struct OpenAiChunk<'a> {
@@ -523,29 +550,31 @@ struct OpenAiChoice<'a> {
     text: Option<std::borrow::Cow<'a, str>>,
     #[serde(default, borrow)]
     finish_reason: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "logprobs_or_none")]
     logprobs: Option<OpenAiLogprobs>,
 }
 
+/// `choices[].logprobs`, or none when it is not what OpenAI's shape says.
+fn logprobs_or_none<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<OpenAiLogprobs>, D::Error> {
+    Ok(serde_json::from_value(<Value as serde::Deserialize>::deserialize(d)?).ok())
+}
+
 /// `choices[].logprobs` of a chunk: OpenAI, vLLM, llama.cpp's and llama-cpp-python's servers.
+/// Each entry is read on its own ([`openai_token`]), so one odd entry loses no other, and a
+/// `content` that is not a list loses the tokens, never the chunk.
 #[derive(serde::Deserialize)]
 struct OpenAiLogprobs {
-    #[serde(default)]
-    content: Option<Vec<OpenAiTokenLogprob>>,
+    #[serde(default, deserialize_with = "list_or_none")]
+    content: Option<Vec<Value>>,
 }
 
-#[derive(serde::Deserialize)]
-struct OpenAiTokenLogprob {
-    token: String,
-    logprob: f64,
-    #[serde(default)]
-    top_logprobs: Vec<OpenAiAlternative>,
-}
-
-#[derive(serde::Deserialize)]
-struct OpenAiAlternative {
-    token: String,
-    logprob: f64,
+fn list_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<Value>>, D::Error> {
+    Ok(match <Value as serde::Deserialize>::deserialize(d)? {
+        Value::Array(a) => Some(a),
+        _ => None,
+    })
 }
 
 #[derive(serde::Deserialize)]

@@ -17,7 +17,10 @@ pub struct AnswerView {
     pub error: Option<String>,
     /// PRISM's score and the evaluator that gave it.
     pub score: Option<(f64, String)>,
+    /// Its tokens, only when they spell the answer (`eval::whitebox::shown_tokens`).
     pub tokens: Option<Vec<TokenLogprob>>,
+    /// What to say of its tokens (left out as they came, or not matching the answer).
+    pub tokens_note: Option<String>,
 }
 
 /// The page's content.
@@ -101,6 +104,9 @@ pub fn html(v: &ItemView) -> String {
                 w.min_logprob.exp()
             ));
         }
+        if let Some(n) = &a.tokens_note {
+            facts.push(esc(&crate::text::one_line(n)));
+        }
         s.push_str(&format!(
             "<div class=\"a\"><div class=\"h\">{} <span class=\"m\">{}</span></div>\n<div class=\"txt\">",
             esc(&a.model),
@@ -166,6 +172,7 @@ mod tests {
                         tok("<b>Ly", 0.1, &[(" Paris", 0.7), ("<b>Ly", 0.1)]),
                         tok("on\u{1b}[31m", 0.9, &[]),
                     ]),
+                    tokens_note: None,
                 },
                 AnswerView {
                     model: "n".into(),
@@ -174,6 +181,7 @@ mod tests {
                     error: None,
                     score: None,
                     tokens: None,
+                    tokens_note: None,
                 },
             ],
         };

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::lane_tables::{LaneKind, Row, Table};
+use super::links::{Gate, RunKind};
 use super::pg::{self, PgStore};
 use super::{Added, Cached, JobRecord, JobState, Result, RunBundle, RunRecord, Store, StoreHandle};
 
@@ -125,5 +126,73 @@ impl AnyStore {
             .iter()
             .map(|t| Ok((*t, self.lane_rows(t, Some(id))?)))
             .collect()
+    }
+}
+
+/// Which runs a copy between two stores may touch (see `store::links`). Copying from a shared
+/// store into a SQLite one takes a run only if the SQLite store lacks it or got it from there
+/// (then it is linked); copying a SQLite store's run to a shared store links it there, unless
+/// the shared store holds a run of that id made elsewhere (then it is left alone). Between two
+/// stores of one kind nothing is checked: both are the user's own files, or both shared.
+pub struct CopyLinks {
+    /// Pulling into a SQLite store: the gate over what comes.
+    pulling: Option<Gate>,
+    /// Pushing from a SQLite store: the gate naming what went before.
+    pushing: Option<Gate>,
+}
+
+impl CopyLinks {
+    pub fn open(source: &AnyStore, target: &AnyStore) -> Result<CopyLinks> {
+        Ok(match (source, target) {
+            (AnyStore::Shared(p), AnyStore::Local(s)) => CopyLinks {
+                pulling: Some(Gate::open(s, p.shown())?),
+                pushing: None,
+            },
+            (AnyStore::Local(s), AnyStore::Shared(p)) => CopyLinks {
+                pulling: None,
+                pushing: Some(Gate::open(s, p.shown())?),
+            },
+            _ => CopyLinks {
+                pulling: None,
+                pushing: None,
+            },
+        })
+    }
+
+    /// Whether run `id` may be copied (and, if so, it is linked: kept at once, so a copy that
+    /// stops keeps what it linked).
+    pub fn admit(
+        &mut self,
+        kind: RunKind,
+        id: &str,
+        source: &mut AnyStore,
+        target: &mut AnyStore,
+    ) -> Result<bool> {
+        if let (Some(g), AnyStore::Local(s)) = (&mut self.pulling, &mut *target) {
+            if !g.admit_run(kind, id) {
+                return Ok(false);
+            }
+            g.save(s)?;
+        }
+        if let (Some(g), AnyStore::Local(s), AnyStore::Shared(p)) =
+            (&mut self.pushing, &mut *source, &*target)
+            && !g.is_linked(kind, id)
+        {
+            let there = p.holds_run(kind, id)?;
+            if there {
+                return Ok(false);
+            }
+            g.link(kind, id);
+            g.save(s)?;
+        }
+        Ok(true)
+    }
+
+    /// The rows of a table kept beside runs that may be copied (answer checks go by their run).
+    pub fn lane_rows(&mut self, t: &Table, rows: Vec<Row>) -> Vec<Row> {
+        match &mut self.pulling {
+            Some(g) => g.lane_rows(t, rows),
+            None => rows,
+        }
     }
 }

@@ -38,6 +38,11 @@ pub enum StoreError {
         "{0} is a PostgreSQL database; this command keeps its data in a SQLite store (a file): PostgreSQL holds the review panel's decisions and quality scores (prism review, prism quality, the review screen)"
     )]
     NotSqlite(String),
+    /// A run of this store that a shared store also holds, made elsewhere (see `store::links`).
+    #[error(
+        "run {run} is on {store} already, made elsewhere (this machine never pulled it from there nor pushed it): not mixed with this machine's run of that id"
+    )]
+    ForeignRun { run: String, store: String },
     #[error("unknown {what} {value:?} in the store")]
     Unknown { what: &'static str, value: String },
 }

@@ -18,6 +18,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::lane_tables::{self, LaneKind, Row, Table, Touched};
+use super::links::{Gate, RunKind};
 use super::locks::{HEARTBEAT_SECS, Holder, STALE_AFTER_SECS};
 use super::pg::PgStore;
 use super::{Result, Store, StoreError};
@@ -284,6 +285,31 @@ pub fn reconcile(local: &Store, pg: &PgStore, kind: LaneKind, run: &str) -> Resu
 /// behind (the TUI on a shared store, when a run it started ends). What the run was and how
 /// many rows went; `None` when this store has no such run.
 pub fn push_run(local: &Store, pg: &PgStore, id: &str) -> Result<Option<(&'static str, usize)>> {
+    let kind = if local.run(id)?.is_some() {
+        RunKind::Answers
+    } else {
+        match LaneKind::ALL.into_iter().find(|k| {
+            local
+                .lane_statuses(*k)
+                .is_ok_and(|s| s.iter().any(|(r, _)| r == id))
+        }) {
+            Some(k) => RunKind::of_lane(k),
+            None => return Ok(None),
+        }
+    };
+    // A run of that id made elsewhere is never joined to this one: its rows would come back
+    // into this machine's run through the mirror.
+    let gate = Gate::open(local, pg.shown())?;
+    if !gate.is_linked(kind, id) {
+        let there = pg.holds_run(kind, id)?;
+        if there {
+            return Err(StoreError::ForeignRun {
+                run: crate::text::one_line(id),
+                store: pg.shown().to_string(),
+            });
+        }
+        local.link_runs(pg.shown(), &[(kind, id)])?;
+    }
     if let Some(b) = local.run_bundle(id)? {
         let added = pg.put_run_bundle(&b)?;
         // Its answers' checks (self-detection asked of its answers) go with it.

@@ -1,7 +1,9 @@
 //! Token log-probabilities, stored compactly beside their answer (`responses.logprobs`): a
 //! version byte, then per token its text (u16 length, UTF-8), its log-probability (f32) and its
 //! alternatives (a u8 count, each a text and an f32), all little-endian. About 60 bytes a token
-//! with five alternatives, where JSON takes three times that.
+//! with five alternatives, where JSON takes three times that. Version 2 puts a note before the
+//! tokens (u16 length, UTF-8): what was left out of them as they came (unreadable values,
+//! tokens past the answer's length), so a reader can say so.
 
 use rusqlite::params;
 
@@ -10,19 +12,34 @@ use super::error::Result;
 use crate::provider::TokenLogprob;
 
 const VERSION: u8 = 1;
+const NOTED: u8 = 2;
+
+/// A text as a u16 length and its bytes, cut at 65,535 bytes (no tokenizer has a longer token).
+fn put_text(out: &mut Vec<u8>, s: &str) {
+    let mut n = s.len().min(u16::MAX as usize);
+    while !s.is_char_boundary(n) {
+        n -= 1;
+    }
+    out.extend_from_slice(&(n as u16).to_le_bytes());
+    out.extend_from_slice(&s.as_bytes()[..n]);
+}
 
 /// Encodes tokens; a token or alternative longer than 65,535 bytes is cut (no tokenizer has one).
 pub fn encode(tokens: &[TokenLogprob]) -> Vec<u8> {
+    encode_noted(tokens, None)
+}
+
+/// Encodes tokens with what was left out of them (version 2 when there is a note).
+pub fn encode_noted(tokens: &[TokenLogprob], note: Option<&str>) -> Vec<u8> {
     let mut out = Vec::with_capacity(1 + tokens.len() * 16);
-    out.push(VERSION);
-    let text = |out: &mut Vec<u8>, s: &str| {
-        let mut n = s.len().min(u16::MAX as usize);
-        while !s.is_char_boundary(n) {
-            n -= 1;
+    match note {
+        None => out.push(VERSION),
+        Some(n) => {
+            out.push(NOTED);
+            put_text(&mut out, n);
         }
-        out.extend_from_slice(&(n as u16).to_le_bytes());
-        out.extend_from_slice(&s.as_bytes()[..n]);
-    };
+    }
+    let text = put_text;
     for t in tokens {
         text(&mut out, &t.token);
         out.extend_from_slice(&t.logprob.to_le_bytes());
@@ -39,8 +56,13 @@ pub fn encode(tokens: &[TokenLogprob]) -> Vec<u8> {
 /// Decodes what [`encode`] wrote; `None` for bytes it did not write (another version, cut).
 pub fn decode(bytes: &[u8]) -> Option<Vec<TokenLogprob>> {
     let (&version, mut rest) = bytes.split_first()?;
-    if version != VERSION {
-        return None;
+    match version {
+        VERSION => {}
+        NOTED => {
+            let n = u16::from_le_bytes(rest.get(..2)?.try_into().ok()?) as usize;
+            rest = rest.get(2 + n..)?;
+        }
+        _ => return None,
     }
     let take = |rest: &mut &[u8], n: usize| -> Option<Vec<u8>> {
         if rest.len() < n {
@@ -73,6 +95,15 @@ pub fn decode(bytes: &[u8]) -> Option<Vec<TokenLogprob>> {
         });
     }
     Some(out)
+}
+
+/// What was left out of the tokens as they came, when anything was (version 2).
+pub fn note(bytes: &[u8]) -> Option<String> {
+    let (&NOTED, rest) = bytes.split_first()? else {
+        return None;
+    };
+    let n = u16::from_le_bytes(rest.get(..2)?.try_into().ok()?) as usize;
+    String::from_utf8(rest.get(2..2 + n)?.to_vec()).ok()
 }
 
 impl Store {
@@ -123,7 +154,16 @@ mod tests {
         // 1 + (2+6+4+1 + 2+6+4 + 2+7+4) + (2+5+4+1) + (2+0+4+1 + 2+0+4) = 1 + 38 + 12 + 13.
         assert_eq!(b.len(), 64);
         assert_eq!(decode(&b[..b.len() - 1]), None);
-        assert_eq!(decode(&[2, 0, 0]), None);
+        assert_eq!(decode(&[3, 0, 0]), None);
         assert_eq!(decode(&[VERSION]).unwrap(), vec![]);
+        assert_eq!(note(&b), None);
+        // With a note: the same tokens, and the note.
+        let n = encode_noted(&tokens, Some("3 token log-probabilities could not be read"));
+        assert_eq!(decode(&n).unwrap(), tokens);
+        assert_eq!(
+            note(&n).as_deref(),
+            Some("3 token log-probabilities could not be read")
+        );
+        assert_eq!(decode(&n[..3]), None);
     }
 }

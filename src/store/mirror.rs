@@ -8,7 +8,7 @@
 //! a lower number visible after a higher one: each pull starts [`MARGIN`] numbers before the
 //! last seen, and rows already mirrored are skipped.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use postgres::fallible_iterator::FallibleIterator;
 
-use super::lane_tables;
+use super::lane_tables::{self, LaneKind};
+use super::links::{Gate, RunKind};
 use super::pg::PgStore;
 use super::pg_runs::RUNS_CHANNEL;
 use super::{Result, RunStatus, ScoreRecord, Store};
@@ -42,12 +43,42 @@ pub struct Pulled {
     /// Rows of the other lanes' tables added or moved forward (detection and self-detection
     /// results, answer checks, entailments, topics).
     pub lane_rows: usize,
+    /// Rows refused in this pull: they belong to runs that exist only on this machine (never
+    /// pulled from or pushed to the shared store).
+    pub refused_rows: usize,
+    /// The runs first refused in this pull (each is named once a session), with their rows.
+    pub refused: Vec<(String, usize)>,
+    /// Runs held by both stores that a store mirrored before links were kept trusted, once.
+    pub trusted: usize,
 }
 
 impl Pulled {
     /// Whether anything changed in the mirror.
     pub fn changed(&self) -> bool {
         self.runs + self.answers + self.scores + self.statuses + self.lane_rows > 0
+            || !self.refused.is_empty()
+    }
+
+    /// What the refusals were, for a message (empty when none were new).
+    pub fn refused_words(&self) -> Option<String> {
+        if self.refused.is_empty() {
+            return None;
+        }
+        let runs: Vec<String> = self
+            .refused
+            .iter()
+            .take(3)
+            .map(|(id, n)| format!("{} ({n} row(s))", crate::text::one_line(id)))
+            .collect();
+        Some(format!(
+            "refused rows for run(s) that exist only on this machine: {}{}",
+            runs.join(", "),
+            if self.refused.len() > 3 {
+                format!(" and {} more", self.refused.len() - 3)
+            } else {
+                String::new()
+            }
+        ))
     }
 }
 
@@ -59,6 +90,8 @@ pub struct Mirror {
     /// Per lane table, the last change number seen.
     lanes_seen: HashMap<&'static str, i64>,
     started: bool,
+    /// Runs whose refused rows were already named this session.
+    told: HashSet<(RunKind, String)>,
 }
 
 impl Mirror {
@@ -70,14 +103,21 @@ impl Mirror {
             scores_seen: 0,
             lanes_seen: HashMap::new(),
             started: false,
+            told: HashSet::new(),
         }
     }
 
     /// Pulls what changed since the last pull (the first pull: every run the mirror lacks,
-    /// and what changed since the last session that mirrored this store into this one).
+    /// and what changed since the last session that mirrored this store into this one). Rows
+    /// are taken only for runs that came from the shared store or went to it
+    /// ([`super::links`]); the others are refused and counted.
     pub fn pull(&mut self) -> Result<Pulled> {
         let mut out = Pulled::default();
         let theirs = self.pg.statuses()?;
+        let mut gate = Gate::open(&self.store, self.pg.shown())?;
+        if gate.legacy {
+            out.trusted = gate.trust_legacy(&self.their_runs(&theirs)?);
+        }
         if !self.started {
             self.start(&theirs)?;
         }
@@ -90,6 +130,10 @@ impl Mirror {
         for (id, status) in &theirs {
             match ours.get(id) {
                 None => {
+                    if !gate.admit_run(RunKind::Answers, id) {
+                        continue;
+                    }
+                    gate.save(&mut self.store)?;
                     if let Some(b) = self.pg.run_bundle(id)? {
                         let added = self.store.put_run_bundle(&b)?;
                         out.runs += added.runs;
@@ -105,18 +149,29 @@ impl Mirror {
                     }
                 }
                 Some(s) if s.as_str() != status => {
-                    self.store.set_run_status(id, RunStatus::parse(status)?)?;
-                    out.statuses += 1;
+                    // A status this prism does not know leaves the copy's as it is (named
+                    // once by the parse).
+                    let theirs = RunStatus::parse(status)?;
+                    if theirs != RunStatus::Unknown && gate.admits(RunKind::Answers, id) {
+                        self.store.set_run_status(id, theirs)?;
+                        out.statuses += 1;
+                    }
                 }
                 Some(_) => {}
             }
         }
+        gate.save(&mut self.store)?;
         loop {
             let page = self.pg.answers_since(self.answers_seen, PAGE)?;
             let Some(last) = page.last().map(|(seq, _)| *seq) else {
                 break;
             };
-            let rs: Vec<_> = page.into_iter().map(|(_, r)| r).collect();
+            let full = page.len() as i64 == PAGE;
+            let rs: Vec<_> = page
+                .into_iter()
+                .map(|(_, r)| r)
+                .filter(|r| gate.admits(RunKind::Answers, &r.run_id))
+                .collect();
             out.answers += self.store.put_answers(&rs)?;
             let mut by_run: HashMap<&str, Vec<u32>> = HashMap::new();
             for r in &rs {
@@ -127,7 +182,7 @@ impl Mirror {
                     out.answered_by.push(((run.to_string(), idx), w));
                 }
             }
-            if (rs.len() as i64) < PAGE {
+            if !full {
                 self.answers_seen = self.answers_seen.max(last - MARGIN);
                 break;
             }
@@ -138,28 +193,57 @@ impl Mirror {
             let Some(last) = page.last().map(|(seq, _)| *seq) else {
                 break;
             };
-            let rs: Vec<_> = page.into_iter().map(|(_, r)| r).collect();
+            let full = page.len() as i64 == PAGE;
+            let rs: Vec<_> = page
+                .into_iter()
+                .map(|(_, r)| r)
+                .filter(|r| gate.admits(RunKind::Answers, &r.run_id))
+                .collect();
             out.scores += self.store.put_new_scores(&rs)?;
-            let last_page = (rs.len() as i64) < PAGE;
             out.score_records.extend(rs);
-            if last_page {
+            if !full {
                 self.scores_seen = self.scores_seen.max(last - MARGIN);
                 break;
             }
             self.scores_seen = last;
         }
-        out.statuses += self.pull_labels()?;
-        out.lane_rows = self.pull_lanes()?;
+        out.statuses += self.pull_labels(&mut gate)?;
+        out.lane_rows = self.pull_lanes(&mut gate)?;
+        gate.save(&mut self.store)?;
         self.save_marks()?;
+        for (kind, id, rows) in gate.take_refused() {
+            out.refused_rows += rows;
+            if self.told.insert((kind, id.clone())) {
+                out.refused.push((id, rows));
+            }
+        }
         Ok(out)
+    }
+
+    /// Every run the shared store holds, of every kind (for the one-time trust of a store
+    /// mirrored before links were kept).
+    fn their_runs(&self, theirs: &[(String, String)]) -> Result<Vec<(RunKind, String)>> {
+        let mut all: Vec<(RunKind, String)> = theirs
+            .iter()
+            .map(|(id, _)| (RunKind::Answers, id.clone()))
+            .collect();
+        for kind in LaneKind::ALL {
+            for (id, _) in self.pg.lane_statuses(kind)? {
+                all.push((RunKind::of_lane(kind), id));
+            }
+        }
+        Ok(all)
     }
 
     /// Names and tags given on the shared store (`prism runs name|tag --db URL`) to the runs
     /// this store mirrors; how many changed.
-    fn pull_labels(&mut self) -> Result<usize> {
+    fn pull_labels(&mut self, gate: &mut Gate) -> Result<usize> {
         let ours = self.store.all_labels()?;
         let mut n = 0;
         for (id, name, tags) in self.pg.labels()? {
+            if !gate.is_linked(RunKind::Answers, &id) {
+                continue;
+            }
             match ours.get(&id) {
                 Some((n0, t0)) if (n0, t0) != (&name, &tags) => {
                     self.store.set_run_name(&id, name.as_deref())?;
@@ -217,7 +301,7 @@ impl Mirror {
 
     /// The other lanes' rows changed since the last pull, table by table in the order their
     /// parents come first (a run before its targets), each only moving a row forward.
-    fn pull_lanes(&mut self) -> Result<usize> {
+    fn pull_lanes(&mut self, gate: &mut Gate) -> Result<usize> {
         let mut n = 0;
         for t in lane_tables::all() {
             let mut seen = self.lanes_seen.get(t.name).copied().unwrap_or(0);
@@ -227,7 +311,9 @@ impl Mirror {
                     break;
                 };
                 let full = page.len() as i64 == PAGE;
-                let rows: Vec<_> = page.into_iter().map(|(_, r)| r).collect();
+                let rows = gate.lane_rows(t, page.into_iter().map(|(_, r)| r).collect());
+                // A new run is linked before its rows land.
+                gate.save(&mut self.store)?;
                 n += self.store.put_lane_rows(&[(t, rows)], false)?;
                 if !full {
                     seen = seen.max(last - MARGIN);

@@ -18,6 +18,7 @@ mod error;
 pub mod lane_locks;
 pub mod lane_push;
 pub mod lane_tables;
+pub mod links;
 mod locks;
 pub mod logprobs;
 pub mod mirror;
@@ -34,6 +35,7 @@ mod scores;
 mod selfcheck;
 mod time;
 mod topics;
+pub mod unknown;
 mod worker;
 mod writer;
 
@@ -42,7 +44,7 @@ use std::path::Path;
 use rusqlite::Connection;
 
 pub use answer_checks::AnswerCheck;
-pub use any::AnyStore;
+pub use any::{AnyStore, CopyLinks};
 pub use bundle::{Added, RunBundle};
 pub use cache::Cached;
 pub use detect::{
@@ -262,7 +264,8 @@ mod tests {
             JobCounts {
                 done: 1,
                 failed: 1,
-                pending: 1
+                pending: 1,
+                unknown: 0
             }
         );
         // Failed and never-run jobs are what a resume does.

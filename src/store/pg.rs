@@ -1021,6 +1021,24 @@ impl PgStore {
             .transpose()
     }
 
+    /// Whether anything is stored under run `id` of `kind` (for answers runs: the run, or
+    /// answers or scores written for that id without one; the lanes' rows need their run): a
+    /// run of that id was made, or planted, elsewhere.
+    pub fn holds_run(&self, kind: super::links::RunKind, id: &str) -> Result<bool> {
+        use super::links::RunKind;
+        let sql = match kind {
+            RunKind::Answers => {
+                "SELECT EXISTS (SELECT 1 FROM runs WHERE id = $1)
+                     OR EXISTS (SELECT 1 FROM responses WHERE run_id = $1)
+                     OR EXISTS (SELECT 1 FROM scores WHERE run_id = $1)"
+            }
+            RunKind::Detect => "SELECT EXISTS (SELECT 1 FROM detect_runs WHERE id = $1)",
+            RunKind::Selfcheck => "SELECT EXISTS (SELECT 1 FROM selfcheck_runs WHERE id = $1)",
+        };
+        let id = id.to_string();
+        self.call(move |c| Ok(c.query_one(sql, &[&id])?.get(0)))
+    }
+
     /// Every run, newest first.
     pub fn runs(&self) -> Result<Vec<super::RunRecord>> {
         self.call(super::pg_runs::runs)?

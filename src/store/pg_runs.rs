@@ -13,6 +13,7 @@
 
 use postgres::{Client, GenericClient, ToStatement};
 
+use super::unknown::index;
 use super::{Cached, JobRecord, ResponseRecord, RunRecord, RunStatus, ScoreRecord};
 
 /// The channel every save of answers or scores on a shared run notifies (on commit): the TUI's
@@ -133,7 +134,10 @@ pub(crate) fn lease<S: ToStatement + ?Sized>(
         0
     };
     tx.commit()?;
-    let mut jobs: Vec<u32> = rows.iter().map(|r| r.get::<_, i64>(0) as u32).collect();
+    let mut jobs: Vec<u32> = rows
+        .iter()
+        .filter_map(|r| index(r.get(0), "job number"))
+        .collect();
     jobs.sort_unstable();
     Ok(Leased {
         jobs,
@@ -427,18 +431,18 @@ pub(crate) fn jobs(
         &[&run],
     )?
     .iter()
-    .map(|r| {
-        (
+    .filter_map(|r| {
+        Some((
             JobRecord {
-                idx: r.get::<_, i64>(0) as u32,
+                idx: index(r.get(0), "job number")?,
                 item_id: r.get(1),
                 task_id: r.get(2),
                 model: r.get(3),
-                sample: r.get::<_, i64>(4) as u32,
+                sample: index(r.get(4), "sample number")?,
             },
             r.get(5),
             r.get(6),
-        )
+        ))
     })
     .collect())
 }
@@ -448,29 +452,39 @@ const RESPONSE_COLS: &str = "run_id, job_idx, item_id, task_id, model, sample, t
     finish_reason, prompt_tokens, completion_tokens, latency_ms, first_token_ms, attempts, params,
     request_hash, cached, created_at, cache_key, logprobs";
 
-fn response_row(r: &postgres::Row) -> ResponseRecord {
-    ResponseRecord {
+/// An answer read from the shared store; `None` (noted once) when its job or sample number is
+/// out of range (it would wrap to another job's).
+fn response_row(r: &postgres::Row) -> Option<ResponseRecord> {
+    Some(ResponseRecord {
         run_id: r.get(0),
-        job_idx: r.get::<_, i64>(1) as u32,
+        job_idx: index(r.get(1), "job number")?,
         item_id: r.get(2),
         task_id: r.get(3),
         model: r.get(4),
-        sample: r.get::<_, i64>(5) as u32,
+        sample: index(r.get(5), "sample number")?,
         text: r.get(6),
         error: r.get(7),
         finish_reason: r.get(8),
-        prompt_tokens: r.get::<_, Option<i64>>(9).map(|v| v as u32),
-        completion_tokens: r.get::<_, Option<i64>>(10).map(|v| v as u32),
-        latency_ms: r.get::<_, Option<i64>>(11).map(|v| v as u64),
-        first_token_ms: r.get::<_, Option<i64>>(12).map(|v| v as u64),
-        attempts: r.get::<_, i64>(13) as u32,
+        prompt_tokens: r
+            .get::<_, Option<i64>>(9)
+            .and_then(|v| u32::try_from(v).ok()),
+        completion_tokens: r
+            .get::<_, Option<i64>>(10)
+            .and_then(|v| u32::try_from(v).ok()),
+        latency_ms: r
+            .get::<_, Option<i64>>(11)
+            .and_then(|v| u64::try_from(v).ok()),
+        first_token_ms: r
+            .get::<_, Option<i64>>(12)
+            .and_then(|v| u64::try_from(v).ok()),
+        attempts: r.get::<_, i64>(13).clamp(0, i64::from(u32::MAX)) as u32,
         params: r.get(14),
         request_hash: r.get(15),
         cached: r.get(16),
         created_at: r.get(17),
         cache_key: r.get(18),
         logprobs: r.get(19),
-    }
+    })
 }
 
 /// A run's answers in job order, with their cache keys and tokens.
@@ -480,7 +494,7 @@ pub(crate) fn responses(c: &mut Client, run: &str) -> PgResult<Vec<ResponseRecor
         &[&run],
     )?
     .iter()
-    .map(response_row)
+    .filter_map(response_row)
     .collect())
 }
 
@@ -538,7 +552,7 @@ pub(crate) fn bundle(c: &mut Client, id: &str) -> PgResult<Option<RawBundle>> {
             &[&id],
         )?
         .iter()
-        .map(score_row)
+        .filter_map(score_row)
         .collect();
     Ok(Some(RawBundle {
         run: run_row(&row),
@@ -675,7 +689,7 @@ pub(crate) fn responses_since(
         &[&after, &limit],
     )?
     .iter()
-    .map(|r| (r.get(20), response_row(r)))
+    .filter_map(|r| Some((r.get(20), response_row(r)?)))
     .collect())
 }
 
@@ -692,7 +706,7 @@ pub(crate) fn scores_since(
         &[&after, &limit],
     )?
     .iter()
-    .map(|r| (r.get(14), score_row(r)))
+    .filter_map(|r| Some((r.get(14), score_row(r)?)))
     .collect())
 }
 
@@ -704,23 +718,25 @@ pub(crate) fn statuses(c: &mut Client) -> PgResult<Vec<(String, String)>> {
         .collect())
 }
 
-fn score_row(r: &postgres::Row) -> ScoreRecord {
-    ScoreRecord {
+/// A score read from the shared store; `None` (noted once) when its job or sample number is
+/// out of range. A score outside 0..1 reads as none.
+fn score_row(r: &postgres::Row) -> Option<ScoreRecord> {
+    Some(ScoreRecord {
         run_id: r.get(0),
-        job_idx: r.get::<_, i64>(1) as u32,
+        job_idx: index(r.get(1), "job number")?,
         item_id: r.get(2),
         task_id: r.get(3),
         model: r.get(4),
-        sample: r.get::<_, i64>(5) as u32,
+        sample: index(r.get(5), "sample number")?,
         evaluator: r.get(6),
-        score: r.get(7),
+        score: super::unknown::score(r.get(7)),
         detail: r.get(8),
         judge: r.get(9),
         judge_reply: r.get(10),
-        judge_attempts: r.get::<_, i64>(11) as u32,
+        judge_attempts: r.get::<_, i64>(11).clamp(0, i64::from(u32::MAX)) as u32,
         created_at: r.get(12),
-        rule_score: r.get(13),
-    }
+        rule_score: super::unknown::score(r.get(13)),
+    })
 }
 
 /// The workers that answered some of a run's jobs (those with one).
@@ -730,7 +746,7 @@ pub(crate) fn job_workers(c: &mut Client, run: &str, idxs: &[i64]) -> PgResult<V
         &[&run, &idxs],
     )?
     .iter()
-    .map(|r| (r.get::<_, i64>(0) as u32, r.get(1)))
+    .filter_map(|r| Some((index(r.get(0), "job number")?, r.get(1))))
     .collect())
 }
 

@@ -186,13 +186,22 @@ impl ModelSnapshot {
         self.provider == IMPORTED
     }
 
-    /// The settings as a model to call again (resuming a run); an imported model has none.
-    pub fn to_config(&self) -> std::result::Result<ModelConfig, String> {
+    /// The recorded endpoint as a model to call again **without any key**: what `--recorded-endpoints`
+    /// asks for when this machine's models file has no model of that name. A store is shared by
+    /// people who do not hold the same keys, so nothing read from it may choose a key variable
+    /// (or a local model file): the key variable is dropped, a local model is refused, and an
+    /// imported model has no endpoint at all. Every other setting (parameters, timeouts) is kept.
+    pub fn keyless_endpoint(&self) -> std::result::Result<ModelConfig, String> {
         let provider = match self.provider.as_str() {
             "openai" => ProviderKind::Openai,
             "anthropic" => ProviderKind::Anthropic,
             "gemini" => ProviderKind::Gemini,
-            "local" => ProviderKind::Local,
+            "local" => {
+                return Err(format!(
+                    "model {:?} is a local model file: only this machine's models file names one",
+                    self.name
+                ));
+            }
             IMPORTED => {
                 return Err(format!(
                     "model {:?} was imported from files: there is no endpoint to call; name a \
@@ -202,13 +211,20 @@ impl ModelSnapshot {
             }
             other => return Err(format!("model {:?}: unknown provider {other:?}", self.name)),
         };
+        if self.base_url.is_none() && self.base_urls.is_empty() {
+            // A provider's default endpoint is a paid API that always wants a key.
+            return Err(format!(
+                "model {:?} recorded no endpoint of its own (the provider's default API needs a key)",
+                self.name
+            ));
+        }
         Ok(ModelConfig {
             name: self.name.clone(),
             provider,
             base_url: self.base_url.clone(),
             base_urls: self.base_urls.clone(),
             model: self.model.clone(),
-            api_key_env: self.api_key_env.clone(),
+            api_key_env: None,
             max_concurrency: self.max_concurrency.unwrap_or(8).max(1),
             requests_per_minute: self.requests_per_minute,
             params: self.params.clone(),
@@ -218,11 +234,11 @@ impl ModelSnapshot {
             idle_timeout_secs: self.idle_timeout_secs,
             request_timeout_secs: self.request_timeout_secs,
             max_answer_bytes: self.max_answer_bytes,
-            path: self.path.clone(),
+            path: None,
             completion: self.completion,
-            threads: self.threads,
-            context: self.context,
-            chat_template: self.chat_template.clone(),
+            threads: None,
+            context: None,
+            chat_template: None,
         })
     }
 }
@@ -236,6 +252,10 @@ pub enum RunStatus {
     Cancelled,
     /// Answers read from an outputs directory.
     Imported,
+    /// A status this prism does not know (written by a newer one, or by hand on a shared
+    /// store): shown as "unknown", never a reason to stop reading the store.
+    #[serde(other)]
+    Unknown,
 }
 
 impl RunStatus {
@@ -245,9 +265,12 @@ impl RunStatus {
             RunStatus::Finished => "finished",
             RunStatus::Cancelled => "cancelled",
             RunStatus::Imported => "imported",
+            RunStatus::Unknown => "unknown",
         }
     }
 
+    /// A stored status; one this prism does not know reads as [`RunStatus::Unknown`], and is
+    /// named once (see [`super::unknown`]).
     pub fn parse(s: &str) -> Result<RunStatus> {
         Ok(match s {
             "running" => RunStatus::Running,
@@ -255,10 +278,8 @@ impl RunStatus {
             "cancelled" => RunStatus::Cancelled,
             "imported" => RunStatus::Imported,
             other => {
-                return Err(StoreError::Unknown {
-                    what: "run status",
-                    value: other.into(),
-                });
+                super::unknown::note("run status", other);
+                RunStatus::Unknown
             }
         })
     }
@@ -270,6 +291,8 @@ pub enum JobState {
     Pending,
     Done,
     Failed,
+    /// A state this prism does not know: left as it is (never run again, never counted done).
+    Unknown,
 }
 
 impl JobState {
@@ -278,21 +301,26 @@ impl JobState {
             JobState::Pending => "pending",
             JobState::Done => "done",
             JobState::Failed => "failed",
+            JobState::Unknown => "unknown",
         }
     }
 
+    /// A stored state; one this prism does not know reads as [`JobState::Unknown`], named once.
     pub fn parse(s: &str) -> Result<JobState> {
         Ok(match s {
             "pending" => JobState::Pending,
             "done" => JobState::Done,
             "failed" => JobState::Failed,
             other => {
-                return Err(StoreError::Unknown {
-                    what: "job state",
-                    value: other.into(),
-                });
+                super::unknown::note("job state", other);
+                JobState::Unknown
             }
         })
+    }
+
+    /// Whether a resume (or a worker) answers it: pending or failed.
+    pub fn is_todo(self) -> bool {
+        matches!(self, JobState::Pending | JobState::Failed)
     }
 }
 
@@ -311,6 +339,8 @@ pub struct JobCounts {
     pub done: usize,
     pub failed: usize,
     pub pending: usize,
+    /// Jobs in a state this prism does not know.
+    pub unknown: usize,
 }
 
 /// A new run id: sortable by time, readable, unique enough (`r20261129-194512-3fa9`).
@@ -436,7 +466,7 @@ impl Store {
     /// Jobs still to do: never finished, or failed (a resume tries failures again).
     pub fn unfinished_jobs(&self, run_id: &str) -> Result<Vec<JobRecord>> {
         let mut st = self.conn.prepare(
-            "SELECT idx, item_id, task_id, model, sample FROM jobs WHERE run_id = ?1 AND state != 'done' ORDER BY idx",
+            "SELECT idx, item_id, task_id, model, sample FROM jobs WHERE run_id = ?1 AND state IN ('pending', 'failed') ORDER BY idx",
         )?;
         let rows = st
             .query_map([run_id], job_row)?
@@ -512,6 +542,7 @@ impl Store {
                 JobState::Done => out.done = n as usize,
                 JobState::Failed => out.failed = n as usize,
                 JobState::Pending => out.pending = n as usize,
+                JobState::Unknown => out.unknown += n as usize,
             }
         }
         Ok(out)
@@ -607,11 +638,14 @@ mod tests {
         let s = store_with_config(STORED_BY_0_1);
         let run = s.run("r1").unwrap().unwrap();
         assert_eq!(run.status, RunStatus::Finished);
-        let m = run.config.models[0].to_config().unwrap();
+        let snap = &run.config.models[0];
+        assert_eq!(snap.api_key_env.as_deref(), Some("OPENAI_API_KEY"));
+        // Called again only without the key variable the store names.
+        let m = snap.keyless_endpoint().unwrap();
         assert_eq!(m.model_id(), "gpt-4o-mini");
         assert_eq!(m.params.max_tokens, Some(64));
         assert_eq!(m.idle_timeout_secs, Some(30.0));
-        assert_eq!(m.api_key_env.as_deref(), Some("OPENAI_API_KEY"));
+        assert_eq!(m.api_key_env, None);
     }
 
     #[test]
@@ -634,25 +668,59 @@ mod tests {
         let dropped = STORED_BY_0_1.replace(r#""max_retries":4,"#, "");
         let s = store_with_config(&dropped);
         let m = s.run("r1").unwrap().unwrap().config.models[0]
-            .to_config()
+            .keyless_endpoint()
             .unwrap();
         assert_eq!(m.max_retries, 4);
     }
 
     #[test]
     fn an_imported_model_has_nothing_to_call() {
-        let e = ModelSnapshot::imported("m").to_config().unwrap_err();
+        let e = ModelSnapshot::imported("m").keyless_endpoint().unwrap_err();
         assert!(e.contains("imported"), "{e}");
     }
 
     #[test]
-    fn unknown_status_values_are_named() {
+    fn a_recorded_model_never_brings_a_key_variable_or_a_model_file() {
+        let mut snap = ModelSnapshot {
+            name: "exfil".into(),
+            provider: "anthropic".into(),
+            base_url: Some("http://127.0.0.1:9".into()),
+            api_key_env: Some("PGPASSWORD".into()),
+            ..ModelSnapshot::default()
+        };
+        let m = snap.keyless_endpoint().unwrap();
+        assert_eq!(m.api_key_env, None);
+        assert!(matches!(m.api_key(), Ok(None)));
+        snap.base_url = None;
+        let e = snap.keyless_endpoint().unwrap_err();
+        assert!(e.contains("no endpoint"), "{e}");
+        let local = ModelSnapshot {
+            name: "mine".into(),
+            provider: "local".into(),
+            path: Some("/etc/shadow".into()),
+            ..ModelSnapshot::default()
+        };
+        let e = local.keyless_endpoint().unwrap_err();
+        assert!(e.contains("local model file"), "{e}");
+    }
+
+    #[test]
+    fn unknown_status_values_read_as_unknown_and_are_named_once() {
         let s = store_with_config(STORED_BY_0_1);
         s.conn
             .execute("UPDATE runs SET status = 'exploded'", [])
             .unwrap();
-        let e = s.run("r1").unwrap_err().to_string();
-        assert!(e.contains("run status \"exploded\""), "{e}");
+        assert_eq!(s.run("r1").unwrap().unwrap().status, RunStatus::Unknown);
+        assert_eq!(s.runs().unwrap().len(), 1);
+        let notes = super::super::unknown::take();
+        assert_eq!(
+            notes
+                .iter()
+                .filter(|n| n.contains("run status \"exploded\""))
+                .count(),
+            1,
+            "{notes:?}"
+        );
     }
 
     #[test]

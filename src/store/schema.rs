@@ -364,6 +364,19 @@ pub(super) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (store, what)
     ) WITHOUT ROWID;
     "#,
+    // 18: which runs are shared with which shared store (pulled from it or pushed to it), so
+    // rows pulled from a shared store change only those (`store::links`). A store that had
+    // mirrored one before trusts, once, the runs it holds in common with it (the legacy mark).
+    r#"
+    CREATE TABLE shared_links (
+        store TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        PRIMARY KEY (store, kind, run_id)
+    ) WITHOUT ROWID;
+    INSERT INTO shared_links (store, kind, run_id)
+        SELECT DISTINCT store, '*legacy*', '' FROM mirror_marks;
+    "#,
 ];
 
 fn version(conn: &Connection) -> Result<usize> {

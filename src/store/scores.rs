@@ -81,13 +81,13 @@ impl Store {
             model: r.get(4)?,
             sample: r.get(5)?,
             evaluator: r.get(6)?,
-            score: r.get(7)?,
+            score: super::unknown::score(r.get(7)?),
             detail: r.get(8)?,
             judge: r.get(9)?,
             judge_reply: r.get(10)?,
             judge_attempts: r.get(11)?,
             created_at: r.get(12)?,
-            rule_score: r.get(13)?,
+            rule_score: super::unknown::score(r.get(13)?),
         })
     }
 
@@ -121,7 +121,7 @@ impl Store {
                 r.get_ref(0)?.as_str()?,
                 r.get_ref(1)?.as_str()?,
                 r.get_ref(2)?.as_str()?,
-                r.get_ref(3)?.as_f64_or_null()?,
+                super::unknown::score(r.get_ref(3)?.as_f64_or_null()?),
             );
             n += 1;
         }

@@ -389,6 +389,15 @@ impl App {
                 said.push(format!("{n} {what}"));
             }
         }
+        if p.trusted > 0 {
+            said.push(format!(
+                "{} run(s) held by both stores linked to it once (mirrored before links were kept)",
+                p.trusted
+            ));
+        }
+        if let Some(r) = p.refused_words() {
+            said.push(r);
+        }
         self.notice = Some(format!("from the team's store: {}", said.join(", ")));
         let ids: Vec<ScreenId> = self.screens.iter().map(|s| s.id()).collect();
         for id in ids {

@@ -57,8 +57,12 @@ pub struct Answer {
     pub job_idx: u32,
     /// Its score, once scored.
     pub verdict: Option<ScoreRecord>,
-    /// Its tokens with their log-probabilities, when the run asked for them (`--logprobs`).
+    /// Its tokens with their log-probabilities, when the run asked for them (`--logprobs`)
+    /// and they spell the answer.
     pub logprobs: Option<Vec<crate::provider::TokenLogprob>>,
+    /// What to say of its tokens: what was left out as they came, or that they do not spell
+    /// the answer (then `logprobs` is none and the answer is drawn as stored).
+    pub tokens_note: Option<String>,
 }
 
 impl Answer {
@@ -76,10 +80,17 @@ impl Answer {
             job_idx: 0,
             verdict: None,
             logprobs: None,
+            tokens_note: None,
         }
     }
 
     pub fn from_record(r: &ResponseRecord) -> Answer {
+        let blob = r.logprobs.as_deref();
+        let (logprobs, tokens_note) = crate::eval::whitebox::shown_tokens(
+            blob.and_then(crate::store::logprobs::decode),
+            blob.and_then(crate::store::logprobs::note),
+            r.text.as_deref().unwrap_or(""),
+        );
         Answer {
             text: r.text.clone().unwrap_or_default(),
             status: match &r.error {
@@ -95,10 +106,8 @@ impl Answer {
             run_id: r.run_id.clone(),
             job_idx: r.job_idx,
             verdict: None,
-            logprobs: r
-                .logprobs
-                .as_deref()
-                .and_then(crate::store::logprobs::decode),
+            logprobs,
+            tokens_note,
         }
     }
 }

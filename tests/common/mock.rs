@@ -645,6 +645,9 @@ async fn openai(
     } else {
         chunks(&answer_for(&prompt))
     };
+    if let Some(events) = hostile_logprobs(&model, &answer_for(&prompt)) {
+        return sse(events, Plan::AtOnce);
+    }
     // Asked for log-probabilities, each chunk is one token of probability 0.9, 0.5, 0.1, ...
     // in turn, with one alternative, as OpenAI-compatible servers send them.
     let logprobs = body["logprobs"] == json!(true);
@@ -671,6 +674,68 @@ async fn openai(
     ));
     events.push("data: [DONE]\n\n".into());
     sse(events, p)
+}
+
+/// Hostile token log-probabilities (every attempt), the answer's text itself fine:
+/// - `lp-python`: `-Infinity` (as Python's json writes it), `null` and `-1e400` among them;
+/// - `lp-flood`: 200,000 token entries for the answer;
+/// - `lp-claimed`: tokens that spell something else than the answer;
+/// - `lp-surrogate`: a token ending with half a surrogate pair.
+fn hostile_logprobs(model: &str, answer: &str) -> Option<Vec<String>> {
+    let pieces = chunks(answer);
+    let text = |c: &str| json!(c).to_string();
+    let entries: Vec<String> = match model {
+        "lp-python" => ["-Infinity", "null", "-1e400", "-0.5"]
+            .iter()
+            .zip(&pieces)
+            .map(|(lp, c)| {
+                format!(
+                    r#"[{{"token":{},"logprob":{lp},"top_logprobs":[]}}]"#,
+                    text(c)
+                )
+            })
+            .collect(),
+        "lp-flood" => pieces
+            .iter()
+            .map(|_| {
+                let one = r#"{"token":"o","logprob":-0.1,"top_logprobs":[]}"#;
+                format!("[{}]", vec![one; 50_000].join(","))
+            })
+            .collect(),
+        "lp-claimed" => ["foo", "bar", "baz", "quxzz"]
+            .iter()
+            .map(|t| format!(r#"[{{"token":"{t}","logprob":-0.2,"top_logprobs":[]}}]"#))
+            .collect(),
+        "lp-surrogate" => pieces
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let tok = if i == 1 {
+                    r#""\ud83d""#.to_string()
+                } else {
+                    text(c)
+                };
+                format!(r#"[{{"token":{tok},"logprob":-0.3,"top_logprobs":[]}}]"#)
+            })
+            .collect(),
+        _ => return None,
+    };
+    let mut events: Vec<String> = pieces
+        .iter()
+        .zip(entries)
+        .map(|(c, lp)| {
+            format!(
+                "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":{}}},\"logprobs\":{{\"content\":{lp}}},\"finish_reason\":null}}]}}\n\n",
+                text(c)
+            )
+        })
+        .collect();
+    events.push(format!(
+        "data: {}\n\n",
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    ));
+    events.push("data: [DONE]\n\n".into());
+    Some(events)
 }
 
 async fn anthropic(

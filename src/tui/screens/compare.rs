@@ -548,8 +548,21 @@ impl Compare {
                 ));
             } else if self.show_tokens && a.status.is_final() {
                 // Shading asked, but this answer has no tokens (its provider gives none, as
-                // Anthropic's, or the run did not ask): said, rather than shown plain.
-                facts.push("tokens: not available".into());
+                // Anthropic's, or the run did not ask, or they did not spell the answer):
+                // said, rather than shown plain.
+                facts.push(
+                    a.tokens_note
+                        .as_deref()
+                        .filter(|n| *n == crate::eval::whitebox::TOKENS_MISMATCH)
+                        .unwrap_or("tokens: not available")
+                        .to_string(),
+                );
+            }
+            if self.show_tokens
+                && let Some(n) = &a.tokens_note
+                && n != crate::eval::whitebox::TOKENS_MISMATCH
+            {
+                facts.push(crate::text::one_line(n));
             }
             if !facts.is_empty() {
                 title.push(Span::styled(format!("· {} ", facts.join(" · ")), t.muted()));
@@ -845,6 +858,7 @@ mod tests {
             job_idx: 0,
             verdict: None,
             logprobs: None,
+            tokens_note: None,
         }
     }
 
