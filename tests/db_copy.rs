@@ -530,6 +530,46 @@ fn a_shared_store_over_tls_checks_the_servers_certificate() {
         .success();
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert!(err.contains("2 new"), "{err}");
+    // libpq's words for the same: `sslmode=verify-full`, and a service file naming the server
+    // (with `verify-ca`: checked the same way, host name included).
+    let full = url.replace("sslmode=require", "sslmode=verify-full");
+    let services = dir.path().join("pg_service.conf");
+    std::fs::write(
+        &services,
+        format!(
+            "[team]\nhost=127.0.0.1\nport={}\nuser=prism\ndbname=postgres\nsslmode=verify-ca\n",
+            pg.port
+        ),
+    )
+    .unwrap();
+    for db in [full.as_str(), "service=team", "postgres:///?service=team"] {
+        let out = Command::cargo_bin("prism")
+            .unwrap()
+            .args(["db", "copy", src.to_str().unwrap(), db])
+            .env("PGSSLROOTCERT", &ca)
+            .env("PGSERVICEFILE", &services)
+            .assert()
+            .success();
+        let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(err.contains("0 new"), "{db}: {err}");
+    }
+    // A service nobody defined, and a keyword the driver does not read: named.
+    let out = Command::cargo_bin("prism")
+        .unwrap()
+        .args(["db", "copy", src.to_str().unwrap(), "service=nope"])
+        .env("PGSERVICEFILE", &services)
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.contains("service \"nope\" is in none of"), "{err}");
+    let out = Command::cargo_bin("prism")
+        .unwrap()
+        .args(["db", "copy", src.to_str().unwrap()])
+        .arg(format!("{url}&sslcert=/x.pem"))
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.contains("\"sslcert\" is not supported"), "{err}");
     // Not trusted: refused, and the message says why.
     let out = Command::cargo_bin("prism")
         .unwrap()

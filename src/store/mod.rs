@@ -23,6 +23,7 @@ mod locks;
 pub mod logprobs;
 pub mod mirror;
 pub(crate) mod pg;
+mod pg_conninfo;
 mod pg_lookups;
 pub(crate) mod pg_runs;
 mod pg_writer;

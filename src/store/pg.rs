@@ -667,11 +667,10 @@ pub(super) fn chain(e: &postgres::Error) -> String {
 
 /// The password for `cfg` from a pgpass file (`host:port:database:user:password`, `*` matching
 /// anything), when the URL and the environment give none.
-fn pgpass(cfg: &postgres::Config) -> Option<String> {
-    let path = std::env::var_os("PGPASSFILE")
-        .map(std::path::PathBuf::from)
+fn pgpass(cfg: &postgres::Config, passfile: Option<std::path::PathBuf>) -> Option<String> {
+    let path = passfile
+        .or_else(|| std::env::var_os("PGPASSFILE").map(std::path::PathBuf::from))
         .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".pgpass")))?;
-    let text = std::fs::read_to_string(path).ok()?;
     let host = cfg
         .get_hosts()
         .first()
@@ -684,33 +683,31 @@ fn pgpass(cfg: &postgres::Config) -> Option<String> {
     let port = cfg.get_ports().first().copied().unwrap_or(5432).to_string();
     let user = cfg.get_user().unwrap_or("");
     let db = cfg.get_dbname().unwrap_or(user);
-    text.lines()
-        .filter(|l| !l.trim_start().starts_with('#'))
-        .find_map(|l| {
-            let f: Vec<&str> = l.splitn(5, ':').collect();
-            let ok = |pat: &str, v: &str| pat == "*" || pat == v;
-            (f.len() == 5 && ok(f[0], &host) && ok(f[1], &port) && ok(f[2], db) && ok(f[3], user))
-                .then(|| f[4].to_string())
-        })
+    super::pg_conninfo::pgpass_lookup(&path, [&host, &port, db, user], |w| crate::warn!("{w}"))
 }
 
 impl PgStore {
     /// Connects and brings the schema up to date.
     pub fn connect(url: &str) -> Result<PgStore> {
         let shown = redact_url(url);
-        let mut cfg: postgres::Config = url
+        // libpq's service files, SSL modes and passfile, which the driver does not read.
+        let prepared = super::pg_conninfo::prepare(url)
+            .map_err(|e| pg_err(&shown, format!("not a valid PostgreSQL URL: {e}")))?;
+        let mut cfg: postgres::Config = prepared
+            .text
             .parse()
             .map_err(|e| pg_err(&shown, format!("not a valid PostgreSQL URL ({e})")))?;
         if cfg.get_password().is_none() {
             if let Ok(p) = std::env::var("PGPASSWORD") {
                 cfg.password(p);
-            } else if let Some(p) = pgpass(&cfg) {
+            } else if let Some(p) = pgpass(&cfg, prepared.passfile) {
                 cfg.password(p);
             }
         }
         cfg.connect_timeout(std::time::Duration::from_secs(10));
         // The same settings for the async client (cache lookups on the engine's runtime).
-        let mut async_cfg: tokio_postgres::Config = url
+        let mut async_cfg: tokio_postgres::Config = prepared
+            .text
             .parse()
             .map_err(|e| pg_err(&shown, format!("not a valid PostgreSQL URL ({e})")))?;
         if let Some(p) = cfg.get_password() {
