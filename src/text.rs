@@ -256,6 +256,22 @@ pub fn number_list(ns: &[usize], max: usize) -> String {
     out
 }
 
+/// `v` with `decimals` digits after the point, never `-0.0`: a value that rounds to zero is
+/// zero, whatever its sign.
+pub fn fixed(v: f64, decimals: usize) -> String {
+    let s = format!("{v:.decimals$}");
+    match s.strip_prefix('-') {
+        Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_string(),
+        _ => s,
+    }
+}
+
+/// A name from a store (a run's name, a tag) as a message shows it: one line, at most `max`
+/// columns (cut with `…`): a name set elsewhere may be a megabyte long.
+pub fn shown_name(s: &str, max: usize) -> String {
+    truncate(&one_line(s), max)
+}
+
 /// One line: sanitized, with line breaks folded to spaces (for list previews).
 pub fn one_line(s: &str) -> String {
     let clean = sanitize(s);
@@ -392,6 +408,16 @@ mod tests {
         );
         let back: serde_json::Value = serde_json::from_str(&printed).unwrap();
         assert_eq!(back, v);
+    }
+
+    #[test]
+    fn no_negative_zero_and_names_cut() {
+        assert_eq!(fixed(-0.0, 1), "0.0");
+        assert_eq!(fixed(-0.04, 1), "0.0");
+        assert_eq!(fixed(-0.06, 1), "-0.1");
+        assert_eq!(fixed(12.345, 2), "12.35");
+        let long = "x".repeat(1 << 20);
+        assert_eq!(shown_name(&long, 10).chars().count(), 10);
     }
 
     #[test]

@@ -285,3 +285,155 @@ fn symlinks_that_lead_out_are_named_and_an_overlong_first_line_keeps_the_kind() 
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["claims"], 2, "{v}");
 }
+
+/// PRISM outputs where `X.jsonl` is a FIFO or a link to /dev/zero: `prism import` and `prism
+/// score --prism-outputs` name them and read the rest, instead of waiting forever or trying to
+/// hold an endless line in memory.
+#[cfg(unix)]
+#[test]
+fn outputs_that_are_not_regular_files_are_skipped_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let responses = dir.path().join("outputs/m/responses");
+    std::fs::create_dir_all(&responses).unwrap();
+    write(
+        &responses.join("KE-FD-Myths.jsonl"),
+        "{\"id\": \"KE-FD-Myths-0001\", \"response\": \"yes\"}\n",
+    );
+    let fifo = responses.join("X.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::os::unix::fs::symlink("/dev/zero", responses.join("Zero.jsonl")).unwrap();
+    for args in [
+        vec!["import", "--prism-outputs"],
+        vec!["score", "--prism-outputs"],
+    ] {
+        let mut c = Command::cargo_bin("prism").unwrap();
+        c.args(&args)
+            .arg(dir.path().join("outputs"))
+            .env("PRISM_CONFIG_DIR", dir.path())
+            .env("PRISM_DATA_DIR", dir.path())
+            .timeout(std::time::Duration::from_secs(60));
+        if args[0] == "score" {
+            c.args(["--model", "m"]);
+        }
+        let out = c.output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.code().is_some(), "{args:?} timed out: {text}");
+        assert!(
+            text.contains("X.jsonl: -: not a regular file")
+                && text.contains("Zero.jsonl: -: not a regular file"),
+            "{args:?}: {text}"
+        );
+    }
+}
+
+/// Names from a store reach a terminal stripped of escapes on every path: a CSV report and
+/// `prism db copy` run in a pseudo-terminal (`script`) print no ESC or C1 byte of a model name
+/// or a run id; piped, the CSV keeps the data's own bytes; JSON escapes C1 controls.
+#[cfg(unix)]
+#[test]
+fn escapes_in_names_never_reach_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("models.toml");
+    std::fs::write(&m, "").unwrap();
+    let db = dir.path().join("a.db");
+    let prism = assert_cmd::cargo::cargo_bin("prism");
+    // A run of the sample data answered by nobody: imported from one answer file.
+    let outputs = dir.path().join("outputs/good/responses");
+    std::fs::create_dir_all(&outputs).unwrap();
+    write(
+        &outputs.join("KE-FD-Myths.jsonl"),
+        "{\"id\": \"KE-FD-Myths-0001\", \"response\": \"yes\"}\n",
+    );
+    let o = Command::new(&prism)
+        .args(["import", "--prism-outputs"])
+        .arg(dir.path().join("outputs"))
+        .arg("--db")
+        .arg(&db)
+        .env("PRISM_CONFIG_DIR", dir.path())
+        .env("PRISM_DATA_DIR", dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let evil_model = "m\u{1b}]0;pwned\u{7}\u{1b}[31mred\u{9b}2J";
+    let evil_id = "r\u{1b}[2Jx";
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        for t in ["responses", "jobs", "scores"] {
+            c.execute(&format!("UPDATE {t} SET model = ?1"), [evil_model])
+                .unwrap();
+        }
+        for (t, col) in [
+            ("runs", "id"),
+            ("responses", "run_id"),
+            ("jobs", "run_id"),
+            ("scores", "run_id"),
+        ] {
+            c.execute(&format!("UPDATE {t} SET {col} = ?1"), [evil_id])
+                .unwrap();
+        }
+        c.execute(
+            "INSERT INTO scores (run_id, job_idx, item_id, task_id, model, sample, evaluator, score, detail, created_at)
+             SELECT run_id, job_idx, item_id, task_id, model, sample, 'exact', 1.0, '', 0 FROM responses",
+            [],
+        )
+        .unwrap();
+    }
+    let in_pty = |cmd: String| -> Vec<u8> {
+        let o = std::process::Command::new("script")
+            .args(["-qec", &cmd, "/dev/null"])
+            .env("PRISM_CONFIG_DIR", dir.path())
+            .env("PRISM_DATA_DIR", dir.path())
+            .output()
+            .unwrap();
+        [o.stdout, o.stderr].concat()
+    };
+    let q = |p: &Path| prism::text::shell_quote(&p.display().to_string());
+    let csv = in_pty(format!("{} report --format csv --db {}", q(&prism), q(&db)));
+    let copy = in_pty(format!(
+        "{} db copy {} {}",
+        q(&prism),
+        q(&db),
+        q(&dir.path().join("b.db"))
+    ));
+    for (what, bytes) in [("csv", &csv), ("db copy", &copy)] {
+        let text = String::from_utf8_lossy(bytes);
+        assert!(
+            !text.contains("pwned") || !text.contains('\u{1b}'),
+            "{what}: {text:?}"
+        );
+        assert!(
+            !text.contains("\u{1b}]0;")
+                && !text.contains("\u{1b}[31m")
+                && !text.contains("\u{1b}[2J")
+                && !text.contains('\u{9b}'),
+            "{what}: {text:?}"
+        );
+    }
+    assert!(
+        String::from_utf8_lossy(&csv).contains("red"),
+        "{:?}",
+        String::from_utf8_lossy(&csv)
+    );
+    // Piped, the CSV holds the name as stored; JSON escapes the C1 control.
+    let piped = Command::new(&prism)
+        .args(["report", "--format", "csv", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&piped.stdout).contains(evil_model));
+    let json = Command::new(&prism)
+        .args(["report", "--format", "json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let j = String::from_utf8_lossy(&json.stdout);
+    assert!(!j.contains('\u{9b}') && j.contains("\\u009b"), "{j}");
+}

@@ -421,3 +421,95 @@ fn planted_rows_never_rewrite_a_run_that_exists_only_on_this_machine() {
     );
     assert_eq!(local_state(&victim.local(), &mine), before);
 }
+
+/// One odd value on the shared store (a status or job state a newer prism might write, a job
+/// number past 2^32, a score of 5.0 or NaN) breaks no reader: it reads as "unknown", or the
+/// row is refused by name, and every command goes on.
+#[test]
+fn odd_values_on_a_shared_store_break_no_reader() {
+    let pg = Pg::start();
+    let url = pg.url();
+    let m = mock::start_background();
+    let a = Machine::new(&good_models(&m));
+    let run = shared_run(&a, &url);
+    let mut c = client(&pg);
+    c.batch_execute(&format!(
+        "UPDATE runs SET status = 'zombie' WHERE id = '{run}';
+         UPDATE jobs SET state = 'weird' WHERE run_id = '{run}' AND idx = 0;
+         UPDATE jobs SET state = 'pending' WHERE run_id = '{run}' AND idx = 1;
+         DELETE FROM responses WHERE run_id = '{run}' AND job_idx = 1;
+         INSERT INTO scores (run_id, job_idx, item_id, task_id, model, sample, evaluator, score,
+             detail, judge_attempts, created_at)
+         SELECT run_id, v.idx, item_id, task_id, model, sample, 'planted', v.score, 'planted', 0, 0
+         FROM responses, (VALUES (4294967296, 1.0::float8), (-1, 1.0::float8)) AS v(idx, score)
+         WHERE run_id = '{run}' AND job_idx = 0;
+         INSERT INTO scores (run_id, job_idx, item_id, task_id, model, sample, evaluator, score,
+             detail, judge_attempts, created_at)
+         SELECT run_id, job_idx, item_id, task_id, model, sample, 'planted', 5.0, 'planted', 0, 0
+         FROM responses WHERE run_id = '{run}' AND job_idx = 0
+         ON CONFLICT (run_id, job_idx) DO UPDATE SET score = 5.0;"
+    ))
+    .unwrap();
+    let b = Machine::new(&good_models(&m));
+    let copy = b.dir.path().join("copy.db");
+    let copy_s = copy.display().to_string();
+    let exports = b.dir.path().join("out");
+    let exports_s = exports.display().to_string();
+    for args in [
+        vec!["runs", "--db", &url],
+        vec!["report", "--db", &url],
+        vec!["signals", "--db", &url],
+        vec![
+            "export",
+            "--run",
+            &run,
+            "--prism-outputs",
+            &exports_s,
+            "--db",
+            &url,
+        ],
+        vec!["db", "copy", &url, &copy_s],
+    ] {
+        let o = b.prism().args(&args).output().unwrap();
+        let text = out(&o);
+        assert!(o.status.success(), "{args:?}: {text}");
+        if args[0] == "runs" {
+            assert!(text.contains("unknown"), "{text}");
+            assert_eq!(
+                text.matches("unknown run status \"zombie\"").count(),
+                1,
+                "named once: {text}"
+            );
+            assert!(
+                text.contains("out-of-range job number 4294967296"),
+                "{text}"
+            );
+            assert!(text.contains("out-of-range score 5"), "{text}");
+        }
+    }
+    // The local copy holds no wrapped job and no score outside 0..1.
+    let l = rusqlite::Connection::open(b.local()).unwrap();
+    let bad: i64 = l
+        .query_row(
+            "SELECT count(*) FROM scores WHERE run_id = ?1 AND (score > 1 OR score < 0 OR evaluator = 'planted' AND job_idx != 0)",
+            [&run],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(bad, 0);
+    // A worker meets the odd job state and goes on with the pending job.
+    let o = b
+        .prism()
+        .args(["work", &run, "--db", &url, "--no-score", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", out(&o));
+    let state: String = c
+        .query_one(
+            "SELECT state FROM jobs WHERE run_id = $1 AND idx = 1",
+            &[&run],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(state, "done");
+}

@@ -371,10 +371,22 @@ pub(super) fn analyse(
         return Ok(0);
     }
     if groups.is_empty() {
-        crate::warn!(
-            "{id}: no reference of the balanced set has all {} pairs checked yet (finish it with prism autohall --resume {id})",
-            run.config.k
-        );
+        // Something left to ask: a reference not yet classified, or a call that failed.
+        let left = run.status != crate::store::RunStatus::Finished
+            || stored.targets.iter().any(|t| t.class.is_none())
+            || stored.samples.iter().any(|x| x.error.is_some())
+            || stored.pairs.iter().any(|p| p.error.is_some());
+        if left {
+            crate::warn!(
+                "{id}: no reference of the balanced set has all {} pairs checked yet (finish it with prism autohall --resume {id})",
+                run.config.k
+            );
+        } else {
+            crate::warn!(
+                "{id}: every call was answered, but no reference of the balanced set has all {} pair verdicts readable: nothing is left to resume (prism autohall --reread {id} reads the stored replies again)",
+                run.config.k
+            );
+        }
     }
     let mut s = String::new();
     for g in &groups {

@@ -124,16 +124,13 @@ pub(crate) fn lifecycle(
 
 /// A lane command's exit code: 130 interrupted (the `--resume` command that finishes it is
 /// said), 2 some calls failed, 0 all done.
-pub(crate) fn exit_code(
-    s: &DetectSummary,
-    command: &str,
-    run_id: &str,
-    db: &std::path::Path,
-) -> i32 {
+/// `db` is the store the command was given, as the hint should repeat it: the shared store's
+/// URL (without its password) when the command worked on one, else the file.
+pub(crate) fn exit_code(s: &DetectSummary, command: &str, run_id: &str, db: &str) -> i32 {
     if s.cancelled > 0 {
         crate::warn!(
             "interrupted; finish it with: prism {command} --resume {run_id} --db {}",
-            db.display()
+            crate::text::shell_quote(db)
         );
         return 130;
     }

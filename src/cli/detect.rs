@@ -526,7 +526,10 @@ fn drive(
     if !json_mode {
         crate::say!("{}", run.id);
     }
-    Ok(super::background::exit_code(&summary, command, &run.id, db))
+    let given = shared.map_or_else(|| db.display().to_string(), |s| s.shown().to_string());
+    Ok(super::background::exit_code(
+        &summary, command, &run.id, &given,
+    ))
 }
 
 fn step_json(step: Step) -> serde_json::Value {

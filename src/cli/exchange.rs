@@ -2,9 +2,10 @@
 //! `outputs/<model>/responses/<task_id>.jsonl` with `{"id", "response"}` per line.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::path::Path;
 
+use crate::dataset::{Line, LineReader, MAX_LINE_BYTES};
 use anyhow::{Context, bail};
 use serde_json::json;
 
@@ -122,18 +123,39 @@ pub(crate) fn read_responses(
     files.sort();
     let mut out = Vec::new();
     for path in files {
+        // Regular files only (a link to one too): a FIFO named X.jsonl would wait forever, and
+        // a link to /dev/zero is one endless line.
+        if !path.is_file() {
+            problems.push(format!(
+                "{}: -: not a regular file (a FIFO, a device or a broken link): skipped",
+                path.display()
+            ));
+            continue;
+        }
         let task = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
         let f =
             std::fs::File::open(&path).with_context(|| format!("opening {}", path.display()))?;
-        for (i, line) in BufReader::new(f).lines().enumerate() {
-            let shown = format!("{}:{}", path.display(), i + 1);
-            let line = match line {
-                Ok(l) => l,
+        let mut lines = LineReader::new(BufReader::new(f), MAX_LINE_BYTES);
+        loop {
+            let (i, line) = match lines.next_line() {
+                Ok(Some(l)) => l,
+                Ok(None) => break,
                 Err(e) => {
-                    problems.push(format!("{shown}: -: {e}"));
+                    problems.push(format!("{}: -: {e}", path.display()));
+                    break;
+                }
+            };
+            let shown = format!("{}:{i}", path.display());
+            let line = match line {
+                Line::Text(t) => String::from_utf8_lossy(t).into_owned(),
+                Line::TooLong(n) => {
+                    problems.push(format!(
+                        "{shown}: -: a line of {n} bytes, over the {} MiB a line may have: skipped",
+                        MAX_LINE_BYTES >> 20
+                    ));
                     continue;
                 }
             };

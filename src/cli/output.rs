@@ -17,6 +17,14 @@ pub(crate) fn write_output(
     write: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
 ) -> anyhow::Result<Option<PathBuf>> {
     let Some(path) = path.filter(|p| p.as_os_str() != "-") else {
+        // On a terminal the output is made safe first (a CSV's model name may hold escapes);
+        // piped or redirected, it is the data's own bytes.
+        if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+            let mut buf = Vec::new();
+            write(&mut buf)?;
+            crate::text::out(&String::from_utf8_lossy(&buf));
+            return Ok(None);
+        }
         let stdout = std::io::stdout();
         let mut out = std::io::BufWriter::new(stdout.lock());
         write(&mut out)?;

@@ -535,7 +535,14 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
         let n = unfinished.len();
         let handle = store.handle(&db, Duration::from_secs_f64(args.lease_secs))?;
         let kept = handle.clone();
-        let score = scoring(&args, dirs, &factory, &handle, !run.config.no_cache)?;
+        let score = scoring(
+            &args,
+            dirs,
+            &factory,
+            &handle,
+            !run.config.no_cache,
+            &cancel,
+        )?;
         let cancel2 = cancel.clone();
         (
             Box::pin(async move {
@@ -599,7 +606,7 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
         let n = spec.plan().len();
         let handle = store.handle(&db, Duration::from_secs_f64(args.lease_secs))?;
         let kept = handle.clone();
-        spec.score = scoring(&args, dirs, &factory, &handle, spec.use_cache)?;
+        spec.score = scoring(&args, dirs, &factory, &handle, spec.use_cache, &cancel)?;
         let cancel2 = cancel.clone();
         (
             Box::pin(async move { Ok(engine::run(spec, handle, factory, tx, cancel2).await?) }),
@@ -713,12 +720,15 @@ fn json_string(s: &str) -> String {
 
 /// The judge for scoring as answers arrive (`--judge`, else the config's), or no scoring with
 /// `--no-score`.
+/// The scoring of answers as they arrive. The judge's calls stop with the run (`cancel`): a
+/// SIGTERM or ctrl-c stops a judge's generation at once, in the embedded model's worker too.
 fn scoring(
     args: &RunArgs,
     dirs: &Dirs,
     factory: &BackendFactory,
     store: &StoreHandle,
     use_cache: bool,
+    cancel: &CancellationToken,
 ) -> anyhow::Result<Option<engine::Scoring>> {
     if args.no_score {
         return Ok(None);
@@ -731,13 +741,7 @@ fn scoring(
     let cfg = models.get(&name).with_context(|| {
         format!("no model {name:?} to judge with (--judge, or judge in config.toml)")
     })?;
-    let caller = engine::Caller::new(
-        cfg,
-        factory,
-        Some(store.clone()),
-        use_cache,
-        CancellationToken::new(),
-    )?;
+    let caller = engine::Caller::new(cfg, factory, Some(store.clone()), use_cache, cancel.clone())?;
     Ok(Some(engine::Scoring {
         judge: Some(Arc::new(caller)),
     }))

@@ -247,7 +247,10 @@ fn confirm(question: &str) -> anyhow::Result<bool> {
 fn say_name(id: &str, name: Option<&str>) {
     crate::say!(
         "{id}: {}",
-        name.map_or("name taken off".into(), |n| format!("named {n:?}"))
+        name.map_or("name taken off".into(), |n| format!(
+            "named \"{}\"",
+            crate::text::shown_name(n, 60)
+        ))
     );
 }
 
@@ -262,9 +265,13 @@ fn say_tags(id: &str, tags: &[String]) {
     );
 }
 
-/// A name as given: one line, trimmed; empty takes the name off.
+/// A name as given: one line, trimmed, at most 200 characters; empty takes the name off.
 fn clean_name(name: &str) -> String {
-    crate::text::one_line(name).trim().to_string()
+    crate::text::one_line(name)
+        .trim()
+        .chars()
+        .take(200)
+        .collect()
 }
 
 /// A tag as given: one line, trimmed, one word.
@@ -319,7 +326,7 @@ fn list(store: &Store, model: Option<&str>, as_json: bool) -> anyhow::Result<i32
     let f = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.1}"));
     for l in &all {
         let label = match &l.name {
-            Some(n) => format!("{}  \"{n}\"", l.run.id),
+            Some(n) => format!("{}  \"{}\"", l.run.id, crate::text::shown_name(n, 60)),
             None => l.run.id.clone(),
         };
         let tags = if l.tags.is_empty() {

@@ -296,11 +296,14 @@ pub(crate) fn selfcheck(
         }
         crate::say!("{}", run.id);
     }
+    let given = shared
+        .as_ref()
+        .map_or_else(|| db.display().to_string(), |s| s.shown().to_string());
     Ok(super::background::exit_code(
         &summary,
         "selfcheck",
         &run.id,
-        &db,
+        &given,
     ))
 }
 

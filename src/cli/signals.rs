@@ -80,8 +80,16 @@ pub(crate) fn signals(args: SignalsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
 }
 
 fn text(rows: &[SignalRow], resamples: usize, seed: u64) -> String {
-    let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
-    let ci = |v: Option<(f64, f64)>| v.map_or(String::new(), |(a, b)| format!("[{a:.0}, {b:.0}]"));
+    let pct = |v: Option<f64>| v.map_or("-".into(), |v| crate::text::fixed(v, 1));
+    let ci = |v: Option<(f64, f64)>| {
+        v.map_or(String::new(), |(a, b)| {
+            format!(
+                "[{}, {}]",
+                crate::text::fixed(a, 0),
+                crate::text::fixed(b, 0)
+            )
+        })
+    };
     let mut s = format!(
         "\nhallucinated: PRISM score below 0.5 · 95% bootstrap intervals ({resamples} resamples, seed {seed})\n\n{:<20} {:<16} {:<14} {:>5} {:>4}  {:>5} {:<10}  {:>5} {:<10}  {:>6}\n",
         "signal", "model", "cell", "n", "#H", "AUROC", "", "AUPRC", "", "PRR"

@@ -33,6 +33,11 @@ pub(crate) fn note(what: &'static str, value: &str) {
 /// Notes a row left out because a value in it cannot be what it claims (a job number past
 /// 2^32-1 or below 0, a score outside 0..1): `what` names the value, `value` what it was.
 pub(crate) fn note_refused(what: &'static str, value: &str) {
+    note_odd(what, value, "that row is left out");
+}
+
+/// Notes an out-of-range value once, with what was done about it.
+fn note_odd(what: &'static str, value: &str, done: &str) {
     let value: String = crate::text::one_line(value).chars().take(64).collect();
     let mut g = NOTES.lock().unwrap_or_else(|e| e.into_inner());
     let notes = g.get_or_insert_with(|| Notes {
@@ -40,9 +45,9 @@ pub(crate) fn note_refused(what: &'static str, value: &str) {
         waiting: Vec::new(),
     });
     if notes.seen.len() < 100 && notes.seen.insert((what, value.clone())) {
-        notes.waiting.push(format!(
-            "out-of-range {what} {value} in the store: that row is left out"
-        ));
+        notes
+            .waiting
+            .push(format!("out-of-range {what} {value} in the store: {done}"));
     }
 }
 
@@ -63,7 +68,7 @@ pub(crate) fn index(v: i64, what: &'static str) -> Option<u32> {
 pub(crate) fn score(v: Option<f64>) -> Option<f64> {
     match v {
         Some(s) if !(0.0..=1.0).contains(&s) => {
-            note_refused("score", &s.to_string());
+            note_odd("score", &s.to_string(), "read as no score");
             None
         }
         v => v,
