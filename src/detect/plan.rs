@@ -223,8 +223,9 @@ pub(crate) fn claims(
     Ok(fresh(run, ts, models, settings.judge.clone()))
 }
 
-/// A stored run to finish: only what is missing or failed is asked. `configured`: models that
-/// answer in place of the recorded settings (by name); `judge` replaces the recorded judge.
+/// A stored run to finish: only what is missing or failed is asked. `configured`: this
+/// machine's models, which answer for the run's models of their names (a store never names an
+/// endpoint or a key); `judge` replaces the recorded judge.
 pub(crate) fn resume(
     reader: &Store,
     id: &str,
