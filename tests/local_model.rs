@@ -1117,3 +1117,84 @@ fn smol_logprobs_match_llama_cpp_python() {
         );
     }
 }
+
+/// SIGTERM while the embedded model judges answers as they arrive: the judge's generation
+/// stops with the run (the run's cancel reaches the judge's calls, and the worker process is
+/// told), so prism exits 130 at once, as the README promises, and no worker is left
+/// generating.
+#[test]
+#[ignore = "needs PRISM_GEMMA_GGUF and PRISM_SMOL_GGUF (bash .ci/run sets it up)"]
+fn sigterm_stops_the_embedded_judge_at_once() {
+    use std::io::BufRead;
+    let (g, sm) = (gguf(), smol_gguf());
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("models.toml"),
+        format!(
+            "[[models]]\nname = \"local\"\nprovider = \"local\"\npath = {:?}\ncompletion = true\nmax_concurrency = 1\nmax_retries = 0\nparams = {{ max_tokens = 4 }}\n\n\
+             [[models]]\nname = \"smol\"\nprovider = \"local\"\npath = {:?}\nmax_concurrency = 1\nmax_retries = 0\nparams = {{ max_tokens = 2000, temperature = 1.5 }}\n",
+            g.display().to_string(),
+            sm.display().to_string()
+        ),
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("prism"))
+        .args([
+            "run",
+            "--models",
+            "local",
+            "--judge",
+            "smol",
+            "--filter",
+            "KE-FD-Myths",
+            "--json",
+        ])
+        .env("PRISM_CONFIG_DIR", dir.path())
+        .env("PRISM_DATA_DIR", dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    // The first answer stored: the judge is asked about it now.
+    loop {
+        let l = lines.next().expect("the run ended early").unwrap();
+        if l.contains("\"event\":\"done\"") {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(child.id(), libc::SIGTERM);
+    let t = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "prism did not stop after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let took = t.elapsed();
+    eprintln!("stopped {:.2} s after SIGTERM", took.as_secs_f64());
+    assert_eq!(status.code(), Some(130));
+    // Without the judge's calls cancelled, the run waited its 2 s grace for the scores in
+    // flight (and then dropped them): stopping at once is well under that.
+    assert!(took < Duration::from_millis(1500), "took {took:?}");
+    // No worker of this run is left generating.
+    std::thread::sleep(Duration::from_millis(500));
+    let ours = format!("PRISM_DATA_DIR={}", dir.path().display());
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            std::fs::read(e.path().join("environ"))
+                .is_ok_and(|v| String::from_utf8_lossy(&v).split('\0').any(|kv| kv == ours))
+        })
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(prism::provider::local::WORKER_SUBCOMMAND))
+        .collect();
+    assert!(left.is_empty(), "workers left: {left:?}");
+}
