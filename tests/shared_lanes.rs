@@ -549,3 +549,40 @@ fn a_lane_holds_its_results_while_the_database_is_away() {
         .get(0);
     assert_eq!(status, "finished");
 }
+
+/// An interrupted lane on a shared store says how to finish it there (`--db` the shared store's
+/// URL, never this machine's file); `--analyse` of a run with nothing left to ask says so
+/// rather than advising `--resume`.
+#[test]
+fn hints_keep_the_shared_store() {
+    let pg = Pg::start();
+    let mock = mock::start_background();
+    let a = Machine::new(&mock);
+    let file = claims(a.dir.path(), 8);
+    let url = pg.url();
+    let (mut child, id) = slow_autohall(&a, &file, &url, 4);
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let err = std::fs::read_to_string(a.dir.path().join("autohall.err")).unwrap();
+    assert!(
+        err.contains(&format!(
+            "finish it with: prism autohall --resume {id} --db {url}"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("--db /"), "{err}");
+    // Finished: --analyse has nothing to advise resuming.
+    ok(&a
+        .prism()
+        .args(["autohall", "--resume", &id, "--json", "--db", &url])
+        .output()
+        .unwrap());
+    let out = a
+        .prism()
+        .args(["autohall", "--analyse", &id, "--db", &url])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("finish it with"), "{err}");
+}
