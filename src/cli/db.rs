@@ -148,11 +148,7 @@ fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<i32> {
     } else {
         0
     };
-    let (decisions, quality) = if only.is_empty() {
-        review(from, to)?
-    } else {
-        (0, 0)
-    };
+    let decisions = if only.is_empty() { review(from, to)? } else { 0 };
     for id in left_alone.iter().take(10) {
         crate::warn!(
             "left alone: run {} is in both stores but was made apart (never copied, pulled or pushed between them): its rows are not mixed",
@@ -163,14 +159,13 @@ fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<i32> {
         crate::warn!("... and {} more run(s) left alone", left_alone.len() - 10);
     }
     crate::warn!(
-        "{shown_from} -> {shown_to}: {} run(s) read, {} new; added {} answers, {} scores, {} cache entries, {} review decisions, {} quality scores; {} detection/self-detection run(s) read, {} of their rows and {} answer checks, entailments and topics added or brought up to date",
+        "{shown_from} -> {shown_to}: {} run(s) read, {} new; added {} answers, {} scores, {} cache entries, {} review decisions; {} detection/self-detection run(s) read, {} of their rows and {} answer checks, entailments, topics and quality scores added or brought up to date",
         runs.len(),
         total.runs,
         total.responses,
         total.scores,
         cache,
         decisions,
-        quality,
         lane_runs.len(),
         lane_rows,
         loose
@@ -178,25 +173,12 @@ fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// Review decisions (kept by their uid, so never twice) and the quality agent's scores (one
-/// per item and model: the target's stays).
-fn review(from: &Path, to: &Path) -> anyhow::Result<(usize, usize)> {
+/// Review decisions (kept by their uid, so never twice). The quality agent's scores are a
+/// described table: they move with the answer checks, entailments and topics.
+fn review(from: &Path, to: &Path) -> anyhow::Result<usize> {
     let source = ReviewDb::open(from)?;
     let mut target = ReviewDb::open(to)?;
-    let decisions = target.save_decisions(&source.decisions()?)?;
-    let have: std::collections::HashSet<(String, String)> = target
-        .quality(None)?
-        .into_iter()
-        .map(|q| (q.item_id, q.model))
-        .collect();
-    let mut quality = 0;
-    for q in source.quality(None)? {
-        if !have.contains(&(q.item_id.clone(), q.model.clone())) {
-            target.save_quality(&q)?;
-            quality += 1;
-        }
-    }
-    Ok((decisions, quality))
+    Ok(target.save_decisions(&source.decisions()?)?)
 }
 
 fn workers(run: Option<String>, db: &str) -> anyhow::Result<i32> {

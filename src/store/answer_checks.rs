@@ -3,11 +3,12 @@
 //! question, asked of PRISM answers), one row per answer, detector and mode. `prism signals`
 //! scores the verdicts against PRISM's.
 
-use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
 use super::Store;
 use super::error::Result;
+use super::lane_tables::{ANSWER_CHECKS, Table, Val};
+use super::record::{Fields, Record, int, text};
 use super::selfcheck::{Answer, Mode, parse};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -23,59 +24,49 @@ pub struct AnswerCheck {
     pub created_at: i64,
 }
 
+impl Record for AnswerCheck {
+    fn table() -> &'static Table {
+        &ANSWER_CHECKS
+    }
+
+    fn fields(&self) -> Vec<(&'static str, Val)> {
+        vec![
+            ("run_id", text(Some(&self.run_id))),
+            ("job_idx", int(self.job_idx)),
+            ("detector", text(Some(&self.detector))),
+            ("mode", text(Some(self.mode.as_str()))),
+            ("answer", text(Some(self.answer.as_str()))),
+            ("reply", text(self.reply.as_deref())),
+            ("error", text(self.error.as_deref())),
+            ("attempts", int(self.attempts)),
+            ("created_at", int(self.created_at)),
+        ]
+    }
+
+    fn from_fields(f: &Fields<'_>) -> Result<Self> {
+        Ok(AnswerCheck {
+            run_id: f.text("run_id")?,
+            job_idx: f.u32("job_idx")?,
+            detector: f.text("detector")?,
+            mode: parse("mode", &f.text("mode")?)?,
+            answer: parse("verdict", &f.text("answer")?)?,
+            reply: f.opt_text("reply"),
+            error: f.opt_text("error"),
+            attempts: f.u32("attempts")?,
+            created_at: f.int("created_at")?,
+        })
+    }
+}
+
 impl Store {
     /// Saves (replaces) a verdict on an answer.
     pub fn save_answer_check(&mut self, c: &AnswerCheck) -> Result<()> {
-        self.conn.execute(
-            "INSERT OR REPLACE INTO answer_checks (run_id, job_idx, detector, mode, answer, reply,
-             error, attempts, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![
-                c.run_id,
-                c.job_idx,
-                c.detector,
-                c.mode.as_str(),
-                c.answer.as_str(),
-                c.reply,
-                c.error,
-                c.attempts,
-                c.created_at
-            ],
-        )?;
-        Ok(())
+        self.save_records(std::slice::from_ref(c))
     }
 
     /// Every verdict on the answers of `run`.
     pub fn answer_checks(&self, run: &str) -> Result<Vec<AnswerCheck>> {
-        let mut st = self.conn.prepare(
-            "SELECT run_id, job_idx, detector, mode, answer, reply, error, attempts, created_at
-             FROM answer_checks WHERE run_id = ?1 ORDER BY job_idx, detector, mode",
-        )?;
-        let rows = st
-            .query_map(params![run], |r| {
-                Ok((
-                    AnswerCheck {
-                        run_id: r.get(0)?,
-                        job_idx: r.get(1)?,
-                        detector: r.get(2)?,
-                        mode: Mode::Direct,
-                        answer: Answer::Failed,
-                        reply: r.get(5)?,
-                        error: r.get(6)?,
-                        attempts: r.get(7)?,
-                        created_at: r.get(8)?,
-                    },
-                    r.get::<_, String>(3)?,
-                    r.get::<_, String>(4)?,
-                ))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        rows.into_iter()
-            .map(|(mut c, mode, answer)| {
-                c.mode = parse("mode", &mode)?;
-                c.answer = parse("verdict", &answer)?;
-                Ok(c)
-            })
-            .collect()
+        self.records_where(Some(("run_id", run)))
     }
 }
 

@@ -3,11 +3,12 @@
 //! (an answer pair is the same pair in any run), so clustering the same answers again asks
 //! nothing; the clusters themselves are recomputed from these rows (`eval::semantic`).
 
-use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
 use super::Store;
 use super::error::Result;
+use super::lane_tables::{ENTAILMENTS, Table, Val};
+use super::record::{Fields, Record, int, text};
 
 /// What the judge said of "does the premise entail the hypothesis?".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,56 +53,60 @@ pub struct EntailRecord {
     pub created_at: i64,
 }
 
+impl Record for EntailRecord {
+    fn table() -> &'static Table {
+        &ENTAILMENTS
+    }
+
+    fn fields(&self) -> Vec<(&'static str, Val)> {
+        vec![
+            ("judge", text(Some(&self.judge))),
+            ("question", text(Some(&self.question))),
+            ("premise", text(Some(&self.premise))),
+            ("hypothesis", text(Some(&self.hypothesis))),
+            ("relation", text(self.relation.map(Relation::as_str))),
+            ("reply", text(self.reply.as_deref())),
+            ("error", text(self.error.as_deref())),
+            ("attempts", int(self.attempts)),
+            ("created_at", int(self.created_at)),
+        ]
+    }
+
+    fn from_fields(f: &Fields<'_>) -> Result<Self> {
+        Ok(EntailRecord {
+            judge: f.text("judge")?,
+            question: f.text("question")?,
+            premise: f.text("premise")?,
+            hypothesis: f.text("hypothesis")?,
+            // A relation this prism does not know reads as unread.
+            relation: f.opt_text("relation").as_deref().and_then(Relation::parse),
+            reply: f.opt_text("reply"),
+            error: f.opt_text("error"),
+            attempts: f.u32("attempts")?,
+            created_at: f.int("created_at")?,
+        })
+    }
+}
+
 impl Store {
     /// Saves (replaces) a verdict.
     pub fn save_entailment(&mut self, r: &EntailRecord) -> Result<()> {
-        self.conn.execute(
-            "INSERT OR REPLACE INTO entailments (judge, question, premise, hypothesis, relation,
-             reply, error, attempts, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![
-                r.judge,
-                r.question,
-                r.premise,
-                r.hypothesis,
-                r.relation.map(Relation::as_str),
-                r.reply,
-                r.error,
-                r.attempts,
-                r.created_at
-            ],
-        )?;
-        Ok(())
+        self.save_records(std::slice::from_ref(r))
     }
 
     /// Every verdict `judge` gave (all judges when `None`), by judge then question.
     pub fn entailments(&self, judge: Option<&str>) -> Result<Vec<EntailRecord>> {
-        let mut st = self.conn.prepare(
-            "SELECT judge, question, premise, hypothesis, relation, reply, error, attempts,
-             created_at FROM entailments WHERE ?1 IS NULL OR judge = ?1
-             ORDER BY judge, question, premise, hypothesis",
-        )?;
-        let rows = st
-            .query_map(params![judge], row)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
+        self.records_where(judge.map(|j| ("judge", j)))
     }
 
     /// Every verdict on answers to these questions (a detection's, for its screen).
     pub fn entailments_on(&self, questions: &[&str]) -> Result<Vec<EntailRecord>> {
-        let mut st = self.conn.prepare(
-            "SELECT judge, question, premise, hypothesis, relation, reply, error, attempts,
-             created_at FROM entailments WHERE question = ?1",
-        )?;
         let mut out = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for q in questions {
-            if !seen.insert(*q) {
-                continue;
+            if seen.insert(*q) {
+                out.extend(self.records_where::<EntailRecord>(Some(("question", q)))?);
             }
-            out.extend(
-                st.query_map(params![q], row)?
-                    .collect::<rusqlite::Result<Vec<_>>>()?,
-            );
         }
         Ok(out)
     }
@@ -116,23 +121,6 @@ impl Store {
             .collect::<rusqlite::Result<Vec<String>>>()?;
         Ok(rows)
     }
-}
-
-fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<EntailRecord> {
-    Ok(EntailRecord {
-        judge: r.get(0)?,
-        question: r.get(1)?,
-        premise: r.get(2)?,
-        hypothesis: r.get(3)?,
-        relation: r
-            .get::<_, Option<String>>(4)?
-            .as_deref()
-            .and_then(Relation::parse),
-        reply: r.get(5)?,
-        error: r.get(6)?,
-        attempts: r.get(7)?,
-        created_at: r.get(8)?,
-    })
 }
 
 #[cfg(test)]

@@ -259,6 +259,27 @@ pub static CLAIM_TOPICS: Table = Table {
     run_col: None,
 };
 
+/// The quality agent's scores: one row per item and model (a new scoring replaces it; a copy
+/// moves a row forward only over one without scores).
+pub static QUALITY_SCORES: Table = Table {
+    name: "quality_scores",
+    cols: &[
+        ("item_id", Text),
+        ("model", Text),
+        ("task_id", Text),
+        ("factuality", Int),
+        ("discriminability", Int),
+        ("clarity", Int),
+        ("reply", Text),
+        ("error", Text),
+        ("attempts", Int),
+        ("created_at", Int),
+    ],
+    key: 2,
+    behind: "quality_scores.factuality IS NULL AND excluded.factuality IS NOT NULL",
+    run_col: None,
+};
+
 /// A kind of lane run: its runs table first, then the tables of its rows (parents first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LaneKind {
@@ -291,7 +312,7 @@ impl LaneKind {
 
 /// Tables kept beside runs rather than in one: copied whole (or, for answer checks, by the
 /// runs whose answers they check).
-pub static LOOSE: [&Table; 3] = [&ANSWER_CHECKS, &ENTAILMENTS, &CLAIM_TOPICS];
+pub static LOOSE: [&Table; 4] = [&ANSWER_CHECKS, &ENTAILMENTS, &CLAIM_TOPICS, &QUALITY_SCORES];
 
 static DETECT_TABLES: [&Table; 4] = [
     &DETECT_RUNS,
@@ -317,6 +338,20 @@ impl Table {
             .map(|(c, _)| *c)
             .collect::<Vec<_>>()
             .join(", ")
+    }
+
+    /// The key's columns, comma-separated.
+    pub(crate) fn key_list(&self) -> String {
+        self.cols[..self.key]
+            .iter()
+            .map(|(c, _)| *c)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// A row's key (its first `key` values): what a change to it is told by.
+    pub(crate) fn key_of(&self, row: &Row) -> Row {
+        row[..self.key.min(row.len())].to_vec()
     }
 
     /// `SELECT <cols> FROM <table> [WHERE <run_col> = $1] ORDER BY <key>`, with `mark` making
@@ -490,7 +525,11 @@ impl rusqlite::ToSql for Val {
     }
 }
 
-fn sqlite_rows(stmt: &mut rusqlite::Statement<'_>, args: &[Val], width: usize) -> Result<Vec<Row>> {
+pub(super) fn sqlite_rows(
+    stmt: &mut rusqlite::Statement<'_>,
+    args: &[Val],
+    width: usize,
+) -> Result<Vec<Row>> {
     let rows = stmt
         .query_map(rusqlite::params_from_iter(args), |r| {
             (0..width)

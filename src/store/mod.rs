@@ -19,6 +19,7 @@ pub mod lane_locks;
 pub mod lane_push;
 pub mod lane_tables;
 pub mod links;
+pub mod record;
 mod locks;
 pub mod logprobs;
 pub mod mirror;

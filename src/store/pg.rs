@@ -345,6 +345,18 @@ const MIGRATIONS: &[&str] = &[
         heartbeat TIMESTAMPTZ NOT NULL DEFAULT now()
     );
     "#,
+    // 4: the quality agent's scores as the other described tables (`store::lane_tables`):
+    // integers as BIGINT, a change number for the mirrors, so one description reads and
+    // writes them on either store.
+    r#"
+    ALTER TABLE quality_scores
+        ALTER COLUMN factuality TYPE BIGINT,
+        ALTER COLUMN discriminability TYPE BIGINT,
+        ALTER COLUMN clarity TYPE BIGINT,
+        ALTER COLUMN attempts TYPE BIGINT,
+        ADD COLUMN seq BIGINT NOT NULL DEFAULT nextval('prism_changes');
+    CREATE INDEX quality_scores_seq ON quality_scores(seq);
+    "#,
 ];
 
 /// A call on the connection's thread; it is handed a way to connect again.
@@ -949,62 +961,25 @@ impl PgStore {
     }
 
     pub fn save_quality(&self, q: &QualityRecord) -> Result<()> {
-        let q = q.clone();
+        use super::record::Record;
+        let row = q.to_row();
         self.call(move |c| {
-            let [a, b, s] = q
-                .scores
-                .map_or([None; 3], |s| s.map(|v| Some(i16::from(v))));
-            c.execute(
-                "INSERT INTO quality_scores (item_id, model, task_id, factuality,
-                 discriminability, clarity, reply, error, attempts, created_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-                 ON CONFLICT (item_id, model) DO UPDATE SET task_id = $3, factuality = $4,
-                 discriminability = $5, clarity = $6, reply = $7, error = $8, attempts = $9,
-                 created_at = $10",
-                &[
-                    &q.item_id,
-                    &q.model,
-                    &q.task_id,
-                    &a,
-                    &b,
-                    &s,
-                    &q.reply,
-                    &q.error,
-                    &(q.attempts as i32),
-                    &q.created_at,
-                ],
-            )?;
-            Ok(())
+            super::lane_tables::pg::put(c, &[(QualityRecord::table(), vec![row.clone()])], true)
+                .map(|_| ())
         })
     }
 
     pub fn quality(&self, model: Option<&str>) -> Result<Vec<QualityRecord>> {
-        let model = model.map(str::to_string);
-        self.call(move |c| {
-            let rows = c.query(
-                "SELECT item_id, model, task_id, factuality, discriminability, clarity, reply,
-                 error, attempts, created_at FROM quality_scores
-                 WHERE $1::TEXT IS NULL OR model = $1 ORDER BY item_id, model",
-                &[&model],
-            )?;
-            let u = |v: Option<i16>| v.and_then(|v| u8::try_from(v).ok());
-            Ok(rows
-                .iter()
-                .map(|r| QualityRecord {
-                    item_id: r.get(0),
-                    model: r.get(1),
-                    task_id: r.get(2),
-                    scores: match (u(r.get(3)), u(r.get(4)), u(r.get(5))) {
-                        (Some(a), Some(b), Some(c)) => Some([a, b, c]),
-                        _ => None,
-                    },
-                    reply: r.get(6),
-                    error: r.get(7),
-                    attempts: r.get::<_, i32>(8).max(0) as u32,
-                    created_at: r.get(9),
-                })
-                .collect())
-        })
+        use super::record::Record;
+        let rows = self.lane_rows(QualityRecord::table(), None)?;
+        let mut out = Vec::new();
+        for r in &rows {
+            let q = QualityRecord::from_row(r)?;
+            if model.is_none_or(|m| m == q.model) {
+                out.push(q);
+            }
+        }
+        Ok(out)
     }
 }
 

@@ -322,6 +322,12 @@ impl Writer {
             Cmd::MaxPages(_, reply) => {
                 let _ = reply.send(Ok(()));
             }
+            Cmd::Rows(t, rows, ack) => {
+                let r = self
+                    .conn
+                    .with(|c| super::lane_tables::pg::put(c, &[(t, rows)], true));
+                let _ = ack.send(r.map(|_| ()));
+            }
             Cmd::Detect(_, ack) | Cmd::Selfcheck(_, ack) => {
                 let _ = ack.send(Err(WriteError::from(StoreError::Shared(
                     "detection and self-detection runs are kept in a SQLite store".into(),

@@ -183,54 +183,12 @@ impl Store {
 
     /// Saves (replaces) the quality agent's scores of an item by a model.
     pub fn save_quality(&mut self, q: &QualityRecord) -> Result<()> {
-        let [a, b, c] = q.scores.map_or([None; 3], |s| s.map(Some));
-        super::busy_retry(|| {
-            self.conn
-                .prepare_cached(
-                    "INSERT OR REPLACE INTO quality_scores (item_id, model, task_id, factuality,
-                     discriminability, clarity, reply, error, attempts, created_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                )?
-                .execute(params![
-                    q.item_id,
-                    q.model,
-                    q.task_id,
-                    a,
-                    b,
-                    c,
-                    q.reply,
-                    q.error,
-                    q.attempts,
-                    q.created_at
-                ])
-        })?;
-        Ok(())
+        super::busy_retry(|| self.save_records(std::slice::from_ref(q)))
     }
 
     /// The quality agent's scores (of one model, or all), by item id.
     pub fn quality(&self, model: Option<&str>) -> Result<Vec<QualityRecord>> {
-        let mut st = self.conn.prepare_cached(
-            "SELECT item_id, model, task_id, factuality, discriminability, clarity, reply, error,
-             attempts, created_at FROM quality_scores WHERE ?1 IS NULL OR model = ?1
-             ORDER BY item_id, model",
-        )?;
-        let rows = st.query_map([model], |r| {
-            let (a, b, c): (Option<u8>, Option<u8>, Option<u8>) = (r.get(3)?, r.get(4)?, r.get(5)?);
-            Ok(QualityRecord {
-                item_id: r.get(0)?,
-                model: r.get(1)?,
-                task_id: r.get(2)?,
-                scores: match (a, b, c) {
-                    (Some(a), Some(b), Some(c)) => Some([a, b, c]),
-                    _ => None,
-                },
-                reply: r.get(6)?,
-                error: r.get(7)?,
-                attempts: r.get(8)?,
-                created_at: r.get(9)?,
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.records_where(model.map(|m| ("model", m)))
     }
 
     /// Every scored answer as (item, model, score), for the review queue's signals.

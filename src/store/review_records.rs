@@ -54,6 +54,54 @@ pub struct QualityRecord {
     pub created_at: i64,
 }
 
+impl super::record::Record for QualityRecord {
+    fn table() -> &'static super::lane_tables::Table {
+        &super::lane_tables::QUALITY_SCORES
+    }
+
+    fn fields(&self) -> Vec<(&'static str, super::lane_tables::Val)> {
+        use super::record::{int, text};
+        let score = |i: usize| {
+            self.scores
+                .map_or(super::lane_tables::Val::Null, |s| int(s[i]))
+        };
+        vec![
+            ("item_id", text(Some(&self.item_id))),
+            ("model", text(Some(&self.model))),
+            ("task_id", text(Some(&self.task_id))),
+            ("factuality", score(0)),
+            ("discriminability", score(1)),
+            ("clarity", score(2)),
+            ("reply", text(Some(&self.reply))),
+            ("error", text(self.error.as_deref())),
+            ("attempts", int(self.attempts)),
+            ("created_at", int(self.created_at)),
+        ]
+    }
+
+    fn from_fields(f: &super::record::Fields<'_>) -> super::Result<Self> {
+        // A score outside 1..10 is no score (a row written by hand, or by a newer prism).
+        let score = |c| {
+            f.opt_int(c)
+                .and_then(|v| u8::try_from(v).ok())
+                .filter(|v| (1..=10).contains(v))
+        };
+        Ok(QualityRecord {
+            item_id: f.text("item_id")?,
+            model: f.text("model")?,
+            task_id: f.text("task_id")?,
+            scores: match (score("factuality"), score("discriminability"), score("clarity")) {
+                (Some(a), Some(b), Some(c)) => Some([a, b, c]),
+                _ => None,
+            },
+            reply: f.opt_text("reply").unwrap_or_default(),
+            error: f.opt_text("error"),
+            attempts: f.u32("attempts")?,
+            created_at: f.int("created_at")?,
+        })
+    }
+}
+
 /// One decision, as stored and exported. `uid` is unique across machines (reviewer, time and a
 /// random part), so an import adds each decision once however often it is merged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

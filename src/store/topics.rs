@@ -1,11 +1,12 @@
 //! Topics assigned to claims by a model (AutoHall's topic analysis, when the data has none): one
 //! row per claim, model and list of topics, kept across runs so a claim is asked once.
 
-use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
 use super::Store;
 use super::error::Result;
+use super::lane_tables::{CLAIM_TOPICS, Table, Val};
+use super::record::{Fields, Record, int, text};
 
 /// A claim's topic as a model assigned it from a list.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -23,47 +24,51 @@ pub struct TopicRecord {
     pub created_at: i64,
 }
 
+impl Record for TopicRecord {
+    fn table() -> &'static Table {
+        &CLAIM_TOPICS
+    }
+
+    fn fields(&self) -> Vec<(&'static str, Val)> {
+        vec![
+            ("claim", text(Some(&self.claim))),
+            ("model", text(Some(&self.model))),
+            ("vocabulary", text(Some(&self.vocabulary))),
+            ("topic", text(self.topic.as_deref())),
+            ("reply", text(self.reply.as_deref())),
+            ("error", text(self.error.as_deref())),
+            ("attempts", int(self.attempts)),
+            ("created_at", int(self.created_at)),
+        ]
+    }
+
+    fn from_fields(f: &Fields<'_>) -> Result<Self> {
+        Ok(TopicRecord {
+            claim: f.text("claim")?,
+            model: f.text("model")?,
+            vocabulary: f.text("vocabulary")?,
+            topic: f.opt_text("topic"),
+            reply: f.opt_text("reply"),
+            error: f.opt_text("error"),
+            attempts: f.u32("attempts")?,
+            created_at: f.int("created_at")?,
+        })
+    }
+}
+
 impl Store {
     /// Saves (replaces) a claim's topic by a model from a list.
     pub fn save_topic(&mut self, r: &TopicRecord) -> Result<()> {
-        self.conn.execute(
-            "INSERT OR REPLACE INTO claim_topics (claim, model, vocabulary, topic, reply, error,
-             attempts, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                r.claim,
-                r.model,
-                r.vocabulary,
-                r.topic,
-                r.reply,
-                r.error,
-                r.attempts,
-                r.created_at
-            ],
-        )?;
-        Ok(())
+        self.save_records(std::slice::from_ref(r))
     }
 
     /// Every topic `model` assigned from `vocabulary`.
     pub fn topics(&self, model: &str, vocabulary: &str) -> Result<Vec<TopicRecord>> {
-        let mut st = self.conn.prepare(
-            "SELECT claim, model, vocabulary, topic, reply, error, attempts, created_at
-             FROM claim_topics WHERE model = ?1 AND vocabulary = ?2 ORDER BY claim",
-        )?;
-        let rows = st
-            .query_map(params![model, vocabulary], |r| {
-                Ok(TopicRecord {
-                    claim: r.get(0)?,
-                    model: r.get(1)?,
-                    vocabulary: r.get(2)?,
-                    topic: r.get(3)?,
-                    reply: r.get(4)?,
-                    error: r.get(5)?,
-                    attempts: r.get(6)?,
-                    created_at: r.get(7)?,
-                })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
+        Ok(self
+            .records_where::<TopicRecord>(Some(("model", model)))?
+            .into_iter()
+            .filter(|r| r.vocabulary == vocabulary)
+            .collect())
     }
 }
 

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 use super::lane_push::PushMsg;
-use super::lane_tables::{Touched, touched_by_detect, touched_by_selfcheck};
+use super::lane_tables::{Row, Table, Touched, touched_by_detect, touched_by_selfcheck};
 
 use super::{
     Cached, DetectWrite, JobRecord, ResponseRecord, RunRecord, RunStatus, ScoreRecord,
@@ -32,6 +32,9 @@ pub(super) enum Cmd {
     /// Detection writes are group-committed like responses (14 calls per claim add up).
     Detect(DetectWrite, oneshot::Sender<WriteResult<()>>),
     Selfcheck(SelfcheckWrite, oneshot::Sender<WriteResult<()>>),
+    /// Rows of a described table (`store::record`), each replacing the row of its key:
+    /// group-committed like answers, and told to the pusher as they commit.
+    Rows(&'static Table, Vec<Row>, oneshot::Sender<WriteResult<()>>),
     CacheGet(String, oneshot::Sender<Option<Cached>>),
     CreateRun(RunRecord, Vec<JobRecord>, oneshot::Sender<WriteResult<()>>),
     SetStatus(String, RunStatus, oneshot::Sender<WriteResult<()>>),
@@ -160,6 +163,19 @@ impl StoreHandle {
         rx.await.map_err(|_| WriteError::Stopped)?
     }
 
+    /// Saves records of a described table (each replacing the row of its key); returns once
+    /// they are committed. Every lane that keeps records (topics, entropy's verdicts, answer
+    /// checks, quality scores) saves through here: one write path, pushed to a shared store
+    /// as it commits.
+    pub async fn save_records<R: super::record::Record>(&self, recs: &[R]) -> WriteResult<()> {
+        let (tx, rx) = oneshot::channel();
+        let rows = recs.iter().map(super::record::Record::to_row).collect();
+        self.tx
+            .send(Cmd::Rows(R::table(), rows, tx))
+            .map_err(|_| WriteError::Stopped)?;
+        rx.await.map_err(|_| WriteError::Stopped)?
+    }
+
     pub async fn cache_get(&self, key: String) -> Option<Cached> {
         if let Some(l) = &self.lookups {
             return l.get(&key).await;
@@ -266,6 +282,8 @@ struct Batch {
     detect_acks: Vec<Ack>,
     selfcheck: Vec<SelfcheckWrite>,
     selfcheck_acks: Vec<Ack>,
+    rows: Vec<(&'static Table, Vec<Row>)>,
+    rows_acks: Vec<Ack>,
     /// Where a lane's committed rows are told (a lane's run on a shared store).
     push: Option<mpsc::Sender<PushMsg>>,
 }
@@ -363,6 +381,10 @@ fn handle(store: &mut Store, batch: &mut Batch, cmd: Cmd) {
             batch.selfcheck.push(w);
             batch.selfcheck_acks.push(ack);
         }
+        Cmd::Rows(t, rows, ack) => {
+            batch.rows.push((t, rows));
+            batch.rows_acks.push(ack);
+        }
         // A lookup does not commit what is pending (each job looks up the cache before
         // it asks, so flushing here would turn group commits back into one per job): a
         // pending save with the key answers it, as the committed row would.
@@ -440,7 +462,11 @@ fn handle(store: &mut Store, batch: &mut Batch, cmd: Cmd) {
                         "jobs are leased only on a shared (PostgreSQL) store".into(),
                     ))));
                 }
-                Cmd::Save(..) | Cmd::Detect(..) | Cmd::Selfcheck(..) | Cmd::CacheGet(..) => {
+                Cmd::Save(..)
+                | Cmd::Detect(..)
+                | Cmd::Selfcheck(..)
+                | Cmd::Rows(..)
+                | Cmd::CacheGet(..) => {
                     unreachable!("handled above")
                 }
             }
@@ -543,6 +569,8 @@ fn flush(store: &mut Store, batch: &mut Batch) {
         detect_acks,
         selfcheck,
         selfcheck_acks,
+        rows: _,
+        rows_acks: _,
         push: _,
     } = batch;
     fence(store, fences, &mut memo, records, acks, |r| {
@@ -572,6 +600,24 @@ fn flush(store: &mut Store, batch: &mut Batch) {
         }
         batch.selfcheck.clear();
         for ack in batch.selfcheck_acks.drain(..) {
+            let _ = ack.send(result.clone());
+        }
+    }
+    if !batch.rows.is_empty() {
+        let rows = std::mem::take(&mut batch.rows);
+        let refs: Vec<(&Table, Vec<Row>)> = rows.iter().map(|(t, r)| (*t, r.clone())).collect();
+        let result = store
+            .put_lane_rows(&refs, true)
+            .map(|_| ())
+            .map_err(WriteError::from);
+        if result.is_ok() {
+            tell(
+                rows.iter()
+                    .flat_map(|(t, rs)| rs.iter().map(|r| Touched::Row(t, t.key_of(r))))
+                    .collect(),
+            );
+        }
+        for ack in batch.rows_acks.drain(..) {
             let _ = ack.send(result.clone());
         }
     }

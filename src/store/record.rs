@@ -1,0 +1,161 @@
+//! A record kept as one row of a described table (`lane_tables`): converted to its row and
+//! back by column name, once, and the same row written to and read from either backend
+//! (SQLite, PostgreSQL) by the table's description. A record type names its table, says how
+//! each field becomes a column value and back; a new column is a line in the table's
+//! description and a line in each direction here.
+
+use super::error::Result;
+use super::lane_tables::{Row, Table, Val};
+use super::{Store, StoreError};
+
+/// A record of one described table.
+pub trait Record: Sized + Send + Sync + 'static {
+    /// Its table.
+    fn table() -> &'static Table;
+    /// Its fields as (column, value).
+    fn fields(&self) -> Vec<(&'static str, Val)>;
+    /// The record from a row of its table (`Err` names the column that did not read).
+    fn from_fields(f: &Fields<'_>) -> Result<Self>;
+
+    /// Its row, in the table's column order.
+    fn to_row(&self) -> Row {
+        row_by_name(Self::table(), self.fields())
+    }
+
+    fn from_row(row: &Row) -> Result<Self> {
+        Self::from_fields(&Fields {
+            table: Self::table(),
+            row,
+        })
+    }
+}
+
+/// Values placed at their columns' positions (a name the table lacks is a bug, caught by the
+/// records' round-trip tests).
+pub fn row_by_name(t: &Table, vals: Vec<(&'static str, Val)>) -> Row {
+    let mut row = vec![Val::Null; t.cols.len()];
+    for (name, v) in vals {
+        let i = t
+            .cols
+            .iter()
+            .position(|(c, _)| *c == name)
+            .unwrap_or_else(|| panic!("{} has no column {name}", t.name));
+        row[i] = v;
+    }
+    row
+}
+
+/// A row's values by column name.
+pub struct Fields<'a> {
+    table: &'static Table,
+    row: &'a Row,
+}
+
+impl Fields<'_> {
+    fn get(&self, col: &'static str) -> &Val {
+        self.table
+            .cols
+            .iter()
+            .position(|(c, _)| *c == col)
+            .and_then(|i| self.row.get(i))
+            .unwrap_or(&Val::Null)
+    }
+
+    fn bad(&self, col: &'static str, what: &str) -> StoreError {
+        StoreError::Unknown {
+            what: "value",
+            value: format!("{}.{col}: {what}", self.table.name),
+        }
+    }
+
+    pub fn opt_text(&self, col: &'static str) -> Option<String> {
+        match self.get(col) {
+            Val::Text(t) => Some(t.clone()),
+            Val::Int(i) => Some(i.to_string()),
+            Val::Real(r) => Some(r.to_string()),
+            Val::Null => None,
+        }
+    }
+
+    pub fn text(&self, col: &'static str) -> Result<String> {
+        self.opt_text(col).ok_or_else(|| self.bad(col, "missing"))
+    }
+
+    pub fn opt_int(&self, col: &'static str) -> Option<i64> {
+        match self.get(col) {
+            Val::Int(i) => Some(*i),
+            Val::Real(r) => Some(*r as i64),
+            Val::Text(t) => t.trim().parse().ok(),
+            Val::Null => None,
+        }
+    }
+
+    pub fn int(&self, col: &'static str) -> Result<i64> {
+        self.opt_int(col).ok_or_else(|| self.bad(col, "not a number"))
+    }
+
+    /// A count or index that must fit 32 bits (a larger one would wrap onto another).
+    pub fn u32(&self, col: &'static str) -> Result<u32> {
+        let v = self.int(col)?;
+        u32::try_from(v).map_err(|_| self.bad(col, &format!("{v} out of range")))
+    }
+
+    pub fn opt_real(&self, col: &'static str) -> Option<f64> {
+        match self.get(col) {
+            Val::Int(i) => Some(*i as f64),
+            Val::Real(r) => Some(*r),
+            Val::Text(t) => t.trim().parse().ok(),
+            Val::Null => None,
+        }
+    }
+}
+
+/// A text value (or NULL).
+pub fn text(s: Option<&str>) -> Val {
+    s.map_or(Val::Null, |s| Val::Text(s.to_string()))
+}
+
+/// An integer value.
+pub fn int(i: impl Into<i64>) -> Val {
+    Val::Int(i.into())
+}
+
+/// A real value (or NULL).
+pub fn real(r: Option<f64>) -> Val {
+    r.map_or(Val::Null, Val::Real)
+}
+
+impl Store {
+    /// Saves records (each replacing the row of its key), in one transaction.
+    pub fn save_records<R: Record>(&mut self, recs: &[R]) -> Result<()> {
+        let rows: Vec<Row> = recs.iter().map(Record::to_row).collect();
+        self.put_lane_rows(&[(R::table(), rows)], true)?;
+        Ok(())
+    }
+
+    /// Every record of `R`'s table whose `col` is `value` (all of them for `None`), in key
+    /// order.
+    pub fn records_where<R: Record>(&self, filter: Option<(&str, &str)>) -> Result<Vec<R>> {
+        let t = R::table();
+        let sql = match filter {
+            Some((col, _)) => format!(
+                "SELECT {} FROM {} WHERE {col} = ?1 ORDER BY {}",
+                t.col_list(),
+                t.name,
+                t.key_list()
+            ),
+            None => format!(
+                "SELECT {} FROM {} ORDER BY {}",
+                t.col_list(),
+                t.name,
+                t.key_list()
+            ),
+        };
+        let mut st = self.conn.prepare_cached(&sql)?;
+        let args: Vec<Val> = filter.map(|(_, v)| Val::Text(v.to_string())).into_iter().collect();
+        super::lane_tables::sqlite_rows(&mut st, &args, t.cols.len())?
+            .iter()
+            .map(R::from_row)
+            .collect()
+    }
+}
