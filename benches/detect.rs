@@ -123,19 +123,23 @@ async fn autohall(
         stream_deltas: false,
     };
     let t = Instant::now();
-    let s = detect::start(
-        run,
-        ts,
-        models,
-        None,
-        opts,
+    let lane = prism::engine::Lane {
         store,
         factory,
-        tx,
-        CancellationToken::new(),
-    )
-    .await
-    .unwrap();
+        events: tx,
+        cancel: CancellationToken::new(),
+    };
+    let work = detect::Work {
+        run,
+        stored: prism::detect::run::Stored {
+            targets: ts,
+            ..Default::default()
+        },
+        only: None,
+        models,
+        judge: None,
+    };
+    let s = detect::start(lane, work, opts).await.unwrap();
     let secs = t.elapsed().as_secs_f64();
     drain.await.unwrap();
     (secs, s.done, s.failed)

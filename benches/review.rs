@@ -30,9 +30,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use prism::dataset::Dataset;
-use prism::review::db::ReviewDb;
 use prism::review::load::ReviewData;
 use prism::review::{Decision, ReviewRecord};
+use prism::store::Panel;
 use prism::store::{ScoreRecord, Store};
 use prism::tui::component::{Cmd, Component, Cx, Input};
 use prism::tui::jobs::{JobRequest, Msg};
@@ -57,7 +57,7 @@ fn arg(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-fn seed(ds: &Dataset, store: &mut Store, review: &mut ReviewDb) {
+fn seed(ds: &Dataset, store: &mut Store, review: &mut Panel) {
     let mut scores = Vec::new();
     for (i, it) in ds.items.iter().enumerate().take(30_000) {
         for (m, model) in ["a", "b", "c"].iter().enumerate() {
@@ -143,7 +143,7 @@ fn pct(v: &mut [f64], p: f64) -> f64 {
     v[((v.len() - 1) as f64 * p).round() as usize]
 }
 
-fn measure(label: &str, ds: &Arc<Dataset>, store: &Store, review: ReviewDb, saves: usize) {
+fn measure(label: &str, ds: &Arc<Dataset>, store: &Store, review: Panel, saves: usize) {
     let mut review = review;
     let screen_env = ScreenEnv::new(ds);
     let cx = screen_env.cx(ds);
@@ -173,7 +173,7 @@ fn measure(label: &str, ds: &Arc<Dataset>, store: &Store, review: ReviewDb, save
     );
 
     // Carries out what the TUI's jobs would, feeding results back to the screen.
-    let run = |screen: &mut Review, cmds: Vec<Cmd>, review: &mut ReviewDb| {
+    let run = |screen: &mut Review, cmds: Vec<Cmd>, review: &mut Panel| {
         let mut queue = cmds;
         while let Some(c) = queue.pop() {
             let Cmd::Job(req) = c else { continue };
@@ -248,8 +248,8 @@ fn measure(label: &str, ds: &Arc<Dataset>, store: &Store, review: ReviewDb, save
 }
 
 /// Another reviewer's save until this screen has drawn it (issue 21: under 300 ms p99).
-fn measure_live(label: &str, ds: &Arc<Dataset>, store: &Store, mine: ReviewDb, other: ReviewDb) {
-    use prism::review::watch::Watch;
+fn measure_live(label: &str, ds: &Arc<Dataset>, store: &Store, mine: Panel, other: Panel) {
+    use prism::store::panel_watch::Watch;
     let (mut mine, mut other) = (mine, other);
     let screen_env = ScreenEnv::new(ds);
     let cx = screen_env.cx(ds);
@@ -332,15 +332,15 @@ fn main() {
 
     let db = dir.path().join("prism.db");
     let mut store = Store::open(&db).unwrap();
-    let mut review = ReviewDb::open(&db).unwrap();
+    let mut review = Panel::open(&db).unwrap();
     seed(&ds, &mut store, &mut review);
     measure("SQLite", &ds, &store, review, saves);
     measure_live(
         "SQLite",
         &ds,
         &store,
-        ReviewDb::open(&db).unwrap(),
-        ReviewDb::open(&db).unwrap(),
+        Panel::open(&db).unwrap(),
+        Panel::open(&db).unwrap(),
     );
 
     let have_pg = std::fs::read_dir("/usr/lib/postgresql")
@@ -349,7 +349,7 @@ fn main() {
     if have_pg {
         // fsync on, as a real server runs: a save waits for its commit to reach the disk.
         let server = pg::Pg::start_with(true);
-        let mut shared = ReviewDb::open(Path::new(&server.url())).unwrap();
+        let mut shared = Panel::open(Path::new(&server.url())).unwrap();
         let mut unused = Store::open_in_memory().unwrap();
         seed(&ds, &mut unused, &mut shared);
         measure("PostgreSQL (local)", &ds, &store, shared, saves);
@@ -358,8 +358,8 @@ fn main() {
             "PostgreSQL (local)",
             &ds,
             &store,
-            ReviewDb::open(Path::new(&url)).unwrap(),
-            ReviewDb::open(Path::new(&url)).unwrap(),
+            Panel::open(Path::new(&url)).unwrap(),
+            Panel::open(Path::new(&url)).unwrap(),
         );
     } else {
         println!("PostgreSQL: not installed (scripts/bench-tools or .ci/run install it); skipped");

@@ -284,17 +284,24 @@ fn main() {
         let all: Vec<_> = s.jobs("big").unwrap().into_iter().map(|(j, _)| j).collect();
         let (tx, _rx) = mpsc::unbounded_channel();
         let handle = StoreHandle::spawn(s, Some(db.clone()));
+        let lane = engine::Lane {
+            store: handle,
+            factory: engine::http_backends(),
+            events: tx,
+            cancel: CancellationToken::new(),
+        };
         engine::resume(
+            lane,
             &run,
             // This machine's own model of the run's name (a store never names the endpoint).
             engine::resume_models(&run, &[], &own, false)
                 .unwrap()
                 .models,
-            ds.clone(),
-            unfinished,
-            all,
-            handle,
-            engine::http_backends(),
+            engine::ResumeJobs {
+                dataset: ds.clone(),
+                unfinished,
+                all,
+            },
             // The engine's own throughput, as before scoring moved into it; what scoring as
             // answers arrive costs is measured by process_run (prism run as users run it).
             engine::ResumeOptions {
@@ -302,8 +309,6 @@ fn main() {
                 stream_deltas: false,
                 score: None,
             },
-            tx,
-            CancellationToken::new(),
         )
         .await
         .unwrap()

@@ -115,18 +115,13 @@ async fn selfcheck(
         use_cache: true,
     };
     let t = Instant::now();
-    let s = engine::start(
-        run,
-        items,
-        models,
-        opts,
+    let lane = prism::engine::Lane {
         store,
         factory,
-        tx,
-        CancellationToken::new(),
-    )
-    .await
-    .unwrap();
+        events: tx,
+        cancel: CancellationToken::new(),
+    };
+    let s = engine::start(lane, run, items, models, opts).await.unwrap();
     let secs = t.elapsed().as_secs_f64();
     drain.await.unwrap();
     (secs, s.done, s.failed)
@@ -306,6 +301,12 @@ fn main() {
             let (tx, _rx) = mpsc::unbounded_channel();
             let s = rt
                 .block_on(engine::start(
+                    prism::engine::Lane {
+                        store,
+                        factory,
+                        events: tx,
+                        cancel: CancellationToken::new(),
+                    },
                     run,
                     items,
                     models,
@@ -314,10 +315,6 @@ fn main() {
                         concurrency: 16,
                         use_cache: false,
                     },
-                    store,
-                    factory,
-                    tx,
-                    CancellationToken::new(),
                 ))
                 .unwrap();
             let secs = t.elapsed().as_secs_f64();

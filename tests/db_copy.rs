@@ -10,9 +10,9 @@ use std::path::Path;
 use assert_cmd::Command;
 use common::pg::Pg;
 use prism::dataset::claims::Truth;
-use prism::review::db::ReviewDb;
 use prism::review::quality::QualityRecord;
 use prism::review::{Decision, ReviewRecord};
+use prism::store::Panel;
 use prism::store::lane_tables;
 use prism::store::{
     Answer, AnswerCheck, Cached, Class, DetectConfig, DetectKind, DetectRun, DetectWrite,
@@ -112,7 +112,7 @@ fn fill(path: &Path) {
     .unwrap();
     fill_lanes(&mut s);
     drop(s);
-    let mut r = ReviewDb::open(path).unwrap();
+    let mut r = Panel::open(path).unwrap();
     r.save_decisions(&[ReviewRecord {
         uid: "ann-1".into(),
         item_id: "item-1".into(),
@@ -383,7 +383,7 @@ fn a_store_goes_to_postgres_and_back_the_same() {
     assert!(out.contains("r-one: 5 answers, 4 scores"), "{out}");
     assert!(err.contains("2 run(s) read, 2 new"), "{err}");
     assert!(
-        err.contains("1 cache entries, 1 review decisions, 1 quality scores"),
+        err.contains("1 cache entries, 1 review decisions;"),
         "{err}"
     );
     // d-one: the run, 2 targets, 2 samples, 3 pairs; s-one: the run, 2 items, 1 verdict.
@@ -397,7 +397,7 @@ fn a_store_goes_to_postgres_and_back_the_same() {
     );
     assert!(
         err.contains(
-            "2 detection/self-detection run(s) read, 12 of their rows and 3 answer checks"
+            "2 detection/self-detection run(s) read, 12 of their rows and 4 answer checks, entailments, topics and quality scores"
         ),
         "{err}"
     );
@@ -414,9 +414,7 @@ fn a_store_goes_to_postgres_and_back_the_same() {
     );
     assert!(err.contains("0 of their rows and 0 answer checks"), "{err}");
     assert!(
-        err.contains(
-            "added 0 answers, 0 scores, 0 cache entries, 0 review decisions, 0 quality scores"
-        ),
+        err.contains("added 0 answers, 0 scores, 0 cache entries, 0 review decisions;"),
         "{err}"
     );
     // Back into a new SQLite file.
@@ -602,7 +600,11 @@ fn a_shared_store_over_tls_checks_the_servers_certificate() {
 fn the_shared_lane_tables_are_as_described() {
     let pg = Pg::start();
     // Connecting migrates.
-    prism::store::AnyStore::open(std::path::Path::new(&pg.url())).unwrap();
+    prism::store::Db::open(
+        Some(std::path::Path::new(&pg.url())),
+        std::path::Path::new("unused.db"),
+    )
+    .unwrap();
     let mut c = postgres::Client::connect(&pg.url(), postgres::NoTls).unwrap();
     for t in lane_tables::all() {
         let cols: Vec<(String, String)> = c

@@ -362,23 +362,28 @@ async fn cancel_keeps_finished_results_and_resume_finishes_the_rest() {
         .map(|(j, _)| j)
         .collect();
     let (tx, _rx) = mpsc::unbounded_channel();
+    let lane = engine::Lane {
+        store,
+        factory: engine::http_backends(),
+        events: tx,
+        cancel: CancellationToken::new(),
+    };
     let resumed = engine::resume(
+        lane,
         &run,
         engine::resume_models(&run, &[], &[model], false)
             .unwrap()
             .models,
-        ds,
-        unfinished.clone(),
-        all,
-        store,
-        engine::http_backends(),
+        engine::ResumeJobs {
+            dataset: ds,
+            unfinished: unfinished.clone(),
+            all,
+        },
         engine::ResumeOptions {
             concurrency: 8,
             stream_deltas: true,
             ..Default::default()
         },
-        tx,
-        CancellationToken::new(),
     )
     .await
     .unwrap();

@@ -475,7 +475,10 @@ fn odd_values_on_a_shared_store_break_no_reader() {
         assert!(o.status.success(), "{args:?}: {text}");
         if args[0] == "runs" {
             assert!(text.contains("unknown"), "{text}");
-            let pulled = text.lines().find(|l| l.contains("is read through")).unwrap();
+            let pulled = text
+                .lines()
+                .find(|l| l.contains("is read through"))
+                .unwrap();
             assert!(!pulled.contains("  "), "{pulled}");
             assert_eq!(
                 text.matches("unknown run status \"zombie\"").count(),

@@ -11,8 +11,8 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use prism::review::db::ReviewDb;
 use prism::review::{Decision, ReviewRecord};
+use prism::store::Panel;
 
 fn batch(reviewer: &str, round: usize, items: usize) -> Vec<ReviewRecord> {
     (0..items)
@@ -89,7 +89,7 @@ fn two_reviewers_at_once(db: String, dir: &Path, secs: u64) {
     let a = std::thread::spawn(move || reviewer("ann", db1, &d1, secs));
     let b = std::thread::spawn(move || reviewer("bob", db2, &d2, secs));
     let (a, b) = (a.join().unwrap(), b.join().unwrap());
-    let store = ReviewDb::open(Path::new(&db)).unwrap();
+    let store = Panel::open(Path::new(&db)).unwrap();
     let all = store.decisions().unwrap();
     let uids: Vec<&str> = all.iter().map(|r| r.uid.as_str()).collect();
     let unique: HashSet<&str> = uids.iter().copied().collect();
@@ -134,7 +134,7 @@ fn two_processes_on_postgres_for_a_minute_lose_nothing() {
     let dir = tempfile::tempdir().unwrap();
     two_reviewers_at_once(pg.url(), dir.path(), soak_secs());
     // Migrations ran once: a second open finds nothing to do.
-    let again = ReviewDb::open(Path::new(&pg.url())).unwrap();
+    let again = Panel::open(Path::new(&pg.url())).unwrap();
     assert!(!again.decisions().unwrap().is_empty());
 }
 
@@ -142,7 +142,7 @@ fn two_processes_on_postgres_for_a_minute_lose_nothing() {
 #[ignore = "starts a PostgreSQL server (.ci/run installs it)"]
 fn drafts_and_quality_scores_round_trip_on_postgres() {
     let pg = common::pg::Pg::start();
-    let mut db = ReviewDb::open(Path::new(&pg.url())).unwrap();
+    let mut db = Panel::open(Path::new(&pg.url())).unwrap();
     let mut d = prism::store::Draft {
         item_id: "i1".into(),
         reviewer: "ann".into(),
@@ -211,7 +211,7 @@ mod screen_on_postgres {
     ) -> (App, Services) {
         let (app, mut services) = super::common::screen::session(rt, db, Vec::new());
         services.reviewer = who.into();
-        services.review = Some(super::ReviewDb::open(std::path::Path::new(url)).unwrap());
+        services.review = Some(super::Panel::open(std::path::Path::new(url)).unwrap());
         (app, services)
     }
 
@@ -278,7 +278,7 @@ mod screen_on_postgres {
             },
             Duration::from_secs(1),
         );
-        let n = super::ReviewDb::open(std::path::Path::new(&pg.url()))
+        let n = super::Panel::open(std::path::Path::new(&pg.url()))
             .unwrap()
             .decisions()
             .unwrap()
@@ -326,7 +326,7 @@ mod screen_on_postgres {
         let s = play(&rt, &mut ann, &mut sa, decide('y'));
         assert!(s.contains("1 disputed"), "{s}");
         assert_eq!(
-            super::ReviewDb::open(std::path::Path::new(&pg.url()))
+            super::Panel::open(std::path::Path::new(&pg.url()))
                 .unwrap()
                 .decisions()
                 .unwrap()

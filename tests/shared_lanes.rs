@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command;
 use common::{mock, pg::Pg};
 use prism::detect::run::Stored;
-use prism::store::{AnyStore, Store};
+use prism::store::Store;
 
 fn models(mock: &mock::Mock) -> String {
     format!(
@@ -161,7 +161,19 @@ fn autohall_on_a_shared_store_is_pushed_as_it_runs_and_resumed_by_another_machin
     assert_eq!(count(&mut db, "detect_targets", &id), 8);
     child.kill().unwrap();
     child.wait().unwrap();
-    let before = Stored::load(&Store::open(&a.local()).unwrap(), &id).unwrap();
+    // What the team has of A's work is what reached the shared store before the kill (a row
+    // A committed in the last moment and had not pushed yet stays on A, pushed when A resumes
+    // it): that much B must keep as it is.
+    let a_local = Stored::load(&Store::open(&a.local()).unwrap(), &id).unwrap();
+    let on_shared = a.dir.path().join("shared-at-kill.db");
+    a.prism()
+        .args(["db", "copy", &url])
+        .arg(&on_shared)
+        .args(["--run", &id])
+        .assert()
+        .success();
+    let before = Stored::load(&Store::open(&on_shared).unwrap(), &id).unwrap();
+    assert!(before.pairs.len() >= 10 && before.pairs.len() <= a_local.pairs.len());
     assert!(before.pairs.len() < 48, "killed before the end");
     // Another machine resumes the run from the shared store (the dead holder's lock is taken
     // over: its process is gone); nothing A finished is asked again.
@@ -211,14 +223,15 @@ fn autohall_on_a_shared_store_is_pushed_as_it_runs_and_resumed_by_another_machin
     assert_eq!(copied.pairs, done.pairs);
     // The TUI's mirror pulls the same into a machine's store.
     let fresh = tempfile::tempdir().unwrap();
-    let AnyStore::Shared(shared) = AnyStore::open(Path::new(&url)).unwrap() else {
-        panic!("a shared store")
-    };
     let mirror_db = fresh.path().join("m.db");
-    let mut mirror = prism::store::mirror::Mirror::new(shared, Store::open(&mirror_db).unwrap());
-    let pulled = mirror.pull().unwrap();
+    let mirror = prism::store::Db::open(Some(Path::new(&url)), &mirror_db).unwrap();
+    let pulled = mirror.pull_all().unwrap().unwrap();
     assert_eq!(pulled.lane_rows, 1 + 8 + 48 + 48, "{pulled:?}");
-    assert_eq!(mirror.pull().unwrap().lane_rows, 0, "nothing twice");
+    assert_eq!(
+        mirror.pull_all().unwrap().unwrap().lane_rows,
+        0,
+        "nothing twice"
+    );
     let mirrored = Stored::load(&Store::open(&mirror_db).unwrap(), &id).unwrap();
     assert_eq!(mirrored.pairs, done.pairs);
     // The report reads on a third machine straight from the shared store.
@@ -410,14 +423,9 @@ fn a_mirror_goes_on_where_the_last_session_stopped() {
     let url = pg.url();
     let mut db = shared_run(&a, &pg, 20);
     let first: String = db.query_one("SELECT id FROM runs", &[]).unwrap().get(0);
-    let shared = || match AnyStore::open(Path::new(&url)).unwrap() {
-        AnyStore::Shared(p) => p,
-        AnyStore::Local(_) => panic!("a shared store"),
-    };
     let local = b.local();
-    let pulled = prism::store::mirror::Mirror::new(shared(), Store::open(&local).unwrap())
-        .pull()
-        .unwrap();
+    let mirror = prism::store::Db::open(Some(Path::new(&url)), &local).unwrap();
+    let pulled = mirror.pull_all().unwrap().unwrap();
     assert_eq!(pulled.runs, 1);
     // While this machine's TUI is closed: the run is judged, then another run of 600 answers.
     ok(&a
@@ -431,8 +439,7 @@ fn a_mirror_goes_on_where_the_last_session_stopped() {
         .args(["--json", "--db", &url])
         .output()
         .unwrap());
-    let mut m = prism::store::mirror::Mirror::new(shared(), Store::open(&local).unwrap());
-    let pulled = m.pull().unwrap();
+    let pulled = mirror.pull_all().unwrap().unwrap();
     assert_eq!(pulled.runs, 1, "the second run");
     let mine = Store::open(&local).unwrap().scores(Some(&first)).unwrap();
     let judged = mine
@@ -451,7 +458,10 @@ fn a_mirror_goes_on_where_the_last_session_stopped() {
         judged as i64, theirs,
         "the scores judged while no mirror ran"
     );
-    assert!(!m.pull().unwrap().changed(), "nothing twice");
+    assert!(
+        !mirror.pull_all().unwrap().unwrap().changed(),
+        "nothing twice"
+    );
 }
 
 /// `prism runs`, `report`, and naming, tagging and removing on a shared store, from machines

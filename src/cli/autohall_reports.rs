@@ -242,11 +242,11 @@ pub(super) struct TopicsBy {
 fn assign_topics(
     by: &TopicsBy,
     claims: &[String],
-    db: &Path,
+    db: &crate::store::Db,
 ) -> anyhow::Result<std::collections::HashMap<String, String>> {
     use crate::detect::topics::{self, TopicEvent};
     let vocab = topics::vocabulary(&by.list);
-    let mut store = crate::store::Store::open(db)?;
+    let mut store = db.store()?;
     let mut stored = store.topics(&by.model.name, &vocab)?;
     // Replies kept from earlier analyses are read as this prism reads them.
     let moved = topics::read_again(&stored, &by.list);
@@ -277,10 +277,8 @@ fn assign_topics(
         let cancel = tokio_util::sync::CancellationToken::new();
         let (read, unread, failed) = rt.block_on(async {
             crate::shutdown::cancel_on_signal(&cancel);
-            let handle = crate::store::StoreHandle::spawn(
-                crate::store::Store::open(db)?,
-                Some(db.to_path_buf()),
-            );
+            let lock = format!("topics:{}:{vocab}", by.model.name);
+            let handle = db.records_handle(db.store()?, &lock, "topic(s)")?;
             let caller = std::sync::Arc::new(crate::engine::Caller::new(
                 &by.model,
                 &by.factory,
@@ -288,22 +286,22 @@ fn assign_topics(
                 by.use_cache,
                 cancel.clone(),
             )?);
-            let store = std::sync::Arc::new(std::sync::Mutex::new(crate::store::Store::open(db)?));
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-            let lane = topics::run(
-                todo,
-                by.list.clone(),
+            let unit = std::sync::Arc::new(topics::Topics {
                 caller,
-                store,
-                &handle,
-                by.concurrency,
-                tx,
-                &cancel,
-            );
+                topics: by.list.clone(),
+            });
+            let lane = crate::engine::Lane {
+                store: handle.clone(),
+                factory: by.factory.clone(),
+                events: tx,
+                cancel: cancel.clone(),
+            };
+            let lane = crate::engine::records::run(lane, by.concurrency, &lock, unit, todo);
             let tally = async move {
                 let (mut read, mut unread, mut failed) = (0, 0, 0);
                 while let Some(ev) = rx.recv().await {
-                    if let TopicEvent::Assigned(r) = ev {
+                    if let TopicEvent::Saved(r) = ev {
                         match (&r.topic, &r.error) {
                             (Some(_), _) => read += 1,
                             (None, None) => unread += 1,
@@ -326,20 +324,21 @@ fn assign_topics(
                 ""
             }
         );
+        db.finish()?;
     }
-    let records = crate::store::Store::open(db)?.topics(&by.model.name, &vocab)?;
+    let records = db.store()?.topics(&by.model.name, &vocab)?;
     Ok(topics::assigned(&records))
 }
 
 /// `prism autohall --analyse RUN`: the paper's analyses of a stored claims run.
 pub(super) fn analyse(
     id: &str,
-    db: &Path,
+    db: &crate::store::Db,
     json: bool,
     topics_by: Option<TopicsBy>,
 ) -> anyhow::Result<i32> {
     let json_mode = json || !std::io::stdout().is_terminal();
-    let store = super::run::existing_store(db, "run prism autohall first, or pass --db")?;
+    let store = db.existing_store("run prism autohall first, or pass --db")?;
     let run = store
         .detect_run(id)?
         .with_context(|| format!("no detection run {id} in the store"))?;

@@ -13,13 +13,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::inputs::Filter;
 use super::run::{dataset_path, load_models, open_dataset};
-use super::shared_lane::SharedLane;
 use crate::config::Dirs;
 use crate::detect::plan::{self, Plan, Settings};
 use crate::detect::results;
 use crate::detect::run::{DetectEvent, DetectOptions, Step, Stored};
 use crate::engine::BackendFactory;
 use crate::provider::{ModelConfig, Params};
+use crate::store::Db;
 use crate::store::lane_tables::{self, LaneKind};
 use crate::store::{DetectKind, DetectRun, Store, Verdict};
 
@@ -319,24 +319,28 @@ fn claims_plan(args: &AutohallArgs, dirs: &Dirs) -> anyhow::Result<Plan> {
     plan::claims(&set, dataset_ref, models, &settings)
 }
 
-/// Runs a plan on the store at `db`, printing as `prism run` does.
+/// Runs a plan on `db`, printing as `prism run` does.
 fn launch(
-    plan: Plan,
-    store: Store,
-    db: PathBuf,
+    (plan, store): (Plan, Store),
+    db: &Db,
     c: &Common,
     factory: BackendFactory,
     command: &str,
-    shared: Option<&SharedLane>,
 ) -> anyhow::Result<i32> {
     let cancel = CancellationToken::new();
     let (tx, rx) = mpsc::unbounded_channel();
     let run = plan.run.clone();
-    let handle = super::shared_lane::handle(shared, store, &db, LaneKind::Detect, &run.id)?;
+    let handle = db.lane_handle(store, LaneKind::Detect, &run.id)?;
     let opts = options(c);
     let c2 = cancel.clone();
-    let task: Task = Box::pin(async move { plan.launch(opts, handle, factory, tx, c2).await });
-    drive(task, rx, c.lane.json, cancel, &run, (&db, shared), command)
+    let lane = crate::engine::Lane {
+        store: handle,
+        factory,
+        events: tx,
+        cancel: c2,
+    };
+    let task: Task = Box::pin(async move { plan.launch(lane, opts).await });
+    drive(task, rx, c.lane.json, cancel, &run, db, command)
 }
 
 /// `prism detect`. Exit codes: 0 every call done, 2 some failed, 1 could not start, 130
@@ -346,36 +350,33 @@ pub(crate) fn detect(
     dirs: &Dirs,
     factory: BackendFactory,
 ) -> anyhow::Result<i32> {
-    let (db, shared) = super::shared_lane::open(args.common.lane.db.as_ref(), dirs)?;
-    if let Some(s) = &shared {
-        match (&args.common.reread, &args.common.lane.resume) {
-            (Some(id), _) | (None, Some(id)) => s.pull_lane(LaneKind::Detect, id)?,
-            // The answers under test: the named run, or the shared store's newest.
-            (None, None) => args.run = Some(s.pull_run(args.run.as_deref())?),
-        }
+    let db = super::lane_flags::open_db(args.common.lane.db.as_ref(), dirs)?;
+    match (&args.common.reread, &args.common.lane.resume) {
+        (Some(id), _) | (None, Some(id)) => db.pull_lane(LaneKind::Detect, id)?,
+        // The answers under test: the named run, or the shared store's newest.
+        (None, None) => args.run = db.pull_run(args.run.as_deref())?,
     }
     let c = &args.common;
     if let Some(id) = &c.reread {
-        let code = super::autohall_reports::reread(id, &db, c.lane.json, DetectKind::Answers)?;
-        if let Some(s) = &shared {
-            s.push_lane(LaneKind::Detect, id)?;
-        }
+        let code =
+            super::autohall_reports::reread(id, db.local(), c.lane.json, DetectKind::Answers)?;
+        db.push_lane(LaneKind::Detect, id)?;
         return Ok(code);
     }
-    let (plan, store) = match &c.lane.resume {
+    let planned = match &c.lane.resume {
         Some(id) => {
-            let store = Store::open(&db)?;
+            let store = db.store()?;
             (
                 resume_plan(dirs, c, &store, id, DetectKind::Answers)?,
                 store,
             )
         }
         None => {
-            let store = super::run::existing_store(&db, "run prism run first, or pass --db")?;
-            (answers_plan(&args, dirs, &store, &db)?, store)
+            let store = db.existing_store("run prism run first, or pass --db")?;
+            (answers_plan(&args, dirs, &store, db.local())?, store)
         }
     };
-    launch(plan, store, db, c, factory, "detect", shared.as_ref())
+    launch(planned, &db, c, factory, "detect")
 }
 
 /// `prism autohall`. Exit codes as `prism detect`.
@@ -385,18 +386,18 @@ pub(crate) fn autohall(
     factory: BackendFactory,
 ) -> anyhow::Result<i32> {
     let c = &args.common;
-    let (db, shared) = super::shared_lane::open(c.lane.db.as_ref(), dirs)?;
-    if let Some(s) = &shared
-        && let Some(id) = c
-            .reread
-            .as_ref()
-            .or(args.analyse.as_ref())
-            .or(c.lane.resume.as_ref())
+    let db = super::lane_flags::open_db(c.lane.db.as_ref(), dirs)?;
+    if let Some(id) = c
+        .reread
+        .as_ref()
+        .or(args.analyse.as_ref())
+        .or(c.lane.resume.as_ref())
     {
-        s.pull_lane(LaneKind::Detect, id)?;
+        db.pull_lane(LaneKind::Detect, id)?;
     }
     if !args.import.is_empty() {
-        let before: Vec<String> = Store::open(&db)?
+        let before: Vec<String> = db
+            .store()?
             .lane_statuses(LaneKind::Detect)?
             .into_iter()
             .map(|(id, _)| id)
@@ -409,29 +410,26 @@ pub(crate) fn autohall(
                 reading: args.reading,
                 json: c.lane.json,
             },
-            &db,
+            db.local(),
         )?;
-        if let Some(s) = &shared {
-            for (id, _) in Store::open(&db)?.lane_statuses(LaneKind::Detect)? {
+        if db.is_shared() {
+            for (id, _) in db.store()?.lane_statuses(LaneKind::Detect)? {
                 if !before.contains(&id) {
-                    let n = s.push_lane(LaneKind::Detect, &id)?;
-                    crate::warn!("{id}: {n} row(s) pushed to {}", s.shown());
+                    db.push_lane(LaneKind::Detect, &id)?;
+                    crate::warn!("{id}: pushed to {}", db.shown());
                 }
             }
         }
         return Ok(code);
     }
     if let Some(id) = &c.reread {
-        let code = super::autohall_reports::reread(id, &db, c.lane.json, DetectKind::Claims)?;
-        if let Some(s) = &shared {
-            s.push_lane(LaneKind::Detect, id)?;
-        }
+        let code =
+            super::autohall_reports::reread(id, db.local(), c.lane.json, DetectKind::Claims)?;
+        db.push_lane(LaneKind::Detect, id)?;
         return Ok(code);
     }
     if let Some(id) = &args.analyse {
-        if let Some(s) = &shared {
-            s.pull_table(&lane_tables::CLAIM_TOPICS, None)?;
-        }
+        db.pull_table(&lane_tables::CLAIM_TOPICS, None)?;
         let topics = match &args.topics_by {
             None => None,
             Some(name) => Some(super::autohall_reports::TopicsBy {
@@ -454,17 +452,14 @@ pub(crate) fn autohall(
             }),
         };
         let code = super::autohall_reports::analyse(id, &db, c.lane.json, topics)?;
-        if let Some(s) = &shared {
-            s.push_table(&lane_tables::CLAIM_TOPICS, None)?;
-        }
         return Ok(code);
     }
-    let store = Store::open(&db)?;
+    let store = db.store()?;
     let plan = match &c.lane.resume {
         Some(id) => resume_plan(dirs, c, &store, id, DetectKind::Claims)?,
         None => claims_plan(&args, dirs)?,
     };
-    launch(plan, store, db, c, factory, "autohall", shared.as_ref())
+    launch((plan, store), &db, c, factory, "autohall")
 }
 
 /// Runs the task to its end, printing progress or JSON lines, then the results.
@@ -474,18 +469,16 @@ fn drive(
     json: bool,
     cancel: CancellationToken,
     run: &DetectRun,
-    (db, shared): (&std::path::Path, Option<&SharedLane>),
+    db: &Db,
     command: &str,
 ) -> anyhow::Result<i32> {
     let json_mode = json || !std::io::stdout().is_terminal();
     let (summary, failures) =
         super::background::run_with_printer(task, print_events(rx, json_mode), &cancel)?;
     super::background::say_summary("detection", &summary, &failures);
-    if let Some(s) = shared {
-        s.finish()?;
-    }
+    db.finish()?;
     // The results, from what is stored (a resumed run counts everything, not just this part).
-    let store = Store::open(db)?;
+    let store = db.store()?;
     let stored = Stored::load(&store, &run.id)?;
     let k = run.config.k.max(1);
     match run.kind {
@@ -526,9 +519,11 @@ fn drive(
     if !json_mode {
         crate::say!("{}", run.id);
     }
-    let given = shared.map_or_else(|| db.display().to_string(), |s| s.shown().to_string());
     Ok(super::background::exit_code(
-        &summary, command, &run.id, &given,
+        &summary,
+        command,
+        &run.id,
+        &db.shown(),
     ))
 }
 

@@ -6,13 +6,13 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::Args;
 use serde_json::json;
 
-use super::run::{dataset_path, existing_store, load_models, open_dataset};
+use super::run::{dataset_path, load_models, open_dataset};
 use crate::config::Dirs;
 use crate::detect::semantic::{self, EntropyEvent, Group, Known, members};
 use crate::engine::BackendFactory;
@@ -71,21 +71,21 @@ pub(crate) fn entropy(
     dirs: &Dirs,
     factory: BackendFactory,
 ) -> anyhow::Result<i32> {
-    let (db, shared) = super::shared_lane::open(args.ask.db.as_ref(), dirs)?;
+    let db = super::lane_flags::open_db(args.ask.db.as_ref(), dirs)?;
     let mut named_run = args.run.clone();
-    if let Some(s) = &shared {
+    if db.is_shared() {
         // A run's samples, or a detection run's sampled answers.
-        let id = match s.pull_run(args.run.as_deref()) {
+        let id = match db.pull_run(args.run.as_deref()) {
             Ok(id) => id,
             Err(e) => match args.run.as_deref() {
-                Some(id) if s.pull_lane(LaneKind::Detect, id).is_ok() => id.to_string(),
+                Some(id) if db.pull_lane(LaneKind::Detect, id).is_ok() => Some(id.to_string()),
                 _ => return Err(e),
             },
         };
-        s.pull_table(&lane_tables::ENTAILMENTS, None)?;
-        named_run = Some(id);
+        db.pull_table(&lane_tables::ENTAILMENTS, None)?;
+        named_run = id;
     }
-    let store = existing_store(&db, "run prism run --samples 5 first")?;
+    let store = db.existing_store("run prism run --samples 5 first")?;
     let id = match &named_run {
         Some(id) => id.clone(),
         None => store.latest_run()?.context("no runs in the store")?.id,
@@ -117,7 +117,11 @@ pub(crate) fn entropy(
         let cancel = tokio_util::sync::CancellationToken::new();
         let calls = rt.block_on(async {
             crate::shutdown::cancel_on_signal(&cancel);
-            let handle = crate::store::StoreHandle::spawn(Store::open(&db)?, Some(db.clone()));
+            let handle = db.records_handle(
+                db.store()?,
+                &format!("entropy:{}:{id}", judge.name),
+                "entailment verdict(s)",
+            )?;
             let caller = Arc::new(crate::engine::Caller::new(
                 &judge,
                 &factory,
@@ -125,24 +129,31 @@ pub(crate) fn entropy(
                 !args.ask.no_cache,
                 cancel.clone(),
             )?);
-            let store = Arc::new(Mutex::new(Store::open(&db)?));
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-            let lane = semantic::run(
-                &id,
-                groups.clone(),
-                known,
+            let unit = Arc::new(semantic::GroupClustering {
+                groups: groups.clone(),
+                known: std::sync::Mutex::new(known),
                 caller,
-                store,
-                &handle,
+            });
+            let lock = unit.lock(&id);
+            let lane = crate::engine::Lane {
+                store: handle.clone(),
+                factory: factory.clone(),
+                events: tx,
+                cancel: cancel.clone(),
+            };
+            let lane = crate::engine::records::run(
+                lane,
                 args.ask.concurrency.max(1),
-                tx,
-                &cancel,
+                &lock,
+                unit,
+                (0..groups.len()).collect(),
             );
             let tally = async move {
                 // (verdicts read, unreadable, failed calls)
                 let mut t = (0, 0, 0);
                 while let Some(ev) = rx.recv().await {
-                    if let EntropyEvent::Judged(r) = ev {
+                    if let EntropyEvent::Saved(r) = ev {
                         match (&r.relation, &r.error) {
                             (Some(_), _) => t.0 += 1,
                             (None, None) => t.1 += 1,
@@ -170,10 +181,9 @@ pub(crate) fn entropy(
             }
         );
     }
-    if let Some(s) = &shared {
-        s.push_table(&lane_tables::ENTAILMENTS, None)?;
-    }
-    let known = Known::of(&Store::open(&db)?.entailments(Some(&judge.name))?);
+    // Every verdict went to a shared store as it was saved; what is left goes now.
+    db.finish()?;
+    let known = Known::of(&db.store()?.entailments(Some(&judge.name))?);
     let as_json = args.ask.json || !std::io::stdout().is_terminal();
     let mut unfinished = 0;
     let mut text = format!(

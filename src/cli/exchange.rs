@@ -276,8 +276,7 @@ pub(crate) fn export_cmd(
     dirs: &crate::config::Dirs,
 ) -> anyhow::Result<i32> {
     // A shared store's run is exported from this machine's copy, brought up to date first.
-    let (db, _) = super::shared_lane::synced(db.as_ref(), dirs)?;
-    let store = crate::store::Store::open(&db)?;
+    let store = super::lane_flags::synced(db.as_ref(), dirs)?.store()?;
     let (id, n, notes) = export(&store, run_id, prism_outputs)?;
     for note in notes {
         crate::warn!("note: {note}");
@@ -297,14 +296,8 @@ pub(crate) fn import_cmd(
     dirs: &crate::config::Dirs,
 ) -> anyhow::Result<i32> {
     // Into a shared store: imported here, then the run copied there whole.
-    let shared = super::shared_lane::shared_url(db.as_ref())
-        .map(crate::store::pg::PgStore::connect)
-        .transpose()?;
-    let db = match (&shared, db) {
-        (Some(_), _) | (None, None) => super::run::default_db(dirs),
-        (None, Some(d)) => d,
-    };
-    let mut store = crate::store::Store::open(&db)?;
+    let db = crate::store::Db::open(db.as_deref(), &super::run::default_db(dirs))?;
+    let mut store = db.store()?;
     let dataset_ref = dataset
         .map(|d| std::fs::canonicalize(&d).unwrap_or(d).display().to_string())
         .unwrap_or_else(|| "<unknown>".into());
@@ -313,21 +306,9 @@ pub(crate) fn import_cmd(
         crate::warn!("{p}");
     }
     crate::warn!("imported {n} responses as run {id}");
-    if let Some(pg) = &shared {
-        let bundle = store
-            .run_bundle(&id)?
-            .ok_or_else(|| anyhow::anyhow!("run {id} was not stored"))?;
-        // A new run: linked to the shared store, so what others add to it there comes back.
-        store.link_runs(
-            pg.shown(),
-            &[(crate::store::links::RunKind::Answers, id.as_str())],
-        )?;
-        let added = pg.put_run_bundle(&bundle)?;
-        crate::warn!(
-            "run {id} copied to {}: {} answers",
-            pg.shown(),
-            added.responses
-        );
+    if db.is_shared() {
+        let answers = db.push_run(&id)?;
+        crate::warn!("run {id} copied to {}: {answers} answers", db.shown());
     }
     crate::say!("{id}");
     Ok(if problems.is_empty() { 0 } else { 2 })

@@ -48,3 +48,31 @@ pub struct AskFlags {
     #[arg(long)]
     pub json: bool,
 }
+
+/// The store a lane command works on (`--db`, else this machine's store), saying when it
+/// works through this machine's store for a shared one.
+pub(super) fn open_db(
+    db: Option<&std::path::PathBuf>,
+    dirs: &crate::config::Dirs,
+) -> anyhow::Result<crate::store::Db> {
+    let db = crate::store::Db::open(
+        db.map(std::path::PathBuf::as_path),
+        &super::run::default_db(dirs),
+    )?;
+    db.say_working();
+    Ok(db)
+}
+
+/// The store a reading command reads (`prism runs`, `compare`, `report`, `export`,
+/// `signals`): a shared store through this machine's copy, brought up to date first.
+pub(super) fn synced(
+    db: Option<&std::path::PathBuf>,
+    dirs: &crate::config::Dirs,
+) -> anyhow::Result<crate::store::Db> {
+    let db = crate::store::Db::open(
+        db.map(std::path::PathBuf::as_path),
+        &super::run::default_db(dirs),
+    )?;
+    db.sync()?;
+    Ok(db)
+}

@@ -18,7 +18,6 @@ pub(crate) mod runs;
 pub(crate) mod score;
 pub(crate) mod self_detect;
 pub(crate) mod selfcheck;
-mod shared_lane;
 pub(crate) mod signals;
 mod tui_start;
 

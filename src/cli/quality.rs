@@ -5,7 +5,7 @@
 //! over a sweep of thresholds.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use clap::Args;
 use tokio_util::sync::CancellationToken;
@@ -14,7 +14,6 @@ use crate::config::{Config, Dirs};
 use crate::engine::Caller;
 use crate::review::quality::{self, QualityRecord, SweepRow};
 use crate::review::quality_run::{self, QualityEvent};
-use crate::store::{Store, StoreHandle};
 
 #[derive(Debug, Args)]
 pub struct QualityArgs {
@@ -71,15 +70,13 @@ pub(crate) fn quality(
         .ok_or_else(|| anyhow::anyhow!("no model {name:?}"))?;
     let (ds, _) = super::run::open_dataset(args.dataset.as_deref())?;
     let items = super::run::select_items(&ds, args.filter.as_deref(), args.limit)?;
-    // Scores and decisions go where the panel's are: `--db` (a SQLite file or a postgres://
-    // URL), else the config's postgres:// `db`, else the local store. Judge replies are cached
-    // in a local SQLite store either way.
-    let store = super::review::review_db(args.db.clone(), dirs)?;
-    let db = args
-        .db
-        .clone()
-        .filter(|d| !crate::store::pg::is_url(&d.to_string_lossy()))
-        .unwrap_or_else(|| super::run::default_db(dirs));
+    // Scores and decisions go where the panel's are: `--db` (a SQLite file or a shared
+    // store), else the config's shared `db`, else the local store. The lane saves through this
+    // machine's store either way (the judge replies are cached there), each score pushed to a
+    // shared store as it is saved.
+    let target = super::review::panel_target(args.db.clone(), dirs);
+    let store = super::review::review_db(Some(target.clone()), dirs)?;
+    let db = crate::store::Db::open(Some(&target), &super::run::default_db(dirs))?;
     let scored: std::collections::HashSet<String> = store
         .quality(Some(&cfg.name))?
         .into_iter()
@@ -106,39 +103,39 @@ pub(crate) fn quality(
         cfg.name,
         items.len() - plan.todo.len()
     );
-    let store = Arc::new(Mutex::new(store));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     let cancel = CancellationToken::new();
     let tally = rt.block_on(async {
         crate::shutdown::cancel_on_signal(&cancel);
-        // The lock, and the judge replies' cache, are in the local store (asking again costs
-        // nothing); the scores go where the panel's are.
-        let local = StoreHandle::spawn(Store::open(&db)?, Some(db.clone()));
+        let handle = db.records_handle(db.store()?, &plan.run_id, "quality score(s)")?;
         let caller = Arc::new(Caller::new(
             &cfg,
             &factory,
-            Some(local.clone()),
+            Some(handle.clone()),
             true,
             cancel.clone(),
         )?);
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let lane = quality_run::run(
-            ds.clone(),
-            plan,
+        let unit = Arc::new(quality_run::Quality {
+            ds: ds.clone(),
             caller,
-            store.clone(),
-            &local,
-            args.concurrency,
-            tx,
-            &cancel,
-        );
+            attempts: plan.attempts,
+        });
+        let lane = crate::engine::Lane {
+            store: handle.clone(),
+            factory: factory.clone(),
+            events: tx,
+            cancel: cancel.clone(),
+        };
+        let lane =
+            crate::engine::records::run(lane, args.concurrency, &plan.run_id, unit, plan.todo);
         let json = args.json;
         let said = async move {
             let mut tally = Tally::default();
             while let Some(ev) = rx.recv().await {
-                if let QualityEvent::Scored(rec) = ev {
+                if let QualityEvent::Saved(rec) = ev {
                     tally.say(&rec, json);
                 }
             }
@@ -160,7 +157,7 @@ pub(crate) fn quality(
             ""
         }
     );
-    let store = store.lock().unwrap_or_else(|e| e.into_inner());
+    db.finish()?;
     report(&args, &cfg.name, &ds, &items, &store)?;
     Ok(if tally.failed > 0 || cancel.is_cancelled() {
         2
@@ -213,7 +210,7 @@ fn report(
     name: &str,
     ds: &crate::dataset::Dataset,
     items: &[usize],
-    store: &crate::review::db::ReviewDb,
+    store: &crate::store::Panel,
 ) -> anyhow::Result<()> {
     let wanted: std::collections::HashSet<&str> = items.iter().map(|&i| &*ds.items[i].id).collect();
     let records: Vec<QualityRecord> = store

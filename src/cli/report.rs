@@ -77,9 +77,10 @@ pub(crate) fn report(
     dirs: &Dirs,
     theme: &crate::theme::Theme,
 ) -> anyhow::Result<i32> {
-    if let (local, Some(pg)) = super::shared_lane::synced(args.db.as_ref(), dirs)? {
-        args.shared = Some(pg.shown().to_string());
-        args.db = Some(local);
+    let db = super::lane_flags::synced(args.db.as_ref(), dirs)?;
+    if db.is_shared() {
+        args.shared = Some(db.shown());
+        args.db = Some(db.local().to_path_buf());
     }
     if let Some(item) = &args.item {
         return item_page(&args, item, dirs);

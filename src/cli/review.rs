@@ -10,8 +10,8 @@ use clap::Subcommand;
 
 use crate::config::Dirs;
 use crate::review::agreement::{self, Metric};
-use crate::review::db::ReviewDb;
 use crate::review::{Decision, ReviewRecord, State};
+use crate::store::Panel;
 
 #[derive(Debug, Subcommand)]
 pub enum ReviewCommand {
@@ -72,15 +72,16 @@ pub enum ReviewCommand {
 
 /// The review database: `--db` (a SQLite file or a postgres:// URL), else the config's `db`
 /// when it is a postgres:// URL, else the default store.
-pub(crate) fn review_db(arg: Option<PathBuf>, dirs: &Dirs) -> anyhow::Result<ReviewDb> {
-    let path = arg.unwrap_or_else(|| {
-        let (config, _) = crate::config::Config::load(&dirs.config_file());
-        match config.db.filter(|d| crate::store::pg::is_url(d)) {
-            Some(url) => PathBuf::from(url),
-            None => super::run::default_db(dirs),
-        }
-    });
-    Ok(ReviewDb::open(&path)?)
+pub(crate) fn review_db(arg: Option<PathBuf>, dirs: &Dirs) -> anyhow::Result<Panel> {
+    Ok(Panel::open(&panel_target(arg, dirs))?)
+}
+
+/// Where the panel's decisions and scores are: `arg`, else the config's shared store, else
+/// this machine's store.
+pub(crate) fn panel_target(arg: Option<PathBuf>, dirs: &Dirs) -> PathBuf {
+    let (config, _) = crate::config::Config::load(&dirs.config_file());
+    crate::store::Db::configured(arg.as_deref(), config.db.as_deref())
+        .unwrap_or_else(|| super::run::default_db(dirs))
 }
 
 pub(crate) fn review(what: ReviewCommand, dirs: &Dirs) -> anyhow::Result<i32> {

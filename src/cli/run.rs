@@ -16,7 +16,7 @@ use crate::config::Dirs;
 use crate::dataset::Dataset;
 use crate::engine::{self, BackendFactory, Event, RunSpec, RunSummary};
 use crate::provider::{ModelsFile, Params, config::KeyStatus};
-use crate::store::{AnyStore, Store, StoreHandle};
+use crate::store::{Db, Store, StoreHandle};
 
 /// Options of `prism run`.
 #[derive(Debug, clap::Args)]
@@ -95,6 +95,9 @@ pub struct RunArgs {
     /// never chooses an endpoint or a key variable).
     #[arg(long)]
     pub recorded_endpoints: bool,
+    /// Set by `prism work`: the store must be a shared one.
+    #[arg(skip)]
+    pub work: bool,
 }
 
 /// Options of `prism work`.
@@ -147,14 +150,8 @@ impl WorkArgs {
                 .db
                 .ok_or_else(|| anyhow::anyhow!("prism work needs the shared store: --db postgres://user@host/db (or db = \"postgres://...\" in config.toml)"))?,
         };
-        if !crate::store::pg::is_url(&db) {
-            bail!(
-                "prism work joins a run on a shared store (postgres://...); {} is a file: finish a run there with prism run --resume {} --db FILE",
-                db,
-                self.run
-            );
-        }
         Ok(RunArgs {
+            work: true,
             dataset: self.dataset,
             models: self.models,
             models_file: self.models_file,
@@ -243,16 +240,6 @@ fn tell_resume_models(chosen: &engine::ResumeModels, shared: bool) {
     }
 }
 
-/// How a store is named in messages: a file's path, or a database URL without its password.
-pub(crate) fn shown_db(db: &Path) -> String {
-    let s = db.to_string_lossy();
-    if crate::store::pg::is_url(&s) {
-        crate::store::pg::redact_url(&s)
-    } else {
-        s.into_owned()
-    }
-}
-
 fn parse_shots(s: &str) -> Result<u32, String> {
     match s.parse::<u32>() {
         Ok(k @ (0 | 1 | 3)) => Ok(k),
@@ -267,8 +254,8 @@ pub fn default_db(dirs: &Dirs) -> PathBuf {
 /// The SQLite store at `db`, which must exist already (`hint` says how to make one). A
 /// PostgreSQL URL is refused by name, its password hidden, never looked for as a file.
 pub(crate) fn existing_store(db: &Path, hint: &str) -> anyhow::Result<Store> {
-    if !crate::store::pg::is_url(&db.to_string_lossy()) && !db.is_file() {
-        bail!("no store at {} ({hint})", db.display());
+    if !db.is_file() {
+        bail!("no store at {} ({hint})", crate::store::shown_name(db));
     }
     Ok(Store::open(db)?)
 }
@@ -497,9 +484,16 @@ type RunTask =
 /// Runs `prism run`. Exit codes: 0 all jobs done, 2 some failed, 1 could not start,
 /// 130 interrupted (resume with --resume).
 pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Result<i32> {
-    let db = args.db.clone().unwrap_or_else(|| default_db(dirs));
-    let store = AnyStore::open(&db)?;
-    let shown = shown_db(&db);
+    let db = match (&args.db, args.work) {
+        (Some(d), true) => Db::open_shared(&d.to_string_lossy(), &default_db(dirs), |file| {
+            format!(
+                "prism work joins a run on a shared store (postgres://...); {file} is a file: finish a run there with prism run --resume {} --db FILE",
+                args.resume.as_deref().unwrap_or("RUN")
+            )
+        })?,
+        _ => Db::open(args.db.as_deref(), &default_db(dirs))?,
+    };
+    let shown = db.shown();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -509,7 +503,7 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
 
     let (task, total_hint, kept): (RunTask, usize, StoreHandle) = if let Some(run_id) = &args.resume
     {
-        let mut run = store
+        let mut run = db
             .run(run_id)?
             .ok_or_else(|| anyhow::anyhow!("no run {run_id} in {shown}"))?;
         // `--no-cache` on a resume holds for the rest of the run, as it does when the run was
@@ -522,10 +516,10 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
         };
         let own = own_models(dirs, args.models_file.as_deref(), &run);
         let chosen = engine::resume_models(&run, &named, &own, args.recorded_endpoints)?;
-        tell_resume_models(&chosen, store.is_shared());
+        tell_resume_models(&chosen, db.is_shared());
         let models = chosen.models;
         let (ds, _) = open_dataset(args.dataset.as_deref().or(dataset_path(&run.dataset)))?;
-        let jobs = store.jobs(&run.id)?;
+        let jobs = db.jobs(&run.id)?;
         let unfinished: Vec<_> = jobs
             .iter()
             .filter(|(_, s)| s.is_todo())
@@ -533,7 +527,7 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
             .collect();
         let all: Vec<_> = jobs.into_iter().map(|(j, _)| j).collect();
         let n = unfinished.len();
-        let handle = store.handle(&db, Duration::from_secs_f64(args.lease_secs))?;
+        let handle = db.run_handle(Duration::from_secs_f64(args.lease_secs))?;
         let kept = handle.clone();
         let score = scoring(
             &args,
@@ -546,23 +540,23 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
         let cancel2 = cancel.clone();
         (
             Box::pin(async move {
-                Ok(engine::resume(
-                    &run,
-                    models,
-                    ds,
+                let lane = engine::Lane {
+                    store: handle,
+                    factory,
+                    events: tx,
+                    cancel: cancel2,
+                };
+                let jobs = engine::ResumeJobs {
+                    dataset: ds,
                     unfinished,
                     all,
-                    handle,
-                    factory,
-                    engine::ResumeOptions {
-                        concurrency: args.concurrency,
-                        stream_deltas: false,
-                        score,
-                    },
-                    tx,
-                    cancel2,
-                )
-                .await?)
+                };
+                let opts = engine::ResumeOptions {
+                    concurrency: args.concurrency,
+                    stream_deltas: false,
+                    score,
+                };
+                Ok(engine::resume(lane, &run, models, jobs, opts).await?)
             }),
             n,
             kept,
@@ -604,7 +598,7 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
             logprobs: args.logprobs,
         };
         let n = spec.plan().len();
-        let handle = store.handle(&db, Duration::from_secs_f64(args.lease_secs))?;
+        let handle = db.run_handle(Duration::from_secs_f64(args.lease_secs))?;
         let kept = handle.clone();
         spec.score = scoring(&args, dirs, &factory, &handle, spec.use_cache, &cancel)?;
         let cancel2 = cancel.clone();

@@ -94,14 +94,14 @@ pub struct CompareArgs {
 
 /// The store to read (a shared store's runs read through this machine's, brought up to date).
 fn open(db: Option<&PathBuf>, dirs: &Dirs) -> anyhow::Result<Store> {
-    Ok(Store::open(&super::shared_lane::synced(db, dirs)?.0)?)
+    super::lane_flags::synced(db, dirs)?.store()
 }
 
 pub(crate) fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
-    let (path, shared) = super::shared_lane::synced(args.db.as_ref(), dirs)?;
-    let mut store = Store::open(&path)?;
-    if let (Some(pg), Some(what)) = (&shared, &args.what) {
-        return on_shared(pg, &mut store, what);
+    let db = super::lane_flags::synced(args.db.as_ref(), dirs)?;
+    let mut store = db.store()?;
+    if let (true, Some(what)) = (db.is_shared(), &args.what) {
+        return on_shared(&db, &mut store, what);
     }
     match args.what {
         Some(RunsCommand::Name { id, name }) => {
@@ -168,18 +168,14 @@ pub(crate) fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
 /// Naming, tagging and removing a run of a shared store: done there (every machine's mirror
 /// takes a name or a tag) and in this machine's copy. A removed run stays in the copies other
 /// machines made of it, as anything copied does.
-fn on_shared(
-    pg: &crate::store::pg::PgStore,
-    store: &mut Store,
-    what: &RunsCommand,
-) -> anyhow::Result<i32> {
-    let missing =
-        |id: &str| anyhow::anyhow!("no run {id} in {} (prism runs lists them)", pg.shown());
+fn on_shared(db: &crate::store::Db, store: &mut Store, what: &RunsCommand) -> anyhow::Result<i32> {
+    let shown = db.shown();
+    let missing = |id: &str| anyhow::anyhow!("no run {id} in {shown} (prism runs lists them)");
     match what {
         RunsCommand::Name { id, name } => {
             let name = clean_name(name);
             let n = (!name.is_empty()).then_some(name.as_str());
-            if !pg.set_run_name(id, n)? {
+            if !db.name_shared_run(id, n)? {
                 return Err(missing(id));
             }
             store.set_run_name(id, n)?;
@@ -192,17 +188,15 @@ fn on_shared(
                 return Err(missing(id));
             }
             let (_, tags) = store.run_labels(id)?;
-            if !pg.set_run_tags(id, &tags)? {
+            if !db.tag_shared_run(id, &tags)? {
                 return Err(missing(id));
             }
             say_tags(id, &tags);
         }
         RunsCommand::Rm { id, yes } => {
-            let Some(run) = pg.run(id)? else {
+            let Some((run, answers, workers)) = db.shared_run_to_remove(id)? else {
                 return Err(missing(id));
             };
-            let answers = pg.responses(id)?.len();
-            let workers = pg.active_workers(id, crate::store::STALE_AFTER_SECS)?;
             if workers > 0 {
                 anyhow::bail!(
                     "run {id} has {workers} worker(s) on it (prism db workers {id} --db URL): stop them (or wait) before removing it"
@@ -211,25 +205,20 @@ fn on_shared(
             if !yes {
                 if !std::io::stdin().is_terminal() {
                     anyhow::bail!(
-                        "prism runs rm {id} removes {answers} answers and their scores from {}: add --yes to do it without asking",
-                        pg.shown()
+                        "prism runs rm {id} removes {answers} answers and their scores from {shown}: add --yes to do it without asking"
                     );
                 }
                 if !confirm(&format!(
-                    "remove run {id} ({}, {answers} answers and their scores) from {} for everyone?",
-                    format_time(run.created_at),
-                    pg.shown()
+                    "remove run {id} ({}, {answers} answers and their scores) from {shown} for everyone?",
+                    format_time(run.created_at)
                 ))? {
                     crate::say!("kept {id}");
                     return Ok(1);
                 }
             }
-            let removed = pg.remove_run(id)?.unwrap_or(0);
+            let removed = db.remove_shared_run(id)?.unwrap_or(0);
             store.remove_run(id)?;
-            crate::say!(
-                "removed {id} from {}: {removed} answers and their scores",
-                pg.shown()
-            );
+            crate::say!("removed {id} from {shown}: {removed} answers and their scores");
         }
     }
     Ok(0)

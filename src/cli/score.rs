@@ -131,20 +131,19 @@ fn score_store(
     factory: BackendFactory,
     rt: &tokio::runtime::Runtime,
 ) -> anyhow::Result<i32> {
-    // On a shared store: the run is scored in this machine's store, and its scores pushed.
-    let (db, shared) = super::shared_lane::open(args.db.as_ref(), dirs)?;
-    let named = match &shared {
-        Some(s) => Some(s.pull_run(args.run.as_deref())?),
-        None => args.run.clone(),
-    };
-    let store = super::run::existing_store(&db, "run `prism run` first, or pass --db")?;
+    // On a shared store: the run is scored in this machine's store, each score pushed to the
+    // shared store as it is saved.
+    let db = super::lane_flags::open_db(args.db.as_ref(), dirs)?;
+    let named = db.pull_run(args.run.as_deref())?;
+    let store = db.existing_store("run `prism run` first, or pass --db")?;
+    let shown = db.local().display().to_string();
     let run = match &named {
         Some(id) => store
             .run(id)?
-            .ok_or_else(|| anyhow::anyhow!("no run {id} in {}", db.display()))?,
+            .ok_or_else(|| anyhow::anyhow!("no run {id} in {shown}"))?,
         None => store
             .latest_run()?
-            .ok_or_else(|| anyhow::anyhow!("no runs in {}", db.display()))?,
+            .ok_or_else(|| anyhow::anyhow!("no runs in {shown}"))?,
     };
     let (ds, _) = open_dataset(args.data.as_deref().or(dataset_path(&run.dataset)))?;
     if let Some(note) = crate::eval::summary::registry_note(&ds) {
@@ -162,7 +161,7 @@ fn score_store(
     if missing > 0 {
         crate::warn!("warning: {missing} responses name items not in the dataset; skipped");
     }
-    let handle = StoreHandle::spawn(store, Some(db.clone()));
+    let handle = db.records_handle(store, &format!("score:{}", run.id), "score(s)")?;
     let caller = judge_caller(judge, args, dirs, &factory, Some(handle.clone()))?;
     let (counts, _) = drive(
         rt,
@@ -172,12 +171,10 @@ fn score_store(
         args.concurrency,
         Some(handle),
     )?;
+    // Every score went to a shared store as it was saved; what is left goes now.
+    db.finish()?;
     // Summaries from what the store now holds (the source of truth).
-    let store = Store::open(&db)?;
-    let scores = store.scores(Some(&run.id))?;
-    if let Some(s) = &shared {
-        s.push_scores(&scores)?;
-    }
+    let scores = db.store()?.scores(Some(&run.id))?;
     let models = summarise(&ds, &scores);
     let report = json!({
         "run": run.id,

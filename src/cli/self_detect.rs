@@ -6,18 +6,18 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::Args;
 use serde_json::json;
 
-use super::run::{dataset_path, existing_store, load_models, open_dataset};
+use super::run::{dataset_path, load_models, open_dataset};
 use crate::config::Dirs;
 use crate::engine::BackendFactory;
 use crate::selfcheck::answers::{self, Check, detected};
+use crate::store::Mode;
 use crate::store::lane_tables;
-use crate::store::{Mode, Store};
 
 #[derive(Debug, Args)]
 pub struct SelfDetectArgs {
@@ -51,18 +51,16 @@ pub(crate) fn self_detect(
     dirs: &Dirs,
     factory: BackendFactory,
 ) -> anyhow::Result<i32> {
-    let (db, shared) = super::shared_lane::open(args.ask.db.as_ref(), dirs)?;
-    let mut named_run = args.run.clone();
-    if let Some(s) = &shared {
-        let id = s.pull_run(args.run.as_deref())?;
-        s.pull_table(&lane_tables::ANSWER_CHECKS, Some(&id))?;
-        named_run = Some(id);
+    let db = super::lane_flags::open_db(args.ask.db.as_ref(), dirs)?;
+    let named_run = db.pull_run(args.run.as_deref())?;
+    if let Some(id) = named_run.as_deref().filter(|_| db.is_shared()) {
+        db.pull_table(&lane_tables::ANSWER_CHECKS, Some(id))?;
     }
-    let store = existing_store(&db, "run prism run first, or pass --db")?;
+    let store = db.existing_store("run prism run first, or pass --db")?;
     let run = match &named_run {
         Some(id) => store
             .run(id)?
-            .with_context(|| format!("no run {id} in {}", db.display()))?,
+            .with_context(|| format!("no run {id} in {}", db.local().display()))?,
         None => store.latest_run()?.context("no runs in the store")?,
     };
     let (ds, _) = open_dataset(args.dataset.as_deref().or(dataset_path(&run.dataset)))
@@ -154,7 +152,11 @@ pub(crate) fn self_detect(
         let cancel = tokio_util::sync::CancellationToken::new();
         rt.block_on(async {
             crate::shutdown::cancel_on_signal(&cancel);
-            let handle = crate::store::StoreHandle::spawn(Store::open(&db)?, Some(db.clone()));
+            let handle = db.records_handle(
+                db.store()?,
+                &format!("answer-checks:{}", run.id),
+                "answer check(s)",
+            )?;
             let mut callers = HashMap::new();
             for (name, cfg) in &detectors {
                 callers.insert(
@@ -168,18 +170,20 @@ pub(crate) fn self_detect(
                     )?),
                 );
             }
-            let store = Arc::new(Mutex::new(Store::open(&db)?));
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-            let lane = answers::run(
-                &run.id,
-                todo,
-                Arc::new(callers),
-                store,
-                &handle,
-                args.ask.concurrency.max(1),
-                tx,
-                &cancel,
-            );
+            let unit = Arc::new(answers::Checks {
+                run_id: run.id.clone(),
+                callers,
+            });
+            let lock = unit.lock();
+            let lane = crate::engine::Lane {
+                store: handle.clone(),
+                factory: factory.clone(),
+                events: tx,
+                cancel: cancel.clone(),
+            };
+            let lane =
+                crate::engine::records::run(lane, args.ask.concurrency.max(1), &lock, unit, todo);
             let drain = async move { while rx.recv().await.is_some() {} };
             let (ran, ()) = tokio::join!(lane, drain);
             ran.map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -187,11 +191,10 @@ pub(crate) fn self_detect(
         })?;
         interrupted = cancel.is_cancelled();
     }
-    if let Some(s) = &shared {
-        s.push_table(&lane_tables::ANSWER_CHECKS, Some(&run.id))?;
-    }
+    // Every verdict went to a shared store as it was saved; what is left goes now.
+    db.finish()?;
     // What the verdicts come to, per detector and mode, beside PRISM's verdict where scored.
-    let store = Store::open(&db)?;
+    let store = db.store()?;
     let scores: HashMap<u32, f64> = store
         .scores(Some(&run.id))?
         .into_iter()

@@ -12,14 +12,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::inputs::Filter;
 use super::run::load_models;
-use super::shared_lane::SharedLane;
 use crate::config::Dirs;
 use crate::engine::BackendFactory;
 use crate::provider::{ModelConfig, Params};
 use crate::selfcheck::results::{self, Row, Stored};
 use crate::selfcheck::run::{self as engine, Options, SelfcheckEvent, Step};
+use crate::store::Db;
+use crate::store::SelfcheckRun;
 use crate::store::lane_tables::LaneKind;
-use crate::store::{SelfcheckRun, Store};
 
 #[derive(Debug, clap::Args)]
 pub struct SelfcheckArgs {
@@ -87,13 +87,13 @@ fn resume_task(
     args: &SelfcheckArgs,
     id: &str,
     dirs: &Dirs,
-    (db, shared): (&std::path::Path, Option<&SharedLane>),
+    db: &Db,
     (opts, factory, tx, cancel): Launch,
 ) -> anyhow::Result<(Task, SelfcheckRun)> {
-    let store = Store::open(db)?;
+    let store = db.store()?;
     let run = store
         .selfcheck_run(id)?
-        .with_context(|| format!("no self-detection run {id} in {}", db.display()))?;
+        .with_context(|| format!("no self-detection run {id} in {}", db.local().display()))?;
     let stored = Stored::load(&store, id)?;
     // The run's models answer as this machine's models file names them (never as the store
     // recorded them); `--models` picks which of them.
@@ -118,13 +118,18 @@ fn resume_task(
             )?);
         }
     }
-    let handle = super::shared_lane::handle(shared, store, db, LaneKind::Selfcheck, &run.id)?;
+    let handle = db.lane_handle(store, LaneKind::Selfcheck, &run.id)?;
     let r = run.clone();
     let c2 = cancel;
-    let task: Task =
-        Box::pin(
-            async move { engine::resume(r, stored, models, opts, handle, factory, tx, c2).await },
-        );
+    let task: Task = Box::pin(async move {
+        let lane = crate::engine::Lane {
+            store: handle,
+            factory,
+            events: tx,
+            cancel: c2,
+        };
+        engine::resume(lane, r, stored, models, opts).await
+    });
     Ok((task, run))
 }
 
@@ -132,7 +137,7 @@ fn resume_task(
 fn new_task(
     args: &SelfcheckArgs,
     dirs: &Dirs,
-    (db, shared): (&std::path::Path, Option<&SharedLane>),
+    db: &Db,
     (opts, factory, tx, cancel): Launch,
 ) -> anyhow::Result<(Task, SelfcheckRun)> {
     if args.models.is_empty() {
@@ -211,14 +216,18 @@ fn new_task(
             false_by: args.false_by,
         },
     );
-    let store = Store::open(db)?;
-    let handle = super::shared_lane::handle(shared, store, db, LaneKind::Selfcheck, &run.id)?;
+    let handle = db.lane_handle(db.store()?, LaneKind::Selfcheck, &run.id)?;
     let r = run.clone();
     let c2 = cancel;
-    let task: Task =
-        Box::pin(
-            async move { engine::start(r, items, models, opts, handle, factory, tx, c2).await },
-        );
+    let task: Task = Box::pin(async move {
+        let lane = crate::engine::Lane {
+            store: handle,
+            factory,
+            events: tx,
+            cancel: c2,
+        };
+        engine::start(lane, r, items, models, opts).await
+    });
     Ok((task, run))
 }
 
@@ -229,9 +238,9 @@ pub(crate) fn selfcheck(
     dirs: &Dirs,
     factory: BackendFactory,
 ) -> anyhow::Result<i32> {
-    let (db, shared) = super::shared_lane::open(args.lane.db.as_ref(), dirs)?;
-    if let (Some(s), Some(id)) = (&shared, &args.lane.resume) {
-        s.pull_lane(LaneKind::Selfcheck, id)?;
+    let db = super::lane_flags::open_db(args.lane.db.as_ref(), dirs)?;
+    if let Some(id) = &args.lane.resume {
+        db.pull_lane(LaneKind::Selfcheck, id)?;
     }
     // Read before any call, so a wrong file costs nothing.
     let areas = args.areas.as_deref().map(results::load_areas).transpose()?;
@@ -242,28 +251,15 @@ pub(crate) fn selfcheck(
         use_cache: !args.lane.no_cache,
     };
     let (task, run) = match &args.lane.resume {
-        Some(id) => resume_task(
-            &args,
-            id,
-            dirs,
-            (&db, shared.as_ref()),
-            (opts, factory, tx, cancel.clone()),
-        )?,
-        None => new_task(
-            &args,
-            dirs,
-            (&db, shared.as_ref()),
-            (opts, factory, tx, cancel.clone()),
-        )?,
+        Some(id) => resume_task(&args, id, dirs, &db, (opts, factory, tx, cancel.clone()))?,
+        None => new_task(&args, dirs, &db, (opts, factory, tx, cancel.clone()))?,
     };
     let json_mode = args.lane.json || !std::io::stdout().is_terminal();
     let (summary, failures) =
         super::background::run_with_printer(task, print_events(rx, json_mode), &cancel)?;
     super::background::say_summary("self-detection", &summary, &failures);
-    if let Some(s) = &shared {
-        s.finish()?;
-    }
-    let store = Store::open(&db)?;
+    db.finish()?;
+    let store = db.store()?;
     let stored = Stored::load(&store, &run.id)?;
     let rows = results::rows(&run, &stored);
     let by_area: Vec<Vec<results::RelationRecall>> = areas
@@ -296,14 +292,11 @@ pub(crate) fn selfcheck(
         }
         crate::say!("{}", run.id);
     }
-    let given = shared
-        .as_ref()
-        .map_or_else(|| db.display().to_string(), |s| s.shown().to_string());
     Ok(super::background::exit_code(
         &summary,
         "selfcheck",
         &run.id,
-        &given,
+        &db.shown(),
     ))
 }
 

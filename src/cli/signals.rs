@@ -38,13 +38,12 @@ pub struct SignalsArgs {
 
 pub(crate) fn signals(args: SignalsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
     // A shared store is read through this machine's copy, brought up to date first.
-    let (db, _) = super::shared_lane::synced(args.db.as_ref(), dirs)?;
-    let store =
-        super::run::existing_store(&db, "run prism run, prism score and prism detect first")?;
+    let db = super::lane_flags::synced(args.db.as_ref(), dirs)?;
+    let store = db.existing_store("run prism run, prism score and prism detect first")?;
     if let Some(run) = &args.run
         && store.run(run)?.is_none()
     {
-        anyhow::bail!("no run {run} in {}", db.display());
+        anyhow::bail!("no run {run} in {}", db.local().display());
     }
     let runs: Vec<String> = match &args.run {
         Some(r) => vec![r.clone()],

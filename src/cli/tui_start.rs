@@ -202,19 +202,18 @@ fn services(
 ) -> (crate::tui::App, crate::tui::Services) {
     // A postgres:// --db (or config db) is the team's shared store: review decisions go there,
     // and its runs are mirrored into this machine's store (runs started here go there as they end).
-    let is_url = |d: &PathBuf| d.to_str().is_some_and(crate::store::pg::is_url);
-    let shared = args
-        .db
-        .as_ref()
-        .filter(|d| is_url(d))
-        .and_then(|d| d.to_str())
-        .map(str::to_string)
-        .or(config.db.clone().filter(|d| crate::store::pg::is_url(d)));
-    let db = args
-        .db
-        .clone()
-        .filter(|d| !is_url(d))
-        .unwrap_or_else(|| run::default_db(dirs));
+    let named = crate::store::Db::configured(args.db.as_deref(), config.db.as_deref());
+    let (db, shared) = match crate::store::Db::open(named.as_deref(), &run::default_db(dirs)) {
+        Ok(d) => (d.local().to_path_buf(), d.is_shared().then_some(d)),
+        Err(e) => {
+            let local = run::default_db(dirs);
+            notices.push(format!(
+                "{e:#}; review decisions stay in {}",
+                local.display()
+            ));
+            (local, None)
+        }
+    };
     let judge_cfg =
         config
             .judge
@@ -256,15 +255,14 @@ fn services(
         services.reviewer = r;
     }
     services.blind = args.blind || config.blind.unwrap_or(false);
-    if let Some(url) = shared {
-        match crate::store::pg::PgStore::connect(&url) {
-            Ok(pg) => {
-                // The team's runs are mirrored into this machine's store while the TUI runs.
-                services.shared_runs = Some(pg.clone());
-                services.review = Some(crate::review::db::ReviewDb::Shared(pg))
-            }
-            Err(e) => notices.push(format!("{e}; review decisions stay in {}", db.display())),
+    if let Some(shared) = shared {
+        // The team's runs are mirrored into this machine's store while the TUI runs, and
+        // review decisions go to the shared store.
+        match shared.panel() {
+            Ok(p) => services.review = Some(p),
+            Err(e) => notices.push(format!("{e:#}; review decisions stay in {}", db.display())),
         }
+        services.shared = Some(std::sync::Arc::new(shared));
     }
     services.load_scores(&mut app);
     (app, services)

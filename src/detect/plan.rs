@@ -4,19 +4,15 @@
 //! detect`, `prism autohall` and the TUI build a [`Plan`] here and [`Plan::launch`] it; they
 //! only parse, show and dispatch.
 
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
-
 use super::run::{DetectEvent, DetectOptions, DetectSummary, Stored};
 use super::targets;
 use crate::dataset::Dataset;
 use crate::dataset::claims::ClaimSet;
-use crate::engine::BackendFactory;
 pub(crate) use crate::engine::models::model_named;
 use crate::provider::{ModelConfig, Params};
 use crate::store::{
     DetectConfig, DetectKind, DetectRun, DetectWrite, ModelSnapshot, ResponseRecord, RunRecord,
-    RunStatus, Store, StoreHandle,
+    RunStatus, Store,
 };
 
 /// How a plan runs: a new run, the rest of a stored one, or one more round for one target.
@@ -306,11 +302,8 @@ impl Plan {
     /// Runs the plan to its end (or cancellation), storing everything as it arrives.
     pub(crate) async fn launch(
         self,
+        lane: crate::engine::Lane<DetectEvent>,
         opts: DetectOptions,
-        store: StoreHandle,
-        factory: BackendFactory,
-        events: mpsc::UnboundedSender<DetectEvent>,
-        cancel: CancellationToken,
     ) -> Result<DetectSummary, crate::engine::harness::RunError> {
         let Plan {
             run,
@@ -319,48 +312,26 @@ impl Plan {
             judge,
             launch,
         } = self;
+        let mut work = super::run::Work {
+            run,
+            stored,
+            only: None,
+            models,
+            judge,
+        };
         match launch {
-            Launch::Start => {
-                super::run::start(
-                    run,
-                    stored.targets,
-                    models,
-                    judge,
-                    opts,
-                    store,
-                    factory,
-                    events,
-                    cancel,
-                )
-                .await
-            }
-            Launch::Resume => {
-                super::run::resume(
-                    run, stored, None, models, judge, opts, store, factory, events, cancel,
-                )
-                .await
-            }
+            Launch::Start => super::run::start(lane, work, opts).await,
+            Launch::Resume => super::run::resume(lane, work, opts).await,
             Launch::Again { target } => {
                 let add = DetectWrite::AddRound {
-                    run: run.id.clone(),
+                    run: work.run.id.clone(),
                     target,
                 };
-                store.detect(add).await.map_err(|e| {
+                lane.store.detect(add).await.map_err(|e| {
                     crate::engine::harness::RunError::store("saving the new round", e)
                 })?;
-                super::run::resume(
-                    run,
-                    stored,
-                    Some(vec![target]),
-                    models,
-                    judge,
-                    opts,
-                    store,
-                    factory,
-                    events,
-                    cancel,
-                )
-                .await
+                work.only = Some(vec![target]);
+                super::run::resume(lane, work, opts).await
             }
         }
     }

@@ -9,11 +9,10 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use super::parse::{is_refusal, read_pair_to, read_truth_to};
 use super::prompts;
-use crate::engine::{BackendFactory, Caller, Delta, harness, judge};
+use crate::engine::{Caller, Delta, Lane, harness, judge};
 use crate::provider::{ChatRequest, Message, ModelConfig, Params};
 use crate::store::{
     Class, DetectConfig, DetectKind, DetectRun, DetectWrite, PairRecord, SampleRecord, StoreHandle,
@@ -155,54 +154,43 @@ impl Stored {
     }
 }
 
-/// Records a new detection run and runs it.
-#[allow(clippy::too_many_arguments)]
+/// A detection run's work: the run, what is stored of it, the targets to work on (`None`:
+/// every one; the TUI's "sample again" names one), and the models that answer and judge.
+pub struct Work {
+    pub run: DetectRun,
+    pub stored: Stored,
+    pub only: Option<Vec<u32>>,
+    pub models: Vec<ModelConfig>,
+    /// The judge of the pairs (`None`: each model judges its own).
+    pub judge: Option<ModelConfig>,
+}
+
+/// Records a new detection run (its targets are `work.stored`'s) and runs it.
 pub async fn start(
-    run: DetectRun,
-    targets: Vec<Target>,
-    models: Vec<ModelConfig>,
-    judge: Option<ModelConfig>,
+    lane: Lane<DetectEvent>,
+    work: Work,
     opts: DetectOptions,
-    store: StoreHandle,
-    factory: BackendFactory,
-    events: mpsc::UnboundedSender<DetectEvent>,
-    cancel: CancellationToken,
 ) -> Result<DetectSummary, harness::RunError> {
     // Backends first: a missing key fails before anything is recorded.
-    let callers = Callers::new(&models, judge.as_ref(), &factory, &store, &opts, &cancel)
-        .map_err(harness::RunError::config)?;
-    store
+    let callers = Callers::new(&work, &lane, &opts).map_err(harness::RunError::config)?;
+    lane.store
         .detect(DetectWrite::CreateRun(
-            Box::new(run.clone()),
-            targets.clone(),
+            Box::new(work.run.clone()),
+            work.stored.targets.clone(),
         ))
         .await
         .map_err(|e| harness::RunError::store("recording the detection run", e))?;
-    let stored = Stored {
-        targets,
-        ..Stored::default()
-    };
-    execute(run, stored, None, callers, opts, store, events, cancel).await
+    execute(lane, work, callers, opts).await
 }
 
-/// Finishes a stored run: only what is missing (or failed) is asked. `only`: just these targets
-/// (the TUI's "sample again" on one answer).
-#[allow(clippy::too_many_arguments)]
+/// Finishes a stored run: only what is missing (or failed) is asked.
 pub async fn resume(
-    run: DetectRun,
-    stored: Stored,
-    only: Option<Vec<u32>>,
-    models: Vec<ModelConfig>,
-    judge: Option<ModelConfig>,
+    lane: Lane<DetectEvent>,
+    work: Work,
     opts: DetectOptions,
-    store: StoreHandle,
-    factory: BackendFactory,
-    events: mpsc::UnboundedSender<DetectEvent>,
-    cancel: CancellationToken,
 ) -> Result<DetectSummary, harness::RunError> {
-    let callers = Callers::new(&models, judge.as_ref(), &factory, &store, &opts, &cancel)
-        .map_err(harness::RunError::config)?;
-    execute(run, stored, only, callers, opts, store, events, cancel).await
+    let callers = Callers::new(&work, &lane, &opts).map_err(harness::RunError::config)?;
+    execute(lane, work, callers, opts).await
 }
 
 /// The callers of a run: one per model, and the judge's (or none: each model judges itself).
@@ -212,29 +200,22 @@ struct Callers {
 }
 
 impl Callers {
-    fn new(
-        models: &[ModelConfig],
-        judge: Option<&ModelConfig>,
-        factory: &BackendFactory,
-        store: &StoreHandle,
-        opts: &DetectOptions,
-        cancel: &CancellationToken,
-    ) -> anyhow::Result<Callers> {
+    fn new(work: &Work, lane: &Lane<DetectEvent>, opts: &DetectOptions) -> anyhow::Result<Callers> {
         let make = |m: &ModelConfig| -> anyhow::Result<Arc<Caller>> {
             Ok(Arc::new(Caller::new(
                 m,
-                factory,
-                Some(store.clone()),
+                &lane.factory,
+                Some(lane.store.clone()),
                 opts.use_cache,
-                cancel.clone(),
+                lane.cancel.clone(),
             )?))
         };
         let mut out = HashMap::new();
-        for m in models {
+        for m in &work.models {
             out.insert(m.name.clone(), make(m)?);
         }
         // A judge that is one of the models shares its caller (one endpoint, one limit).
-        let judge = match judge {
+        let judge = match &work.judge {
             Some(j) => Some(match out.get(&j.name) {
                 Some(c) => c.clone(),
                 None => make(j)?,
@@ -293,17 +274,21 @@ impl Todo {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn execute(
-    run: DetectRun,
-    stored: Stored,
-    only: Option<Vec<u32>>,
+    lane: Lane<DetectEvent>,
+    work: Work,
     callers: Callers,
     opts: DetectOptions,
-    store: StoreHandle,
-    events: mpsc::UnboundedSender<DetectEvent>,
-    cancel: CancellationToken,
 ) -> Result<DetectSummary, harness::RunError> {
+    let Work {
+        run, stored, only, ..
+    } = work;
+    let Lane {
+        store,
+        events,
+        cancel,
+        ..
+    } = lane;
     let k = run.config.k.max(1);
     let todos = plan(&stored, only.as_deref());
     let targets = Arc::new(stored.targets.clone());
@@ -331,13 +316,13 @@ async fn execute(
             targets,
             calls,
         });
-        work(&sh, todos, k, balanced_only).await;
+        work_on(&sh, todos, k, balanced_only).await;
     })
     .await
 }
 
 /// The detection itself: references and classifications, then K samples and their pairs.
-async fn work(sh: &Arc<Shared>, todos: Vec<Todo>, k: u32, balanced_only: bool) {
+async fn work_on(sh: &Arc<Shared>, todos: Vec<Todo>, k: u32, balanced_only: bool) {
     // Targets in flight: enough to keep every call slot busy with K samples each.
     let width = (sh.opts.concurrency / k as usize).max(1) + 1;
     let todos = if balanced_only {

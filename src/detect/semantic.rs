@@ -10,20 +10,14 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use futures::StreamExt;
 use serde::Serialize;
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use super::stored::Stored;
-use crate::engine::harness::{self, Counts, Lifecycle, RunError, RunTable};
+use crate::engine::records::{Cx, RecordEvent, Unit};
 use crate::engine::{Caller, judge};
 use crate::eval::semantic::{Clustering, Entropy, cluster, entropy};
 use crate::provider::{ChatRequest, Message, Params, TokenLogprob};
-use crate::store::{
-    EntailRecord, Relation, ResponseRecord, RunStatus, SampleRecord, Store, StoreHandle, Target,
-    now_secs,
-};
+use crate::store::{EntailRecord, Relation, ResponseRecord, SampleRecord, Store, Target, now_secs};
 
 /// Where a group's answers come from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -299,124 +293,95 @@ pub fn members(ids: &[usize]) -> Vec<Vec<usize>> {
     out
 }
 
-/// What the front-end hears.
-#[derive(Debug, Clone)]
-pub enum EntropyEvent {
-    /// A verdict, saved.
-    Judged(Arc<EntailRecord>),
-    /// A group is clustered (position in the groups given), or stopped on a failed call.
-    Clustered {
-        group: usize,
-        outcome: Result<(Vec<usize>, Entropy), String>,
-    },
-    Life(Lifecycle),
+/// What a group's clustering came to: its index among the groups given, and its clusters and
+/// entropy, or the failed call that stopped it.
+pub type Clustered = (usize, Result<(Vec<usize>, Entropy), String>);
+
+/// What the front-end hears: each verdict as it is saved, and each group as it is clustered.
+pub type EntropyEvent = RecordEvent<EntailRecord, Clustered>;
+
+/// The lane's unit: one group of answers clustered with the judge behind `caller`, asking only
+/// what `known` lacks. `known` is shared by every group: answers repeat across groups (a run's
+/// samples are often the same text), so a verdict one group got is not asked by another.
+pub struct GroupClustering {
+    pub groups: Arc<Vec<Group>>,
+    pub known: Mutex<Known>,
+    pub caller: Arc<Caller>,
 }
 
-/// A clustering's state is its verdicts: no status to keep, only the harness's lock.
-struct EntropyRuns;
+impl GroupClustering {
+    /// The lock: one clustering of a run by a judge at a time.
+    pub fn lock(&self, run_id: &str) -> String {
+        format!("entropy:{}:{run_id}", self.caller.cfg.name)
+    }
+}
 
-impl RunTable for EntropyRuns {
+impl Unit for GroupClustering {
+    type Todo = usize;
+    type Record = EntailRecord;
+    type Outcome = Clustered;
     const WHAT: &'static str = "semantic-entropy clustering";
-    async fn set_status(_: &StoreHandle, _: String, _: RunStatus) {}
-}
 
-/// Clusters every group with the judge behind `caller`, asking only what `known` lacks; each
-/// verdict is saved in `store` as it arrives. The counts are of groups (done: clustered).
-#[allow(clippy::too_many_arguments)]
-pub async fn run(
-    run_id: &str,
-    groups: Arc<Vec<Group>>,
-    known: Known,
-    caller: Arc<Caller>,
-    store: Arc<Mutex<Store>>,
-    handle: &StoreHandle,
-    concurrency: usize,
-    events: mpsc::UnboundedSender<EntropyEvent>,
-    cancel: &CancellationToken,
-) -> Result<Counts, RunError> {
-    let lock = format!("entropy:{}:{run_id}", caller.cfg.name);
-    let spec = harness::Spec::new(&lock, groups.len(), concurrency);
-    let tell = harness::tell_into(events.clone(), EntropyEvent::Life);
-    // Shared by every group: answers repeat across groups (a run's samples are often the same
-    // text), so a verdict one group got is not asked again by another.
-    let known = Arc::new(Mutex::new(known));
-    harness::run::<EntropyRuns, _, _>(handle, cancel, spec, tell, |life| async move {
-        futures::stream::iter(0..groups.len())
-            .map(|gi| {
-                let (life, caller, store, events, groups, known) = (
-                    life.clone(),
-                    caller.clone(),
-                    store.clone(),
-                    events.clone(),
-                    groups.clone(),
-                    known.clone(),
-                );
-                async move {
-                    let g = &groups[gi];
-                    let mut all_cached = true;
-                    let outcome = loop {
-                        let state = known
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .clustering(g);
-                        let (p, h) = match state {
-                            Clustering::Need {
-                                premise,
-                                hypothesis,
-                            } => (premise, hypothesis),
-                            Clustering::Done(ids) => {
-                                break entropy(&ids, &g.loglik)
-                                    .map(|e| (ids, e))
-                                    .ok_or_else(|| "no answers".to_string());
-                            }
-                        };
-                        let Some(slot) = life.slot().await else {
-                            return;
-                        };
-                        let req = request(&g.question, &g.answers[p], &g.answers[h]);
-                        let prompt = crate::detect::prompts::text_of(&req).to_string();
-                        let asked = tokio::select! {
-                            a = judge::ask(&caller, &req, 2, |r| read(r, &prompt)) => a,
-                            _ = life.cancel.cancelled() => return,
-                        };
-                        drop(slot);
-                        all_cached &= asked.cached;
-                        let (relation, error) = match asked.outcome {
-                            Ok(r) => (r, None),
-                            Err(e) => (None, Some(e)),
-                        };
-                        if life.is_cancelled() && error.as_deref() == Some("cancelled") {
-                            return;
-                        }
-                        let rec = Arc::new(EntailRecord {
-                            judge: caller.cfg.name.clone(),
-                            question: g.question.clone(),
-                            premise: g.answers[p].clone(),
-                            hypothesis: g.answers[h].clone(),
-                            relation,
-                            reply: asked.reply,
-                            error,
-                            attempts: asked.attempts,
-                            created_at: now_secs(),
-                        });
-                        if !life.save_locked(&store, &rec, Store::save_entailment).await {
-                            return;
-                        }
-                        let _ = events.send(EntropyEvent::Judged(rec.clone()));
-                        if let Some(e) = &rec.error {
-                            break Err(e.clone());
-                        }
-                        known.lock().unwrap_or_else(|e| e.into_inner()).add(&rec);
-                    };
-                    life.count(outcome.is_ok(), all_cached);
-                    let _ = events.send(EntropyEvent::Clustered { group: gi, outcome });
+    async fn work(self: Arc<Self>, gi: usize, cx: Cx<Self>) -> Option<Clustered> {
+        let g = &self.groups[gi];
+        let mut all_cached = true;
+        let outcome = loop {
+            let state = self
+                .known
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clustering(g);
+            let (p, h) = match state {
+                Clustering::Need {
+                    premise,
+                    hypothesis,
+                } => (premise, hypothesis),
+                Clustering::Done(ids) => {
+                    break entropy(&ids, &g.loglik)
+                        .map(|e| (ids, e))
+                        .ok_or_else(|| "no answers".to_string());
                 }
-            })
-            .buffer_unordered(concurrency.max(1))
-            .collect::<Vec<()>>()
-            .await;
-    })
-    .await
+            };
+            let slot = cx.slot().await?;
+            let req = request(&g.question, &g.answers[p], &g.answers[h]);
+            let prompt = crate::detect::prompts::text_of(&req).to_string();
+            let asked = tokio::select! {
+                a = judge::ask(&self.caller, &req, 2, |r| read(r, &prompt)) => a,
+                _ = cx.cancel().cancelled() => return None,
+            };
+            drop(slot);
+            all_cached &= asked.cached;
+            let (relation, error) = match asked.outcome {
+                Ok(r) => (r, None),
+                Err(e) => (None, Some(e)),
+            };
+            if cx.is_cancelled() && error.as_deref() == Some("cancelled") {
+                return None;
+            }
+            let rec = cx
+                .save(EntailRecord {
+                    judge: self.caller.cfg.name.clone(),
+                    question: g.question.clone(),
+                    premise: g.answers[p].clone(),
+                    hypothesis: g.answers[h].clone(),
+                    relation,
+                    reply: asked.reply,
+                    error,
+                    attempts: asked.attempts,
+                    created_at: now_secs(),
+                })
+                .await?;
+            if let Some(e) = &rec.error {
+                break Err(e.clone());
+            }
+            self.known
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .add(&rec);
+        };
+        cx.count(outcome.is_ok(), all_cached);
+        Some((gi, outcome))
+    }
 }
 
 #[cfg(test)]

@@ -6,16 +6,12 @@
 //! while the store cannot save them, cancel).
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use futures::StreamExt;
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
-
-use crate::engine::harness::{self, Counts, Lifecycle, RunError, RunTable};
+use crate::engine::records::{Cx, RecordEvent, Unit};
 use crate::engine::{Caller, judge};
 use crate::provider::{ChatRequest, Message, Params};
-use crate::store::{RunStatus, Store, StoreHandle, TopicRecord, now_secs};
+use crate::store::{TopicRecord, now_secs};
 
 /// AutoHall's topics (its `content_analysis.py`): the list offered when the user gives none.
 pub const AUTOHALL_TOPICS: [&str; 13] = [
@@ -167,91 +163,64 @@ pub fn todo(claims: &[String], records: &[TopicRecord]) -> Vec<String> {
     out
 }
 
-/// What the front-end hears.
-#[derive(Debug, Clone)]
-pub enum TopicEvent {
-    /// A claim's record, saved.
-    Assigned(Arc<TopicRecord>),
-    Life(Lifecycle),
+/// What the front-end hears: each claim's record as it is saved.
+pub type TopicEvent = RecordEvent<TopicRecord, ()>;
+
+/// The topic lane's unit: one claim asked of `caller` against `topics`.
+pub struct Topics {
+    pub caller: Arc<Caller>,
+    pub topics: Vec<String>,
 }
 
-/// An assignment's state is its records: no status to keep, only the harness's lock (one
-/// assignment per model and list at a time).
-struct TopicRuns;
+impl Topics {
+    /// The lock of an assignment: one per model and list at a time.
+    pub fn lock(&self) -> String {
+        format!(
+            "topics:{}:{}",
+            self.caller.cfg.name,
+            vocabulary(&self.topics)
+        )
+    }
+}
 
-impl RunTable for TopicRuns {
+impl Unit for Topics {
+    type Todo = String;
+    type Record = TopicRecord;
+    type Outcome = ();
     const WHAT: &'static str = "topic assignment";
-    async fn set_status(_: &StoreHandle, _: String, _: RunStatus) {}
-}
 
-/// Asks `caller` for the topic of each claim of `todo`, each record saved in `store` as it
-/// arrives.
-#[allow(clippy::too_many_arguments)]
-pub async fn run(
-    todo: Vec<String>,
-    topics: Vec<String>,
-    caller: Arc<Caller>,
-    store: Arc<Mutex<Store>>,
-    handle: &StoreHandle,
-    concurrency: usize,
-    events: mpsc::UnboundedSender<TopicEvent>,
-    cancel: &CancellationToken,
-) -> Result<Counts, RunError> {
-    let lock = format!("topics:{}:{}", caller.cfg.name, vocabulary(&topics));
-    let spec = harness::Spec::new(&lock, todo.len(), concurrency);
-    let tell = harness::tell_into(events.clone(), TopicEvent::Life);
-    let topics = Arc::new(topics);
-    harness::run::<TopicRuns, _, _>(handle, cancel, spec, tell, |life| async move {
-        futures::stream::iter(todo)
-            .map(|claim| {
-                let (life, caller, store, events, topics) = (
-                    life.clone(),
-                    caller.clone(),
-                    store.clone(),
-                    events.clone(),
-                    topics.clone(),
-                );
-                async move {
-                    let Some(_slot) = life.slot().await else {
-                        return;
-                    };
-                    let req = request(&claim, &topics);
-                    let prompt = crate::detect::prompts::text_of(&req).to_string();
-                    let asked = tokio::select! {
-                        a = judge::ask(&caller, &req, 2, |r| read(r, &prompt, &topics)) => a,
-                        _ = life.cancel.cancelled() => return,
-                    };
-                    drop(_slot);
-                    let (topic, error) = match asked.outcome {
-                        Ok(t) => (t, None),
-                        Err(e) => (None, Some(e)),
-                    };
-                    // A call the cancel cut short is not a result: it is asked next time.
-                    if life.is_cancelled() && error.as_deref() == Some("cancelled") {
-                        return;
-                    }
-                    let rec = Arc::new(TopicRecord {
-                        claim,
-                        model: caller.cfg.name.clone(),
-                        vocabulary: vocabulary(&topics),
-                        topic,
-                        reply: asked.reply,
-                        error,
-                        attempts: asked.attempts,
-                        created_at: now_secs(),
-                    });
-                    let saved = life.save_locked(&store, &rec, Store::save_topic).await;
-                    if saved {
-                        life.count(rec.error.is_none(), asked.cached);
-                        let _ = events.send(TopicEvent::Assigned(rec));
-                    }
-                }
+    async fn work(self: Arc<Self>, claim: String, cx: Cx<Self>) -> Option<()> {
+        let slot = cx.slot().await?;
+        let req = request(&claim, &self.topics);
+        let prompt = crate::detect::prompts::text_of(&req).to_string();
+        let asked = tokio::select! {
+            a = judge::ask(&self.caller, &req, 2, |r| read(r, &prompt, &self.topics)) => a,
+            _ = cx.cancel().cancelled() => return None,
+        };
+        drop(slot);
+        let (topic, error) = match asked.outcome {
+            Ok(t) => (t, None),
+            Err(e) => (None, Some(e)),
+        };
+        // A call the cancel cut short is not a result: it is asked next time.
+        if cx.is_cancelled() && error.as_deref() == Some("cancelled") {
+            return None;
+        }
+        let rec = cx
+            .save(TopicRecord {
+                claim,
+                model: self.caller.cfg.name.clone(),
+                vocabulary: vocabulary(&self.topics),
+                topic,
+                reply: asked.reply,
+                error,
+                attempts: asked.attempts,
+                created_at: now_secs(),
             })
-            .buffer_unordered(concurrency.max(1))
-            .collect::<Vec<()>>()
-            .await;
-    })
-    .await
+            .await?;
+        cx.count(rec.error.is_none(), asked.cached);
+        Some(())
+    }
 }
 
 #[cfg(test)]

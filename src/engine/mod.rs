@@ -8,8 +8,11 @@ mod call;
 pub mod harness;
 pub(crate) mod hold;
 pub(crate) mod judge;
+pub mod lane;
 pub(crate) mod lease;
 pub(crate) mod models;
+pub mod records;
+pub use lane::Lane;
 pub use models::{ResumeModels, resume_models};
 mod run_error;
 pub(crate) mod score;
@@ -368,36 +371,50 @@ pub async fn run(
         .create_run(record, job_records)
         .await
         .map_err(|e| harness::RunError::store("recording the run", e))?;
-    let jobs = Arc::new(jobs);
-    execute(
-        spec,
-        run_id,
-        models,
-        jobs.clone(),
-        (*jobs).clone(),
-        0,
+    let todo = jobs.clone();
+    let lane = Lane {
         store,
+        factory,
         events,
         cancel,
-    )
-    .await
+    };
+    let jobs = Jobs {
+        all: Arc::new(jobs),
+        todo,
+        done_before: 0,
+    };
+    execute(lane, spec, run_id, models, jobs).await
+}
+
+/// What a resumed run works on: its dataset, its jobs not done, and all its jobs.
+pub struct ResumeJobs {
+    pub dataset: Arc<Dataset>,
+    pub unfinished: Vec<JobRecord>,
+    pub all: Vec<JobRecord>,
+}
+
+/// The jobs a run executes: all of them (for the front-end and leasing), those to do now, and
+/// how many were done before.
+struct Jobs {
+    all: Arc<Vec<Job>>,
+    todo: Vec<Job>,
+    done_before: usize,
 }
 
 /// Finishes an earlier run: only its jobs that are not done are run again, with `models` (see
 /// [`resume_models`]).
-#[allow(clippy::too_many_arguments)]
 pub async fn resume(
+    lane: Lane<Event>,
     run: &RunRecord,
     models: Vec<ModelConfig>,
-    dataset: Arc<Dataset>,
-    unfinished: Vec<JobRecord>,
-    all_jobs: Vec<JobRecord>,
-    store: StoreHandle,
-    factory: BackendFactory,
+    jobs: ResumeJobs,
     opts: ResumeOptions,
-    events: mpsc::UnboundedSender<Event>,
-    cancel: CancellationToken,
 ) -> Result<RunSummary, harness::RunError> {
+    let ResumeJobs {
+        dataset,
+        unfinished,
+        all: all_jobs,
+    } = jobs;
     let cfg = &run.config;
     // Jobs of the run's models that are not answering here (skipped by [`resume_models`]) are
     // left as they are: pending for whoever can answer them.
@@ -449,20 +466,13 @@ pub async fn resume(
     spec.score = opts.score;
     // A run started with --no-cache resumes without the cache too.
     spec.use_cache = !cfg.no_cache;
-    let models = runtimes(&spec.models, &factory).map_err(harness::RunError::config)?;
-    let done_before = all.len() - todo.len();
-    execute(
-        spec,
-        run.id.clone(),
-        models,
-        Arc::new(all),
+    let models = runtimes(&spec.models, &lane.factory).map_err(harness::RunError::config)?;
+    let jobs = Jobs {
+        done_before: all.len() - todo.len(),
+        all: Arc::new(all),
         todo,
-        done_before,
-        store,
-        events,
-        cancel,
-    )
-    .await
+    };
+    execute(lane, spec, run.id.clone(), models, jobs).await
 }
 
 fn runtimes(models: &[ModelConfig], factory: &BackendFactory) -> anyhow::Result<Vec<ModelRuntime>> {
@@ -494,18 +504,24 @@ impl harness::RunTable for AnswersRun {
 /// The answers lane inside the run harness (lock, status, call slots, counts, holding answers
 /// while the store is down, cancel, the closing counts): one queue and a pool of workers per
 /// model, each answer saved, counted, announced and scored as it arrives.
-#[allow(clippy::too_many_arguments)]
 async fn execute(
+    lane: Lane<Event>,
     spec: RunSpec,
     run_id: String,
     models: Vec<ModelRuntime>,
-    all_jobs: Arc<Vec<Job>>,
-    todo: Vec<Job>,
-    already_done: usize,
-    store: StoreHandle,
-    events: mpsc::UnboundedSender<Event>,
-    cancel: CancellationToken,
+    jobs: Jobs,
 ) -> Result<RunSummary, harness::RunError> {
+    let Lane {
+        store,
+        events,
+        cancel,
+        ..
+    } = lane;
+    let Jobs {
+        all: all_jobs,
+        todo,
+        done_before: already_done,
+    } = jobs;
     let total = todo.len();
     let workers = spec.concurrency.max(1).min(total.max(1));
     let hspec = harness::Spec {

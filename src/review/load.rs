@@ -29,7 +29,7 @@ impl ReviewData {
     /// scores from `review` (the same file, or the panel's shared database).
     pub fn load(
         store: &Store,
-        review: &super::db::ReviewDb,
+        review: &crate::store::Panel,
         reviewer: &str,
     ) -> crate::store::Result<ReviewData> {
         let mut evidence: HashMap<String, Evidence> = HashMap::new();

@@ -14,13 +14,11 @@
 
 pub(crate) mod agreement;
 pub(crate) mod bank;
-pub mod db;
 pub mod load;
 pub mod quality;
 pub mod quality_run;
 pub mod queue;
 pub(crate) mod rubric;
-pub mod watch;
 
 use std::collections::BTreeMap;
 

@@ -5,18 +5,12 @@
 //! reply cannot be read); its state is its records: a second run asks only for what is missing.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use futures::StreamExt;
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
-
-use super::db::ReviewDb;
 use super::quality::{self, QualityRecord};
 use crate::dataset::Dataset;
 use crate::engine::Caller;
-use crate::engine::harness::{self, Counts, Lifecycle, RunError, RunTable};
-use crate::store::{RunStatus, StoreHandle};
+use crate::engine::records::{Cx, RecordEvent, Unit};
 
 /// What the lane will do: the items to score and under which lock.
 #[derive(Debug, Clone)]
@@ -50,80 +44,39 @@ pub fn plan(
     }
 }
 
-/// What the front-end hears.
-#[derive(Debug, Clone)]
-pub enum QualityEvent {
-    /// An item's record, saved: scores, or an unreadable reply, or a failed call.
-    Scored(Arc<QualityRecord>),
-    Life(Lifecycle),
+/// What the front-end hears: each item's record as it is saved (scores, or an unreadable
+/// reply, or a failed call).
+pub type QualityEvent = RecordEvent<QualityRecord, ()>;
+
+/// The lane's unit: one item of `ds` scored by `caller`, asked again up to `attempts` times
+/// while its reply cannot be read.
+pub struct Quality {
+    pub ds: Arc<Dataset>,
+    pub caller: Arc<Caller>,
+    pub attempts: u32,
 }
 
-/// The lane's runs for the harness: a scoring's state is its records (scored or not), so there
-/// is no status to keep; the harness's lock is what matters, so that two `prism quality` of one
-/// model and dataset do not ask for every item twice.
-struct QualityRuns;
-
-impl RunTable for QualityRuns {
+impl Unit for Quality {
+    type Todo = usize;
+    type Record = QualityRecord;
+    type Outcome = ();
     const WHAT: &'static str = "quality scoring";
-    async fn set_status(_: &StoreHandle, _: String, _: RunStatus) {}
-}
 
-/// Runs a plan: every item scored by `caller`, each record saved in `review` as it arrives.
-#[allow(clippy::too_many_arguments)]
-pub async fn run(
-    ds: Arc<Dataset>,
-    plan: QualityPlan,
-    caller: Arc<Caller>,
-    review: Arc<Mutex<ReviewDb>>,
-    store: &StoreHandle,
-    concurrency: usize,
-    events: mpsc::UnboundedSender<QualityEvent>,
-    cancel: &CancellationToken,
-) -> Result<Counts, RunError> {
-    let spec = harness::Spec {
-        run_id: &plan.run_id,
-        calls: plan.todo.len(),
-        concurrency,
-    };
-    let tell = harness::tell_into(events.clone(), QualityEvent::Life);
-    harness::run::<QualityRuns, _, _>(store, cancel, spec, tell, |life| async move {
-        futures::stream::iter(plan.todo)
-            .map(|i| {
-                let (life, caller, ds, review, events) = (
-                    life.clone(),
-                    caller.clone(),
-                    ds.clone(),
-                    review.clone(),
-                    events.clone(),
-                );
-                async move {
-                    let Some(_slot) = life.slot().await else {
-                        return;
-                    };
-                    let rec = tokio::select! {
-                        r = score_item(&caller, &ds, i, plan.attempts) => r,
-                        _ = life.cancel.cancelled() => return,
-                    };
-                    drop(_slot);
-                    // A call the cancel cut short is not a result: it is asked on the next run.
-                    if life.is_cancelled() && rec.error.as_deref() == Some("cancelled") {
-                        return;
-                    }
-                    let rec = Arc::new(rec);
-                    let saved = life
-                        .save_locked(&review, &rec, ReviewDb::save_quality)
-                        .await;
-                    if saved {
-                        life.count(rec.error.is_none(), false);
-                        let _ = events.send(QualityEvent::Scored(rec));
-                    }
-                }
-            })
-            .buffer_unordered(concurrency.max(1))
-            .collect::<Vec<()>>()
-            .await;
-    })
-    .await
+    async fn work(self: Arc<Self>, i: usize, cx: Cx<Self>) -> Option<()> {
+        let slot = cx.slot().await?;
+        let rec = tokio::select! {
+            r = score_item(&self.caller, &self.ds, i, self.attempts) => r,
+            _ = cx.cancel().cancelled() => return None,
+        };
+        drop(slot);
+        // A call the cancel cut short is not a result: it is asked on the next run.
+        if cx.is_cancelled() && rec.error.as_deref() == Some("cancelled") {
+            return None;
+        }
+        let rec = cx.save(rec).await?;
+        cx.count(rec.error.is_none(), false);
+        Some(())
+    }
 }
 
 /// One item: asked at temperature 0, then (while the reply cannot be read) again with sampling.

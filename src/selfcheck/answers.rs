@@ -6,18 +6,13 @@
 //! arrives; a failed call is asked again on the next run. `prism signals` scores the verdicts
 //! against PRISM's own, beside the other signals. The lane runs inside the run harness.
 
-use std::sync::{Arc, Mutex};
-
-use futures::StreamExt;
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
+use std::sync::Arc;
 
 use super::parse::{read_cot, read_direct};
-use crate::engine::harness::{self, Counts, Lifecycle, RunError, RunTable};
+use crate::engine::records::{Cx, RecordEvent, Unit};
 use crate::engine::{Caller, judge};
 use crate::provider::{ChatRequest, Message, Params};
-use crate::store::{Answer, Mode};
-use crate::store::{AnswerCheck, RunStatus, Store, StoreHandle, now_secs};
+use crate::store::{Answer, AnswerCheck, Mode, now_secs};
 
 /// One call: an answer, and how the detector is asked.
 #[derive(Debug, Clone)]
@@ -72,94 +67,62 @@ pub fn detected(a: Answer) -> Option<bool> {
     }
 }
 
-/// What the front-end hears.
-#[derive(Debug, Clone)]
-pub enum CheckEvent {
-    Checked(Arc<AnswerCheck>),
-    Life(Lifecycle),
+/// What the front-end hears: each verdict as it is saved.
+pub type CheckEvent = RecordEvent<AnswerCheck, ()>;
+
+/// The lane's unit: one answer asked of its detector (`callers`, by name) in one mode.
+pub struct Checks {
+    pub run_id: String,
+    pub callers: std::collections::HashMap<String, Arc<Caller>>,
 }
 
-struct CheckRuns;
+impl Checks {
+    /// The lock: one self-detection of a run's answers at a time.
+    pub fn lock(&self) -> String {
+        format!("answer-checks:{}", self.run_id)
+    }
+}
 
-impl RunTable for CheckRuns {
+impl Unit for Checks {
+    type Todo = Check;
+    type Record = AnswerCheck;
+    type Outcome = ();
     const WHAT: &'static str = "self-detection of answers";
-    async fn set_status(_: &StoreHandle, _: String, _: RunStatus) {}
-}
 
-/// Asks each check of `todo` of its detector (`callers`, by name), each verdict saved in
-/// `store` as it arrives.
-#[allow(clippy::too_many_arguments)]
-pub async fn run(
-    run_id: &str,
-    todo: Vec<Check>,
-    callers: Arc<std::collections::HashMap<String, Arc<Caller>>>,
-    store: Arc<Mutex<Store>>,
-    handle: &StoreHandle,
-    concurrency: usize,
-    events: mpsc::UnboundedSender<CheckEvent>,
-    cancel: &CancellationToken,
-) -> Result<Counts, RunError> {
-    let lock = format!("answer-checks:{run_id}");
-    let spec = harness::Spec::new(&lock, todo.len(), concurrency);
-    let tell = harness::tell_into(events.clone(), CheckEvent::Life);
-    let run_id = run_id.to_string();
-    harness::run::<CheckRuns, _, _>(handle, cancel, spec, tell, |life| async move {
-        futures::stream::iter(todo)
-            .map(|c| {
-                let (life, callers, store, events, run_id) = (
-                    life.clone(),
-                    callers.clone(),
-                    store.clone(),
-                    events.clone(),
-                    run_id.clone(),
-                );
-                async move {
-                    let Some(caller) = callers.get(&c.detector).cloned() else {
-                        return;
-                    };
-                    let Some(slot) = life.slot().await else {
-                        return;
-                    };
-                    let req = request(&c.question, &c.answer, c.mode);
-                    // An unreadable reply is a verdict ("detected"), not a reason to ask again:
-                    // one attempt, as self-detection asks.
-                    let asked = tokio::select! {
-                        a = judge::ask(&caller, &req, 1, |r| Some(read(r, c.mode))) => a,
-                        _ = life.cancel.cancelled() => return,
-                    };
-                    drop(slot);
-                    let (answer, error) = match asked.outcome {
-                        Ok(a) => (a.unwrap_or(Answer::Unparsed), None),
-                        Err(e) => (Answer::Failed, Some(e)),
-                    };
-                    if life.is_cancelled() && error.as_deref() == Some("cancelled") {
-                        return;
-                    }
-                    let rec = Arc::new(AnswerCheck {
-                        run_id,
-                        job_idx: c.job_idx,
-                        detector: c.detector,
-                        mode: c.mode,
-                        answer,
-                        reply: asked.reply,
-                        error,
-                        attempts: asked.attempts.max(1),
-                        created_at: now_secs(),
-                    });
-                    if life
-                        .save_locked(&store, &rec, Store::save_answer_check)
-                        .await
-                    {
-                        life.count(rec.error.is_none(), asked.cached);
-                        let _ = events.send(CheckEvent::Checked(rec));
-                    }
-                }
+    async fn work(self: Arc<Self>, c: Check, cx: Cx<Self>) -> Option<()> {
+        let caller = self.callers.get(&c.detector).cloned()?;
+        let slot = cx.slot().await?;
+        let req = request(&c.question, &c.answer, c.mode);
+        // An unreadable reply is a verdict ("detected"), not a reason to ask again: one
+        // attempt, as self-detection asks.
+        let asked = tokio::select! {
+            a = judge::ask(&caller, &req, 1, |r| Some(read(r, c.mode))) => a,
+            _ = cx.cancel().cancelled() => return None,
+        };
+        drop(slot);
+        let (answer, error) = match asked.outcome {
+            Ok(a) => (a.unwrap_or(Answer::Unparsed), None),
+            Err(e) => (Answer::Failed, Some(e)),
+        };
+        if cx.is_cancelled() && error.as_deref() == Some("cancelled") {
+            return None;
+        }
+        let rec = cx
+            .save(AnswerCheck {
+                run_id: self.run_id.clone(),
+                job_idx: c.job_idx,
+                detector: c.detector,
+                mode: c.mode,
+                answer,
+                reply: asked.reply,
+                error,
+                attempts: asked.attempts.max(1),
+                created_at: now_secs(),
             })
-            .buffer_unordered(concurrency.max(1))
-            .collect::<Vec<()>>()
-            .await;
-    })
-    .await
+            .await?;
+        cx.count(rec.error.is_none(), asked.cached);
+        Some(())
+    }
 }
 
 #[cfg(test)]

@@ -9,13 +9,12 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use super::parse::{check_false, check_true, clean_sentence, read_cot, read_direct, swap_phrase};
 use super::prompts;
 use super::results::Stored;
 use crate::detect::run::DetectSummary as Summary;
-use crate::engine::{BackendFactory, Caller, harness};
+use crate::engine::{Caller, Lane, harness};
 use crate::provider::{ModelConfig, Params};
 use crate::store::{
     Answer, Mode, RunStatus, SelfcheckItem, SelfcheckRun, SelfcheckWrite, Sentence, StoreHandle,
@@ -89,20 +88,15 @@ struct Shared {
 }
 
 /// Records a new run and runs it. `models`: every generator and detector.
-#[allow(clippy::too_many_arguments)]
 pub async fn start(
+    lane: Lane<SelfcheckEvent>,
     run: SelfcheckRun,
     items: Vec<SelfcheckItem>,
     models: Vec<ModelConfig>,
     opts: Options,
-    store: StoreHandle,
-    factory: BackendFactory,
-    events: mpsc::UnboundedSender<SelfcheckEvent>,
-    cancel: CancellationToken,
 ) -> Result<Summary, harness::RunError> {
-    let callers =
-        callers(&models, &factory, &store, &opts, &cancel).map_err(harness::RunError::config)?;
-    store
+    let callers = callers(&models, &lane, &opts).map_err(harness::RunError::config)?;
+    lane.store
         .selfcheck(SelfcheckWrite::CreateRun(
             Box::new(run.clone()),
             items.clone(),
@@ -113,32 +107,25 @@ pub async fn start(
         items,
         verdicts: Vec::new(),
     };
-    execute(run, stored, callers, opts, store, events, cancel).await
+    execute(lane, run, stored, callers, opts).await
 }
 
 /// Finishes a stored run: only what is missing (or failed) is asked.
-#[allow(clippy::too_many_arguments)]
 pub async fn resume(
+    lane: Lane<SelfcheckEvent>,
     run: SelfcheckRun,
     stored: Stored,
     models: Vec<ModelConfig>,
     opts: Options,
-    store: StoreHandle,
-    factory: BackendFactory,
-    events: mpsc::UnboundedSender<SelfcheckEvent>,
-    cancel: CancellationToken,
 ) -> Result<Summary, harness::RunError> {
-    let callers =
-        callers(&models, &factory, &store, &opts, &cancel).map_err(harness::RunError::config)?;
-    execute(run, stored, callers, opts, store, events, cancel).await
+    let callers = callers(&models, &lane, &opts).map_err(harness::RunError::config)?;
+    execute(lane, run, stored, callers, opts).await
 }
 
 fn callers(
     models: &[ModelConfig],
-    factory: &BackendFactory,
-    store: &StoreHandle,
+    lane: &Lane<SelfcheckEvent>,
     opts: &Options,
-    cancel: &CancellationToken,
 ) -> anyhow::Result<HashMap<String, Arc<Caller>>> {
     models
         .iter()
@@ -147,10 +134,10 @@ fn callers(
                 m.name.clone(),
                 Arc::new(Caller::new(
                     m,
-                    factory,
-                    Some(store.clone()),
+                    &lane.factory,
+                    Some(lane.store.clone()),
                     opts.use_cache,
-                    cancel.clone(),
+                    lane.cancel.clone(),
                 )?),
             ))
         })
@@ -184,14 +171,18 @@ fn missing_verdicts(
 }
 
 async fn execute(
+    lane: Lane<SelfcheckEvent>,
     run: SelfcheckRun,
     stored: Stored,
     callers: HashMap<String, Arc<Caller>>,
     opts: Options,
-    store: StoreHandle,
-    events: mpsc::UnboundedSender<SelfcheckEvent>,
-    cancel: CancellationToken,
 ) -> Result<Summary, harness::RunError> {
+    let Lane {
+        store,
+        events,
+        cancel,
+        ..
+    } = lane;
     // Verdicts stored (a failed one is asked again).
     let have: std::collections::HashSet<(u32, Sentence, String, Mode)> = stored
         .verdicts

@@ -189,6 +189,7 @@ impl Worker {
             let key = match &t {
                 Touched::Run(kind, id) => format!("{kind:?} {id}"),
                 Touched::Row(table, key) => format!("{} {key:?}", table.name),
+                Touched::Scores(run, jobs) => format!("scores {run} {jobs:?}"),
             };
             if self.seen.insert(key) {
                 self.pending.push(t);
@@ -225,7 +226,26 @@ impl Worker {
                 rows.push((table, self.store.lane_rows_by_key(table, &keys)?));
             }
         }
-        match self.pg.put_lane_rows(rows, true) {
+        // Scores, read back as they now stand, each replacing the shared store's.
+        let mut scores = Vec::new();
+        for t in &self.pending {
+            if let Touched::Scores(run, jobs) = t {
+                let want: HashSet<u32> = jobs.iter().copied().collect();
+                scores.extend(
+                    self.store
+                        .scores(Some(run))?
+                        .into_iter()
+                        .filter(|s| want.contains(&s.job_idx)),
+                );
+            }
+        }
+        let pushed = self.pg.put_lane_rows(rows, true).and_then(|n| {
+            if !scores.is_empty() {
+                self.pg.save_scores(&scores)?;
+            }
+            Ok(n + scores.len())
+        });
+        match pushed {
             Ok(n) => {
                 self.pushed += n;
                 self.pending.clear();

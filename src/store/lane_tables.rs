@@ -444,6 +444,8 @@ impl Table {
 pub enum Touched {
     Run(LaneKind, String),
     Row(&'static Table, Row),
+    /// A run's scores of these jobs (saved or replaced).
+    Scores(String, Vec<u32>),
 }
 
 fn text(s: &str) -> Val {

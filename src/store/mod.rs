@@ -1,17 +1,35 @@
-//! The SQLite store: runs, their jobs, every response, scores, and the response cache.
+//! The store: runs, their jobs, every answer, scores, every lane's results, review decisions
+//! and the response cache. The one way in is [`Db`] (a command's `--db`); the backends are
+//! private to this module.
 //!
-//! One file (WAL mode) in the data dir or at `--db PATH`. Responses are committed as they
-//! complete; the async side talks to one writer thread ([`StoreHandle`]) that commits whatever
-//! has queued up in a single transaction (group commit) and only then acknowledges, so a result
-//! the front-end has seen is always on disk.
+//! ```text
+//!  commands · lanes · screens ──Db::open(--db)──▶ Db (db.rs)          Panel (panel.rs): review
+//!        │ read                    │ save (one writer)                decisions, live for all
+//!        ▼                         ▼
+//!  Store: SQLite, this machine ◀── StoreHandle (writer.rs: group commit; answers, lane writes,
+//!        ▲            │            records of described tables, scores; held while it cannot save)
+//!  mirror.rs pulls    │ lane_push.rs pushes each commit as it lands
+//!  by change number   ▼
+//!  PostgreSQL, shared (pg*.rs) ◀── pg_writer.rs: a shared run's answers and leases, direct
+//!  links.rs: rows come back only for runs shared with that store · lane_tables.rs: each table
+//!  described once (columns, key, forward rule) · record.rs: each record converted once, by name
+//! ```
+//!
+//! The sharing model (kept everywhere): every command works on this machine's store, and one
+//! sync component moves rows between it and a shared store (`db.rs` says how); the answers of
+//! a shared run are the one exception, written to the shared store that decides them.
 //!
 //! One file per table family: `schema` (migrations), `runs` (runs and jobs), `responses`,
-//! `scores`, `cache`, `detect` (contradiction detection), `selfcheck`, `review` (human review), `topics` (claims' topics by a model), `entailments` (semantic entropy's verdicts); a new table is a migration and a file.
+//! `scores`, `cache`, `detect` (contradiction detection), `selfcheck`, `review` (human review),
+//! `topics` (claims' topics by a model), `entailments` (semantic entropy's verdicts); a new
+//! table is a migration, a description in `lane_tables` and a file.
 
 mod answer_checks;
 mod any;
 pub(crate) mod bundle;
 mod cache;
+pub mod copy;
+pub mod db;
 mod detect;
 mod entailments;
 mod error;
@@ -19,15 +37,17 @@ pub mod lane_locks;
 pub mod lane_push;
 pub mod lane_tables;
 pub mod links;
-pub mod record;
 mod locks;
 pub mod logprobs;
 pub mod mirror;
+pub mod panel;
+pub mod panel_watch;
 pub(crate) mod pg;
 mod pg_conninfo;
 mod pg_lookups;
 pub(crate) mod pg_runs;
 mod pg_writer;
+pub mod record;
 mod responses;
 mod review;
 pub(crate) mod review_records;
@@ -49,6 +69,7 @@ pub use answer_checks::AnswerCheck;
 pub use any::{AnyStore, CopyLinks};
 pub use bundle::{Added, RunBundle};
 pub use cache::Cached;
+pub use db::{Db, shown_name};
 pub use detect::{
     Class, DetectConfig, DetectKind, DetectRun, DetectWrite, PairRecord, SampleRecord, Target,
     Verdict,
@@ -56,6 +77,9 @@ pub use detect::{
 pub use entailments::{EntailRecord, Relation};
 pub use error::{Result, StoreError};
 pub use locks::{HEARTBEAT_SECS, Held, Holder, STALE_AFTER_SECS, host_name, pid_alive};
+pub use panel::Panel;
+#[doc(hidden)]
+pub(crate) use pg::fuzz_db_url;
 pub use pg_runs::Leased;
 pub use responses::ResponseRecord;
 pub use review::Draft;

@@ -91,7 +91,8 @@ impl Fields<'_> {
     }
 
     pub fn int(&self, col: &'static str) -> Result<i64> {
-        self.opt_int(col).ok_or_else(|| self.bad(col, "not a number"))
+        self.opt_int(col)
+            .ok_or_else(|| self.bad(col, "not a number"))
     }
 
     /// A count or index that must fit 32 bits (a larger one would wrap onto another).
@@ -152,7 +153,10 @@ impl Store {
             ),
         };
         let mut st = self.conn.prepare_cached(&sql)?;
-        let args: Vec<Val> = filter.map(|(_, v)| Val::Text(v.to_string())).into_iter().collect();
+        let args: Vec<Val> = filter
+            .map(|(_, v)| Val::Text(v.to_string()))
+            .into_iter()
+            .collect();
         super::lane_tables::sqlite_rows(&mut st, &args, t.cols.len())?
             .iter()
             .map(R::from_row)

@@ -90,7 +90,11 @@ impl super::record::Record for QualityRecord {
             item_id: f.text("item_id")?,
             model: f.text("model")?,
             task_id: f.text("task_id")?,
-            scores: match (score("factuality"), score("discriminability"), score("clarity")) {
+            scores: match (
+                score("factuality"),
+                score("discriminability"),
+                score("clarity"),
+            ) {
                 (Some(a), Some(b), Some(c)) => Some([a, b, c]),
                 _ => None,
             },

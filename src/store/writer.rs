@@ -421,7 +421,24 @@ fn handle(store: &mut Store, batch: &mut Batch, cmd: Cmd) {
                     let _ = reply.send(store.cache_put(&key, &c).map_err(WriteError::from));
                 }
                 Cmd::SaveScores(rs, reply) => {
-                    let _ = reply.send(store.save_scores(&rs).map_err(WriteError::from));
+                    let r = store.save_scores(&rs).map_err(WriteError::from);
+                    // Told to the pusher as they commit (a shared store gets every score as it
+                    // is saved).
+                    if r.is_ok()
+                        && let Some(p) = &batch.push
+                    {
+                        let mut by_run: HashMap<&str, Vec<u32>> = HashMap::new();
+                        for s in &rs {
+                            by_run.entry(&s.run_id).or_default().push(s.job_idx);
+                        }
+                        let _ = p.send(PushMsg::Touched(
+                            by_run
+                                .into_iter()
+                                .map(|(run, jobs)| Touched::Scores(run.to_string(), jobs))
+                                .collect(),
+                        ));
+                    }
+                    let _ = reply.send(r);
                 }
                 Cmd::Lock(l, reply) => {
                     let now = super::now_secs();

@@ -32,14 +32,14 @@ pub struct Services {
     /// Who is reviewing (`--reviewer`, the config's `reviewer`, or the login name).
     pub reviewer: String,
     /// Where review decisions and drafts go: the store's file, or a shared PostgreSQL database.
-    pub review: Option<crate::review::db::ReviewDb>,
+    pub review: Option<crate::store::Panel>,
     /// Blind review (`--blind`, or `blind = true` in the config).
     pub blind: bool,
     /// Where choices made in the TUI are remembered (`config.toml`); `None`: not remembered.
     pub config_file: Option<std::path::PathBuf>,
-    /// A shared store (PostgreSQL) whose runs are mirrored into the local store while the TUI
-    /// runs (`store::mirror`): the team's runs, and answers arriving from every worker.
-    pub shared_runs: Option<crate::store::pg::PgStore>,
+    /// A shared store whose runs are mirrored into the local store while the TUI runs
+    /// (`store::mirror`): the team's runs, and answers arriving from every worker.
+    pub shared: Option<Arc<crate::store::Db>>,
 }
 
 impl Services {
@@ -55,7 +55,7 @@ impl Services {
             review: None,
             blind: false,
             config_file: None,
-            shared_runs: None,
+            shared: None,
         }
     }
 
@@ -67,7 +67,7 @@ impl Services {
     ) -> anyhow::Result<Services> {
         let writer = Store::open(db)?;
         let reader = Store::open(db)?;
-        let review = crate::review::db::ReviewDb::Local(Store::open(db)?);
+        let review = crate::store::Panel::local(Store::open(db)?);
         Ok(Services {
             store: Some(StoreHandle::spawn(writer, Some(db.to_path_buf()))),
             reader: Some(reader),
@@ -79,7 +79,7 @@ impl Services {
             review: Some(review),
             blind: false,
             config_file: None,
-            shared_runs: None,
+            shared: None,
         })
     }
 
@@ -351,7 +351,7 @@ pub struct Jobs {
     detect: Option<(CancellationToken, JoinHandle<()>)>,
     others: Vec<(CancellationToken, JoinHandle<()>)>,
     /// Watches for other reviewers' decisions once the review screen has loaded.
-    review_watch: Option<crate::review::watch::Watch>,
+    review_watch: Option<crate::store::panel_watch::Watch>,
     /// Mirrors the shared store's runs into the local store (when there is one).
     _mirror: Option<crate::store::mirror::MirrorWatch>,
     /// Store reads and small writes, off the loop thread.
@@ -395,44 +395,37 @@ impl Jobs {
         services: &Services,
         tx: &mpsc::UnboundedSender<Delivery>,
     ) -> Option<crate::store::mirror::MirrorWatch> {
-        let pg = services.shared_runs.clone()?;
-        let local = Store::open(&services.reader.as_ref()?.path()?).ok()?;
+        let db = services.shared.clone()?;
         let (pulled, failed) = (tx.clone(), tx.clone());
-        let shown = pg.shown().to_string();
-        crate::store::mirror::Mirror::new(pg, local)
-            .watch(
-                move |p| {
-                    let _ = pulled.send(Delivery {
-                        to: ScreenId::Heatmap,
-                        msg: Msg::SharedPulled(Box::new(p)),
-                    });
-                },
-                move |e| {
-                    let _ = failed.send(Delivery {
-                        to: ScreenId::Heatmap,
-                        msg: Msg::Failed(format!(
-                            "the team's runs on {shown} are not updating: {e}"
-                        )),
-                    });
-                },
-            )
-            .ok()
+        let shown = db.shown();
+        db.mirror(
+            move |p| {
+                let _ = pulled.send(Delivery {
+                    to: ScreenId::Heatmap,
+                    msg: Msg::SharedPulled(Box::new(p)),
+                });
+            },
+            move |e| {
+                let _ = failed.send(Delivery {
+                    to: ScreenId::Heatmap,
+                    msg: Msg::Failed(format!("the team's runs on {shown} are not updating: {e}")),
+                });
+            },
+        )
+        .ok()
+        .flatten()
     }
 
     /// Puts a run started here on the shared store, off the loop thread (a thread of its own:
     /// the reads and writes of the store worker do not wait behind the network).
     fn push_shared(&mut self, to: ScreenId, run: String, what: String) {
-        let Some(pg) = self.services.shared_runs.clone() else {
-            return;
-        };
-        let Some(path) = self.services.reader.as_ref().and_then(|r| r.path()) else {
+        let Some(db) = self.services.shared.clone() else {
             return;
         };
         let tx = self.tx.clone();
         let h = tokio::task::spawn_blocking(move || {
-            let shown = pg.shown().to_string();
-            let pushed = Store::open(&path)
-                .and_then(|local| crate::store::lane_push::push_run(&local, &pg, &run));
+            let shown = db.shown();
+            let pushed = db.push_finished_run(&run);
             let msg = match pushed {
                 Ok(Some((noun, n))) => Msg::Notice(format!(
                     "{noun} {run} is on the team's store {shown} ({n} row(s) added)"
@@ -489,7 +482,7 @@ impl Jobs {
                 msg: Msg::ReviewChanged,
             });
         };
-        match crate::review::watch::Watch::start(source, changed) {
+        match crate::store::panel_watch::Watch::start(source, changed) {
             Ok(w) => self.review_watch = Some(w),
             Err(e) => self.send(
                 ScreenId::Review,
@@ -759,15 +752,15 @@ impl Jobs {
         let fwd = self.tx.clone();
         let cancel = CancellationToken::new();
         let c2 = cancel.clone();
+        let factory = self.services.factory.clone();
         let handle_task = tokio::spawn(async move {
             let name = judge.name.clone();
             let opened = tokio::task::spawn_blocking(move || {
                 let store = Store::open(&path)?;
-                let known = semantic::Known::of(&store.entailments(Some(&name))?);
-                crate::store::Result::Ok((store, known))
+                crate::store::Result::Ok(semantic::Known::of(&store.entailments(Some(&name))?))
             })
             .await;
-            let (store, known) = match opened {
+            let known = match opened {
                 Ok(Ok(x)) => x,
                 Ok(Err(e)) => {
                     let _ = fwd.send(Delivery {
@@ -783,20 +776,20 @@ impl Jobs {
                 semantic::Via::Detection { run, target, .. } => format!("{run}:{target}"),
                 semantic::Via::Samples => group.item_id.clone(),
             };
+            let unit = Arc::new(semantic::GroupClustering {
+                groups: Arc::new(vec![group]),
+                known: std::sync::Mutex::new(known),
+                caller,
+            });
+            let lock = unit.lock(&id);
+            let lane = crate::engine::Lane {
+                store: handle.clone(),
+                factory,
+                events: etx,
+                cancel: c2.clone(),
+            };
             let lane = async {
-                if let Err(e) = semantic::run(
-                    &id,
-                    Arc::new(vec![group]),
-                    known,
-                    caller,
-                    Arc::new(std::sync::Mutex::new(store)),
-                    &handle,
-                    4,
-                    etx,
-                    &c2,
-                )
-                .await
-                {
+                if let Err(e) = crate::engine::records::run(lane, 4, &lock, unit, vec![0]).await {
                     let _ = fwd.send(Delivery {
                         to,
                         msg: Msg::Failed(format!("semantic entropy: {e}")),
@@ -1007,7 +1000,13 @@ impl Jobs {
                         focus: plan.focus(),
                     },
                 });
-                if let Err(e) = plan.launch(opts, store, factory, etx, c2).await {
+                let lane = crate::engine::Lane {
+                    store,
+                    factory,
+                    events: etx,
+                    cancel: c2,
+                };
+                if let Err(e) = plan.launch(lane, opts).await {
                     failed(format!("detection not started: {e:#}"));
                 }
             };
@@ -1074,7 +1073,13 @@ impl Jobs {
         // One task runs and forwards (see start_run).
         let handle = tokio::spawn(async move {
             let work = async move {
-                if let Err(e) = start(run, items, models, opts, store, factory, etx, c2).await {
+                let lane = crate::engine::Lane {
+                    store,
+                    factory,
+                    events: etx,
+                    cancel: c2,
+                };
+                if let Err(e) = start(lane, run, items, models, opts).await {
                     let _ = err.send(Delivery {
                         to,
                         msg: Msg::Failed(format!("self-detection not started: {e:#}")),

@@ -15,13 +15,13 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 
 use super::screen_id::ScreenId;
-use crate::review::db::ReviewDb;
+use crate::store::Panel;
 use crate::store::Store;
 
 /// What a task works with: connections of the worker's own.
 pub(crate) struct StoreCtx {
     pub reader: Option<Store>,
-    pub review: Option<ReviewDb>,
+    pub review: Option<Panel>,
 }
 
 /// One read or write; the messages it returns go to the component that asked. (Generic over

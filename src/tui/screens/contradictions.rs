@@ -306,12 +306,12 @@ impl Contradictions {
     fn on_entropy(&mut self, ev: &crate::detect::semantic::EntropyEvent) -> Vec<Cmd> {
         use crate::detect::semantic::EntropyEvent;
         match ev {
-            EntropyEvent::Judged(r) => {
+            EntropyEvent::Saved(r) => {
                 self.stored.entailments.push((**r).clone());
                 self.known = crate::detect::semantic::by_judge(&self.stored.entailments);
                 Vec::new()
             }
-            EntropyEvent::Clustered { outcome, .. } => {
+            EntropyEvent::Done((_, outcome)) => {
                 self.clustering = false;
                 vec![Cmd::Notice(match outcome {
                     Ok((_, e)) => format!(

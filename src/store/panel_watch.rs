@@ -20,7 +20,7 @@ use std::time::Duration;
 use postgres::fallible_iterator::FallibleIterator;
 
 /// The notification channel decision saves send on (PostgreSQL).
-pub use crate::store::pg::REVIEW_CHANNEL as CHANNEL;
+pub(crate) use super::pg::REVIEW_CHANNEL as CHANNEL;
 
 /// How often a SQLite file is looked at (a pragma read: microseconds).
 pub const POLL: Duration = Duration::from_millis(50);
@@ -28,7 +28,7 @@ pub const POLL: Duration = Duration::from_millis(50);
 /// How long a PostgreSQL wait lasts before the watcher checks whether it should stop.
 const PG_WAIT: Duration = Duration::from_millis(200);
 
-/// Where decisions are watched.
+/// Where decisions are watched (a [`super::Panel`] says: `watch_source`).
 #[derive(Clone)]
 pub enum Source {
     File(PathBuf),
@@ -155,7 +155,7 @@ fn watch_shared(cfg: &postgres::Config, stop: &AtomicBool, changed: &dyn Fn()) {
 fn listen(cfg: &postgres::Config) -> Result<postgres::Client, postgres::Error> {
     let mut cfg = cfg.clone();
     cfg.connect_timeout(Duration::from_secs(5));
-    let mut c = cfg.connect(crate::store::pg::tls())?;
+    let mut c = cfg.connect(super::pg::tls())?;
     c.batch_execute(&format!("LISTEN {CHANNEL}"))?;
     Ok(c)
 }

@@ -1,0 +1,155 @@
+//! `prism db copy FROM TO`: runs (jobs, answers, scores), detection and self-detection runs
+//! (`store::lane_tables`), answer checks, entailments, topics, quality scores, the response
+//! cache and review decisions moved between stores: SQLite to PostgreSQL (a team's shared store
+//! from one machine's runs), back (every SQLite tool on a shared run's answers), or between two
+//! of either. Only what the target lacks is added, one transaction per run, so a copy that
+//! stops is finished by running it again and nothing is ever duplicated.
+
+use std::path::Path;
+
+use anyhow::bail;
+
+use super::lane_tables::{self, LaneKind};
+use super::links::RunKind;
+use super::{Added, AnyStore, CopyLinks};
+
+fn is_url(p: &Path) -> bool {
+    super::pg::is_url(&p.to_string_lossy())
+}
+
+/// Copies the store `from` into `to` (each a file or a shared store's URL; `only`: these runs),
+/// saying what moved. Run again, it finishes a copy that stopped and adds nothing twice.
+pub fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<()> {
+    if !is_url(from) && !from.is_file() {
+        bail!("no store at {}", super::shown_name(from));
+    }
+    if from == to
+        || (!is_url(from)
+            && !is_url(to)
+            && to.exists()
+            && std::fs::canonicalize(from)? == std::fs::canonicalize(to)?)
+    {
+        bail!("FROM and TO are the same store");
+    }
+    let mut source = AnyStore::open(from)?;
+    let mut target = AnyStore::open(to)?;
+    let mut links = CopyLinks::open(&source, &target)?;
+    let mut left_alone = Vec::new();
+    let (shown_from, shown_to) = (source.describe(from), target.describe(to));
+    let mut runs = source.runs()?;
+    let mut lane_runs = Vec::new();
+    for kind in LaneKind::ALL {
+        for (id, _) in source.lane_statuses(kind)? {
+            lane_runs.push((kind, id));
+        }
+    }
+    if !only.is_empty() {
+        for id in only {
+            if !runs.iter().any(|r| &r.id == id) && !lane_runs.iter().any(|(_, l)| l == id) {
+                bail!("no run {id} in {shown_from}");
+            }
+        }
+        runs.retain(|r| only.contains(&r.id));
+        lane_runs.retain(|(_, id)| only.contains(id));
+    }
+    // Oldest first, so a copy that stops has moved whole runs in the order they were made.
+    runs.reverse();
+    let mut total = Added::default();
+    for r in &runs {
+        if !links.admit(RunKind::Answers, &r.id, &mut source, &mut target)? {
+            left_alone.push(r.id.clone());
+            continue;
+        }
+        let Some(b) = source.run_bundle(&r.id)? else {
+            continue;
+        };
+        let added = target.put_run_bundle(&b)?;
+        crate::say!(
+            "{}: {} answers, {} scores{}",
+            crate::text::one_line(&r.id),
+            added.responses,
+            added.scores,
+            if added.runs == 0 {
+                " (the run was there: added what it lacked)"
+            } else {
+                ""
+            }
+        );
+        total += added;
+    }
+    // Detection and self-detection runs, each whole in one transaction, oldest first.
+    let mut lane_rows = 0;
+    for (kind, id) in &lane_runs {
+        if !links.admit(RunKind::of_lane(*kind), id, &mut source, &mut target)? {
+            left_alone.push(id.clone());
+            continue;
+        }
+        let rows = source.lane_run(*kind, id)?;
+        let read: usize = rows.iter().map(|(_, r)| r.len()).sum();
+        let n = target.put_lane_rows(rows)?;
+        crate::say!(
+            "{}: {} run, {n} of its {read} rows added or brought up to date",
+            crate::text::one_line(id),
+            kind.noun()
+        );
+        lane_rows += n;
+    }
+    // Answer checks go with the runs whose answers they check; entailments and topics are
+    // kept across runs, so they move with the whole store.
+    let mut loose = 0;
+    for t in lane_tables::LOOSE {
+        let rows = match (t.run_col, only.is_empty()) {
+            (_, true) => source.lane_rows(t, None)?,
+            (Some(_), false) => {
+                let mut rows = Vec::new();
+                for id in only {
+                    rows.extend(source.lane_rows(t, Some(id))?);
+                }
+                rows
+            }
+            (None, false) => continue,
+        };
+        let rows = links.lane_rows(t, rows);
+        loose += target.put_lane_rows(vec![(t, rows)])?;
+    }
+    let cache = if only.is_empty() {
+        target.put_cache_entries(&source.cache_entries()?)?
+    } else {
+        0
+    };
+    let decisions = if only.is_empty() {
+        review(from, to)?
+    } else {
+        0
+    };
+    for id in left_alone.iter().take(10) {
+        crate::warn!(
+            "left alone: run {} is in both stores but was made apart (never copied, pulled or pushed between them): its rows are not mixed",
+            crate::text::one_line(id)
+        );
+    }
+    if left_alone.len() > 10 {
+        crate::warn!("... and {} more run(s) left alone", left_alone.len() - 10);
+    }
+    crate::warn!(
+        "{shown_from} -> {shown_to}: {} run(s) read, {} new; added {} answers, {} scores, {} cache entries, {} review decisions; {} detection/self-detection run(s) read, {} of their rows and {} answer checks, entailments, topics and quality scores added or brought up to date",
+        runs.len(),
+        total.runs,
+        total.responses,
+        total.scores,
+        cache,
+        decisions,
+        lane_runs.len(),
+        lane_rows,
+        loose
+    );
+    Ok(())
+}
+
+/// Review decisions (kept by their uid, so never twice). The quality agent's scores are a
+/// described table: they move with the answer checks, entailments and topics.
+fn review(from: &Path, to: &Path) -> anyhow::Result<usize> {
+    let source = super::Panel::open(from)?;
+    let mut target = super::Panel::open(to)?;
+    Ok(target.save_decisions(&source.decisions()?)?)
+}
