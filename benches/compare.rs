@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use prism::eval::compare::{self, Side};
+use prism::eval::compare;
 use prism::store::{JobRecord, RunConfig, RunRecord, RunStatus, ScoreRecord, Store};
 
 fn arg(name: &str, default: usize) -> usize {
@@ -83,10 +83,10 @@ fn main() {
     let mut times = Vec::new();
     for _ in 0..7 {
         let t = Instant::now();
-        let a = Side::resolve(&store, "ra").unwrap();
-        let b = Side::resolve(&store, "rb").unwrap();
-        let sa = compare::side_scores(&store, &a).unwrap();
-        let sb = compare::side_scores(&store, &b).unwrap();
+        let a = prism::runs::resolve_side(&store, "ra").unwrap();
+        let b = prism::runs::resolve_side(&store, "rb").unwrap();
+        let sa = prism::runs::side_scores(&store, &a).unwrap();
+        let sb = prism::runs::side_scores(&store, &b).unwrap();
         let read = t.elapsed();
         let c = compare::compare(("ra", &sa), ("rb", &sb), resamples, 0);
         let all = t.elapsed();

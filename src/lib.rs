@@ -4,7 +4,8 @@
 //! headless CLI commands) that sit on it. Data flows one way: files → [`dataset::Dataset`] →
 //! front-ends; nothing in `dataset` knows about the terminal.
 
-#![warn(unreachable_pub, clippy::unwrap_used)]
+#![warn(unreachable_pub, clippy::unwrap_used, clippy::too_many_lines)]
+#![deny(clippy::too_many_arguments)]
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod cli;
@@ -19,7 +20,7 @@ pub mod prompt;
 pub mod provider;
 pub mod report;
 pub mod review;
-pub(crate) mod runs;
+pub mod runs;
 pub mod selfcheck;
 pub(crate) mod shutdown;
 pub mod store;
@@ -28,3 +29,4 @@ pub mod text;
 pub mod theme;
 pub mod tui;
 pub(crate) mod validate;
+pub mod wordings;

@@ -2,7 +2,9 @@
 //! (name, tags, items, jobs done and failed, each model's settings and scores). One place, so
 //! the two front-ends say the same.
 
-use crate::eval::compare::{PairAnswers, SampleAnswer};
+use std::collections::HashMap;
+
+use crate::eval::compare::{PairAnswers, SampleAnswer, Scored, Side};
 use crate::store::{RunRecord, Store};
 
 /// One run as `prism runs` lists it.
@@ -78,13 +80,10 @@ pub(crate) fn compare_runs(
     a: &str,
     b: &str,
 ) -> anyhow::Result<crate::eval::compare::Comparison> {
-    use crate::eval::compare::{Side, compare, side_scores};
+    use crate::eval::compare::compare;
     let run = |id: &str| store.run(id)?.ok_or_else(|| anyhow::anyhow!("no run {id}"));
     let (ra, rb) = (run(a)?, run(b)?);
-    let (ma, mb) = (
-        crate::eval::compare::run_models(store, &ra)?,
-        crate::eval::compare::run_models(store, &rb)?,
-    );
+    let (ma, mb) = (run_models(store, &ra)?, run_models(store, &rb)?);
     let (ma, mb) = match ma.iter().find(|m| mb.contains(m)) {
         Some(m) => (m.clone(), m.clone()),
         None if ma.len() == 1 && mb.len() == 1 => (ma[0].clone(), mb[0].clone()),
@@ -194,6 +193,92 @@ pub(crate) fn sparkline(values: &[Option<f64>]) -> String {
             Some(x) => BARS[(((x - lo) / (hi - lo)) * 7.0).round() as usize],
         })
         .collect()
+}
+
+/// A side of a comparison: `RUN` or `RUN:MODEL`; a run with one model needs no model named.
+pub fn resolve_side(store: &Store, spec: &str) -> anyhow::Result<Side> {
+    let (run_id, model) = match spec.split_once(':') {
+        Some((r, m)) => (r, Some(m)),
+        None => (spec, None),
+    };
+    let run = store
+        .run(run_id)?
+        .ok_or_else(|| anyhow::anyhow!("no run {run_id} in the store (prism runs lists them)"))?;
+    let models = run_models(store, &run)?;
+    let model = match model {
+        Some(m) if models.iter().any(|x| x == m) => m.to_string(),
+        Some(m) => anyhow::bail!(
+            "run {run_id} has no model {m:?}; it has {}",
+            models.join(", ")
+        ),
+        None if models.len() == 1 => models[0].clone(),
+        None => anyhow::bail!(
+            "run {run_id} has {} models ({}): name one as {run_id}:MODEL",
+            models.len(),
+            models.join(", ")
+        ),
+    };
+    Ok(Side {
+        run_id: run_id.to_string(),
+        model,
+    })
+}
+
+/// A run's models: as its config lists them, else (a run recorded without them) as its jobs
+/// name them, in order.
+pub fn run_models(store: &Store, run: &crate::store::RunRecord) -> anyhow::Result<Vec<String>> {
+    let mut models: Vec<String> = run.config.models.iter().map(|m| m.name.clone()).collect();
+    if models.is_empty() {
+        for (j, _) in store.jobs(&run.id)? {
+            if !models.contains(&j.model) {
+                models.push(j.model);
+            }
+        }
+    }
+    Ok(models)
+}
+
+/// Per item of one side: its task and mean score; items with an unscored sample are `None`.
+pub fn side_scores(store: &Store, side: &Side) -> anyhow::Result<HashMap<String, Scored>> {
+    #[derive(Default)]
+    struct Acc {
+        task: String,
+        sum: f64,
+        n: u32,
+        right: u32,
+        unscored: bool,
+    }
+    let mut acc: HashMap<String, Acc> = HashMap::new();
+    store.score_points(&side.run_id, |model, task, item, score| {
+        if model != side.model {
+            return;
+        }
+        let e = acc.entry(item.to_string()).or_insert_with(|| Acc {
+            task: task.to_string(),
+            ..Acc::default()
+        });
+        match score {
+            Some(s) => {
+                e.sum += s;
+                e.n += 1;
+                e.right += u32::from(s >= 0.5);
+            }
+            None => e.unscored = true,
+        }
+    })?;
+    Ok(acc
+        .into_iter()
+        .map(|(item, a)| {
+            let mean = (!a.unscored && a.n > 0).then(|| a.sum / a.n as f64);
+            let scored = Scored {
+                task: a.task,
+                mean,
+                samples: a.n,
+                split: a.right > 0 && a.right < a.n,
+            };
+            (item, scored)
+        })
+        .collect())
 }
 
 #[cfg(test)]

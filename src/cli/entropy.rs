@@ -109,78 +109,7 @@ pub(crate) fn entropy(
         judge.name
     );
     let groups = Arc::new(groups);
-    let mut interrupted = false;
-    if todo > 0 {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()?;
-        let cancel = tokio_util::sync::CancellationToken::new();
-        let calls = rt.block_on(async {
-            crate::shutdown::cancel_on_signal(&cancel);
-            let handle = db.records_handle(
-                db.store()?,
-                &format!("entropy:{}:{id}", judge.name),
-                "entailment verdict(s)",
-            )?;
-            let caller = Arc::new(crate::engine::Caller::new(
-                &judge,
-                &factory,
-                Some(handle.clone()),
-                !args.ask.no_cache,
-                cancel.clone(),
-            )?);
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-            let unit = Arc::new(semantic::GroupClustering {
-                groups: groups.clone(),
-                known: std::sync::Mutex::new(known),
-                caller,
-            });
-            let lock = unit.lock(&id);
-            let lane = crate::engine::Lane {
-                store: handle.clone(),
-                factory: factory.clone(),
-                events: tx,
-                cancel: cancel.clone(),
-            };
-            let lane = crate::engine::records::run(
-                lane,
-                args.ask.concurrency.max(1),
-                &lock,
-                unit,
-                (0..groups.len()).collect(),
-            );
-            let tally = async move {
-                // (verdicts read, unreadable, failed calls)
-                let mut t = (0, 0, 0);
-                while let Some(ev) = rx.recv().await {
-                    if let EntropyEvent::Saved(r) = ev {
-                        match (&r.relation, &r.error) {
-                            (Some(_), _) => t.0 += 1,
-                            (None, None) => t.1 += 1,
-                            (None, Some(_)) => t.2 += 1,
-                        }
-                    }
-                }
-                t
-            };
-            let (ran, tally) = tokio::join!(lane, tally);
-            ran.map_err(|e| anyhow::anyhow!("{e}"))?;
-            anyhow::Ok(tally)
-        })?;
-        interrupted = cancel.is_cancelled();
-        crate::warn!(
-            "judge {}: {} verdicts read, {} unreadable (counted as not entailing), {} failed calls{}",
-            judge.name,
-            calls.0,
-            calls.1,
-            calls.2,
-            if interrupted {
-                " (interrupted: run it again for the rest)"
-            } else {
-                ""
-            }
-        );
-    }
+    let interrupted = todo > 0 && cluster(&args, &db, &id, (&groups, known, &judge), factory)?;
     // Every verdict went to a shared store as it was saved; what is left goes now.
     db.finish()?;
     let known = Known::of(&db.store()?.entailments(Some(&judge.name))?);
@@ -237,4 +166,85 @@ pub(crate) fn entropy(
     } else {
         0
     })
+}
+
+/// Clusters `groups` with `judge`, asking only what `known` lacks; each verdict saved (and
+/// pushed to a shared store) as it arrives; whether it was interrupted.
+fn cluster(
+    args: &EntropyArgs,
+    db: &crate::store::Db,
+    id: &str,
+    (groups, known, judge): (&Arc<Vec<Group>>, Known, &crate::provider::ModelConfig),
+    factory: BackendFactory,
+) -> anyhow::Result<bool> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let calls = rt.block_on(async {
+        crate::shutdown::cancel_on_signal(&cancel);
+        let handle = db.records_handle(
+            db.store()?,
+            &format!("entropy:{}:{id}", judge.name),
+            "entailment verdict(s)",
+        )?;
+        let caller = Arc::new(crate::engine::Caller::new(
+            judge,
+            &factory,
+            Some(handle.clone()),
+            !args.ask.no_cache,
+            cancel.clone(),
+        )?);
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let unit = Arc::new(semantic::GroupClustering {
+            groups: groups.clone(),
+            known: std::sync::Mutex::new(known),
+            caller,
+        });
+        let lock = unit.lock(id);
+        let lane = crate::engine::Lane {
+            store: handle.clone(),
+            factory: factory.clone(),
+            events: tx,
+            cancel: cancel.clone(),
+        };
+        let lane = crate::engine::records::run(
+            lane,
+            args.ask.concurrency.max(1),
+            &lock,
+            unit,
+            (0..groups.len()).collect(),
+        );
+        let tally = async move {
+            // (verdicts read, unreadable, failed calls)
+            let mut t = (0, 0, 0);
+            while let Some(ev) = rx.recv().await {
+                if let EntropyEvent::Saved(r) = ev {
+                    match (&r.relation, &r.error) {
+                        (Some(_), _) => t.0 += 1,
+                        (None, None) => t.1 += 1,
+                        (None, Some(_)) => t.2 += 1,
+                    }
+                }
+            }
+            t
+        };
+        let (ran, tally) = tokio::join!(lane, tally);
+        ran.map_err(|e| anyhow::anyhow!("{e}"))?;
+        anyhow::Ok(tally)
+    })?;
+    let interrupted = cancel.is_cancelled();
+    crate::warn!(
+        "judge {}: {} verdicts read, {} unreadable (counted as not entailing), {} failed calls{}",
+        judge.name,
+        calls.0,
+        calls.1,
+        calls.2,
+        if interrupted {
+            " (interrupted: run it again for the rest)"
+        } else {
+            ""
+        }
+    );
+    Ok(interrupted)
 }

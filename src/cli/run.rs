@@ -16,7 +16,7 @@ use crate::config::Dirs;
 use crate::dataset::Dataset;
 use crate::engine::{self, BackendFactory, Event, RunSpec, RunSummary};
 use crate::provider::{ModelsFile, Params, config::KeyStatus};
-use crate::store::{Db, Store, StoreHandle};
+use crate::store::{Db, Store};
 
 /// Options of `prism run`.
 #[derive(Debug, clap::Args)]
@@ -501,112 +501,16 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
     let cancel = CancellationToken::new();
     let (tx, rx) = mpsc::unbounded_channel();
 
-    let (task, total_hint, kept): (RunTask, usize, StoreHandle) = if let Some(run_id) = &args.resume
-    {
-        let mut run = db
-            .run(run_id)?
-            .ok_or_else(|| anyhow::anyhow!("no run {run_id} in {shown}"))?;
-        // `--no-cache` on a resume holds for the rest of the run, as it does when the run was
-        // started with it.
-        run.config.no_cache |= args.no_cache;
-        let named = if !args.models.is_empty() {
-            load_models(dirs, args.models_file.as_deref())?.select(&args.models.join(","))?
-        } else {
-            Vec::new()
-        };
-        let own = own_models(dirs, args.models_file.as_deref(), &run);
-        let chosen = engine::resume_models(&run, &named, &own, args.recorded_endpoints)?;
-        tell_resume_models(&chosen, db.is_shared());
-        let models = chosen.models;
-        let (ds, _) = open_dataset(args.dataset.as_deref().or(dataset_path(&run.dataset)))?;
-        let jobs = db.jobs(&run.id)?;
-        let unfinished: Vec<_> = jobs
-            .iter()
-            .filter(|(_, s)| s.is_todo())
-            .map(|(j, _)| j.clone())
-            .collect();
-        let all: Vec<_> = jobs.into_iter().map(|(j, _)| j).collect();
-        let n = unfinished.len();
-        let handle = db.run_handle(Duration::from_secs_f64(args.lease_secs))?;
-        let kept = handle.clone();
-        let score = scoring(
-            &args,
-            dirs,
-            &factory,
-            &handle,
-            !run.config.no_cache,
-            &cancel,
-        )?;
-        let cancel2 = cancel.clone();
-        (
-            Box::pin(async move {
-                let lane = engine::Lane {
-                    store: handle,
-                    factory,
-                    events: tx,
-                    cancel: cancel2,
-                };
-                let jobs = engine::ResumeJobs {
-                    dataset: ds,
-                    unfinished,
-                    all,
-                };
-                let opts = engine::ResumeOptions {
-                    concurrency: args.concurrency,
-                    stream_deltas: false,
-                    score,
-                };
-                Ok(engine::resume(lane, &run, models, jobs, opts).await?)
-            }),
-            n,
-            kept,
-        )
-    } else {
-        if args.models.is_empty() {
-            bail!("--models is required (e.g. --models local,gpt)");
-        }
-        let models =
-            load_models(dirs, args.models_file.as_deref())?.select(&args.models.join(","))?;
-        // Anthropic's API has no log-probabilities: say so rather than store nothing silently.
-        for m in &models {
-            if (args.logprobs.is_some() || m.params.logprobs.is_some())
-                && m.provider == crate::provider::ProviderKind::Anthropic
-            {
-                crate::warn!(
-                    "token log-probabilities: not available from {} (Anthropic's API has none); its answers are stored without them",
-                    m.name
-                );
-            }
-        }
-        let (ds, dataset_ref) = open_dataset(args.dataset.as_deref())?;
-        let items = select_items(&ds, args.filter.as_deref(), args.limit)?;
-        let mut spec = RunSpec::new(ds, dataset_ref, items, models);
-        spec.samples = args.samples.max(1);
-        spec.shots = args.shots;
-        spec.concurrency = args.concurrency.max(1);
-        spec.use_cache = !args.no_cache;
-        spec.filter = args.filter.clone();
-        spec.limit = args.limit;
-        // Nothing here shows the stream; skip the per-token events.
-        spec.stream_deltas = false;
-        spec.params = Params {
-            temperature: args.temperature,
-            top_p: args.top_p,
-            max_tokens: args.max_tokens,
-            stop: Vec::new(),
-            seed: args.seed,
-            logprobs: args.logprobs,
-        };
-        let n = spec.plan().len();
-        let handle = db.run_handle(Duration::from_secs_f64(args.lease_secs))?;
-        let kept = handle.clone();
-        spec.score = scoring(&args, dirs, &factory, &handle, spec.use_cache, &cancel)?;
-        let cancel2 = cancel.clone();
-        (
-            Box::pin(async move { Ok(engine::run(spec, handle, factory, tx, cancel2).await?) }),
-            n,
-            kept,
-        )
+    let lane = engine::Lane {
+        store: db.run_handle(Duration::from_secs_f64(args.lease_secs))?,
+        factory,
+        events: tx,
+        cancel: cancel.clone(),
+    };
+    let kept = lane.store.clone();
+    let (task, total_hint): (RunTask, usize) = match &args.resume {
+        Some(run_id) => resume_task(&args, dirs, &db, run_id, lane)?,
+        None => new_task(&args, dirs, lane)?,
     };
 
     let summary = rt.block_on(async {
@@ -668,6 +572,113 @@ pub fn run(args: RunArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Resul
     Ok(if summary.failed > 0 { 2 } else { 0 })
 }
 
+/// A run resumed (or a shared run joined): its task, and how many jobs it has left.
+fn resume_task(
+    args: &RunArgs,
+    dirs: &Dirs,
+    db: &Db,
+    run_id: &str,
+    lane: engine::Lane<engine::Event>,
+) -> anyhow::Result<(RunTask, usize)> {
+    let shown = db.shown();
+    let mut run = db
+        .run(run_id)?
+        .ok_or_else(|| anyhow::anyhow!("no run {run_id} in {shown}"))?;
+    // `--no-cache` on a resume holds for the rest of the run, as it does when the run was
+    // started with it.
+    run.config.no_cache |= args.no_cache;
+    let named = if !args.models.is_empty() {
+        load_models(dirs, args.models_file.as_deref())?.select(&args.models.join(","))?
+    } else {
+        Vec::new()
+    };
+    let own = own_models(dirs, args.models_file.as_deref(), &run);
+    let chosen = engine::resume_models(&run, &named, &own, args.recorded_endpoints)?;
+    tell_resume_models(&chosen, db.is_shared());
+    let models = chosen.models;
+    let (ds, _) = open_dataset(args.dataset.as_deref().or(dataset_path(&run.dataset)))?;
+    let jobs = db.jobs(&run.id)?;
+    let unfinished: Vec<_> = jobs
+        .iter()
+        .filter(|(_, s)| s.is_todo())
+        .map(|(j, _)| j.clone())
+        .collect();
+    let all: Vec<_> = jobs.into_iter().map(|(j, _)| j).collect();
+    let n = unfinished.len();
+    let score = scoring(args, dirs, &lane, !run.config.no_cache)?;
+    let concurrency = args.concurrency;
+    Ok((
+        Box::pin(async move {
+            let jobs = engine::ResumeJobs {
+                dataset: ds,
+                unfinished,
+                all,
+            };
+            let opts = engine::ResumeOptions {
+                concurrency,
+                stream_deltas: false,
+                score,
+            };
+            Ok(engine::resume(lane, &run, models, jobs, opts).await?)
+        }),
+        n,
+    ))
+}
+
+/// A new run: its task, and how many jobs it has.
+fn new_task(
+    args: &RunArgs,
+    dirs: &Dirs,
+    lane: engine::Lane<engine::Event>,
+) -> anyhow::Result<(RunTask, usize)> {
+    if args.models.is_empty() {
+        bail!("--models is required (e.g. --models local,gpt)");
+    }
+    let models = load_models(dirs, args.models_file.as_deref())?.select(&args.models.join(","))?;
+    // Anthropic's API has no log-probabilities: say so rather than store nothing silently.
+    for m in &models {
+        if (args.logprobs.is_some() || m.params.logprobs.is_some())
+            && m.provider == crate::provider::ProviderKind::Anthropic
+        {
+            crate::warn!(
+                "token log-probabilities: not available from {} (Anthropic's API has none); its answers are stored without them",
+                m.name
+            );
+        }
+    }
+    let (ds, dataset_ref) = open_dataset(args.dataset.as_deref())?;
+    let items = select_items(&ds, args.filter.as_deref(), args.limit)?;
+    let mut spec = RunSpec::new(ds, dataset_ref, items, models);
+    spec.samples = args.samples.max(1);
+    spec.shots = args.shots;
+    spec.concurrency = args.concurrency.max(1);
+    spec.use_cache = !args.no_cache;
+    spec.filter = args.filter.clone();
+    spec.limit = args.limit;
+    // Nothing here shows the stream; skip the per-token events.
+    spec.stream_deltas = false;
+    spec.params = Params {
+        temperature: args.temperature,
+        top_p: args.top_p,
+        max_tokens: args.max_tokens,
+        stop: Vec::new(),
+        seed: args.seed,
+        logprobs: args.logprobs,
+    };
+    let n = spec.plan().len();
+    spec.score = scoring(args, dirs, &lane, spec.use_cache)?;
+    let engine::Lane {
+        store,
+        factory,
+        events,
+        cancel,
+    } = lane;
+    Ok((
+        Box::pin(async move { Ok(engine::run(spec, store, factory, events, cancel).await?) }),
+        n,
+    ))
+}
+
 /// `<sample-data>` names the bundled data; anything else is a path.
 /// The dataset a run recorded: a path, or the sample data (`<sample-data>`, and `<unknown>` for
 /// answers imported without `--dataset`: the sample data is tried, and a job whose item is not
@@ -719,11 +730,10 @@ fn json_string(s: &str) -> String {
 fn scoring(
     args: &RunArgs,
     dirs: &Dirs,
-    factory: &BackendFactory,
-    store: &StoreHandle,
+    lane: &engine::Lane<engine::Event>,
     use_cache: bool,
-    cancel: &CancellationToken,
 ) -> anyhow::Result<Option<engine::Scoring>> {
+    let (factory, store, cancel) = (&lane.factory, &lane.store, &lane.cancel);
     if args.no_score {
         return Ok(None);
     }

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::run::default_db;
 use crate::config::Dirs;
-use crate::eval::compare::{self, Comparison, Level, Side};
+use crate::eval::compare::{self, Comparison, Level};
 use crate::runs::settings;
 use crate::store::{Store, format_time};
 
@@ -398,16 +398,16 @@ pub(crate) fn compare_cmd(args: CompareArgs, dirs: &Dirs) -> anyhow::Result<i32>
         super::output::refuse_stores(o, &[&store_path])?;
     }
     let store = open(args.db.as_ref(), dirs)?;
-    let a = Side::resolve(&store, &args.a)?;
-    let b = Side::resolve(&store, &args.b)?;
+    let a = crate::runs::resolve_side(&store, &args.a)?;
+    let b = crate::runs::resolve_side(&store, &args.b)?;
     if a == b {
         anyhow::bail!(
             "{} against itself: name two runs, or two models of one",
             a.label()
         );
     }
-    let sa = compare::side_scores(&store, &a).context("reading the first side's scores")?;
-    let sb = compare::side_scores(&store, &b).context("reading the second side's scores")?;
+    let sa = crate::runs::side_scores(&store, &a).context("reading the first side's scores")?;
+    let sb = crate::runs::side_scores(&store, &b).context("reading the second side's scores")?;
     let c = compare::compare(
         (&a.label(), &sa),
         (&b.label(), &sb),

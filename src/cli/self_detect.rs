@@ -76,6 +76,31 @@ pub(crate) fn self_detect(
     if responses.is_empty() {
         bail!("run {} has no finished answer to check", run.id);
     }
+    let (detectors, todo) = plan_checks(&args, dirs, &store, &run, &ds, &responses)?;
+    let interrupted = !todo.is_empty() && ask(&args, &db, &run.id, (detectors, todo), factory)?;
+    // Every verdict went to a shared store as it was saved; what is left goes now.
+    db.finish()?;
+    let failed = say_verdicts(&args, &db.store()?, &run.id, &responses)?;
+    Ok(if interrupted {
+        130
+    } else if failed > 0 {
+        2
+    } else {
+        0
+    })
+}
+
+/// Each answer's detector (the named one, or the model that answered, as this machine's
+/// models file names it) and the checks still to ask (those stored without an error are not
+/// asked again).
+fn plan_checks(
+    args: &SelfDetectArgs,
+    dirs: &Dirs,
+    store: &crate::store::Store,
+    run: &crate::store::RunRecord,
+    ds: &crate::dataset::Dataset,
+    responses: &[crate::store::ResponseRecord],
+) -> anyhow::Result<(Detectors, Vec<Check>)> {
     let modes: Vec<Mode> = match args.mode {
         None => Mode::BOTH.to_vec(),
         Some(ModeArg::Direct) => vec![Mode::Direct],
@@ -85,7 +110,7 @@ pub(crate) fn self_detect(
     // Each answer's detector: the named one, or the model that answered (as the run knew it).
     let mut detectors: HashMap<String, crate::provider::ModelConfig> = HashMap::new();
     let detector_of = |model: &str| args.detector.clone().unwrap_or_else(|| model.to_string());
-    for r in &responses {
+    for r in responses {
         let name = detector_of(&r.model);
         if detectors.contains_key(&name) {
             continue;
@@ -113,7 +138,7 @@ pub(crate) fn self_detect(
         .collect();
     let mut todo = Vec::new();
     let mut unknown = 0;
-    for r in &responses {
+    for r in responses {
         let Some(item) = ds.item_by_id(&r.item_id) else {
             unknown += 1;
             continue;
@@ -136,7 +161,6 @@ pub(crate) fn self_detect(
             "warning: {unknown} answer(s) left out: their items are not in the dataset; pass the run's dataset with --dataset"
         );
     }
-    drop(store);
     crate::warn!(
         "{} answers of {}, {} checks to ask ({} stored already)",
         responses.len(),
@@ -144,66 +168,85 @@ pub(crate) fn self_detect(
         todo.len(),
         responses.len() * modes.len() - todo.len() - unknown * modes.len()
     );
-    let mut interrupted = false;
-    if !todo.is_empty() {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()?;
-        let cancel = tokio_util::sync::CancellationToken::new();
-        rt.block_on(async {
-            crate::shutdown::cancel_on_signal(&cancel);
-            let handle = db.records_handle(
-                db.store()?,
-                &format!("answer-checks:{}", run.id),
-                "answer check(s)",
-            )?;
-            let mut callers = HashMap::new();
-            for (name, cfg) in &detectors {
-                callers.insert(
-                    name.clone(),
-                    Arc::new(crate::engine::Caller::new(
-                        cfg,
-                        &factory,
-                        Some(handle.clone()),
-                        !args.ask.no_cache,
-                        cancel.clone(),
-                    )?),
-                );
-            }
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-            let unit = Arc::new(answers::Checks {
-                run_id: run.id.clone(),
-                callers,
-            });
-            let lock = unit.lock();
-            let lane = crate::engine::Lane {
-                store: handle.clone(),
-                factory: factory.clone(),
-                events: tx,
-                cancel: cancel.clone(),
-            };
-            let lane =
-                crate::engine::records::run(lane, args.ask.concurrency.max(1), &lock, unit, todo);
-            let drain = async move { while rx.recv().await.is_some() {} };
-            let (ran, ()) = tokio::join!(lane, drain);
-            ran.map_err(|e| anyhow::anyhow!("{e}"))?;
-            anyhow::Ok(())
-        })?;
-        interrupted = cancel.is_cancelled();
-    }
-    // Every verdict went to a shared store as it was saved; what is left goes now.
-    db.finish()?;
+    Ok((detectors, todo))
+}
+
+/// Each detector's name and model.
+type Detectors = HashMap<String, crate::provider::ModelConfig>;
+
+/// Asks `todo` of the detectors, each verdict saved (and pushed to a shared store) as it
+/// arrives; whether it was interrupted.
+fn ask(
+    args: &SelfDetectArgs,
+    db: &crate::store::Db,
+    run_id: &str,
+    (detectors, todo): (Detectors, Vec<Check>),
+    factory: BackendFactory,
+) -> anyhow::Result<bool> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let cancel = tokio_util::sync::CancellationToken::new();
+    rt.block_on(async {
+        crate::shutdown::cancel_on_signal(&cancel);
+        let handle = db.records_handle(
+            db.store()?,
+            &format!("answer-checks:{run_id}"),
+            "answer check(s)",
+        )?;
+        let mut callers = HashMap::new();
+        for (name, cfg) in &detectors {
+            callers.insert(
+                name.clone(),
+                Arc::new(crate::engine::Caller::new(
+                    cfg,
+                    &factory,
+                    Some(handle.clone()),
+                    !args.ask.no_cache,
+                    cancel.clone(),
+                )?),
+            );
+        }
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let unit = Arc::new(answers::Checks {
+            run_id: run_id.to_string(),
+            callers,
+        });
+        let lock = unit.lock();
+        let lane = crate::engine::Lane {
+            store: handle.clone(),
+            factory: factory.clone(),
+            events: tx,
+            cancel: cancel.clone(),
+        };
+        let lane =
+            crate::engine::records::run(lane, args.ask.concurrency.max(1), &lock, unit, todo);
+        let drain = async move { while rx.recv().await.is_some() {} };
+        let (ran, ()) = tokio::join!(lane, drain);
+        ran.map_err(|e| anyhow::anyhow!("{e}"))?;
+        anyhow::Ok(())
+    })?;
+    Ok(cancel.is_cancelled())
+}
+
+/// What the verdicts come to, per detector and mode, beside PRISM's verdict where scored
+/// (JSON lines with `--json`); how many checks failed.
+fn say_verdicts(
+    args: &SelfDetectArgs,
+    store: &crate::store::Store,
+    run_id: &str,
+    responses: &[crate::store::ResponseRecord],
+) -> anyhow::Result<usize> {
     // What the verdicts come to, per detector and mode, beside PRISM's verdict where scored.
-    let store = db.store()?;
     let scores: HashMap<u32, f64> = store
-        .scores(Some(&run.id))?
+        .scores(Some(run_id))?
         .into_iter()
         .filter_map(|s| Some((s.job_idx, s.score?)))
         .collect();
     let jobs: HashSet<u32> = responses.iter().map(|r| r.job_idx).collect();
     // (checked, said false, unparsed, failed, scored wrong among said false, scored wrong)
     let mut by: BTreeMap<(String, &'static str), [usize; 6]> = BTreeMap::new();
-    for c in store.answer_checks(&run.id)? {
+    for c in store.answer_checks(run_id)? {
         if !jobs.contains(&c.job_idx) {
             continue;
         }
@@ -240,7 +283,7 @@ pub(crate) fn self_detect(
             crate::outln!(
                 "{}",
                 crate::text::json_for_terminal(
-                    &json!({"event": "self_detect", "run_id": run.id, "detector": detector,
+                    &json!({"event": "self_detect", "run_id": run_id, "detector": detector,
                             "mode": mode, "checked": e[0], "false_information": e[1],
                             "unparsed": e[2], "failed": e[3], "wrong_detected": e[4],
                             "wrong": e[5]})
@@ -268,11 +311,5 @@ pub(crate) fn self_detect(
         text.push_str("\nfalse info: said the answer contains false information (an unparsed reply counts, as METHODS.md §4 has it). prism signals scores the verdicts against PRISM's.\n");
         eprint!("{}", crate::text::sanitize(&text));
     }
-    Ok(if interrupted {
-        130
-    } else if failed > 0 {
-        2
-    } else {
-        0
-    })
+    Ok(failed)
 }

@@ -17,7 +17,8 @@ pub mod semantic;
 pub mod signals;
 pub mod stored;
 pub mod targets;
-pub mod templates;
+/// A detection's editable wordings (kept below the store, which records them with a run).
+pub use crate::wordings as templates;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod topics;

@@ -75,11 +75,7 @@ pub fn reference_request(k: u32, claim: &str, temperature: Option<f64>) -> ChatR
     user(fill(t, &[("claim", claim)]), temperature)
 }
 
-/// The words a request puts to the model (its one user message): what a reply that copies its
-/// prompt copies from.
-pub fn text_of(req: &ChatRequest) -> &str {
-    req.messages.last().map_or("", |m| m.content.as_str())
-}
+pub use crate::provider::text_of;
 
 /// AutoHall's classification: the claim and the model's own reference, true or false, at
 /// temperature 0.

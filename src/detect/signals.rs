@@ -206,10 +206,9 @@ pub fn self_detection_points(
         }
         let scores = scored(store, run)?;
         for c in checks {
-            let (Some((score, task, model)), Some(d)) = (
-                scores.get(&c.job_idx),
-                crate::selfcheck::answers::detected(c.answer),
-            ) else {
+            let (Some((score, task, model)), Some(d)) =
+                (scores.get(&c.job_idx), c.answer.detected())
+            else {
                 continue;
             };
             out.push(Point {

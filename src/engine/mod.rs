@@ -39,7 +39,7 @@ use crate::provider::{
     RateLimiter, StreamEvent,
 };
 use crate::store::{
-    JobRecord, ModelSnapshot, ResponseRecord, RunConfig, RunRecord, RunStatus, StoreHandle,
+    Cached, JobRecord, ModelSnapshot, ResponseRecord, RunConfig, RunRecord, RunStatus, StoreHandle,
     now_secs,
 };
 
@@ -820,26 +820,7 @@ async fn run_job(sh: &Shared, job: Job) -> Option<Finished> {
     if spec.use_cache
         && let Some(hit) = sh.store.cache_get(key).await
     {
-        record.text = Some(hit.text.clone());
-        record.finish_reason = hit.finish_reason;
-        record.prompt_tokens = hit.prompt_tokens;
-        record.completion_tokens = hit.completion_tokens;
-        record.latency_ms = hit.latency_ms;
-        record.logprobs = hit.logprobs;
-        record.cached = true;
-        record.cache_key = None;
-        record.created_at = now_secs();
-        if spec.stream_deltas {
-            let _ = sh.events.send(Event::Delta {
-                job: job.idx,
-                text: hit.text,
-            });
-        }
-        return Some(Finished {
-            job: job.idx,
-            record,
-            ok: true,
-        });
+        return Some(cached_answer(sh, job.idx, record, hit));
     }
 
     let max_attempts = m.cfg.max_retries + 1;
@@ -935,6 +916,30 @@ async fn run_job(sh: &Shared, job: Job) -> Option<Finished> {
         }
     }
     None
+}
+
+/// A job answered from the cache: the cached reply as its answer (shown as one delta).
+fn cached_answer(sh: &Shared, job: u32, mut record: ResponseRecord, hit: Cached) -> Finished {
+    record.text = Some(hit.text.clone());
+    record.finish_reason = hit.finish_reason;
+    record.prompt_tokens = hit.prompt_tokens;
+    record.completion_tokens = hit.completion_tokens;
+    record.latency_ms = hit.latency_ms;
+    record.logprobs = hit.logprobs;
+    record.cached = true;
+    record.cache_key = None;
+    record.created_at = now_secs();
+    if sh.spec.stream_deltas {
+        let _ = sh.events.send(Event::Delta {
+            job,
+            text: hit.text,
+        });
+    }
+    Finished {
+        job,
+        record,
+        ok: true,
+    }
 }
 
 /// One attempt: send, then read the stream to its end.

@@ -17,10 +17,11 @@
 //!   generator, so an interval is reproducible with its seed.
 //! - **Flips**: items right on one side and wrong on the other, fixed (wrong on A, right on B)
 //!   and broken.
+//!
+//! The statistics take each side's scores (`crate::runs` reads them from the store).
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::store::Store;
 use crate::taxonomy::Dimension;
 
 /// One side: a run, and the model in it.
@@ -31,95 +32,9 @@ pub struct Side {
 }
 
 impl Side {
-    /// `RUN` or `RUN:MODEL`; a run with one model needs no model named.
-    pub fn resolve(store: &Store, spec: &str) -> anyhow::Result<Side> {
-        let (run_id, model) = match spec.split_once(':') {
-            Some((r, m)) => (r, Some(m)),
-            None => (spec, None),
-        };
-        let run = store.run(run_id)?.ok_or_else(|| {
-            anyhow::anyhow!("no run {run_id} in the store (prism runs lists them)")
-        })?;
-        let models = run_models(store, &run)?;
-        let model = match model {
-            Some(m) if models.iter().any(|x| x == m) => m.to_string(),
-            Some(m) => anyhow::bail!(
-                "run {run_id} has no model {m:?}; it has {}",
-                models.join(", ")
-            ),
-            None if models.len() == 1 => models[0].clone(),
-            None => anyhow::bail!(
-                "run {run_id} has {} models ({}): name one as {run_id}:MODEL",
-                models.len(),
-                models.join(", ")
-            ),
-        };
-        Ok(Side {
-            run_id: run_id.to_string(),
-            model,
-        })
-    }
-
     pub fn label(&self) -> String {
         format!("{}:{}", self.run_id, self.model)
     }
-}
-
-/// A run's models: as its config lists them, else (a run recorded without them) as its jobs
-/// name them, in order.
-pub fn run_models(store: &Store, run: &crate::store::RunRecord) -> anyhow::Result<Vec<String>> {
-    let mut models: Vec<String> = run.config.models.iter().map(|m| m.name.clone()).collect();
-    if models.is_empty() {
-        for (j, _) in store.jobs(&run.id)? {
-            if !models.contains(&j.model) {
-                models.push(j.model);
-            }
-        }
-    }
-    Ok(models)
-}
-
-/// Per item of one side: its task and mean score; items with an unscored sample are `None`.
-pub fn side_scores(store: &Store, side: &Side) -> anyhow::Result<HashMap<String, Scored>> {
-    #[derive(Default)]
-    struct Acc {
-        task: String,
-        sum: f64,
-        n: u32,
-        right: u32,
-        unscored: bool,
-    }
-    let mut acc: HashMap<String, Acc> = HashMap::new();
-    store.score_points(&side.run_id, |model, task, item, score| {
-        if model != side.model {
-            return;
-        }
-        let e = acc.entry(item.to_string()).or_insert_with(|| Acc {
-            task: task.to_string(),
-            ..Acc::default()
-        });
-        match score {
-            Some(s) => {
-                e.sum += s;
-                e.n += 1;
-                e.right += u32::from(s >= 0.5);
-            }
-            None => e.unscored = true,
-        }
-    })?;
-    Ok(acc
-        .into_iter()
-        .map(|(item, a)| {
-            let mean = (!a.unscored && a.n > 0).then(|| a.sum / a.n as f64);
-            let scored = Scored {
-                task: a.task,
-                mean,
-                samples: a.n,
-                split: a.right > 0 && a.right < a.n,
-            };
-            (item, scored)
-        })
-        .collect())
 }
 
 /// An item's task and mean score over its samples (`None`: not every sample scored).

@@ -202,3 +202,9 @@ impl ProviderError {
         }
     }
 }
+
+/// The text of a request's last message (what a prompt asks; judges' replies are read against
+/// it).
+pub fn text_of(req: &ChatRequest) -> &str {
+    req.messages.last().map_or("", |m| m.content.as_str())
+}

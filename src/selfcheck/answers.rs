@@ -60,11 +60,7 @@ pub fn read(reply: &str, mode: Mode) -> Answer {
 /// Whether a verdict says "contains false information" (METHODS.md: anything but a clean yes
 /// or no counts as detected); `None` for a failed call.
 pub fn detected(a: Answer) -> Option<bool> {
-    match a {
-        Answer::Yes | Answer::Unparsed => Some(true),
-        Answer::No => Some(false),
-        Answer::Failed => None,
-    }
+    a.detected()
 }
 
 /// What the front-end hears: each verdict as it is saved.
@@ -140,7 +136,7 @@ mod tests {
         assert_eq!(detected(Answer::No), Some(false));
         assert_eq!(detected(Answer::Failed), None);
         let r = request("Capital of France?", "Lyon", Mode::Cot);
-        let text = crate::detect::prompts::text_of(&r);
+        let text = crate::provider::text_of(&r);
         assert!(text.contains("Question: Capital of France?") && text.contains("Answer: Lyon"));
         assert_eq!(r.params.temperature, Some(0.0));
     }

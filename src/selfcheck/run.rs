@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 use super::parse::{check_false, check_true, clean_sentence, read_cot, read_direct, swap_phrase};
 use super::prompts;
 use super::results::Stored;
-use crate::detect::run::DetectSummary as Summary;
+use crate::engine::harness::Counts as Summary;
 use crate::engine::{Caller, Lane, harness};
 use crate::provider::{ModelConfig, Params};
 use crate::store::{

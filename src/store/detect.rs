@@ -72,8 +72,8 @@ pub struct DetectConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reading: Option<String>,
     /// The user's wordings of the prompts (`--prompts`); prism's own where none.
-    #[serde(skip_serializing_if = "crate::detect::templates::Templates::is_default")]
-    pub templates: crate::detect::templates::Templates,
+    #[serde(skip_serializing_if = "crate::wordings::Templates::is_default")]
+    pub templates: crate::wordings::Templates,
 }
 
 /// A detection run.

@@ -139,6 +139,18 @@ pub enum Answer {
 }
 
 impl Answer {
+    /// Whether a verdict says "contains false information" (METHODS.md §4: anything but a
+    /// clean yes or no counts as detected); `None` for a failed call.
+    pub fn detected(self) -> Option<bool> {
+        match self {
+            Answer::Yes | Answer::Unparsed => Some(true),
+            Answer::No => Some(false),
+            Answer::Failed => None,
+        }
+    }
+}
+
+impl Answer {
     pub fn as_str(self) -> &'static str {
         match self {
             Answer::Yes => "yes",

@@ -126,6 +126,56 @@ impl Compare {
         }
     }
 
+    /// `t` shades the tokens; `[`/`]` step the token cursor through the unlikely ones.
+    fn token_action(
+        &mut self,
+        a: Action,
+        focused: Option<&str>,
+        models: &[String],
+        cx: &Cx,
+    ) -> Vec<Cmd> {
+        let mut out = Vec::new();
+        match a {
+            Action::ToggleTokens => {
+                let any = models.iter().any(|m| {
+                    self.answer(cx.session, m)
+                        .is_some_and(|a| a.logprobs.is_some())
+                });
+                if any || self.show_tokens {
+                    self.show_tokens = !self.show_tokens;
+                } else {
+                    out.push(Cmd::Notice(
+                        "no token probabilities on this item: run it with prism run --logprobs 5 \
+                         (OpenAI-compatible servers, Gemini and the built-in models give them)"
+                            .into(),
+                    ));
+                }
+            }
+            Action::NextToken | Action::PrevToken => {
+                let tokens = focused
+                    .and_then(|m| self.answer(cx.session, m))
+                    .and_then(|a| a.logprobs.as_deref());
+                match tokens {
+                    Some(tokens) => {
+                        self.show_tokens = true;
+                        self.token_cursor =
+                            step_unlikely(tokens, self.token_cursor, a == Action::NextToken);
+                        out.push(Cmd::Notice(match self.token_cursor {
+                            Some(i) => token_notice(tokens, i),
+                            None => "no token below probability 0.5 in this answer".into(),
+                        }));
+                    }
+                    None => out.push(Cmd::Notice(
+                        "no token probabilities in this pane: run it with prism run --logprobs 5"
+                            .into(),
+                    )),
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+
     fn apply(&mut self, a: Action, cx: &Cx) -> Vec<Cmd> {
         let models = self.models(cx.session);
         let panes = models.len();
@@ -217,40 +267,8 @@ impl Compare {
                     ));
                 }
             }
-            Action::ToggleTokens => {
-                let any = models
-                    .iter()
-                    .any(|m| self.answer(cx.session, m).is_some_and(|a| a.logprobs.is_some()));
-                if any || self.show_tokens {
-                    self.show_tokens = !self.show_tokens;
-                } else {
-                    out.push(Cmd::Notice(
-                        "no token probabilities on this item: run it with prism run --logprobs 5 \
-                         (OpenAI-compatible servers, Gemini and the built-in models give them)"
-                            .into(),
-                    ));
-                }
-            }
-            Action::NextToken | Action::PrevToken => {
-                let tokens = focused
-                    .as_deref()
-                    .and_then(|m| self.answer(cx.session, m))
-                    .and_then(|a| a.logprobs.as_deref());
-                match tokens {
-                    Some(tokens) => {
-                        self.show_tokens = true;
-                        self.token_cursor =
-                            step_unlikely(tokens, self.token_cursor, a == Action::NextToken);
-                        out.push(Cmd::Notice(match self.token_cursor {
-                            Some(i) => token_notice(tokens, i),
-                            None => "no token below probability 0.5 in this answer".into(),
-                        }));
-                    }
-                    None => out.push(Cmd::Notice(
-                        "no token probabilities in this pane: run it with prism run --logprobs 5"
-                            .into(),
-                    )),
-                }
+            Action::ToggleTokens | Action::NextToken | Action::PrevToken => {
+                out.extend(self.token_action(a, focused.as_deref(), &models, cx))
             }
             Action::Contradictions => match focused.as_deref().and_then(|m| self.answer(cx.session, m)) {
                 Some(a) if a.status.is_final() && a.error.is_none() && !a.text.is_empty() => {

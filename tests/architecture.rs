@@ -1,0 +1,122 @@
+//! The shape of the code, checked so it does not drift back (issue 42): one way into the store,
+//! layers that only look down, and the lint wall's exceptions named. Reads the source as text.
+
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(rust_files(&p));
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// The code of a file without its comments (a comment may name anything).
+fn code(p: &Path) -> String {
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .map(|l| match l.find("//") {
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn offenders(dir: &str, words: &[&str], except: &[&str]) -> Vec<String> {
+    let root = src();
+    let mut found = Vec::new();
+    for f in rust_files(&root.join(dir)) {
+        let rel = f.strip_prefix(&root).unwrap().display().to_string();
+        if except.iter().any(|e| rel.starts_with(e)) {
+            continue;
+        }
+        let text = code(&f);
+        for w in words {
+            if text.contains(w) {
+                found.push(format!("{rel}: {w}"));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn nothing_outside_the_store_knows_its_backend() {
+    let found = offenders(
+        "",
+        &[
+            "rusqlite",
+            "postgres::",
+            "tokio_postgres",
+            "PgStore",
+            "AnyStore",
+            "ReviewDb",
+            "is_url",
+        ],
+        &["store/"],
+    );
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn layers_only_look_down() {
+    // The store holds records: no lane, scoring, review logic or front-end above it.
+    let found = offenders(
+        "store",
+        &[
+            "crate::detect",
+            "crate::selfcheck",
+            "crate::eval",
+            "crate::review",
+            "crate::engine",
+            "crate::tui",
+            "crate::cli",
+            "crate::report",
+        ],
+        &[],
+    );
+    assert!(found.is_empty(), "{found:#?}");
+    // The statistics take records; they do not read the store.
+    let found = offenders("eval", &["crate::store::Store", "Store::open"], &[]);
+    assert!(found.is_empty(), "{found:#?}");
+    // What detection and self-detection share lives below both.
+    let found = offenders("detect", &["crate::selfcheck"], &[]);
+    assert!(found.is_empty(), "{found:#?}");
+    let found = offenders("selfcheck", &["crate::detect"], &[]);
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn the_lint_wall_has_one_named_exception() {
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    assert!(
+        lib.contains("clippy::too_many_lines") && lib.contains("deny(clippy::too_many_arguments)"),
+        "{lib}"
+    );
+    let clippy =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("clippy.toml")).unwrap();
+    assert!(
+        clippy.contains("too-many-lines-threshold = 150"),
+        "{clippy}"
+    );
+    let found = offenders(
+        "",
+        &[
+            "allow(clippy::too_many_arguments)",
+            "allow(clippy::too_many_lines)",
+        ],
+        &["eval/ifeval.rs"],
+    );
+    assert!(found.is_empty(), "{found:#?}");
+}
