@@ -188,6 +188,16 @@ impl Db {
         Ok(())
     }
 
+    /// Makes a described table (`lane_tables::Table`) in this machine's store and on the
+    /// shared store, where they lack it: a lane's new table needs no migration of its own.
+    pub fn ensure_table(&self, t: &'static Table) -> anyhow::Result<()> {
+        self.store()?.ensure_table(t)?;
+        if let Some(pg) = self.pg() {
+            pg.ensure_table(t)?;
+        }
+        Ok(())
+    }
+
     /// One pull of the shared store into this machine's store (what [`Db::sync`] does, without
     /// saying it): what came; `None` on a store that is not shared.
     pub fn pull_all(&self) -> anyhow::Result<Option<super::mirror::Pulled>> {

@@ -213,7 +213,17 @@ impl Worker {
                 }
             }
         }
-        for table in lane_tables::all() {
+        // The described tables in their order (parents first), then any other table a lane
+        // described for itself (`Db::ensure_table`), in the order its rows came.
+        let mut tables: Vec<&'static Table> = lane_tables::all();
+        for t in &self.pending {
+            if let Touched::Row(tt, _) = t
+                && !tables.iter().any(|x| x.name == tt.name)
+            {
+                tables.push(tt);
+            }
+        }
+        for table in tables {
             let keys: Vec<Row> = self
                 .pending
                 .iter()

@@ -340,6 +340,44 @@ impl Table {
             .join(", ")
     }
 
+    /// The table's DDL, made from its description (a table described here needs no migration
+    /// of its own): `CREATE TABLE IF NOT EXISTS` with its columns (the key's NOT NULL) and key,
+    /// and on PostgreSQL the change number the mirrors pull by, with its index.
+    pub fn create_sql(&self, postgres: bool) -> String {
+        let mut cols: Vec<String> = self
+            .cols
+            .iter()
+            .enumerate()
+            .map(|(i, (name, c))| {
+                let ty = match (c, postgres) {
+                    (Col::Int, true) => "BIGINT",
+                    (Col::Int, false) => "INTEGER",
+                    (Col::Real, true) => "DOUBLE PRECISION",
+                    (Col::Real, false) => "REAL",
+                    (Col::Text, _) => "TEXT",
+                };
+                let null = if i < self.key { " NOT NULL" } else { "" };
+                format!("{name} {ty}{null}")
+            })
+            .collect();
+        if postgres {
+            cols.push("seq BIGINT NOT NULL DEFAULT nextval('prism_changes')".into());
+        }
+        cols.push(format!("PRIMARY KEY ({})", self.key_list()));
+        let mut sql = format!(
+            "CREATE TABLE IF NOT EXISTS {} ({})",
+            self.name,
+            cols.join(", ")
+        );
+        if postgres {
+            sql.push_str(&format!(
+                "; CREATE INDEX IF NOT EXISTS {0}_seq ON {0}(seq)",
+                self.name
+            ));
+        }
+        sql
+    }
+
     /// The key's columns, comma-separated.
     pub(crate) fn key_list(&self) -> String {
         self.cols[..self.key]
@@ -579,6 +617,12 @@ impl Store {
         }
         tx.commit()?;
         Ok(n)
+    }
+
+    /// Makes a described table this store lacks (see [`Table::create_sql`]).
+    pub fn ensure_table(&self, t: &Table) -> Result<()> {
+        self.conn.execute_batch(&t.create_sql(false))?;
+        Ok(())
     }
 
     /// Every run of a lane: its id and status.

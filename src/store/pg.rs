@@ -1258,6 +1258,11 @@ impl PgStore {
     }
 
     /// Every run of a lane: its id and status.
+    /// Makes a described table the shared store lacks (see `lane_tables::Table::create_sql`).
+    pub fn ensure_table(&self, t: &'static super::lane_tables::Table) -> Result<()> {
+        self.call(move |c| c.batch_execute(&t.create_sql(true)))
+    }
+
     pub fn lane_statuses(
         &self,
         kind: super::lane_tables::LaneKind,
