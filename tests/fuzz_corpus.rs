@@ -1,7 +1,9 @@
-//! Every input of the fuzz corpora (`fuzz/corpus/<target>/`, grown by `scripts/fuzz` with
-//! cargo-fuzz and committed) through the same entry points the fuzz targets call: what once
-//! crashed, hung or blew up stays fixed, in every `cargo test`.
+//! Every input of the fuzz corpora through the same entry points the fuzz targets call: what
+//! once crashed, hung or blew up stays fixed, in every `cargo test`. The corpora are committed
+//! as one compressed archive per target (`fuzz/corpus/<target>.tar.gz`, minimised with `cargo
+//! fuzz cmin` and packed by `scripts/fuzz`), read here in memory.
 
+use std::io::Read;
 use std::path::Path;
 
 #[test]
@@ -9,16 +11,17 @@ fn every_corpus_input_runs_clean() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus");
     let mut total = 0;
     for (name, run) in prism::fuzzing::TARGETS {
-        let dir = root.join(name);
+        let path = root.join(format!("{name}.tar.gz"));
+        let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
         let mut n = 0;
-        for e in std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-            .flatten()
-        {
-            // (A fuzzer running meanwhile may have replaced the file.)
-            let Ok(data) = std::fs::read(e.path()) else {
+        for entry in archive.entries().unwrap() {
+            let mut entry = entry.unwrap();
+            if !entry.header().entry_type().is_file() {
                 continue;
-            };
+            }
+            let mut data = Vec::new();
+            entry.read_to_end(&mut data).unwrap();
             run(&data);
             n += 1;
         }
