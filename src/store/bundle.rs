@@ -5,11 +5,10 @@
 //! copies never duplicate a row. One rule decides where both stores have an answer: a stored
 //! failure is replaced by an answer, nothing else is (as on a shared store).
 
-use rusqlite::params;
-
+use super::cache::CacheEntry;
 use super::error::Result;
-use super::responses::{response_times, response_values};
-use super::scores::{SCORE_COLS, score_values};
+use super::record::Record;
+use super::runs::{JobRow, RunRow};
 use super::{Cached, JobRecord, JobState, ResponseRecord, RunRecord, ScoreRecord, Store};
 
 /// Everything stored of one run.
@@ -40,6 +39,26 @@ impl std::ops::AddAssign for Added {
     }
 }
 
+impl RunBundle {
+    /// The run's row, its name and tags with it.
+    pub(crate) fn run_row(&self) -> Result<RunRow> {
+        Ok(RunRow {
+            name: self.name.clone(),
+            tags: self.tags.clone(),
+            ..RunRow::of(&self.run)?
+        })
+    }
+
+    /// The jobs' rows.
+    pub(crate) fn job_rows(&self) -> impl Iterator<Item = JobRow> + '_ {
+        self.jobs.iter().map(|(j, s)| JobRow {
+            run_id: self.run.id.clone(),
+            job: j.clone(),
+            state: s.as_str().to_string(),
+        })
+    }
+}
+
 impl Store {
     /// Everything stored of `run_id` (`None`: no such run).
     pub fn run_bundle(&self, run_id: &str) -> Result<Option<RunBundle>> {
@@ -47,18 +66,20 @@ impl Store {
             return Ok(None);
         };
         let (name, tags) = self.run_labels(run_id)?;
+        // Whole answers, their cache keys and tokens too.
+        let t = &super::tables::RESPONSES;
         let mut st = self.conn.prepare(&format!(
-            "SELECT {}, cache_key, logprobs FROM responses WHERE run_id = ?1 ORDER BY job_idx",
-            Self::RESPONSE_COLS
+            "SELECT {} FROM responses WHERE run_id = ?1 ORDER BY job_idx",
+            t.col_list()
         ))?;
-        let responses = st
-            .query_map([run_id], |r| {
-                let mut rec = Self::response_row(r)?;
-                rec.cache_key = r.get(18)?;
-                rec.logprobs = r.get(19)?;
-                Ok(rec)
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let responses = super::lane_tables::sqlite_rows(
+            &mut st,
+            &[super::lane_tables::Val::Text(run_id.to_string())],
+            t.cols.len(),
+        )?
+        .iter()
+        .map(ResponseRecord::from_row)
+        .collect::<Result<Vec<_>>>()?;
         Ok(Some(RunBundle {
             run,
             name,
@@ -71,54 +92,34 @@ impl Store {
 
     /// Adds what this store lacks of `b` (see the module's notes).
     pub fn put_run_bundle(&mut self, b: &RunBundle) -> Result<Added> {
-        let config =
-            serde_json::to_string(&b.run.config).map_err(|source| super::StoreError::Json {
-                what: "run config",
-                source,
-            })?;
+        let run = b.run_row()?;
         let tx = self.conn.transaction()?;
         let runs = tx.execute(
-            "INSERT OR IGNORE INTO runs (id, created_at, dataset, config, status, name, tags)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                b.run.id,
-                b.run.created_at,
-                b.run.dataset,
-                config,
-                b.run.status.as_str(),
-                b.name,
-                b.tags
-            ],
+            &format!(
+                "INSERT OR IGNORE INTO runs ({}) VALUES ({})",
+                super::tables::RUNS.col_list(),
+                super::tables::RUNS.marks("?")
+            ),
+            rusqlite::params_from_iter(run.to_row()),
         )?;
         let mut added = Added {
             runs,
             ..Added::default()
         };
         {
-            let mut job = tx.prepare(
-                "INSERT INTO jobs (run_id, idx, item_id, task_id, model, sample, state)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                 ON CONFLICT (run_id, idx) DO UPDATE SET state = excluded.state
-                 WHERE jobs.state != 'done' AND excluded.state = 'done'",
-            )?;
-            for (j, s) in &b.jobs {
-                job.execute(params![
-                    b.run.id,
-                    j.idx,
-                    j.item_id,
-                    j.task_id,
-                    j.model,
-                    j.sample,
-                    s.as_str()
-                ])?;
+            // A job's state moves on to done, never back.
+            let mut job = tx.prepare(&super::tables::JOBS.upsert("?", false, ""))?;
+            for row in b.job_rows() {
+                job.execute(rusqlite::params_from_iter(row.to_row()))?;
             }
             added.responses = upsert_responses(&tx, &b.responses)?;
             let mut score = tx.prepare(&format!(
-                "INSERT OR IGNORE INTO scores ({SCORE_COLS})
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+                "INSERT OR IGNORE INTO scores ({}) VALUES ({})",
+                super::tables::SCORES.col_list(),
+                super::tables::SCORES.marks("?")
             ))?;
             for r in &b.scores {
-                added.scores += score.execute(score_values(r))?;
+                added.scores += score.execute(rusqlite::params_from_iter(r.to_row()))?;
             }
         }
         tx.commit()?;
@@ -140,7 +141,7 @@ impl Store {
                 } else {
                     JobState::Failed
                 };
-                job.execute(params![r.run_id, r.job_idx, state.as_str()])?;
+                job.execute(rusqlite::params![r.run_id, r.job_idx, state.as_str()])?;
             }
         }
         tx.commit()?;
@@ -153,8 +154,7 @@ impl Store {
         let mut n = 0;
         {
             let mut st = tx.prepare_cached(&format!(
-                "INSERT INTO scores ({SCORE_COLS})
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                "INSERT INTO scores ({}) VALUES ({})
                  ON CONFLICT (run_id, job_idx) DO UPDATE SET evaluator = excluded.evaluator,
                  score = excluded.score, detail = excluded.detail, judge = excluded.judge,
                  judge_reply = excluded.judge_reply, judge_attempts = excluded.judge_attempts,
@@ -162,10 +162,12 @@ impl Store {
                  WHERE scores.score IS NOT excluded.score OR scores.detail IS NOT excluded.detail
                  OR scores.evaluator IS NOT excluded.evaluator OR scores.judge IS NOT excluded.judge
                  OR scores.judge_reply IS NOT excluded.judge_reply
-                 OR scores.rule_score IS NOT excluded.rule_score"
+                 OR scores.rule_score IS NOT excluded.rule_score",
+                super::tables::SCORES.col_list(),
+                super::tables::SCORES.marks("?")
             ))?;
             for r in rs {
-                n += st.execute(score_values(r))?;
+                n += st.execute(rusqlite::params_from_iter(r.to_row()))?;
             }
         }
         tx.commit()?;
@@ -174,49 +176,32 @@ impl Store {
 
     /// Every entry of the response cache (the judges' single calls).
     pub fn cache_entries(&self) -> Result<Vec<(String, Cached)>> {
-        let mut st = self.conn.prepare(
-            "SELECT key, text, finish_reason, prompt_tokens, completion_tokens, latency_ms, logprobs
-             FROM cache ORDER BY key",
-        )?;
-        let rows = st
-            .query_map([], |r| {
-                Ok((
-                    r.get(0)?,
-                    Cached {
-                        text: r.get(1)?,
-                        finish_reason: r.get(2)?,
-                        prompt_tokens: r.get(3)?,
-                        completion_tokens: r.get(4)?,
-                        latency_ms: r.get::<_, Option<i64>>(5)?.map(|v| v as u64),
-                        logprobs: r.get(6)?,
-                    },
-                ))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
+        Ok(self
+            .records_where::<CacheEntry>(None)?
+            .into_iter()
+            .map(|e| (e.key, e.cached))
+            .collect())
     }
 
     /// Adds the cache entries this store lacks; returns how many.
     pub fn put_cache_entries(&mut self, es: &[(String, Cached)]) -> Result<usize> {
+        let t = &super::tables::CACHE;
         let tx = self.conn.transaction()?;
         let mut n = 0;
         {
-            let mut st = tx.prepare(
-                "INSERT OR IGNORE INTO cache (key, text, finish_reason, prompt_tokens,
-                 completion_tokens, latency_ms, created_at, logprobs)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )?;
+            let mut st = tx.prepare(&format!(
+                "INSERT OR IGNORE INTO cache ({}) VALUES ({})",
+                t.col_list(),
+                t.marks("?")
+            ))?;
+            let now = super::now_secs();
             for (k, c) in es {
-                n += st.execute(params![
-                    k,
-                    c.text,
-                    c.finish_reason,
-                    c.prompt_tokens,
-                    c.completion_tokens,
-                    c.latency_ms.map(|v| v as i64),
-                    super::now_secs(),
-                    c.logprobs
-                ])?;
+                let e = CacheEntry {
+                    key: k.clone(),
+                    cached: c.clone(),
+                    created_at: now,
+                };
+                n += st.execute(rusqlite::params_from_iter(e.to_row()))?;
             }
         }
         tx.commit()?;
@@ -226,25 +211,11 @@ impl Store {
 
 /// Inserts answers by the rule of the module's notes; returns how many were added or replaced.
 fn upsert_responses(tx: &rusqlite::Transaction<'_>, rs: &[ResponseRecord]) -> Result<usize> {
-    let mut resp = tx.prepare_cached(
-        "INSERT INTO responses (run_id, job_idx, item_id, task_id, model, sample, text, error,
-         finish_reason, prompt_tokens, completion_tokens, latency_ms, first_token_ms, attempts,
-         params, request_hash, cached, created_at, cache_key, logprobs)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
-         ON CONFLICT (run_id, job_idx) DO UPDATE SET text = excluded.text,
-         error = excluded.error, finish_reason = excluded.finish_reason,
-         prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
-         latency_ms = excluded.latency_ms, first_token_ms = excluded.first_token_ms,
-         attempts = excluded.attempts, params = excluded.params,
-         request_hash = excluded.request_hash, cached = excluded.cached,
-         created_at = excluded.created_at, cache_key = excluded.cache_key,
-         logprobs = excluded.logprobs
-         WHERE responses.error IS NOT NULL AND excluded.error IS NULL",
-    )?;
+    // A stored failure gives way to an answer; nothing else is replaced (the table's rule).
+    let mut resp = tx.prepare_cached(&super::tables::RESPONSES.upsert("?", false, ""))?;
     let mut n = 0;
     for r in rs {
-        let times = response_times(r);
-        n += resp.execute(response_values(r, &times, r.cache_key.as_ref()))?;
+        n += resp.execute(rusqlite::params_from_iter(r.to_row()))?;
     }
     Ok(n)
 }

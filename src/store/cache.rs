@@ -1,10 +1,12 @@
 //! The response cache: successful answers by request (and sample), so a repeated request is
 //! answered without calling the model again. Errors are never cached.
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::OptionalExtension;
 
 use super::Store;
 use super::error::Result;
+use super::lane_tables::{Table, Val};
+use super::record::{self, Fields, Record};
 use super::time::now_secs;
 
 /// A cached answer.
@@ -19,25 +21,66 @@ pub struct Cached {
     pub logprobs: Option<Vec<u8>>,
 }
 
-/// Fills the cache: a run's successful answers, and single requests (the judges).
-pub(super) const CACHE_PUT: &str = "INSERT OR REPLACE INTO cache (key, text, finish_reason, prompt_tokens, completion_tokens, latency_ms, created_at, logprobs)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+/// An entry of the cache as stored (the one conversion between `cache` rows and entries, for
+/// both backends).
+pub(crate) struct CacheEntry {
+    pub(crate) key: String,
+    pub(crate) cached: Cached,
+    pub(crate) created_at: i64,
+}
+
+impl Record for CacheEntry {
+    fn table() -> &'static Table {
+        &super::tables::CACHE
+    }
+
+    fn fields(&self) -> Vec<(&'static str, Val)> {
+        let c = &self.cached;
+        vec![
+            ("key", record::text(Some(&self.key))),
+            ("text", record::text(Some(&c.text))),
+            ("finish_reason", record::text(c.finish_reason.as_deref())),
+            ("prompt_tokens", record::opt_int(c.prompt_tokens)),
+            ("completion_tokens", record::opt_int(c.completion_tokens)),
+            (
+                "latency_ms",
+                record::opt_int(c.latency_ms.map(|v| v.min(i64::MAX as u64) as i64)),
+            ),
+            ("created_at", record::int(self.created_at)),
+            ("logprobs", record::blob(c.logprobs.as_deref())),
+        ]
+    }
+
+    fn from_fields(f: &Fields<'_>) -> Result<Self> {
+        Ok(CacheEntry {
+            key: f.text("key")?,
+            cached: Cached {
+                text: f.text("text")?,
+                finish_reason: f.opt_text("finish_reason"),
+                prompt_tokens: f
+                    .opt_int("prompt_tokens")
+                    .map(|v| v.clamp(0, u32::MAX.into()) as u32),
+                completion_tokens: f
+                    .opt_int("completion_tokens")
+                    .map(|v| v.clamp(0, u32::MAX.into()) as u32),
+                latency_ms: f.opt_int("latency_ms").map(|v| v.max(0) as u64),
+                logprobs: f.opt_blob("logprobs"),
+            },
+            created_at: f.opt_int("created_at").unwrap_or(0),
+        })
+    }
+}
 
 impl Store {
     pub fn cache_put(&self, key: &str, c: &Cached) -> Result<()> {
-        self.conn.execute(
-            CACHE_PUT,
-            params![
-                key,
-                c.text,
-                c.finish_reason,
-                c.prompt_tokens,
-                c.completion_tokens,
-                c.latency_ms.map(|v| v as i64),
-                now_secs(),
-                c.logprobs
-            ],
-        )?;
+        let entry = CacheEntry {
+            key: key.to_string(),
+            cached: c.clone(),
+            created_at: now_secs(),
+        };
+        self.conn
+            .prepare_cached(&super::tables::CACHE.upsert("?", true, ""))?
+            .execute(rusqlite::params_from_iter(entry.to_row()))?;
         Ok(())
     }
 

@@ -45,6 +45,14 @@ pub enum StoreError {
     ForeignRun { run: String, store: String },
     #[error("unknown {what} {value:?} in the store")]
     Unknown { what: &'static str, value: String },
+    /// A stored value this prism cannot hold as its record does (a job number past 2^32, a
+    /// missing required column): the row is left out by whoever reads it.
+    #[error("out-of-range {what} {value} in {table}")]
+    BadValue {
+        table: &'static str,
+        what: &'static str,
+        value: String,
+    },
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;

@@ -20,6 +20,34 @@ pub enum Col {
     Int,
     Real,
     Text,
+    /// PostgreSQL's BOOLEAN, SQLite's INTEGER 0 or 1 (held as an integer).
+    Bool,
+    /// Bytes (PostgreSQL's BYTEA, SQLite's BLOB).
+    Blob,
+}
+
+impl Col {
+    /// PostgreSQL's type of such a column, as made (older tables hold some integers
+    /// narrower: INTEGER, SMALLINT).
+    pub fn pg_type(self) -> &'static str {
+        match self {
+            Col::Int => "BIGINT",
+            Col::Real => "DOUBLE PRECISION",
+            Col::Text => "TEXT",
+            Col::Bool => "BOOLEAN",
+            Col::Blob => "BYTEA",
+        }
+    }
+
+    /// SQLite's declared type of such a column.
+    pub fn sqlite_type(self) -> &'static str {
+        match self {
+            Col::Int | Col::Bool => "INTEGER",
+            Col::Real => "REAL",
+            Col::Text => "TEXT",
+            Col::Blob => "BLOB",
+        }
+    }
 }
 
 /// A value of a row as stored.
@@ -29,6 +57,7 @@ pub enum Val {
     Int(i64),
     Real(f64),
     Text(String),
+    Blob(Vec<u8>),
 }
 
 pub type Row = Vec<Val>;
@@ -349,12 +378,10 @@ impl Table {
             .iter()
             .enumerate()
             .map(|(i, (name, c))| {
-                let ty = match (c, postgres) {
-                    (Col::Int, true) => "BIGINT",
-                    (Col::Int, false) => "INTEGER",
-                    (Col::Real, true) => "DOUBLE PRECISION",
-                    (Col::Real, false) => "REAL",
-                    (Col::Text, _) => "TEXT",
+                let ty = if postgres {
+                    c.pg_type()
+                } else {
+                    c.sqlite_type()
                 };
                 let null = if i < self.key { " NOT NULL" } else { "" };
                 format!("{name} {ty}{null}")
@@ -415,11 +442,26 @@ impl Table {
     /// whatever it holds (a lane's own changes, pushed from the copy it works on); `also` is
     /// set on a replaced row too (PostgreSQL's change number).
     pub fn upsert(&self, mark: &str, force: bool, also: &str) -> String {
-        let marks = (1..=self.cols.len())
-            .map(|i| format!("{mark}{i}"))
+        self.upsert_from(&format!("VALUES ({})", self.marks(mark)), force, also)
+    }
+
+    /// The `?1, ?2, ...` (SQLite) or `$1::TEXT, $2::BIGINT, ...` (PostgreSQL) of every
+    /// column. PostgreSQL's are typed as the values are sent (an integer as 64 bits), and the
+    /// server narrows them to a column's own width (review scores are SMALLINT), so one
+    /// conversion serves every table.
+    pub fn marks(&self, mark: &str) -> String {
+        self.cols
+            .iter()
+            .enumerate()
+            .map(|(i, (_, c))| {
+                if mark == "$" {
+                    format!("${}::{}", i + 1, c.pg_type())
+                } else {
+                    format!("{mark}{}", i + 1)
+                }
+            })
             .collect::<Vec<_>>()
-            .join(", ");
-        self.upsert_from(&format!("VALUES ({marks})"), force, also)
+            .join(", ")
     }
 
     /// The same for many rows at once on PostgreSQL: each parameter is a column's array
@@ -429,14 +471,7 @@ impl Table {
             .cols
             .iter()
             .enumerate()
-            .map(|(i, (_, c))| {
-                let ty = match c {
-                    Col::Int => "BIGINT",
-                    Col::Real => "DOUBLE PRECISION",
-                    Col::Text => "TEXT",
-                };
-                format!("${}::{ty}[]", i + 1)
-            })
+            .map(|(i, (_, c))| format!("${}::{}[]", i + 1, c.pg_type()))
             .collect::<Vec<_>>()
             .join(", ");
         self.upsert_from(&format!("SELECT * FROM unnest({arrays})"), force, also)
@@ -542,14 +577,13 @@ pub fn touched_by_selfcheck(w: &super::SelfcheckWrite) -> Touched {
     }
 }
 
-fn sqlite_val(v: ValueRef<'_>) -> Val {
+pub(super) fn sqlite_val(v: ValueRef<'_>) -> Val {
     match v {
         ValueRef::Null => Val::Null,
         ValueRef::Integer(i) => Val::Int(i),
         ValueRef::Real(f) => Val::Real(f),
         ValueRef::Text(t) => Val::Text(String::from_utf8_lossy(t).into_owned()),
-        // No column of these tables holds bytes; kept as text rather than lost.
-        ValueRef::Blob(b) => Val::Text(String::from_utf8_lossy(b).into_owned()),
+        ValueRef::Blob(b) => Val::Blob(b.to_vec()),
     }
 }
 
@@ -561,6 +595,7 @@ impl rusqlite::ToSql for Val {
             Val::Int(i) => ToSqlOutput::Owned(Value::Integer(*i)),
             Val::Real(f) => ToSqlOutput::Owned(Value::Real(*f)),
             Val::Text(t) => ToSqlOutput::Borrowed(ValueRef::Text(t.as_bytes())),
+            Val::Blob(b) => ToSqlOutput::Borrowed(ValueRef::Blob(b)),
         })
     }
 }
@@ -641,14 +676,31 @@ impl Store {
 /// The same on PostgreSQL (called on a connection; `PgStore` and the pushers wrap these).
 pub(super) mod pg {
     use super::{Col, Row, Table, Val};
-    use crate::store::pg_runs::RUNS_CHANNEL;
+    /// The channel every save of answers, scores or a lane's rows on a shared store notifies
+    /// (on commit): the TUI's mirror of the shared store pulls what changed when it hears it.
+    pub(crate) const RUNS_CHANNEL: &str = "prism_runs";
     use postgres::GenericClient;
     use postgres::types::ToSql;
     use std::collections::HashMap;
 
     fn pg_val(r: &postgres::Row, i: usize, c: Col) -> Result<Val, postgres::Error> {
         Ok(match c {
-            Col::Int => r.try_get::<_, Option<i64>>(i)?.map_or(Val::Null, Val::Int),
+            // An integer of any width (the review tables' SMALLINT and INTEGER too).
+            Col::Int => match r.try_get::<_, Option<i64>>(i) {
+                Ok(v) => v.map_or(Val::Null, Val::Int),
+                Err(_) => match r.try_get::<_, Option<i32>>(i) {
+                    Ok(v) => v.map_or(Val::Null, |v| Val::Int(i64::from(v))),
+                    Err(_) => r
+                        .try_get::<_, Option<i16>>(i)?
+                        .map_or(Val::Null, |v| Val::Int(i64::from(v))),
+                },
+            },
+            Col::Bool => r
+                .try_get::<_, Option<bool>>(i)?
+                .map_or(Val::Null, |b| Val::Int(i64::from(b))),
+            Col::Blob => r
+                .try_get::<_, Option<Vec<u8>>>(i)?
+                .map_or(Val::Null, Val::Blob),
             Col::Real => r.try_get::<_, Option<f64>>(i)?.map_or(Val::Null, Val::Real),
             Col::Text => r
                 .try_get::<_, Option<String>>(i)?
@@ -662,7 +714,19 @@ pub(super) mod pg {
             // SQLite keeps what it is given; a REAL in an INTEGER column stays a number.
             Val::Real(f) => Some(*f as i64),
             Val::Text(t) => t.trim().parse().ok(),
-            Val::Null => None,
+            Val::Null | Val::Blob(_) => None,
+        }
+    }
+
+    fn as_bool(v: &Val) -> Option<bool> {
+        as_int(v).map(|i| i != 0)
+    }
+
+    fn as_blob(v: &Val) -> Option<Vec<u8>> {
+        match v {
+            Val::Blob(b) => Some(b.clone()),
+            Val::Text(t) => Some(t.as_bytes().to_vec()),
+            _ => None,
         }
     }
 
@@ -671,7 +735,7 @@ pub(super) mod pg {
             Val::Int(i) => Some(*i as f64),
             Val::Real(f) => Some(*f),
             Val::Text(t) => t.trim().parse().ok(),
-            Val::Null => None,
+            Val::Null | Val::Blob(_) => None,
         }
     }
 
@@ -680,28 +744,60 @@ pub(super) mod pg {
             Val::Int(i) => Some(i.to_string()),
             Val::Real(f) => Some(f.to_string()),
             Val::Text(t) => Some(t.clone()),
+            Val::Blob(b) => Some(String::from_utf8_lossy(b).into_owned()),
             Val::Null => None,
         }
     }
 
     /// A column's values as one array of its type (NULLs included).
-    fn column<'a>(vs: impl Iterator<Item = &'a Val>, c: Col) -> Box<dyn ToSql + Sync + Send> {
+    /// One value as a statement's parameter of column type `c`.
+    pub(crate) fn param(v: &Val, c: Col) -> Box<dyn ToSql + Sync + Send> {
+        match c {
+            Col::Int => Box::new(as_int(v)),
+            Col::Real => Box::new(as_real(v)),
+            Col::Text => Box::new(as_text(v)),
+            Col::Bool => Box::new(as_bool(v)),
+            Col::Blob => Box::new(as_blob(v)),
+        }
+    }
+
+    /// A row's values as a statement's parameters, in the table's column order.
+    pub(crate) fn params(t: &Table, row: &Row) -> Vec<Box<dyn ToSql + Sync + Send>> {
+        t.cols
+            .iter()
+            .zip(row)
+            .map(|((_, c), v)| param(v, *c))
+            .collect()
+    }
+
+    /// The values of one column of many rows, as one array parameter (for `unnest`).
+    pub(crate) fn column<'a>(
+        vs: impl Iterator<Item = &'a Val>,
+        c: Col,
+    ) -> Box<dyn ToSql + Sync + Send> {
         match c {
             Col::Int => Box::new(vs.map(as_int).collect::<Vec<_>>()),
             Col::Real => Box::new(vs.map(as_real).collect::<Vec<_>>()),
             Col::Text => Box::new(vs.map(as_text).collect::<Vec<_>>()),
+            Col::Bool => Box::new(vs.map(as_bool).collect::<Vec<_>>()),
+            Col::Blob => Box::new(vs.map(as_blob).collect::<Vec<_>>()),
         }
     }
 
     fn rows_of(t: &Table, rs: Vec<postgres::Row>) -> Result<Vec<Row>, postgres::Error> {
-        rs.iter()
-            .map(|r| {
-                t.cols
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (_, c))| pg_val(r, i, *c))
-                    .collect()
-            })
+        rs.iter().map(|r| row_of(t, r, t.cols.len())).collect()
+    }
+
+    /// A row read back as the first `width` columns of `t` (in that order in the select).
+    pub(crate) fn row_of(
+        t: &Table,
+        r: &postgres::Row,
+        width: usize,
+    ) -> Result<Row, postgres::Error> {
+        t.cols[..width]
+            .iter()
+            .enumerate()
+            .map(|(i, (_, c))| pg_val(r, i, *c))
             .collect()
     }
 
@@ -819,9 +915,10 @@ mod tests {
                     .find(|(n, _, _)| n == name)
                     .unwrap_or_else(|| panic!("{}: no column {name}", t.name));
                 let want = match ty {
-                    Col::Int => "INTEGER",
+                    Col::Int | Col::Bool => "INTEGER",
                     Col::Real => "REAL",
                     Col::Text => "TEXT",
+                    Col::Blob => "BLOB",
                 };
                 assert_eq!(sql_ty, want, "{}.{name}", t.name);
             }

@@ -55,6 +55,7 @@ mod runs;
 mod schema;
 mod scores;
 mod selfcheck;
+pub mod tables;
 mod time;
 mod topics;
 pub mod unknown;

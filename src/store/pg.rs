@@ -17,7 +17,8 @@ use postgres::Client;
 
 use super::Draft;
 use super::error::{Result, StoreError};
-use super::review_records::{Decision, QualityRecord, ReviewRecord};
+use super::record::Record;
+use super::review_records::{QualityRecord, ReviewRecord};
 
 /// Schema migrations, applied in order under an advisory lock (two processes starting at once
 /// do not race); `prism_schema` records how many ran.
@@ -848,37 +849,21 @@ impl PgStore {
         let rs = rs.to_vec();
         self.call(move |c| {
             let mut tx = c.transaction()?;
-            let ins = tx.prepare(
-                "INSERT INTO review_decisions (uid, item_id, task_id, reviewer, round, clarity,
-                 relevance, coherence, decision, rationale, edited_question, edited_answer,
-                 created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-                 ON CONFLICT (uid) DO NOTHING",
-            )?;
+            let t = &super::tables::REVIEW_DECISIONS;
+            let ins = tx.prepare(&format!(
+                "INSERT INTO {} ({}) VALUES ({}) ON CONFLICT (uid) DO NOTHING",
+                t.name,
+                t.col_list(),
+                t.marks("$")
+            ))?;
             // As in SQLite: only a new decision replaces a draft, and never a newer draft.
             let del = tx.prepare(
                 "DELETE FROM review_drafts WHERE item_id = $1 AND reviewer = $2 AND updated_at <= $3",
             )?;
             let mut added = 0;
             for r in &rs {
-                let n = |v: Option<u8>| v.map(i16::from);
-                let new = tx.execute(
-                    &ins,
-                    &[
-                        &r.uid,
-                        &r.item_id,
-                        &r.task_id,
-                        &r.reviewer,
-                        &(r.round as i32),
-                        &n(r.clarity),
-                        &n(r.relevance),
-                        &n(r.coherence),
-                        &r.decision.as_str(),
-                        &r.rationale,
-                        &r.edited_question,
-                        &r.edited_answer,
-                        &r.created_at,
-                    ],
-                )? as usize;
+                let p = super::lane_tables::pg::params(t, &r.to_row());
+                let new = tx.execute(&ins, &super::pg_runs::refs(&p))? as usize;
                 if new > 0 {
                     tx.execute(&del, &[&r.item_id, &r.reviewer, &r.created_at])?;
                 }
@@ -896,7 +881,7 @@ impl PgStore {
     /// Every decision, oldest first.
     pub fn decisions(&self) -> Result<Vec<ReviewRecord>> {
         let (mut v, _) = self.decisions_after(0)?;
-        v.sort_by(|a, b| (a.created_at, &a.uid).cmp(&(b.created_at, &b.uid)));
+        super::review::oldest_first(&mut v);
         Ok(v)
     }
 
@@ -906,62 +891,34 @@ impl PgStore {
     /// have.
     pub fn decisions_after(&self, seq: i64) -> Result<(Vec<ReviewRecord>, i64)> {
         self.call(move |c| {
+            let t = &super::tables::REVIEW_DECISIONS;
+            let width = t.cols.len();
             let rows = c.query(
-                "SELECT uid, item_id, task_id, reviewer, round, clarity, relevance, coherence,
-                 decision, rationale, edited_question, edited_answer, created_at, seq
-                 FROM review_decisions WHERE seq > $1 ORDER BY seq",
+                &format!(
+                    "SELECT {}, seq FROM review_decisions WHERE seq > $1 ORDER BY seq",
+                    t.col_list()
+                ),
                 &[&seq],
             )?;
-            let u = |v: Option<i16>| v.and_then(|v| u8::try_from(v).ok());
-            let last = rows.last().map_or(seq, |r| r.get::<_, i64>(13));
-            Ok((
-                rows.iter()
-                    .map(|r| ReviewRecord {
-                        uid: r.get(0),
-                        item_id: r.get(1),
-                        task_id: r.get(2),
-                        reviewer: r.get(3),
-                        round: r.get::<_, i32>(4).max(1) as u32,
-                        clarity: u(r.get(5)),
-                        relevance: u(r.get(6)),
-                        coherence: u(r.get(7)),
-                        decision: Decision::parse(r.get(8)).unwrap_or(Decision::Revise),
-                        rationale: r.get(9),
-                        edited_question: r.get(10),
-                        edited_answer: r.get(11),
-                        created_at: r.get(12),
-                    })
-                    .collect(),
-                last.max(seq),
-            ))
+            let last = rows.last().map_or(seq, |r| r.get::<_, i64>(width));
+            let out = rows
+                .iter()
+                .filter_map(|r| {
+                    let row = super::lane_tables::pg::row_of(t, r, width).ok()?;
+                    super::record::converted(ReviewRecord::from_row(&row))
+                })
+                .collect();
+            Ok((out, last.max(seq)))
         })
     }
 
     /// Saves (replaces) a reviewer's draft of an item.
     pub fn save_draft(&self, d: &Draft) -> Result<()> {
-        let d = d.clone();
+        let row = d.to_row();
         self.call(move |c| {
-            let n = |v: Option<u8>| v.map(i16::from);
-            c.execute(
-                "INSERT INTO review_drafts (item_id, reviewer, round, clarity, relevance,
-                 coherence, decision, rationale, edited_question, updated_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-                 ON CONFLICT (item_id, reviewer) DO UPDATE SET round = $3, clarity = $4,
-                 relevance = $5, coherence = $6, decision = $7, rationale = $8,
-                 edited_question = $9, updated_at = $10",
-                &[
-                    &d.item_id,
-                    &d.reviewer,
-                    &(d.round as i32),
-                    &n(d.clarity),
-                    &n(d.relevance),
-                    &n(d.coherence),
-                    &d.decision.map(Decision::as_str),
-                    &d.rationale,
-                    &d.edited_question,
-                    &d.updated_at,
-                ],
-            )?;
+            let t = Draft::table();
+            let p = super::lane_tables::pg::params(t, &row);
+            c.execute(&t.upsert("$", true, ""), &super::pg_runs::refs(&p))?;
             Ok(())
         })
     }
@@ -970,26 +927,19 @@ impl PgStore {
     pub fn drafts(&self, reviewer: &str) -> Result<Vec<Draft>> {
         let reviewer = reviewer.to_string();
         self.call(move |c| {
+            let t = Draft::table();
             let rows = c.query(
-                "SELECT item_id, reviewer, round, clarity, relevance, coherence, decision,
-                 rationale, edited_question, updated_at FROM review_drafts WHERE reviewer = $1
-                 ORDER BY item_id",
+                &format!(
+                    "SELECT {} FROM review_drafts WHERE reviewer = $1 ORDER BY item_id",
+                    t.col_list()
+                ),
                 &[&reviewer],
             )?;
-            let u = |v: Option<i16>| v.and_then(|v| u8::try_from(v).ok());
             Ok(rows
                 .iter()
-                .map(|r| Draft {
-                    item_id: r.get(0),
-                    reviewer: r.get(1),
-                    round: r.get::<_, i32>(2).max(1) as u32,
-                    clarity: u(r.get(3)),
-                    relevance: u(r.get(4)),
-                    coherence: u(r.get(5)),
-                    decision: r.get::<_, Option<&str>>(6).and_then(Decision::parse),
-                    rationale: r.get(7),
-                    edited_question: r.get(8),
-                    updated_at: r.get(9),
+                .filter_map(|r| {
+                    let row = super::lane_tables::pg::row_of(t, r, t.cols.len()).ok()?;
+                    super::record::converted(Draft::from_row(&row))
                 })
                 .collect())
         })
@@ -1024,7 +974,7 @@ impl PgStore {
     pub fn run(&self, id: &str) -> Result<Option<super::RunRecord>> {
         let id = id.to_string();
         self.call(move |c| super::pg_runs::run(c, &id))?
-            .map(super::runs::finish_run)
+            .map(super::runs::RunRow::parsed)
             .transpose()
     }
 
@@ -1050,7 +1000,7 @@ impl PgStore {
     pub fn runs(&self) -> Result<Vec<super::RunRecord>> {
         self.call(super::pg_runs::runs)?
             .into_iter()
-            .map(super::runs::finish_run)
+            .map(super::runs::RunRow::parsed)
             .collect()
     }
 
@@ -1062,7 +1012,7 @@ impl PgStore {
         let run = run.to_string();
         self.call(move |c| super::pg_runs::jobs(c, &run))?
             .into_iter()
-            .map(|(j, s, w)| Ok((j, super::JobState::parse(&s)?, w)))
+            .map(|(j, w)| Ok((j.job, super::JobState::parse(&j.state)?, w)))
             .collect()
     }
 
@@ -1079,13 +1029,13 @@ impl PgStore {
             return Ok(None);
         };
         Ok(Some(super::RunBundle {
-            run: super::runs::finish_run(raw.run)?,
-            name: raw.name,
-            tags: raw.tags,
+            name: raw.run.name.clone(),
+            tags: raw.run.tags.clone(),
+            run: raw.run.parsed()?,
             jobs: raw
                 .jobs
                 .into_iter()
-                .map(|(j, s, _)| Ok((j, super::JobState::parse(&s)?)))
+                .map(|j| Ok((j.job, super::JobState::parse(&j.state)?)))
                 .collect::<Result<_>>()?,
             responses: raw.responses,
             scores: raw.scores,
@@ -1094,12 +1044,9 @@ impl PgStore {
 
     /// Adds what this store lacks of a run.
     pub fn put_run_bundle(&self, b: &super::RunBundle) -> Result<super::Added> {
-        let config = serde_json::to_string(&b.run.config).map_err(|source| StoreError::Json {
-            what: "run config",
-            source,
-        })?;
+        let run = b.run_row()?;
         let b = b.clone();
-        self.call(move |c| super::pg_runs::put_bundle(c, &b, &config))
+        self.call(move |c| super::pg_runs::put_bundle(c, &b, &run))
     }
 
     pub fn cache_entries(&self) -> Result<Vec<(String, super::Cached)>> {

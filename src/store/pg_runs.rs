@@ -13,48 +13,53 @@
 
 use postgres::{Client, GenericClient, ToStatement};
 
+use super::cache::CacheEntry;
+use super::lane_tables::pg::params;
+use super::record::{Record, converted};
+use super::runs::{JobRow, RunRow};
 use super::unknown::index;
-use super::{Cached, JobRecord, ResponseRecord, RunRecord, RunStatus, ScoreRecord};
+use super::{Cached, ResponseRecord, RunStatus, ScoreRecord};
 
-/// The channel every save of answers or scores on a shared run notifies (on commit): the TUI's
-/// mirror of the shared store pulls what changed when it hears it.
-pub(crate) const RUNS_CHANNEL: &str = "prism_runs";
+pub(crate) use super::lane_tables::pg::RUNS_CHANNEL;
 
 type PgResult<T> = std::result::Result<T, postgres::Error>;
 
 /// Records a run and its jobs in one transaction.
-pub(crate) fn create_run(
-    c: &mut Client,
-    run: &RunRecord,
-    config: &str,
-    jobs: &[JobRecord],
-) -> PgResult<()> {
+pub(crate) fn create_run(c: &mut Client, run: &RunRow, jobs: &[JobRow]) -> PgResult<()> {
     let mut tx = c.transaction()?;
-    tx.execute(
-        "INSERT INTO runs (id, created_at, dataset, config, status) VALUES ($1, $2, $3, $4, $5)",
-        &[
-            &run.id,
-            &run.created_at,
-            &run.dataset,
-            &config,
-            &run.status.as_str(),
-        ],
-    )?;
+    insert_run(&mut tx, run, "")?;
     // One statement per thousands of jobs (arrays unnested), not one round trip per job: a
     // full PRISM pass is tens of thousands.
     for chunk in jobs.chunks(10_000) {
-        let idx: Vec<i64> = chunk.iter().map(|j| i64::from(j.idx)).collect();
-        let item: Vec<&str> = chunk.iter().map(|j| j.item_id.as_str()).collect();
-        let task: Vec<&str> = chunk.iter().map(|j| j.task_id.as_str()).collect();
-        let model: Vec<&str> = chunk.iter().map(|j| j.model.as_str()).collect();
-        let sample: Vec<i64> = chunk.iter().map(|j| i64::from(j.sample)).collect();
-        tx.execute(
-            "INSERT INTO jobs (run_id, idx, item_id, task_id, model, sample)
-             SELECT $1, * FROM unnest($2::BIGINT[], $3::TEXT[], $4::TEXT[], $5::TEXT[], $6::BIGINT[])",
-            &[&run.id, &idx, &item, &task, &model, &sample],
-        )?;
+        put_jobs(&mut tx, chunk)?;
     }
     tx.commit()
+}
+
+/// Inserts a run's row (`conflict`: what to do when there is one already).
+fn insert_run(c: &mut impl GenericClient, run: &RunRow, conflict: &str) -> PgResult<u64> {
+    let t = &super::tables::RUNS;
+    c.execute(
+        &format!(
+            "INSERT INTO runs ({}) VALUES ({}) {conflict}",
+            t.col_list(),
+            t.marks("$")
+        ),
+        &refs(&params(t, &run.to_row())),
+    )
+}
+
+/// Inserts jobs, in one statement (a stored job's state moves on to done, never back).
+fn put_jobs(c: &mut impl GenericClient, jobs: &[JobRow]) -> PgResult<u64> {
+    let t = &super::tables::JOBS;
+    let rows: Vec<_> = jobs.iter().map(Record::to_row).collect();
+    let arrays: Vec<_> = t
+        .cols
+        .iter()
+        .enumerate()
+        .map(|(i, (_, ty))| super::lane_tables::pg::column(rows.iter().map(|r| &r[i]), *ty))
+        .collect();
+    c.execute(&t.upsert_unnest(false, ""), &refs(&arrays))
 }
 
 /// A worker joins a run (or joins it again): recorded in `run_workers`. Jobs that failed go
@@ -214,66 +219,17 @@ pub(crate) fn save_responses<S: ToStatement + ?Sized, J: ToStatement + ?Sized>(
             first.push(i);
         }
     }
-    let col = |f: &dyn Fn(&ResponseRecord) -> String| -> Vec<String> {
-        first.iter().map(|&i| f(&rs[i])).collect()
-    };
-    let opt = |f: &dyn Fn(&ResponseRecord) -> Option<String>| -> Vec<Option<String>> {
-        first.iter().map(|&i| f(&rs[i])).collect()
-    };
-    let int = |f: &dyn Fn(&ResponseRecord) -> Option<i64>| -> Vec<Option<i64>> {
-        first.iter().map(|&i| f(&rs[i])).collect()
-    };
-    let run = col(&|r| r.run_id.clone());
-    let idx = int(&|r| Some(i64::from(r.job_idx)));
-    let item = col(&|r| r.item_id.clone());
-    let task = col(&|r| r.task_id.clone());
-    let model = col(&|r| r.model.clone());
-    let sample = int(&|r| Some(i64::from(r.sample)));
-    let text = opt(&|r| r.text.clone());
-    let error = opt(&|r| r.error.clone());
-    let finish = opt(&|r| r.finish_reason.clone());
-    let prompt = int(&|r| r.prompt_tokens.map(i64::from));
-    let completion = int(&|r| r.completion_tokens.map(i64::from));
-    let latency = int(&|r| r.latency_ms.map(|v| v as i64));
-    let first_token = int(&|r| r.first_token_ms.map(|v| v as i64));
-    let attempts = int(&|r| Some(i64::from(r.attempts)));
-    let params = col(&|r| r.params.clone());
-    let hash = col(&|r| r.request_hash.clone());
-    let cached: Vec<bool> = first.iter().map(|&i| rs[i].cached).collect();
-    let created = int(&|r| Some(r.created_at));
-    // Errors and cut answers are never cache entries.
-    let key = opt(&|r| {
-        r.cache_key
-            .clone()
-            .filter(|_| r.is_ok() && r.text.is_some())
-    });
-    let logprobs: Vec<Option<Vec<u8>>> = first.iter().map(|&i| rs[i].logprobs.clone()).collect();
+    // Each column of the answers as one array (the one conversion, `ResponseRecord`'s).
+    let t = &super::tables::RESPONSES;
+    let rows: Vec<super::lane_tables::Row> = first.iter().map(|&i| rs[i].to_row()).collect();
+    let arrays: Vec<Box<dyn postgres::types::ToSql + Sync + Send>> = t
+        .cols
+        .iter()
+        .enumerate()
+        .map(|(col, (_, c))| super::lane_tables::pg::column(rows.iter().map(|r| &r[col]), *c))
+        .collect();
     let mut tx = c.transaction()?;
-    let stored = tx.query(
-        ins,
-        &[
-            &run,
-            &idx,
-            &item,
-            &task,
-            &model,
-            &sample,
-            &text,
-            &error,
-            &finish,
-            &prompt,
-            &completion,
-            &latency,
-            &first_token,
-            &attempts,
-            &params,
-            &hash,
-            &cached,
-            &created,
-            &key,
-            &logprobs,
-        ],
-    )?;
+    let stored = tx.query(ins, &refs(&arrays))?;
     let stored: std::collections::HashSet<(String, i64)> =
         stored.iter().map(|r| (r.get(0), r.get(1))).collect();
     let dropped = rs.len() - stored.len();
@@ -339,8 +295,8 @@ pub(crate) fn save_scores(
     )?;
     for r in rs {
         let w = worker(&r.run_id);
-        let ints = score_ints(r);
-        let mut p = score_params(r, &ints);
+        let owned = score_params(r);
+        let mut p = refs(&owned);
         p.push(&w);
         tx.execute(&ins, &p)?;
     }
@@ -351,23 +307,13 @@ pub(crate) fn save_scores(
 }
 
 pub(crate) fn cache_put(c: &mut Client, key: &str, v: &Cached) -> PgResult<()> {
-    c.execute(
-        "INSERT INTO cache (key, text, finish_reason, prompt_tokens, completion_tokens, latency_ms, created_at, logprobs)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-         ON CONFLICT (key) DO UPDATE SET text = EXCLUDED.text, finish_reason = EXCLUDED.finish_reason,
-         prompt_tokens = EXCLUDED.prompt_tokens, completion_tokens = EXCLUDED.completion_tokens,
-         latency_ms = EXCLUDED.latency_ms, created_at = EXCLUDED.created_at, logprobs = EXCLUDED.logprobs",
-        &[
-            &key,
-            &v.text,
-            &v.finish_reason,
-            &v.prompt_tokens.map(i64::from),
-            &v.completion_tokens.map(i64::from),
-            &v.latency_ms.map(|v| v as i64),
-            &super::now_secs(),
-            &v.logprobs,
-        ],
-    )?;
+    let t = &super::tables::CACHE;
+    let e = CacheEntry {
+        key: key.to_string(),
+        cached: v.clone(),
+        created_at: super::now_secs(),
+    };
+    c.execute(&t.upsert("$", true, ""), &refs(&params(t, &e.to_row())))?;
     Ok(())
 }
 
@@ -388,109 +334,73 @@ pub(crate) fn set_status(c: &mut Client, run: &str, status: RunStatus) -> PgResu
 }
 
 /// A run as stored (its config unparsed).
-pub(crate) fn run(c: &mut Client, id: &str) -> PgResult<Option<(RunRecord, String, String)>> {
+pub(crate) fn run(c: &mut Client, id: &str) -> PgResult<Option<RunRow>> {
+    let t = &super::tables::RUNS;
     Ok(c.query_opt(
-        "SELECT id, created_at, dataset, config, status FROM runs WHERE id = $1",
+        &format!("SELECT {} FROM runs WHERE id = $1", t.col_list()),
         &[&id],
     )?
-    .map(|r| run_row(&r)))
+    .and_then(|r| run_row(&r)))
 }
 
 /// Every run, newest first (config unparsed).
-pub(crate) fn runs(c: &mut Client) -> PgResult<Vec<(RunRecord, String, String)>> {
-    Ok(c.query(
-        "SELECT id, created_at, dataset, config, status FROM runs ORDER BY created_at DESC, id DESC",
-        &[],
-    )?
-    .iter()
-    .map(run_row)
-    .collect())
+pub(crate) fn runs(c: &mut Client) -> PgResult<Vec<RunRow>> {
+    let t = &super::tables::RUNS;
+    let mut rows: Vec<RunRow> = c
+        .query(&format!("SELECT {} FROM runs", t.col_list()), &[])?
+        .iter()
+        .filter_map(run_row)
+        .collect();
+    super::runs::newest_first(&mut rows);
+    Ok(rows)
 }
 
-fn run_row(r: &postgres::Row) -> (RunRecord, String, String) {
-    (
-        RunRecord {
-            id: r.get(0),
-            created_at: r.get(1),
-            dataset: r.get(2),
-            config: Default::default(),
-            status: RunStatus::Running,
-        },
-        r.get(3),
-        r.get(4),
-    )
+fn run_row(r: &postgres::Row) -> Option<RunRow> {
+    let t = &super::tables::RUNS;
+    let row = super::lane_tables::pg::row_of(t, r, t.cols.len()).ok()?;
+    converted(RunRow::from_row(&row))
 }
 
-/// A run's jobs in order, with their state and worker.
-pub(crate) fn jobs(
-    c: &mut Client,
-    run: &str,
-) -> PgResult<Vec<(JobRecord, String, Option<String>)>> {
+/// A run's jobs in order, with the worker that holds or answered each.
+pub(crate) fn jobs(c: &mut Client, run: &str) -> PgResult<Vec<(JobRow, Option<String>)>> {
+    let t = &super::tables::JOBS;
+    let width = t.cols.len();
     Ok(c.query(
-        "SELECT idx, item_id, task_id, model, sample, state, worker FROM jobs WHERE run_id = $1 ORDER BY idx",
+        &format!(
+            "SELECT {}, worker FROM jobs WHERE run_id = $1 ORDER BY idx",
+            t.col_list()
+        ),
         &[&run],
     )?
     .iter()
     .filter_map(|r| {
-        Some((
-            JobRecord {
-                idx: index(r.get(0), "job number")?,
-                item_id: r.get(1),
-                task_id: r.get(2),
-                model: r.get(3),
-                sample: index(r.get(4), "sample number")?,
-            },
-            r.get(5),
-            r.get(6),
-        ))
+        let row = super::lane_tables::pg::row_of(t, r, width).ok()?;
+        Some((converted(JobRow::from_row(&row))?, r.get(width)))
     })
     .collect())
 }
 
-/// An answer's columns, as [`response_row`] reads them.
-const RESPONSE_COLS: &str = "run_id, job_idx, item_id, task_id, model, sample, text, error,
-    finish_reason, prompt_tokens, completion_tokens, latency_ms, first_token_ms, attempts, params,
-    request_hash, cached, created_at, cache_key, logprobs";
+/// An answer's columns, as [`response_row`] reads them (every one: cache key and tokens too).
+fn response_cols() -> String {
+    super::tables::RESPONSES.col_list()
+}
 
-/// An answer read from the shared store; `None` (noted once) when its job or sample number is
-/// out of range (it would wrap to another job's).
+/// An answer read from the shared store (the one conversion, `ResponseRecord`'s); `None`
+/// (noted once) when it cannot be one: a job or sample number out of range, which would wrap
+/// onto another job's.
 fn response_row(r: &postgres::Row) -> Option<ResponseRecord> {
-    Some(ResponseRecord {
-        run_id: r.get(0),
-        job_idx: index(r.get(1), "job number")?,
-        item_id: r.get(2),
-        task_id: r.get(3),
-        model: r.get(4),
-        sample: index(r.get(5), "sample number")?,
-        text: r.get(6),
-        error: r.get(7),
-        finish_reason: r.get(8),
-        prompt_tokens: r
-            .get::<_, Option<i64>>(9)
-            .and_then(|v| u32::try_from(v).ok()),
-        completion_tokens: r
-            .get::<_, Option<i64>>(10)
-            .and_then(|v| u32::try_from(v).ok()),
-        latency_ms: r
-            .get::<_, Option<i64>>(11)
-            .and_then(|v| u64::try_from(v).ok()),
-        first_token_ms: r
-            .get::<_, Option<i64>>(12)
-            .and_then(|v| u64::try_from(v).ok()),
-        attempts: r.get::<_, i64>(13).clamp(0, i64::from(u32::MAX)) as u32,
-        params: r.get(14),
-        request_hash: r.get(15),
-        cached: r.get(16),
-        created_at: r.get(17),
-        cache_key: r.get(18),
-        logprobs: r.get(19),
-    })
+    let t = &super::tables::RESPONSES;
+    let row = super::lane_tables::pg::row_of(t, r, t.cols.len()).ok()?;
+    converted(ResponseRecord::from_row(&row))
 }
 
 /// A run's answers in job order, with their cache keys and tokens.
 pub(crate) fn responses(c: &mut Client, run: &str) -> PgResult<Vec<ResponseRecord>> {
     Ok(c.query(
-        &format!("SELECT {RESPONSE_COLS} FROM responses WHERE run_id = $1 ORDER BY job_idx"),
+        &format!(
+            "SELECT {} FROM responses WHERE run_id = $1 ORDER BY job_idx",
+            response_cols()
+        ),
         &[&run],
     )?
     .iter()
@@ -527,38 +437,31 @@ pub(crate) fn workers(c: &mut Client, run: &str) -> PgResult<Vec<WorkerRow>> {
 /// Everything stored of a run (`store::bundle`) as the shared store holds it: the run's row
 /// and its jobs' states unparsed (`PgStore::run_bundle` parses them, naming what is wrong).
 pub(crate) struct RawBundle {
-    pub(crate) run: (RunRecord, String, String),
-    pub(crate) name: Option<String>,
-    pub(crate) tags: String,
-    pub(crate) jobs: Vec<(JobRecord, String, Option<String>)>,
+    pub(crate) run: RunRow,
+    pub(crate) jobs: Vec<JobRow>,
     pub(crate) responses: Vec<ResponseRecord>,
     pub(crate) scores: Vec<ScoreRecord>,
 }
 
 pub(crate) fn bundle(c: &mut Client, id: &str) -> PgResult<Option<RawBundle>> {
-    let Some(row) = c.query_opt(
-        "SELECT id, created_at, dataset, config, status, name, tags FROM runs WHERE id = $1",
-        &[&id],
-    )?
-    else {
+    let Some(run) = run(c, id)? else {
         return Ok(None);
     };
     let responses = responses(c, id)?;
     let scores = c
         .query(
-            "SELECT run_id, job_idx, item_id, task_id, model, sample, evaluator, score, detail,
-             judge, judge_reply, judge_attempts, created_at, rule_score
-             FROM scores WHERE run_id = $1 ORDER BY job_idx",
+            &format!(
+                "SELECT {} FROM scores WHERE run_id = $1 ORDER BY job_idx",
+                super::tables::SCORES.col_list()
+            ),
             &[&id],
         )?
         .iter()
         .filter_map(score_row)
         .collect();
     Ok(Some(RawBundle {
-        run: run_row(&row),
-        name: row.get(5),
-        tags: row.get(6),
-        jobs: jobs(c, id)?,
+        run,
+        jobs: jobs(c, id)?.into_iter().map(|(j, _)| j).collect(),
         responses,
         scores,
     }))
@@ -568,44 +471,16 @@ pub(crate) fn bundle(c: &mut Client, id: &str) -> PgResult<Option<RawBundle>> {
 pub(crate) fn put_bundle(
     c: &mut Client,
     b: &super::RunBundle,
-    config: &str,
+    run: &RunRow,
 ) -> PgResult<super::bundle::Added> {
     let mut tx = c.transaction()?;
     let mut added = super::bundle::Added {
-        runs: tx.execute(
-            "INSERT INTO runs (id, created_at, dataset, config, status, name, tags)
-             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING",
-            &[
-                &b.run.id,
-                &b.run.created_at,
-                &b.run.dataset,
-                &config,
-                &b.run.status.as_str(),
-                &b.name,
-                &b.tags,
-            ],
-        )? as usize,
+        runs: insert_run(&mut tx, run, "ON CONFLICT (id) DO NOTHING")? as usize,
         ..Default::default()
     };
-    let job = tx.prepare(
-        "INSERT INTO jobs (run_id, idx, item_id, task_id, model, sample, state)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
-         ON CONFLICT (run_id, idx) DO UPDATE SET state = EXCLUDED.state
-         WHERE jobs.state <> 'done' AND EXCLUDED.state = 'done'",
-    )?;
-    for (j, s) in &b.jobs {
-        tx.execute(
-            &job,
-            &[
-                &b.run.id,
-                &i64::from(j.idx),
-                &j.item_id,
-                &j.task_id,
-                &j.model,
-                &i64::from(j.sample),
-                &s.as_str(),
-            ],
-        )?;
+    let jobs: Vec<JobRow> = b.job_rows().collect();
+    for chunk in jobs.chunks(10_000) {
+        put_jobs(&mut tx, chunk)?;
     }
     // The answers go in as workers' answers do: a failure is replaced by an answer, else
     // what is there stays.
@@ -619,8 +494,7 @@ pub(crate) fn put_bundle(
          ON CONFLICT (run_id, job_idx) DO NOTHING",
     )?;
     for r in &b.scores {
-        let ints = score_ints(r);
-        added.scores += tx.execute(&score, &score_params(r, &ints))? as usize;
+        added.scores += tx.execute(&score, &refs(&score_params(r)))? as usize;
     }
     tx.commit()?;
     Ok(added)
@@ -628,50 +502,38 @@ pub(crate) fn put_bundle(
 
 /// Every entry of the response cache.
 pub(crate) fn cache_entries(c: &mut Client) -> PgResult<Vec<(String, Cached)>> {
+    let t = &super::tables::CACHE;
     Ok(c.query(
-        "SELECT key, text, finish_reason, prompt_tokens, completion_tokens, latency_ms, logprobs
-         FROM cache ORDER BY key",
+        &format!("SELECT {} FROM cache ORDER BY key", t.col_list()),
         &[],
     )?
     .iter()
-    .map(|r| {
-        (
-            r.get(0),
-            Cached {
-                text: r.get(1),
-                finish_reason: r.get(2),
-                prompt_tokens: r.get::<_, Option<i64>>(3).map(|v| v as u32),
-                completion_tokens: r.get::<_, Option<i64>>(4).map(|v| v as u32),
-                latency_ms: r.get::<_, Option<i64>>(5).map(|v| v as u64),
-                logprobs: r.get(6),
-            },
-        )
+    .filter_map(|r| {
+        let row = super::lane_tables::pg::row_of(t, r, t.cols.len()).ok()?;
+        converted(CacheEntry::from_row(&row))
     })
+    .map(|e| (e.key, e.cached))
     .collect())
 }
 
 /// Adds the cache entries the shared store lacks; returns how many.
 pub(crate) fn put_cache_entries(c: &mut Client, es: &[(String, Cached)]) -> PgResult<usize> {
+    let t = &super::tables::CACHE;
     let mut tx = c.transaction()?;
-    let st = tx.prepare(
-        "INSERT INTO cache (key, text, finish_reason, prompt_tokens, completion_tokens, latency_ms, created_at, logprobs)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (key) DO NOTHING",
-    )?;
+    let st = tx.prepare(&format!(
+        "INSERT INTO cache ({}) VALUES ({}) ON CONFLICT (key) DO NOTHING",
+        t.col_list(),
+        t.marks("$")
+    ))?;
+    let now = super::now_secs();
     let mut n = 0;
-    for (k, v) in es {
-        n += tx.execute(
-            &st,
-            &[
-                k,
-                &v.text,
-                &v.finish_reason,
-                &v.prompt_tokens.map(i64::from),
-                &v.completion_tokens.map(i64::from),
-                &v.latency_ms.map(|v| v as i64),
-                &super::now_secs(),
-                &v.logprobs,
-            ],
-        )? as usize;
+    for (key, cached) in es {
+        let e = CacheEntry {
+            key: key.clone(),
+            cached: cached.clone(),
+            created_at: now,
+        };
+        n += tx.execute(&st, &refs(&params(t, &e.to_row())))? as usize;
     }
     tx.commit()?;
     Ok(n)
@@ -685,7 +547,10 @@ pub(crate) fn responses_since(
     limit: i64,
 ) -> PgResult<Vec<(i64, ResponseRecord)>> {
     Ok(c.query(
-        &format!("SELECT {RESPONSE_COLS}, seq FROM responses WHERE seq > $1 ORDER BY seq LIMIT $2"),
+        &format!(
+            "SELECT {}, seq FROM responses WHERE seq > $1 ORDER BY seq LIMIT $2",
+            response_cols()
+        ),
         &[&after, &limit],
     )?
     .iter()
@@ -718,25 +583,12 @@ pub(crate) fn statuses(c: &mut Client) -> PgResult<Vec<(String, String)>> {
         .collect())
 }
 
-/// A score read from the shared store; `None` (noted once) when its job or sample number is
-/// out of range. A score outside 0..1 reads as none.
+/// A score read from the shared store (the one conversion, `ScoreRecord`'s); `None` (noted
+/// once) when its job or sample number is out of range. A score outside 0..1 reads as none.
 fn score_row(r: &postgres::Row) -> Option<ScoreRecord> {
-    Some(ScoreRecord {
-        run_id: r.get(0),
-        job_idx: index(r.get(1), "job number")?,
-        item_id: r.get(2),
-        task_id: r.get(3),
-        model: r.get(4),
-        sample: index(r.get(5), "sample number")?,
-        evaluator: r.get(6),
-        score: super::unknown::score(r.get(7)),
-        detail: r.get(8),
-        judge: r.get(9),
-        judge_reply: r.get(10),
-        judge_attempts: r.get::<_, i64>(11).clamp(0, i64::from(u32::MAX)) as u32,
-        created_at: r.get(12),
-        rule_score: super::unknown::score(r.get(13)),
-    })
+    let t = &super::tables::SCORES;
+    let row = super::lane_tables::pg::row_of(t, r, t.cols.len()).ok()?;
+    converted(ScoreRecord::from_row(&row))
 }
 
 /// The workers that answered some of a run's jobs (those with one).
@@ -750,36 +602,18 @@ pub(crate) fn job_workers(c: &mut Client, run: &str, idxs: &[i64]) -> PgResult<V
     .collect())
 }
 
-/// A score's integer columns (job, sample, judge attempts) as PostgreSQL's BIGINTs.
-fn score_ints(r: &ScoreRecord) -> [i64; 3] {
-    [
-        i64::from(r.job_idx),
-        i64::from(r.sample),
-        i64::from(r.judge_attempts),
-    ]
+/// A score's values in table order (`run_id` .. `rule_score`), as the inserts bind them.
+fn score_params(r: &ScoreRecord) -> Vec<Box<dyn postgres::types::ToSql + Sync + Send>> {
+    super::lane_tables::pg::params(&super::tables::SCORES, &r.to_row())
 }
 
-/// A score's values in table order (`run_id` .. `rule_score`), as the inserts bind them.
-fn score_params<'a>(
-    r: &'a ScoreRecord,
-    ints: &'a [i64; 3],
-) -> Vec<&'a (dyn postgres::types::ToSql + Sync)> {
-    vec![
-        &r.run_id,
-        &ints[0],
-        &r.item_id,
-        &r.task_id,
-        &r.model,
-        &ints[1],
-        &r.evaluator,
-        &r.score,
-        &r.detail,
-        &r.judge,
-        &r.judge_reply,
-        &ints[2],
-        &r.created_at,
-        &r.rule_score,
-    ]
+/// Parameters as the driver takes them.
+pub(crate) fn refs(
+    p: &[Box<dyn postgres::types::ToSql + Sync + Send>],
+) -> Vec<&(dyn postgres::types::ToSql + Sync)> {
+    p.iter()
+        .map(|b| b.as_ref() as &(dyn postgres::types::ToSql + Sync))
+        .collect()
 }
 
 /// Every run's name and tags (the mirror brings a rename or a tag to every machine).

@@ -279,14 +279,15 @@ impl Writer {
                 let _ = reply.send(self.conn.with(|c| pg_runs::cache_put(c, &key, &v)));
             }
             Cmd::CreateRun(run, jobs, reply) => {
-                let r = match serde_json::to_string(&run.config) {
-                    Ok(cfg) => self
-                        .conn
-                        .with(|c| pg_runs::create_run(c, &run, &cfg, &jobs)),
-                    Err(source) => Err(WriteError::from(StoreError::Json {
-                        what: "run config",
-                        source,
-                    })),
+                let r = match super::runs::RunRow::of(&run) {
+                    Ok(row) => {
+                        let jobs: Vec<_> = jobs
+                            .iter()
+                            .map(|j| super::runs::JobRow::pending(&run.id, j))
+                            .collect();
+                        self.conn.with(|c| pg_runs::create_run(c, &row, &jobs))
+                    }
+                    Err(e) => Err(WriteError::from(e)),
                 };
                 let _ = reply.send(r);
             }

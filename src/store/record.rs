@@ -61,10 +61,11 @@ impl Fields<'_> {
             .unwrap_or(&Val::Null)
     }
 
-    fn bad(&self, col: &'static str, what: &str) -> StoreError {
-        StoreError::Unknown {
-            what: "value",
-            value: format!("{}.{col}: {what}", self.table.name),
+    fn bad(&self, col: &'static str, value: impl ToString) -> StoreError {
+        StoreError::BadValue {
+            table: self.table.name,
+            what: noun(col),
+            value: value.to_string(),
         }
     }
 
@@ -73,12 +74,27 @@ impl Fields<'_> {
             Val::Text(t) => Some(t.clone()),
             Val::Int(i) => Some(i.to_string()),
             Val::Real(r) => Some(r.to_string()),
+            Val::Blob(b) => Some(String::from_utf8_lossy(b).into_owned()),
             Val::Null => None,
         }
     }
 
+    /// Bytes (a BLOB or BYTEA column), or none.
+    pub fn opt_blob(&self, col: &'static str) -> Option<Vec<u8>> {
+        match self.get(col) {
+            Val::Blob(b) => Some(b.clone()),
+            Val::Text(t) => Some(t.as_bytes().to_vec()),
+            _ => None,
+        }
+    }
+
+    /// A flag (PostgreSQL's BOOLEAN, SQLite's 0 or 1).
+    pub fn flag(&self, col: &'static str) -> bool {
+        self.opt_int(col).is_some_and(|v| v != 0)
+    }
+
     pub fn text(&self, col: &'static str) -> Result<String> {
-        self.opt_text(col).ok_or_else(|| self.bad(col, "missing"))
+        self.opt_text(col).ok_or_else(|| self.bad(col, "(missing)"))
     }
 
     pub fn opt_int(&self, col: &'static str) -> Option<i64> {
@@ -86,19 +102,19 @@ impl Fields<'_> {
             Val::Int(i) => Some(*i),
             Val::Real(r) => Some(*r as i64),
             Val::Text(t) => t.trim().parse().ok(),
-            Val::Null => None,
+            Val::Null | Val::Blob(_) => None,
         }
     }
 
     pub fn int(&self, col: &'static str) -> Result<i64> {
         self.opt_int(col)
-            .ok_or_else(|| self.bad(col, "not a number"))
+            .ok_or_else(|| self.bad(col, "(not a number)"))
     }
 
     /// A count or index that must fit 32 bits (a larger one would wrap onto another).
     pub fn u32(&self, col: &'static str) -> Result<u32> {
         let v = self.int(col)?;
-        u32::try_from(v).map_err(|_| self.bad(col, &format!("{v} out of range")))
+        u32::try_from(v).map_err(|_| self.bad(col, v))
     }
 
     pub fn opt_real(&self, col: &'static str) -> Option<f64> {
@@ -106,7 +122,32 @@ impl Fields<'_> {
             Val::Int(i) => Some(*i as f64),
             Val::Real(r) => Some(*r),
             Val::Text(t) => t.trim().parse().ok(),
-            Val::Null => None,
+            Val::Null | Val::Blob(_) => None,
+        }
+    }
+}
+
+/// What a column holds, in words (for the notes on values that do not read).
+fn noun(col: &'static str) -> &'static str {
+    match col {
+        "idx" | "job_idx" => "job number",
+        "sample" => "sample number",
+        c => c,
+    }
+}
+
+/// A record read from a row, or `None` with the reason noted once (see `store::unknown`):
+/// one odd row is left out, the rest still read.
+pub(super) fn converted<T>(r: Result<T>) -> Option<T> {
+    match r {
+        Ok(v) => Some(v),
+        Err(StoreError::BadValue { what, value, .. }) => {
+            super::unknown::note_refused(what, &value);
+            None
+        }
+        Err(e) => {
+            super::unknown::note_refused("value", &e.to_string());
+            None
         }
     }
 }
@@ -119,6 +160,21 @@ pub fn text(s: Option<&str>) -> Val {
 /// An integer value.
 pub fn int(i: impl Into<i64>) -> Val {
     Val::Int(i.into())
+}
+
+/// An integer value (or NULL).
+pub fn opt_int<I: Into<i64>>(i: Option<I>) -> Val {
+    i.map_or(Val::Null, |i| Val::Int(i.into()))
+}
+
+/// Bytes (or NULL).
+pub fn blob(b: Option<&[u8]>) -> Val {
+    b.map_or(Val::Null, |b| Val::Blob(b.to_vec()))
+}
+
+/// A flag, as an integer 0 or 1 (a BOOLEAN on PostgreSQL).
+pub fn flag(b: bool) -> Val {
+    Val::Int(i64::from(b))
 }
 
 /// A real value (or NULL).
@@ -135,7 +191,7 @@ impl Store {
     }
 
     /// Every record of `R`'s table whose `col` is `value` (all of them for `None`), in key
-    /// order.
+    /// order; rows that do not read are left out, each named once (`store::unknown`).
     pub fn records_where<R: Record>(&self, filter: Option<(&str, &str)>) -> Result<Vec<R>> {
         let t = R::table();
         let sql = match filter {
@@ -157,9 +213,13 @@ impl Store {
             .map(|(_, v)| Val::Text(v.to_string()))
             .into_iter()
             .collect();
-        super::lane_tables::sqlite_rows(&mut st, &args, t.cols.len())?
-            .iter()
-            .map(R::from_row)
-            .collect()
+        // A row that does not read (written by hand, or by a newer prism) is left out and
+        // named once, as on the shared store: the rest still read.
+        Ok(
+            super::lane_tables::sqlite_rows(&mut st, &args, t.cols.len())?
+                .iter()
+                .filter_map(|r| converted(R::from_row(r)))
+                .collect(),
+        )
     }
 }

@@ -5,6 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Store;
 use super::error::Result;
+use super::lane_tables::{Row, Table, Val};
+use super::record::{Fields, Record, blob, flag, int, text};
 use super::runs::JobState;
 
 /// One stored answer (or failure).
@@ -37,50 +39,88 @@ pub struct ResponseRecord {
     pub logprobs: Option<Vec<u8>>,
 }
 
-/// An answer's times in milliseconds as SQLite's integers.
-pub(super) fn response_times(r: &ResponseRecord) -> [Option<i64>; 2] {
-    [
-        r.latency_ms.map(|v| v as i64),
-        r.first_token_ms.map(|v| v as i64),
-    ]
-}
-
-/// An answer's values in the order the inserts bind them (`run_id` .. `logprobs`), with the
-/// cache key to store (`None`: the answer is no cache entry).
-pub(super) fn response_values<'a>(
-    r: &'a ResponseRecord,
-    times: &'a [Option<i64>; 2],
-    key: Option<&'a String>,
-) -> [&'a dyn rusqlite::ToSql; 20] {
-    [
-        &r.run_id,
-        &r.job_idx,
-        &r.item_id,
-        &r.task_id,
-        &r.model,
-        &r.sample,
-        &r.text,
-        &r.error,
-        &r.finish_reason,
-        &r.prompt_tokens,
-        &r.completion_tokens,
-        &times[0],
-        &times[1],
-        &r.attempts,
-        &r.params,
-        &r.request_hash,
-        &r.cached,
-        &r.created_at,
-        key_sql(key),
-        &r.logprobs,
-    ]
-}
-
-fn key_sql(key: Option<&String>) -> &dyn rusqlite::ToSql {
-    match key {
-        Some(k) => k,
-        None => &rusqlite::types::Null,
+/// An answer as a row of [`super::tables::RESPONSES`], and back: the one conversion, by column
+/// name, both backends read and write answers with. Its cache key is stored only for an
+/// answer that can be one (errors and cut answers are never cache entries).
+impl Record for ResponseRecord {
+    fn table() -> &'static Table {
+        &super::tables::RESPONSES
     }
+
+    fn fields(&self) -> Vec<(&'static str, Val)> {
+        let ms =
+            |v: Option<u64>| v.map_or(Val::Null, |v| int(i64::try_from(v).unwrap_or(i64::MAX)));
+        vec![
+            ("run_id", text(Some(&self.run_id))),
+            ("job_idx", int(self.job_idx)),
+            ("item_id", text(Some(&self.item_id))),
+            ("task_id", text(Some(&self.task_id))),
+            ("model", text(Some(&self.model))),
+            ("sample", int(self.sample)),
+            ("text", text(self.text.as_deref())),
+            ("error", text(self.error.as_deref())),
+            ("finish_reason", text(self.finish_reason.as_deref())),
+            ("prompt_tokens", self.prompt_tokens.map_or(Val::Null, int)),
+            (
+                "completion_tokens",
+                self.completion_tokens.map_or(Val::Null, int),
+            ),
+            ("latency_ms", ms(self.latency_ms)),
+            ("first_token_ms", ms(self.first_token_ms)),
+            ("attempts", int(self.attempts)),
+            ("params", text(Some(&self.params))),
+            ("request_hash", text(Some(&self.request_hash))),
+            ("cached", flag(self.cached)),
+            ("created_at", int(self.created_at)),
+            (
+                "cache_key",
+                text(
+                    self.cache_key
+                        .as_deref()
+                        .filter(|_| self.is_ok() && self.text.is_some()),
+                ),
+            ),
+            ("logprobs", blob(self.logprobs.as_deref())),
+        ]
+    }
+
+    fn from_fields(f: &Fields<'_>) -> Result<Self> {
+        let count = |c| f.opt_int(c).and_then(|v| u32::try_from(v).ok());
+        let ms = |c| f.opt_int(c).and_then(|v| u64::try_from(v).ok());
+        Ok(ResponseRecord {
+            run_id: f.text("run_id")?,
+            job_idx: f.u32("job_idx")?,
+            item_id: f.text("item_id")?,
+            task_id: f.text("task_id")?,
+            model: f.text("model")?,
+            sample: f.u32("sample")?,
+            text: f.opt_text("text"),
+            error: f.opt_text("error"),
+            finish_reason: f.opt_text("finish_reason"),
+            prompt_tokens: count("prompt_tokens"),
+            completion_tokens: count("completion_tokens"),
+            latency_ms: ms("latency_ms"),
+            first_token_ms: ms("first_token_ms"),
+            attempts: f
+                .opt_int("attempts")
+                .map_or(0, |v| v.clamp(0, i64::from(u32::MAX)) as u32),
+            params: f.opt_text("params").unwrap_or_default(),
+            request_hash: f.opt_text("request_hash").unwrap_or_default(),
+            cached: f.flag("cached"),
+            created_at: f.opt_int("created_at").unwrap_or(0),
+            cache_key: f.opt_text("cache_key"),
+            logprobs: f.opt_blob("logprobs"),
+        })
+    }
+}
+
+/// The columns an answer is read with when its tokens are not wanted (they are big).
+pub(super) fn light_cols() -> String {
+    super::tables::RESPONSES.cols[..super::tables::RESPONSE_READ]
+        .iter()
+        .map(|(c, _)| *c)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl ResponseRecord {
@@ -95,22 +135,16 @@ impl Store {
     pub fn save_responses(&mut self, rs: &[ResponseRecord]) -> Result<()> {
         let tx = self.conn.transaction()?;
         {
-            let mut ins = tx.prepare_cached(
-                "INSERT OR REPLACE INTO responses (run_id, job_idx, item_id, task_id, model, sample, text, error,
-                 finish_reason, prompt_tokens, completion_tokens, latency_ms, first_token_ms, attempts, params,
-                 request_hash, cached, created_at, cache_key, logprobs)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
-            )?;
+            let t = &super::tables::RESPONSES;
+            let mut ins = tx.prepare_cached(&format!(
+                "INSERT OR REPLACE INTO responses ({}) VALUES ({})",
+                t.col_list(),
+                t.marks("?")
+            ))?;
             let mut job =
                 tx.prepare_cached("UPDATE jobs SET state = ?3 WHERE run_id = ?1 AND idx = ?2")?;
             for r in rs {
-                // Errors and cut answers are never cached.
-                let key = r
-                    .cache_key
-                    .as_ref()
-                    .filter(|_| r.is_ok() && r.text.is_some());
-                let times = response_times(r);
-                ins.execute(response_values(r, &times, key))?;
+                ins.execute(rusqlite::params_from_iter(r.to_row()))?;
                 job.execute(params![
                     r.run_id,
                     r.job_idx,
@@ -126,37 +160,24 @@ impl Store {
         Ok(())
     }
 
-    pub(super) const RESPONSE_COLS: &'static str = "run_id, job_idx, item_id, task_id, model, sample, text, error, finish_reason, prompt_tokens, completion_tokens, latency_ms, first_token_ms, attempts, params, request_hash, cached, created_at";
-
+    /// An answer read with [`light_cols`] (no cache key, no tokens).
     pub(super) fn response_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ResponseRecord> {
-        Ok(ResponseRecord {
-            run_id: r.get(0)?,
-            job_idx: r.get(1)?,
-            item_id: r.get(2)?,
-            task_id: r.get(3)?,
-            model: r.get(4)?,
-            sample: r.get(5)?,
-            text: r.get(6)?,
-            error: r.get(7)?,
-            finish_reason: r.get(8)?,
-            prompt_tokens: r.get(9)?,
-            completion_tokens: r.get(10)?,
-            latency_ms: r.get::<_, Option<i64>>(11)?.map(|v| v as u64),
-            first_token_ms: r.get::<_, Option<i64>>(12)?.map(|v| v as u64),
-            attempts: r.get(13)?,
-            params: r.get(14)?,
-            request_hash: r.get(15)?,
-            cached: r.get(16)?,
-            created_at: r.get(17)?,
-            cache_key: None,
-            logprobs: None,
+        let row = (0..super::tables::RESPONSE_READ)
+            .map(|i| r.get_ref(i).map(super::lane_tables::sqlite_val))
+            .collect::<rusqlite::Result<Row>>()?;
+        ResponseRecord::from_row(&row).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(
+                1,
+                rusqlite::types::Type::Integer,
+                Box::new(e),
+            )
         })
     }
 
     pub fn responses(&self, run_id: &str) -> Result<Vec<ResponseRecord>> {
         let mut st = self.conn.prepare(&format!(
             "SELECT {} FROM responses WHERE run_id = ?1 ORDER BY job_idx",
-            Self::RESPONSE_COLS
+            light_cols()
         ))?;
         let rows = st
             .query_map([run_id], Self::response_row)?
@@ -168,7 +189,7 @@ impl Store {
     pub fn responses_in_run(&self, run_id: &str, item_id: &str) -> Result<Vec<ResponseRecord>> {
         let mut st = self.conn.prepare(&format!(
             "SELECT {} FROM responses WHERE run_id = ?1 AND item_id = ?2 ORDER BY job_idx",
-            Self::RESPONSE_COLS
+            light_cols()
         ))?;
         let rows = st
             .query_map([run_id, item_id], Self::response_row)?
@@ -181,7 +202,7 @@ impl Store {
     pub fn responses_for_item(&self, item_id: &str) -> Result<Vec<ResponseRecord>> {
         let mut st = self.conn.prepare(&format!(
             "SELECT {} FROM responses WHERE item_id = ?1 ORDER BY created_at, run_id, job_idx",
-            Self::RESPONSE_COLS
+            light_cols()
         ))?;
         let rows = st
             .query_map([item_id], Self::response_row)?
@@ -215,10 +236,7 @@ impl Store {
     /// Answers whose score waits for a judge (scored by rule as far as the rule goes, then
     /// left unscored with "needs the … judge"), oldest run first.
     pub fn awaiting_judge(&self) -> Result<Vec<ResponseRecord>> {
-        let cols: Vec<String> = Self::RESPONSE_COLS
-            .split(", ")
-            .map(|c| format!("r.{c}"))
-            .collect();
+        let cols: Vec<String> = light_cols().split(", ").map(|c| format!("r.{c}")).collect();
         let mut st = self.conn.prepare(&format!(
             "SELECT {} FROM responses r JOIN scores s ON s.run_id = r.run_id AND s.job_idx = r.job_idx \
              WHERE s.score IS NULL AND s.detail LIKE 'needs the % judge' \
@@ -232,10 +250,7 @@ impl Store {
     }
 
     pub fn unscored_responses(&self) -> Result<Vec<ResponseRecord>> {
-        let cols: Vec<String> = Self::RESPONSE_COLS
-            .split(", ")
-            .map(|c| format!("r.{c}"))
-            .collect();
+        let cols: Vec<String> = light_cols().split(", ").map(|c| format!("r.{c}")).collect();
         let mut st = self.conn.prepare(&format!(
             "SELECT {} FROM responses r WHERE NOT EXISTS \
              (SELECT 1 FROM scores s WHERE s.run_id = r.run_id AND s.job_idx = r.job_idx) \

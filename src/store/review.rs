@@ -1,66 +1,23 @@
 //! Human review: every decision (inserted, never updated) and each reviewer's draft per item
 //! (replaced as they type, deleted when the decision is saved).
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::params;
 
 use super::Store;
 use super::error::Result;
-use super::review_records::{Decision, QualityRecord, ReviewRecord};
+use super::record::Record;
+pub use super::review_records::Draft;
+use super::review_records::{QualityRecord, ReviewRecord};
 
-/// What a reviewer has typed and chosen for an item but not saved as a decision yet.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Draft {
-    pub item_id: String,
-    pub reviewer: String,
-    pub round: u32,
-    pub clarity: Option<u8>,
-    pub relevance: Option<u8>,
-    pub coherence: Option<u8>,
-    pub decision: Option<Decision>,
-    pub rationale: String,
-    pub edited_question: Option<String>,
-    pub updated_at: i64,
-}
-
-const COLS: &str = "uid, item_id, task_id, reviewer, round, clarity, relevance, coherence, decision, rationale, edited_question, edited_answer, created_at";
-
-const DRAFT_COLS: &str = "item_id, reviewer, round, clarity, relevance, coherence, decision, rationale, edited_question, updated_at";
-
-fn draft_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Draft> {
-    let decision: Option<String> = r.get(6)?;
-    Ok(Draft {
-        item_id: r.get(0)?,
-        reviewer: r.get(1)?,
-        round: r.get(2)?,
-        clarity: r.get(3)?,
-        relevance: r.get(4)?,
-        coherence: r.get(5)?,
-        decision: decision.as_deref().and_then(Decision::parse),
-        rationale: r.get(7)?,
-        edited_question: r.get(8)?,
-        updated_at: r.get(9)?,
-    })
-}
-
-fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ReviewRecord> {
-    let decision: String = r.get(8)?;
-    Ok(ReviewRecord {
-        uid: r.get(0)?,
-        item_id: r.get(1)?,
-        task_id: r.get(2)?,
-        reviewer: r.get(3)?,
-        round: r.get(4)?,
-        clarity: r.get(5)?,
-        relevance: r.get(6)?,
-        coherence: r.get(7)?,
-        // Written by `Decision::as_str`; anything else came from outside and reads as revise
-        // (the decision that asks for another look) rather than failing the whole history.
-        decision: Decision::parse(&decision).unwrap_or(Decision::Revise),
-        rationale: r.get(9)?,
-        edited_question: r.get(10)?,
-        edited_answer: r.get(11)?,
-        created_at: r.get(12)?,
-    })
+/// Review decisions are inserted, never replaced (a uid once stored stays).
+fn insert_decision() -> String {
+    let t = &super::tables::REVIEW_DECISIONS;
+    format!(
+        "INSERT OR IGNORE INTO {} ({}) VALUES ({})",
+        t.name,
+        t.col_list(),
+        t.marks("?")
+    )
 }
 
 impl Store {
@@ -73,31 +30,14 @@ impl Store {
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let mut added = 0;
             {
-                let mut ins = tx.prepare_cached(&format!(
-                    "INSERT OR IGNORE INTO review_decisions ({COLS})
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
-                ))?;
+                let mut ins = tx.prepare_cached(&insert_decision())?;
                 // A decision replaces the reviewer's draft only when it is new and the draft is
                 // not newer than it: importing old decisions keeps a draft typed since.
                 let mut del = tx.prepare_cached(
                     "DELETE FROM review_drafts WHERE item_id = ?1 AND reviewer = ?2 AND updated_at <= ?3",
                 )?;
                 for r in rs {
-                    let new = ins.execute(params![
-                        r.uid,
-                        r.item_id,
-                        r.task_id,
-                        r.reviewer,
-                        r.round,
-                        r.clarity,
-                        r.relevance,
-                        r.coherence,
-                        r.decision.as_str(),
-                        r.rationale,
-                        r.edited_question,
-                        r.edited_answer,
-                        r.created_at
-                    ])?;
+                    let new = ins.execute(rusqlite::params_from_iter(r.to_row()))?;
                     if new > 0 {
                         del.execute(params![r.item_id, r.reviewer, r.created_at])?;
                     }
@@ -111,74 +51,56 @@ impl Store {
 
     /// Every decision, oldest first.
     pub fn decisions(&self) -> Result<Vec<ReviewRecord>> {
-        let mut st = self.conn.prepare_cached(&format!(
-            "SELECT {COLS} FROM review_decisions ORDER BY created_at, uid"
-        ))?;
-        let rows = st.query_map([], row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let mut v: Vec<ReviewRecord> = self.records_where(None)?;
+        oldest_first(&mut v);
+        Ok(v)
     }
 
     /// Decisions stored after `seq` (the table's rowid: SQLite has one writer at a time, so
     /// what a reader sees is always everything up to the last rowid it saw), and the last seq.
     pub fn decisions_after(&self, seq: i64) -> Result<(Vec<ReviewRecord>, i64)> {
+        let t = &super::tables::REVIEW_DECISIONS;
+        let width = t.cols.len();
         let mut st = self.conn.prepare_cached(&format!(
-            "SELECT {COLS}, rowid FROM review_decisions WHERE rowid > ?1 ORDER BY rowid"
+            "SELECT {}, rowid FROM review_decisions WHERE rowid > ?1 ORDER BY rowid",
+            t.col_list()
         ))?;
-        let mut last = seq;
-        let rows = st.query_map([seq], |r| {
-            let rec = row(r)?;
-            Ok((rec, r.get::<_, i64>(13)?))
-        })?;
-        let mut out = Vec::new();
-        for x in rows {
-            let (rec, s) = x?;
-            last = last.max(s);
-            out.push(rec);
-        }
-        Ok((out, last))
+        let rows = super::lane_tables::sqlite_rows(
+            &mut st,
+            &[super::lane_tables::Val::Int(seq)],
+            width + 1,
+        )?;
+        let last = rows
+            .last()
+            .and_then(|r| match r[width] {
+                super::lane_tables::Val::Int(s) => Some(s),
+                _ => None,
+            })
+            .unwrap_or(seq);
+        let out = rows
+            .iter()
+            .filter_map(|r| super::record::converted(ReviewRecord::from_row(r)))
+            .collect();
+        Ok((out, last.max(seq)))
     }
 
     /// One item's decisions, oldest first.
     pub fn item_decisions(&self, item_id: &str) -> Result<Vec<ReviewRecord>> {
-        let mut st = self.conn.prepare_cached(&format!(
-            "SELECT {COLS} FROM review_decisions WHERE item_id = ?1 ORDER BY created_at, uid"
-        ))?;
-        let rows = st.query_map([item_id], row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let mut v: Vec<ReviewRecord> = self.records_where(Some(("item_id", item_id)))?;
+        oldest_first(&mut v);
+        Ok(v)
     }
 
     /// Saves (replaces) a reviewer's draft for an item.
     pub fn save_draft(&mut self, d: &Draft) -> Result<()> {
-        super::busy_retry(|| {
-            self.conn
-                .prepare_cached(
-                    "INSERT OR REPLACE INTO review_drafts (item_id, reviewer, round, clarity,
-                     relevance, coherence, decision, rationale, edited_question, updated_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                )?
-                .execute(params![
-                    d.item_id,
-                    d.reviewer,
-                    d.round,
-                    d.clarity,
-                    d.relevance,
-                    d.coherence,
-                    d.decision.map(Decision::as_str),
-                    d.rationale,
-                    d.edited_question,
-                    d.updated_at
-                ])
-        })?;
-        Ok(())
+        super::busy_retry(|| self.save_records(std::slice::from_ref(d)))
     }
 
     /// Every draft of a reviewer.
     pub fn drafts(&self, reviewer: &str) -> Result<Vec<Draft>> {
-        let mut st = self.conn.prepare_cached(&format!(
-            "SELECT {DRAFT_COLS} FROM review_drafts WHERE reviewer = ?1 ORDER BY item_id"
-        ))?;
-        let rows = st.query_map([reviewer], draft_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let mut v: Vec<Draft> = self.records_where(Some(("reviewer", reviewer)))?;
+        v.sort_by(|a, b| a.item_id.cmp(&b.item_id));
+        Ok(v)
     }
 
     /// Saves (replaces) the quality agent's scores of an item by a model.
@@ -225,18 +147,21 @@ impl Store {
 
     pub fn draft(&self, item_id: &str, reviewer: &str) -> Result<Option<Draft>> {
         Ok(self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT {DRAFT_COLS} FROM review_drafts WHERE item_id = ?1 AND reviewer = ?2"
-            ))?
-            .query_row([item_id, reviewer], draft_row)
-            .optional()?)
+            .records_where::<Draft>(Some(("item_id", item_id)))?
+            .into_iter()
+            .find(|d| d.reviewer == reviewer))
     }
+}
+
+/// Decisions in the order every history shows them: oldest first, then by uid.
+pub(super) fn oldest_first(v: &mut [ReviewRecord]) {
+    v.sort_by(|a, b| (a.created_at, &a.uid).cmp(&(b.created_at, &b.uid)));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::review_records::Decision;
 
     fn rec(uid: &str, reviewer: &str, d: Decision) -> ReviewRecord {
         ReviewRecord {

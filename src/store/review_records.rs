@@ -39,6 +39,21 @@ impl Decision {
     }
 }
 
+/// What a reviewer has typed and chosen for an item but not saved as a decision yet.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Draft {
+    pub item_id: String,
+    pub reviewer: String,
+    pub round: u32,
+    pub clarity: Option<u8>,
+    pub relevance: Option<u8>,
+    pub coherence: Option<u8>,
+    pub decision: Option<Decision>,
+    pub rationale: String,
+    pub edited_question: Option<String>,
+    pub updated_at: i64,
+}
+
 /// One item's scores from one model (or why there are none).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QualityRecord {
@@ -189,5 +204,102 @@ impl ReviewRecord {
             }
         }
         Ok(())
+    }
+}
+
+/// A score of the review rubric (1-10) as stored: anything else reads as unscored.
+fn rubric(f: &super::record::Fields<'_>, col: &'static str) -> Option<u8> {
+    f.opt_int(col)
+        .and_then(|v| u8::try_from(v).ok())
+        .filter(|v| (1..=10).contains(v))
+}
+
+/// A decision as stored: written by `Decision::as_str`; anything else came from outside and
+/// reads as revise (the decision that asks for another look) rather than failing the whole
+/// history.
+fn decision(f: &super::record::Fields<'_>) -> Decision {
+    f.opt_text("decision")
+        .as_deref()
+        .and_then(Decision::parse)
+        .unwrap_or(Decision::Revise)
+}
+
+impl super::record::Record for ReviewRecord {
+    fn table() -> &'static super::lane_tables::Table {
+        &super::tables::REVIEW_DECISIONS
+    }
+
+    fn fields(&self) -> Vec<(&'static str, super::lane_tables::Val)> {
+        use super::record::{int, opt_int, text};
+        vec![
+            ("uid", text(Some(&self.uid))),
+            ("item_id", text(Some(&self.item_id))),
+            ("task_id", text(Some(&self.task_id))),
+            ("reviewer", text(Some(&self.reviewer))),
+            ("round", int(self.round)),
+            ("clarity", opt_int(self.clarity)),
+            ("relevance", opt_int(self.relevance)),
+            ("coherence", opt_int(self.coherence)),
+            ("decision", text(Some(self.decision.as_str()))),
+            ("rationale", text(Some(&self.rationale))),
+            ("edited_question", text(self.edited_question.as_deref())),
+            ("edited_answer", text(self.edited_answer.as_deref())),
+            ("created_at", int(self.created_at)),
+        ]
+    }
+
+    fn from_fields(f: &super::record::Fields<'_>) -> super::Result<Self> {
+        Ok(ReviewRecord {
+            uid: f.text("uid")?,
+            item_id: f.text("item_id")?,
+            task_id: f.text("task_id")?,
+            reviewer: f.text("reviewer")?,
+            round: f.u32("round")?.max(1),
+            clarity: rubric(f, "clarity"),
+            relevance: rubric(f, "relevance"),
+            coherence: rubric(f, "coherence"),
+            decision: decision(f),
+            rationale: f.opt_text("rationale").unwrap_or_default(),
+            edited_question: f.opt_text("edited_question"),
+            edited_answer: f.opt_text("edited_answer"),
+            created_at: f.int("created_at")?,
+        })
+    }
+}
+
+impl super::record::Record for Draft {
+    fn table() -> &'static super::lane_tables::Table {
+        &super::tables::REVIEW_DRAFTS
+    }
+
+    fn fields(&self) -> Vec<(&'static str, super::lane_tables::Val)> {
+        use super::record::{int, opt_int, text};
+        vec![
+            ("item_id", text(Some(&self.item_id))),
+            ("reviewer", text(Some(&self.reviewer))),
+            ("round", int(self.round)),
+            ("clarity", opt_int(self.clarity)),
+            ("relevance", opt_int(self.relevance)),
+            ("coherence", opt_int(self.coherence)),
+            ("decision", text(self.decision.map(Decision::as_str))),
+            ("rationale", text(Some(&self.rationale))),
+            ("edited_question", text(self.edited_question.as_deref())),
+            ("updated_at", int(self.updated_at)),
+        ]
+    }
+
+    fn from_fields(f: &super::record::Fields<'_>) -> super::Result<Self> {
+        Ok(Draft {
+            item_id: f.text("item_id")?,
+            reviewer: f.text("reviewer")?,
+            round: f.u32("round")?.max(1),
+            clarity: rubric(f, "clarity"),
+            relevance: rubric(f, "relevance"),
+            coherence: rubric(f, "coherence"),
+            decision: f.opt_text("decision").as_deref().and_then(Decision::parse),
+            rationale: f.opt_text("rationale").unwrap_or_default(),
+            edited_question: f.opt_text("edited_question"),
+            updated_at: f.int("updated_at")?,
+        })
     }
 }

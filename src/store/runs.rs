@@ -3,12 +3,14 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::params;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Store;
 use super::error::{Result, StoreError};
+use super::lane_tables::{Table, Val};
+use super::record::{self, Fields, Record};
 use crate::provider::{ModelConfig, Params, ProviderKind};
 
 /// A run: what was asked. Its config never holds an API key (only the variable's name).
@@ -360,58 +362,163 @@ fn parse_run(mut run: RunRecord, cfg: &str) -> Result<RunRecord> {
     Ok(run)
 }
 
-pub(super) type RunRow = (RunRecord, String, String);
+/// Runs in the order every list shows them: newest first, then by id.
+pub(crate) fn newest_first(rows: &mut [RunRow]) {
+    rows.sort_by(|a, b| (b.created_at, &b.id).cmp(&(a.created_at, &a.id)));
+}
 
-fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
-    Ok((
-        RunRecord {
-            id: r.get(0)?,
-            created_at: r.get(1)?,
-            dataset: r.get(2)?,
+/// A run's row as stored (the one conversion between `runs` rows and runs, for both
+/// backends): its config and status still text, which [`RunRow::parsed`] reads, naming what
+/// is wrong.
+pub(crate) struct RunRow {
+    pub(crate) id: String,
+    pub(crate) created_at: i64,
+    pub(crate) dataset: String,
+    pub(crate) config: String,
+    pub(crate) status: String,
+    pub(crate) name: Option<String>,
+    pub(crate) tags: String,
+}
+
+impl Record for RunRow {
+    fn table() -> &'static Table {
+        &super::tables::RUNS
+    }
+
+    fn fields(&self) -> Vec<(&'static str, Val)> {
+        vec![
+            ("id", record::text(Some(&self.id))),
+            ("created_at", record::int(self.created_at)),
+            ("dataset", record::text(Some(&self.dataset))),
+            ("config", record::text(Some(&self.config))),
+            ("status", record::text(Some(&self.status))),
+            ("name", record::text(self.name.as_deref())),
+            ("tags", record::text(Some(&self.tags))),
+        ]
+    }
+
+    fn from_fields(f: &Fields<'_>) -> Result<Self> {
+        Ok(RunRow {
+            id: f.text("id")?,
+            created_at: f.int("created_at")?,
+            dataset: f.text("dataset")?,
+            config: f.text("config")?,
+            status: f.text("status")?,
+            name: f.opt_text("name"),
+            tags: f.opt_text("tags").unwrap_or_default(),
+        })
+    }
+}
+
+impl RunRow {
+    /// A new run's row (no name, no tags yet).
+    pub(crate) fn of(run: &RunRecord) -> Result<RunRow> {
+        Ok(RunRow {
+            id: run.id.clone(),
+            created_at: run.created_at,
+            dataset: run.dataset.clone(),
+            config: serde_json::to_string(&run.config).map_err(|source| StoreError::Json {
+                what: "run config",
+                source,
+            })?,
+            status: run.status.as_str().to_string(),
+            name: None,
+            tags: String::new(),
+        })
+    }
+
+    /// The run, its config parsed and its status checked.
+    pub(crate) fn parsed(self) -> Result<RunRecord> {
+        let run = RunRecord {
+            id: self.id,
+            created_at: self.created_at,
+            dataset: self.dataset,
             config: RunConfig::default(),
-            status: RunStatus::Running,
-        },
-        r.get(3)?,
-        r.get(4)?,
-    ))
+            status: RunStatus::parse(&self.status)?,
+        };
+        parse_run(run, &self.config)
+    }
+
+    /// Its tags, one word each.
+    pub(crate) fn tag_list(&self) -> Vec<String> {
+        self.tags.split_whitespace().map(str::to_string).collect()
+    }
 }
 
-pub(super) fn finish_run((run, cfg, status): RunRow) -> Result<RunRecord> {
-    let mut run = parse_run(run, &cfg)?;
-    run.status = RunStatus::parse(&status)?;
-    Ok(run)
+/// A job's row as stored (the one conversion between `jobs` rows and jobs): its state still
+/// text.
+pub(crate) struct JobRow {
+    pub(crate) run_id: String,
+    pub(crate) job: JobRecord,
+    pub(crate) state: String,
 }
 
-fn job_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<JobRecord> {
-    Ok(JobRecord {
-        idx: r.get(0)?,
-        item_id: r.get(1)?,
-        task_id: r.get(2)?,
-        model: r.get(3)?,
-        sample: r.get(4)?,
-    })
+impl JobRow {
+    /// A new job's row.
+    pub(crate) fn pending(run_id: &str, job: &JobRecord) -> JobRow {
+        JobRow {
+            run_id: run_id.to_string(),
+            job: job.clone(),
+            state: JobState::Pending.as_str().to_string(),
+        }
+    }
+}
+
+impl Record for JobRow {
+    fn table() -> &'static Table {
+        &super::tables::JOBS
+    }
+
+    fn fields(&self) -> Vec<(&'static str, Val)> {
+        vec![
+            ("run_id", record::text(Some(&self.run_id))),
+            ("idx", record::int(self.job.idx)),
+            ("item_id", record::text(Some(&self.job.item_id))),
+            ("task_id", record::text(Some(&self.job.task_id))),
+            ("model", record::text(Some(&self.job.model))),
+            ("sample", record::int(self.job.sample)),
+            ("state", record::text(Some(&self.state))),
+        ]
+    }
+
+    fn from_fields(f: &Fields<'_>) -> Result<Self> {
+        Ok(JobRow {
+            run_id: f.text("run_id")?,
+            job: JobRecord {
+                idx: f.u32("idx")?,
+                item_id: f.text("item_id")?,
+                task_id: f.text("task_id")?,
+                model: f.text("model")?,
+                sample: f.u32("sample")?,
+            },
+            state: f.opt_text("state").unwrap_or_else(|| "pending".into()),
+        })
+    }
 }
 
 impl Store {
     /// Records a new run and all of its jobs in one transaction.
     pub fn create_run(&mut self, run: &RunRecord, jobs: &[JobRecord]) -> Result<()> {
-        let config = serde_json::to_string(&run.config).map_err(|source| StoreError::Json {
-            what: "run config",
-            source,
-        })?;
+        let row = RunRow::of(run)?.to_row();
         let tx = self.conn.transaction()?;
-        tx.execute(
-            "INSERT INTO runs (id, created_at, dataset, config, status) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![run.id, run.created_at, run.dataset, config, run.status.as_str()],
-        )?;
         {
-            let mut st = tx.prepare(
-                "INSERT INTO jobs (run_id, idx, item_id, task_id, model, sample) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?;
+            let runs = &super::tables::RUNS;
+            let mut st = tx.prepare(&format!(
+                "INSERT INTO runs ({}) VALUES ({})",
+                runs.col_list(),
+                runs.marks("?")
+            ))?;
+            st.execute(rusqlite::params_from_iter(&row))?;
+            let t = &super::tables::JOBS;
+            let mut st = tx.prepare(&format!(
+                "INSERT INTO jobs ({}) VALUES ({})",
+                t.col_list(),
+                t.marks("?")
+            ))?;
             for j in jobs {
-                st.execute(params![
-                    run.id, j.idx, j.item_id, j.task_id, j.model, j.sample
-                ])?;
+                st.execute(rusqlite::params_from_iter(
+                    JobRow::pending(&run.id, j).to_row(),
+                ))?;
             }
         }
         tx.commit()?;
@@ -427,24 +534,18 @@ impl Store {
     }
 
     pub fn run(&self, id: &str) -> Result<Option<RunRecord>> {
-        let mut st = self
-            .conn
-            .prepare("SELECT id, created_at, dataset, config, status FROM runs WHERE id = ?1")?;
-        st.query_row([id], run_row)
-            .optional()?
-            .map(finish_run)
+        self.records_where::<RunRow>(Some(("id", id)))?
+            .into_iter()
+            .next()
+            .map(RunRow::parsed)
             .transpose()
     }
 
     /// Runs, newest first.
     pub fn runs(&self) -> Result<Vec<RunRecord>> {
-        let mut st = self.conn.prepare(
-            "SELECT id, created_at, dataset, config, status FROM runs ORDER BY created_at DESC, id DESC",
-        )?;
-        let rows = st
-            .query_map([], run_row)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        rows.into_iter().map(finish_run).collect()
+        let mut rows = self.records_where::<RunRow>(None)?;
+        newest_first(&mut rows);
+        rows.into_iter().map(RunRow::parsed).collect()
     }
 
     pub fn latest_run(&self) -> Result<Option<RunRecord>> {
@@ -452,39 +553,29 @@ impl Store {
     }
 
     pub fn jobs(&self, run_id: &str) -> Result<Vec<(JobRecord, JobState)>> {
-        let mut st = self.conn.prepare(
-            "SELECT idx, item_id, task_id, model, sample, state FROM jobs WHERE run_id = ?1 ORDER BY idx",
-        )?;
-        let rows = st
-            .query_map([run_id], |r| Ok((job_row(r)?, r.get::<_, String>(5)?)))?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        rows.into_iter()
-            .map(|(j, s)| Ok((j, JobState::parse(&s)?)))
+        self.records_where::<JobRow>(Some(("run_id", run_id)))?
+            .into_iter()
+            .map(|j| Ok((j.job, JobState::parse(&j.state)?)))
             .collect()
     }
 
     /// Jobs still to do: never finished, or failed (a resume tries failures again).
     pub fn unfinished_jobs(&self, run_id: &str) -> Result<Vec<JobRecord>> {
-        let mut st = self.conn.prepare(
-            "SELECT idx, item_id, task_id, model, sample FROM jobs WHERE run_id = ?1 AND state IN ('pending', 'failed') ORDER BY idx",
-        )?;
-        let rows = st
-            .query_map([run_id], job_row)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
+        Ok(self
+            .records_where::<JobRow>(Some(("run_id", run_id)))?
+            .into_iter()
+            .filter(|j| j.state == "pending" || j.state == "failed")
+            .map(|j| j.job)
+            .collect())
     }
 
     /// A run's name and tags (`prism runs name`, `prism runs tag`).
     pub fn run_labels(&self, run_id: &str) -> Result<(Option<String>, Vec<String>)> {
-        let got: Option<(Option<String>, String)> = self
-            .conn
-            .query_row("SELECT name, tags FROM runs WHERE id = ?1", [run_id], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-            .optional()?;
-        Ok(got.map_or((None, Vec::new()), |(n, t)| {
-            (n, t.split_whitespace().map(str::to_string).collect())
-        }))
+        Ok(self
+            .records_where::<RunRow>(Some(("id", run_id)))?
+            .into_iter()
+            .next()
+            .map_or((None, Vec::new()), |r| (r.name.clone(), r.tag_list())))
     }
 
     /// Names a run (`None` takes the name off). Returns whether the run exists.

@@ -5,6 +5,8 @@ use rusqlite::{OptionalExtension, params};
 
 use super::Store;
 use super::error::Result;
+use super::lane_tables::{Row, Table, Val};
+use super::record::{Fields, Record, int, real, text};
 
 /// The score of one stored response. `score` is `None` when the item needs a judge and none was
 /// given: unscored, never counted as wrong.
@@ -31,28 +33,57 @@ pub struct ScoreRecord {
     pub rule_score: Option<f64>,
 }
 
-/// A score's columns in table order (`run_id` .. `rule_score`), as the insert statements bind them.
-pub(super) const SCORE_COLS: &str = "run_id, job_idx, item_id, task_id, model, sample, evaluator,
-    score, detail, judge, judge_reply, judge_attempts, created_at, rule_score";
+/// A score's columns in table order (`run_id` .. `rule_score`), as the statements name them.
+pub(super) fn score_cols() -> String {
+    super::tables::SCORES.col_list()
+}
 
-/// A score's values in [`SCORE_COLS`] order.
-pub(super) fn score_values(r: &ScoreRecord) -> [&dyn rusqlite::ToSql; 14] {
-    [
-        &r.run_id,
-        &r.job_idx,
-        &r.item_id,
-        &r.task_id,
-        &r.model,
-        &r.sample,
-        &r.evaluator,
-        &r.score,
-        &r.detail,
-        &r.judge,
-        &r.judge_reply,
-        &r.judge_attempts,
-        &r.created_at,
-        &r.rule_score,
-    ]
+/// A score as a row of [`super::tables::SCORES`], and back: the one conversion, by column name,
+/// both backends read and write scores with. A score outside 0..1 reads as none (noted once).
+impl Record for ScoreRecord {
+    fn table() -> &'static Table {
+        &super::tables::SCORES
+    }
+
+    fn fields(&self) -> Vec<(&'static str, Val)> {
+        vec![
+            ("run_id", text(Some(&self.run_id))),
+            ("job_idx", int(self.job_idx)),
+            ("item_id", text(Some(&self.item_id))),
+            ("task_id", text(Some(&self.task_id))),
+            ("model", text(Some(&self.model))),
+            ("sample", int(self.sample)),
+            ("evaluator", text(Some(&self.evaluator))),
+            ("score", real(self.score)),
+            ("detail", text(Some(&self.detail))),
+            ("judge", text(self.judge.as_deref())),
+            ("judge_reply", text(self.judge_reply.as_deref())),
+            ("judge_attempts", int(self.judge_attempts)),
+            ("created_at", int(self.created_at)),
+            ("rule_score", real(self.rule_score)),
+        ]
+    }
+
+    fn from_fields(f: &Fields<'_>) -> Result<Self> {
+        Ok(ScoreRecord {
+            run_id: f.text("run_id")?,
+            job_idx: f.u32("job_idx")?,
+            item_id: f.text("item_id")?,
+            task_id: f.text("task_id")?,
+            model: f.text("model")?,
+            sample: f.u32("sample")?,
+            evaluator: f.opt_text("evaluator").unwrap_or_default(),
+            score: super::unknown::score(f.opt_real("score")),
+            detail: f.opt_text("detail").unwrap_or_default(),
+            judge: f.opt_text("judge"),
+            judge_reply: f.opt_text("judge_reply"),
+            judge_attempts: f
+                .opt_int("judge_attempts")
+                .map_or(0, |v| v.clamp(0, i64::from(u32::MAX)) as u32),
+            created_at: f.opt_int("created_at").unwrap_or(0),
+            rule_score: super::unknown::score(f.opt_real("rule_score")),
+        })
+    }
 }
 
 impl Store {
@@ -60,12 +91,14 @@ impl Store {
     pub fn save_scores(&mut self, rs: &[ScoreRecord]) -> Result<()> {
         let tx = self.conn.transaction()?;
         {
+            let t = &super::tables::SCORES;
             let mut ins = tx.prepare_cached(&format!(
-                "INSERT OR REPLACE INTO scores ({SCORE_COLS})
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+                "INSERT OR REPLACE INTO scores ({}) VALUES ({})",
+                t.col_list(),
+                t.marks("?")
             ))?;
             for r in rs {
-                ins.execute(score_values(r))?;
+                ins.execute(rusqlite::params_from_iter(r.to_row()))?;
             }
         }
         tx.commit()?;
@@ -73,31 +106,23 @@ impl Store {
     }
 
     fn score_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ScoreRecord> {
-        Ok(ScoreRecord {
-            run_id: r.get(0)?,
-            job_idx: r.get(1)?,
-            item_id: r.get(2)?,
-            task_id: r.get(3)?,
-            model: r.get(4)?,
-            sample: r.get(5)?,
-            evaluator: r.get(6)?,
-            score: super::unknown::score(r.get(7)?),
-            detail: r.get(8)?,
-            judge: r.get(9)?,
-            judge_reply: r.get(10)?,
-            judge_attempts: r.get(11)?,
-            created_at: r.get(12)?,
-            rule_score: super::unknown::score(r.get(13)?),
+        let row = (0..super::tables::SCORES.cols.len())
+            .map(|i| r.get_ref(i).map(super::lane_tables::sqlite_val))
+            .collect::<rusqlite::Result<Row>>()?;
+        ScoreRecord::from_row(&row).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(
+                1,
+                rusqlite::types::Type::Integer,
+                Box::new(e),
+            )
         })
     }
-
-    const SCORE_COLS: &str = "run_id, job_idx, item_id, task_id, model, sample, evaluator, score, detail, judge, judge_reply, judge_attempts, created_at, rule_score";
 
     /// Every score of a run (or of every run), in job order.
     pub fn scores(&self, run_id: Option<&str>) -> Result<Vec<ScoreRecord>> {
         let sql = format!(
             "SELECT {} FROM scores WHERE (?1 IS NULL OR run_id = ?1) ORDER BY run_id, job_idx",
-            Self::SCORE_COLS
+            score_cols()
         );
         let mut st = self.conn.prepare(&sql)?;
         let rows = st.query_map([run_id], Self::score_row)?;
@@ -139,7 +164,7 @@ impl Store {
         let sql = format!(
             "SELECT {} FROM scores WHERE run_id = ?1 AND model = ?2 AND task_id = ?3 AND score IS NOT NULL
              ORDER BY score, job_idx LIMIT 1",
-            Self::SCORE_COLS
+            score_cols()
         );
         let mut st = self.conn.prepare_cached(&sql)?;
         let Some(s) = st
@@ -170,7 +195,7 @@ impl Store {
     pub fn scores_for_item(&self, item_id: &str) -> Result<Vec<ScoreRecord>> {
         let sql = format!(
             "SELECT {} FROM scores WHERE item_id = ?1 ORDER BY run_id, job_idx",
-            Self::SCORE_COLS
+            score_cols()
         );
         let mut st = self.conn.prepare(&sql)?;
         let rows = st.query_map([item_id], Self::score_row)?;
