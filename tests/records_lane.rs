@@ -32,6 +32,7 @@ static WORDS: Table = Table {
     key: 2,
     behind: "test_word_counts.words IS NULL AND excluded.words IS NOT NULL",
     run_col: None,
+    changes: true,
 };
 
 #[derive(Debug, Clone, PartialEq)]

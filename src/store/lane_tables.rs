@@ -76,6 +76,11 @@ pub struct Table {
     /// The column naming the run a row belongs to (a detection or self-detection run, or the
     /// run whose answers were checked); none for tables kept across runs.
     pub run_col: Option<&'static str>,
+    /// Whether a row on PostgreSQL carries a change number (`seq`, from `prism_changes`,
+    /// new on every insert or replacement) the mirrors pull by. Runs, jobs, the cache and
+    /// drafts do not (runs and jobs come with their answers; the cache and drafts are not
+    /// mirrored); review decisions number themselves (their own sequence).
+    pub changes: bool,
 }
 
 use Col::{Int, Real, Text};
@@ -96,6 +101,7 @@ pub static DETECT_RUNS: Table = Table {
         "CASE detect_runs.status WHEN 'finished' THEN 2 WHEN 'cancelled' THEN 1 ELSE 0 END"
     ),
     run_col: Some("id"),
+    changes: true,
 };
 
 pub static DETECT_TARGETS: Table = Table {
@@ -126,6 +132,7 @@ pub static DETECT_TARGETS: Table = Table {
         OR (detect_targets.class IS NULL AND excluded.class IS NOT NULL)
         OR excluded.rounds > detect_targets.rounds",
     run_col: Some("run_id"),
+    changes: true,
 };
 
 pub static DETECT_SAMPLES: Table = Table {
@@ -145,6 +152,7 @@ pub static DETECT_SAMPLES: Table = Table {
     key: 4,
     behind: "detect_samples.text IS NULL AND excluded.text IS NOT NULL",
     run_col: Some("run_id"),
+    changes: true,
 };
 
 pub static DETECT_PAIRS: Table = Table {
@@ -168,6 +176,7 @@ pub static DETECT_PAIRS: Table = Table {
     key: 5,
     behind: "detect_pairs.verdict = 'failed' AND excluded.verdict <> 'failed'",
     run_col: Some("run_id"),
+    changes: true,
 };
 
 pub static SELFCHECK_RUNS: Table = Table {
@@ -185,6 +194,7 @@ pub static SELFCHECK_RUNS: Table = Table {
         "CASE selfcheck_runs.status WHEN 'finished' THEN 2 WHEN 'cancelled' THEN 1 ELSE 0 END"
     ),
     run_col: Some("id"),
+    changes: true,
 };
 
 pub static SELFCHECK_ITEMS: Table = Table {
@@ -214,6 +224,7 @@ pub static SELFCHECK_ITEMS: Table = Table {
             > selfcheck_items.true_attempts + selfcheck_items.false_attempts
         OR (selfcheck_items.error IS NOT NULL AND excluded.error IS NULL)",
     run_col: Some("run_id"),
+    changes: true,
 };
 
 pub static SELFCHECK_VERDICTS: Table = Table {
@@ -233,6 +244,7 @@ pub static SELFCHECK_VERDICTS: Table = Table {
     key: 5,
     behind: "selfcheck_verdicts.verdict = 'failed' AND excluded.verdict <> 'failed'",
     run_col: Some("run_id"),
+    changes: true,
 };
 
 pub static ANSWER_CHECKS: Table = Table {
@@ -251,6 +263,7 @@ pub static ANSWER_CHECKS: Table = Table {
     key: 4,
     behind: "answer_checks.answer = 'failed' AND excluded.answer <> 'failed'",
     run_col: Some("run_id"),
+    changes: true,
 };
 
 pub static ENTAILMENTS: Table = Table {
@@ -269,6 +282,7 @@ pub static ENTAILMENTS: Table = Table {
     key: 4,
     behind: "entailments.relation IS NULL AND excluded.relation IS NOT NULL",
     run_col: None,
+    changes: true,
 };
 
 pub static CLAIM_TOPICS: Table = Table {
@@ -286,6 +300,7 @@ pub static CLAIM_TOPICS: Table = Table {
     key: 3,
     behind: "claim_topics.topic IS NULL AND excluded.topic IS NOT NULL",
     run_col: None,
+    changes: true,
 };
 
 /// The quality agent's scores: one row per item and model (a new scoring replaces it; a copy
@@ -307,6 +322,7 @@ pub static QUALITY_SCORES: Table = Table {
     key: 2,
     behind: "quality_scores.factuality IS NULL AND excluded.factuality IS NOT NULL",
     run_col: None,
+    changes: true,
 };
 
 /// A kind of lane run: its runs table first, then the tables of its rows (parents first).
@@ -387,7 +403,7 @@ impl Table {
                 format!("{name} {ty}{null}")
             })
             .collect();
-        if postgres {
+        if postgres && self.changes {
             cols.push("seq BIGINT NOT NULL DEFAULT nextval('prism_changes')".into());
         }
         cols.push(format!("PRIMARY KEY ({})", self.key_list()));
@@ -396,7 +412,7 @@ impl Table {
             self.name,
             cols.join(", ")
         );
-        if postgres {
+        if postgres && self.changes {
             sql.push_str(&format!(
                 "; CREATE INDEX IF NOT EXISTS {0}_seq ON {0}(seq)",
                 self.name
@@ -825,7 +841,12 @@ pub(super) mod pg {
                 continue;
             }
             // A replaced row takes a new change number, so the mirrors pull it again.
-            let st = tx.prepare(&t.upsert_unnest(force, ", seq = nextval('prism_changes')"))?;
+            let also = if t.changes {
+                ", seq = nextval('prism_changes')"
+            } else {
+                ""
+            };
+            let st = tx.prepare(&t.upsert_unnest(force, also))?;
             // One statement cannot touch a row twice: the last of a key's rows stands.
             let mut last: HashMap<String, usize> = HashMap::new();
             for (i, r) in rs.iter().enumerate() {

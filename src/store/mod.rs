@@ -16,13 +16,17 @@
 //! ```
 //!
 //! The sharing model (kept everywhere): every command works on this machine's store, and one
-//! sync component moves rows between it and a shared store (`db.rs` says how); the answers of
-//! a shared run are the one exception, written to the shared store that decides them.
+//! sync component moves rows between it and a shared store (`db.rs` says how). Two things are
+//! written to the shared store directly, because it decides them: a shared run's answers and
+//! leases (which worker's answer stands), and review decisions (the panel every reviewer
+//! reads live).
 //!
 //! One file per table family: `schema` (migrations), `runs` (runs and jobs), `responses`,
 //! `scores`, `cache`, `detect` (contradiction detection), `selfcheck`, `review` (human review),
-//! `topics` (claims' topics by a model), `entailments` (semantic entropy's verdicts); a new
-//! table is a migration, a description in `lane_tables` and a file.
+//! `topics` (claims' topics by a model), `entailments` (semantic entropy's verdicts). Every
+//! table is described once, in `tables` (runs, answers, scores, cache, review) or
+//! `lane_tables` (the lanes'); `tests/backends.rs` runs every command on both backends and
+//! compares them row for row. A new table is a migration, a description and a file.
 
 mod answer_checks;
 mod any;

@@ -24,6 +24,7 @@ pub static RUNS: Table = Table {
     key: 1,
     behind: "false",
     run_col: Some("id"),
+    changes: false,
 };
 
 pub static JOBS: Table = Table {
@@ -40,6 +41,7 @@ pub static JOBS: Table = Table {
     key: 2,
     behind: "jobs.state <> 'done' AND excluded.state = 'done'",
     run_col: Some("run_id"),
+    changes: false,
 };
 
 pub static RESPONSES: Table = Table {
@@ -70,6 +72,7 @@ pub static RESPONSES: Table = Table {
     key: 2,
     behind: "responses.error IS NOT NULL AND excluded.error IS NULL",
     run_col: Some("run_id"),
+    changes: true,
 };
 
 /// How many of [`RESPONSES`]' columns an answer is read with when its tokens are not wanted.
@@ -96,6 +99,7 @@ pub static SCORES: Table = Table {
     key: 2,
     behind: "false",
     run_col: Some("run_id"),
+    changes: true,
 };
 
 pub static CACHE: Table = Table {
@@ -113,6 +117,7 @@ pub static CACHE: Table = Table {
     key: 1,
     behind: "false",
     run_col: None,
+    changes: false,
 };
 
 pub static REVIEW_DECISIONS: Table = Table {
@@ -135,6 +140,7 @@ pub static REVIEW_DECISIONS: Table = Table {
     key: 1,
     behind: "false",
     run_col: None,
+    changes: false,
 };
 
 pub static REVIEW_DRAFTS: Table = Table {
@@ -154,6 +160,7 @@ pub static REVIEW_DRAFTS: Table = Table {
     key: 2,
     behind: "false",
     run_col: None,
+    changes: false,
 };
 
 /// Every table described here.

@@ -418,7 +418,18 @@ fn handle(store: &mut Store, batch: &mut Batch, cmd: Cmd) {
                     let _ = reply.send(store.set_run_status(&id, status).map_err(WriteError::from));
                 }
                 Cmd::CachePut(key, c, reply) => {
-                    let _ = reply.send(store.cache_put(&key, &c).map_err(WriteError::from));
+                    let r = store.cache_put(&key, &c).map_err(WriteError::from);
+                    // A judge's reply reaches the shared store as it is kept, so the team
+                    // asks each question once.
+                    if r.is_ok()
+                        && let Some(p) = &batch.push
+                    {
+                        let _ = p.send(PushMsg::Touched(vec![Touched::Row(
+                            &super::tables::CACHE,
+                            vec![super::lane_tables::Val::Text(key)],
+                        )]));
+                    }
+                    let _ = reply.send(r);
                 }
                 Cmd::SaveScores(rs, reply) => {
                     let r = store.save_scores(&rs).map_err(WriteError::from);

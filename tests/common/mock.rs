@@ -467,7 +467,7 @@ fn plan(state: &MockState, model: &str, prompt: &str) -> Plan {
         "slow" => Plan::Ok {
             delay: Duration::from_millis(40),
         },
-        "autohallslow" | "selfcheckslow" => Plan::Ok {
+        "autohallslow" | "selfcheckslow" | "judgeslow" | "qualityslow" => Plan::Ok {
             delay: Duration::from_millis(30),
         },
         _ => Plan::Ok {
@@ -636,10 +636,10 @@ async fn openai(
     } else if model.starts_with("selfcheck") {
         let n = st.attempts.lock().unwrap()[&(model.clone(), prompt.clone())];
         chunks(&selfcheck_reply(&prompt, n))
-    } else if model == "judge" {
+    } else if model == "judge" || model == "judgeslow" {
         let n = st.attempts.lock().unwrap()[&(model.clone(), prompt.clone())];
         chunks(&judge_reply(&prompt, n))
-    } else if model == "quality" {
+    } else if model == "quality" || model == "qualityslow" {
         let n = st.attempts.lock().unwrap()[&(model.clone(), prompt.clone())];
         chunks(&quality_reply(&prompt, n))
     } else {

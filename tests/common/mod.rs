@@ -1,4 +1,5 @@
 pub mod mock;
 pub mod pg;
+pub mod rows;
 pub mod screen;
 pub mod tmux;
