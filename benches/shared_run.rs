@@ -2,7 +2,7 @@
 //! processes against a stub server, beside the same work on a SQLite file.
 //!
 //! `cargo bench --bench shared_run` (options: `-- --jobs N --concurrency C --wait-jobs M
-//! --repeat R`; defaults 20,000 jobs at concurrency 256 as `process_run`, 1,200 jobs for (b),
+//! --repeat R --prism PATH`, the last to measure another build; defaults 20,000 jobs at concurrency 256 as `process_run`, 1,200 jobs for (b),
 //! 3 repeats, medians reported). Needs nginx (`scripts/bench-tools`) and PostgreSQL (`.ci/run` installs it); a
 //! server of the bench's own is started with fsync on.
 //!
@@ -47,22 +47,29 @@ fn models(dir: &Path, base: &str, model: &str, conc: usize) {
     .unwrap();
 }
 
+/// The prism binary measured (`--prism PATH`: another build, to compare two in one session).
+static BIN: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
 fn prism(cfg: &Path, args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_prism"))
-        .args(args)
-        // PRISM_BENCH_ARGS: more arguments for every prism (to try an option's cost).
-        .args(
-            std::env::var("PRISM_BENCH_ARGS")
-                .ok()
-                .iter()
-                .flat_map(|a| a.split_whitespace()),
-        )
-        .env("PRISM_CONFIG_DIR", cfg)
-        .env("PRISM_DATA_DIR", cfg)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
+    Command::new(
+        BIN.get()
+            .cloned()
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_prism").into()),
+    )
+    .args(args)
+    // PRISM_BENCH_ARGS: more arguments for every prism (to try an option's cost).
+    .args(
+        std::env::var("PRISM_BENCH_ARGS")
+            .ok()
+            .iter()
+            .flat_map(|a| a.split_whitespace()),
+    )
+    .env("PRISM_CONFIG_DIR", cfg)
+    .env("PRISM_DATA_DIR", cfg)
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap()
 }
 
 fn wait_ok(mut c: Child, what: &str) {
@@ -110,6 +117,12 @@ fn main() {
     let repeat: usize = arg(&args, "--repeat", 3);
     let claims: usize = arg(&args, "--claims", 200);
     let only: String = arg(&args, "--only", String::new());
+    let bin: std::path::PathBuf = arg(
+        &args,
+        "--prism",
+        std::path::PathBuf::from(env!("CARGO_BIN_EXE_prism")),
+    );
+    let _ = BIN.set(bin);
     let dir = tempfile::tempdir().unwrap();
     let pg = pg::Pg::start_with(true);
     let mut db_no = 0;

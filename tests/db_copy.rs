@@ -665,3 +665,62 @@ fn every_shared_table_is_as_described() {
         assert_eq!(key, want, "{}: primary key", t.name);
     }
 }
+
+/// A shared store written by the schema before this one (PostgreSQL migration 3: the quality
+/// agent's scores in SMALLINT and INTEGER, no change number) is migrated when a prism of today
+/// connects, and everything in it reads: the scores, a run with its answer and score.
+#[test]
+fn a_shared_store_of_the_previous_schema_migrates_and_reads() {
+    let pg = Pg::start();
+    let open = || {
+        prism::store::Db::open(
+            Some(std::path::Path::new(&pg.url())),
+            std::path::Path::new("unused.db"),
+        )
+        .unwrap()
+    };
+    open();
+    let mut c = postgres::Client::connect(&pg.url(), postgres::NoTls).unwrap();
+    // Back to migration 3, as the previous prism left it, with rows in it.
+    c.batch_execute(
+        r#"
+        DROP INDEX quality_scores_seq;
+        ALTER TABLE quality_scores
+            DROP COLUMN seq,
+            ALTER COLUMN factuality TYPE SMALLINT,
+            ALTER COLUMN discriminability TYPE SMALLINT,
+            ALTER COLUMN clarity TYPE SMALLINT,
+            ALTER COLUMN attempts TYPE INTEGER;
+        DELETE FROM prism_schema WHERE version = 4;
+        INSERT INTO quality_scores (item_id, model, task_id, factuality, discriminability,
+            clarity, reply, attempts, created_at)
+            VALUES ('KE-1', 'q', 'KE-FD-Myths', 9, 8, 7, 'F 9', 2, 10);
+        INSERT INTO runs (id, created_at, dataset, config, status)
+            VALUES ('r-old', 5, 'd.jsonl', '{"models":[],"samples":1}', 'finished');
+        INSERT INTO jobs (run_id, idx, item_id, task_id, model, sample, state)
+            VALUES ('r-old', 0, 'KE-1', 'KE-FD-Myths', 'm', 0, 'done');
+        INSERT INTO responses (run_id, job_idx, item_id, task_id, model, sample, text,
+            attempts, params, request_hash, created_at)
+            VALUES ('r-old', 0, 'KE-1', 'KE-FD-Myths', 'm', 0, 'an answer', 1, '{}', 'h', 6);
+        INSERT INTO scores (run_id, job_idx, item_id, task_id, model, sample, evaluator, score,
+            detail, created_at)
+            VALUES ('r-old', 0, 'KE-1', 'KE-FD-Myths', 'm', 0, 'rule', 1.0, 'ok', 7);
+        "#,
+    )
+    .unwrap();
+    open();
+    let version: i32 = c
+        .query_one("SELECT MAX(version) FROM prism_schema", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(version, 4, "migrated again");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("copy.db");
+    copy(&pg.url(), file.to_str().unwrap());
+    let s = Store::open(&file).unwrap();
+    let q = &s.quality(None).unwrap()[0];
+    assert_eq!((q.scores, q.attempts), (Some([9, 8, 7]), 2));
+    let b = s.run_bundle("r-old").unwrap().unwrap();
+    assert_eq!(b.responses[0].text.as_deref(), Some("an answer"));
+    assert_eq!(b.scores[0].score, Some(1.0));
+}

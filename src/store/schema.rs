@@ -409,3 +409,77 @@ pub(super) fn schema_version(conn: &Connection) -> i64 {
     conn.pragma_query_value(None, "user_version", |r| r.get(0))
         .unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    /// A store written by the schema before this one (17 migrations: every table but the
+    /// shared links) opens with everything in it readable through today's descriptions, and
+    /// the runs it had mirrored keep taking rows from their shared store (the legacy mark).
+    #[test]
+    fn a_store_of_the_previous_schema_opens_with_everything_readable() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        {
+            let c = Connection::open(&path).unwrap();
+            for m in &MIGRATIONS[..17] {
+                c.execute_batch(m).unwrap();
+            }
+            c.pragma_update(None, "user_version", 17).unwrap();
+            c.execute_batch(
+                r#"
+                INSERT INTO runs (id, created_at, dataset, config, status, name, tags)
+                    VALUES ('r-old', 5, 'd.jsonl', '{"models":[],"samples":1}', 'finished', 'old', 'a b');
+                INSERT INTO jobs (run_id, idx, item_id, task_id, model, sample, state)
+                    VALUES ('r-old', 0, 'KE-1', 'KE-FD-Myths', 'm', 0, 'done');
+                INSERT INTO responses (run_id, job_idx, item_id, task_id, model, sample, text,
+                    attempts, params, request_hash, cached, created_at, cache_key)
+                    VALUES ('r-old', 0, 'KE-1', 'KE-FD-Myths', 'm', 0, 'an answer', 1, '{}', 'h', 0, 6, 'k1');
+                INSERT INTO scores (run_id, job_idx, item_id, task_id, model, sample, evaluator,
+                    score, detail, judge_attempts, created_at)
+                    VALUES ('r-old', 0, 'KE-1', 'KE-FD-Myths', 'm', 0, 'rule', 1.0, 'ok', 0, 7);
+                INSERT INTO cache (key, text, created_at) VALUES ('j1', 'a judge said', 8);
+                INSERT INTO review_decisions (uid, item_id, task_id, reviewer, round, clarity,
+                    relevance, coherence, decision, rationale, created_at)
+                    VALUES ('u1', 'KE-1', 'KE-FD-Myths', 'ann', 1, 7, 8, 9, 'retain', 'fine', 9);
+                INSERT INTO quality_scores (item_id, model, task_id, factuality, discriminability,
+                    clarity, reply, attempts, created_at)
+                    VALUES ('KE-1', 'q', 'KE-FD-Myths', 9, 8, 7, 'F 9', 1, 10);
+                INSERT INTO mirror_marks (store, what, seen) VALUES ('postgres://team', 'responses', 42);
+                "#,
+            )
+            .unwrap();
+        }
+        let s = Store::open(&path).unwrap();
+        assert_eq!(schema_version(&s.conn), MIGRATIONS.len() as i64);
+        let run = s.run("r-old").unwrap().unwrap();
+        assert_eq!((run.created_at, run.config.samples), (5, 1));
+        assert_eq!(
+            s.run_labels("r-old").unwrap(),
+            (Some("old".into()), vec!["a".into(), "b".into()])
+        );
+        let b = s.run_bundle("r-old").unwrap().unwrap();
+        assert_eq!(b.jobs.len(), 1);
+        assert_eq!(b.responses[0].text.as_deref(), Some("an answer"));
+        assert_eq!(b.responses[0].cache_key.as_deref(), Some("k1"));
+        assert_eq!(b.scores[0].score, Some(1.0));
+        assert_eq!(s.cache_entries().unwrap()[0].1.text, "a judge said");
+        let d = &s.decisions().unwrap()[0];
+        assert_eq!(
+            (d.clarity, d.relevance, d.coherence),
+            (Some(7), Some(8), Some(9))
+        );
+        assert_eq!(s.quality(None).unwrap()[0].scores, Some([9, 8, 7]));
+        let legacy: i64 = s
+            .conn
+            .query_row(
+                "SELECT count(*) FROM shared_links WHERE store = 'postgres://team' AND kind = '*legacy*'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(legacy, 1, "runs mirrored before keep their shared store");
+    }
+}
