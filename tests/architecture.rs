@@ -120,3 +120,70 @@ fn the_lint_wall_has_one_named_exception() {
     );
     assert!(found.is_empty(), "{found:#?}");
 }
+
+/// The parameters of a function whose signature starts at `sig` (`fn name(`): top-level
+/// commas between its parentheses, generics and closures' own commas not counted.
+fn arity(text: &str, sig: usize) -> usize {
+    let open = sig + text[sig..].find('(').unwrap();
+    let (mut depth, mut n, mut any, mut prev) = (0i32, 0, false, ' ');
+    for c in text[open..].chars() {
+        let arrow = c == '>' && prev == '-';
+        prev = c;
+        if arrow {
+            continue;
+        }
+        match c {
+            '(' | '<' | '[' | '{' => depth += 1,
+            ')' | '>' | ']' | '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            ',' if depth == 1 => n += 1,
+            c if depth == 1 && !c.is_whitespace() => any = true,
+            _ => {}
+        }
+    }
+    // A trailing comma (rustfmt's) does not start a parameter.
+    let trailing = text[open..]
+        .split_once(')')
+        .is_some_and(|(inside, _)| inside.trim_end().ends_with(','));
+    match (any, trailing) {
+        (false, _) => 0,
+        (true, true) => n,
+        (true, false) => n + 1,
+    }
+}
+
+/// Every lane's entry takes one lane context and at most 5 arguments in all (issue 42): the
+/// answers run, detection, self-detection, the records lanes, scoring.
+#[test]
+fn lane_entries_take_at_most_five_arguments() {
+    let entries = [
+        ("engine/mod.rs", ["async fn run(", "async fn resume("]),
+        ("engine/records.rs", ["async fn run<", "async fn run("]),
+        (
+            "engine/score.rs",
+            ["async fn score_all(", "async fn score_all<"],
+        ),
+        ("detect/run.rs", ["async fn start(", "async fn resume("]),
+        ("selfcheck/run.rs", ["async fn start(", "async fn resume("]),
+    ];
+    let mut checked = 0;
+    let mut over = Vec::new();
+    for (file, names) in entries {
+        let text = code(&src().join(file));
+        for name in names {
+            for (at, _) in text.match_indices(name) {
+                checked += 1;
+                let n = arity(&text, at);
+                if n > 5 {
+                    over.push(format!("{file}: {name}...) takes {n}"));
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 8, "the entries were found");
+    assert!(over.is_empty(), "{over:#?}");
+}

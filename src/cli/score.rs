@@ -107,7 +107,13 @@ fn drive(
     let total = inputs.len();
     let (tx, mut rx) = mpsc::unbounded_channel();
     rt.block_on(async move {
-        let task = tokio::spawn(score_all(ds, inputs, judge, concurrency, store, tx));
+        let task = tokio::spawn(score_all(
+            ds,
+            inputs,
+            crate::engine::score::Judging { judge, concurrency },
+            store,
+            tx,
+        ));
         let tty = std::io::stderr().is_terminal();
         let mut got = Vec::with_capacity(total);
         while let Some(r) = rx.recv().await {

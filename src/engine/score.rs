@@ -94,13 +94,18 @@ fn record(t: &ToScore, ds: &Dataset) -> ScoreRecord {
     }
 }
 
+/// Who judges what the rules cannot score, and how many judge calls at once.
+pub(crate) struct Judging {
+    pub(crate) judge: Option<Arc<Caller>>,
+    pub(crate) concurrency: usize,
+}
+
 /// Scores `inputs`. Without a judge, items that need one are saved unscored (`score: None`),
 /// never as wrong.
 pub(crate) async fn score_all(
     ds: Arc<Dataset>,
     inputs: Vec<ToScore>,
-    judge: Option<Arc<Caller>>,
-    concurrency: usize,
+    Judging { judge, concurrency }: Judging,
     store: Option<StoreHandle>,
     out: mpsc::UnboundedSender<ScoreRecord>,
 ) -> anyhow::Result<ScoreCounts> {

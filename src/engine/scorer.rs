@@ -59,7 +59,18 @@ impl Scorer {
                     );
                     batches.spawn(async move {
                         let n = batch.len();
-                        if let Err(e) = score_all(ds, batch, judge, n, Some(store), stx).await {
+                        if let Err(e) = score_all(
+                            ds,
+                            batch,
+                            super::score::Judging {
+                                judge,
+                                concurrency: n,
+                            },
+                            Some(store),
+                            stx,
+                        )
+                        .await
+                        {
                             let _ = tell.send(Event::ScoringFailed {
                                 reason: format!("{e:#}"),
                             });

@@ -818,7 +818,14 @@ impl Jobs {
             use futures::FutureExt;
             // A bug in scoring is reported, not silently lost with its scores.
             let work = std::panic::AssertUnwindSafe(crate::engine::score::score_all(
-                ds, inputs, judge, 4, store, stx,
+                ds,
+                inputs,
+                crate::engine::score::Judging {
+                    judge,
+                    concurrency: 4,
+                },
+                store,
+                stx,
             ))
             .catch_unwind();
             let work = async {
