@@ -281,6 +281,36 @@ pub fn side_scores(store: &Store, side: &Side) -> anyhow::Result<HashMap<String,
         .collect())
 }
 
+/// A run's rates per model from its summaries, as the aggregator makes them from points (the
+/// same task S, the same rates, coverage and categories): `cat` says which tasks exist.
+pub fn model_summaries(
+    rows: &[crate::store::summaries::TaskSummary],
+    cat: &crate::eval::summary::Catalogue,
+) -> Vec<crate::eval::summary::ModelSummary> {
+    let mut models: Vec<&str> = Vec::new();
+    for r in rows {
+        if !models.contains(&r.model.as_str()) {
+            models.push(&r.model);
+        }
+    }
+    models
+        .into_iter()
+        .map(|m| {
+            let tasks = rows
+                .iter()
+                .filter(|r| r.model == m && r.scored + r.unscored > 0)
+                .map(|r| {
+                    (
+                        r.task_id.clone(),
+                        (r.sum, r.scored as usize, r.unscored as usize),
+                    )
+                })
+                .collect();
+            crate::eval::summary::ModelSummary::from_tasks(m, tasks, cat)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

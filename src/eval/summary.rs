@@ -134,6 +134,48 @@ pub struct ModelSummary {
 }
 
 impl ModelSummary {
+    /// A model's summary from its tasks' (sum of the scored items' means, items scored, items
+    /// waiting): the one place task S, rates, coverage and categories are made, from points
+    /// (the aggregator) or from stored summaries (`store::summaries`) alike.
+    pub fn from_tasks(
+        model: &str,
+        tasks: BTreeMap<String, (f64, usize, usize)>,
+        cat: &Catalogue,
+    ) -> ModelSummary {
+        let expected = cat.per_dimension();
+        let expected = (!cat.tasks.is_empty()).then_some(&expected);
+        let tasks: BTreeMap<String, TaskResult> = tasks
+            .into_iter()
+            .map(|(t, (sum, scored, unscored))| {
+                let of = cat.tasks.get(&t).map_or(0, |t| t.2);
+                (
+                    t,
+                    TaskResult {
+                        s: if scored > 0 {
+                            100.0 * sum / scored as f64
+                        } else {
+                            0.0
+                        },
+                        scored,
+                        unscored,
+                        of,
+                    },
+                )
+            })
+            .collect();
+        let mut s = ModelSummary {
+            model: model.to_string(),
+            tasks,
+            rates: Rates { dims: [None; 4] },
+            categories: Vec::new(),
+            registry_tasks: expected.copied(),
+        };
+        let complete = s.task_scores();
+        s.rates = metrics::rates(&complete, expected);
+        s.categories = category_rates(cat, &complete);
+        s
+    }
+
     /// Task S of the complete tasks, as the official summary has them.
     pub fn task_scores(&self) -> BTreeMap<String, f64> {
         self.tasks
@@ -357,13 +399,6 @@ impl Aggregator {
     /// keeps updating it).
     pub fn summarize(&self, cat: &Catalogue) -> Vec<ModelSummary> {
         let nt = self.tasks.len();
-        let expected = cat.per_dimension();
-        let expected = (!cat.tasks.is_empty()).then_some(&expected);
-        let of: Vec<usize> = self
-            .tasks
-            .iter()
-            .map(|t| cat.tasks.get(t).map_or(0, |t| t.2))
-            .collect();
         self.models
             .iter()
             .enumerate()
@@ -382,37 +417,13 @@ impl Aggregator {
                         e.1 += 1;
                     }
                 }
-                let tasks: BTreeMap<String, TaskResult> = per
+                let tasks = per
                     .iter()
                     .enumerate()
                     .filter(|(_, (_, scored, unscored))| scored + unscored > 0)
-                    .map(|(t, &(sum, scored, unscored))| {
-                        (
-                            self.tasks[t].clone(),
-                            TaskResult {
-                                s: if scored > 0 {
-                                    100.0 * sum / scored as f64
-                                } else {
-                                    0.0
-                                },
-                                scored,
-                                unscored,
-                                of: of[t],
-                            },
-                        )
-                    })
+                    .map(|(t, &task)| (self.tasks[t].clone(), task))
                     .collect();
-                let mut s = ModelSummary {
-                    model: name.clone(),
-                    tasks,
-                    rates: Rates { dims: [None; 4] },
-                    categories: Vec::new(),
-                    registry_tasks: expected.copied(),
-                };
-                let complete = s.task_scores();
-                s.rates = metrics::rates(&complete, expected);
-                s.categories = category_rates(cat, &complete);
-                s
+                ModelSummary::from_tasks(name, tasks, cat)
             })
             .collect()
     }

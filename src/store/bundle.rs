@@ -122,6 +122,9 @@ impl Store {
                 added.scores += score.execute(rusqlite::params_from_iter(r.to_row()))?;
             }
         }
+        if added.scores > 0 {
+            super::summaries::rebuild_run(&tx, &b.run.id)?;
+        }
         tx.commit()?;
         Ok(added)
     }
@@ -169,6 +172,9 @@ impl Store {
             for r in rs {
                 n += st.execute(rusqlite::params_from_iter(r.to_row()))?;
             }
+        }
+        if n > 0 {
+            super::summaries::refresh(&tx, &super::summaries::Touched::of(rs))?;
         }
         tx.commit()?;
         Ok(n)

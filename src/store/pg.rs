@@ -358,6 +358,54 @@ const MIGRATIONS: &[&str] = &[
         ADD COLUMN seq BIGINT NOT NULL DEFAULT nextval('prism_changes');
     CREATE INDEX quality_scores_seq ON quality_scores(seq);
     "#,
+    // 5: summaries kept as scores land (`store::summaries`, SQLite migration 19), made here from
+    // the scores the store already has; run summaries carry a change number (the mirror pulls
+    // them before the answers).
+    r#"
+    CREATE INDEX scores_group ON scores(run_id, model, task_id, item_id);
+    CREATE INDEX scores_key ON scores(item_id, model, sample, run_id);
+    CREATE TABLE run_summaries (
+        run_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        scored BIGINT NOT NULL,
+        unscored BIGINT NOT NULL,
+        sum DOUBLE PRECISION NOT NULL,
+        hallucinated BIGINT NOT NULL,
+        rows BIGINT NOT NULL,
+        seq BIGINT NOT NULL DEFAULT nextval('prism_changes'),
+        PRIMARY KEY (run_id, model, task_id)
+    );
+    CREATE INDEX run_summaries_seq ON run_summaries(seq);
+    CREATE TABLE latest_scores (
+        item_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        sample BIGINT NOT NULL,
+        run_id TEXT NOT NULL,
+        job_idx BIGINT NOT NULL,
+        task_id TEXT NOT NULL,
+        score DOUBLE PRECISION,
+        PRIMARY KEY (item_id, model, sample)
+    );
+    CREATE INDEX latest_scores_run ON latest_scores(run_id);
+    INSERT INTO run_summaries (run_id, model, task_id, scored, unscored, sum, hallucinated, rows)
+    SELECT run_id, model, task_id,
+      SUM(CASE WHEN u = 0 AND n > 0 THEN 1 ELSE 0 END),
+      SUM(CASE WHEN u > 0 THEN 1 ELSE 0 END),
+      SUM(CASE WHEN u = 0 AND n > 0 THEN s / n ELSE 0 END),
+      SUM(CASE WHEN u = 0 AND n > 0 AND s / n < 0.5 THEN 1 ELSE 0 END),
+      SUM(n + u)
+    FROM (SELECT run_id, model, task_id, item_id, SUM(v) AS s, COUNT(v) AS n,
+            COUNT(*) - COUNT(v) AS u
+          FROM (SELECT run_id, model, task_id, item_id,
+                  CASE WHEN score >= 0 AND score <= 1 THEN score END AS v FROM scores) x
+          GROUP BY run_id, model, task_id, item_id) y
+    GROUP BY run_id, model, task_id;
+    INSERT INTO latest_scores
+    SELECT DISTINCT ON (item_id, model, sample) item_id, model, sample, run_id, job_idx,
+        task_id, score
+    FROM scores ORDER BY item_id, model, sample, run_id DESC;
+    "#,
 ];
 
 /// A call on the connection's thread; it is handed a way to connect again.

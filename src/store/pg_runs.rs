@@ -293,13 +293,18 @@ pub(crate) fn save_scores(
          created_at = EXCLUDED.created_at, rule_score = EXCLUDED.rule_score,
          seq = nextval('prism_changes')",
     )?;
+    let mut saved = Vec::new();
     for r in rs {
         let w = worker(&r.run_id);
         let owned = score_params(r);
         let mut p = refs(&owned);
         p.push(&w);
-        tx.execute(&ins, &p)?;
+        if tx.execute(&ins, &p)? > 0 {
+            saved.push(r);
+        }
     }
+    // The summaries move with the scores, in the same transaction.
+    super::summaries::pg::refresh(&mut tx, &super::summaries::Touched::of(saved))?;
     if !rs.is_empty() {
         tx.batch_execute(&format!("NOTIFY {}", RUNS_CHANNEL))?;
     }
@@ -496,6 +501,9 @@ pub(crate) fn put_bundle(
     for r in &b.scores {
         added.scores += tx.execute(&score, &refs(&score_params(r)))? as usize;
     }
+    if added.scores > 0 {
+        super::summaries::pg::rebuild_run(&mut tx, &b.run.id)?;
+    }
     tx.commit()?;
     Ok(added)
 }
@@ -659,6 +667,7 @@ pub(crate) fn remove_run(c: &mut Client, id: &str) -> PgResult<Option<u64>> {
     let mut tx = c.transaction()?;
     let answers = tx.execute("DELETE FROM responses WHERE run_id = $1", &[&id])?;
     tx.execute("DELETE FROM scores WHERE run_id = $1", &[&id])?;
+    super::summaries::pg::forget_run(&mut tx, id)?;
     tx.execute("DELETE FROM answer_checks WHERE run_id = $1", &[&id])?;
     tx.execute("DELETE FROM run_workers WHERE run_id = $1", &[&id])?;
     // Jobs go with the run (ON DELETE CASCADE).

@@ -613,6 +613,7 @@ impl Store {
         }
         let answers = tx.execute("DELETE FROM responses WHERE run_id = ?1", [run_id])?;
         tx.execute("DELETE FROM scores WHERE run_id = ?1", [run_id])?;
+        super::summaries::forget_run(&tx, run_id)?;
         tx.execute("DELETE FROM answer_checks WHERE run_id = ?1", [run_id])?;
         tx.execute("DELETE FROM jobs WHERE run_id = ?1", [run_id])?;
         tx.execute("DELETE FROM run_locks WHERE run_id = ?1", [run_id])?;

@@ -377,6 +377,52 @@ pub(super) const MIGRATIONS: &[&str] = &[
     INSERT INTO shared_links (store, kind, run_id)
         SELECT DISTINCT store, '*legacy*', '' FROM mirror_marks;
     "#,
+    // 19: summaries kept as scores land (`store::summaries`): per run x model x sub-task what
+    // its scores come to, and per item x model x sample the newest run's score; made here from
+    // the scores a store already has.
+    r#"
+    CREATE INDEX scores_group ON scores(run_id, model, task_id, item_id);
+    CREATE INDEX scores_key ON scores(item_id, model, sample, run_id);
+    CREATE TABLE run_summaries (
+        run_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        scored INTEGER NOT NULL,
+        unscored INTEGER NOT NULL,
+        sum REAL NOT NULL,
+        hallucinated INTEGER NOT NULL,
+        rows INTEGER NOT NULL,
+        PRIMARY KEY (run_id, model, task_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE latest_scores (
+        item_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        sample INTEGER NOT NULL,
+        run_id TEXT NOT NULL,
+        job_idx INTEGER NOT NULL,
+        task_id TEXT NOT NULL,
+        score REAL,
+        PRIMARY KEY (item_id, model, sample)
+    ) WITHOUT ROWID;
+    CREATE INDEX latest_scores_run ON latest_scores(run_id);
+    INSERT INTO run_summaries
+    SELECT run_id, model, task_id,
+      SUM(CASE WHEN u = 0 AND n > 0 THEN 1 ELSE 0 END),
+      SUM(CASE WHEN u > 0 THEN 1 ELSE 0 END),
+      SUM(CASE WHEN u = 0 AND n > 0 THEN s / n ELSE 0 END),
+      SUM(CASE WHEN u = 0 AND n > 0 AND s / n < 0.5 THEN 1 ELSE 0 END),
+      SUM(n + u)
+    FROM (SELECT run_id, model, task_id, item_id, SUM(v) AS s, COUNT(v) AS n,
+            COUNT(*) - COUNT(v) AS u
+          FROM (SELECT run_id, model, task_id, item_id,
+                  CASE WHEN score >= 0 AND score <= 1 THEN score END AS v FROM scores) x
+          GROUP BY run_id, model, task_id, item_id) y
+    GROUP BY run_id, model, task_id;
+    INSERT INTO latest_scores
+    SELECT item_id, model, sample, run_id, job_idx, task_id, score FROM scores s
+    WHERE run_id = (SELECT MAX(run_id) FROM scores t
+                    WHERE t.item_id = s.item_id AND t.model = s.model AND t.sample = s.sample);
+    "#,
 ];
 
 fn version(conn: &Connection) -> Result<usize> {

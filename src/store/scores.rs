@@ -101,6 +101,8 @@ impl Store {
                 ins.execute(rusqlite::params_from_iter(r.to_row()))?;
             }
         }
+        // The summaries move with the scores, in the same transaction.
+        super::summaries::refresh(&tx, &super::summaries::Touched::of(rs))?;
         tx.commit()?;
         Ok(())
     }

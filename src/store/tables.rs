@@ -163,8 +163,47 @@ pub static REVIEW_DRAFTS: Table = Table {
     changes: false,
 };
 
+/// Per run x model x sub-task, what its scores come to (`store::summaries`): kept with the
+/// scores, read by every list and rate.
+pub static RUN_SUMMARIES: Table = Table {
+    name: "run_summaries",
+    cols: &[
+        ("run_id", Text),
+        ("model", Text),
+        ("task_id", Text),
+        ("scored", Int),
+        ("unscored", Int),
+        ("sum", Real),
+        ("hallucinated", Int),
+        ("rows", Int),
+    ],
+    key: 3,
+    behind: "false",
+    run_col: Some("run_id"),
+    changes: true,
+};
+
+/// Per item x model x sample, the newest run's score (`store::summaries`): what the TUI's tree
+/// opens on.
+pub static LATEST_SCORES: Table = Table {
+    name: "latest_scores",
+    cols: &[
+        ("item_id", Text),
+        ("model", Text),
+        ("sample", Int),
+        ("run_id", Text),
+        ("job_idx", Int),
+        ("task_id", Text),
+        ("score", Real),
+    ],
+    key: 3,
+    behind: "false",
+    run_col: None,
+    changes: false,
+};
+
 /// Every table described here.
-pub static CORE: [&Table; 7] = [
+pub static CORE: [&Table; 9] = [
     &RUNS,
     &JOBS,
     &RESPONSES,
@@ -172,6 +211,8 @@ pub static CORE: [&Table; 7] = [
     &CACHE,
     &REVIEW_DECISIONS,
     &REVIEW_DRAFTS,
+    &RUN_SUMMARIES,
+    &LATEST_SCORES,
 ];
 
 /// Every table of a store: these, and the lanes' (`lane_tables::all`).

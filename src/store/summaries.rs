@@ -1,0 +1,399 @@
+//! What a screen or a list shows of a history, kept as results land so reading it costs what
+//! is shown, not what is stored (issue 47):
+//!
+//! - `run_summaries`: per run x model x sub-task, the items scored (every sample), the items
+//!   waiting (a sample without a score: a judge is needed), the sum of the scored items' means
+//!   (task S = 100 x sum / scored), the items hallucinated (mean below 0.5) and the score rows.
+//!   Every rate of a run (`prism runs`, `runs --model`, the heatmap of runs, reports' rates) is
+//!   made from these rows, as the aggregator makes it from points.
+//! - `latest_scores`: per item x model x sample, the score of the newest run that has one (the
+//!   greatest run id, as the TUI's tree has always taken them): what the tree opens on.
+//!
+//! Both are recomputed from `scores` for exactly the groups and keys a write touched, in the
+//! transaction that writes the scores (on either backend), so they can never disagree with
+//! them; a run's removal takes its rows away and recomputes the keys it was newest for. The SQL
+//! below is the same on SQLite and PostgreSQL.
+
+use std::collections::BTreeSet;
+
+use super::error::Result;
+use super::lane_tables::{Table, Val};
+use super::record::{self, Fields, Record};
+
+/// One run's results for one model in one sub-task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskSummary {
+    pub run_id: String,
+    pub model: String,
+    pub task_id: String,
+    /// Items with every sample scored.
+    pub scored: u32,
+    /// Items with a sample that has no score (waiting for a judge).
+    pub unscored: u32,
+    /// The sum of the scored items' mean scores.
+    pub sum: f64,
+    /// Scored items whose mean is below 0.5.
+    pub hallucinated: u32,
+    /// Score rows.
+    pub rows: u32,
+}
+
+impl TaskSummary {
+    /// Task S (0-100) over the scored items.
+    pub fn s(&self) -> Option<f64> {
+        (self.scored > 0).then(|| 100.0 * self.sum / f64::from(self.scored))
+    }
+}
+
+impl Record for TaskSummary {
+    fn table() -> &'static Table {
+        &super::tables::RUN_SUMMARIES
+    }
+
+    fn fields(&self) -> Vec<(&'static str, Val)> {
+        vec![
+            ("run_id", record::text(Some(&self.run_id))),
+            ("model", record::text(Some(&self.model))),
+            ("task_id", record::text(Some(&self.task_id))),
+            ("scored", record::int(self.scored)),
+            ("unscored", record::int(self.unscored)),
+            ("sum", record::real(Some(self.sum))),
+            ("hallucinated", record::int(self.hallucinated)),
+            ("rows", record::int(self.rows)),
+        ]
+    }
+
+    fn from_fields(f: &Fields<'_>) -> Result<Self> {
+        Ok(TaskSummary {
+            run_id: f.text("run_id")?,
+            model: f.text("model")?,
+            task_id: f.text("task_id")?,
+            scored: f.u32("scored")?,
+            unscored: f.u32("unscored")?,
+            sum: f.opt_real("sum").unwrap_or(0.0),
+            hallucinated: f.u32("hallucinated")?,
+            rows: f.u32("rows")?,
+        })
+    }
+}
+
+/// The newest run's score of one sample of an item by a model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatestScore {
+    pub item_id: String,
+    pub model: String,
+    pub sample: u32,
+    pub run_id: String,
+    pub job_idx: u32,
+    pub task_id: String,
+    /// `None`: answered, not scored yet.
+    pub score: Option<f64>,
+}
+
+impl Record for LatestScore {
+    fn table() -> &'static Table {
+        &super::tables::LATEST_SCORES
+    }
+
+    fn fields(&self) -> Vec<(&'static str, Val)> {
+        vec![
+            ("item_id", record::text(Some(&self.item_id))),
+            ("model", record::text(Some(&self.model))),
+            ("sample", record::int(self.sample)),
+            ("run_id", record::text(Some(&self.run_id))),
+            ("job_idx", record::int(self.job_idx)),
+            ("task_id", record::text(Some(&self.task_id))),
+            ("score", record::real(self.score)),
+        ]
+    }
+
+    fn from_fields(f: &Fields<'_>) -> Result<Self> {
+        Ok(LatestScore {
+            item_id: f.text("item_id")?,
+            model: f.text("model")?,
+            sample: f.u32("sample")?,
+            run_id: f.text("run_id")?,
+            job_idx: f.u32("job_idx")?,
+            task_id: f.text("task_id")?,
+            score: super::unknown::score(f.opt_real("score")),
+        })
+    }
+}
+
+/// What a write to `scores` touched: (run, model, task) groups and (item, model, sample) keys.
+#[derive(Debug, Default)]
+pub(crate) struct Touched {
+    pub(crate) groups: BTreeSet<(String, String, String)>,
+    pub(crate) keys: BTreeSet<(String, String, u32)>,
+}
+
+impl Touched {
+    pub(crate) fn of<'a>(scores: impl IntoIterator<Item = &'a super::ScoreRecord>) -> Touched {
+        let mut t = Touched::default();
+        for s in scores {
+            t.groups
+                .insert((s.run_id.clone(), s.model.clone(), s.task_id.clone()));
+            t.keys
+                .insert((s.item_id.clone(), s.model.clone(), s.sample));
+        }
+        t
+    }
+}
+
+/// The summary rows of the scores `WHERE`'s condition selects, grouped by run, model and
+/// task. A score outside 0..1 (NaN, 5.0: written by hand) counts as no score, as every reader
+/// reads it.
+fn summarize(cond: &str) -> String {
+    format!(
+        "SELECT run_id, model, task_id,
+           SUM(CASE WHEN u = 0 AND n > 0 THEN 1 ELSE 0 END),
+           SUM(CASE WHEN u > 0 THEN 1 ELSE 0 END),
+           SUM(CASE WHEN u = 0 AND n > 0 THEN s / n ELSE 0 END),
+           SUM(CASE WHEN u = 0 AND n > 0 AND s / n < 0.5 THEN 1 ELSE 0 END),
+           SUM(n + u)
+         FROM (SELECT run_id, model, task_id, item_id, SUM(v) AS s, COUNT(v) AS n,
+                 COUNT(*) - COUNT(v) AS u
+               FROM (SELECT run_id, model, task_id, item_id,
+                       CASE WHEN score >= 0 AND score <= 1 THEN score END AS v
+                     FROM scores WHERE {cond}) x
+               GROUP BY run_id, model, task_id, item_id) y
+         GROUP BY run_id, model, task_id"
+    )
+}
+
+/// The statements, in a dialect's marks (`?` or `$`).
+pub(crate) struct Sql {
+    /// Replaces one group's summary ($1 run, $2 model, $3 task).
+    pub(crate) group: String,
+    /// Takes a group's summary away ($1 run, $2 model, $3 task): run before `group`, which
+    /// writes it again when the group still has scores.
+    pub(crate) drop_group: String,
+    /// Replaces every summary of a run ($1).
+    pub(crate) run: String,
+    /// Takes one key's newest score away ($1 item, $2 model, $3 sample).
+    pub(crate) drop_key: String,
+    /// Writes one key's newest score ($1 item, $2 model, $3 sample), if it has one.
+    pub(crate) key: String,
+}
+
+impl Sql {
+    pub(crate) fn new(mark: &str) -> Sql {
+        let m = |i: usize| {
+            if mark == "$" {
+                format!("${i}")
+            } else {
+                format!("?{i}")
+            }
+        };
+        let sums = &super::tables::RUN_SUMMARIES;
+        let latest = &super::tables::LATEST_SCORES;
+        let ints = if mark == "$" { "::BIGINT" } else { "" };
+        Sql {
+            group: format!(
+                "INSERT INTO {} ({}) {}",
+                sums.name,
+                sums.col_list(),
+                summarize(&format!(
+                    "run_id = {} AND model = {} AND task_id = {}",
+                    m(1),
+                    m(2),
+                    m(3)
+                ))
+            ),
+            drop_group: format!(
+                "DELETE FROM {} WHERE run_id = {} AND model = {} AND task_id = {}",
+                sums.name,
+                m(1),
+                m(2),
+                m(3)
+            ),
+            run: format!(
+                "INSERT INTO {} ({}) {}",
+                sums.name,
+                sums.col_list(),
+                summarize(&format!("run_id = {}", m(1)))
+            ),
+            drop_key: format!(
+                "DELETE FROM {} WHERE item_id = {} AND model = {} AND sample = {}{ints}",
+                latest.name,
+                m(1),
+                m(2),
+                m(3)
+            ),
+            key: format!(
+                "INSERT INTO {} ({})
+                 SELECT item_id, model, sample, run_id, job_idx, task_id, score FROM scores
+                 WHERE item_id = {} AND model = {} AND sample = {}{ints}
+                 ORDER BY run_id DESC LIMIT 1",
+                latest.name,
+                latest.col_list(),
+                m(1),
+                m(2),
+                m(3)
+            ),
+        }
+    }
+}
+
+/// SQLite: brings the summaries and newest scores of what a write touched up to date, in the
+/// write's transaction.
+pub(super) fn refresh(tx: &rusqlite::Transaction<'_>, t: &Touched) -> Result<()> {
+    thread_local! {
+        static SQL: Sql = Sql::new("?");
+    }
+    SQL.with(|sql| -> Result<()> {
+        let mut drop = tx.prepare_cached(&sql.drop_group)?;
+        let mut put = tx.prepare_cached(&sql.group)?;
+        for (run, model, task) in &t.groups {
+            drop.execute([run, model, task])?;
+            put.execute([run, model, task])?;
+        }
+        let mut drop = tx.prepare_cached(&sql.drop_key)?;
+        let mut put = tx.prepare_cached(&sql.key)?;
+        for (item, model, sample) in &t.keys {
+            drop.execute(rusqlite::params![item, model, sample])?;
+            put.execute(rusqlite::params![item, model, sample])?;
+        }
+        Ok(())
+    })
+}
+
+/// SQLite: a whole run's summaries made again (after a copy brought its scores), and the
+/// newest scores of every key it has.
+pub(super) fn rebuild_run(tx: &rusqlite::Transaction<'_>, run: &str) -> Result<()> {
+    let sql = Sql::new("?");
+    tx.execute(
+        "DELETE FROM run_summaries WHERE run_id = ?1",
+        rusqlite::params![run],
+    )?;
+    tx.execute(&sql.run, rusqlite::params![run])?;
+    let keys = run_keys(tx, run)?;
+    refresh(
+        tx,
+        &Touched {
+            groups: BTreeSet::new(),
+            keys,
+        },
+    )
+}
+
+/// The (item, model, sample) keys of a run's scores.
+fn run_keys(tx: &rusqlite::Transaction<'_>, run: &str) -> Result<BTreeSet<(String, String, u32)>> {
+    let mut st =
+        tx.prepare_cached("SELECT item_id, model, sample FROM scores WHERE run_id = ?1")?;
+    let keys = st
+        .query_map([run], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(keys)
+}
+
+/// SQLite: a run removed: its summaries go, and every key it was newest for is recomputed from
+/// the runs that stay. Called in the removal's transaction, after its scores are deleted.
+pub(super) fn forget_run(tx: &rusqlite::Transaction<'_>, run: &str) -> Result<()> {
+    tx.execute("DELETE FROM run_summaries WHERE run_id = ?1", [run])?;
+    let keys: BTreeSet<(String, String, u32)> = {
+        let mut st = tx
+            .prepare_cached("SELECT item_id, model, sample FROM latest_scores WHERE run_id = ?1")?;
+        st.query_map([run], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<rusqlite::Result<_>>()?
+    };
+    refresh(
+        tx,
+        &Touched {
+            groups: BTreeSet::new(),
+            keys,
+        },
+    )
+}
+
+impl super::Store {
+    /// The summaries of a run (every run's for `None`).
+    pub fn run_summaries(&self, run: Option<&str>) -> Result<Vec<TaskSummary>> {
+        self.records_where(run.map(|r| ("run_id", r)))
+    }
+
+    /// The newest run's score of every item, model and sample (what the TUI's tree shows).
+    pub fn latest_scores(&self) -> Result<Vec<LatestScore>> {
+        self.records_where(None)
+    }
+}
+
+/// The same on PostgreSQL, in the write's transaction.
+pub(crate) mod pg {
+    use std::collections::BTreeSet;
+
+    use postgres::Transaction;
+
+    use super::{Sql, Touched};
+
+    type PgResult<T> = std::result::Result<T, postgres::Error>;
+
+    fn sql() -> &'static Sql {
+        static SQL: std::sync::OnceLock<Sql> = std::sync::OnceLock::new();
+        SQL.get_or_init(|| Sql::new("$"))
+    }
+
+    pub(crate) fn refresh(tx: &mut Transaction<'_>, t: &Touched) -> PgResult<()> {
+        if t.groups.is_empty() && t.keys.is_empty() {
+            return Ok(());
+        }
+        let (drop, put) = (tx.prepare(&sql().drop_group)?, tx.prepare(&sql().group)?);
+        for (run, model, task) in &t.groups {
+            tx.execute(&drop, &[run, model, task])?;
+            tx.execute(&put, &[run, model, task])?;
+        }
+        let (drop, put) = (tx.prepare(&sql().drop_key)?, tx.prepare(&sql().key)?);
+        for (item, model, sample) in &t.keys {
+            let sample = i64::from(*sample);
+            tx.execute(&drop, &[item, model, &sample])?;
+            tx.execute(&put, &[item, model, &sample])?;
+        }
+        Ok(())
+    }
+
+    /// A whole run's summaries made again, and the newest scores of every key it has.
+    pub(crate) fn rebuild_run(tx: &mut Transaction<'_>, run: &str) -> PgResult<()> {
+        tx.execute("DELETE FROM run_summaries WHERE run_id = $1", &[&run])?;
+        tx.execute(&sql().run, &[&run])?;
+        let keys = keys_where(tx, "scores", run)?;
+        refresh(
+            tx,
+            &Touched {
+                groups: BTreeSet::new(),
+                keys,
+            },
+        )
+    }
+
+    /// A run removed (its scores already deleted in `tx`): its summaries go, and the keys it
+    /// was newest for are recomputed from the runs that stay.
+    pub(crate) fn forget_run(tx: &mut Transaction<'_>, run: &str) -> PgResult<()> {
+        tx.execute("DELETE FROM run_summaries WHERE run_id = $1", &[&run])?;
+        let keys = keys_where(tx, "latest_scores", run)?;
+        refresh(
+            tx,
+            &Touched {
+                groups: BTreeSet::new(),
+                keys,
+            },
+        )
+    }
+
+    fn keys_where(
+        tx: &mut Transaction<'_>,
+        table: &str,
+        run: &str,
+    ) -> PgResult<BTreeSet<(String, String, u32)>> {
+        Ok(tx
+            .query(
+                &format!("SELECT item_id, model, sample FROM {table} WHERE run_id = $1"),
+                &[&run],
+            )?
+            .iter()
+            .filter_map(|r| {
+                let sample: i64 = r.get(2);
+                Some((r.get(0), r.get(1), u32::try_from(sample).ok()?))
+            })
+            .collect())
+    }
+}
