@@ -20,17 +20,26 @@ pub struct Listed {
     pub scores: Vec<(String, Option<f64>, [Option<f64>; 4])>,
 }
 
-pub(crate) fn listed(store: &Store, run: RunRecord) -> anyhow::Result<Listed> {
-    let (name, tags) = store.run_labels(&run.id)?;
-    let jobs = store.jobs(&run.id)?;
-    let items = jobs
-        .iter()
-        .map(|(j, _)| j.item_id.as_str())
-        .collect::<std::collections::HashSet<_>>()
-        .len();
+/// A run as listed: its labels, its counts (one indexed count of its jobs) and its rates from
+/// its summaries; nothing of its answers is read.
+pub(crate) fn listed(
+    store: &Store,
+    run: RunRecord,
+    name: Option<String>,
+    tags: Vec<String>,
+) -> anyhow::Result<Listed> {
     let counts = store.job_counts(&run.id)?;
-    let scores = match crate::report::build::from_store(store, &run.id, None) {
-        Ok((rows, _)) => rows
+    let jobs = counts.done + counts.failed + counts.pending + counts.unknown;
+    // A run asks every item of every model `samples` times, so its items are its jobs over
+    // that; a run whose jobs do not divide so (written by hand) is counted item by item.
+    let per_item = run.config.models.len() * run.config.samples.max(1) as usize;
+    let items = if per_item > 0 && jobs % per_item == 0 {
+        jobs / per_item
+    } else {
+        store.run_item_count(&run.id)?
+    };
+    let scores = match crate::report::build::rates_of(store, &run, None) {
+        Ok(rows) => rows
             .iter()
             .map(|r| {
                 (
@@ -58,16 +67,14 @@ pub(crate) fn settings(m: &crate::store::ModelSnapshot) -> String {
     m.describe()
 }
 
-/// Every run (newest first), or those with `model` (oldest first: its history).
-pub(crate) fn list(store: &Store, model: Option<&str>) -> anyhow::Result<Vec<Listed>> {
+/// A page of runs (newest first, see [`Store::runs_page`]); with a model, its history
+/// (oldest first).
+pub(crate) fn list(store: &Store, f: &crate::store::RunFilter) -> anyhow::Result<Vec<Listed>> {
     let mut all = Vec::new();
-    for run in store.runs()? {
-        if model.is_some_and(|m| !run.config.models.iter().any(|x| x.name == m)) {
-            continue;
-        }
-        all.push(listed(store, run)?);
+    for (run, name, tags) in store.runs_page(f)? {
+        all.push(listed(store, run, name, tags)?);
     }
-    if model.is_some() {
+    if f.model.is_some() {
         all.reverse();
     }
     Ok(all)

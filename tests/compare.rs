@@ -242,6 +242,93 @@ fn two_runs_listed_named_compared_and_one_removed() {
     assert_eq!(store.scores(Some(&b)).unwrap().len(), n);
 }
 
+/// `prism runs` lists a page, newest first, filtered by --since, --tag and --model.
+#[test]
+fn runs_list_a_page_newest_first_filtered_by_time_tag_and_model() {
+    let env = Env {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let ids: Vec<String> = ["a", "b", "c"]
+        .iter()
+        .enumerate()
+        .map(|(i, n)| env.run(n, |k| k % (i + 2) == 0))
+        .collect();
+    let db = env.db();
+    for id in &ids[1..] {
+        env.prism()
+            .args(["runs", "tag", id, "v2", "--db"])
+            .arg(&db)
+            .assert()
+            .success();
+    }
+    let listed = |args: &[&str]| -> Vec<String> {
+        let out = env
+            .prism()
+            .args(["runs", "--json", "--db"])
+            .arg(&db)
+            .args(args)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let all = listed(&["--limit", "0"]);
+    assert_eq!(all.len(), 3);
+    // Newest first: by creation time, then id (ids start with the time).
+    let mut sorted = all.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(all, sorted);
+    assert_eq!(listed(&["--limit", "2"]), all[..2].to_vec());
+    assert_eq!(listed(&[]), all, "the default page holds 20");
+    let mut tagged = listed(&["--tag", "v2"]);
+    tagged.sort();
+    assert_eq!(tagged, ids[1..].to_vec());
+    assert!(listed(&["--tag", "v2", "--tag", "other"]).is_empty());
+    assert_eq!(listed(&["--since", "1d"]), all);
+    assert!(listed(&["--since", "2099-01-01"]).is_empty());
+    assert_eq!(
+        listed(&["--model", "m", "--limit", "1"]),
+        vec![all[0].clone()]
+    );
+    assert!(listed(&["--model", "nobody"]).is_empty());
+    let none = env
+        .prism()
+        .args(["runs", "--since", "2099-01-01 10:00", "--db"])
+        .arg(&db)
+        .assert()
+        .success();
+    assert!(
+        String::from_utf8_lossy(&none.get_output().stderr).contains("no run matches")
+            || String::from_utf8_lossy(&none.get_output().stdout).contains("no run matches")
+    );
+    let page = env
+        .prism()
+        .args(["runs", "--limit", "1", "--db"])
+        .arg(&db)
+        .assert()
+        .success();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&page.get_output().stdout),
+        String::from_utf8_lossy(&page.get_output().stderr)
+    );
+    assert!(said.contains("--limit 0 for every one"), "{said}");
+    let bad = env
+        .prism()
+        .args(["runs", "--since", "last tuesday", "--db"])
+        .arg(&db)
+        .assert()
+        .failure();
+    assert!(String::from_utf8_lossy(&bad.get_output().stderr).contains("--since"));
+}
+
 /// `prism compare --format html -o FILE`: one page naming both runs with their model settings,
 /// the table, and each flipped item with both answers side by side, every model text escaped.
 #[test]

@@ -44,9 +44,20 @@ pub struct RunsArgs {
     /// through this machine's copy, brought up to date; name, tag and rm change it for everyone.
     #[arg(long, global = true)]
     pub db: Option<PathBuf>,
-    /// One model's history: its H-Score and dimension rates in every run, oldest first.
+    /// One model's history: its H-Score and dimension rates in the runs that asked it, oldest
+    /// first (the newest --limit of them).
     #[arg(long)]
     pub model: Option<String>,
+    /// How many runs to list, newest first (0: every one).
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    /// Runs created since a date (2026-12-01, 2026-12-01 14:30; UTC) or a span back (90m, 12h,
+    /// 7d, 2w).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Runs with this tag (repeat for runs with every one).
+    #[arg(long)]
+    pub tag: Vec<String>,
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
@@ -161,7 +172,24 @@ pub(crate) fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
             crate::say!("removed {id}: {removed} answers and their scores");
             Ok(0)
         }
-        None => list(&store, args.model.as_deref(), args.json),
+        None => {
+            let filter = crate::store::RunFilter {
+                limit: args.limit,
+                since: args
+                    .since
+                    .as_deref()
+                    .map(|s| crate::store::parse_since(s, crate::store::now_secs()))
+                    .transpose()
+                    .map_err(|e| anyhow::anyhow!("--since: {e}"))?,
+                model: args.model.clone(),
+                tags: args
+                    .tag
+                    .iter()
+                    .map(|t| clean_tag(t))
+                    .collect::<anyhow::Result<_>>()?,
+            };
+            list(&store, &filter, args.json)
+        }
     }
 }
 
@@ -272,8 +300,9 @@ fn clean_tag(tag: &str) -> anyhow::Result<String> {
     Ok(tag)
 }
 
-fn list(store: &Store, model: Option<&str>, as_json: bool) -> anyhow::Result<i32> {
-    let all = crate::runs::list(store, model)?;
+fn list(store: &Store, filter: &crate::store::RunFilter, as_json: bool) -> anyhow::Result<i32> {
+    let model = filter.model.as_deref();
+    let all = crate::runs::list(store, filter)?;
     if as_json {
         let v: Vec<Value> = all
             .iter()
@@ -306,6 +335,9 @@ fn list(store: &Store, model: Option<&str>, as_json: bool) -> anyhow::Result<i32
         crate::say!(
             "{}",
             match model {
+                _ if filter.since.is_some() || !filter.tags.is_empty() => {
+                    "no run matches --since / --tag (prism runs lists the newest)".to_string()
+                }
                 Some(m) => format!("no run has model {m:?}"),
                 None => "no runs in the store yet (prism run, or r in the TUI)".into(),
             }
@@ -357,6 +389,12 @@ fn list(store: &Store, model: Option<&str>, as_json: bool) -> anyhow::Result<i32
                 crate::say!("    {}: {}{rates}", m.name, settings(m));
             }
         }
+    }
+    if filter.limit > 0 && all.len() == filter.limit {
+        crate::say!(
+            "(the newest {} runs: --limit N for more, --limit 0 for every one)",
+            filter.limit
+        );
     }
     if let Some(m) = model {
         // The history at a glance: each rate across the runs above, oldest first, scaled to

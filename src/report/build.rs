@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::{Example, Meta, Row, Source, Worst};
 use crate::dataset::Dataset;
 use crate::eval::metrics::{self, DimRate};
-use crate::eval::summary::{Aggregator, Catalogue, Point, category_rates};
+use crate::eval::summary::{Catalogue, category_rates};
 use crate::store::Store;
 use crate::taxonomy::Dimension;
 
@@ -38,6 +38,42 @@ impl std::fmt::Display for NoScores {
 
 impl std::error::Error for NoScores {}
 
+/// The rows of a stored run (one per model, in the run's order of models) with their rates
+/// and nothing else, from the run's summaries (kept as its scores landed): it costs the run's
+/// sub-tasks, not its answers. A run without a score is [`NoScores`].
+pub fn rates_of(
+    store: &Store,
+    run: &crate::store::RunRecord,
+    ds: Option<&Dataset>,
+) -> anyhow::Result<Vec<Row>> {
+    let cat = ds.map(Catalogue::of).unwrap_or_default();
+    let summaries = store.run_summaries(Some(&run.id))?;
+    if summaries.iter().all(|t| t.rows == 0) {
+        return Err(NoScores(run.id.clone()).into());
+    }
+    let mut models = crate::runs::model_summaries(&summaries, &cat);
+    // Those the run does not name come after those it does.
+    let rank = |name: &str| {
+        run.config
+            .models
+            .iter()
+            .position(|m| m.name == name)
+            .unwrap_or(usize::MAX)
+    };
+    models.sort_by_key(|s| rank(&s.model));
+    Ok(models
+        .iter()
+        .map(|s| {
+            Row::from_summary(
+                s,
+                Source::Run {
+                    run_id: run.id.clone(),
+                },
+            )
+        })
+        .collect())
+}
+
 /// The rows of a stored run (one per model), with each model's worst sub-tasks and an example
 /// failure from each, and the run's metadata.
 pub fn from_store(
@@ -48,27 +84,8 @@ pub fn from_store(
     let run = store
         .run(run_id)?
         .with_context(|| format!("no run {run_id} in the store"))?;
-    let cat = ds.map(Catalogue::of).unwrap_or_default();
-    let mut agg = Aggregator::default();
-    let n = store.score_points(run_id, |model, task, item, score| {
-        agg.add(Point {
-            model,
-            task,
-            item,
-            score,
-        })
-    })?;
-    if n == 0 {
-        return Err(NoScores(run_id.to_string()).into());
-    }
     let mut rows = Vec::new();
-    for s in agg.finish(&cat) {
-        let mut row = Row::from_summary(
-            &s,
-            Source::Run {
-                run_id: run_id.to_string(),
-            },
-        );
+    for mut row in rates_of(store, &run, ds)? {
         let mut by_rate: Vec<(&String, f64)> = row
             .task_scores
             .iter()

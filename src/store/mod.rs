@@ -90,15 +90,15 @@ pub use pg_runs::Leased;
 pub use responses::ResponseRecord;
 pub use review::Draft;
 pub use runs::{
-    IMPORTED, JobCounts, JobRecord, JobState, ModelSnapshot, RunConfig, RunRecord, RunStatus,
-    new_run_id,
+    IMPORTED, JobCounts, JobRecord, JobState, LabelledRun, ModelSnapshot, RunConfig, RunFilter,
+    RunRecord, RunStatus, new_run_id,
 };
 pub use scores::ScoreRecord;
 pub use selfcheck::{
     Answer, FalseBy, Mode, SelfcheckConfig, SelfcheckItem, SelfcheckRun, SelfcheckWrite, Sentence,
     VerdictRecord,
 };
-pub use time::{format_time, now_secs};
+pub use time::{format_time, now_secs, parse_since};
 pub use topics::TopicRecord;
 pub use worker::{SharedCounts, store_down_advice};
 pub use writer::{LOST_LOCK, StoreHandle, WriteError, WriteResult};

@@ -222,4 +222,18 @@ impl Store {
                 .collect(),
         )
     }
+
+    /// Records of `R`'s table chosen by `tail` (a `WHERE ... ORDER BY ... LIMIT ...` written
+    /// for the indexes the table has, with `?1`, `?2`... for `args`), read the one way.
+    pub(crate) fn records_by<R: Record>(&self, tail: &str, args: &[Val]) -> Result<Vec<R>> {
+        let t = R::table();
+        let sql = format!("SELECT {} FROM {} {tail}", t.col_list(), t.name);
+        let mut st = self.conn.prepare_cached(&sql)?;
+        Ok(
+            super::lane_tables::sqlite_rows(&mut st, args, t.cols.len())?
+                .iter()
+                .filter_map(|r| converted(R::from_row(r)))
+                .collect(),
+        )
+    }
 }

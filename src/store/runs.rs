@@ -335,6 +335,22 @@ pub struct JobRecord {
     pub sample: u32,
 }
 
+/// A run with its name and tags.
+pub type LabelledRun = (RunRecord, Option<String>, Vec<String>);
+
+/// Which runs a list shows (see [`Store::runs_page`]).
+#[derive(Debug, Clone, Default)]
+pub struct RunFilter {
+    /// At most this many runs (0: every one).
+    pub limit: usize,
+    /// Created at or after this time (seconds since the epoch).
+    pub since: Option<i64>,
+    /// Runs that asked this model.
+    pub model: Option<String>,
+    /// Runs with every one of these tags.
+    pub tags: Vec<String>,
+}
+
 /// Job counts of a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct JobCounts {
@@ -548,6 +564,42 @@ impl Store {
         rows.into_iter().map(RunRow::parsed).collect()
     }
 
+    /// A page of runs, newest first: those created at or after `since` with every tag of
+    /// `tags` and (when given) the model `model`, at most `limit` of them (0: all). The runs
+    /// table's index on the creation time answers it; a run's models are in its settings, read
+    /// as the page is filled, so the page stops at `limit` whatever the history holds.
+    pub fn runs_page(&self, f: &RunFilter) -> Result<Vec<LabelledRun>> {
+        let mut tail = String::from("WHERE created_at >= ?1");
+        let mut args = vec![Val::Int(f.since.unwrap_or(i64::MIN))];
+        for t in &f.tags {
+            args.push(Val::Text(t.clone()));
+            tail += &format!(
+                " AND instr(' ' || tags || ' ', ' ' || ?{} || ' ') > 0",
+                args.len()
+            );
+        }
+        tail += " ORDER BY created_at DESC, id DESC";
+        if f.model.is_none() && f.limit > 0 {
+            tail += &format!(" LIMIT {}", f.limit);
+        }
+        let mut out = Vec::new();
+        for row in self.records_by::<RunRow>(&tail, &args)? {
+            let (name, tags) = (row.name.clone(), row.tag_list());
+            let run = row.parsed()?;
+            if f.model
+                .as_ref()
+                .is_some_and(|m| !run.config.models.iter().any(|x| &x.name == m))
+            {
+                continue;
+            }
+            out.push((run, name, tags));
+            if f.limit > 0 && out.len() == f.limit {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
     pub fn latest_run(&self) -> Result<Option<RunRecord>> {
         Ok(self.runs()?.into_iter().next())
     }
@@ -619,6 +671,16 @@ impl Store {
         tx.execute("DELETE FROM run_locks WHERE run_id = ?1", [run_id])?;
         tx.commit()?;
         Ok(Some(answers))
+    }
+
+    /// The distinct items a run asked (read from its jobs: for a run whose jobs are not one per
+    /// item, model and sample).
+    pub fn run_item_count(&self, run_id: &str) -> Result<usize> {
+        Ok(self.conn.query_row(
+            "SELECT COUNT(DISTINCT item_id) FROM jobs WHERE run_id = ?1",
+            [run_id],
+            |r| r.get::<_, i64>(0),
+        )? as usize)
     }
 
     pub fn job_counts(&self, run_id: &str) -> Result<JobCounts> {

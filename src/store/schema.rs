@@ -379,8 +379,9 @@ pub(super) const MIGRATIONS: &[&str] = &[
     "#,
     // 19: summaries kept as scores land (`store::summaries`): per run x model x sub-task what
     // its scores come to, and per item x model x sample the newest run's score; made here from
-    // the scores a store already has.
+    // the scores a store already has. Runs are listed newest first, a page at a time.
     r#"
+    CREATE INDEX runs_created ON runs(created_at, id);
     CREATE INDEX scores_group ON scores(run_id, model, task_id, item_id);
     CREATE INDEX scores_key ON scores(item_id, model, sample, run_id);
     CREATE TABLE run_summaries (

@@ -563,7 +563,7 @@ impl Jobs {
         match req {
             JobRequest::SetJudge(cfg) => self.set_judge(to, *cfg, ds),
             JobRequest::LoadRuns => self.on_reader(to, runs_need, |r| {
-                crate::runs::list(r, None)
+                crate::runs::list(r, &crate::store::RunFilter::default())
                     .map(Msg::Runs)
                     .unwrap_or_else(|e| Msg::Failed(format!("reading runs: {e:#}")))
             }),
