@@ -394,7 +394,10 @@ fn tui_rates_equal_prism_scores_on_a_store_with_unscored_answers() {
             Services::with_store(&db, prism::engine::http_backends(), "<sample-data>".into())
         })
         .unwrap();
-    services.load_scores(&mut app);
+    app.request(
+        prism::tui::component::ScreenId::Browse,
+        prism::tui::jobs::JobRequest::LoadScores,
+    );
     let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
     rt.block_on(run_loop_with(
         &mut term,

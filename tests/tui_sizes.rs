@@ -192,7 +192,10 @@ fn every_screen_at_three_sizes() {
     for (name, batches) in screens() {
         for size in SIZES {
             let (mut app, mut services) = common::screen::session(&rt, &db, models());
-            services.load_scores(&mut app);
+            app.request(
+                prism::tui::component::ScreenId::Browse,
+                prism::tui::jobs::JobRequest::LoadScores,
+            );
             services.reviewer = "ann".into();
             let mut term = play(&rt, &mut app, &mut services, vec![], size);
             for keys in batches.clone() {
@@ -449,5 +452,139 @@ fn the_runs_screen_lists_and_compares_two_runs() {
         assert!(text.contains("chosen runs"), "{text}");
         play(&rt, &mut app, &mut services, vec![key('H')], size);
         assert!(app.find::<prism::tui::screens::Heatmap>().is_none());
+    }
+}
+
+/// One finished run of `n` models on every sample item, each model wrong on a different share;
+/// the second model's answers to knowledge items wait for a judge (the tree shows
+/// `scored/answered` there).
+fn seed_models(db: &Path, n: usize) -> Vec<String> {
+    let ds = dataset::load_sample().dataset;
+    let mut store = Store::open(db).unwrap();
+    let names: Vec<String> = (0..n).map(|i| format!("model-{i:02}-of-a-team")).collect();
+    let mut jobs = Vec::new();
+    for it in &ds.items {
+        for model in &names {
+            jobs.push(JobRecord {
+                idx: jobs.len() as u32,
+                item_id: it.id.to_string(),
+                task_id: ds.task_of(it).id.clone(),
+                model: model.clone(),
+                sample: 0,
+            });
+        }
+    }
+    store
+        .create_run(
+            &RunRecord {
+                id: "r-many".into(),
+                created_at: 0,
+                dataset: "<sample-data>".into(),
+                config: RunConfig::default(),
+                status: RunStatus::Finished,
+            },
+            &jobs,
+        )
+        .unwrap();
+    let mut scores = Vec::new();
+    for (k, j) in jobs.iter().enumerate() {
+        let m = k % n;
+        let waiting = m == 1 && j.item_id.starts_with("KE");
+        scores.push(ScoreRecord {
+            run_id: "r-many".into(),
+            job_idx: j.idx,
+            item_id: j.item_id.clone(),
+            task_id: j.task_id.clone(),
+            model: j.model.clone(),
+            sample: 0,
+            evaluator: "exact".into(),
+            score: (!waiting).then(|| f64::from((k / n) % (m + 2) != 0)),
+            detail: if waiting { "needs the judge" } else { "rule" }.into(),
+            judge: None,
+            judge_reply: None,
+            judge_attempts: 0,
+            created_at: 0,
+            rule_score: None,
+        });
+    }
+    store.save_scores(&scores).unwrap();
+    names
+}
+
+/// With 8 and 24 models the tree shows as many rate columns as fit, every number whole, and
+/// names the rest as "+N more"; `M` brings the next ones in (issue 47).
+#[test]
+fn many_models_in_the_tree_at_three_sizes() {
+    let rt = common::screen::runtime();
+    let number = regex::Regex::new(r"^(\d+(\.\d)?|\d+/\d+|-)$").unwrap();
+    for n in [8usize, 24] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("prism.db");
+        let names = seed_models(&db, n);
+        for size in SIZES {
+            let (mut app, mut services) = common::screen::session(&rt, &db, models());
+            app.request(
+                prism::tui::component::ScreenId::Browse,
+                prism::tui::jobs::JobRequest::LoadScores,
+            );
+            let term = play(&rt, &mut app, &mut services, vec![], size);
+            let text = screen(&term);
+            let label = format!("browse_{n}_models_{}x{}", size.0, size.1);
+            check_frame(&label, &text, size.0);
+            // The tree's pane: from the first column to its right border.
+            let lines: Vec<&str> = text.lines().collect();
+            let title = lines[1];
+            let row: Vec<char> = lines[2].chars().collect();
+            let end = row
+                .iter()
+                .skip(1)
+                .position(|&c| c == '┃' || c == '│')
+                .unwrap()
+                + 1;
+            let cells: Vec<String> = row[1..end]
+                .iter()
+                .collect::<String>()
+                .split_whitespace()
+                .rev()
+                .take_while(|w| number.is_match(w))
+                .map(str::to_string)
+                .collect();
+            // The count, then one cell per shown model, each whole.
+            let shown = cells.len() - 1;
+            assert!(shown >= 1 && shown <= n, "{label}: {cells:?}\n{text}");
+            let rows = lines[2..].join("\n");
+            assert!(
+                !rows.contains("/…") && !regex::Regex::new(r"\d…").unwrap().is_match(&rows),
+                "{label}: a number is cut\n{text}"
+            );
+            if shown < n {
+                assert!(
+                    title.contains(&format!("+{} more (M)", n - shown)),
+                    "{label}: {title}"
+                );
+            }
+            insta::assert_snapshot!(label.clone(), text);
+            // `M` brings in the next models: the first shown is the one after the last.
+            let term = play(&rt, &mut app, &mut services, vec![key('M')], size);
+            let after = screen(&term);
+            let title_after = after.lines().nth(1).unwrap();
+            // Names are told apart by what differs (`…05…` for model-05-of-a-team).
+            let first = &names[shown % n];
+            let token = title_after
+                .split("H% ")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap();
+            let token = token.trim_matches('…');
+            assert!(
+                !token.is_empty() && first.contains(token) && token.len() < first.len(),
+                "{label}: after M the title starts at {first}: {title_after}"
+            );
+            if shown < n {
+                assert_ne!(title, title_after, "{label}");
+            }
+        }
     }
 }

@@ -264,6 +264,10 @@ fn services(
         }
         services.shared = Some(std::sync::Arc::new(shared));
     }
-    services.load_scores(&mut app);
+    // Read off the loop thread: the first frame does not wait for the history.
+    app.request(
+        crate::tui::component::ScreenId::Browse,
+        crate::tui::jobs::JobRequest::LoadScores,
+    );
     (app, services)
 }

@@ -250,16 +250,33 @@ impl Store {
     }
 
     pub fn unscored_responses(&self) -> Result<Vec<ResponseRecord>> {
+        // A run whose answers (its done jobs) are as many as its score rows (its summaries)
+        // has none unscored: only the others are read answer by answer, so a history of
+        // finished runs costs one count each.
+        let runs: Vec<(String, i64)> = self
+            .conn
+            .prepare_cached(
+                "SELECT r.id, COALESCE((SELECT SUM(rows) FROM run_summaries s \
+                 WHERE s.run_id = r.id), 0) FROM runs r ORDER BY r.id",
+            )?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
         let cols: Vec<String> = light_cols().split(", ").map(|c| format!("r.{c}")).collect();
-        let mut st = self.conn.prepare(&format!(
-            "SELECT {} FROM responses r WHERE NOT EXISTS \
-             (SELECT 1 FROM scores s WHERE s.run_id = r.run_id AND s.job_idx = r.job_idx) \
-             ORDER BY r.run_id, r.job_idx",
-            cols.join(", ")
-        ))?;
-        let rows = st
-            .query_map([], Self::response_row)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
+        let mut out = Vec::new();
+        for (run, scored) in runs {
+            if self.job_counts(&run)?.done as i64 == scored {
+                continue;
+            }
+            let mut st = self.conn.prepare_cached(&format!(
+                "SELECT {} FROM responses r WHERE r.run_id = ?1 AND NOT EXISTS \
+                 (SELECT 1 FROM scores s WHERE s.run_id = r.run_id AND s.job_idx = r.job_idx) \
+                 ORDER BY r.job_idx",
+                cols.join(", ")
+            ))?;
+            for row in st.query_map([&run], Self::response_row)? {
+                out.push(row?);
+            }
+        }
+        Ok(out)
     }
 }

@@ -319,6 +319,18 @@ impl App {
                 rescore,
             } => self.on_stored(d.to, *item, records, scores, *rescore),
             Msg::Scored(r) => self.session.apply_score(r.clone()),
+            Msg::LatestScores(all) => {
+                for r in all {
+                    self.session.apply_stored_score(r);
+                }
+            }
+            Msg::Unscored(inputs) if !inputs.is_empty() => self.request(
+                ScreenId::Browse,
+                JobRequest::Score {
+                    inputs: inputs.clone(),
+                    judge: false,
+                },
+            ),
             Msg::Failed(e) | Msg::Notice(e) => self.notice = Some(e.clone()),
             Msg::JudgeSet {
                 name,
@@ -349,6 +361,7 @@ impl App {
             | Msg::ReviewMore { .. }
             | Msg::ReviewChanged
             | Msg::SharedPulled(_)
+            | Msg::Unscored(_)
             | Msg::Runs(_)
             | Msg::Comparison(_)
             | Msg::PairAnswers(_)

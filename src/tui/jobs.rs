@@ -95,38 +95,6 @@ impl Services {
         self.judge = Some(Arc::new(caller));
         Ok(())
     }
-
-    /// Every stored score, into the app (the tree's rates and the verdicts of shown answers);
-    /// answers stored without a score are scored by rule in the background.
-    pub fn load_scores(&self, app: &mut super::App) {
-        let Some(reader) = &self.reader else { return };
-        match reader.scores(None) {
-            Ok(all) => {
-                for r in all {
-                    app.session.apply_score(r);
-                }
-            }
-            Err(e) => app.notice = Some(format!("reading scores: {e}")),
-        }
-        match reader.unscored_responses() {
-            Ok(records) => {
-                let inputs: Vec<ToScore> = records
-                    .iter()
-                    .filter_map(|r| Some(to_score(app.ds.index_of(&r.item_id)?, r)))
-                    .collect();
-                if !inputs.is_empty() {
-                    app.request(
-                        ScreenId::Browse,
-                        JobRequest::Score {
-                            inputs,
-                            judge: false,
-                        },
-                    );
-                }
-            }
-            Err(e) => app.notice = Some(format!("reading stored answers: {e}")),
-        }
-    }
 }
 
 /// Samples per answer in detections started from the TUI (AutoHall's default).
@@ -174,6 +142,10 @@ pub enum DetectJob {
 #[derive(Debug, Clone)]
 pub enum JobRequest {
     Detect(DetectJob),
+    /// What the tree opens on: the newest score of every item, model and sample (the store's
+    /// summaries, whatever the history holds), then the stored answers that were never scored
+    /// (a run stopped between an answer and its score), which come back to be scored.
+    LoadScores,
     /// The runs in the store, as `prism runs` lists them.
     LoadRuns,
     /// Two runs compared as `prism compare` does (a model both have when they have several).
@@ -314,6 +286,10 @@ pub enum Msg {
         waiting: Vec<ToScore>,
         not_remembered: Option<String>,
     },
+    /// The newest stored score of every item, model and sample.
+    LatestScores(Vec<crate::store::summaries::LatestScore>),
+    /// Stored answers without a score, to be scored.
+    Unscored(Vec<ToScore>),
     Runs(Vec<crate::runs::Listed>),
     Comparison(Box<crate::eval::compare::Comparison>),
     PairAnswers(Box<crate::eval::compare::PairAnswers>),
@@ -562,6 +538,25 @@ impl Jobs {
         let runs_need = Some("runs need a store");
         match req {
             JobRequest::SetJudge(cfg) => self.set_judge(to, *cfg, ds),
+            JobRequest::LoadScores => {
+                // Two tasks: the tree fills from the first before the second looks for
+                // unscored answers.
+                self.on_reader(to, None, |r| {
+                    r.latest_scores()
+                        .map(Msg::LatestScores)
+                        .unwrap_or_else(|e| Msg::Failed(format!("reading scores: {e}")))
+                });
+                let ds = ds.clone();
+                self.on_reader(to, None, move |r| match r.unscored_responses() {
+                    Ok(records) => Msg::Unscored(
+                        records
+                            .iter()
+                            .filter_map(|r| Some(to_score(ds.index_of(&r.item_id)?, r)))
+                            .collect(),
+                    ),
+                    Err(e) => Msg::Failed(format!("reading stored answers: {e}")),
+                });
+            }
             JobRequest::LoadRuns => self.on_reader(to, runs_need, |r| {
                 crate::runs::list(r, &crate::store::RunFilter::default())
                     .map(Msg::Runs)

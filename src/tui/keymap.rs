@@ -59,6 +59,7 @@ pub enum Action {
     Detect,
     SampleAgain,
     Metric,
+    Models,
     Claims,
     SelfDetect,
     Review,
@@ -664,6 +665,15 @@ const DEFS: &[Def] = &[
                 "self-detection: false sentences by the model, or swapped",
             ),
         ],
+    },
+    Def {
+        action: Action::Models,
+        name: "models",
+        keys: &["M"],
+        uses: &[(
+            &[Browse],
+            "the tree shows the next models' rates (when not all fit: the title says how many more)",
+        )],
     },
     Def {
         action: Action::Claims,

@@ -147,6 +147,11 @@ where
             last_draw = Some(Instant::now());
         }
         if input_done && !running && jobs.rx.is_empty() && !app.has_requests() {
+            // The last results are drawn even when they came within a frame of the one before.
+            if dirty {
+                app.before_draw();
+                terminal.draw(|f| app.draw(f)).map_err(io::Error::other)?;
+            }
             return Ok(());
         }
         let wait = if dirty {

@@ -370,6 +370,23 @@ impl Session {
         }
     }
 
+    /// A score read from the store as the TUI opens. A score the session already holds came
+    /// later (an answer scored since the TUI opened), so it stays; an answer still waiting
+    /// takes the stored score until its own arrives.
+    pub fn apply_stored_score(&mut self, rec: &crate::store::summaries::LatestScore) {
+        let Some(item) = self.ds.index_of(&rec.item_id) else {
+            return;
+        };
+        if self
+            .points
+            .get(&(item, rec.model.clone(), rec.sample))
+            .is_some_and(Option::is_some)
+        {
+            return;
+        }
+        self.set_point(item, &rec.model, rec.sample, rec.score);
+    }
+
     /// A finished answer's score state changes (a new answer counts unscored until scored).
     fn set_point(&mut self, item: usize, model: &str, sample: u32, score: Option<f64>) {
         let key = (item, model.to_string(), sample);

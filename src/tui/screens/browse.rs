@@ -82,6 +82,11 @@ pub struct Browse {
     /// Where the panes were last drawn, and how far the detail could scroll there.
     areas: Areas,
     detail_max: usize,
+    /// The first of the scored models whose rates the tree shows (`M` moves it on when they
+    /// do not all fit).
+    pub model_offset: usize,
+    /// How many models' rates fitted when the tree was last drawn.
+    models_shown: std::cell::Cell<usize>,
 }
 
 impl Browse {
@@ -104,6 +109,8 @@ impl Browse {
             marked_count: 0,
             marked_per_task: vec![0; ds.tasks.len()],
             areas: Areas::new(Rect::new(0, 0, 120, 40)),
+            model_offset: 0,
+            models_shown: std::cell::Cell::new(0),
             detail_max: 0,
         }
     }
@@ -307,6 +314,12 @@ impl Browse {
                 }
             },
             Action::Mark => self.toggle_mark(cx.ds),
+            Action::Models => {
+                let n = cx.session.scored_models.len();
+                if n > 0 {
+                    self.model_offset = (self.model_offset + self.models_shown.get().max(1)) % n;
+                }
+            }
             Action::Run => out.extend(self.open_run_picker(cx)),
             Action::Detect => out.extend(self.open_detect_picker(cx)),
             Action::Claims => {
@@ -713,26 +726,28 @@ impl Browse {
     fn tree_pane(&self, cx: &Cx, f: &mut Frame, area: Rect) {
         let t = cx.theme;
         let focused = self.focus == Focus::Tree;
-        // Once answers are scored, each node shows the hallucination rate of up to three models
-        // (named in the title, in column order).
-        let rate_models: Vec<&String> = cx.session.scored_models.iter().take(3).collect();
-        let title = if rate_models.is_empty() {
-            Line::from(" Taxonomy ")
-        } else {
-            let names: Vec<String> = rate_models
-                .iter()
-                .map(|m| sanitize(m).into_owned())
-                .collect();
-            Line::from(vec![
-                Span::raw(" Taxonomy "),
-                Span::styled(format!("· H% {} ", names.join(" | ")), t.muted()),
-            ])
-        };
+        let inner_w = area.width.saturating_sub(2) as usize;
+        let height = area.height.saturating_sub(2) as usize;
+        let shown: Vec<usize> = self
+            .tree
+            .visible
+            .iter()
+            .skip(self.tree_offset)
+            .take(height)
+            .copied()
+            .collect();
+        // The count column (run progress, else items), right-aligned, as wide as its widest.
+        let counts: Vec<(String, Style)> = shown.iter().map(|&n| self.count_cell(cx, n)).collect();
+        let count_w = counts.iter().map(|c| c.0.len()).max().unwrap_or(5).max(5);
+        // Once answers are scored, each node shows the hallucination rate of as many models
+        // as fit beside a readable label, each column as wide as its widest number (nothing is
+        // cut); the title names them in column order and how many more `M` brings in.
+        let models = &cx.session.scored_models;
+        let (cols, title) = self.rate_columns(cx, &shown, inner_w, count_w);
+        self.models_shown.set(cols.len());
         let block = pane(t, title, focused);
         let inner = block.inner(area);
         f.render_widget(block, area);
-        let height = inner.height as usize;
-        let count_w = 6usize + 6 * rate_models.len();
         if self.tree.visible.is_empty() {
             f.render_widget(
                 Paragraph::new(Line::styled("no tasks in this dataset", t.muted())),
@@ -740,14 +755,14 @@ impl Browse {
             );
             return;
         }
-        let rows: Vec<Line> = self
-            .tree
-            .visible
+        let rates_w: usize = cols.iter().map(|c| c.width + 1).sum();
+        let _ = models;
+        let rows: Vec<Line> = shown
             .iter()
+            .zip(counts)
             .enumerate()
-            .skip(self.tree_offset)
-            .take(height)
-            .map(|(row, &n)| {
+            .map(|(k, (&n, (count, count_style)))| {
+                let row = self.tree_offset + k;
                 let node = &self.tree.nodes[n];
                 let marker = if !self.tree.has_children(n) {
                     "  "
@@ -773,44 +788,24 @@ impl Browse {
                     }
                     NodeId::Task(ti) => (sanitize(&cx.ds.tasks[ti].name).into_owned(), t.base()),
                 };
-                // The count column: run progress when a run covers the node, else the item
-                // count; marked items are flagged after the label.
-                let tasks = self.tree.tasks_under(n);
-                let progress = cx.session.active.as_ref().and_then(|run| {
-                    let (d, t) = tasks
-                        .iter()
-                        .filter_map(|t| run.per_task.get(t))
-                        .fold((0, 0), |(a, b), (d, t)| (a + d, b + t));
-                    (t > 0).then_some((d, t))
-                });
-                let marked: usize = tasks.iter().map(|&t| self.marked_per_task[t]).sum();
-                // Right-aligned in its column, so the rate columns before it line up whatever
-                // the count's width (5 and 21 once put the rates one column apart).
-                let count = match progress {
-                    Some((d, t)) => format!("{:>5}", format!("{d}/{t}")),
-                    None => format!("{:>5}", node.items.len()),
-                };
-                let count_style = match progress {
-                    Some((d, tt)) if d == tt => t.success(),
-                    Some(_) => t.accent(),
-                    None => t.muted(),
-                };
+                let marked: usize = self
+                    .tree
+                    .tasks_under(n)
+                    .iter()
+                    .map(|&t| self.marked_per_task[t])
+                    .sum();
                 let label = if marked > 0 {
                     format!("{label} ✓{marked}")
                 } else {
                     label
                 };
-                let rates: Vec<Span> = rate_models
-                    .iter()
-                    .map(|m| rate_span(cx.session.node_rate(&tasks, m), t))
-                    .collect();
-                let rates_w = 6 * rates.len();
+                let count = format!("{count:>count_w$}");
                 let used = indent.chars().count() + 2;
-                let room = (inner.width as usize).saturating_sub(used + count_w);
+                let room = inner_w.saturating_sub(used + count_w + rates_w + 1);
                 let label = truncate(&label, room);
-                let pad = (inner.width as usize).saturating_sub(
+                let pad = inner_w.saturating_sub(
                     used + unicode_width::UnicodeWidthStr::width(label.as_str())
-                        + count.len()
+                        + count_w
                         + rates_w,
                 );
                 let mut spans = vec![
@@ -819,7 +814,10 @@ impl Browse {
                     Span::styled(label, style),
                     Span::raw(" ".repeat(pad)),
                 ];
-                spans.extend(rates);
+                for col in &cols {
+                    let (text, st) = &col.cells[k];
+                    spans.push(Span::styled(format!("{text:>w$} ", w = col.width), *st));
+                }
                 spans.push(Span::styled(count, count_style));
                 let line = Line::from(spans);
                 if row == self.tree_sel {
@@ -831,6 +829,109 @@ impl Browse {
             .collect();
         f.render_widget(Paragraph::new(rows), inner);
         scrollbar(f, area, self.tree.visible.len(), self.tree_offset, height);
+    }
+
+    /// A node's count cell: run progress when a run covers it, else its item count.
+    fn count_cell(&self, cx: &Cx, n: usize) -> (String, Style) {
+        let t = cx.theme;
+        let tasks = self.tree.tasks_under(n);
+        let progress = cx.session.active.as_ref().and_then(|run| {
+            let (d, t) = tasks
+                .iter()
+                .filter_map(|t| run.per_task.get(t))
+                .fold((0, 0), |(a, b), (d, t)| (a + d, b + t));
+            (t > 0).then_some((d, t))
+        });
+        match progress {
+            Some((d, tt)) if d == tt => (format!("{d}/{tt}"), t.success()),
+            Some((d, tt)) => (format!("{d}/{tt}"), t.accent()),
+            None => (self.tree.nodes[n].items.len().to_string(), t.muted()),
+        }
+    }
+
+    /// The rate columns that fit beside a readable label (from `model_offset` on, wrapping),
+    /// with their cells for the `shown` nodes, and the pane's title naming them.
+    fn rate_columns(
+        &self,
+        cx: &Cx,
+        shown: &[usize],
+        inner_w: usize,
+        count_w: usize,
+    ) -> (Vec<RateColumn>, Line<'static>) {
+        let t = cx.theme;
+        let models = &cx.session.scored_models;
+        if models.is_empty() {
+            return (Vec::new(), Line::from(" Taxonomy "));
+        }
+        // A label keeps this much room (with its indent and marker) before a column is added.
+        const LABEL_MIN: usize = 12;
+        let mut cols: Vec<RateColumn> = Vec::new();
+        let mut used = LABEL_MIN + count_w;
+        for k in 0..models.len() {
+            let m = &models[(self.model_offset + k) % models.len()];
+            let cells: Vec<(String, Style)> = shown
+                .iter()
+                .map(|&n| rate_cell(cx.session.node_rate(&self.tree.tasks_under(n), m), t))
+                .collect();
+            let width = cells
+                .iter()
+                .map(|c| c.0.chars().count())
+                .max()
+                .unwrap_or(1)
+                .max(5);
+            // The first column is always shown: at worst the label gives way.
+            if !cols.is_empty() && used + width + 1 > inner_w {
+                break;
+            }
+            used += width + 1;
+            cols.push(RateColumn {
+                model: m.clone(),
+                width,
+                cells,
+            });
+        }
+        let more = models.len() - cols.len();
+        let key = cx.keymap.hint(Mode::Browse, Action::Models);
+        // The fullest title that fits: names share what is left after the words around them
+        // (a long one is shortened, never a number); then "Taxonomy" goes, then "more".
+        let variants = [
+            (" Taxonomy · H% ", format!(" +{more} more ({key})")),
+            (" H% ", format!(" +{more} more ({key})")),
+            (" H% ", format!(" +{more} ({key})")),
+        ];
+        let seps = 3 * (cols.len() - 1) + 1;
+        let mut chosen = None;
+        for (head, tail) in &variants {
+            let tail = if more > 0 {
+                tail.clone()
+            } else {
+                String::new()
+            };
+            let fixed = head.chars().count() + tail.chars().count() + seps;
+            let each = inner_w.saturating_sub(fixed) / cols.len();
+            if each >= 4 || head == &" H% " && tail.contains(" (") && !tail.contains("more") {
+                chosen = Some((*head, tail, each.max(3)));
+                break;
+            }
+        }
+        let (head, tail, each) = chosen.unwrap_or((" H% ", String::new(), 3));
+        let all: Vec<String> = models.iter().map(|m| sanitize(m).into_owned()).collect();
+        let names: Vec<String> = cols
+            .iter()
+            .map(|c| short_name(&sanitize(&c.model), &all, each))
+            .collect();
+        let title = if head.starts_with(" Taxonomy") {
+            Line::from(vec![
+                Span::raw(" Taxonomy "),
+                Span::styled(format!("· H% {}{tail} ", names.join(" | ")), t.muted()),
+            ])
+        } else {
+            Line::from(Span::styled(
+                format!("{head}{}{tail} ", names.join(" | ")),
+                t.muted(),
+            ))
+        };
+        (cols, title)
     }
 
     fn items_pane(&self, cx: &Cx, f: &mut Frame, area: Rect) {
@@ -999,16 +1100,67 @@ impl Browse {
 }
 
 /// A tree cell: the rate, or how many answers are scored while some await a judge.
-fn rate_span(rate: Option<NodeRate>, t: &Theme) -> Span<'static> {
+/// A model's name in at most `width` columns, told apart from the `others`: when it must be
+/// shortened, what every name shares at its start and end goes first (`model-00-of-a-team`
+/// and `model-01-of-a-team` become `…00…` and `…01…`), then the rest is cut.
+fn short_name(name: &str, others: &[String], width: usize) -> String {
+    use unicode_width::UnicodeWidthStr;
+    if name.width() <= width || others.len() < 2 {
+        return truncate(name, width);
+    }
+    let chars: Vec<char> = name.chars().collect();
+    let common = |rev: bool| {
+        let mut n = chars.len();
+        for o in others {
+            let oc: Vec<char> = o.chars().collect();
+            let same = if rev {
+                chars
+                    .iter()
+                    .rev()
+                    .zip(oc.iter().rev())
+                    .take_while(|(a, b)| a == b)
+                    .count()
+            } else {
+                chars
+                    .iter()
+                    .zip(oc.iter())
+                    .take_while(|(a, b)| a == b)
+                    .count()
+            };
+            n = n.min(same);
+        }
+        n
+    };
+    let pre = common(false);
+    let suf = common(true).min(chars.len().saturating_sub(pre));
+    let middle: String = chars[pre..chars.len() - suf].iter().collect();
+    if middle.is_empty() {
+        return truncate(name, width);
+    }
+    let marked = format!(
+        "{}{middle}{}",
+        if pre > 0 { "…" } else { "" },
+        if suf > 0 { "…" } else { "" }
+    );
+    truncate(&marked, width)
+}
+
+/// One model's rate column in the tree.
+struct RateColumn {
+    model: String,
+    width: usize,
+    cells: Vec<(String, Style)>,
+}
+
+/// A node's rate for one model: the rate, or `scored/answered` while some answers wait for a
+/// judge (whole: the column widens to it), or `-`.
+fn rate_cell(rate: Option<NodeRate>, t: &Theme) -> (String, Style) {
     match rate {
-        Some(NodeRate::Rate(r)) => {
-            Span::styled(format!("{r:>5.1} "), Style::default().fg(t.heat(r)))
-        }
+        Some(NodeRate::Rate(r)) => (format!("{r:.1}"), Style::default().fg(t.heat(r))),
         Some(NodeRate::Partial { scored, answered }) => {
-            let s = format!("{scored}/{answered}");
-            Span::styled(format!("{:>5} ", truncate(&s, 5)), t.warning())
+            (format!("{scored}/{answered}"), t.warning())
         }
-        None => Span::styled("    - ", t.muted()),
+        None => ("-".to_string(), t.muted()),
     }
 }
 
