@@ -692,6 +692,11 @@ fn a_shared_store_of_the_previous_schema_migrates_and_reads() {
             ALTER COLUMN clarity TYPE SMALLINT,
             ALTER COLUMN attempts TYPE INTEGER;
         DELETE FROM prism_schema WHERE version = 4;
+        DROP TABLE run_summaries;
+        DROP TABLE latest_scores;
+        DROP INDEX scores_group;
+        DROP INDEX scores_key;
+        DELETE FROM prism_schema WHERE version = 5;
         INSERT INTO quality_scores (item_id, model, task_id, factuality, discriminability,
             clarity, reply, attempts, created_at)
             VALUES ('KE-1', 'q', 'KE-FD-Myths', 9, 8, 7, 'F 9', 2, 10);
@@ -713,7 +718,18 @@ fn a_shared_store_of_the_previous_schema_migrates_and_reads() {
         .query_one("SELECT MAX(version) FROM prism_schema", &[])
         .unwrap()
         .get(0);
-    assert_eq!(version, 4, "migrated again");
+    assert_eq!(version, 5, "migrated again");
+    // The summaries are made from the scores the store already held.
+    let (scored, sum): (i64, f64) = {
+        let r = c
+            .query_one(
+                "SELECT scored, sum FROM run_summaries WHERE run_id = 'r-old'",
+                &[],
+            )
+            .unwrap();
+        (r.get(0), r.get(1))
+    };
+    assert_eq!((scored, sum), (1, 1.0));
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("copy.db");
     copy(&pg.url(), file.to_str().unwrap());

@@ -75,6 +75,17 @@ impl AnyStore {
         }
     }
 
+    pub fn run_bundle_part(
+        &self,
+        id: &str,
+        jobs: std::ops::Range<u32>,
+    ) -> Result<Option<RunBundle>> {
+        match self {
+            AnyStore::Local(s) => s.run_bundle_part(id, jobs),
+            AnyStore::Shared(p) => p.run_bundle_part(id, jobs),
+        }
+    }
+
     pub fn put_run_bundle(&mut self, b: &RunBundle) -> Result<Added> {
         match self {
             AnyStore::Local(s) => s.put_run_bundle(b),

@@ -62,31 +62,45 @@ impl RunBundle {
 impl Store {
     /// Everything stored of `run_id` (`None`: no such run).
     pub fn run_bundle(&self, run_id: &str) -> Result<Option<RunBundle>> {
+        self.run_bundle_part(run_id, 0..u32::MAX)
+    }
+
+    /// The part of a run's bundle whose jobs are numbered in `jobs` (the run's row and labels
+    /// with every part): a copy moves a run a part at a time, so its memory is bounded by the
+    /// part, not the run.
+    pub fn run_bundle_part(
+        &self,
+        run_id: &str,
+        jobs: std::ops::Range<u32>,
+    ) -> Result<Option<RunBundle>> {
+        use super::lane_tables::Val;
         let Some(run) = self.run(run_id)? else {
             return Ok(None);
         };
         let (name, tags) = self.run_labels(run_id)?;
+        let args = [
+            Val::Text(run_id.to_string()),
+            Val::Int(i64::from(jobs.start)),
+            Val::Int(i64::from(jobs.end)),
+        ];
+        let range = "WHERE run_id = ?1 AND job_idx >= ?2 AND job_idx < ?3 ORDER BY job_idx";
         // Whole answers, their cache keys and tokens too.
-        let t = &super::tables::RESPONSES;
-        let mut st = self.conn.prepare(&format!(
-            "SELECT {} FROM responses WHERE run_id = ?1 ORDER BY job_idx",
-            t.col_list()
-        ))?;
-        let responses = super::lane_tables::sqlite_rows(
-            &mut st,
-            &[super::lane_tables::Val::Text(run_id.to_string())],
-            t.cols.len(),
-        )?
-        .iter()
-        .map(ResponseRecord::from_row)
-        .collect::<Result<Vec<_>>>()?;
+        let responses: Vec<ResponseRecord> = self.records_by(range, &args)?;
+        let scores: Vec<ScoreRecord> = self.records_by(range, &args)?;
+        let job_rows: Vec<JobRow> = self.records_by(
+            "WHERE run_id = ?1 AND idx >= ?2 AND idx < ?3 ORDER BY idx",
+            &args,
+        )?;
         Ok(Some(RunBundle {
             run,
             name,
             tags: tags.join(" "),
-            jobs: self.jobs(run_id)?,
+            jobs: job_rows
+                .into_iter()
+                .map(|j| Ok((j.job, JobState::parse(&j.state)?)))
+                .collect::<Result<_>>()?,
             responses,
-            scores: self.scores(Some(run_id))?,
+            scores,
         }))
     }
 
@@ -123,7 +137,8 @@ impl Store {
             }
         }
         if added.scores > 0 {
-            super::summaries::rebuild_run(&tx, &b.run.id)?;
+            // Only added scores (never a changed one): the groups and keys they touch.
+            super::summaries::refresh(&tx, &super::summaries::Touched::of(&b.scores))?;
         }
         tx.commit()?;
         Ok(added)

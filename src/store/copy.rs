@@ -2,8 +2,9 @@
 //! (`store::lane_tables`), answer checks, entailments, topics, quality scores, the response
 //! cache and review decisions moved between stores: SQLite to PostgreSQL (a team's shared store
 //! from one machine's runs), back (every SQLite tool on a shared run's answers), or between two
-//! of either. Only what the target lacks is added, one transaction per run, so a copy that
-//! stops is finished by running it again and nothing is ever duplicated.
+//! of either. Only what the target lacks is added, one transaction per page of a run's jobs
+//! (with their answers and scores), so a copy that stops is finished by running it again,
+//! nothing is ever duplicated, and memory is bounded by the page, not the run.
 
 use std::path::Path;
 
@@ -12,6 +13,9 @@ use anyhow::bail;
 use super::lane_tables::{self, LaneKind};
 use super::links::RunKind;
 use super::{Added, AnyStore, CopyLinks};
+
+/// Jobs moved per transaction by a copy.
+const PAGE: u32 = 5_000;
 
 fn is_url(p: &Path) -> bool {
     super::pg::is_url(&p.to_string_lossy())
@@ -60,10 +64,21 @@ pub fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<()> {
             left_alone.push(r.id.clone());
             continue;
         }
-        let Some(b) = source.run_bundle(&r.id)? else {
-            continue;
-        };
-        let added = target.put_run_bundle(&b)?;
+        // A part of the run at a time (its jobs numbered in one page, with their answers and
+        // scores), each in its own transaction: memory is bounded by the page whatever the
+        // run's size, and a copy that stops is finished by running it again.
+        let mut added = Added::default();
+        let mut lo = 0u32;
+        while let Some(b) = source.run_bundle_part(&r.id, lo..lo.saturating_add(PAGE))? {
+            if b.jobs.is_empty() && b.responses.is_empty() && lo > 0 {
+                break;
+            }
+            added += target.put_run_bundle(&b)?;
+            if b.jobs.is_empty() && b.responses.is_empty() {
+                break;
+            }
+            lo = lo.saturating_add(PAGE);
+        }
         crate::say!(
             "{}: {} answers, {} scores{}",
             crate::text::one_line(&r.id),

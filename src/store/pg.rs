@@ -1072,8 +1072,17 @@ impl PgStore {
 
     /// Everything stored of a run (`store::bundle`).
     pub fn run_bundle(&self, id: &str) -> Result<Option<super::RunBundle>> {
+        self.run_bundle_part(id, 0..u32::MAX)
+    }
+
+    /// The part of a run's bundle whose jobs are numbered in `jobs`.
+    pub fn run_bundle_part(
+        &self,
+        id: &str,
+        jobs: std::ops::Range<u32>,
+    ) -> Result<Option<super::RunBundle>> {
         let id = id.to_string();
-        let Some(raw) = self.call(move |c| super::pg_runs::bundle(c, &id))? else {
+        let Some(raw) = self.call(move |c| super::pg_runs::bundle(c, &id, jobs.clone()))? else {
             return Ok(None);
         };
         Ok(Some(super::RunBundle {

@@ -448,25 +448,54 @@ pub(crate) struct RawBundle {
     pub(crate) scores: Vec<ScoreRecord>,
 }
 
-pub(crate) fn bundle(c: &mut Client, id: &str) -> PgResult<Option<RawBundle>> {
+/// The part of a run's bundle whose jobs are numbered in `jobs` (see `Store::run_bundle_part`).
+pub(crate) fn bundle(
+    c: &mut Client,
+    id: &str,
+    jobs: std::ops::Range<u32>,
+) -> PgResult<Option<RawBundle>> {
     let Some(run) = run(c, id)? else {
         return Ok(None);
     };
-    let responses = responses(c, id)?;
+    let (lo, hi) = (i64::from(jobs.start), i64::from(jobs.end));
+    let range = "WHERE run_id = $1 AND job_idx >= $2 AND job_idx < $3 ORDER BY job_idx";
+    let responses = c
+        .query(
+            &format!("SELECT {} FROM responses {range}", response_cols()),
+            &[&id, &lo, &hi],
+        )?
+        .iter()
+        .filter_map(response_row)
+        .collect();
     let scores = c
         .query(
             &format!(
-                "SELECT {} FROM scores WHERE run_id = $1 ORDER BY job_idx",
+                "SELECT {} FROM scores {range}",
                 super::tables::SCORES.col_list()
             ),
-            &[&id],
+            &[&id, &lo, &hi],
         )?
         .iter()
         .filter_map(score_row)
         .collect();
+    let t = &super::tables::JOBS;
+    let jobs = c
+        .query(
+            &format!(
+                "SELECT {} FROM jobs WHERE run_id = $1 AND idx >= $2 AND idx < $3 ORDER BY idx",
+                t.col_list()
+            ),
+            &[&id, &lo, &hi],
+        )?
+        .iter()
+        .filter_map(|r| {
+            let row = super::lane_tables::pg::row_of(t, r, t.cols.len()).ok()?;
+            converted(JobRow::from_row(&row))
+        })
+        .collect();
     Ok(Some(RawBundle {
         run,
-        jobs: jobs(c, id)?.into_iter().map(|(j, _)| j).collect(),
+        jobs,
         responses,
         scores,
     }))
@@ -492,17 +521,35 @@ pub(crate) fn put_bundle(
     let none = vec![None; b.responses.len()];
     let dropped = save_responses(&mut tx, (SAVE, SAVE_JOBS), &b.responses, &none)?;
     added.responses = b.responses.len() - dropped;
-    let score = tx.prepare(
-        "INSERT INTO scores (run_id, job_idx, item_id, task_id, model, sample, evaluator, score,
-         detail, judge, judge_reply, judge_attempts, created_at, rule_score)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-         ON CONFLICT (run_id, job_idx) DO NOTHING",
-    )?;
-    for r in &b.scores {
-        added.scores += tx.execute(&score, &refs(&score_params(r)))? as usize;
+    // The scores as one array per column: one statement for the bundle, not one per score.
+    let t = &super::tables::SCORES;
+    for chunk in b.scores.chunks(10_000) {
+        let rows: Vec<super::lane_tables::Row> = chunk.iter().map(|r| r.to_row()).collect();
+        let arrays: Vec<Box<dyn postgres::types::ToSql + Sync + Send>> = t
+            .cols
+            .iter()
+            .enumerate()
+            .map(|(col, (_, c))| super::lane_tables::pg::column(rows.iter().map(|r| &r[col]), *c))
+            .collect();
+        let unnest = t
+            .cols
+            .iter()
+            .enumerate()
+            .map(|(i, (_, c))| format!("${}::{}[]", i + 1, c.pg_type()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        added.scores += tx.execute(
+            &format!(
+                "INSERT INTO scores ({}) SELECT * FROM unnest({unnest})
+                 ON CONFLICT (run_id, job_idx) DO NOTHING",
+                t.col_list()
+            ),
+            &refs(&arrays),
+        )? as usize;
     }
     if added.scores > 0 {
-        super::summaries::pg::rebuild_run(&mut tx, &b.run.id)?;
+        // Only added scores (never a changed one): the groups and keys they touch.
+        super::summaries::pg::refresh(&mut tx, &super::summaries::Touched::of(&b.scores))?;
     }
     tx.commit()?;
     Ok(added)

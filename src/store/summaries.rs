@@ -168,8 +168,6 @@ pub(crate) struct Sql {
     /// Takes a group's summary away ($1 run, $2 model, $3 task): run before `group`, which
     /// writes it again when the group still has scores.
     pub(crate) drop_group: String,
-    /// Replaces every summary of a run ($1).
-    pub(crate) run: String,
     /// Takes one key's newest score away ($1 item, $2 model, $3 sample).
     pub(crate) drop_key: String,
     /// Writes one key's newest score ($1 item, $2 model, $3 sample), if it has one.
@@ -206,12 +204,6 @@ impl Sql {
                 m(1),
                 m(2),
                 m(3)
-            ),
-            run: format!(
-                "INSERT INTO {} ({}) {}",
-                sums.name,
-                sums.col_list(),
-                summarize(&format!("run_id = {}", m(1)))
             ),
             drop_key: format!(
                 "DELETE FROM {} WHERE item_id = {} AND model = {} AND sample = {}{ints}",
@@ -258,35 +250,6 @@ pub(super) fn refresh(tx: &rusqlite::Transaction<'_>, t: &Touched) -> Result<()>
     })
 }
 
-/// SQLite: a whole run's summaries made again (after a copy brought its scores), and the
-/// newest scores of every key it has.
-pub(super) fn rebuild_run(tx: &rusqlite::Transaction<'_>, run: &str) -> Result<()> {
-    let sql = Sql::new("?");
-    tx.execute(
-        "DELETE FROM run_summaries WHERE run_id = ?1",
-        rusqlite::params![run],
-    )?;
-    tx.execute(&sql.run, rusqlite::params![run])?;
-    let keys = run_keys(tx, run)?;
-    refresh(
-        tx,
-        &Touched {
-            groups: BTreeSet::new(),
-            keys,
-        },
-    )
-}
-
-/// The (item, model, sample) keys of a run's scores.
-fn run_keys(tx: &rusqlite::Transaction<'_>, run: &str) -> Result<BTreeSet<(String, String, u32)>> {
-    let mut st =
-        tx.prepare_cached("SELECT item_id, model, sample FROM scores WHERE run_id = ?1")?;
-    let keys = st
-        .query_map([run], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    Ok(keys)
-}
-
 /// SQLite: a run removed: its summaries go, and every key it was newest for is recomputed from
 /// the runs that stay. Called in the removal's transaction, after its scores are deleted.
 pub(super) fn forget_run(tx: &rusqlite::Transaction<'_>, run: &str) -> Result<()> {
@@ -324,45 +287,70 @@ pub(crate) mod pg {
 
     use postgres::Transaction;
 
-    use super::{Sql, Touched};
+    use super::Touched;
 
     type PgResult<T> = std::result::Result<T, postgres::Error>;
 
-    fn sql() -> &'static Sql {
-        static SQL: std::sync::OnceLock<Sql> = std::sync::OnceLock::new();
-        SQL.get_or_init(|| Sql::new("$"))
-    }
-
+    /// A handful of statements whatever was touched (the groups and keys go as arrays): one
+    /// round trip per group and per key made a copy or a worker's scores wait on the network.
     pub(crate) fn refresh(tx: &mut Transaction<'_>, t: &Touched) -> PgResult<()> {
-        if t.groups.is_empty() && t.keys.is_empty() {
-            return Ok(());
+        if !t.groups.is_empty() {
+            let mut cols: [Vec<&str>; 3] = Default::default();
+            for (run, model, task) in &t.groups {
+                cols[0].push(run);
+                cols[1].push(model);
+                cols[2].push(task);
+            }
+            let g = "unnest($1::TEXT[], $2::TEXT[], $3::TEXT[]) AS g(r, m, t)";
+            tx.execute(
+                &format!(
+                    "DELETE FROM run_summaries s USING {g}
+                     WHERE s.run_id = g.r AND s.model = g.m AND s.task_id = g.t"
+                ),
+                &[&cols[0], &cols[1], &cols[2]],
+            )?;
+            tx.execute(
+                &format!(
+                    "INSERT INTO {} ({}) {}",
+                    super::super::tables::RUN_SUMMARIES.name,
+                    super::super::tables::RUN_SUMMARIES.col_list(),
+                    super::summarize(&format!(
+                        "(run_id, model, task_id) IN (SELECT r, m, t FROM {g})"
+                    ))
+                ),
+                &[&cols[0], &cols[1], &cols[2]],
+            )?;
         }
-        let (drop, put) = (tx.prepare(&sql().drop_group)?, tx.prepare(&sql().group)?);
-        for (run, model, task) in &t.groups {
-            tx.execute(&drop, &[run, model, task])?;
-            tx.execute(&put, &[run, model, task])?;
-        }
-        let (drop, put) = (tx.prepare(&sql().drop_key)?, tx.prepare(&sql().key)?);
-        for (item, model, sample) in &t.keys {
-            let sample = i64::from(*sample);
-            tx.execute(&drop, &[item, model, &sample])?;
-            tx.execute(&put, &[item, model, &sample])?;
+        if !t.keys.is_empty() {
+            let (mut items, mut models, mut samples) = (vec![], vec![], vec![]);
+            for (item, model, sample) in &t.keys {
+                items.push(item.as_str());
+                models.push(model.as_str());
+                samples.push(i64::from(*sample));
+            }
+            let k = "unnest($1::TEXT[], $2::TEXT[], $3::BIGINT[]) AS k(i, m, s)";
+            tx.execute(
+                &format!(
+                    "DELETE FROM latest_scores l USING {k}
+                     WHERE l.item_id = k.i AND l.model = k.m AND l.sample = k.s"
+                ),
+                &[&items, &models, &samples],
+            )?;
+            let latest = &super::super::tables::LATEST_SCORES;
+            tx.execute(
+                &format!(
+                    "INSERT INTO {} ({})
+                     SELECT DISTINCT ON (item_id, model, sample)
+                       item_id, model, sample, run_id, job_idx, task_id, score
+                     FROM scores WHERE (item_id, model, sample) IN (SELECT i, m, s FROM {k})
+                     ORDER BY item_id, model, sample, run_id DESC",
+                    latest.name,
+                    latest.col_list()
+                ),
+                &[&items, &models, &samples],
+            )?;
         }
         Ok(())
-    }
-
-    /// A whole run's summaries made again, and the newest scores of every key it has.
-    pub(crate) fn rebuild_run(tx: &mut Transaction<'_>, run: &str) -> PgResult<()> {
-        tx.execute("DELETE FROM run_summaries WHERE run_id = $1", &[&run])?;
-        tx.execute(&sql().run, &[&run])?;
-        let keys = keys_where(tx, "scores", run)?;
-        refresh(
-            tx,
-            &Touched {
-                groups: BTreeSet::new(),
-                keys,
-            },
-        )
     }
 
     /// A run removed (its scores already deleted in `tx`): its summaries go, and the keys it
