@@ -23,7 +23,7 @@ pub struct Listed {
 /// A run as listed: its labels, its counts (one indexed count of its jobs) and its rates from
 /// its summaries; nothing of its answers is read.
 pub(crate) fn listed(
-    store: &Store,
+    store: &dyn crate::store::summaries::History,
     run: RunRecord,
     name: Option<String>,
     tags: Vec<String>,
@@ -69,7 +69,10 @@ pub(crate) fn settings(m: &crate::store::ModelSnapshot) -> String {
 
 /// A page of runs (newest first, see [`Store::runs_page`]); with a model, its history
 /// (oldest first).
-pub(crate) fn list(store: &Store, f: &crate::store::RunFilter) -> anyhow::Result<Vec<Listed>> {
+pub(crate) fn list(
+    store: &dyn crate::store::summaries::History,
+    f: &crate::store::RunFilter,
+) -> anyhow::Result<Vec<Listed>> {
     let mut all = Vec::new();
     for (run, name, tags) in store.runs_page(f)? {
         all.push(listed(store, run, name, tags)?);

@@ -364,4 +364,33 @@ fn summaries_equal_the_recomputed_rates_on_postgres() {
         &s.latest_scores().unwrap(),
         "in a copy of the shared store",
     );
+    // A new machine lists the team's runs from the shared store itself: the same list as the
+    // copy's, and not one answer pulled.
+    let fresh = tempfile::tempdir().unwrap();
+    let list = |db: &str, dir: &std::path::Path| -> serde_json::Value {
+        let out = assert_cmd::Command::cargo_bin("prism")
+            .unwrap()
+            .args(["runs", "--json", "--limit", "0", "--db", db])
+            .env("PRISM_CONFIG_DIR", dir)
+            .env("PRISM_DATA_DIR", dir)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out).unwrap()
+    };
+    let shared = list(&pg.url(), fresh.path());
+    let copied = list(file.to_str().unwrap(), copy.path());
+    assert_eq!(shared.as_array().unwrap().len(), 2);
+    assert_eq!(shared, copied);
+    let local = fresh.path().join("prism.db");
+    if local.exists() {
+        let answers = prism::store::Store::open(&local)
+            .unwrap()
+            .runs()
+            .unwrap()
+            .len();
+        assert_eq!(answers, 0, "listing pulled runs into the new machine's store");
+    }
 }

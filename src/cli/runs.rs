@@ -109,13 +109,34 @@ fn open(db: Option<&PathBuf>, dirs: &Dirs) -> anyhow::Result<Store> {
 }
 
 pub(crate) fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
+    let Some(what) = args.what else {
+        // A list reads the store that holds the runs (a shared store itself: nothing is
+        // pulled first), a page and its summaries.
+        let db = crate::store::Db::open(args.db.as_deref(), &default_db(dirs))?;
+        let filter = crate::store::RunFilter {
+            limit: args.limit,
+            since: args
+                .since
+                .as_deref()
+                .map(|s| crate::store::parse_since(s, crate::store::now_secs()))
+                .transpose()
+                .map_err(|e| anyhow::anyhow!("--since: {e}"))?,
+            model: args.model.clone(),
+            tags: args
+                .tag
+                .iter()
+                .map(|t| clean_tag(t))
+                .collect::<anyhow::Result<_>>()?,
+        };
+        return db.with_history(|h| list(h, &filter, args.json));
+    };
     let db = super::lane_flags::synced(args.db.as_ref(), dirs)?;
     let mut store = db.store()?;
-    if let (true, Some(what)) = (db.is_shared(), &args.what) {
-        return on_shared(&db, &mut store, what);
+    if db.is_shared() {
+        return on_shared(&db, &mut store, &what);
     }
-    match args.what {
-        Some(RunsCommand::Name { id, name }) => {
+    match what {
+        RunsCommand::Name { id, name } => {
             let name = clean_name(&name);
             let n = (!name.is_empty()).then_some(name.as_str());
             if !store.set_run_name(&id, n)? {
@@ -124,7 +145,7 @@ pub(crate) fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
             say_name(&id, n);
             Ok(0)
         }
-        Some(RunsCommand::Tag { id, tag, remove }) => {
+        RunsCommand::Tag { id, tag, remove } => {
             let tag = clean_tag(&tag)?;
             if !store.tag_run(&id, &tag, remove)? {
                 anyhow::bail!("no run {id} in the store (prism runs lists them)");
@@ -133,7 +154,7 @@ pub(crate) fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
             say_tags(&id, &tags);
             Ok(0)
         }
-        Some(RunsCommand::Rm { id, yes }) => {
+        RunsCommand::Rm { id, yes } => {
             let Some(run) = store.run(&id)? else {
                 anyhow::bail!("no run {id} in the store (prism runs lists them)");
             };
@@ -171,24 +192,6 @@ pub(crate) fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
             let removed = store.remove_run(&id)?.unwrap_or(0);
             crate::say!("removed {id}: {removed} answers and their scores");
             Ok(0)
-        }
-        None => {
-            let filter = crate::store::RunFilter {
-                limit: args.limit,
-                since: args
-                    .since
-                    .as_deref()
-                    .map(|s| crate::store::parse_since(s, crate::store::now_secs()))
-                    .transpose()
-                    .map_err(|e| anyhow::anyhow!("--since: {e}"))?,
-                model: args.model.clone(),
-                tags: args
-                    .tag
-                    .iter()
-                    .map(|t| clean_tag(t))
-                    .collect::<anyhow::Result<_>>()?,
-            };
-            list(&store, &filter, args.json)
         }
     }
 }
@@ -300,7 +303,11 @@ fn clean_tag(tag: &str) -> anyhow::Result<String> {
     Ok(tag)
 }
 
-fn list(store: &Store, filter: &crate::store::RunFilter, as_json: bool) -> anyhow::Result<i32> {
+fn list(
+    store: &dyn crate::store::summaries::History,
+    filter: &crate::store::RunFilter,
+    as_json: bool,
+) -> anyhow::Result<i32> {
     let model = filter.model.as_deref();
     let all = crate::runs::list(store, filter)?;
     if as_json {

@@ -42,12 +42,12 @@ impl std::error::Error for NoScores {}
 /// and nothing else, from the run's summaries (kept as its scores landed): it costs the run's
 /// sub-tasks, not its answers. A run without a score is [`NoScores`].
 pub fn rates_of(
-    store: &Store,
+    store: &dyn crate::store::summaries::History,
     run: &crate::store::RunRecord,
     ds: Option<&Dataset>,
 ) -> anyhow::Result<Vec<Row>> {
     let cat = ds.map(Catalogue::of).unwrap_or_default();
-    let summaries = store.run_summaries(Some(&run.id))?;
+    let summaries = store.run_summaries(&run.id)?;
     if summaries.iter().all(|t| t.rows == 0) {
         return Err(NoScores(run.id.clone()).into());
     }

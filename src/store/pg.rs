@@ -849,7 +849,7 @@ impl PgStore {
     }
 
     /// Runs `f` on the connection's thread and waits for its result.
-    fn call<T: Send + 'static>(
+    pub(super) fn call<T: Send + 'static>(
         &self,
         f: impl Fn(&mut Client) -> std::result::Result<T, postgres::Error> + Send + 'static,
     ) -> Result<T> {
@@ -1068,6 +1068,29 @@ impl PgStore {
     pub fn responses(&self, run: &str) -> Result<Vec<super::ResponseRecord>> {
         let run = run.to_string();
         self.call(move |c| super::pg_runs::responses(c, &run))
+    }
+
+    /// A page of runs, newest first, parsed, with their labels.
+    pub fn runs_page(&self, f: &super::RunFilter) -> Result<Vec<super::LabelledRun>> {
+        let (since, tags) = (f.since.unwrap_or(i64::MIN), f.tags.clone());
+        let limit = (f.model.is_none() && f.limit > 0).then_some(f.limit as i64);
+        let rows = self.call(move |c| super::pg_runs::runs_page(c, since, &tags, limit))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (name, tags) = (row.name.clone(), row.tag_list());
+            let run = row.parsed()?;
+            if f.model
+                .as_ref()
+                .is_some_and(|m| !run.config.models.iter().any(|x| &x.name == m))
+            {
+                continue;
+            }
+            out.push((run, name, tags));
+            if f.limit > 0 && out.len() == f.limit {
+                break;
+            }
+        }
+        Ok(out)
     }
 
     /// Everything stored of a run (`store::bundle`).

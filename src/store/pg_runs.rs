@@ -360,6 +360,65 @@ pub(crate) fn runs(c: &mut Client) -> PgResult<Vec<RunRow>> {
     Ok(rows)
 }
 
+/// A page of runs, newest first (see `Store::runs_page`: the same filter, the same order).
+pub(crate) fn runs_page(
+    c: &mut Client,
+    since: i64,
+    tags: &[String],
+    limit: Option<i64>,
+) -> PgResult<Vec<RunRow>> {
+    let t = &super::tables::RUNS;
+    let mut sql = format!("SELECT {} FROM runs WHERE created_at >= $1", t.col_list());
+    let mut args: Vec<Box<dyn postgres::types::ToSql + Sync + Send>> = vec![Box::new(since)];
+    for tag in tags {
+        args.push(Box::new(tag.clone()));
+        sql += &format!(
+            " AND position(' ' || ${}::TEXT || ' ' IN ' ' || tags || ' ') > 0",
+            args.len()
+        );
+    }
+    sql += " ORDER BY created_at DESC, id DESC";
+    if let Some(n) = limit {
+        sql += &format!(" LIMIT {n}");
+    }
+    Ok(c.query(&sql, &refs(&args))?
+        .iter()
+        .filter_map(run_row)
+        .collect())
+}
+
+/// How many of a run's jobs are in each state (unparsed).
+pub(crate) fn job_states(c: &mut Client, run: &str) -> PgResult<Vec<(String, i64)>> {
+    Ok(c.query(
+        "SELECT state, COUNT(*) FROM jobs WHERE run_id = $1 GROUP BY state",
+        &[&run],
+    )?
+    .iter()
+    .map(|r| (r.get(0), r.get(1)))
+    .collect())
+}
+
+/// A run's summaries.
+pub(crate) fn run_summaries(
+    c: &mut Client,
+    run: &str,
+) -> PgResult<Vec<super::summaries::TaskSummary>> {
+    let t = &super::tables::RUN_SUMMARIES;
+    Ok(c.query(
+        &format!(
+            "SELECT {} FROM run_summaries WHERE run_id = $1 ORDER BY model, task_id",
+            t.col_list()
+        ),
+        &[&run],
+    )?
+    .iter()
+    .filter_map(|r| {
+        let row = super::lane_tables::pg::row_of(t, r, t.cols.len()).ok()?;
+        converted(super::summaries::TaskSummary::from_row(&row))
+    })
+    .collect())
+}
+
 fn run_row(r: &postgres::Row) -> Option<RunRow> {
     let t = &super::tables::RUNS;
     let row = super::lane_tables::pg::row_of(t, r, t.cols.len()).ok()?;

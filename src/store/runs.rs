@@ -361,6 +361,22 @@ pub struct JobCounts {
     pub unknown: usize,
 }
 
+impl JobCounts {
+    /// Counts from (state, count) rows, as either backend groups them.
+    pub(crate) fn of_states(states: impl IntoIterator<Item = (String, i64)>) -> Result<JobCounts> {
+        let mut out = JobCounts::default();
+        for (s, n) in states {
+            match JobState::parse(&s)? {
+                JobState::Done => out.done = n as usize,
+                JobState::Failed => out.failed = n as usize,
+                JobState::Pending => out.pending = n as usize,
+                JobState::Unknown => out.unknown += n as usize,
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// A new run id: sortable by time, readable, unique enough (`r20261129-194512-3fa9`).
 pub fn new_run_id() -> String {
     format!(
@@ -686,20 +702,13 @@ impl Store {
     pub fn job_counts(&self, run_id: &str) -> Result<JobCounts> {
         let mut st = self
             .conn
-            .prepare("SELECT state, COUNT(*) FROM jobs WHERE run_id = ?1 GROUP BY state")?;
-        let mut out = JobCounts::default();
-        for row in st.query_map([run_id], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-        })? {
-            let (s, n) = row?;
-            match JobState::parse(&s)? {
-                JobState::Done => out.done = n as usize,
-                JobState::Failed => out.failed = n as usize,
-                JobState::Pending => out.pending = n as usize,
-                JobState::Unknown => out.unknown += n as usize,
-            }
-        }
-        Ok(out)
+            .prepare_cached("SELECT state, COUNT(*) FROM jobs WHERE run_id = ?1 GROUP BY state")?;
+        let states = st
+            .query_map([run_id], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        JobCounts::of_states(states)
     }
 }
 
