@@ -391,6 +391,9 @@ fn summaries_equal_the_recomputed_rates_on_postgres() {
             .runs()
             .unwrap()
             .len();
-        assert_eq!(answers, 0, "listing pulled runs into the new machine's store");
+        assert_eq!(
+            answers, 0,
+            "listing pulled runs into the new machine's store"
+        );
     }
 }

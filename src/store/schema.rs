@@ -379,9 +379,12 @@ pub(super) const MIGRATIONS: &[&str] = &[
     "#,
     // 19: summaries kept as scores land (`store::summaries`): per run x model x sub-task what
     // its scores come to, and per item x model x sample the newest run's score; made here from
-    // the scores a store already has. Runs are listed newest first, a page at a time.
+    // the scores a store already has. Runs are listed newest first, a page at a time, each
+    // with its job counts: the jobs not done are indexed (a finished run has no entry, and a
+    // saved answer only takes its job's entry out), the rest is the run's job count.
     r#"
     CREATE INDEX runs_created ON runs(created_at, id);
+    CREATE INDEX jobs_open ON jobs(run_id, state) WHERE state != 'done';
     CREATE INDEX scores_group ON scores(run_id, model, task_id, item_id);
     CREATE INDEX scores_key ON scores(item_id, model, sample, run_id);
     CREATE TABLE run_summaries (
