@@ -246,7 +246,7 @@ impl Tui {
                 return t.elapsed();
             }
             assert!(
-                t.elapsed() < Duration::from_secs(300),
+                t.elapsed() < Duration::from_secs(120),
                 "waiting for {what}:\n{s}"
             );
             std::thread::sleep(Duration::from_millis(5));
@@ -409,7 +409,13 @@ fn main() {
         );
     }
     for &runs in &sizes {
-        let db = dir.path().join(format!("h{runs}.db"));
+        // `--keep DIR`: the store is made there and stays (with the release) for a closer look.
+        let keep = arg(&args, "--keep").map(std::path::PathBuf::from);
+        let db = keep
+            .as_deref()
+            .unwrap_or(dir.path())
+            .join(format!("h{runs}.db"));
+        let _ = std::fs::remove_file(&db);
         let t = Instant::now();
         let ids = build(&db, &ds, runs, models);
         let answers = runs * ds.items.len() * models;
@@ -486,20 +492,12 @@ fn main() {
                 per_run as f64 / took.as_secs_f64()
             );
         }
-        match arg(&args, "--keep") {
-            // The store stays for a closer look (`--keep DIR`).
-            Some(keep) => {
-                std::fs::create_dir_all(&keep).unwrap();
-                std::fs::rename(&db, Path::new(&keep).join(format!("h{runs}.db")))
-                    .or_else(|_| {
-                        std::fs::copy(&db, Path::new(&keep).join(format!("h{runs}.db"))).map(|_| ())
-                    })
-                    .unwrap();
-                synth::synth_release(&Path::new(&keep).join("release"), items);
-            }
+        match &keep {
+            Some(k) => synth::synth_release(&k.join("release"), items),
             None => {
                 let _ = std::fs::remove_file(&db);
+                0
             }
-        }
+        };
     }
 }

@@ -289,7 +289,9 @@ fn runs_list_a_page_newest_first_filtered_by_time_tag_and_model() {
     assert_eq!(listed(&[]), all, "the default page holds 20");
     let mut tagged = listed(&["--tag", "v2"]);
     tagged.sort();
-    assert_eq!(tagged, ids[1..].to_vec());
+    let mut want = ids[1..].to_vec();
+    want.sort();
+    assert_eq!(tagged, want);
     assert!(listed(&["--tag", "v2", "--tag", "other"]).is_empty());
     assert_eq!(listed(&["--since", "1d"]), all);
     assert!(listed(&["--since", "2099-01-01"]).is_empty());
@@ -327,6 +329,29 @@ fn runs_list_a_page_newest_first_filtered_by_time_tag_and_model() {
         .assert()
         .failure();
     assert!(String::from_utf8_lossy(&bad.get_output().stderr).contains("--since"));
+    // --db before the subcommand, as every other command takes it (issue 45).
+    env.prism()
+        .arg("runs")
+        .arg("--db")
+        .arg(&db)
+        .args(["name", &ids[0], "first of three"])
+        .assert()
+        .success();
+    let named = env
+        .prism()
+        .args(["runs", "--json", "--limit", "0", "--db"])
+        .arg(&db)
+        .assert()
+        .success();
+    assert!(String::from_utf8_lossy(&named.get_output().stdout).contains("first of three"));
+    // What only a list reads does not go with a subcommand.
+    let mixed = env
+        .prism()
+        .args(["runs", "--model", "m", "tag", &ids[0], "x", "--db"])
+        .arg(&db)
+        .assert()
+        .failure();
+    assert!(String::from_utf8_lossy(&mixed.get_output().stderr).contains("--model is for listing"));
 }
 
 /// `prism compare --format html -o FILE`: one page naming both runs with their model settings,

@@ -36,7 +36,6 @@ pub enum RunsCommand {
 }
 
 #[derive(Debug, clap::Args)]
-#[command(args_conflicts_with_subcommands = true)]
 pub struct RunsArgs {
     #[command(subcommand)]
     pub what: Option<RunsCommand>,
@@ -130,6 +129,24 @@ pub(crate) fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
         };
         return db.with_history(|h| list(h, &filter, args.json));
     };
+    // --db goes before or after the subcommand; what only a list reads does not go with one.
+    let listing = [
+        (args.model.is_some(), "--model"),
+        (args.json, "--json"),
+        (args.since.is_some(), "--since"),
+        (!args.tag.is_empty(), "--tag"),
+        (args.limit != 20, "--limit"),
+    ];
+    if let Some((_, flag)) = listing.iter().find(|(set, _)| *set) {
+        anyhow::bail!(
+            "{flag} is for listing runs: it does not go with `prism runs {}`",
+            match what {
+                RunsCommand::Name { .. } => "name",
+                RunsCommand::Tag { .. } => "tag",
+                RunsCommand::Rm { .. } => "rm",
+            }
+        );
+    }
     let db = super::lane_flags::synced(args.db.as_ref(), dirs)?;
     let mut store = db.store()?;
     if db.is_shared() {
