@@ -15,7 +15,8 @@
 //! with their summaries); the others are copies of it made in SQL, each a day newer.
 //!
 //! `cargo bench --bench history [-- --runs 30,100 --items 9660 --models 8 --repeat 5 --pg
-//! --keep DIR]` (`--keep`: the stores and the release stay in DIR for a closer look)
+//! --keep DIR [--reuse]]` (`--keep`: the stores and the release stay in DIR for a closer
+//! look; `--reuse`: measure the store an earlier `--keep` made there)
 //!
 //! Needs tmux for the TUI's numbers (skipped, and said, without it).
 
@@ -292,8 +293,14 @@ struct TuiNumbers {
 }
 
 fn tui(cfg: &Path, data: &Path, db: &Path, runs: usize, models: usize, heat: bool) -> TuiNumbers {
+    // A server of its own each time: a new session on a server still shutting down is lost.
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let t = Tui {
-        socket: format!("prism-history-{}", std::process::id()),
+        socket: format!(
+            "prism-history-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ),
     };
     let cmd = format!(
         "PRISM_CONFIG_DIR={c} PRISM_DATA_DIR={c} {BIN} {d} --db {db}; sleep 60",
@@ -415,9 +422,18 @@ fn main() {
             .as_deref()
             .unwrap_or(dir.path())
             .join(format!("h{runs}.db"));
-        let _ = std::fs::remove_file(&db);
+        let reuse = keep.is_some() && args.iter().any(|a| a == "--reuse") && db.exists();
+        if !reuse {
+            let _ = std::fs::remove_file(&db);
+        }
         let t = Instant::now();
-        let ids = build(&db, &ds, runs, models);
+        let ids = if reuse {
+            // `--reuse` (with --keep): the store made by an earlier run of the bench.
+            let s = Store::open(&db).unwrap();
+            s.runs().unwrap().into_iter().map(|r| r.id).collect()
+        } else {
+            build(&db, &ds, runs, models)
+        };
         let answers = runs * ds.items.len() * models;
         let size = std::fs::metadata(&db).map_or(0, |m| m.len()) / 1_000_000;
         println!(

@@ -135,8 +135,12 @@ pub(crate) fn heatmap_rows(
 ) -> anyhow::Result<(Vec<crate::report::Row>, Vec<String>)> {
     let (mut rows, mut unscored) = (Vec::new(), Vec::new());
     for id in runs {
-        match crate::report::build::from_store(store, id, Some(ds)) {
-            Ok((got, _)) => {
+        // Rates only (from the run's summaries): the heatmap shows no worst examples.
+        let Some(run) = store.run(id)? else {
+            continue;
+        };
+        match crate::report::build::rates_of(store, &run, Some(ds)) {
+            Ok(got) => {
                 let label = store.run_labels(id)?.0.unwrap_or_else(|| id.clone());
                 rows.extend(got.into_iter().map(|mut r| {
                     r.name = format!("{} @ {}", r.name, crate::text::one_line(&label));

@@ -703,11 +703,15 @@ impl Store {
         // A run's jobs are numbered 0..n as it is made, so the key gives n at once; only the
         // jobs not done are counted (a partial index holds just those), so a finished run of
         // any size costs two index lookups, not a walk over its jobs.
-        let (lo, hi): (Option<i64>, Option<i64>) = self.conn.query_row(
-            "SELECT MIN(idx), MAX(idx) FROM jobs WHERE run_id = ?1",
-            [run_id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?;
+        // Apart: SQLite answers MIN or MAX alone from the key, both at once by a scan.
+        let end = |f: &str| -> Result<Option<i64>> {
+            Ok(self.conn.query_row(
+                &format!("SELECT {f}(idx) FROM jobs WHERE run_id = ?1"),
+                [run_id],
+                |r| r.get(0),
+            )?)
+        };
+        let (lo, hi) = (end("MIN")?, end("MAX")?);
         let mut states = Vec::new();
         let mut st = self.conn.prepare_cached(
             "SELECT state, COUNT(*) FROM jobs INDEXED BY jobs_open
