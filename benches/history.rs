@@ -9,7 +9,9 @@
 //!   (the newest scores loaded off the loop thread); `R` to the runs listed; every run marked and
 //!   `H` to the heatmap of every run's models; the TUI's peak resident memory then;
 //! - with `--pg`: `prism db copy` of one run SQLite → PostgreSQL and back (answers/s and the
-//!   copying prism's peak resident memory), on a PostgreSQL server of the bench's own.
+//!   copying prism's peak resident memory), on a PostgreSQL server of the bench's own; with
+//!   `--pg-all` too, the rest of the history copied there and a new machine's `prism runs
+//!   --db postgres://...`.
 //!
 //! The first run is written through the store as `prism run` writes it (answers, then scores
 //! with their summaries); the others are copies of it made in SQL, each a day newer.
@@ -507,6 +509,25 @@ fn main() {
                 took.as_secs_f64(),
                 per_run as f64 / took.as_secs_f64()
             );
+            // The whole history on the shared store (`--pg-all`), listed by a new machine.
+            if args.iter().any(|a| a == "--pg-all") {
+                let all: Vec<String> = ids[1..].to_vec();
+                let t = Instant::now();
+                let (_, mb) = copy(&cfg, dbs, &url, &all.join(","));
+                println!(
+                    "  db copy of the other {} runs SQLite -> PostgreSQL {:.0} s = {:.0} answers/s, peak {mb:.0} MB",
+                    all.len(),
+                    t.elapsed().as_secs_f64(),
+                    (all.len() * per_run) as f64 / t.elapsed().as_secs_f64()
+                );
+                let fresh = dir.path().join("fresh");
+                std::fs::create_dir_all(&fresh).unwrap();
+                let list = median(repeat, || timed(&fresh, &["runs", "--db", &url]));
+                println!(
+                    "  a new machine's prism runs --db postgres://... {} (nothing pulled)",
+                    ms(list)
+                );
+            }
         }
         match &keep {
             Some(k) => synth::synth_release(&k.join("release"), items),

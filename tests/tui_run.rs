@@ -261,3 +261,62 @@ fn choosing_a_judge_scores_the_waiting_answers_and_is_remembered() {
     let s = screen(&term);
     assert!(s.contains("now: j") && s.contains("● j"), "{s}");
 }
+
+/// `esc` during a run goes back and leaves the run going; `X` stops it only when pressed twice
+/// (issue 45: esc had cancelled a demo's run one second in). At 80x24 and 120x40.
+#[test]
+fn esc_during_a_run_goes_back_and_the_run_goes_on() {
+    use futures::StreamExt;
+    let mock = mock::start_background();
+    let rt = runtime();
+    for size in [(80u16, 24u16), (120, 40)] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("prism.db");
+        let slow: ModelsFile = toml::from_str(&format!(
+            "[[models]]\nname = \"slow\"\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"crawl\"\n",
+            mock.url()
+        ))
+        .unwrap();
+        let (mut app, mut services) = common::screen::session(&rt, &db, slow.models);
+        let start = vec![
+            key('j'),
+            code(KeyCode::Enter),
+            key('j'),
+            code(KeyCode::Tab),
+            key(' '),
+            key(' '),
+            key(' '),
+            key('r'),
+            code(KeyCode::Enter),
+        ];
+        // The keys after the run started: esc (back), then X once (asks; nothing stops).
+        let later = |k: crossterm::event::Event, ms: u64| {
+            futures::stream::once(async move {
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                Ok::<_, std::io::Error>(k)
+            })
+        };
+        let events = futures::stream::iter(start.into_iter().map(Ok::<_, std::io::Error>))
+            .chain(later(code(KeyCode::Esc), 300))
+            .boxed();
+        let mut term = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
+        rt.block_on(prism::tui::run_loop_with(
+            &mut term,
+            &mut app,
+            events,
+            &mut services,
+        ))
+        .unwrap();
+        let run = app.session.active.as_ref().expect("a run started");
+        assert_eq!(app.top(), ScreenId::Browse, "esc went back");
+        assert!(!run.running());
+        assert_eq!(
+            (run.done, run.total),
+            (3, 3),
+            "{size:?}: the run went on to the end after esc"
+        );
+        let stored = prism::store::Store::open(&db).unwrap();
+        let r = stored.latest_run().unwrap().unwrap();
+        assert_eq!(r.status, prism::store::RunStatus::Finished, "{size:?}");
+    }
+}

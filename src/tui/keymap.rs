@@ -60,6 +60,7 @@ pub enum Action {
     SampleAgain,
     Metric,
     Models,
+    StopRun,
     Claims,
     SelfDetect,
     Review,
@@ -667,6 +668,15 @@ const DEFS: &[Def] = &[
         ],
     },
     Def {
+        action: Action::StopRun,
+        name: "stop_run",
+        keys: &["X"],
+        uses: &[(
+            &[Compare],
+            "stop the run (press twice: finished answers are kept; esc only goes back)",
+        )],
+    },
+    Def {
         action: Action::Models,
         name: "models",
         keys: &["M"],
@@ -814,7 +824,10 @@ const DEFS: &[Def] = &[
         keys: &["esc"],
         uses: &[
             (&[Browse], "clear the search"),
-            (&[Compare], "cancel the run, else back"),
+            (
+                &[Compare],
+                "back (a run goes on: its progress stays in the tree and the status line)",
+            ),
             (&[Contradictions], "cancel the detection, else back"),
             (&[Claims], "cancel the detection, else back to browsing"),
             (&[Selfcheck], "cancel the self-detection run, else back"),

@@ -10,7 +10,7 @@
 //! - `badsse`: a malformed data line first.
 //! - `stall`: one chunk, then silence for 5 s.
 //! - `always500`: 500 every time.
-//! - `slow`: `echo`, with 40 ms between chunks.
+//! - `slow`: `echo`, with 40 ms between chunks; `crawl`, 400 ms (an answer takes 1.6 s).
 //! - `wait200`: `echo`, all at once after 200 ms (a model that is the bottleneck: benches).
 //! - `bench32`: a 32-token reply, every event in one write (for the throughput bench).
 //! - `closing`: `echo` in one write, then the server closes the connection (`Connection: close`).
@@ -466,6 +466,9 @@ fn plan(state: &MockState, model: &str, prompt: &str) -> Plan {
         "closing" => Plan::Closing,
         "slow" => Plan::Ok {
             delay: Duration::from_millis(40),
+        },
+        "crawl" => Plan::Ok {
+            delay: Duration::from_millis(400),
         },
         "autohallslow" | "selfcheckslow" | "judgeslow" | "qualityslow" => Plan::Ok {
             delay: Duration::from_millis(30),

@@ -44,6 +44,8 @@ pub struct Compare {
     pub show_tokens: bool,
     /// The token under the cursor in the focused pane (`.`/`,` step through the unlikely ones).
     pub token_cursor: Option<usize>,
+    /// When `X` was pressed once: a second press within 5 s stops the run.
+    stop_armed: Option<std::time::Instant>,
     /// Where the panes were last drawn, and what each showed.
     areas: Option<CompareAreas>,
     drawn: HashMap<String, Drawn>,
@@ -181,17 +183,34 @@ impl Compare {
         let panes = models.len();
         let focused = models.get(self.pane).cloned();
         let mut out = vec![Cmd::ClearNotice];
+        if a != Action::StopRun {
+            self.stop_armed = None;
+        }
         match a {
             Action::Quit => out.push(Cmd::Quit),
             Action::Help => out.push(Cmd::Popup(Box::new(crate::tui::popups::Help::new(
                 Mode::Compare,
             )))),
-            Action::Cancel => {
-                if cx.session.active.as_ref().is_some_and(|r| r.running()) {
+            // esc means back here as everywhere: a run goes on (stopping it is `X`, twice).
+            Action::Cancel => out.push(Cmd::Pop),
+            Action::StopRun => {
+                let running = cx.session.active.as_ref().is_some_and(|r| r.running());
+                let armed = self
+                    .stop_armed
+                    .is_some_and(|t| t.elapsed() < std::time::Duration::from_secs(5));
+                if !running {
+                    self.stop_armed = None;
+                    out.push(Cmd::Notice("no run in progress".into()));
+                } else if armed {
+                    self.stop_armed = None;
                     out.push(Cmd::CancelRun);
-                    out.push(Cmd::Notice("cancelling: finished answers are kept".into()));
+                    out.push(Cmd::Notice("stopping the run: finished answers are kept".into()));
                 } else {
-                    out.push(Cmd::Pop);
+                    self.stop_armed = Some(std::time::Instant::now());
+                    let key = cx.keymap.hint(Mode::Compare, Action::StopRun);
+                    out.push(Cmd::Notice(format!(
+                        "stop the run? press {key} again (finished answers are kept; any other key goes on)"
+                    )));
                 }
             }
             Action::Back => out.push(Cmd::Pop),
