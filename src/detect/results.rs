@@ -37,6 +37,12 @@ impl Outcome {
         self.missing == 0
     }
 
+    /// Every pair checked and not one verdict could be read: neither flagged nor cleared (a
+    /// screen says "undecided" and a share of flagged answers leaves it out).
+    pub fn undecided(&self) -> bool {
+        self.complete() && self.conflicts == 0 && self.consistent == 0 && self.unparsed > 0
+    }
+
     /// The mean conflict rate, SelfCheckGPT-prompt style: a conflict counts 1, a consistent
     /// pair 0 and an unreadable verdict 0.5, over the pairs checked. `None` before any.
     pub fn rate(&self) -> Option<f64> {

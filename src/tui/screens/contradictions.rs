@@ -617,6 +617,11 @@ impl Contradictions {
                     " FLAGGED ",
                     t.error().add_modifier(Modifier::BOLD | Modifier::REVERSED),
                 )]
+            } else if o.undecided() {
+                vec![Span::styled(
+                    " undecided: no verdict could be read ",
+                    t.warning().add_modifier(Modifier::BOLD),
+                )]
             } else if o.complete() {
                 vec![Span::styled(
                     " not flagged ",
@@ -639,7 +644,16 @@ impl Contradictions {
                 t.base(),
             ));
             if let Some(r) = o.rate() {
-                spans.push(Span::styled(format!(" · conflict rate {r:.2}"), t.muted()));
+                // Said where it is shown: an unreadable verdict counts half in the rate.
+                let half = if o.unparsed > 0 {
+                    " (an unreadable verdict counts 0.5)"
+                } else {
+                    ""
+                };
+                spans.push(Span::styled(
+                    format!(" · conflict rate {r:.2}{half}"),
+                    t.muted(),
+                ));
             }
             if o.unparsed > 0 {
                 spans.push(Span::styled(

@@ -222,6 +222,7 @@ impl Heatmap {
             // Worst first: the items whose answers were flagged most (1 - flagged share).
             for fl in self.flags.iter().flatten() {
                 if fl.model == model
+                    && !fl.outcome.undecided()
                     && let Some(i) = cx.ds.index_of(&fl.item_id)
                     && keep(i)
                 {
@@ -676,15 +677,28 @@ impl Heatmap {
             .border_type(BorderType::Rounded)
             .border_style(t.border(true))
             .title(match self.metric {
-                Metric::Rate => " Hallucination rate % (lower is better) · * partial ",
+                Metric::Rate => " Hallucination rate % (lower is better) · * partial ".to_string(),
                 Metric::Flags => {
-                    " Answers flagged by self-contradiction % (any of K pairs conflicts) · H-Score column: mean of the four "
+                    let undecided = self
+                        .flags
+                        .iter()
+                        .flatten()
+                        .filter(|f| f.outcome.undecided())
+                        .count();
+                    format!(
+                        " Answers flagged by self-contradiction % (any of K pairs conflicts){} · H-Score column: mean of the four ",
+                        if undecided > 0 {
+                            format!(" · {undecided} undecided left out (no verdict read)")
+                        } else {
+                            String::new()
+                        }
+                    )
                 }
                 Metric::Split => {
-                    " Items whose samples disagree % (some right, some wrong; items with 2+ samples) · H-Score column: mean of the four "
+                    " Items whose samples disagree % (some right, some wrong; items with 2+ samples) · H-Score column: mean of the four ".to_string()
                 }
                 Metric::Signals => {
-                    " AUROC % of each signal against PRISM's verdict (higher predicts better, 50 chance; H-Score column: mean of the four) · - too few of a class · intervals: prism signals "
+                    " AUROC % of each signal against PRISM's verdict (higher predicts better, 50 chance; H-Score column: mean of the four) · - too few of a class · intervals: prism signals ".to_string()
                 }
             });
         let inner = block.inner(area);
@@ -951,7 +965,9 @@ fn draw_drill(cx: &Cx, f: &mut Frame, area: Rect, d: &Drill) {
 /// all, unlike the rate's mean of task rates: flags are per answer, not per task score).
 fn flag_rows(flags: &[crate::detect::results::AnswerFlag]) -> Vec<Row> {
     let mut per: Shares = Shares::new();
-    for f in flags {
+    // An answer with no readable verdict is neither flagged nor cleared: left out (the
+    // title says how many).
+    for f in flags.iter().filter(|f| !f.outcome.undecided()) {
         let e = per
             .entry(f.model.clone())
             .or_default()
@@ -1129,6 +1145,38 @@ fn draw_agreement(cx: &Cx, f: &mut Frame, area: Rect, rows: &[crate::detect::res
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn answers_with_no_readable_verdict_are_left_out_of_the_flag_share() {
+        use crate::detect::results::{AnswerFlag, Outcome};
+        let flag = |model: &str, conflicts, consistent, unparsed| AnswerFlag {
+            source_run: "r".into(),
+            source_job: 0,
+            item_id: "i".into(),
+            task_id: "KE-FD-Myths".into(),
+            model: model.into(),
+            outcome: Outcome {
+                k: 6,
+                conflicts,
+                consistent,
+                unparsed,
+                missing: 0,
+            },
+            score: None,
+        };
+        // One flagged, one cleared, two undecided (every verdict unreadable).
+        let rows = flag_rows(&[
+            flag("m", 1, 5, 0),
+            flag("m", 0, 6, 0),
+            flag("m", 0, 0, 6),
+            flag("m", 0, 0, 6),
+        ]);
+        let ke = rows[0].dims[0].unwrap();
+        assert_eq!(ke.rate, 50.0, "1 of the 2 decided answers, not 1 of 4");
+        assert!(flag("m", 0, 0, 6).outcome.undecided());
+        assert!(!flag("m", 0, 1, 5).outcome.undecided());
+        assert!(!flag("m", 1, 0, 5).outcome.undecided());
+    }
     use super::*;
     use crate::detect::signals::SignalRow;
     use crate::eval::signals::SignalScore;
