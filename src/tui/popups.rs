@@ -99,9 +99,18 @@ impl Component for Help {
         );
         let inner = block.inner(r);
         f.render_widget(block, r);
+        let heights: Vec<u16> = wrapped.iter().map(|(_, d)| d.len() as u16).collect();
+        let skipped: u16 = heights.iter().take(self.scroll as usize).sum();
+        let [table_area, foot] =
+            Layout::vertical([Constraint::Min(1), Constraint::Length(2)]).areas(inner);
         let table_rows: Vec<Row> = wrapped
             .into_iter()
             .skip(self.scroll as usize)
+            // Whole rows only: a description is never cut off at the bottom.
+            .scan(0u16, |used, row| {
+                *used += row.1.len() as u16;
+                (*used <= table_area.height).then_some(row)
+            })
             .map(|(keys, desc)| {
                 let h = desc.len() as u16;
                 let desc: Vec<Line> = desc
@@ -115,8 +124,6 @@ impl Component for Help {
                 .height(h)
             })
             .collect();
-        let [table_area, foot] =
-            Layout::vertical([Constraint::Min(1), Constraint::Length(2)]).areas(inner);
         f.render_widget(
             Table::new(
                 table_rows,
@@ -125,9 +132,37 @@ impl Component for Help {
             .style(t.base()),
             table_area,
         );
+        // More than fits (80x24): a scroll bar, and the first foot line says how much more.
+        let mut shown = 0u16;
+        for &d in heights.iter().skip(self.scroll as usize) {
+            if shown + d > table_area.height {
+                break;
+            }
+            shown += d;
+        }
+        let below = lines.saturating_sub(skipped + shown);
+        super::widgets::scrollbar(
+            f,
+            r,
+            lines as usize,
+            skipped as usize,
+            table_area.height as usize,
+        );
+        let more = if below > 0 {
+            Line::styled(
+                format!(
+                    "↓ {below} more line{} ({} or pgdn)",
+                    if below == 1 { "" } else { "s" },
+                    cx.keymap.hint(Mode::Help, Action::Down)
+                ),
+                t.accent(),
+            )
+        } else {
+            Line::raw("")
+        };
         f.render_widget(
             Paragraph::new(Text::from(vec![
-                Line::raw(""),
+                more,
                 Line::styled(
                     "Mouse: wheel scrolls the pane under it; click selects; click again opens.",
                     t.muted(),
