@@ -35,6 +35,8 @@ pub struct App {
     popups: Vec<Box<dyn Component>>,
     /// Warnings and messages, shown once in the status bar.
     pub notice: Option<String>,
+    /// The notice on screen and since when: a message leaves by itself (see [`notice_ttl`]).
+    notice_shown: Option<(String, std::time::Instant)>,
     /// The judge's name (the config's `judge`, or the one chosen with `u`).
     pub judge: Option<String>,
     pub quit: bool,
@@ -82,6 +84,7 @@ impl App {
             screens: vec![browse],
             popups: Vec::new(),
             notice: None,
+            notice_shown: None,
             judge: None,
             quit: false,
             requests: Vec::new(),
@@ -545,6 +548,23 @@ impl App {
     /// Before a frame: summaries catch up with the scores that arrived.
     pub fn before_draw(&mut self) {
         self.session.refresh();
+        // A message leaves by itself once read (a new one starts its own time).
+        match (&self.notice, &self.notice_shown) {
+            (Some(n), Some((shown, at))) if n == shown => {
+                if at.elapsed() >= notice_ttl(n) {
+                    self.notice = None;
+                    self.notice_shown = None;
+                }
+            }
+            (Some(n), _) => self.notice_shown = Some((n.clone(), std::time::Instant::now())),
+            (None, _) => self.notice_shown = None,
+        }
+    }
+
+    /// How long the message on screen has left, for the loop to wake and take it away.
+    pub fn notice_left(&self) -> Option<std::time::Duration> {
+        let (n, at) = self.notice_shown.as_ref()?;
+        Some(notice_ttl(n).saturating_sub(at.elapsed()))
     }
 
     /// Draws the top screen and the popups over it.
@@ -561,5 +581,55 @@ impl App {
         if let Some(n) = &self.notice {
             crate::tui::widgets::long_notice(f, area, &self.theme, n);
         }
+    }
+}
+
+/// How long a message stays: long enough to read it (10 s, and 50 ms a character more for a
+/// long one, up to 30 s), then it leaves without a key press.
+pub(crate) fn notice_ttl(notice: &str) -> std::time::Duration {
+    let chars = notice.chars().count() as u64;
+    std::time::Duration::from_millis((10_000 + 50 * chars.saturating_sub(80)).min(30_000))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn app() -> App {
+        let loaded = crate::dataset::load_sample();
+        App::new(
+            Arc::new(loaded.dataset),
+            Arc::new(Vec::new()),
+            crate::theme::Theme::default_theme(),
+            Keymap::default(),
+        )
+    }
+
+    #[test]
+    fn a_message_leaves_by_itself_once_its_time_is_up() {
+        let mut a = app();
+        a.notice = Some("judge: smol · scoring the 5 answers…".into());
+        a.before_draw();
+        assert!(a.notice.is_some(), "shown first");
+        let left = a.notice_left().unwrap();
+        assert!(left > std::time::Duration::from_secs(9) && left <= notice_ttl("x"));
+        // Its time up (as if shown 31 s ago): the next frame is without it.
+        a.notice_shown = Some((
+            a.notice.clone().unwrap(),
+            std::time::Instant::now() - std::time::Duration::from_secs(31),
+        ));
+        a.before_draw();
+        assert_eq!(a.notice, None);
+        assert_eq!(a.notice_left(), None);
+        // A new message starts its own time.
+        a.notice = Some("another".into());
+        a.before_draw();
+        assert!(a.notice_left().unwrap() > std::time::Duration::from_secs(9));
+        // A long one stays longer, up to 30 s.
+        assert!(notice_ttl(&"x".repeat(300)) > notice_ttl("short"));
+        assert_eq!(
+            notice_ttl(&"x".repeat(10_000)),
+            std::time::Duration::from_secs(30)
+        );
     }
 }

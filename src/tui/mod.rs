@@ -159,6 +159,8 @@ where
         } else {
             Duration::from_secs(3600)
         };
+        // A message on screen leaves by itself: wake when its time is up.
+        let notice_left = app.notice_left();
         tokio::select! {
             biased;
             _ = &mut stop => app.quit = true,
@@ -183,6 +185,9 @@ where
                 dirty = true;
             }
             _ = tokio::time::sleep(wait), if dirty => {}
+            _ = tokio::time::sleep(notice_left.unwrap_or_default()), if notice_left.is_some() && !dirty => {
+                dirty = true;
+            }
             // While work is in progress and nothing else happens, still tick (rate and ETA).
             _ = tokio::time::sleep(Duration::from_millis(500)), if running && !dirty => { dirty = true; }
         }

@@ -34,13 +34,11 @@ pub(crate) fn wrap_hints(hints: &str, width: u16) -> Vec<String> {
     lines.into_iter().map(|l| format!(" {l}")).collect()
 }
 
-/// How many rows a screen's status needs for `hints` at `width` (a notice takes one; the long
-/// notice box shows the rest of it).
+/// How many rows a screen's status needs for `hints` at `width` (a notice takes one more; the
+/// long notice box shows the rest of it).
 pub(crate) fn status_rows(notice: Option<&str>, hints: &str, width: u16) -> u16 {
-    match notice {
-        Some(_) => 1,
-        None => wrap_hints(hints, width).len() as u16,
-    }
+    // A notice takes a row of its own: the key hints stay in sight under it.
+    u16::from(notice.is_some()) + wrap_hints(hints, width).len() as u16
 }
 
 /// [`status_line`] over as many rows as [`status_rows`] gave: the hints wrapped, never cut.
@@ -51,19 +49,21 @@ pub(crate) fn status_lines(
     notice: Option<&str>,
     hints: &str,
 ) {
-    let lines: Vec<Line> = match notice {
-        Some(n) => vec![Line::styled(crate::text::one_line(n), theme.warning())],
-        None => wrap_hints(hints, area.width)
+    let mut lines: Vec<Line> = notice
+        .map(|n| Line::styled(crate::text::one_line(n), theme.warning()))
+        .into_iter()
+        .collect();
+    lines.extend(
+        wrap_hints(hints, area.width)
             .into_iter()
-            .map(|l| Line::styled(l, theme.muted()))
-            .collect(),
-    };
+            .map(|l| Line::styled(l, theme.muted())),
+    );
     f.render_widget(Paragraph::new(lines), area);
 }
 
 /// A notice too long for the status line is never cut silently: the whole of it, wrapped, in a
-/// box just above the status line (up to eight lines; the status line keeps its start). It goes
-/// with the notice, on the next key press.
+/// box at the top (up to eight lines; the status line keeps its start). It goes with the
+/// notice: on the next key press, or by itself once read.
 pub(crate) fn long_notice(f: &mut Frame, area: Rect, theme: &Theme, notice: &str) {
     use ratatui::widgets::{Clear, Wrap};
     use unicode_width::UnicodeWidthStr;
@@ -76,9 +76,12 @@ pub(crate) fn long_notice(f: &mut Frame, area: Rect, theme: &Theme, notice: &str
     let inner_w = area.width.saturating_sub(2);
     let lines = (para.line_count(inner_w) as u16).clamp(1, 8);
     let h = (lines + 2).min(area.height.saturating_sub(2));
+    // At the top, under the title line: the key hints at the bottom stay in sight, and the
+    // panes' contents (the verdicts a message talks about) are covered the least; it leaves
+    // by itself (`App::notice_ttl`).
     let r = Rect {
         x: area.x,
-        y: area.y + area.height.saturating_sub(1 + h),
+        y: area.y + 1,
         width: area.width,
         height: h,
     };
