@@ -550,3 +550,64 @@ fn shading_says_which_answers_have_no_tokens() {
         "{s}"
     );
 }
+
+/// A stored answer longer than its pane opens at its top (the beginning is what is read
+/// first), and the token cursor keeps its token on screen: `.` to an unlikely token far down
+/// scrolls the pane to it (issue 45, at 80x24).
+#[test]
+fn a_stored_answer_opens_at_its_top_and_the_token_cursor_stays_in_sight() {
+    let ds = dataset::load_sample().dataset;
+    let item = &ds.items[0];
+    let tok = |s: String, p: f32| prism::provider::TokenLogprob {
+        token: s,
+        logprob: p.ln(),
+        top: vec![],
+    };
+    // 60 lines: "line 0" ... "line 59", every token likely but one on line 50.
+    let mut tokens = Vec::new();
+    for l in 0..60 {
+        let p = if l == 50 { 0.05 } else { 0.9 };
+        tokens.push(tok(format!("line{l}"), p));
+        tokens.push(tok("\n".into(), 0.99));
+    }
+    let text: String = tokens.iter().map(|t| t.token.clone()).collect();
+    let rec = prism::store::ResponseRecord {
+        run_id: "r".into(),
+        job_idx: 0,
+        item_id: item.id.to_string(),
+        task_id: ds.task_of(item).id.clone(),
+        model: "m".into(),
+        sample: 0,
+        text: Some(text),
+        error: None,
+        finish_reason: None,
+        prompt_tokens: None,
+        completion_tokens: None,
+        latency_ms: None,
+        first_token_ms: None,
+        attempts: 1,
+        params: "{}".into(),
+        request_hash: String::new(),
+        cached: false,
+        created_at: 0,
+        cache_key: None,
+        logprobs: Some(prism::store::logprobs::encode(&tokens)),
+    };
+    let mut app = app_on(ds.clone());
+    app.session.load_stored(0, &[rec]);
+    app.push(prism::tui::component::Open::Compare {
+        items: vec![0],
+        pos: 0,
+    });
+    let s = screen(&drive(&mut app, 80, 24, vec![]));
+    assert!(
+        s.contains("line0") && !s.contains("line59"),
+        "opens at its top:\n{s}"
+    );
+    let s = screen(&drive(&mut app, 80, 24, vec![key('t'), key('.')]));
+    assert!(
+        s.contains("token 101/120"),
+        "the cursor is on line50's token:\n{s}"
+    );
+    assert!(s.contains("line50"), "and that token is on screen:\n{s}");
+}

@@ -26,6 +26,8 @@ struct Drawn {
     /// Rows the answer takes wrapped, and the rows the pane shows.
     lines: usize,
     height: usize,
+    /// The first row shown.
+    offset: u16,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -82,15 +84,9 @@ impl Compare {
         session.answers.get(&(item, model.to_string(), self.sample))
     }
 
-    /// The scroll offset a pane shows: the tail while following, else its own offset (limited
-    /// to what the last frame measured).
+    /// The scroll offset a pane showed in the last frame.
     fn offset(&self, model: &str) -> u16 {
-        let d = self.drawn.get(model).copied().unwrap_or_default();
-        let max = d.lines.saturating_sub(d.height) as u16;
-        match self.scroll.get(model) {
-            Some(&(off, false)) => off.min(max),
-            _ => max,
-        }
+        self.drawn.get(model).map_or(0, |d| d.offset)
     }
 
     fn scroll_pane(&mut self, model: &str, delta: i32) {
@@ -645,20 +641,54 @@ impl Compare {
             }
             _ => None,
         };
+        // The row (after wrapping) the token cursor's line starts on, to keep it in sight.
+        let width = inner.width.max(1);
+        let cursor_row = shaded.as_ref().and_then(|lines| {
+            let at = self.token_cursor.filter(|_| focused)?;
+            let line = cursor_line(answer?.logprobs.as_deref()?, at);
+            let before = lines[..line.min(lines.len())].to_vec();
+            Some(
+                Paragraph::new(before)
+                    .wrap(Wrap { trim: false })
+                    .line_count(width),
+            )
+        });
         let para = match shaded {
             Some(lines) => Paragraph::new(lines),
             None => Paragraph::new(text),
         }
         .wrap(Wrap { trim: false });
-        let d = Drawn {
-            lines: para.line_count(inner.width.max(1)),
+        let mut d = Drawn {
+            lines: para.line_count(width),
             height: inner.height as usize,
+            offset: 0,
         };
         let max = d.lines.saturating_sub(d.height) as u16;
-        let offset = match self.scroll.get(model) {
+        // A pane follows the tail while its answer comes; a finished (or stored) answer opens
+        // at its top; the token cursor's line is always in sight.
+        let coming = answer.is_some_and(|a| {
+            matches!(
+                a.status,
+                Status::Queued
+                    | Status::Sending { .. }
+                    | Status::Streaming
+                    | Status::Retrying { .. }
+            )
+        });
+        let mut offset = match self.scroll.get(model) {
             Some(&(off, false)) => off.min(max),
-            _ => max,
+            Some(&(_, true)) => max,
+            None if coming => max,
+            None => 0,
         };
+        if let Some(row) = cursor_row {
+            let row = row as u16;
+            let h = (d.height as u16).max(1);
+            if row < offset || row >= offset + h {
+                offset = row.saturating_sub(h / 3).min(max);
+            }
+        }
+        d.offset = offset;
         f.render_widget(para.scroll((offset, 0)).block(block).style(t.base()), r);
         scrollbar(f, r, d.lines, offset as usize, d.height);
         d
@@ -751,6 +781,15 @@ fn token_text(
         }
     }
     lines
+}
+
+/// The line (before wrapping) token `at` starts on: the newlines in the tokens before it.
+fn cursor_line(tokens: &[crate::provider::TokenLogprob], at: usize) -> usize {
+    tokens
+        .iter()
+        .take(at)
+        .map(|t| sanitize(&t.token).matches('\n').count())
+        .sum()
 }
 
 fn status_span(a: Option<&Answer>, t: &Theme) -> Span<'static> {
