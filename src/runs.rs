@@ -134,12 +134,13 @@ pub(crate) fn heatmap_rows(
     ds: &crate::dataset::Dataset,
 ) -> anyhow::Result<(Vec<crate::report::Row>, Vec<String>)> {
     let (mut rows, mut unscored) = (Vec::new(), Vec::new());
+    let cat = crate::eval::summary::Catalogue::of(ds);
     for id in runs {
         // Rates only (from the run's summaries): the heatmap shows no worst examples.
         let Some(run) = store.run(id)? else {
             continue;
         };
-        match crate::report::build::rates_of(store, &run, Some(ds)) {
+        match crate::report::build::rates_in(store, &run, &cat) {
             Ok(got) => {
                 let label = store.run_labels(id)?.0.unwrap_or_else(|| id.clone());
                 rows.extend(got.into_iter().map(|mut r| {

@@ -46,12 +46,20 @@ pub fn rates_of(
     run: &crate::store::RunRecord,
     ds: Option<&Dataset>,
 ) -> anyhow::Result<Vec<Row>> {
-    let cat = ds.map(Catalogue::of).unwrap_or_default();
+    rates_in(store, run, &ds.map(Catalogue::of).unwrap_or_default())
+}
+
+/// [`rates_of`] with the dataset's catalogue made once (a heatmap of many runs).
+pub fn rates_in(
+    store: &dyn crate::store::summaries::History,
+    run: &crate::store::RunRecord,
+    cat: &Catalogue,
+) -> anyhow::Result<Vec<Row>> {
     let summaries = store.run_summaries(&run.id)?;
     if summaries.iter().all(|t| t.rows == 0) {
         return Err(NoScores(run.id.clone()).into());
     }
-    let mut models = crate::runs::model_summaries(&summaries, &cat);
+    let mut models = crate::runs::model_summaries(&summaries, cat);
     // Those the run does not name come after those it does.
     let rank = |name: &str| {
         run.config
