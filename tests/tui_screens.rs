@@ -549,6 +549,18 @@ fn shading_says_which_answers_have_no_tokens() {
         s.contains("token 2/3: \", never\" p 0.100 · instead: \", not\" 0.600"),
         "{s}"
     );
+    // At 80x24 the titles drop whole facts, never cut a number (issue 45: "ppl 1" for 1.7).
+    let s = screen(&drive(&mut app, 80, 24, vec![]));
+    let whole = regex::Regex::new(r"ppl \d+\.\d · min p \d\.\d{3}").unwrap();
+    for line in s.lines().filter(|l| l.contains("ppl")) {
+        assert!(whole.is_match(line), "a cut fact: {line}\n{s}");
+    }
+    for line in s.lines().filter(|l| l.contains("tokens: not")) {
+        assert!(
+            line.contains("tokens: not available"),
+            "a cut fact: {line}\n{s}"
+        );
+    }
 }
 
 /// A stored answer longer than its pane opens at its top (the beginning is what is read
