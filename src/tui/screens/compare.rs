@@ -541,6 +541,59 @@ impl Compare {
         Some(format!("{same}/{} say this", finished.len()))
     }
 
+    /// What a pane's title says of its answer, each fact with its rank (0 most important): a
+    /// title that does not fit drops whole facts, the least important first ([`fitted`]), and
+    /// never cuts one (a perplexity of 1.7 once read `ppl 1`).
+    fn facts(&self, cx: &Cx, a: &Answer, model: &str) -> Vec<(u8, String)> {
+        let mut facts: Vec<(u8, String)> = Vec::new();
+        if let Some(ms) = a.latency_ms {
+            facts.push((3, format!("{:.1}s", ms as f64 / 1000.0)));
+        }
+        if let Some(n) = a.tokens {
+            facts.push((4, format!("{n} tok")));
+        }
+        if a.attempts > 1 {
+            facts.push((2, format!("{} attempts", a.attempts)));
+        }
+        // On a shared store: which worker answered (another machine's name: one line).
+        if let Some(w) = cx.session.answered_by.get(&(a.run_id.clone(), a.job_idx)) {
+            facts.push((5, format!("by {}", crate::text::one_line(w))));
+        }
+        if let Some(same) = self.agreement(cx.session, model) {
+            facts.push((1, same));
+        }
+        // White-box scores beside the verdict, where the answer has token probabilities.
+        if let Some(w) = a
+            .logprobs
+            .as_deref()
+            .and_then(crate::eval::whitebox::scores)
+        {
+            facts.push((
+                0,
+                format!("ppl {:.1} · min p {:.3}", w.perplexity, w.min_logprob.exp()),
+            ));
+        } else if self.show_tokens && a.status.is_final() {
+            // Shading asked, but this answer has no tokens (its provider gives none, as
+            // Anthropic's, or the run did not ask, or they did not spell the answer):
+            // said, rather than shown plain.
+            facts.push((
+                0,
+                a.tokens_note
+                    .as_deref()
+                    .filter(|n| *n == crate::eval::whitebox::TOKENS_MISMATCH)
+                    .unwrap_or("tokens: not available")
+                    .to_string(),
+            ));
+        }
+        if self.show_tokens
+            && let Some(n) = &a.tokens_note
+            && n != crate::eval::whitebox::TOKENS_MISMATCH
+        {
+            facts.push((6, crate::text::one_line(n)));
+        }
+        facts
+    }
+
     fn pane_draw(&self, cx: &Cx, f: &mut Frame, r: Rect, i: usize, model: &str) -> Drawn {
         let t = cx.theme;
         let focused = self.pane == i;
@@ -551,81 +604,13 @@ impl Compare {
             Span::raw(" "),
         ];
         if let Some(a) = answer {
-            // Each fact with its rank (0 most important): a title that does not fit drops
-            // whole facts, the least important first, and never cuts one (a perplexity of 1.7
-            // once read `ppl 1`).
-            let mut facts: Vec<(u8, String)> = Vec::new();
-            if let Some(ms) = a.latency_ms {
-                facts.push((3, format!("{:.1}s", ms as f64 / 1000.0)));
-            }
-            if let Some(n) = a.tokens {
-                facts.push((4, format!("{n} tok")));
-            }
-            if a.attempts > 1 {
-                facts.push((2, format!("{} attempts", a.attempts)));
-            }
-            // On a shared store: which worker answered (another machine's name: one line).
-            if let Some(w) = cx.session.answered_by.get(&(a.run_id.clone(), a.job_idx)) {
-                facts.push((5, format!("by {}", crate::text::one_line(w))));
-            }
-            if let Some(same) = self.agreement(cx.session, model) {
-                facts.push((1, same));
-            }
-            // White-box scores beside the verdict, where the answer has token probabilities.
-            if let Some(w) = a
-                .logprobs
-                .as_deref()
-                .and_then(crate::eval::whitebox::scores)
-            {
-                facts.push((
-                    0,
-                    format!("ppl {:.1} · min p {:.3}", w.perplexity, w.min_logprob.exp()),
-                ));
-            } else if self.show_tokens && a.status.is_final() {
-                // Shading asked, but this answer has no tokens (its provider gives none, as
-                // Anthropic's, or the run did not ask, or they did not spell the answer):
-                // said, rather than shown plain.
-                facts.push((
-                    0,
-                    a.tokens_note
-                        .as_deref()
-                        .filter(|n| *n == crate::eval::whitebox::TOKENS_MISMATCH)
-                        .unwrap_or("tokens: not available")
-                        .to_string(),
-                ));
-            }
-            if self.show_tokens
-                && let Some(n) = &a.tokens_note
-                && n != crate::eval::whitebox::TOKENS_MISMATCH
-            {
-                facts.push((6, crate::text::one_line(n)));
-            }
             let head: usize = title
                 .iter()
                 .map(|sp| unicode_width::UnicodeWidthStr::width(sp.content.as_ref()))
                 .sum();
             let room = (r.width as usize).saturating_sub(2 + head);
-            let width = |fs: &[(u8, String)]| -> usize {
-                if fs.is_empty() {
-                    return 0;
-                }
-                let texts: Vec<&str> = fs.iter().map(|f| f.1.as_str()).collect();
-                unicode_width::UnicodeWidthStr::width(format!("· {} ", texts.join(" · ")).as_str())
-            };
-            while width(&facts) > room {
-                let Some(least) = facts
-                    .iter()
-                    .enumerate()
-                    .max_by_key(|(i, f)| (f.0, *i))
-                    .map(|(i, _)| i)
-                else {
-                    break;
-                };
-                facts.remove(least);
-            }
-            if !facts.is_empty() {
-                let texts: Vec<&str> = facts.iter().map(|f| f.1.as_str()).collect();
-                title.push(Span::styled(format!("· {} ", texts.join(" · ")), t.muted()));
+            if let Some(facts) = fitted(self.facts(cx, a, model), room) {
+                title.push(Span::styled(facts, t.muted()));
             }
         }
         let block = Block::default()
@@ -808,6 +793,25 @@ fn token_text(
         }
     }
     lines
+}
+
+/// The facts that fit in `room` columns as `· a · b `, dropping the least important (the
+/// highest rank, the later of equals) until they do; `None` when none is left.
+fn fitted(mut facts: Vec<(u8, String)>, room: usize) -> Option<String> {
+    let shown = |fs: &[(u8, String)]| {
+        let texts: Vec<&str> = fs.iter().map(|f| f.1.as_str()).collect();
+        format!("· {} ", texts.join(" · "))
+    };
+    while !facts.is_empty() && unicode_width::UnicodeWidthStr::width(shown(&facts).as_str()) > room
+    {
+        let least = facts
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, f)| (f.0, *i))
+            .map(|(i, _)| i)?;
+        facts.remove(least);
+    }
+    (!facts.is_empty()).then(|| shown(&facts))
 }
 
 /// The line (before wrapping) token `at` starts on: the newlines in the tokens before it.
