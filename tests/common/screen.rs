@@ -235,5 +235,9 @@ pub fn stable(s: &str) -> String {
             .replace_all(&out, with)
             .into_owned();
     }
-    out
+    // What was replaced had its own length: the padding after it is not part of the screen.
+    out.lines()
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
