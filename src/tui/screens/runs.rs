@@ -321,21 +321,23 @@ impl Runs {
                 } else {
                     format!("  [{}]", one_line(&asked))
                 };
+                // What tells runs apart first (a narrow terminal keeps the start): the name
+                // and tags, the models with their H-Score; then when, the counts, the settings.
                 let text = format!(
-                    "{mark} {}  {}  {}  {} items, {} done, {} failed  {}{asked}{}{}{spark}",
+                    "{mark} {}{}{}  {}  {}  {}  {} items, {} done, {} failed{asked}{spark}",
                     l.run.id,
-                    format_time(l.run.created_at),
-                    l.run.status.as_str(),
-                    l.items,
-                    l.done,
-                    l.failed,
-                    models,
                     if name.is_empty() {
                         String::new()
                     } else {
                         format!("  \"{name}\"")
                     },
-                    tags
+                    tags,
+                    models,
+                    l.run.status.as_str(),
+                    format_time(l.run.created_at),
+                    l.items,
+                    l.done,
+                    l.failed,
                 );
                 let line = Line::styled(truncate(&text, w), t.base());
                 if i == self.sel {
