@@ -816,7 +816,16 @@ impl Heatmap {
                     Metric::Signals => {
                         "No answer has both a signal and a PRISM score yet: score a run (S, or prism score), then check its answers (x, d or prism detect), cluster its samples (prism entropy) or run it with --logprobs."
                     }
-                    _ => {
+                    // Each view says what it needs that is missing (a view with nothing to
+                    // show while answers are scored once said "no scored answers yet").
+                    Metric::Split => {
+                        "No item has 2 or more scored samples yet: run items with more samples (+ in the run picker, or prism run --samples K)."
+                    }
+                    Metric::Flags if self.flags.is_none() => "Reading the detections…",
+                    Metric::Flags => {
+                        "No answer has been checked for contradictions yet: x on an answer, d on marked items, or prism detect."
+                    }
+                    Metric::Rate => {
                         "No scored answers yet. Run items (r from browsing) or press R for the paper's published rows."
                     }
                 },
