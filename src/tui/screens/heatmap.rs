@@ -669,6 +669,28 @@ impl Component for Heatmap {
 }
 
 impl Heatmap {
+    /// What the grid says when it has no row: what the view needs that is missing.
+    fn nothing_to_show(&self) -> &'static str {
+        match self.metric {
+            Metric::Signals if self.signals.is_none() => "Reading the signals…",
+            Metric::Signals => {
+                "No answer has both a signal and a PRISM score yet: score a run (S, or prism score), then check its answers (x, d or prism detect), cluster its samples (prism entropy) or run it with --logprobs."
+            }
+            // Each view says what it needs that is missing (a view with nothing to
+            // show while answers are scored once said "no scored answers yet").
+            Metric::Split => {
+                "No item has 2 or more scored samples yet: run items with more samples (+ in the run picker, or prism run --samples K)."
+            }
+            Metric::Flags if self.flags.is_none() => "Reading the detections…",
+            Metric::Flags => {
+                "No answer has been checked for contradictions yet: x on an answer, d on marked items, or prism detect."
+            }
+            Metric::Rate => {
+                "No scored answers yet. Run items (r from browsing) or press R for the paper's published rows."
+            }
+        }
+    }
+
     fn draw_grid(&mut self, cx: &Cx, f: &mut Frame, area: Rect) {
         let t = cx.theme;
         let Some(rep) = &self.report else { return };
@@ -810,27 +832,7 @@ impl Heatmap {
             lines.push(Line::from(spans));
         }
         if self.order.is_empty() {
-            lines.push(Line::styled(
-                match self.metric {
-                    Metric::Signals if self.signals.is_none() => "Reading the signals…",
-                    Metric::Signals => {
-                        "No answer has both a signal and a PRISM score yet: score a run (S, or prism score), then check its answers (x, d or prism detect), cluster its samples (prism entropy) or run it with --logprobs."
-                    }
-                    // Each view says what it needs that is missing (a view with nothing to
-                    // show while answers are scored once said "no scored answers yet").
-                    Metric::Split => {
-                        "No item has 2 or more scored samples yet: run items with more samples (+ in the run picker, or prism run --samples K)."
-                    }
-                    Metric::Flags if self.flags.is_none() => "Reading the detections…",
-                    Metric::Flags => {
-                        "No answer has been checked for contradictions yet: x on an answer, d on marked items, or prism detect."
-                    }
-                    Metric::Rate => {
-                        "No scored answers yet. Run items (r from browsing) or press R for the paper's published rows."
-                    }
-                },
-                t.muted(),
-            ));
+            lines.push(Line::styled(self.nothing_to_show(), t.muted()));
         }
         f.render_widget(Paragraph::new(lines), inner);
         self.grid = inner;
