@@ -274,3 +274,19 @@ fn the_consistency_metric_shows_the_share_of_items_whose_samples_disagree() {
     let h = app.find::<prism::tui::screens::Heatmap>().unwrap();
     assert_eq!(h.report.as_ref().unwrap().rows.len(), 4);
 }
+
+/// A view with nothing to show says what it needs (issue 45: "samples that disagree" said "no
+/// scored answers yet" over a heatmap of scored answers with one sample each).
+#[test]
+fn an_empty_view_says_what_it_needs() {
+    let mut app = app();
+    press(&mut app, &[key('H'), key('m'), key('m')]);
+    let s = screen(&draw(&mut app, 120, 16));
+    assert!(s.contains("samples that disagree"), "{s}");
+    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("No item has 2 or more scored samples yet"),
+        "{s}"
+    );
+    assert!(!flat.contains("No scored answers yet"), "{s}");
+}
