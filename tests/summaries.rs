@@ -384,6 +384,16 @@ fn summaries_equal_the_recomputed_rates_on_postgres() {
     let copied = list(file.to_str().unwrap(), copy.path());
     assert_eq!(shared.as_array().unwrap().len(), 2);
     assert_eq!(shared, copied);
+    // Scores written by hand (no summary kept): a list makes the run's rates from its scores,
+    // the same as kept ones, on both backends.
+    let mut c = postgres::Client::connect(&pg.url(), postgres::NoTls).unwrap();
+    c.batch_execute("DELETE FROM run_summaries").unwrap();
+    rusqlite::Connection::open(&file)
+        .unwrap()
+        .execute("DELETE FROM run_summaries", [])
+        .unwrap();
+    assert_eq!(list(&pg.url(), fresh.path()), shared);
+    assert_eq!(list(file.to_str().unwrap(), copy.path()), copied);
     let local = fresh.path().join("prism.db");
     if local.exists() {
         let answers = prism::store::Store::open(&local)

@@ -419,6 +419,34 @@ pub(crate) fn run_summaries(
     .collect())
 }
 
+/// A run's summaries made from its scores by `sql` (`store::summaries`' own statement).
+pub(crate) fn summaries_from_scores(
+    c: &mut Client,
+    sql: &str,
+    run: &str,
+) -> PgResult<Vec<super::summaries::TaskSummary>> {
+    let t = &super::tables::RUN_SUMMARIES;
+    // Sums come back as NUMERIC from PostgreSQL: each column cast to the table's type.
+    let names: Vec<&str> = t.cols.iter().map(|(n, _)| *n).collect();
+    let cast: Vec<String> = t
+        .cols
+        .iter()
+        .map(|(n, c)| format!("{n}::{}", c.pg_type()))
+        .collect();
+    let sql = format!(
+        "SELECT {} FROM ({sql}) AS s({})",
+        cast.join(", "),
+        names.join(", ")
+    );
+    Ok(c.query(&sql, &[&run])?
+        .iter()
+        .filter_map(|r| {
+            let row = super::lane_tables::pg::row_of(t, r, t.cols.len()).ok()?;
+            converted(super::summaries::TaskSummary::from_row(&row))
+        })
+        .collect())
+}
+
 fn run_row(r: &postgres::Row) -> Option<RunRow> {
     let t = &super::tables::RUNS;
     let row = super::lane_tables::pg::row_of(t, r, t.cols.len()).ok()?;

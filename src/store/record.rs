@@ -236,4 +236,16 @@ impl Store {
                 .collect(),
         )
     }
+
+    /// Records of `R` from a whole statement whose columns are `R`'s table's, in order.
+    pub(crate) fn records_from_sql<R: Record>(&self, sql: &str, args: &[Val]) -> Result<Vec<R>> {
+        let t = R::table();
+        let mut st = self.conn.prepare_cached(sql)?;
+        Ok(
+            super::lane_tables::sqlite_rows(&mut st, args, t.cols.len())?
+                .iter()
+                .filter_map(|r| converted(R::from_row(r)))
+                .collect(),
+        )
+    }
 }

@@ -272,7 +272,16 @@ pub(super) fn forget_run(tx: &rusqlite::Transaction<'_>, run: &str) -> Result<()
 impl super::Store {
     /// The summaries of a run (every run's for `None`).
     pub fn run_summaries(&self, run: Option<&str>) -> Result<Vec<TaskSummary>> {
-        self.records_where(run.map(|r| ("run_id", r)))
+        let kept: Vec<TaskSummary> = self.records_where(run.map(|r| ("run_id", r)))?;
+        match run {
+            // A run with scores but no summary (its scores written by hand, not by prism):
+            // made from its scores as it is read, the same rows a write would have kept.
+            Some(r) if kept.is_empty() => self.records_from_sql(
+                &summarize("run_id = ?1"),
+                &[super::lane_tables::Val::Text(r.to_string())],
+            ),
+            _ => Ok(kept),
+        }
     }
 
     /// The newest run's score of every item, model and sample (what the TUI's tree shows).
@@ -432,6 +441,13 @@ impl History for super::pg::PgStore {
     }
     fn run_summaries(&self, run: &str) -> Result<Vec<TaskSummary>> {
         let run = run.to_string();
-        self.call(move |c| super::pg_runs::run_summaries(c, &run))
+        self.call(move |c| {
+            let kept = super::pg_runs::run_summaries(c, &run)?;
+            if !kept.is_empty() {
+                return Ok(kept);
+            }
+            // Scores written by hand, not by prism: made from them as they are read.
+            super::pg_runs::summaries_from_scores(c, &summarize("run_id = $1"), &run)
+        })
     }
 }
