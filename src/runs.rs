@@ -23,7 +23,7 @@ pub struct Listed {
 /// A run as listed: its labels, its counts (one indexed count of its jobs) and its rates from
 /// its summaries; nothing of its answers is read.
 pub(crate) fn listed(
-    store: &dyn crate::store::summaries::History,
+    store: &dyn crate::store::history::History,
     run: RunRecord,
     name: Option<String>,
     tags: Vec<String>,
@@ -70,7 +70,7 @@ pub(crate) fn settings(m: &crate::store::ModelSnapshot) -> String {
 /// A page of runs (newest first, see [`Store::runs_page`]); with a model, its history
 /// (oldest first).
 pub(crate) fn list(
-    store: &dyn crate::store::summaries::History,
+    store: &dyn crate::store::history::History,
     f: &crate::store::RunFilter,
 ) -> anyhow::Result<Vec<Listed>> {
     let mut all = Vec::new();
@@ -294,36 +294,6 @@ pub fn side_scores(store: &Store, side: &Side) -> anyhow::Result<HashMap<String,
             (item, scored)
         })
         .collect())
-}
-
-/// A run's rates per model from its summaries, as the aggregator makes them from points (the
-/// same task S, the same rates, coverage and categories): `cat` says which tasks exist.
-pub fn model_summaries(
-    rows: &[crate::store::summaries::TaskSummary],
-    cat: &crate::eval::summary::Catalogue,
-) -> Vec<crate::eval::summary::ModelSummary> {
-    let mut models: Vec<&str> = Vec::new();
-    for r in rows {
-        if !models.contains(&r.model.as_str()) {
-            models.push(&r.model);
-        }
-    }
-    models
-        .into_iter()
-        .map(|m| {
-            let tasks = rows
-                .iter()
-                .filter(|r| r.model == m && r.scored + r.unscored > 0)
-                .map(|r| {
-                    (
-                        r.task_id.clone(),
-                        (r.sum, r.scored as usize, r.unscored as usize),
-                    )
-                })
-                .collect();
-            crate::eval::summary::ModelSummary::from_tasks(m, tasks, cat)
-        })
-        .collect()
 }
 
 #[cfg(test)]

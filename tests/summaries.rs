@@ -69,7 +69,7 @@ fn check(rows: &[Row], sums: &[TaskSummary], latest: &[LatestScore], when: &str)
     for run in &runs {
         let want = recomputed(rows, run);
         let mine: Vec<TaskSummary> = sums.iter().filter(|s| s.run_id == *run).cloned().collect();
-        let got = prism::runs::model_summaries(&mine, &Catalogue::default());
+        let got = prism::report::build::model_summaries(&mine, &Catalogue::default());
         assert_eq!(want.len(), got.len(), "{when}: {run}'s models");
         for w in &want {
             let g = got.iter().find(|g| g.model == w.model).unwrap();

@@ -321,7 +321,7 @@ fn clean_tag(tag: &str) -> anyhow::Result<String> {
 }
 
 fn list(
-    store: &dyn crate::store::summaries::History,
+    store: &dyn crate::store::history::History,
     filter: &crate::store::RunFilter,
     as_json: bool,
 ) -> anyhow::Result<i32> {

@@ -42,7 +42,7 @@ impl std::error::Error for NoScores {}
 /// and nothing else, from the run's summaries (kept as its scores landed): it costs the run's
 /// sub-tasks, not its answers. A run without a score is [`NoScores`].
 pub fn rates_of(
-    store: &dyn crate::store::summaries::History,
+    store: &dyn crate::store::history::History,
     run: &crate::store::RunRecord,
     ds: Option<&Dataset>,
 ) -> anyhow::Result<Vec<Row>> {
@@ -51,7 +51,7 @@ pub fn rates_of(
 
 /// [`rates_of`] with the dataset's catalogue made once (a heatmap of many runs).
 pub fn rates_in(
-    store: &dyn crate::store::summaries::History,
+    store: &dyn crate::store::history::History,
     run: &crate::store::RunRecord,
     cat: &Catalogue,
 ) -> anyhow::Result<Vec<Row>> {
@@ -59,7 +59,7 @@ pub fn rates_in(
     if summaries.iter().all(|t| t.rows == 0) {
         return Err(NoScores(run.id.clone()).into());
     }
-    let mut models = crate::runs::model_summaries(&summaries, cat);
+    let mut models = model_summaries(&summaries, cat);
     // Those the run does not name come after those it does.
     let rank = |name: &str| {
         run.config
@@ -485,4 +485,34 @@ pub fn attach_baseline(rows: &mut [Row], baseline: &[Row]) {
             })
         });
     }
+}
+
+/// A run's rates per model from its summaries, as the aggregator makes them from points (the
+/// same task S, the same rates, coverage and categories): `cat` says which tasks exist.
+pub fn model_summaries(
+    rows: &[crate::store::summaries::TaskSummary],
+    cat: &crate::eval::summary::Catalogue,
+) -> Vec<crate::eval::summary::ModelSummary> {
+    let mut models: Vec<&str> = Vec::new();
+    for r in rows {
+        if !models.contains(&r.model.as_str()) {
+            models.push(&r.model);
+        }
+    }
+    models
+        .into_iter()
+        .map(|m| {
+            let tasks = rows
+                .iter()
+                .filter(|r| r.model == m && r.scored + r.unscored > 0)
+                .map(|r| {
+                    (
+                        r.task_id.clone(),
+                        (r.sum, r.scored as usize, r.unscored as usize),
+                    )
+                })
+                .collect();
+            crate::eval::summary::ModelSummary::from_tasks(m, tasks, cat)
+        })
+        .collect()
 }

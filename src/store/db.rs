@@ -128,12 +128,12 @@ impl Db {
         }
     }
 
-    /// What lists of runs read ([`super::summaries::History`]): a shared store answers
+    /// What lists of runs read ([`super::history::History`]): a shared store answers
     /// itself (a new machine lists a team's history without pulling its answers), else this
     /// machine's store.
     pub fn with_history<T>(
         &self,
-        f: impl FnOnce(&dyn super::summaries::History) -> anyhow::Result<T>,
+        f: impl FnOnce(&dyn super::history::History) -> anyhow::Result<T>,
     ) -> anyhow::Result<T> {
         match &self.shared {
             Some(s) => f(&s.pg),

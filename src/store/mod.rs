@@ -59,6 +59,7 @@ mod runs;
 mod schema;
 mod scores;
 mod selfcheck;
+pub mod history;
 pub mod summaries;
 pub mod tables;
 mod time;

@@ -90,7 +90,8 @@ impl Store {
     /// Saves scores in one transaction, replacing earlier scores of the same responses.
     pub fn save_scores(&mut self, rs: &[ScoreRecord]) -> Result<()> {
         let tx = self.conn.transaction()?;
-        {
+        // The summaries move with the scores, in the same transaction.
+        super::summaries::save_with(&tx, rs, |tx| {
             let t = &super::tables::SCORES;
             let mut ins = tx.prepare_cached(&format!(
                 "INSERT OR REPLACE INTO scores ({}) VALUES ({})",
@@ -100,9 +101,8 @@ impl Store {
             for r in rs {
                 ins.execute(rusqlite::params_from_iter(r.to_row()))?;
             }
-        }
-        // The summaries move with the scores, in the same transaction.
-        super::summaries::refresh(&tx, &super::summaries::Touched::of(rs))?;
+            Ok(())
+        })?;
         tx.commit()?;
         Ok(())
     }
