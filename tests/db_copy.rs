@@ -696,6 +696,8 @@ fn a_shared_store_of_the_previous_schema_migrates_and_reads() {
         DROP TABLE latest_scores;
         DROP INDEX scores_group;
         DROP INDEX scores_key;
+        DROP INDEX runs_created;
+        DROP INDEX jobs_open;
         DELETE FROM prism_schema WHERE version = 5;
         INSERT INTO quality_scores (item_id, model, task_id, factuality, discriminability,
             clarity, reply, attempts, created_at)

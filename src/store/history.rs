@@ -56,7 +56,11 @@ impl History for super::pg::PgStore {
                 return Ok(kept);
             }
             // Scores written by hand, not by prism: made from them as they are read.
-            super::pg_runs::summaries_from_scores(c, &super::summaries::summarize("run_id = $1"), &run)
+            super::pg_runs::summaries_from_scores(
+                c,
+                &super::summaries::summarize("run_id = $1"),
+                &run,
+            )
         })
     }
 }

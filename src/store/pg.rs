@@ -360,8 +360,11 @@ const MIGRATIONS: &[&str] = &[
     "#,
     // 5: summaries kept as scores land (`store::summaries`, SQLite migration 19), made here from
     // the scores the store already has; run summaries carry a change number (the mirror pulls
-    // them before the answers).
+    // them before the answers). Runs are listed newest first, a page at a time, each with its
+    // job counts: the jobs not done are indexed apart (as on SQLite).
     r#"
+    CREATE INDEX runs_created ON runs(created_at, id);
+    CREATE INDEX jobs_open ON jobs(run_id, state) WHERE state <> 'done';
     CREATE INDEX scores_group ON scores(run_id, model, task_id, item_id);
     CREATE INDEX scores_key ON scores(item_id, model, sample, run_id);
     CREATE TABLE run_summaries (
