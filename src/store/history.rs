@@ -36,7 +36,8 @@ impl History for super::pg::PgStore {
     }
     fn job_counts(&self, run: &str) -> Result<super::JobCounts> {
         let run = run.to_string();
-        super::JobCounts::of_states(self.call(move |c| super::pg_runs::job_states(c, &run))?)
+        let (open, total) = self.call(move |c| super::pg_runs::job_states(c, &run))?;
+        super::JobCounts::of_open(open, total)
     }
     fn run_item_count(&self, run: &str) -> Result<usize> {
         let run = run.to_string();

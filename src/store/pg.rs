@@ -1078,22 +1078,7 @@ impl PgStore {
         let (since, tags) = (f.since.unwrap_or(i64::MIN), f.tags.clone());
         let limit = (f.model.is_none() && f.limit > 0).then_some(f.limit as i64);
         let rows = self.call(move |c| super::pg_runs::runs_page(c, since, &tags, limit))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (name, tags) = (row.name.clone(), row.tag_list());
-            let run = row.parsed()?;
-            if f.model
-                .as_ref()
-                .is_some_and(|m| !run.config.models.iter().any(|x| &x.name == m))
-            {
-                continue;
-            }
-            out.push((run, name, tags));
-            if f.limit > 0 && out.len() == f.limit {
-                break;
-            }
-        }
-        Ok(out)
+        super::runs::fill_page(rows, f)
     }
 
     /// Everything stored of a run (`store::bundle`).

@@ -335,6 +335,27 @@ pub struct JobRecord {
     pub sample: u32,
 }
 
+/// A page of runs from their rows, newest first, as both backends fill one: those that asked
+/// `f.model` (read from a run's settings), at most `f.limit` (0: all).
+pub(crate) fn fill_page(rows: Vec<RunRow>, f: &RunFilter) -> Result<Vec<LabelledRun>> {
+    let mut out = Vec::new();
+    for row in rows {
+        let (name, tags) = (row.name.clone(), row.tag_list());
+        let run = row.parsed()?;
+        if f.model
+            .as_ref()
+            .is_some_and(|m| !run.config.models.iter().any(|x| &x.name == m))
+        {
+            continue;
+        }
+        out.push((run, name, tags));
+        if f.limit > 0 && out.len() == f.limit {
+            break;
+        }
+    }
+    Ok(out)
+}
+
 /// A run with its name and tags.
 pub type LabelledRun = (RunRecord, Option<String>, Vec<String>);
 
@@ -362,6 +383,13 @@ pub struct JobCounts {
 }
 
 impl JobCounts {
+    /// Counts from the jobs not done (state, count) and the run's job count: the rest are done.
+    pub(crate) fn of_open(mut open: Vec<(String, i64)>, total: i64) -> Result<JobCounts> {
+        let others: i64 = open.iter().map(|s| s.1).sum();
+        open.push(("done".to_string(), (total - others).max(0)));
+        JobCounts::of_states(open)
+    }
+
     /// Counts from (state, count) rows, as either backend groups them.
     pub(crate) fn of_states(states: impl IntoIterator<Item = (String, i64)>) -> Result<JobCounts> {
         let mut out = JobCounts::default();
@@ -598,22 +626,7 @@ impl Store {
         if f.model.is_none() && f.limit > 0 {
             tail += &format!(" LIMIT {}", f.limit);
         }
-        let mut out = Vec::new();
-        for row in self.records_by::<RunRow>(&tail, &args)? {
-            let (name, tags) = (row.name.clone(), row.tag_list());
-            let run = row.parsed()?;
-            if f.model
-                .as_ref()
-                .is_some_and(|m| !run.config.models.iter().any(|x| &x.name == m))
-            {
-                continue;
-            }
-            out.push((run, name, tags));
-            if f.limit > 0 && out.len() == f.limit {
-                break;
-            }
-        }
-        Ok(out)
+        fill_page(self.records_by::<RunRow>(&tail, &args)?, f)
     }
 
     pub fn latest_run(&self) -> Result<Option<RunRecord>> {
@@ -733,9 +746,7 @@ impl Store {
                 |r| r.get(0),
             )?,
         };
-        let others: i64 = states.iter().map(|s| s.1).sum();
-        states.push(("done".to_string(), (total - others).max(0)));
-        JobCounts::of_states(states)
+        JobCounts::of_open(states, total)
     }
 }
 
