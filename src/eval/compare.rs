@@ -186,24 +186,7 @@ pub fn compare(
     resamples: usize,
     seed: u64,
 ) -> Comparison {
-    // Paired items, grouped by task (sorted, so the draws are reproducible).
-    let mut by_task: BTreeMap<String, Vec<Pair>> = BTreeMap::new();
-    let mut unpaired = 0;
-    for (item, sa) in a.1 {
-        match (sa.mean, b.1.get(item).and_then(|sb| sb.mean)) {
-            (Some(x), Some(y)) => {
-                by_task
-                    .entry(sa.task.clone())
-                    .or_default()
-                    .push((item.clone(), x, y))
-            }
-            _ => unpaired += 1,
-        }
-    }
-    unpaired += b.1.keys().filter(|k| !a.1.contains_key(*k)).count();
-    for v in by_task.values_mut() {
-        v.sort_by(|p, q| p.0.cmp(&q.0));
-    }
+    let (by_task, unpaired) = paired(a.1, b.1);
     let tasks: Vec<(&String, &Vec<Pair>)> = by_task.iter().collect();
     let dim_of = |t: &str| super::metrics::dimension_of(t);
 
@@ -224,37 +207,7 @@ pub fn compare(
         let at = |q: f64| d[((d.len() - 1) as f64 * q).round() as usize];
         Some((at(0.025), at(0.975)))
     };
-    let mcnemar_over = |pairs: &mut dyn Iterator<Item = &Pair>| {
-        let (mut ao, mut bo) = (0, 0);
-        for p in pairs {
-            match (p.1 >= 0.5, p.2 >= 0.5) {
-                (true, false) => ao += 1,
-                (false, true) => bo += 1,
-                _ => {}
-            }
-        }
-        McNemar::of(ao, bo)
-    };
-    // The spread over repeats, per task and side: (items with 2+ samples, of them split).
-    // Counted once here (one lookup per item and side), summed per row below.
-    let repeats = a.1.values().chain(b.1.values()).any(|s| s.samples >= 2);
-    let spread: Vec<[(usize, usize); 2]> = tasks
-        .iter()
-        .map(|(_, v)| {
-            let mut c = [(0, 0); 2];
-            if repeats {
-                for p in v.iter() {
-                    for (k, side) in [a.1, b.1].into_iter().enumerate() {
-                        if let Some(x) = side.get(&p.0).filter(|x| x.samples >= 2) {
-                            c[k].0 += 1;
-                            c[k].1 += usize::from(x.split);
-                        }
-                    }
-                }
-            }
-            c
-        })
-        .collect();
+    let spread = spread_of(&tasks, a.1, b.1);
     let split_over = |tis: &mut dyn Iterator<Item = usize>| -> [Option<f64>; 2] {
         let mut c = [(0usize, 0usize); 2];
         for ti in tis {
@@ -337,6 +290,72 @@ pub fn compare(
         flips,
         sides: None,
     }
+}
+
+/// Items scored on both sides, grouped by task (each task's sorted, so the draws are
+/// reproducible), and how many items only one side scored.
+fn paired(
+    a: &HashMap<String, Scored>,
+    b: &HashMap<String, Scored>,
+) -> (BTreeMap<String, Vec<Pair>>, usize) {
+    let mut by_task: BTreeMap<String, Vec<Pair>> = BTreeMap::new();
+    let mut unpaired = 0;
+    for (item, sa) in a {
+        match (sa.mean, b.get(item).and_then(|sb| sb.mean)) {
+            (Some(x), Some(y)) => {
+                by_task
+                    .entry(sa.task.clone())
+                    .or_default()
+                    .push((item.clone(), x, y))
+            }
+            _ => unpaired += 1,
+        }
+    }
+    unpaired += b.keys().filter(|k| !a.contains_key(*k)).count();
+    for v in by_task.values_mut() {
+        v.sort_by(|p, q| p.0.cmp(&q.0));
+    }
+    (by_task, unpaired)
+}
+
+/// McNemar's test on the items right (score >= 0.5) on one side only.
+fn mcnemar_over(pairs: &mut dyn Iterator<Item = &Pair>) -> McNemar {
+    let (mut ao, mut bo) = (0, 0);
+    for p in pairs {
+        match (p.1 >= 0.5, p.2 >= 0.5) {
+            (true, false) => ao += 1,
+            (false, true) => bo += 1,
+            _ => {}
+        }
+    }
+    McNemar::of(ao, bo)
+}
+
+/// The spread over repeats, per task and side: (items with 2+ samples, of them split). Counted
+/// once (one lookup per item and side) and summed per row by the caller.
+fn spread_of(
+    tasks: &[(&String, &Vec<Pair>)],
+    a: &HashMap<String, Scored>,
+    b: &HashMap<String, Scored>,
+) -> Vec<[(usize, usize); 2]> {
+    let repeats = a.values().chain(b.values()).any(|s| s.samples >= 2);
+    tasks
+        .iter()
+        .map(|(_, v)| {
+            let mut c = [(0, 0); 2];
+            if repeats {
+                for p in v.iter() {
+                    for (k, side) in [a, b].into_iter().enumerate() {
+                        if let Some(x) = side.get(&p.0).filter(|x| x.samples >= 2) {
+                            c[k].0 += 1;
+                            c[k].1 += usize::from(x.split);
+                        }
+                    }
+                }
+            }
+            c
+        })
+        .collect()
 }
 
 /// The rates of each side from a per-task S (`task_s(task, side)`, in percent): per task, per
