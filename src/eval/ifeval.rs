@@ -404,7 +404,7 @@ pub fn check(i: &Instruction, r: &str) -> Result<(), String> {
         ),
         "length_constraints:number_paragraphs" => {
             let want = int(kw, "num_paragraphs")?;
-            let n = star_paragraphs(r).ok_or("an empty paragraph between *** separators")?;
+            let n = star_paragraphs(r);
             ok_if(n == want, || format!("{n} paragraphs, need {want}"))
         }
         "length_constraints:nth_paragraph_first_word" => nth_paragraph_first_word(kw, r),
@@ -696,21 +696,21 @@ pub fn count_sentences(r: &str) -> usize {
 }
 
 /// Paragraphs separated by `***`; an empty one other than first or last fails the check.
-fn star_paragraphs(r: &str) -> Option<usize> {
+/// PRISM's paragraph count: the answer split on `\s?\*\*\*\s?`, counting only the parts with
+/// text left after Python's `strip()`. An empty part between two separators is dropped like one at
+/// either end (the official evaluator's rule; the original IFEval code failed such an answer).
+fn star_paragraphs(r: &str) -> usize {
     static SEP: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"\s?\*\*\*\s?").expect("a fixed pattern"));
-    let parts: Vec<&str> = SEP.split(r).collect();
-    let mut n = parts.len();
-    for (i, p) in parts.iter().enumerate() {
-        if p.trim().is_empty() {
-            if i == 0 || i == parts.len() - 1 {
-                n -= 1;
-            } else {
-                return None;
-            }
-        }
-    }
-    Some(n)
+    SEP.split(r)
+        .filter(|p| !p.trim_matches(py_is_space).is_empty())
+        .count()
+}
+
+/// Python's `str.isspace` for one character: Unicode White_Space plus the four information
+/// separators U+001C..U+001F, which Python strips and Rust's `trim` keeps.
+fn py_is_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }
 
 fn nth_paragraph_first_word(kw: &Map<String, Value>, r: &str) -> Result<(), String> {
@@ -1135,11 +1135,51 @@ mod tests {
             .score,
             1.0
         );
+        // PRISM drops an empty part wherever it stands (the cases of issue 44, which the
+        // official evaluator scores 1).
         assert_eq!(
             run(
                 "one\n***\n***\ntwo",
                 "length_constraints:number_paragraphs",
                 p.clone()
+            )
+            .score,
+            1.0
+        );
+        assert_eq!(
+            run(
+                "first answer\n******\nsecond answer",
+                "length_constraints:number_paragraphs",
+                p.clone()
+            )
+            .score,
+            1.0
+        );
+        let four = json!([{"num_paragraphs": 4}]);
+        assert_eq!(
+            run(
+                "Verse one\n***\nVerse two\n******\nVerse three\n***\nVerse four",
+                "length_constraints:number_paragraphs",
+                four.clone()
+            )
+            .score,
+            1.0
+        );
+        assert_eq!(
+            run(
+                "Verse one\n***\n\u{1f}\n***\nVerse two",
+                "length_constraints:number_paragraphs",
+                p.clone()
+            )
+            .score,
+            1.0,
+            "a part of Python whitespace only is empty"
+        );
+        assert_eq!(
+            run(
+                "Verse one\n***\nVerse two",
+                "length_constraints:number_paragraphs",
+                four
             )
             .score,
             0.0
