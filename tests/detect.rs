@@ -681,6 +681,135 @@ fn released_outputs_import_as_a_stored_run() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to resume"));
 }
 
+/// A Llama 2 line as the authors released it: `text` (the dialogue) JSON-encoded twice over,
+/// then `label: ...`.
+fn llama_line(text: &str, hallucinated: bool) -> String {
+    let once = serde_json::to_string(text).unwrap();
+    format!(
+        "{}label: {hallucinated}",
+        serde_json::to_string(&format!("{once}\n")).unwrap()
+    )
+}
+
+/// Each model's shape of AutoHall's released files imports: Llama-2-13B's reply after
+/// `Response:`, Llama-2-7B's "TRUE"/"FALSE" read as the authors' Llama script reads them, a
+/// GPT-3.5 file whose splice ate every label labelled by position (and said so), the balanced
+/// set's H% said not to be the paper's; a file of no known shape names the markers it looked for.
+#[test]
+fn every_released_shape_imports_and_an_unknown_one_names_the_markers() {
+    let env = Env::new();
+    let root = env.dir.path().join("dataset");
+    let write = |model: &str, lines: &[String]| {
+        let dir = root.join(format!("{model}_data/wice"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("dataset_0.5.jsonl");
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        path
+    };
+    let q =
+        "Given the claim and the reference, you should answer whether the claim is true or false.";
+    let thirteen = write(
+        "llama2_13b",
+        &[
+            llama_line(
+                &format!(
+                    "{q} \"Claim: Glaciers grow. Reference: A survey.\"\n Response:  True. Then Response: False."
+                ),
+                true,
+            ),
+            llama_line(
+                &format!("{q} \"Claim: Snow is cold. Reference: It is.\"\n Response:  False."),
+                false,
+            ),
+        ],
+    );
+    let seven = write(
+        "llama2_7b",
+        &[
+            llama_line(
+                &format!(
+                    "\"System: Always answer true or false.\"\"User: {q} Claim: Rain is dry. Reference: No.\"\"> Assistant:  TRUE"
+                ),
+                true,
+            ),
+            llama_line(
+                &format!(
+                    "\"System: Always answer true or false.\"\"User: {q} Claim: Fire is hot. Reference: Yes.\"\"> Assistant:  FALSE"
+                ),
+                false,
+            ),
+        ],
+    );
+    let gpt = write(
+        "gpt3.5_trubo",
+        &[
+            released_line("Sea is salty.", "No.", r#", "label": ","#, "False."),
+            released_line("Sun is cold.", "No.", r#", "label": ","#, "False."),
+        ],
+    );
+    let import = |file: &std::path::Path| {
+        let out = env
+            .prism()
+            .args(["autohall", "--import"])
+            .arg(file)
+            .arg("--json")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        events(&out.stdout).remove(0)
+    };
+    for (file, model) in [(&thirteen, "llama2_13b"), (&seven, "llama2_7b")] {
+        let ev = import(file);
+        let c = &ev["collection"][0];
+        assert_eq!(c["model"], model);
+        assert_eq!(
+            (c["n"].as_u64(), c["h"].as_u64(), c["unparsed"].as_u64()),
+            (Some(2), Some(1), Some(0)),
+            "{model}: every reply read, #H as the labels say: {ev}"
+        );
+        assert_eq!(ev["balanced_set"], true);
+    }
+    let ev = import(&gpt);
+    assert_eq!(
+        ev["summary"]["labels_by_position"][0],
+        gpt.display().to_string()
+    );
+    let c = &ev["collection"][0];
+    assert_eq!((c["n"].as_u64(), c["h"].as_u64()), (Some(2), Some(1)));
+
+    // Said, as to a person: the position, and that the balanced set's H% is not the paper's.
+    let notes = ev["notes"].to_string();
+    assert!(notes.contains("recovered by position"), "{notes}");
+    assert!(notes.contains("not the paper's rate"), "{notes}");
+
+    let odd = env.dir.path().join("odd.jsonl");
+    std::fs::write(
+        &odd,
+        format!(
+            "{}\n",
+            llama_line("User: Claim: a Reference: b Bot: yes", true)
+        ),
+    )
+    .unwrap();
+    let out = env
+        .prism()
+        .args(["autohall", "--import"])
+        .arg(&odd)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("odd.jsonl:1:") && err.contains("\"Response:\" (Llama-2-13B)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("no record could be read") && err.contains("chat.completion"),
+        "{err}"
+    );
+}
+
 /// `prism autohall --analyse RUN` on a finished scripted run: one sweep row per k, recall that
 /// never falls as samples are added (the OR rule only gains flags), a histogram that holds every
 /// scored reference once, slices by length and topic that add up to the scored set; an imported

@@ -59,12 +59,13 @@ pub(super) fn import(args: &Import<'_>, db: &Path) -> anyhow::Result<i32> {
     }
     if files.iter().all(|f| f.released.records.is_empty()) {
         bail!(
-            "no record could be read from {} (each line should hold AutoHall's classification request and response)",
+            "no record could be read from {}: each line should hold {}",
             files
                 .iter()
                 .map(|f| f.path.as_str())
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            released::SHAPES_LOOKED_FOR
         );
     }
     let dataset = match args.claims {
@@ -88,69 +89,143 @@ pub(super) fn import(args: &Import<'_>, db: &Path) -> anyhow::Result<i32> {
     let mut rep = results::claims_report(&stored, 1, 0);
     // No samples were released with the classifications: there is no detection to show.
     rep.detection.clear();
+    let notes = import_notes(&summary, args.reading, run.config.balanced_set);
     if json_mode {
         let line = json!({"event": "imported", "detect_id": run.id, "reading": args.reading,
-            "summary": summary, "collection": rep.collection});
+            "balanced_set": run.config.balanced_set, "summary": summary,
+            "collection": rep.collection, "notes": notes});
         crate::outln!("{}", crate::text::json_for_terminal(&line.to_string()));
         return Ok(0);
     }
-    crate::warn!(
-        "imported {} records ({} unreadable lines named above); the claim's truth: {} from the claims file, {} from the released label, {} unknown (left out of #N)",
+    // The balanced set's note goes under the table whose H% it is about.
+    for n in notes.iter().filter(|n| n.as_str() != BALANCED_NOTE) {
+        crate::warn!("{n}");
+    }
+    eprint!("{}", crate::text::sanitize(&claims_table(&rep)));
+    if run.config.balanced_set {
+        crate::warn!("{BALANCED_NOTE}");
+    }
+    crate::say!("{}", run.id);
+    Ok(0)
+}
+
+/// Lines named per file: `a.jsonl lines 3, 9, 12; b.jsonl line 4`, the first 20 of each.
+fn lines_of(at: &[(String, usize)]) -> String {
+    let mut files: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (f, l) in at {
+        match files.iter_mut().find(|(g, _)| g == f) {
+            Some((_, ls)) => ls.push(*l),
+            None => files.push((f, vec![*l])),
+        }
+    }
+    files
+        .iter()
+        .map(|(f, ls)| {
+            let shown: Vec<String> = ls.iter().take(20).map(usize::to_string).collect();
+            let more = if ls.len() > 20 {
+                format!(" and {} more", ls.len() - 20)
+            } else {
+                String::new()
+            };
+            let word = if ls.len() == 1 { "line" } else { "lines" };
+            format!("{f} {word} {}{more}", shown.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// What an import decided, in sentences for a person (and the JSON's `notes`).
+fn import_notes(
+    summary: &import::Summary,
+    reading: import::Reading,
+    balanced_set: bool,
+) -> Vec<String> {
+    let mut notes = vec![format!(
+        "imported {} records ({} unreadable lines named above); the claim's truth: {} from the claims file, {} from the released label (or its position, below), {} unknown (left out of #N)",
         summary.records,
         summary.unreadable_lines,
         summary.truth_from_claims,
         summary.truth_from_label,
         summary.no_truth
-    );
+    )];
     if summary.not_in_claims > 0 {
-        crate::warn!(
+        notes.push(format!(
             "{} records' claims are not in the claims file",
             summary.not_in_claims
-        );
+        ));
+    }
+    for f in &summary.labels_by_position {
+        notes.push(format!(
+            "{f}: no line holds its label; recovered by position (the authors wrote the hallucinated half first in every labelled file)"
+        ));
     }
     if summary.label_disagrees > 0 {
-        crate::warn!(
-            "{} records: the released label disagrees with the claims file (the claims file is used)",
-            summary.label_disagrees
-        );
+        notes.push(format!(
+            "{} records: the released label disagrees with the claims file (the claims file is used): {}",
+            summary.label_disagrees,
+            lines_of(&summary.disagreeing)
+        ));
     }
-    let other = match args.reading {
+    let other = match reading {
         import::Reading::Paper => "prism's reader",
         import::Reading::Prism => "the paper's reading",
     };
-    crate::warn!(
+    notes.push(format!(
         "replies read the {} way; {other} reads {} of them otherwise{}",
-        args.reading.as_str(),
+        reading.as_str(),
         summary.readings_differ.len(),
         if summary.readings_differ.is_empty() {
             ""
         } else {
             " (file:line: paper / prism):"
         }
-    );
+    ));
     for (file, line, paper, prism) in summary.readings_differ.iter().take(10) {
-        crate::warn!("  {file}:{line}: {} / {}", truth(*paper), truth(*prism));
+        notes.push(format!(
+            "  {file}:{line}: {} / {}",
+            truth(*paper),
+            truth(*prism)
+        ));
     }
     if summary.readings_differ.len() > 10 {
-        crate::warn!("  and {} more", summary.readings_differ.len() - 10);
+        notes.push(format!("  and {} more", summary.readings_differ.len() - 10));
     }
-    eprint!("{}", crate::text::sanitize(&claims_table(&rep)));
-    crate::say!("{}", run.id);
-    Ok(0)
+    if !summary.undetermined.is_empty() {
+        notes.push(format!(
+            "{} replies say the claim's truth cannot be determined: prism's reader takes them as no answer (left out of #N), the paper's as true (\"true or false\" holds \"true\"): {}",
+            summary.undetermined.len(),
+            lines_of(&summary.undetermined)
+        ));
+    }
+    if balanced_set {
+        notes.push(BALANCED_NOTE.to_string());
+    }
+    notes
 }
 
+/// Said under the collection of an imported balanced set, wherever its H% is shown.
+pub(crate) const BALANCED_NOTE: &str = "these are the paper's balanced sets (every hallucinated record first, as many factual after): H% is 50% by construction, not the paper's rate; the paper's #H is the #H here, its #N (the whole collection) was not released";
+
+/// A slice table; the name column is as wide as its longest name (up to 40), so a topic such as
+/// `climate_true_or_false` is shown whole.
 fn slice_rows(title: &str, slices: &[crate::detect::analysis::Slice]) -> String {
+    let names: Vec<String> = slices
+        .iter()
+        .map(|x| crate::text::one_line(&x.name).chars().take(40).collect())
+        .collect();
+    let w = names
+        .iter()
+        .map(|n| n.chars().count())
+        .chain([title.chars().count(), 16])
+        .max()
+        .unwrap_or(16);
     let mut s = format!(
-        "\n{title:<16} {:>6} {:>4}  {:>5} {:>5} {:>5} {:>5}  {:>5}  {:>9}\n",
+        "\n{title:<w$} {:>6} {:>4}  {:>5} {:>5} {:>5} {:>5}  {:>5}  {:>9}\n",
         "scored", "#H", "acc", "P", "R", "F1", "AUROC", "conf H/F"
     );
-    for x in slices {
+    for (x, name) in slices.iter().zip(&names) {
         s.push_str(&format!(
-            "{:<16} {:>6} {:>4}  {}  {:>5}  {:>4}/{:<4}\n",
-            crate::text::one_line(&x.name)
-                .chars()
-                .take(16)
-                .collect::<String>(),
+            "{name:<w$} {:>6} {:>4}  {}  {:>5}  {:>4}/{:<4}\n",
             x.scored,
             x.hallucinated,
             four(&x.or_rule),
@@ -490,10 +565,13 @@ pub(super) fn claims_table(rep: &results::ClaimsReport) -> String {
             pct(c.h_rate)
         ));
     }
-    s.push_str(&format!(
-        "\ndetection (balanced, K={}, seed {})  {:>5} {:>6}  {:>5} {:>5} {:>5} {:>5}  {:>5} {:>5}\n",
-        rep.k, rep.seed, "set", "scored", "acc", "P", "R", "F1", "AUROC", "AUPRC"
-    ));
+    // An import has no samples, hence no detection: no header over nothing.
+    if !rep.detection.is_empty() {
+        s.push_str(&format!(
+            "\ndetection (balanced, K={}, seed {})  {:>5} {:>6}  {:>5} {:>5} {:>5} {:>5}  {:>5} {:>5}\n",
+            rep.k, rep.seed, "set", "scored", "acc", "P", "R", "F1", "AUROC", "AUPRC"
+        ));
+    }
     for d in &rep.detection {
         s.push_str(&format!(
             "{:<16} t={:<4} OR rule    {:>5} {:>6}  {}  {:>5} {:>5}\n",
@@ -526,8 +604,23 @@ pub(super) fn claims_table(rep: &results::ClaimsReport) -> String {
         }
     }
     s.push_str(&wording_rows(rep));
+    let one_class = rep
+        .detection
+        .iter()
+        .any(|d| d.scored > 0 && d.auroc.is_none())
+        || rep
+            .by_wording
+            .iter()
+            .any(|d| d.scored > 0 && d.auroc.is_none());
+    if one_class {
+        s.push_str(ONE_CLASS_NOTE);
+        s.push('\n');
+    }
     s
 }
+
+/// Why an AUROC or AUPRC is `-` on a row with scored references.
+pub(crate) const ONE_CLASS_NOTE: &str = "AUROC and AUPRC are - where the scored set holds one class only: they need hallucinated and factual references both";
 
 /// Detection per wording of the pair check, when the run asked in more than one.
 fn wording_rows(rep: &results::ClaimsReport) -> String {
@@ -552,4 +645,38 @@ fn wording_rows(rep: &results::ClaimsReport) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_one_class_row_prints_no_area_and_says_why() {
+        let rep = results::ClaimsReport {
+            k: 3,
+            detection: vec![results::Detection {
+                model: "m".into(),
+                scored: 1,
+                balanced: 1,
+                ..results::Detection::default()
+            }],
+            ..results::ClaimsReport::default()
+        };
+        let table = claims_table(&rep);
+        assert!(table.contains(ONE_CLASS_NOTE), "{table}");
+        assert!(!table.contains("100.0"), "{table}");
+        let empty = claims_table(&results::ClaimsReport::default());
+        assert!(!empty.contains("detection (balanced") && !empty.contains(ONE_CLASS_NOTE));
+    }
+
+    #[test]
+    fn a_long_topic_is_shown_whole() {
+        let slices = [crate::detect::analysis::Slice {
+            name: "climate_true_or_false".into(),
+            ..Default::default()
+        }];
+        let t = slice_rows("topic", &slices);
+        assert!(t.contains("climate_true_or_false "), "{t}");
+    }
 }

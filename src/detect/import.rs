@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use super::parse::read_truth;
-use super::released::{Released, paper_reading};
+use super::released::{Released, Shape, paper_reading};
 use crate::dataset::claims::{ClaimSet, Truth};
 use crate::store::{
     Class, DetectConfig, DetectKind, DetectRun, ModelSnapshot, RunStatus, Target, new_run_id,
@@ -36,9 +36,9 @@ impl Reading {
         }
     }
 
-    fn read(self, reply: &str) -> Option<Truth> {
+    fn read(self, shape: Shape, reply: &str) -> Option<Truth> {
         match self {
-            Reading::Paper => paper_reading(reply),
+            Reading::Paper => paper_reading(shape, reply),
             Reading::Prism => read_truth(reply),
         }
     }
@@ -66,12 +66,51 @@ pub struct Summary {
     pub not_in_claims: usize,
     /// Where the claims file and the released label disagree about the claim's truth.
     pub label_disagrees: usize,
+    /// Those records (file, line).
+    pub disagreeing: Vec<(String, usize)>,
     /// Replies the two readings read differently: file, line, the paper's, prism's.
     pub readings_differ: Vec<(String, usize, Option<Truth>, Option<Truth>)>,
+    /// Replies that say the claim's truth cannot be determined (file, line): prism reads them
+    /// as neither true nor false (an abstention, left out of #N); the paper's reading finds
+    /// "true" in "whether the claim is true or false" and counts them true.
+    pub undetermined: Vec<(String, usize)>,
+    /// Files with no label on any line, whose labels were recovered by position: the authors
+    /// wrote the hallucinated half first in every labelled file (22 of 22).
+    pub labels_by_position: Vec<String>,
+    /// Files that are the paper's balanced sets (every hallucinated record first, as many
+    /// factual after): their H% is 50% by construction, not the rate the paper reports.
+    pub balanced_files: Vec<String>,
 }
 
+/// Each record's `hallucinated` label: the released one, or, in a file with no label on any
+/// line and an even number of records, its position (hallucinated half first). Whether the
+/// position was used.
+fn labels_of(released: &Released) -> (Vec<Option<bool>>, bool) {
+    let records = &released.records;
+    let unlabelled = records.iter().all(|r| r.hallucinated.is_none());
+    if unlabelled && !records.is_empty() && records.len().is_multiple_of(2) {
+        let half = records.len() / 2;
+        ((0..records.len()).map(|i| Some(i < half)).collect(), true)
+    } else {
+        (records.iter().map(|r| r.hallucinated).collect(), false)
+    }
+}
+
+/// Whether labels make a balanced set: every record labelled, the first half hallucinated and
+/// the second not.
+fn is_balanced(labels: &[Option<bool>]) -> bool {
+    let half = labels.len() / 2;
+    !labels.is_empty()
+        && labels.len().is_multiple_of(2)
+        && labels.iter().enumerate().all(|(i, l)| *l == Some(i < half))
+}
+
+/// A claim's text for matching: quotes around it dropped (Climate-FEVER keeps a stray opening
+/// quote on some claims, which the Llama-2-13B request's own quotes swallow), whitespace and case
+/// aside.
 fn norm(s: &str) -> String {
-    s.split_whitespace()
+    s.trim_matches(|c: char| c == '"' || c.is_whitespace())
+        .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
         .to_lowercase()
@@ -102,7 +141,14 @@ pub fn build(
     let mut temperatures: Vec<f64> = Vec::new();
     for f in files {
         summary.unreadable_lines += f.released.problems.len();
-        for r in &f.released.records {
+        let (labels, by_position) = labels_of(&f.released);
+        if by_position {
+            summary.labels_by_position.push(f.path.clone());
+        }
+        if is_balanced(&labels) {
+            summary.balanced_files.push(f.path.clone());
+        }
+        for (r, hallucinated) in f.released.records.iter().zip(labels) {
             summary.records += 1;
             let name = model
                 .map(str::to_string)
@@ -118,14 +164,17 @@ pub fn build(
             {
                 temperatures.push(t);
             }
-            let paper = paper_reading(&r.reply);
+            let paper = paper_reading(r.shape, &r.reply);
             let prism = read_truth(&r.reply);
             if paper != prism {
                 summary
                     .readings_differ
                     .push((f.path.clone(), r.line, paper, prism));
             }
-            let from_label = match (r.hallucinated, paper) {
+            if prism.is_none() && super::parse::says_undetermined(&r.reply) {
+                summary.undetermined.push((f.path.clone(), r.line));
+            }
+            let from_label = match (hallucinated, paper) {
                 (Some(h), Some(said)) => Some(if h { flip(said) } else { said }),
                 _ => None,
             };
@@ -139,6 +188,7 @@ pub fn build(
                     summary.truth_from_claims += 1;
                     if l.is_some_and(|l| l != c.label) {
                         summary.label_disagrees += 1;
+                        summary.disagreeing.push((f.path.clone(), r.line));
                     }
                     Some(c.label)
                 }
@@ -151,7 +201,7 @@ pub fn build(
                     None
                 }
             };
-            let class = match reading.read(&r.reply) {
+            let class = match reading.read(r.shape, &r.reply) {
                 Some(Truth::True) => Class::True,
                 Some(Truth::False) => Class::False,
                 None => Class::Unparsed,
@@ -195,6 +245,7 @@ pub fn build(
             temperatures,
             imported: files.iter().map(|f| f.path.clone()).collect(),
             reading: Some(reading.as_str().into()),
+            balanced_set: !files.is_empty() && summary.balanced_files.len() == files.len(),
             ..DetectConfig::default()
         },
         status: RunStatus::Imported,
@@ -216,6 +267,7 @@ mod tests {
 
     fn record(line: usize, claim: &str, reply: &str, h: Option<bool>) -> Record {
         Record {
+            shape: Shape::Gpt35,
             line,
             claim: claim.into(),
             reference: format!("ref {line}"),
@@ -299,5 +351,61 @@ mod tests {
         );
         assert_eq!(targets[0].model, "gpt");
         assert_eq!((s.truth_from_claims, s.label_disagrees), (1, 1));
+    }
+
+    #[test]
+    fn a_file_without_labels_is_labelled_by_position_and_a_balanced_set_is_said() {
+        // GPT-3.5 WICE at T = 0.1: the splice ate every label, and there is no claims file.
+        let f = file(vec![
+            record(1, "A", "True.", None),
+            record(2, "B", "The claim is false.", None),
+            record(3, "C", "True.", None),
+            record(4, "D", "False.", None),
+        ]);
+        let (run, targets, s) = build(&[f], None, None, Reading::Paper, "x".into());
+        assert_eq!(s.labels_by_position, vec!["dataset_0.5.jsonl".to_string()]);
+        assert_eq!((s.truth_from_label, s.no_truth), (4, 0));
+        // The first half hallucinated: the claim is the opposite of what the reply says.
+        let labels: Vec<Option<Truth>> = targets.iter().map(|t| t.label).collect();
+        assert_eq!(
+            labels,
+            vec![
+                Some(Truth::False),
+                Some(Truth::True),
+                Some(Truth::True),
+                Some(Truth::False)
+            ]
+        );
+        assert!(run.config.balanced_set);
+        assert_eq!(s.balanced_files.len(), 1);
+
+        // An odd count cannot be split by position; labels that are not hallucinated-first are
+        // no balanced set.
+        let odd = file(vec![record(1, "A", "True.", None)]);
+        let (run, _, s) = build(&[odd], None, None, Reading::Paper, "x".into());
+        assert!(s.labels_by_position.is_empty() && !run.config.balanced_set);
+        assert_eq!(s.no_truth, 1);
+        let mixed = file(vec![
+            record(1, "A", "True.", Some(false)),
+            record(2, "B", "True.", Some(true)),
+        ]);
+        let (run, _, s) = build(&[mixed], None, None, Reading::Paper, "x".into());
+        assert!(s.balanced_files.is_empty() && !run.config.balanced_set);
+    }
+
+    #[test]
+    fn a_reply_that_cannot_determine_is_an_abstention_of_its_own() {
+        let f = file(vec![
+            record(
+                1,
+                "A",
+                "Based on the reference, it is not possible to determine whether the claim is true or false.",
+                Some(true),
+            ),
+            record(2, "B", "The claim is true or false.", Some(false)),
+        ]);
+        let (_, targets, s) = build(&[f], None, None, Reading::Prism, "x".into());
+        assert_eq!(s.undetermined, vec![("dataset_0.5.jsonl".to_string(), 1)]);
+        assert_eq!(targets[0].class, Some(Class::Unparsed));
     }
 }

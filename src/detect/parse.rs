@@ -426,6 +426,16 @@ pub fn read_truth(reply: &str) -> Option<Truth> {
     Some(verdict)
 }
 
+/// Whether a classification reply says the claim's truth cannot be determined ("it is not
+/// possible to determine whether the claim is true or false"): an abstention, which
+/// [`read_truth`] reads as neither (it names both) and which the import counts on its own.
+pub fn says_undetermined(reply: &str) -> bool {
+    static UNDETERMINED: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\b(?:not\s+possible|impossible|cannot|can\s*not|can't|unable|not\s+able|difficult|hard|insufficient\s+information|not\s+enough\s+information)\b[^.\n]{0,20}?\b(?:determine|determined|verify|verified|say|tell|judge|assess|confirm|conclude)\b").expect("a fixed pattern")
+    });
+    UNDETERMINED.is_match(reply)
+}
+
 /// Whether a generated reference is a refusal without content ("I cannot provide a specific
 /// reference"): a refusal phrase, and fewer than a dozen words outside the refusing sentences.
 pub fn is_refusal(reference: &str) -> bool {

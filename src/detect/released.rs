@@ -1,14 +1,21 @@
 //! AutoHall's released outputs (`dataset/<model>_data/<dataset>/dataset_<T>.jsonl` in the
 //! authors' repository), read as they are so a stored run can be compared with the paper's.
 //!
-//! Two shapes exist. The GPT-3.5 files hold per line the request and the response of one
-//! classification call, written as `[request},, "object": ... response]`: the response's
+//! Three shapes exist, one per model (all 27 files checked). The GPT-3.5 files hold per line the
+//! request and the response of one classification call, written as `[request},, "object": ... response]`: the response's
 //! opening `{"id": "...", ` was lost when the two were spliced, and in most files the splice
 //! also ate the end of the request (`"label": ", "object"`, `"labe, "object"`, `"label:
 //! "chat.completion"`) or left `{"id": , "object"`. The Llama 2 files hold a JSON string
-//! per line (the system, user and assistant turns each `json.dumps`ed and concatenated, escaped
-//! two to four times over) followed by `label: true`. In both, the request's text is "... Claim:
-//! {claim} Reference: {reference}" and the reply is the model's true/false answer.
+//! per line, escaped two to four times over, followed by `label: true`: Llama-2-7B's the system,
+//! user and assistant turns each `json.dumps`ed and concatenated (the reply after `> Assistant:`),
+//! Llama-2-13B's the user's request and the reply after `\n Response: `. In all, the request's
+//! text is "... Claim: {claim} Reference: {reference}" and the reply is the model's true/false
+//! answer.
+//!
+//! Each shape's replies were read by its own script, and [`paper_reading`] follows each: the
+//! GPT-3.5 notebooks look for "true"/"True", then "false"/"False"; the Llama 2 part of
+//! `code/dataset_construct.py` also for "TRUE" and "FALSE", and reads a 13B reply only up to the
+//! next `Response: ` (the model sometimes went on with made-up claims of its own).
 //!
 //! The released `label` is not the claim's truth: it says whether the record is hallucinated
 //! (the files are the papers' balanced sets, half `true`, half `false`; on GPT-3.5 Climate-FEVER
@@ -24,9 +31,31 @@ use serde_json::Value;
 use crate::dataset::Problem;
 use crate::dataset::claims::Truth;
 
+/// Which of the authors' file shapes a record came in: it says which script read its reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Shape {
+    /// A GPT-3.5 request/response pair.
+    Gpt35,
+    /// A Llama 2 dialogue string, the reply after `> Assistant:` (Llama-2-7B's files).
+    Assistant,
+    /// A Llama 2 request string, the reply after `Response:` (Llama-2-13B's files).
+    Response,
+}
+
+/// The markers a Llama 2 line's reply follows, in the order they are tried, with their shape.
+const REPLY_MARKERS: [(&str, Shape); 2] = [
+    ("> Assistant:", Shape::Assistant),
+    ("Response:", Shape::Response),
+];
+
+/// What a file whose lines match no shape is told: every marker looked for.
+pub const SHAPES_LOOKED_FOR: &str = "a GPT-3.5 request and response (the response's \"chat.completion\"), or a Llama 2 JSON string with the reply after \"> Assistant:\" (Llama-2-7B) or \"Response:\" (Llama-2-13B), then label: true|false";
+
 /// One classification call of a released file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Record {
+    pub shape: Shape,
     /// 1-based line in the file.
     pub line: usize,
     pub claim: String,
@@ -49,14 +78,23 @@ pub struct Released {
     pub problems: Vec<Problem>,
 }
 
-/// The paper's own reading of a classification reply (the authors' notebooks): the word "true"
-/// or "True" anywhere makes it true, else "false"/"False" makes it false. "not true" reads as
-/// true, which is why prism's reading ([`super::parse::read_truth`]) can differ; both are
-/// reported.
-pub fn paper_reading(reply: &str) -> Option<Truth> {
-    if reply.contains("true") || reply.contains("True") {
+/// The paper's own reading of a classification reply, as the script that read `shape`'s files
+/// did: the word "true" or "True" anywhere makes it true, else "false"/"False" makes it false;
+/// the Llama 2 script also takes "TRUE" and "FALSE", and reads a 13B reply only up to the next
+/// `Response: ` (its `line.split("Response: ")[1]`). "not true" reads as true, which is why
+/// prism's reading ([`super::parse::read_truth`]) can differ; both are reported.
+pub fn paper_reading(shape: Shape, reply: &str) -> Option<Truth> {
+    let capitals = shape != Shape::Gpt35;
+    let read = match shape {
+        Shape::Response => reply.split("Response: ").next().unwrap_or(reply),
+        Shape::Gpt35 | Shape::Assistant => reply,
+    };
+    let has = |lower: &str, title: &str, upper: &str| {
+        read.contains(lower) || read.contains(title) || (capitals && read.contains(upper))
+    };
+    if has("true", "True", "TRUE") {
         Some(Truth::True)
-    } else if reply.contains("false") || reply.contains("False") {
+    } else if has("false", "False", "FALSE") {
         Some(Truth::False)
     } else {
         None
@@ -149,6 +187,7 @@ fn openai_line(raw: &str) -> Result<Record, String> {
         .map_err(|e| format!("the request's content is not a JSON string ({e})"))?;
     let (claim, reference) = claim_and_reference(&prompt)?;
     Ok(Record {
+        shape: Shape::Gpt35,
         line: 0,
         claim,
         reference,
@@ -214,8 +253,9 @@ fn unescape_once(s: &str) -> Option<String> {
 }
 
 /// One Llama 2 line: a JSON string, then `label: true|false`. The string holds the turns
-/// `"System: ..."`, `"User: ... Claim: ... Reference: ..."`, `"> Assistant: ..."`, escaped
-/// again at each level; the text is unescaped until it no longer is.
+/// `"System: ..."`, `"User: ... Claim: ... Reference: ..."`, `"> Assistant: ..."` (7B), or the
+/// request and `\n Response: ...` (13B), escaped again at each level; the text is unescaped
+/// until it no longer is. The reply starts at the first marker found, as the authors split.
 fn llama_line(raw: &str) -> Result<Record, String> {
     static LABEL: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"^\s*label:\s*(true|false)\s*$").expect("a fixed pattern"));
@@ -232,9 +272,15 @@ fn llama_line(raw: &str) -> Result<Record, String> {
             None => break,
         }
     }
-    let (user, reply) = text
-        .split_once("> Assistant:")
-        .ok_or("no \"> Assistant:\" turn (the reply) on the line")?;
+    let (shape, user, reply) = REPLY_MARKERS
+        .iter()
+        .find_map(|(marker, shape)| {
+            text.split_once(marker)
+                .map(|(user, reply)| (*shape, user, reply))
+        })
+        .ok_or(
+            "no reply on the line: looked for \"> Assistant:\" (Llama-2-7B) and \"Response:\" (Llama-2-13B)",
+        )?;
     let (claim, reference) = claim_and_reference(user)?;
     let strip = |s: &str| {
         s.trim()
@@ -242,6 +288,7 @@ fn llama_line(raw: &str) -> Result<Record, String> {
             .to_string()
     };
     Ok(Record {
+        shape,
         line: 0,
         claim: strip(&claim),
         reference: strip(&reference),
@@ -285,6 +332,12 @@ mod tests {
         r#"[{"model": "gpt-3.5-turbo", "messages": [{"role": "user", "content": "Given the claim and the reference, you should answer whether the claim is true or false. Claim: A film took five years. Reference: It did."}], "stream": false, "temperature": 0.5, "label: "chat.completion", "created": 1, "model": "gpt-3.5-turbo-0613", "choices": [{"index": 0, "message": {"role": "assistant", "content": "True"}, "finish_reason": "stop"}]}]"#,
         "\n",
         r#""\"System: Always answer true or false.\"\"User: Given the claim and the reference, you should answer whether the claim is true or false. Claim: Ice melts. Reference:  Ice \\\\\\\"melts\\\\\\\" at 0 C.\\\\nIt does.\\\"\"\"> Assistant:  True. It melts.\"\n"label: true"#,
+        "\n",
+        // Llama-2-13B's shape: the request in quotes, the reply after "Response:", and a model
+        // that went on with a made-up claim of its own.
+        r#""\"Given the claim and the reference, you should answer whether the claim is true or false. \\\"Claim: \\\"Glaciers grow. Reference: A survey.\\\"\\n Response:  FALSE.\\n\\n2. \\\"Claim: Snow is hot. Reference: none.\\\"\\n Response: True.\"\n"label: false"#,
+        "\n",
+        r#""\"User: Claim: x Reference: y\"\"Bot: True\"\n"label: true"#,
         "\n\n",
         "not a record\n",
         r#"[{"model": "gpt-3.5-turbo", "messages": [{"role": "user", "content": "no claim here"}]},, "object": "chat.completion", "choices": [{"message": {"content": "True"}}]}]"#,
@@ -330,7 +383,29 @@ mod tests {
                 ),
                 (4, "A film took five years.", Some(0.5), None, "True"),
                 (5, "Ice melts.", None, Some(true), "True. It melts."),
+                (
+                    6,
+                    "Glaciers grow.",
+                    None,
+                    Some(false),
+                    "FALSE.\n\n2. \"Claim: Snow is hot. Reference: none.\"\n Response: True."
+                ),
             ]
+        );
+        let shapes: Vec<Shape> = r.records.iter().map(|x| x.shape).collect();
+        assert_eq!(
+            shapes,
+            [
+                [Shape::Gpt35; 4].as_slice(),
+                &[Shape::Assistant, Shape::Response]
+            ]
+            .concat()
+        );
+        assert_eq!(r.records[5].reference, "A survey.");
+        // The 13B script reads only up to the next "Response: ": FALSE, not the True after it.
+        assert_eq!(
+            paper_reading(Shape::Response, &r.records[5].reply),
+            Some(Truth::False)
         );
         assert_eq!(
             r.records[0].reference,
@@ -339,21 +414,44 @@ mod tests {
         assert_eq!(r.records[0].model.as_deref(), Some("gpt-3.5-turbo-0613"));
         assert_eq!(r.records[4].reference, "Ice \"melts\" at 0 C.\nIt does.");
         let problems: Vec<String> = r.problems.iter().map(|p| p.to_string()).collect();
-        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert_eq!(problems.len(), 4, "{problems:?}");
         assert!(
-            problems[0].starts_with("dataset_0.5.jsonl:7:"),
+            problems[0].starts_with("dataset_0.5.jsonl:7:")
+                && problems[0].contains("\"> Assistant:\" (Llama-2-7B)")
+                && problems[0].contains("\"Response:\" (Llama-2-13B)"),
+            "a dialogue with no reply marker names the markers looked for: {problems:?}"
+        );
+        assert!(
+            problems[1].starts_with("dataset_0.5.jsonl:9:"),
             "{problems:?}"
         );
-        assert!(problems[1].contains(":8:") && problems[1].contains("Claim:"));
-        assert!(problems[2].contains(":9:") && problems[2].contains("not JSON"));
+        assert!(problems[2].contains(":10:") && problems[2].contains("Claim:"));
+        assert!(problems[3].contains(":11:") && problems[3].contains("not JSON"));
     }
 
     #[test]
     fn the_papers_reading_takes_any_true_first() {
-        assert_eq!(paper_reading("The claim is true."), Some(Truth::True));
-        assert_eq!(paper_reading("It is not true."), Some(Truth::True));
-        assert_eq!(paper_reading("False."), Some(Truth::False));
-        assert_eq!(paper_reading("Unclear."), None);
+        for shape in [Shape::Gpt35, Shape::Assistant, Shape::Response] {
+            assert_eq!(
+                paper_reading(shape, "The claim is true."),
+                Some(Truth::True)
+            );
+            assert_eq!(paper_reading(shape, "It is not true."), Some(Truth::True));
+            assert_eq!(paper_reading(shape, "False."), Some(Truth::False));
+            assert_eq!(paper_reading(shape, "Unclear."), None);
+        }
+    }
+
+    #[test]
+    fn capitals_are_read_in_the_llama_files_only() {
+        // The Llama 2 script checks "TRUE" and "FALSE" (six Llama-2-7B replies say only that);
+        // the GPT-3.5 notebooks do not, and their replies are read as they read them.
+        for shape in [Shape::Assistant, Shape::Response] {
+            assert_eq!(paper_reading(shape, "TRUE"), Some(Truth::True));
+            assert_eq!(paper_reading(shape, "FALSE"), Some(Truth::False));
+        }
+        assert_eq!(paper_reading(Shape::Gpt35, "TRUE"), None);
+        assert_eq!(paper_reading(Shape::Gpt35, "FALSE"), None);
     }
 
     #[test]

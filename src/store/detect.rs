@@ -71,6 +71,10 @@ pub struct DetectConfig {
     /// Imported runs: how the classification replies were read (`paper` or `prism`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reading: Option<String>,
+    /// Imported runs: every file was one of the paper's balanced sets (hallucinated first, as
+    /// many factual after), so H% is 50% by construction, not the paper's rate.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub balanced_set: bool,
     /// The user's wordings of the prompts (`--prompts`); prism's own where none.
     #[serde(skip_serializing_if = "crate::wordings::Templates::is_default")]
     pub templates: crate::wordings::Templates,
