@@ -344,6 +344,24 @@ pub(crate) fn table(rows: &[Row]) -> String {
             pct(r.cot.scores.accuracy),
             r.cot.unparsed
         ));
+        if r.direct.unparsed + r.cot.unparsed > 0 {
+            let clean = |m: &crate::selfcheck::results::ModeScores| {
+                format!(
+                    "R {} P {} F1 {} A {}",
+                    pct(m.parsed_only.recall),
+                    pct(m.parsed_only.precision),
+                    pct(m.parsed_only.f1),
+                    pct(m.parsed_only.accuracy)
+                )
+            };
+            s.push_str(&format!(
+                "    unclean left out: direct {} ({} unclean) · cot {} ({} unclean)\n",
+                clean(&r.direct),
+                r.direct.unparsed,
+                clean(&r.cot),
+                r.cot.unparsed
+            ));
+        }
         for rel in &r.relations {
             s.push_str(&format!(
                 "    recall {:<28} n={:<4} direct {:>6}  cot {:>6}\n",
@@ -365,7 +383,7 @@ pub(crate) fn table(rows: &[Row]) -> String {
             ));
         }
     }
-    s.push_str("(false sentences are the positives; an unclean reply counts as detected, `unp` says how many there were)\n");
+    s.push_str("(false sentences are the positives; an unclean reply (no clean yes/no, e.g. a CoT reply with no `Answer:` line) counts as detected, as METHODS.md says; `unp` says how many there were, and \"unclean left out\" gives the numbers without them)\n");
     s
 }
 
@@ -432,4 +450,56 @@ async fn print_events(
         }
     }
     failures
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::binary::Scores;
+    use crate::selfcheck::results::ModeScores;
+
+    #[test]
+    fn unclean_replies_are_counted_and_the_numbers_without_them_shown() {
+        // A CoT mode whose every reply was unclean: all "detected" (recall 100), and no clean
+        // reply to score without them.
+        let row = Row {
+            generator: "smol".into(),
+            detector: "smol".into(),
+            items: 2,
+            direct: ModeScores {
+                scores: Scores {
+                    recall: Some(50.0),
+                    ..Scores::default()
+                },
+                unparsed: 1,
+                parsed_only: Scores {
+                    recall: Some(100.0),
+                    precision: Some(50.0),
+                    ..Scores::default()
+                },
+                ..ModeScores::default()
+            },
+            cot: ModeScores {
+                scores: Scores {
+                    recall: Some(100.0),
+                    precision: Some(50.0),
+                    ..Scores::default()
+                },
+                unparsed: 4,
+                ..ModeScores::default()
+            },
+            ..Row::default()
+        };
+        let t = table(&[row]);
+        assert!(
+            t.contains("unclean left out: direct R 100.0 P 50.0 F1 - A - (1 unclean) · cot R - P - F1 - A - (4 unclean)"),
+            "{t}"
+        );
+        let clean = Row {
+            generator: "g".into(),
+            detector: "g".into(),
+            ..Row::default()
+        };
+        assert!(!table(&[clean]).contains("unclean left out:"));
+    }
 }

@@ -27,7 +27,7 @@ pub(crate) struct SweepRow {
 }
 
 /// Detection on one part of the scored set (a length group, a topic).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub(crate) struct Slice {
     pub(crate) name: String,
     pub(crate) scored: usize,

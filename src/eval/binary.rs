@@ -119,10 +119,12 @@ pub(crate) fn auroc(points: &[(f64, bool)]) -> Option<f64> {
 }
 
 /// The area under the precision-recall curve of `score` (average precision: precision at each
-/// positive, thresholds taken at each distinct score, ties together). `None` without positives.
+/// positive, thresholds taken at each distinct score, ties together). `None` without both
+/// classes: with positives only every ranking scores 1 (scikit-learn prints 1.0), a number that
+/// says nothing of the score, so it is not given, as AUROC is not.
 pub(crate) fn auprc(points: &[(f64, bool)]) -> Option<f64> {
     let pos = points.iter().filter(|p| p.1).count();
-    if pos == 0 {
+    if pos == 0 || pos == points.len() {
         return None;
     }
     let mut sorted: Vec<&(f64, bool)> = points.iter().collect();
@@ -249,6 +251,10 @@ mod tests {
         assert!(close(auroc(&[(1.0, true), (1.0, false)]), 0.5));
         assert!(close(auroc(&[(2.0, true), (1.0, false)]), 1.0));
         assert_eq!(auroc(&[(1.0, true)]), None);
+        // Nor AUPRC: positives alone make any ranking perfect.
+        assert_eq!(auprc(&[(1.0, true)]), None);
+        assert_eq!(auprc(&[(1.0, true), (0.5, true)]), None);
+        assert_eq!(auprc(&[(1.0, false)]), None);
         // Tied scores are one threshold: both points come in together.
         assert!(close(auprc(&[(1.0, true), (1.0, false)]), 0.5));
     }
