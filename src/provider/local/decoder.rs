@@ -96,6 +96,23 @@ struct Seq {
     next: Option<LlamaToken>,
     /// Where its logits are in the current batch, when it has any there.
     logits_at: Option<i32>,
+    /// Whether text was sent yet: until then leading whitespace is dropped (a SentencePiece
+    /// model's first token is often " The", which showed as a stray space before every answer).
+    spoke: bool,
+}
+
+/// The text of `emit` to send: all of it once the answer has begun, else what follows its
+/// leading whitespace (nothing when it is all whitespace).
+fn without_leading_space(spoke: &mut bool, emit: String) -> String {
+    if *spoke {
+        return emit;
+    }
+    let rest = emit.trim_start();
+    if rest.is_empty() {
+        return String::new();
+    }
+    *spoke = true;
+    rest.to_string()
 }
 
 /// A sequence of the context: the tokens its cells hold, and the generation using it.
@@ -407,6 +424,7 @@ impl<'m> Decoder<'m> {
             max_new: w.max_new,
             next: None,
             logits_at: None,
+            spoke: false,
         }));
     }
 
@@ -555,6 +573,7 @@ impl<'m> Decoder<'m> {
         let piece = String::from_utf8_lossy(&seq.bytes[..valid]).into_owned();
         seq.bytes.drain(..valid);
         let (emit, stopped) = seq.stopper.push(&piece);
+        let emit = without_leading_space(&mut seq.spoke, emit);
         if !emit.is_empty() && !seq.job.sink.send(Ok(StreamEvent::Delta(emit))) {
             return Step::Dropped; // cancelled: the stream was dropped
         }
@@ -595,7 +614,7 @@ pub(crate) fn log_softmax_top(logits: &[f32], chosen: usize, n: usize) -> (f32, 
 
 /// The end of a generation: held-back text, the token counts, the finish reason.
 fn finish(seq: &mut Seq, reason: &str) {
-    let rest = seq.stopper.flush();
+    let rest = without_leading_space(&mut seq.spoke, seq.stopper.flush());
     if !rest.is_empty() {
         seq.job.sink.send(Ok(StreamEvent::Delta(rest)));
     }
@@ -606,6 +625,21 @@ fn finish(seq: &mut Seq, reason: &str) {
     seq.job.sink.send(Ok(StreamEvent::Finish {
         reason: Some(reason.into()),
     }));
+}
+
+#[cfg(test)]
+mod leading_space_tests {
+    use super::without_leading_space;
+
+    #[test]
+    fn an_answer_starts_at_its_first_non_blank_text_and_keeps_the_rest() {
+        let mut spoke = false;
+        let sent: Vec<String> = [" ", "\n", " The", " sky", "  is", "\n"]
+            .iter()
+            .map(|p| without_leading_space(&mut spoke, (*p).to_string()))
+            .collect();
+        assert_eq!(sent, ["", "", "The", " sky", "  is", "\n"]);
+    }
 }
 
 #[cfg(test)]
