@@ -318,5 +318,9 @@ fn esc_during_a_run_goes_back_and_the_run_goes_on() {
         let stored = prism::store::Store::open(&db).unwrap();
         let r = stored.latest_run().unwrap().unwrap();
         assert_eq!(r.status, prism::store::RunStatus::Finished, "{size:?}");
+        // The three marked items ran: their marks are gone, so `r` again would not quietly
+        // run them a second time.
+        assert_eq!(app.browse().marked_count, 0, "{size:?}: marks cleared");
+        assert!(app.browse().marked.iter().all(|m| !m));
     }
 }

@@ -139,6 +139,13 @@ impl Browse {
         (i < r.end).then_some(i)
     }
 
+    /// Unmarks every item.
+    pub fn clear_marks(&mut self) {
+        self.marked.fill(false);
+        self.marked_per_task.fill(0);
+        self.marked_count = 0;
+    }
+
     /// The items a run would use: the marked ones, else the selected item (when the item list or
     /// detail has focus), else every item under the selected tree node.
     pub fn run_items(&self) -> Vec<usize> {
@@ -191,7 +198,7 @@ impl Browse {
         }
         if cx.session.active.as_ref().is_some_and(|r| r.running()) {
             return notice(
-                "a run is in progress; wait for it or cancel it (esc in the compare screen)",
+                "a run is in progress; wait for it or stop it (X twice in the compare screen)",
             );
         }
         let items = self.run_items();
@@ -677,6 +684,23 @@ impl Component for Browse {
             Input::Mouse(m) => self.on_mouse(m, cx),
             Input::Key(_) => Vec::new(),
         }
+    }
+
+    /// A run of the marked items has started: the marks are cleared (else `r` again would
+    /// quietly run them again), and the notice says so.
+    fn on_msg(&mut self, msg: &crate::tui::jobs::Msg, _cx: &Cx) -> Vec<Cmd> {
+        let started = matches!(
+            msg,
+            crate::tui::jobs::Msg::Engine(crate::engine::Event::Started { .. })
+        );
+        if !started || self.marked_count == 0 {
+            return Vec::new();
+        }
+        let n = self.marked_count;
+        self.clear_marks();
+        vec![Cmd::Notice(format!(
+            "running the {n} marked item(s); the marks are cleared (space marks again)"
+        ))]
     }
 
     fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {
