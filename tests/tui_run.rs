@@ -71,7 +71,8 @@ fn two_models_answer_side_by_side_and_stay_stored() {
         code(KeyCode::Enter),
     ];
     let term = play(&rt, &mut app, &mut services, script);
-    assert_eq!(app.browse().marked_count, 3);
+    // The run took the three marks (and cleared them).
+    assert_eq!(app.browse().marked_count, 0);
     let run = app.session.active.as_ref().expect("a run started");
     assert_eq!(run.total, 6, "3 items x 2 models");
     assert!(!run.running());
@@ -206,9 +207,9 @@ fn choosing_a_judge_scores_the_waiting_answers_and_is_remembered() {
         .remove(0),
     );
     let mut app = app.with_models(with_judge);
-    // Myths items on alpha: a first run of the first item, then (the mark kept) a second of the
-    // first two, on screen (the first again from the cache). All three answers wait for the
-    // semantic judge.
+    // Myths items on alpha: a first run of the first item, then (its mark cleared by the run,
+    // both marked again) a second of the first two, on screen (the first again from the cache).
+    // All three answers wait for the semantic judge.
     let open_myths = vec![key('j'), code(KeyCode::Enter), key('j'), code(KeyCode::Tab)];
     let mut keys = open_myths.clone();
     keys.extend([key(' '), key('r'), code(KeyCode::Enter)]);
@@ -217,7 +218,16 @@ fn choosing_a_judge_scores_the_waiting_answers_and_is_remembered() {
         &rt,
         &mut app,
         &mut services,
-        vec![key('b'), key('j'), key(' '), key('r'), code(KeyCode::Enter)],
+        vec![
+            key('b'),
+            key('k'),
+            key('k'),
+            key('k'),
+            key(' '),
+            key(' '),
+            key('r'),
+            code(KeyCode::Enter),
+        ],
     );
     let s = screen(&term);
     assert!(
@@ -260,6 +270,24 @@ fn choosing_a_judge_scores_the_waiting_answers_and_is_remembered() {
     let term = play(&rt, &mut app, &mut services, vec![key('u')]);
     let s = screen(&term);
     assert!(s.contains("now: j") && s.contains("● j"), "{s}");
+    // The highlight covers the name column too (its own style had hidden it).
+    let buf = term.backend().buffer();
+    let lit = prism::theme::Theme::default_theme().selected(true).bg;
+    let (x, y) = (0..buf.area.height)
+        .find_map(|y| {
+            let row: String = (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect();
+            row.find("● j")
+                .map(|at| (row[..at].chars().count() as u16 + 2, y))
+        })
+        .expect("the judge's row");
+    assert_eq!(buf[(x, y)].symbol(), "j");
+    assert_eq!(
+        buf[(x, y)].bg,
+        lit.unwrap(),
+        "the name under the cursor is lit"
+    );
 }
 
 /// `esc` during a run goes back and leaves the run going; `X` stops it only when pressed twice

@@ -620,19 +620,23 @@ impl Component for JudgePicker {
             } else {
                 "  "
             };
-            let line = Line::from(vec![
-                Span::styled(mark, t.accent()),
-                Span::styled(format!("{:<w$} ", one_line(&m.name), w = name_w), t.base()),
+            // The highlight is patched onto every span: a span's own background (the name's
+            // base style) would otherwise hide the line's, leaving the name column unlit.
+            let sel = i == self.cursor;
+            let st = |s: ratatui::style::Style| {
+                if sel { s.patch(t.selected(true)) } else { s }
+            };
+            lines.push(Line::from(vec![
+                Span::styled(mark, st(t.accent())),
+                Span::styled(
+                    format!("{:<w$} ", one_line(&m.name), w = name_w),
+                    st(t.base()),
+                ),
                 Span::styled(
                     format!("{} {}", m.provider.as_str(), one_line(m.model_id())),
-                    t.muted(),
+                    st(t.muted()),
                 ),
-            ]);
-            lines.push(if i == self.cursor {
-                line.style(t.selected(true))
-            } else {
-                line
-            });
+            ]));
         }
         lines.push(Line::raw(""));
         if let Some(c) = cx.models.get(self.cursor).and_then(judge_caveat) {

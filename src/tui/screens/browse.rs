@@ -698,8 +698,9 @@ impl Component for Browse {
         }
         let n = self.marked_count;
         self.clear_marks();
+        let s = if n == 1 { "" } else { "s" };
         vec![Cmd::Notice(format!(
-            "running the {n} marked item(s); the marks are cleared (space marks again)"
+            "running the {n} marked item{s}; marks cleared"
         ))]
     }
 
