@@ -467,3 +467,12 @@ fn the_help_popup_never_cuts_a_description() {
         );
     }
 }
+
+/// `M` with no scored model says why nothing moves, at 80x24 (it did nothing, silently).
+#[test]
+fn m_with_no_scored_model_says_so() {
+    let mut app = sample_app(Theme::default_theme());
+    let term = drive(&mut app, 80, 24, vec![key('M')]);
+    let s = screen(&term);
+    assert!(s.contains("no model has a scored answer yet"), "{s}");
+}

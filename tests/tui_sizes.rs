@@ -590,6 +590,10 @@ fn many_models_in_the_tree_at_three_sizes() {
             );
             if shown < n {
                 assert_ne!(title, title_after, "{label}");
+                assert!(
+                    after.contains(&format!("rates of models {}-", shown + 1)),
+                    "{label}: M says which models are shown\n{after}"
+                );
             }
         }
     }

@@ -139,6 +139,29 @@ impl Browse {
         (i < r.end).then_some(i)
     }
 
+    /// `M`: the tree's rate columns move on to the next models that fit; what is shown is said
+    /// (and why nothing moves when every model fits or none has a score yet).
+    fn next_models(&mut self, cx: &Cx) -> String {
+        let n = cx.session.scored_models.len();
+        let shown = self.models_shown.get().max(1);
+        if n == 0 {
+            return "no model has a scored answer yet: the tree's rate columns come with the first scores (r runs the marked items)".into();
+        }
+        if n <= shown {
+            self.model_offset = 0;
+            return format!(
+                "all {n} scored model{} shown",
+                if n == 1 { " is" } else { "s are" }
+            );
+        }
+        self.model_offset = (self.model_offset + shown) % n;
+        let last = (self.model_offset + shown).min(n);
+        format!(
+            "rates of models {}-{last} of {n} (M shows the next)",
+            self.model_offset + 1
+        )
+    }
+
     /// Unmarks every item.
     pub fn clear_marks(&mut self) {
         self.marked.fill(false);
@@ -321,12 +344,7 @@ impl Browse {
                 }
             },
             Action::Mark => self.toggle_mark(cx.ds),
-            Action::Models => {
-                let n = cx.session.scored_models.len();
-                if n > 0 {
-                    self.model_offset = (self.model_offset + self.models_shown.get().max(1)) % n;
-                }
-            }
+            Action::Models => out.push(Cmd::Notice(self.next_models(cx))),
             Action::Run => out.extend(self.open_run_picker(cx)),
             Action::Detect => out.extend(self.open_detect_picker(cx)),
             Action::Claims => {
