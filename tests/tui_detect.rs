@@ -163,6 +163,8 @@ fn contradictions_of_an_answer_live_pair_again_and_stored() {
     assert_eq!(mock.requests() - before, 1);
     let c = app.find::<Contradictions>().unwrap();
     assert!(!c.clustering);
+    // Its progress was said as verdicts came: 1 in, of at most 7 x 6.
+    assert_eq!(c.cluster_progress(), (1, 42));
     let s = screen(&term);
     assert!(
         s.contains("semantic entropy 0.41: 2 meanings of 7 answers"),

@@ -52,6 +52,9 @@ pub struct Contradictions {
     known: Vec<(String, crate::detect::semantic::Known)>,
     /// Whether a clustering (`e`) is running.
     pub clustering: bool,
+    /// The running clustering's progress: verdicts in, the most it can need, the answers, the
+    /// judge (said on every verdict, so a long clustering is seen to move).
+    cluster_progress: (usize, usize, usize, String),
 }
 
 /// A target's answers clustered by meaning: the judge, each answer's meaning, the entropy.
@@ -116,6 +119,7 @@ impl Contradictions {
             list_off: 0,
             known: Vec::new(),
             clustering: false,
+            cluster_progress: (0, 0, 0, String::new()),
         }
     }
 
@@ -288,17 +292,29 @@ impl Contradictions {
             Err(e) => return vec![Cmd::Notice(format!("judge {name}: {e:#}"))],
         };
         self.clustering = true;
+        let n = group.answers.len();
+        // Greedy clustering asks each answer against each cluster's first answer, both ways:
+        // never more than n(n-1) verdicts, fewer as answers join clusters or repeat verbatim.
+        self.cluster_progress = (0, n * n.saturating_sub(1), n, one_line(&name));
         vec![
             Cmd::Job(JobRequest::Entropy {
                 group: Box::new(group),
                 judge: Box::new(judge),
             }),
-            Cmd::Notice(format!(
-                "clustering {} answers by meaning with {} (stored verdicts are reused)…",
-                self.k() + 1,
-                one_line(&name)
-            )),
+            Cmd::Notice(self.cluster_notice()),
         ]
+    }
+
+    /// The last clustering's verdicts in and the most it could need.
+    pub fn cluster_progress(&self) -> (usize, usize) {
+        (self.cluster_progress.0, self.cluster_progress.1)
+    }
+
+    fn cluster_notice(&self) -> String {
+        let (done, most, n, judge) = &self.cluster_progress;
+        format!(
+            "clustering {n} answers by meaning with {judge}: {done} verdicts in, at most {most} needed (stored ones reused)…"
+        )
     }
 
     /// A clustering's news: verdicts join the stored ones (the meanings are recomputed from
@@ -309,7 +325,11 @@ impl Contradictions {
             EntropyEvent::Saved(r) => {
                 self.stored.entailments.push((**r).clone());
                 self.known = crate::detect::semantic::by_judge(&self.stored.entailments);
-                Vec::new()
+                if !self.clustering {
+                    return Vec::new();
+                }
+                self.cluster_progress.0 += 1;
+                vec![Cmd::Notice(self.cluster_notice())]
             }
             EntropyEvent::Done((_, outcome)) => {
                 self.clustering = false;
