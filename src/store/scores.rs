@@ -10,7 +10,7 @@ use super::record::{Fields, Record, int, real, text};
 
 /// The score of one stored response. `score` is `None` when the item needs a judge and none was
 /// given: unscored, never counted as wrong.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ScoreRecord {
     pub run_id: String,
     pub job_idx: u32,

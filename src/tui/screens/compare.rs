@@ -626,8 +626,11 @@ impl Compare {
             Some(v) => block.title_bottom(verdict_line(
                 v,
                 t,
-                self.show_judge,
-                &cx.keymap.hint(Mode::Compare, Action::ChooseJudge),
+                (
+                    self.show_judge,
+                    &cx.keymap.hint(Mode::Compare, Action::ChooseJudge),
+                ),
+                (r.width as usize).saturating_sub(2),
             )),
             None => block,
         };
@@ -851,12 +854,15 @@ fn status_span(a: Option<&Answer>, t: &Theme) -> Span<'static> {
 }
 
 /// The verdict under an answer: a mark and the score (so it reads without colour), the
-/// evaluator's detail, and who judged.
+/// evaluator's detail, and who judged, in `room` columns: parts that do not fit are dropped
+/// whole, least important first (the evaluator's name, the judge, the detail, the hint), so no
+/// part, and no number in it, is ever cut. `(showing, choose_judge)`: whether the judge's reply
+/// is shown, and the key that chooses a judge.
 fn verdict_line(
     v: &crate::store::ScoreRecord,
     t: &Theme,
-    showing: bool,
-    choose_judge: &str,
+    (showing, choose_judge): (bool, &str),
+    room: usize,
 ) -> Line<'static> {
     let (mark, style) = match v.score {
         Some(s) if s >= 1.0 => ("✓".to_string(), t.success()),
@@ -867,27 +873,51 @@ fn verdict_line(
     let score = v
         .score
         .map_or("unscored".to_string(), |s| format!("{s:.2}"));
-    let mut spans = vec![Span::styled(
+    let head = Span::styled(
         format!(" {mark} {score} "),
         style.add_modifier(Modifier::BOLD),
-    )];
+    );
+    // (rank: lower is kept longer, text, style), in the order shown, joined by " · ".
+    let mut parts: Vec<(u8, String, ratatui::style::Style)> = Vec::new();
     // Waiting for a judge: how to get one comes first, so a narrow pane still shows it.
     if v.score.is_none() && v.judge.is_none() && v.detail.starts_with("needs the ") {
-        spans.push(Span::styled(
-            format!("{choose_judge}: choose a judge · "),
+        parts.push((
+            1,
+            format!("{choose_judge}: choose a judge"),
             t.accent().add_modifier(Modifier::BOLD),
         ));
     }
-    spans.push(Span::styled(
-        format!("{} · {} ", one_line(&v.detail), v.evaluator),
-        t.base(),
-    ));
+    let detail = one_line(&v.detail);
+    if !detail.trim().is_empty() {
+        parts.push((2, detail.trim().to_string(), t.base()));
+    }
+    parts.push((4, v.evaluator.clone(), t.base()));
     if let Some(j) = &v.judge {
         let hint = if showing { "J hides" } else { "J shows" };
-        spans.push(Span::styled(
-            format!("· judge {} ({hint} reply) ", one_line(j)),
+        parts.push((
+            3,
+            format!("judge {} ({hint} reply)", one_line(j)),
             t.muted(),
         ));
+    }
+    let width = |ps: &[(u8, String, ratatui::style::Style)]| -> usize {
+        let w = unicode_width::UnicodeWidthStr::width;
+        // Each part is followed by a space, and all but the first led by "· ".
+        w(head.content.as_ref()) + ps.iter().map(|p| w(p.1.as_str()) + 3).sum::<usize>()
+            - if ps.is_empty() { 0 } else { 2 }
+    };
+    while !parts.is_empty() && width(&parts) > room {
+        let least = parts
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, p)| (p.0, *i))
+            .map_or(0, |(i, _)| i);
+        parts.remove(least);
+    }
+    let mut spans = vec![head];
+    for (i, (_, text, st)) in parts.into_iter().enumerate() {
+        let sep = if i == 0 { "" } else { "· " };
+        spans.push(Span::styled(format!("{sep}{text} "), st));
     }
     Line::from(spans)
 }
@@ -950,6 +980,57 @@ fn gauge(cx: &Cx, f: &mut Frame, area: Rect) {
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    #[test]
+    fn the_verdict_line_drops_whole_parts_and_never_cuts_one() {
+        let v = crate::store::ScoreRecord {
+            evaluator: "fact_judge".into(),
+            score: None,
+            detail: "needs the semantic_equivalence judge".into(),
+            ..crate::store::ScoreRecord::default()
+        };
+        let t = Theme::default_theme();
+        let text = |room: usize| -> String {
+            verdict_line(&v, &t, (false, "u"), room)
+                .spans
+                .iter()
+                .map(|s| s.content.to_string())
+                .collect()
+        };
+        let wide = text(200);
+        assert_eq!(
+            wide,
+            " ? unscored u: choose a judge · needs the semantic_equivalence judge · fact_judge "
+        );
+        // One column short of the whole: the evaluator's name goes, whole.
+        assert_eq!(wide.chars().count(), 82);
+        assert_eq!(text(82), wide);
+        let narrow = text(81);
+        assert_eq!(
+            narrow,
+            " ? unscored u: choose a judge · needs the semantic_equivalence judge "
+        );
+        assert_eq!(text(69), narrow);
+        // Narrower: the detail goes too; the way to a judge stays.
+        assert_eq!(text(40), " ? unscored u: choose a judge ");
+        assert_eq!(text(5), " ? unscored ");
+        let judged = crate::store::ScoreRecord {
+            evaluator: "fact_judge".into(),
+            score: Some(0.0),
+            detail: "different meaning".into(),
+            judge: Some("smol".into()),
+            ..crate::store::ScoreRecord::default()
+        };
+        let line: String = verdict_line(&judged, &t, (false, "u"), 56)
+            .spans
+            .iter()
+            .map(|s| s.content.to_string())
+            .collect();
+        assert_eq!(
+            line,
+            " ✗ 0.00 different meaning · judge smol (J shows reply) "
+        );
+    }
 
     fn answer(text: &str, status: Status) -> Answer {
         Answer {
