@@ -83,18 +83,23 @@ pub(crate) fn list(
     Ok(all)
 }
 
-/// Two runs compared (2,000 resamples, seed 0, as `prism compare` by default). A run with
-/// several models is compared on a model both runs have (the first of the first run's).
+/// Two runs compared (2,000 resamples, seed 0, as `prism compare` by default), with the
+/// models both runs have. A run with several models is compared on `model` when both have it,
+/// else on the first model of the first run's that the second has too.
 pub(crate) fn compare_runs(
     store: &Store,
-    a: &str,
-    b: &str,
-) -> anyhow::Result<crate::eval::compare::Comparison> {
+    (a, b): (&str, &str),
+    model: Option<&str>,
+) -> anyhow::Result<(crate::eval::compare::Comparison, Vec<String>)> {
     use crate::eval::compare::compare;
     let run = |id: &str| store.run(id)?.ok_or_else(|| anyhow::anyhow!("no run {id}"));
     let (ra, rb) = (run(a)?, run(b)?);
     let (ma, mb) = (run_models(store, &ra)?, run_models(store, &rb)?);
-    let (ma, mb) = match ma.iter().find(|m| mb.contains(m)) {
+    let common: Vec<String> = ma.iter().filter(|m| mb.contains(m)).cloned().collect();
+    let chosen = model
+        .and_then(|m| common.iter().find(|c| c.as_str() == m))
+        .or_else(|| common.first());
+    let (ma, mb) = match chosen {
         Some(m) => (m.clone(), m.clone()),
         None if ma.len() == 1 && mb.len() == 1 => (ma[0].clone(), mb[0].clone()),
         None => anyhow::bail!(
@@ -123,7 +128,7 @@ pub(crate) fn compare_runs(
             sb.label()
         );
     }
-    Ok(c)
+    Ok((c, common))
 }
 
 /// Heatmap rows for stored runs, in the order given: a row per model of each run, named

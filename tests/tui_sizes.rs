@@ -437,6 +437,23 @@ fn the_runs_screen_lists_and_compares_two_runs() {
         assert!(r.on_flips && r.flip == 0, "back where it was");
         assert!(screen(&term).contains("flipped item"), "{}", screen(&term));
 
+        // M: the same two runs on the other model they both have, said in the title; M again
+        // comes back to the first.
+        play(&rt, &mut app, &mut services, vec![key('M')], size);
+        let term = play(&rt, &mut app, &mut services, vec![], size);
+        let text = screen(&term);
+        let r = app.find::<prism::tui::screens::Runs>().unwrap();
+        assert_eq!(r.common_models.len(), 2, "{:?}", r.common_models);
+        let c = r.comparison.as_ref().unwrap();
+        let other = &r.common_models[1];
+        assert_eq!(c.a, format!("r-sizes:{other}"), "{text}");
+        assert_eq!(c.b, format!("r-later:{other}"));
+        assert!(text.contains("model 2 of 2 (M next)"), "{text}");
+        play(&rt, &mut app, &mut services, vec![key('M')], size);
+        play(&rt, &mut app, &mut services, vec![], size);
+        let r = app.find::<prism::tui::screens::Runs>().unwrap();
+        assert_eq!(r.comparison.as_ref().unwrap().a, "r-sizes:alpha");
+
         // H: the heatmap of the two marked runs, a row per model and run, named by the run.
         play(&rt, &mut app, &mut services, vec![key('H')], size);
         let term = play(&rt, &mut app, &mut services, vec![], size);

@@ -366,7 +366,7 @@ impl App {
             | Msg::SharedPulled(_)
             | Msg::Unscored(_)
             | Msg::Runs(_)
-            | Msg::Comparison(_)
+            | Msg::Comparison(..)
             | Msg::PairAnswers(_)
             | Msg::RunRows { .. }
             | Msg::ReviewStoreOk

@@ -152,6 +152,8 @@ pub enum JobRequest {
     CompareRuns {
         a: String,
         b: String,
+        /// The model to compare on when both runs have it (else their first in common).
+        model: Option<String>,
     },
     /// The heatmap rows of stored runs: a row per model and run.
     LoadRunRows {
@@ -291,7 +293,8 @@ pub enum Msg {
     /// Stored answers without a score, to be scored.
     Unscored(Vec<ToScore>),
     Runs(Vec<crate::runs::Listed>),
-    Comparison(Box<crate::eval::compare::Comparison>),
+    /// Two runs compared, with the models they both have.
+    Comparison(Box<crate::eval::compare::Comparison>, Vec<String>),
     PairAnswers(Box<crate::eval::compare::PairAnswers>),
     /// Heatmap rows of stored runs (`model @ run`), and the runs with no scores yet.
     RunRows {
@@ -562,9 +565,9 @@ impl Jobs {
                     .map(Msg::Runs)
                     .unwrap_or_else(|e| Msg::Failed(format!("reading runs: {e:#}")))
             }),
-            JobRequest::CompareRuns { a, b } => self.on_reader(to, runs_need, move |r| {
-                crate::runs::compare_runs(r, &a, &b)
-                    .map(|c| Msg::Comparison(Box::new(c)))
+            JobRequest::CompareRuns { a, b, model } => self.on_reader(to, runs_need, move |r| {
+                crate::runs::compare_runs(r, (&a, &b), model.as_deref())
+                    .map(|(c, common)| Msg::Comparison(Box::new(c), common))
                     .unwrap_or_else(|e| Msg::Failed(format!("comparing: {e:#}")))
             }),
             JobRequest::LoadRunRows { runs } => {

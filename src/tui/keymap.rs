@@ -680,10 +680,16 @@ const DEFS: &[Def] = &[
         action: Action::Models,
         name: "models",
         keys: &["M"],
-        uses: &[(
-            &[Browse],
-            "the tree shows the next models' rates (when not all fit: the title says how many more)",
-        )],
+        uses: &[
+            (
+                &[Browse],
+                "the tree shows the next models' rates (when not all fit: the title says how many more)",
+            ),
+            (
+                &[Runs],
+                "compare the two runs on the next model they both have",
+            ),
+        ],
     },
     Def {
         action: Action::Claims,

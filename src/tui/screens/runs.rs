@@ -2,7 +2,8 @@
 //! H-Score. `space` marks up to two; `enter` compares the two marked (or the selected one with
 //! the run before it): per H-Score, dimension and sub-task both rates, B - A with its paired
 //! bootstrap interval and McNemar's p, and how many items flipped, as `prism compare` prints.
-//! When a run has several models, the comparison takes a model both runs have. `tab` moves to
+//! When a run has several models, the comparison takes a model both runs have, and `M` moves it
+//! to the next one they share (the comparison's title names it and how many there are). `tab` moves to
 //! the comparison's flipped items; `enter` on one opens both runs' answers side by side. Each
 //! run's line ends with its models' H-Score history up to it (a sparkline, oldest first).
 
@@ -34,6 +35,10 @@ pub struct Runs {
     pub on_flips: bool,
     /// The flipped item under the cursor.
     pub flip: usize,
+    /// The models both compared runs have (the comparison is on one of them).
+    pub common_models: Vec<String>,
+    /// The runs compared last (A, B), for `M` to compare them again on another model.
+    compared: Option<(String, String)>,
 }
 
 impl Runs {
@@ -127,13 +132,15 @@ impl Component for Runs {
                     self.marked.len()
                 ))];
             }
+            Action::Models => return self.next_model(),
             Action::Toggle => {
                 return match self.pair() {
                     Some((a, b)) => {
                         self.scroll = 0;
+                        self.compared = Some((a.clone(), b.clone()));
                         vec![
                             Cmd::Notice(format!("comparing {a} (A) with {b} (B)…")),
-                            Cmd::Job(JobRequest::CompareRuns { a, b }),
+                            Cmd::Job(JobRequest::CompareRuns { a, b, model: None }),
                         ]
                     }
                     None => vec![Cmd::Notice(
@@ -163,8 +170,9 @@ impl Component for Runs {
                 self.runs = Some(runs.clone());
                 Vec::new()
             }
-            Msg::Comparison(c) => {
+            Msg::Comparison(c, common) => {
                 self.comparison = Some(c.clone());
+                self.common_models = common.clone();
                 self.flip = 0;
                 self.on_flips = false;
                 vec![Cmd::ClearNotice]
@@ -186,8 +194,13 @@ impl Component for Runs {
                 k(Action::Help)
             )
         } else {
+            let model = if self.common_models.len() > 1 {
+                format!("  {} next model", k(Action::Models))
+            } else {
+                String::new()
+            };
             format!(
-                " ↑↓ run  {} mark  {} compare two  {} flipped items  {} heatmap  {}/{} scroll  {} back  {} help",
+                " ↑↓ run  {} mark  {} compare two{model}  {} flipped items  {} heatmap  {}/{} scroll  {} back  {} help",
                 k(Action::Mark),
                 k(Action::Toggle),
                 k(Action::NextPane),
@@ -229,6 +242,64 @@ impl Component for Runs {
 }
 
 impl Runs {
+    /// The comparison's title in `room` columns: the runs, which of the models both have it is
+    /// on (and that `M` moves on), then the model's name in what is left (a name may be
+    /// shortened; the runs and the counts never are).
+    fn comparison_title(&self, c: &Comparison, room: usize) -> String {
+        let Some([sa, sb]) = c.sides.as_ref() else {
+            return format!(" A {} · B {} ", one_line(&c.a), one_line(&c.b));
+        };
+        if sa.model != sb.model {
+            return format!(" A {} · B {} ", one_line(&c.a), one_line(&c.b));
+        }
+        let n = self.common_models.len();
+        let which = match self.common_models.iter().position(|x| *x == sa.model) {
+            Some(i) if n > 1 => format!("· model {} of {n} (M next) ", i + 1),
+            _ => String::new(),
+        };
+        let runs = format!(" A {} · B {} ", one_line(&sa.run_id), one_line(&sb.run_id));
+        let used = runs.chars().count() + which.chars().count() + 3;
+        let name = one_line(&sa.model);
+        let left = room.saturating_sub(used);
+        if left < 4 {
+            return format!("{runs}{which}");
+        }
+        format!(" {} ·{runs}{which}", truncate(&name, left))
+    }
+
+    /// `M`: the last two runs compared again, on the next model both have.
+    fn next_model(&mut self) -> Vec<Cmd> {
+        let (Some((a, b)), Some(c)) = (&self.compared, &self.comparison) else {
+            return vec![Cmd::Notice(
+                "compare two runs first (enter); M then moves to the next model they both have"
+                    .into(),
+            )];
+        };
+        let now = c.sides.as_ref().map(|s| s[0].model.clone());
+        let n = self.common_models.len();
+        if n < 2 {
+            return vec![Cmd::Notice(format!(
+                "{} is the only model both runs have",
+                now.as_deref().unwrap_or("this")
+            ))];
+        }
+        let at = now
+            .and_then(|m| self.common_models.iter().position(|x| *x == m))
+            .unwrap_or(0);
+        let next = self.common_models[(at + 1) % n].clone();
+        vec![
+            Cmd::Notice(format!(
+                "comparing on {next} ({} of {n})…",
+                (at + 1) % n + 1
+            )),
+            Cmd::Job(JobRequest::CompareRuns {
+                a: a.clone(),
+                b: b.clone(),
+                model: Some(next),
+            }),
+        ]
+    }
+
     /// An action while the cursor is on the flipped items; `None` for those that do what they
     /// do on the runs.
     fn on_flip_action(&mut self, a: Action) -> Option<Vec<Cmd>> {
@@ -353,7 +424,7 @@ impl Runs {
     fn draw_comparison(&mut self, cx: &Cx, f: &mut Frame, area: Rect) {
         let t = cx.theme;
         let title = match &self.comparison {
-            Some(c) => format!(" A {} · B {} ", one_line(&c.a), one_line(&c.b)),
+            Some(c) => self.comparison_title(c, area.width.saturating_sub(2) as usize),
             None => " Comparison ".into(),
         };
         let block = pane(t, Line::from(title), false);
