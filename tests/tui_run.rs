@@ -94,6 +94,15 @@ fn two_models_answer_side_by_side_and_stay_stored() {
         .replace_all(&stable, "<v> · finished  ─…")
         .into_owned();
     insta::assert_snapshot!("compare_two_models", stable);
+    // y copies the focused pane's answer (alpha's, the echo of the prompt) and says so.
+    let term = play(&rt, &mut app, &mut services, vec![key('y')]);
+    let copied = app.copied.clone().expect("copied");
+    assert!(copied.starts_with("ANSWER("), "{copied}");
+    assert!(
+        screen(&term).contains(&format!("copied {} characters", copied.chars().count())),
+        "{}",
+        screen(&term)
+    );
     // Every finished answer was scored and its score saved (fact_judge with no judge set:
     // unscored, saying which judge it needs).
     let scores = prism::store::Store::open(&db)

@@ -48,6 +48,12 @@ pub struct App {
     pub(super) cancel_detect: bool,
     /// The terminal size the last frame was drawn at.
     pub area: Rect,
+    /// The text last copied (`y`): the loop writes it to the terminal's clipboard.
+    pub copied: Option<String>,
+    /// Copied text not yet written to the terminal.
+    pub(super) copy_pending: Option<String>,
+    /// Whether the loop draws on the real terminal (stdout), where copied text goes as OSC 52.
+    pub osc52: bool,
 }
 
 /// Builds the read-only context from the app's shared fields (a macro, so the borrow covers the
@@ -91,6 +97,9 @@ impl App {
             cancel_run: false,
             cancel_detect: false,
             area: Rect::new(0, 0, 120, 40),
+            copied: None,
+            copy_pending: None,
+            osc52: false,
         }
     }
 
@@ -260,6 +269,14 @@ impl App {
                 Cmd::Then(a) => then.push(a),
                 Cmd::Notice(n) => self.notice = Some(n),
                 Cmd::ClearNotice => self.notice = None,
+                Cmd::Copy(text) => {
+                    self.notice = Some(format!(
+                        "copied {} characters to the clipboard (by OSC 52: some terminals ask first or refuse; in tmux set-clipboard on)",
+                        text.chars().count()
+                    ));
+                    self.copied = Some(text.clone());
+                    self.copy_pending = Some(text);
+                }
                 Cmd::Quit => self.quit = true,
             }
         }

@@ -71,6 +71,8 @@ pub enum Cmd {
     Then(Action),
     Notice(String),
     ClearNotice,
+    /// Put text on the terminal's clipboard (OSC 52).
+    Copy(String),
     Quit,
 }
 

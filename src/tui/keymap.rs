@@ -61,6 +61,7 @@ pub enum Action {
     Metric,
     Models,
     StopRun,
+    Copy,
     Claims,
     SelfDetect,
     Review,
@@ -674,6 +675,15 @@ const DEFS: &[Def] = &[
         uses: &[(
             &[Compare],
             "stop the run (press twice: finished answers are kept; esc only goes back)",
+        )],
+    },
+    Def {
+        action: Action::Copy,
+        name: "copy",
+        keys: &["y"],
+        uses: &[(
+            &[Compare],
+            "copy the focused answer to the clipboard (OSC 52: the terminal must allow it; tmux needs set-clipboard on)",
         )],
     },
     Def {

@@ -134,6 +134,11 @@ where
             ));
             dirty = true;
         }
+        if let Some(text) = app.copy_pending.take()
+            && app.osc52
+        {
+            write_clipboard(&text)?;
+        }
         let running = jobs.busy();
         if app.quit {
             jobs.shutdown().await;
@@ -194,6 +199,21 @@ where
     }
 }
 
+/// Puts `text` on the terminal's clipboard: OSC 52 (`ESC ] 52 ; c ; base64 BEL`), which xterm,
+/// kitty, WezTerm, iTerm2, Windows Terminal and tmux (with `set-clipboard on`) understand, over
+/// SSH too; a terminal that does not ignores it.
+fn write_clipboard(text: &str) -> io::Result<()> {
+    use base64::Engine;
+    use std::io::Write;
+    let mut out = io::stdout().lock();
+    write!(
+        out,
+        "\x1b]52;c;{}\x07",
+        base64::engine::general_purpose::STANDARD.encode(text)
+    )?;
+    out.flush()
+}
+
 /// Opens the TUI on a real terminal and restores it afterwards, also on error and on panic.
 /// Runs the TUI until the user quits; returns the models chosen in the run picker then (the
 /// front-end remembers them for the next session).
@@ -227,6 +247,7 @@ pub fn run(app: App, mut services: Services, notices: Vec<String>) -> anyhow::Re
     }));
     let _ = execute!(io::stdout(), EnableMouseCapture);
     let mut app = app;
+    app.osc52 = true;
     app.notice = (!notices.is_empty()).then(|| notices.join(" · "));
     // A signal (kill, a closed terminal or ssh session) quits like `q` does: the run in
     // progress is cancelled and marked interrupted (resumable), and the terminal is restored

@@ -262,6 +262,14 @@ impl Compare {
                     out.push(Cmd::Notice("scoring again".into()));
                 }
             }
+            Action::Copy => match focused.as_deref().and_then(|m| self.answer(cx.session, m)) {
+                // The answer as shown: control sequences out (a model's text is untrusted, and
+                // a clipboard pasted into a shell must not carry them).
+                Some(a) if !a.text.is_empty() => {
+                    out.push(Cmd::Copy(sanitize(&a.text).into_owned()));
+                }
+                _ => out.push(Cmd::Notice("no answer in this pane to copy".into())),
+            },
             Action::ChooseJudge => out.push(Cmd::Popup(Box::new(
                 crate::tui::popups::JudgePicker::new(cx),
             ))),
