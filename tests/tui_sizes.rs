@@ -615,3 +615,47 @@ fn many_models_in_the_tree_at_three_sizes() {
         }
     }
 }
+
+/// `/` finds items by their stored answers too (issue 45: "fifth of his" said in an answer found
+/// nothing): the items' own text as typed, the stored answers on enter, said and stepped through.
+#[test]
+fn search_finds_items_by_their_stored_answers() {
+    let rt = common::screen::runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    seed(&db);
+    let item = {
+        let mut store = Store::open(&db).unwrap();
+        let mut r = store.responses("r-sizes").unwrap().remove(3);
+        r.text = Some("He left a Fifth of His fortune to the city.".into());
+        store.save_responses(std::slice::from_ref(&r)).unwrap();
+        r.item_id
+    };
+    let ds = dataset::load_sample().dataset;
+    let at = ds.index_of(&item).unwrap();
+    let (mut app, mut services) = common::screen::session(&rt, &db, models());
+    let mut keys = vec![key('/')];
+    keys.extend("fifth of his".chars().map(key));
+    play(&rt, &mut app, &mut services, keys, (80, 24));
+    assert!(
+        app.browse().search.matches.is_empty(),
+        "no item's own text holds it"
+    );
+    play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![code(KeyCode::Enter)],
+        (80, 24),
+    );
+    let term = play(&rt, &mut app, &mut services, vec![], (80, 24));
+    let s = screen(&term);
+    let b = app.browse();
+    assert_eq!(b.search.matches, vec![at], "{s}");
+    assert_eq!(b.search.by_answer, 1);
+    assert_eq!(b.current_item(), Some(at), "jumped to it: {s}");
+    assert!(
+        s.contains("0 items by their text, 1 more by a stored answer"),
+        "{s}"
+    );
+}

@@ -199,6 +199,20 @@ impl Store {
 
     /// The latest answer of each (model, sample) for an item, across runs (re-opening an item
     /// shows what is stored).
+    /// The items with a stored answer (of any run, model or sample) that holds `needle`, case
+    /// aside (ASCII letters; SQLite's `lower`), in item order. A scan of the answers' text: the
+    /// TUI asks it off the loop thread, once per search.
+    pub fn items_answered_with(&self, needle: &str) -> Result<Vec<String>> {
+        let mut st = self.conn.prepare(
+            "SELECT DISTINCT item_id FROM responses
+             WHERE text IS NOT NULL AND instr(lower(text), lower(?1)) > 0 ORDER BY item_id",
+        )?;
+        let rows = st
+            .query_map([needle], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
     pub fn responses_for_item(&self, item_id: &str) -> Result<Vec<ResponseRecord>> {
         let mut st = self.conn.prepare(&format!(
             "SELECT {} FROM responses WHERE item_id = ?1 ORDER BY created_at, run_id, job_idx",

@@ -384,6 +384,7 @@ impl App {
             | Msg::Unscored(_)
             | Msg::Runs(_)
             | Msg::Comparison(..)
+            | Msg::AnswerMatches { .. }
             | Msg::PairAnswers(_)
             | Msg::RunRows { .. }
             | Msg::ReviewStoreOk

@@ -149,6 +149,10 @@ pub enum JobRequest {
     /// The runs in the store, as `prism runs` lists them.
     LoadRuns,
     /// Two runs compared as `prism compare` does (a model both have when they have several).
+    /// The items whose stored answers hold `query` (the browse search, on enter).
+    SearchAnswers {
+        query: String,
+    },
     CompareRuns {
         a: String,
         b: String,
@@ -293,6 +297,11 @@ pub enum Msg {
     /// Stored answers without a score, to be scored.
     Unscored(Vec<ToScore>),
     Runs(Vec<crate::runs::Listed>),
+    /// The items with a stored answer holding the search `query`.
+    AnswerMatches {
+        query: String,
+        items: Vec<String>,
+    },
     /// Two runs compared, with the models they both have.
     Comparison(Box<crate::eval::compare::Comparison>, Vec<String>),
     PairAnswers(Box<crate::eval::compare::PairAnswers>),
@@ -565,6 +574,12 @@ impl Jobs {
                     .map(Msg::Runs)
                     .unwrap_or_else(|e| Msg::Failed(format!("reading runs: {e:#}")))
             }),
+            JobRequest::SearchAnswers { query } => {
+                self.on_reader(to, None, move |r| match r.items_answered_with(&query) {
+                    Ok(items) => Msg::AnswerMatches { query, items },
+                    Err(e) => Msg::Failed(format!("searching the answers: {e}")),
+                })
+            }
             JobRequest::CompareRuns { a, b, model } => self.on_reader(to, runs_need, move |r| {
                 crate::runs::compare_runs(r, (&a, &b), model.as_deref())
                     .map(|(c, common)| Msg::Comparison(Box::new(c), common))

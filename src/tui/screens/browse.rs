@@ -59,6 +59,8 @@ pub struct Search {
     pub matches: Vec<usize>,
     /// Position in `matches` of the item jumped to last.
     pub current: Option<usize>,
+    /// How many of `matches` came only from a stored answer's text (asked on enter).
+    pub by_answer: usize,
     /// The selection before typing began, restored when the search is cancelled.
     saved: Option<(usize, usize)>,
 }
@@ -160,6 +162,30 @@ impl Browse {
             "rates of models {}-{last} of {n} (M shows the next)",
             self.model_offset + 1
         )
+    }
+
+    /// The items whose stored answers hold the search: added to the matches (when the search is
+    /// still the one asked), said, and jumped to when nothing matched before.
+    fn on_answer_matches(&mut self, query: &str, items: &[String], ds: &Dataset) -> Vec<Cmd> {
+        if query != self.search.query.trim() || self.search.input.is_some() {
+            return Vec::new();
+        }
+        let had = self.search.matches.len();
+        let mut all = self.search.matches.clone();
+        all.extend(items.iter().filter_map(|id| ds.index_of(id)));
+        all.sort_unstable();
+        all.dedup();
+        self.search.by_answer = all.len() - had;
+        self.search.matches = all;
+        self.search.current = None;
+        if had == 0 && !self.search.matches.is_empty() {
+            self.goto_match(0, ds);
+        }
+        vec![Cmd::Notice(format!(
+            "\"{}\": {had} items by their text, {} more by a stored answer (n/N step through them)",
+            one_line(query),
+            self.search.by_answer
+        ))]
     }
 
     /// Unmarks every item.
@@ -469,7 +495,8 @@ impl Browse {
         self.search.input = Some(input);
     }
 
-    fn on_search_key(&mut self, k: KeyEvent, ds: &Dataset) -> Vec<Cmd> {
+    fn on_search_key(&mut self, k: KeyEvent, cx: &Cx) -> Vec<Cmd> {
+        let ds = cx.ds;
         match k.code {
             KeyCode::Esc => {
                 let saved = self.search.saved.take();
@@ -483,8 +510,18 @@ impl Browse {
             KeyCode::Enter => {
                 self.search.input = None;
                 self.search.saved = None;
-                if self.search.query.is_empty() {
+                if self.search.query.trim().is_empty() {
                     self.search = Search::default();
+                } else if cx.can_run {
+                    // The items' own text is searched as typed; the stored answers once, now.
+                    let query = self.search.query.trim().to_string();
+                    return vec![
+                        Cmd::Job(JobRequest::SearchAnswers { query }),
+                        Cmd::Notice(format!(
+                            "{} items match; searching the stored answers too…",
+                            self.search.matches.len()
+                        )),
+                    ];
                 }
             }
             KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => {
@@ -528,6 +565,7 @@ impl Browse {
         };
         self.search.regex = re;
         self.search.current = None;
+        self.search.by_answer = 0;
         // Incremental: jump from where the user was when they pressed `/`.
         let origin = self
             .search
@@ -686,7 +724,7 @@ impl Component for Browse {
 
     fn update(&mut self, input: Input, cx: &Cx) -> Vec<Cmd> {
         match input {
-            Input::Key(k) if self.search.input.is_some() => self.on_search_key(k, cx.ds),
+            Input::Key(k) if self.search.input.is_some() => self.on_search_key(k, cx),
             Input::Paste(text) => {
                 if let Some(input) = self.search.input.as_mut() {
                     input.insert_str(text.replace(['\n', '\r'], " "));
@@ -706,7 +744,10 @@ impl Component for Browse {
 
     /// A run of the marked items has started: the marks are cleared (else `r` again would
     /// quietly run them again), and the notice says so.
-    fn on_msg(&mut self, msg: &crate::tui::jobs::Msg, _cx: &Cx) -> Vec<Cmd> {
+    fn on_msg(&mut self, msg: &crate::tui::jobs::Msg, cx: &Cx) -> Vec<Cmd> {
+        if let crate::tui::jobs::Msg::AnswerMatches { query, items } = msg {
+            return self.on_answer_matches(query, items, cx.ds);
+        }
         let started = matches!(
             msg,
             crate::tui::jobs::Msg::Engine(crate::engine::Event::Started { .. })
