@@ -659,3 +659,32 @@ fn search_finds_items_by_their_stored_answers() {
         "{s}"
     );
 }
+
+/// The runs screen names a run (issue 45: runs could not be named from the TUI): `n`, a name,
+/// `enter`; the store has it and the list shows it first on the run's line at 80 columns.
+#[test]
+fn a_run_is_named_from_the_runs_screen() {
+    let rt = common::screen::runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    seed(&db);
+    let (mut app, mut services) = common::screen::session(&rt, &db, models());
+    play(&rt, &mut app, &mut services, vec![key('R')], (80, 24));
+    let mut keys = vec![key('n')];
+    keys.extend("baseline sweep".chars().map(key));
+    keys.push(code(KeyCode::Enter));
+    play(&rt, &mut app, &mut services, keys, (80, 24));
+    let term = play(&rt, &mut app, &mut services, vec![], (80, 24));
+    let s = screen(&term);
+    let (name, _) = Store::open(&db).unwrap().run_labels("r-sizes").unwrap();
+    assert_eq!(name.as_deref(), Some("baseline sweep"));
+    let line = s.lines().find(|l| l.contains("r-sizes")).unwrap();
+    assert!(line.contains("\"baseline sweep\""), "{s}");
+    assert!(s.contains("r-sizes is named \"baseline sweep\""), "{s}");
+    // esc leaves the name as it was.
+    let mut keys = vec![key('n'), key('x')];
+    keys.push(code(KeyCode::Esc));
+    play(&rt, &mut app, &mut services, keys, (80, 24));
+    let (name, _) = Store::open(&db).unwrap().run_labels("r-sizes").unwrap();
+    assert_eq!(name.as_deref(), Some("baseline sweep"));
+}

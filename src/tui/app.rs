@@ -187,8 +187,11 @@ impl App {
     pub fn handle_event(&mut self, ev: Event) {
         let input = match ev {
             Event::Key(k) if k.kind != KeyEventKind::Release => {
-                let takes_text =
-                    self.popups.is_empty() && self.screens.last().is_some_and(|s| s.takes_text());
+                // The focused component: the top popup, else the top screen.
+                let takes_text = match self.popups.last() {
+                    Some(p) => p.takes_text(),
+                    None => self.screens.last().is_some_and(|s| s.takes_text()),
+                };
                 let mode = self.focused_mode();
                 match self.keymap.action_for(mode, &k) {
                     // A focused text field gets every key before any binding.

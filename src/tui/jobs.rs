@@ -149,6 +149,12 @@ pub enum JobRequest {
     /// The runs in the store, as `prism runs` lists them.
     LoadRuns,
     /// Two runs compared as `prism compare` does (a model both have when they have several).
+    /// Names a run (empty: no name), on the shared store too when there is one; the runs are
+    /// listed again.
+    NameRun {
+        run: String,
+        name: String,
+    },
     /// The items whose stored answers hold `query` (the browse search, on enter).
     SearchAnswers {
         query: String,
@@ -574,6 +580,39 @@ impl Jobs {
                     .map(Msg::Runs)
                     .unwrap_or_else(|e| Msg::Failed(format!("reading runs: {e:#}")))
             }),
+            JobRequest::NameRun { run, name } => {
+                let shared = self.services.shared.clone();
+                self.on_store(to, move |cx| {
+                    let Some(reader) = &cx.reader else {
+                        return vec![Msg::Failed("runs need a store".into())];
+                    };
+                    let name = crate::text::one_line(&name)
+                        .trim()
+                        .chars()
+                        .take(200)
+                        .collect::<String>();
+                    let n = (!name.is_empty()).then_some(name.as_str());
+                    let named = match &shared {
+                        // The team's name first: the local copy follows it.
+                        Some(db) => db
+                            .name_shared_run(&run, n)
+                            .and_then(|ok| Ok(ok && reader.set_run_name(&run, n)?)),
+                        None => reader.set_run_name(&run, n).map_err(anyhow::Error::from),
+                    };
+                    let said = match named {
+                        Ok(true) => match n {
+                            Some(n) => format!("{run} is named \"{n}\""),
+                            None => format!("{run} has no name now"),
+                        },
+                        Ok(false) => format!("no run {run} in the store"),
+                        Err(e) => format!("naming {run}: {e:#}"),
+                    };
+                    let list = crate::runs::list(reader, &crate::store::RunFilter::default())
+                        .map(Msg::Runs)
+                        .unwrap_or_else(|e| Msg::Failed(format!("reading runs: {e:#}")));
+                    vec![list, Msg::Notice(said)]
+                });
+            }
             JobRequest::SearchAnswers { query } => {
                 self.on_reader(to, None, move |r| match r.items_answered_with(&query) {
                     Ok(items) => Msg::AnswerMatches { query, items },

@@ -62,6 +62,7 @@ pub enum Action {
     Models,
     StopRun,
     Copy,
+    NameRun,
     Claims,
     SelfDetect,
     Review,
@@ -676,6 +677,12 @@ const DEFS: &[Def] = &[
             &[Compare],
             "stop the run (press twice: finished answers are kept; esc only goes back)",
         )],
+    },
+    Def {
+        action: Action::NameRun,
+        name: "name_run",
+        keys: &["n"],
+        uses: &[(&[Runs], "name the selected run (shown first in its line)")],
     },
     Def {
         action: Action::Copy,

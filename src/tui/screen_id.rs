@@ -18,4 +18,5 @@ pub enum ScreenId {
     Review,
     Runs,
     Flip,
+    NameRun,
 }

@@ -133,6 +133,15 @@ impl Component for Runs {
                 ))];
             }
             Action::Models => return self.next_model(),
+            Action::NameRun => {
+                return match self.selected() {
+                    Some(l) => vec![Cmd::Popup(Box::new(crate::tui::popups::NameRun::new(
+                        &l.run.id,
+                        l.name.as_deref(),
+                    )))],
+                    None => vec![Cmd::Notice("no run to name".into())],
+                };
+            }
             Action::Toggle => {
                 return match self.pair() {
                     Some((a, b)) => {
@@ -200,11 +209,12 @@ impl Component for Runs {
                 String::new()
             };
             format!(
-                " ↑↓ run  {} mark  {} compare two{model}  {} flipped items  {} heatmap  {}/{} scroll  {} back  {} help",
+                " ↑↓ run  {} mark  {} compare two{model}  {} flipped items  {} heatmap  {} name  {}/{} scroll  {} back  {} help",
                 k(Action::Mark),
                 k(Action::Toggle),
                 k(Action::NextPane),
                 k(Action::Heatmap),
+                k(Action::NameRun),
                 k(Action::PageUp),
                 k(Action::PageDown),
                 k(Action::Back),
