@@ -688,3 +688,71 @@ fn a_run_is_named_from_the_runs_screen() {
     let (name, _) = Store::open(&db).unwrap().run_labels("r-sizes").unwrap();
     assert_eq!(name.as_deref(), Some("baseline sweep"));
 }
+
+/// The runs screen opens a stored run's answers (issue 45: the heatmap sends a user to the runs
+/// screen, which had no key to open a run): `o` on the older run shows its answers and scores,
+/// not the newer run's, and the browse tree's rates stay the newest.
+#[test]
+fn a_stored_run_opens_with_its_own_answers() {
+    let rt = common::screen::runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    seed(&db);
+    // A newer run whose alpha answers differ from the older run's.
+    {
+        let mut store = Store::open(&db).unwrap();
+        let old = store.run("r-sizes").unwrap().unwrap();
+        let jobs: Vec<JobRecord> = store
+            .jobs("r-sizes")
+            .unwrap()
+            .into_iter()
+            .map(|(j, _)| j)
+            .collect();
+        store
+            .create_run(
+                &RunRecord {
+                    id: "r-newer".into(),
+                    created_at: 100,
+                    ..old
+                },
+                &jobs,
+            )
+            .unwrap();
+        let responses: Vec<ResponseRecord> = store
+            .responses("r-sizes")
+            .unwrap()
+            .into_iter()
+            .map(|mut r| {
+                r.run_id = "r-newer".into();
+                r.created_at += 100;
+                r.text = Some(format!("NEWER {}", r.text.unwrap_or_default()));
+                r
+            })
+            .collect();
+        store.save_responses(&responses).unwrap();
+    }
+    let first_item = Store::open(&db).unwrap().run_item_ids("r-sizes").unwrap()[0].clone();
+    let old_text = Store::open(&db)
+        .unwrap()
+        .run_item_answers("r-sizes", &first_item)
+        .unwrap()[0]
+        .text
+        .clone()
+        .unwrap();
+    for size in [(80, 24), (120, 40)] {
+        let (mut app, mut services) = common::screen::session(&rt, &db, models());
+        // R, down to the older run (newest first), o.
+        play(&rt, &mut app, &mut services, vec![key('R')], size);
+        play(&rt, &mut app, &mut services, vec![key('j'), key('o')], size);
+        let term = play(&rt, &mut app, &mut services, vec![], size);
+        let s = screen(&term);
+        let c = app
+            .find::<prism::tui::screens::Compare>()
+            .expect("the run's answers open");
+        assert_eq!(c.run.as_deref(), Some("r-sizes"));
+        assert!(s.contains("run r-sizes"), "{s}");
+        let head: String = old_text.chars().take(12).collect();
+        assert!(s.contains(&head), "the older run's answer: {s}");
+        assert!(!s.contains("NEWER"), "not the newest run's: {s}");
+    }
+}

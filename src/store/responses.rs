@@ -199,6 +199,34 @@ impl Store {
 
     /// The latest answer of each (model, sample) for an item, across runs (re-opening an item
     /// shows what is stored).
+    /// One run's answers to one item (every model and sample), in job order: what the runs
+    /// screen opens (`o`), where the newest answers of every run are not what is asked.
+    pub fn run_item_answers(&self, run_id: &str, item_id: &str) -> Result<Vec<ResponseRecord>> {
+        let mut st = self.conn.prepare(&format!(
+            "SELECT {} FROM responses WHERE run_id = ?1 AND item_id = ?2 ORDER BY job_idx",
+            light_cols()
+        ))?;
+        let rows = st
+            .query_map([run_id, item_id], Self::response_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
+    /// The items of a run, each once, in job order.
+    pub fn run_item_ids(&self, run_id: &str) -> Result<Vec<String>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT item_id FROM jobs WHERE run_id = ?1 ORDER BY idx")?;
+        let rows = st
+            .query_map([run_id], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut seen = std::collections::HashSet::new();
+        Ok(rows
+            .into_iter()
+            .filter(|i| seen.insert(i.clone()))
+            .collect())
+    }
+
     /// The items with a stored answer (of any run, model or sample) that holds `needle`, case
     /// aside (ASCII letters; SQLite's `lower`), in item order. A scan of the answers' text: the
     /// TUI asks it off the loop thread, once per search.

@@ -388,6 +388,8 @@ impl App {
             | Msg::Runs(_)
             | Msg::Comparison(..)
             | Msg::AnswerMatches { .. }
+            | Msg::RunItems { .. }
+            | Msg::RunAnswers { .. }
             | Msg::PairAnswers(_)
             | Msg::RunRows { .. }
             | Msg::ReviewStoreOk

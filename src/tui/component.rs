@@ -125,6 +125,11 @@ pub enum Open {
         items: Vec<usize>,
         pos: usize,
     },
+    /// One stored run's answers (not the newest of every run), item by item from the first.
+    RunAnswers {
+        run: String,
+        items: Vec<usize>,
+    },
     Heatmap,
     /// The heatmap of these stored runs (a row per model and run).
     HeatmapOf(Vec<String>),

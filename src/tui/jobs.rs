@@ -149,6 +149,15 @@ pub enum JobRequest {
     /// The runs in the store, as `prism runs` lists them.
     LoadRuns,
     /// Two runs compared as `prism compare` does (a model both have when they have several).
+    /// A stored run's items (the runs screen's `o`), to open its answers.
+    LoadRunItems {
+        run: String,
+    },
+    /// One stored run's answers to one item, with their scores.
+    LoadRunAnswers {
+        run: String,
+        item: usize,
+    },
     /// Names a run (empty: no name), on the shared store too when there is one; the runs are
     /// listed again.
     NameRun {
@@ -303,6 +312,19 @@ pub enum Msg {
     /// Stored answers without a score, to be scored.
     Unscored(Vec<ToScore>),
     Runs(Vec<crate::runs::Listed>),
+    /// A run's items, as dataset indices, and how many are not in the dataset open here.
+    RunItems {
+        run: String,
+        items: Vec<usize>,
+        missing: usize,
+    },
+    /// One stored run's answers to an item, with their scores.
+    RunAnswers {
+        run: String,
+        item: usize,
+        records: Vec<ResponseRecord>,
+        scores: Vec<ScoreRecord>,
+    },
     /// The items with a stored answer holding the search `query`.
     AnswerMatches {
         query: String,
@@ -551,35 +573,43 @@ impl Jobs {
         });
     }
 
-    /// Starts a job for `to`; results (or why it could not start) arrive on `rx`.
-    pub fn start(&mut self, to: ScreenId, req: JobRequest, ds: &Arc<Dataset>) {
+    /// The runs screen's and the search's reads and writes of stored runs, on the store worker.
+    fn stored_runs(&mut self, to: ScreenId, req: JobRequest, ds: &Arc<Dataset>) {
         let runs_need = Some("runs need a store");
         match req {
-            JobRequest::SetJudge(cfg) => self.set_judge(to, *cfg, ds),
-            JobRequest::LoadScores => {
-                // Two tasks: the tree fills from the first before the second looks for
-                // unscored answers.
-                self.on_reader(to, None, |r| {
-                    r.latest_scores()
-                        .map(Msg::LatestScores)
-                        .unwrap_or_else(|e| Msg::Failed(format!("reading scores: {e}")))
-                });
+            JobRequest::LoadRunItems { run } => {
                 let ds = ds.clone();
-                self.on_reader(to, None, move |r| match r.unscored_responses() {
-                    Ok(records) => Msg::Unscored(
-                        records
-                            .iter()
-                            .filter_map(|r| Some(to_score(ds.index_of(&r.item_id)?, r)))
-                            .collect(),
-                    ),
-                    Err(e) => Msg::Failed(format!("reading stored answers: {e}")),
-                });
+                self.on_reader(to, runs_need, move |r| match r.run_item_ids(&run) {
+                    Ok(ids) => {
+                        let items: Vec<usize> = ids.iter().filter_map(|i| ds.index_of(i)).collect();
+                        Msg::RunItems {
+                            missing: ids.len() - items.len(),
+                            run,
+                            items,
+                        }
+                    }
+                    Err(e) => Msg::Failed(format!("reading the run: {e}")),
+                })
             }
-            JobRequest::LoadRuns => self.on_reader(to, runs_need, |r| {
-                crate::runs::list(r, &crate::store::RunFilter::default())
-                    .map(Msg::Runs)
-                    .unwrap_or_else(|e| Msg::Failed(format!("reading runs: {e:#}")))
-            }),
+            JobRequest::LoadRunAnswers { run, item } => {
+                let id = ds.items[item].id.to_string();
+                self.on_reader(to, runs_need, move |r| {
+                    match (r.run_item_answers(&run, &id), r.scores_for_item(&id)) {
+                        (Ok(records), Ok(mut scores)) => {
+                            scores.retain(|s| s.run_id == run);
+                            Msg::RunAnswers {
+                                run,
+                                item,
+                                records,
+                                scores,
+                            }
+                        }
+                        (Err(e), _) | (_, Err(e)) => {
+                            Msg::Failed(format!("reading the run's answers: {e}"))
+                        }
+                    }
+                })
+            }
             JobRequest::NameRun { run, name } => {
                 let shared = self.services.shared.clone();
                 self.on_store(to, move |cx| {
@@ -619,6 +649,43 @@ impl Jobs {
                     Err(e) => Msg::Failed(format!("searching the answers: {e}")),
                 })
             }
+            _ => {}
+        }
+    }
+
+    /// Starts a job for `to`; results (or why it could not start) arrive on `rx`.
+    pub fn start(&mut self, to: ScreenId, req: JobRequest, ds: &Arc<Dataset>) {
+        let runs_need = Some("runs need a store");
+        match req {
+            JobRequest::SetJudge(cfg) => self.set_judge(to, *cfg, ds),
+            JobRequest::LoadScores => {
+                // Two tasks: the tree fills from the first before the second looks for
+                // unscored answers.
+                self.on_reader(to, None, |r| {
+                    r.latest_scores()
+                        .map(Msg::LatestScores)
+                        .unwrap_or_else(|e| Msg::Failed(format!("reading scores: {e}")))
+                });
+                let ds = ds.clone();
+                self.on_reader(to, None, move |r| match r.unscored_responses() {
+                    Ok(records) => Msg::Unscored(
+                        records
+                            .iter()
+                            .filter_map(|r| Some(to_score(ds.index_of(&r.item_id)?, r)))
+                            .collect(),
+                    ),
+                    Err(e) => Msg::Failed(format!("reading stored answers: {e}")),
+                });
+            }
+            JobRequest::LoadRuns => self.on_reader(to, runs_need, |r| {
+                crate::runs::list(r, &crate::store::RunFilter::default())
+                    .map(Msg::Runs)
+                    .unwrap_or_else(|e| Msg::Failed(format!("reading runs: {e:#}")))
+            }),
+            JobRequest::LoadRunItems { .. }
+            | JobRequest::LoadRunAnswers { .. }
+            | JobRequest::NameRun { .. }
+            | JobRequest::SearchAnswers { .. } => self.stored_runs(to, req, ds),
             JobRequest::CompareRuns { a, b, model } => self.on_reader(to, runs_need, move |r| {
                 crate::runs::compare_runs(r, (&a, &b), model.as_deref())
                     .map(|(c, common)| Msg::Comparison(Box::new(c), common))

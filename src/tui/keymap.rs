@@ -63,6 +63,7 @@ pub enum Action {
     StopRun,
     Copy,
     NameRun,
+    OpenRun,
     Claims,
     SelfDetect,
     Review,
@@ -676,6 +677,15 @@ const DEFS: &[Def] = &[
         uses: &[(
             &[Compare],
             "stop the run (press twice: finished answers are kept; esc only goes back)",
+        )],
+    },
+    Def {
+        action: Action::OpenRun,
+        name: "open_run",
+        keys: &["o"],
+        uses: &[(
+            &[Runs],
+            "open the selected run's answers, item by item (that run's, not the newest)",
         )],
     },
     Def {

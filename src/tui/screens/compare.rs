@@ -51,6 +51,10 @@ pub struct Compare {
     /// Where the panes were last drawn, and what each showed.
     areas: Option<CompareAreas>,
     drawn: HashMap<String, Drawn>,
+    /// Opened on one stored run (the runs screen's `o`): its answers, kept here rather than in
+    /// the session, whose answers and rates are the newest of every run.
+    pub run: Option<String>,
+    own: HashMap<(usize, String, u32), Answer>,
 }
 
 impl Compare {
@@ -59,6 +63,32 @@ impl Compare {
             items,
             pos,
             ..Compare::default()
+        }
+    }
+
+    /// The answers of the stored run `run`, item by item.
+    pub fn of_run(run: String, items: Vec<usize>) -> Compare {
+        Compare {
+            items,
+            run: Some(run),
+            ..Compare::default()
+        }
+    }
+
+    /// A stored run's answers to an item arrive: each with its score, as the panes show them.
+    fn on_run_answers(
+        &mut self,
+        item: usize,
+        records: &[crate::store::ResponseRecord],
+        scores: &[crate::store::ScoreRecord],
+    ) {
+        for r in records {
+            let mut a = Answer::from_record(r);
+            a.verdict = scores
+                .iter()
+                .find(|s| s.job_idx == r.job_idx && s.run_id == r.run_id)
+                .cloned();
+            self.own.insert((item, r.model.clone(), r.sample), a);
         }
     }
 
@@ -73,15 +103,47 @@ impl Compare {
 
     /// The models shown as panes for the current item.
     pub fn models(&self, session: &Session) -> Vec<String> {
-        match self.item() {
-            Some(i) => session.models_for(i),
-            None => Vec::new(),
+        let Some(i) = self.item() else {
+            return Vec::new();
+        };
+        if self.run.is_some() {
+            let mut ms: Vec<String> = self
+                .own
+                .keys()
+                .filter(|(item, _, _)| *item == i)
+                .map(|(_, m, _)| m.clone())
+                .collect();
+            ms.sort();
+            ms.dedup();
+            return ms;
         }
+        session.models_for(i)
     }
 
-    fn answer<'s>(&self, session: &'s Session, model: &str) -> Option<&'s Answer> {
+    fn answer<'s>(&'s self, session: &'s Session, model: &str) -> Option<&'s Answer> {
         let item = self.item()?;
-        session.answers.get(&(item, model.to_string(), self.sample))
+        let key = (item, model.to_string(), self.sample);
+        if self.run.is_some() {
+            return self.own.get(&key);
+        }
+        session.answers.get(&key)
+    }
+
+    /// The most samples any model has for the current item.
+    fn samples(&self, session: &Session) -> u32 {
+        let Some(i) = self.item() else {
+            return 1;
+        };
+        if self.run.is_some() {
+            return self
+                .own
+                .keys()
+                .filter(|(item, _, _)| *item == i)
+                .map(|(_, _, s)| s + 1)
+                .max()
+                .unwrap_or(1);
+        }
+        session.samples_for(i)
     }
 
     /// The scroll offset a pane showed in the last frame.
@@ -115,6 +177,12 @@ impl Compare {
     }
 
     fn load(&self) -> Vec<Cmd> {
+        if let (Some(run), Some(item)) = (&self.run, self.item()) {
+            return vec![Cmd::Job(JobRequest::LoadRunAnswers {
+                run: run.clone(),
+                item,
+            })];
+        }
         match self.item() {
             Some(item) => vec![Cmd::Job(JobRequest::LoadStored {
                 item,
@@ -152,8 +220,8 @@ impl Compare {
             Action::NextToken | Action::PrevToken => {
                 let tokens = focused
                     .and_then(|m| self.answer(cx.session, m))
-                    .and_then(|a| a.logprobs.as_deref());
-                match tokens {
+                    .and_then(|a| a.logprobs.clone());
+                match tokens.as_deref() {
                     Some(tokens) => {
                         self.show_tokens = true;
                         self.token_cursor =
@@ -247,8 +315,8 @@ impl Compare {
             }
             Action::NextSample => {
                 self.token_cursor = None;
-                if let Some(i) = self.item() {
-                    let n = cx.session.samples_for(i);
+                if self.item().is_some() {
+                    let n = self.samples(cx.session);
                     self.sample = (self.sample + 1) % n.max(1);
                     self.scroll.clear();
                 }
@@ -369,6 +437,15 @@ impl Component for Compare {
     fn on_msg(&mut self, msg: &Msg, _cx: &Cx) -> Vec<Cmd> {
         match msg {
             Msg::Failed(e) => vec![Cmd::Notice(e.clone())],
+            Msg::RunAnswers {
+                run,
+                item,
+                records,
+                scores,
+            } if self.run.as_ref() == Some(run) => {
+                self.on_run_answers(*item, records, scores);
+                Vec::new()
+            }
             _ => Vec::new(),
         }
     }
@@ -380,7 +457,7 @@ impl Component for Compare {
         let k = |a| cx.keymap.hint(Mode::Compare, a);
         let running = cx.session.active.as_ref().is_some_and(|r| r.running());
         let hints = format!(
-            " {}/{} item  {} pane  ↑↓ scroll  {} follow  {} sample  {} contradictions  {} {}  {} browse  {} help  {} quit",
+            " {}/{} item  {} pane  ↑↓ scroll  {} follow  {} sample  {} contradictions  {} back{}  {} browse  {} help  {} quit",
             k(Action::PrevItem),
             k(Action::NextItem),
             k(Action::NextPane),
@@ -388,7 +465,11 @@ impl Component for Compare {
             k(Action::NextSample),
             k(Action::Contradictions),
             k(Action::Cancel),
-            if running { "cancel run" } else { "back" },
+            if running {
+                format!("  {} stop run", k(Action::StopRun))
+            } else {
+                String::new()
+            },
             k(Action::Back),
             k(Action::Help),
             k(Action::Quit)
@@ -408,8 +489,14 @@ impl Component for Compare {
             Span::styled(" compare ", t.base().add_modifier(Modifier::BOLD)),
             Span::styled(pos, t.muted()),
         ];
-        if let Some(i) = self.item() {
-            let n = cx.session.samples_for(i);
+        if let Some(run) = &self.run {
+            title.push(Span::styled(
+                format!("  run {} (its answers, not the newest)", one_line(run)),
+                t.accent(),
+            ));
+        }
+        if self.item().is_some() {
+            let n = self.samples(cx.session);
             if n > 1 {
                 title.push(Span::styled(
                     format!("  sample {}/{n}", self.sample + 1),
@@ -530,6 +617,9 @@ impl Compare {
     /// shown one says (PRISM's `loose` form), as `2/3 say this`; `None` with one sample or while
     /// the shown one is not finished.
     fn agreement(&self, session: &Session, model: &str) -> Option<String> {
+        if self.run.is_some() {
+            return None; // a stored run's own answers: not compared across samples here
+        }
         let item = self.item()?;
         let n = session.samples_for(item);
         let done = |s: u32| {

@@ -421,7 +421,7 @@ impl Heatmap {
                 }
                 if self.runs.is_some() {
                     return vec![Cmd::Notice(
-                        "a stored run's row: its items are in the runs screen (enter compares two runs, tab opens the flipped items)"
+                        "a stored run's row: back in the runs screen, o opens its answers (enter compares two runs, tab opens the flipped items)"
                             .into(),
                     )];
                 }

@@ -31,6 +31,7 @@ use super::component::{Component, Open};
 pub fn open(o: Open) -> Box<dyn Component> {
     match o {
         Open::Compare { items, pos } => Box::new(Compare::new(items, pos)),
+        Open::RunAnswers { run, items } => Box::new(Compare::of_run(run, items)),
         Open::Heatmap => Box::new(Heatmap::default()),
         Open::HeatmapOf(runs) => Box::new(Heatmap::of_runs(runs)),
         Open::Contradictions(job) => Box::new(Contradictions::new(job)),

@@ -133,6 +133,17 @@ impl Component for Runs {
                 ))];
             }
             Action::Models => return self.next_model(),
+            Action::OpenRun => {
+                return match self.selected() {
+                    Some(l) => vec![
+                        Cmd::Job(JobRequest::LoadRunItems {
+                            run: l.run.id.clone(),
+                        }),
+                        Cmd::Notice(format!("opening {}…", l.run.id)),
+                    ],
+                    None => vec![Cmd::Notice("no run to open".into())],
+                };
+            }
             Action::NameRun => {
                 return match self.selected() {
                     Some(l) => vec![Cmd::Popup(Box::new(crate::tui::popups::NameRun::new(
@@ -179,6 +190,27 @@ impl Component for Runs {
                 self.runs = Some(runs.clone());
                 Vec::new()
             }
+            Msg::RunItems {
+                run,
+                items,
+                missing,
+            } => {
+                if items.is_empty() {
+                    return vec![Cmd::Notice(format!(
+                        "none of {run}'s {missing} items is in the dataset open here: open prism on the run's dataset"
+                    ))];
+                }
+                let mut out = vec![Cmd::Push(crate::tui::component::Open::RunAnswers {
+                    run: run.clone(),
+                    items: items.clone(),
+                })];
+                if *missing > 0 {
+                    out.push(Cmd::Notice(format!(
+                        "{missing} of {run}'s items are not in the dataset open here: left out"
+                    )));
+                }
+                out
+            }
             Msg::Comparison(c, common) => {
                 self.comparison = Some(c.clone());
                 self.common_models = common.clone();
@@ -209,11 +241,12 @@ impl Component for Runs {
                 String::new()
             };
             format!(
-                " ↑↓ run  {} mark  {} compare two{model}  {} flipped items  {} heatmap  {} name  {}/{} scroll  {} back  {} help",
+                " ↑↓ run  {} mark  {} compare two{model}  {} flipped items  {} heatmap  {} open  {} name  {}/{} scroll  {} back  {} help",
                 k(Action::Mark),
                 k(Action::Toggle),
                 k(Action::NextPane),
                 k(Action::Heatmap),
+                k(Action::OpenRun),
                 k(Action::NameRun),
                 k(Action::PageUp),
                 k(Action::PageDown),
