@@ -147,7 +147,7 @@ impl Browse {
         let n = cx.session.scored_models.len();
         let shown = self.models_shown.get().max(1);
         if n == 0 {
-            return "no model has a scored answer yet: the tree's rate columns come with the first scores (r runs the marked items)".into();
+            return "no model has a scored answer yet (r runs the marked items)".into();
         }
         if n <= shown {
             self.model_offset = 0;

@@ -491,7 +491,7 @@ impl Component for Compare {
         ];
         if let Some(run) = &self.run {
             title.push(Span::styled(
-                format!("  run {} (its answers, not the newest)", one_line(run)),
+                format!("  run {}: its own answers", one_line(run)),
                 t.accent(),
             ));
         }
