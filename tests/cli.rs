@@ -177,3 +177,64 @@ fn the_tui_without_a_terminal_names_the_users_own_file() {
         "{err}"
     );
 }
+
+/// Completions from the same clap definition the commands parse with: bash registers them and
+/// completes a subcommand and a flag; zsh's script is a compdef for prism (issue 43).
+#[test]
+fn completions_register_and_complete_commands_and_flags() {
+    let bash = prism().args(["completions", "bash"]).output().unwrap();
+    assert!(bash.status.success());
+    let script = String::from_utf8(bash.stdout).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("prism.bash");
+    fs::write(&file, &script).unwrap();
+    // Source it, check it is registered, then ask it what `prism comp<TAB>` and
+    // `prism compare --re<TAB>` complete to.
+    let probe = format!(
+        "source {f}; complete -p prism; \
+         COMP_WORDS=(prism comp); COMP_CWORD=1; COMP_LINE='prism comp'; COMP_POINT=10; \
+         _prism prism comp prism; echo \"words: ${{COMPREPLY[*]}}\"; \
+         COMP_WORDS=(prism compare --re); COMP_CWORD=2; COMP_LINE='prism compare --re'; \
+         COMP_POINT=18; _prism prism --re compare; echo \"flags: ${{COMPREPLY[*]}}\"",
+        f = file.display()
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &probe])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("-F _prism prism"), "{said}");
+    assert!(
+        said.contains("words: ") && said.contains("compare"),
+        "{said}"
+    );
+    assert!(said.contains("completions"), "{said}");
+    assert!(said.contains("--resamples"), "{said}");
+    let zsh = prism().args(["completions", "zsh"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&zsh.stdout).starts_with("#compdef prism"));
+    prism()
+        .args(["completions", "tcsh"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("bash"));
+}
+
+/// The manual page names every command; --dir writes one per command.
+#[test]
+fn the_man_page_covers_every_command() {
+    let out = prism().arg("man").output().unwrap();
+    assert!(out.status.success());
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(page.contains(".TH prism 1"), "{page}");
+    for cmd in ["run", "score", "compare", "autohall", "completions"] {
+        assert!(page.contains(cmd), "{cmd} missing");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    prism()
+        .args(["man", "--dir"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    assert!(dir.path().join("prism.1").exists());
+    assert!(dir.path().join("prism-compare.1").exists());
+}

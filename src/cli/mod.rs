@@ -18,6 +18,7 @@ pub(crate) mod runs;
 pub(crate) mod score;
 pub(crate) mod self_detect;
 pub(crate) mod selfcheck;
+mod shell;
 pub(crate) mod signals;
 mod tui_start;
 
@@ -174,6 +175,19 @@ pub enum Command {
     /// rate, the difference with a paired bootstrap 95% interval, McNemar's exact test, and the
     /// items that flipped.
     Compare(runs::CompareArgs),
+    /// Shell completions on standard output: `source <(prism completions bash)`, or put them
+    /// where the shell looks (`prism completions zsh > ~/.zfunc/_prism`). Every command and flag.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// The manual page (roff) on standard output (`prism man | man -l -`), or, with --dir, one
+    /// page per command (prism.1, prism-run.1, ...) for a man directory.
+    Man {
+        /// Write prism.1 and a page per command here instead.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
     /// Which zero-resource signal predicts PRISM's verdict (hallucinated: score below 0.5):
     /// per model and dimension (or category, sub-task), AUROC and AUPRC with bootstrap 95%
     /// intervals and the prediction-rejection ratio. Signals: the self-contradiction conflict
@@ -363,6 +377,8 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Score(args)) => score::score(args, &dirs, run::factory(&dirs)),
         Some(Command::Runs(args)) => runs::runs(args, &dirs),
         Some(Command::Compare(args)) => runs::compare_cmd(args, &dirs),
+        Some(Command::Completions { shell }) => shell::completions(shell),
+        Some(Command::Man { dir }) => shell::man(dir.as_deref()),
         Some(Command::Signals(args)) => signals::signals(args, &dirs),
         Some(Command::Entropy(args)) => entropy::entropy(args, &dirs, run::factory(&dirs)),
         Some(Command::SelfDetect(args)) => {
