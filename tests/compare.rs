@@ -406,3 +406,125 @@ fn the_html_comparison_shows_flipped_answers_escaped() {
     );
     assert_eq!(std::fs::read(&db).unwrap(), before);
 }
+
+/// `prism gate` (issue 43) where the truth is known: a candidate wrong on a third of the items
+/// the baseline got right fails (exit 1) on the H-Score with those items named, in Markdown (also
+/// into $GITHUB_STEP_SUMMARY), JUnit and JSON; one wrong on a single item passes (within noise);
+/// a baseline file written by `prism compare --save-baseline` gates without the store; a broken
+/// baseline file cannot decide (exit 2, the file and line named).
+#[test]
+fn the_gate_fails_a_regression_beyond_noise_and_passes_noise() {
+    let env = Env {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let base = env.run("base", |_| true);
+    let worse = env.run("worse", |k| k % 3 != 0);
+    let near = env.run("near", |k| k != 0);
+    let summary = env.dir.path().join("summary.md");
+    let junit = env.dir.path().join("junit.xml");
+    let out = env
+        .prism()
+        .args(["gate", &base, &worse, "--db"])
+        .arg(env.db())
+        .arg("--junit")
+        .arg(&junit)
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(1), "{md}");
+    assert!(md.contains("prism gate: FAILED"), "{md}");
+    // prism-mini's exact-match items cover part of each dimension: no H-Score, and the
+    // dimension rows decide.
+    let failed: Vec<&str> = md.lines().filter(|l| l.starts_with("| ❌")).collect();
+    assert!(!failed.is_empty(), "{md}");
+    assert!(failed.iter().all(|l| l.contains("worse by")), "{md}");
+    assert!(md.contains("items broken"), "{md}");
+    let written = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        written.contains("prism gate: FAILED") && md.contains(written.trim()),
+        "{written}"
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.starts_with("<?xml") && xml.contains("<testsuites name=\"prism gate\""));
+    assert!(xml.contains("<testcase classname=\"prism.h-score\" name=\"H-Score\">"));
+    assert!(xml.contains("classname=\"prism.dimension\""));
+    assert!(xml.contains("<failure message=\"worse by"), "{xml}");
+    assert_eq!(
+        xml.matches("<testcase").count(),
+        xml.matches("</testcase>").count()
+    );
+
+    // Within noise: passes, and says why.
+    let ok = env
+        .prism()
+        .args(["gate", &base, &near, "--db"])
+        .arg(env.db())
+        .args(["--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let g: Value = serde_json::from_slice(&ok.stdout).unwrap();
+    assert_eq!(g["failed"], false);
+    let verdicts: Vec<&str> = g["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["verdict"].as_str().unwrap())
+        .collect();
+    assert!(
+        verdicts
+            .iter()
+            .any(|v| v.contains("within noise") || v.contains("not below")),
+        "{verdicts:?}"
+    );
+
+    // A practical threshold above the increase lets the regression pass.
+    let big = env
+        .prism()
+        .args(["gate", &base, &worse, "--max-increase", "99", "--db"])
+        .arg(env.db())
+        .output()
+        .unwrap();
+    assert_eq!(big.status.code(), Some(0));
+
+    // Baseline files: no store needed.
+    let fb = env.dir.path().join("base.json");
+    let fw = env.dir.path().join("worse.json");
+    for (run, f) in [(&base, &fb), (&worse, &fw)] {
+        env.prism()
+            .args(["compare", run, "--save-baseline"])
+            .arg(f)
+            .arg("--db")
+            .arg(env.db())
+            .assert()
+            .success();
+    }
+    let files = env
+        .prism()
+        .arg("gate")
+        .arg(&fb)
+        .arg(&fw)
+        .args(["--db", "/nonexistent/dir/none.db"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        files.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&files.stderr)
+    );
+    std::fs::write(&fw, "{\"prism_baseline\": 1,\n \"side\": 3}").unwrap();
+    let bad = env.prism().arg("gate").arg(&fb).arg(&fw).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("worse.json:2:") && err.contains("not a prism baseline file"),
+        "{err}"
+    );
+}

@@ -6,6 +6,7 @@ mod db;
 pub(crate) mod detect;
 pub(crate) mod entropy;
 pub(crate) mod exchange;
+pub(crate) mod gate;
 mod inputs;
 mod lane_flags;
 pub mod model;
@@ -177,6 +178,13 @@ pub enum Command {
     Compare(runs::CompareArgs),
     /// Shell completions on standard output: `source <(prism completions bash)`, or put them
     /// where the shell looks (`prism completions zsh > ~/.zfunc/_prism`). Every command and flag.
+    /// Fails (exit 1) when CANDIDATE hallucinates more than BASELINE beyond noise, on the
+    /// H-Score or any dimension (or sub-task with --by task): the paired bootstrap interval
+    /// above 0 and McNemar's exact p below --alpha after Holm. Markdown on standard output (and
+    /// into $GITHUB_STEP_SUMMARY when set), JUnit XML with --junit, JSON with --json; exit 2
+    /// when it cannot be decided. For CI: a baseline file from `prism compare RUN
+    /// --save-baseline FILE` needs no store.
+    Gate(gate::GateArgs),
     Completions {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
@@ -377,6 +385,7 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Score(args)) => score::score(args, &dirs, run::factory(&dirs)),
         Some(Command::Runs(args)) => runs::runs(args, &dirs),
         Some(Command::Compare(args)) => runs::compare_cmd(args, &dirs),
+        Some(Command::Gate(args)) => gate::gate_cmd(args, &dirs),
         Some(Command::Completions { shell }) => shell::completions(shell),
         Some(Command::Man { dir }) => shell::man(dir.as_deref()),
         Some(Command::Signals(args)) => signals::signals(args, &dirs),

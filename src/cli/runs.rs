@@ -76,8 +76,13 @@ pub enum CompareFormat {
 pub struct CompareArgs {
     /// The first side: RUN, or RUN:MODEL when the run has several models.
     pub a: String,
-    /// The second side (the same run with another model compares two models).
-    pub b: String,
+    /// The second side (the same run with another model compares two models); with
+    /// --save-baseline alone, none.
+    pub b: Option<String>,
+    /// Write the first side (its run's settings and every item's score) to this file: a
+    /// baseline `prism gate` compares against without the store it came from.
+    #[arg(long)]
+    pub save_baseline: Option<PathBuf>,
     /// The store (default: prism.db in the data dir), or a shared store (postgres://...), read
     /// through this machine's copy.
     #[arg(long)]
@@ -461,7 +466,30 @@ pub(crate) fn compare_cmd(args: CompareArgs, dirs: &Dirs) -> anyhow::Result<i32>
     }
     let store = open(args.db.as_ref(), dirs)?;
     let a = crate::runs::resolve_side(&store, &args.a)?;
-    let b = crate::runs::resolve_side(&store, &args.b)?;
+    if let Some(file) = &args.save_baseline {
+        let scores = crate::runs::side_scores(&store, &a).context("reading the side's scores")?;
+        let baseline = super::gate::Baseline {
+            prism_baseline: 1,
+            side: a.label(),
+            settings: about(&store, &a)?,
+            created_at: crate::store::now_secs(),
+            scores,
+        };
+        super::gate::save_baseline(file, &baseline)?;
+        crate::say!(
+            "baseline {} written to {} ({} items)",
+            a.label(),
+            file.display(),
+            baseline.scores.len()
+        );
+    }
+    let Some(b_spec) = &args.b else {
+        if args.save_baseline.is_some() {
+            return Ok(0);
+        }
+        anyhow::bail!("name the second side to compare with (or --save-baseline FILE)");
+    };
+    let b = crate::runs::resolve_side(&store, b_spec)?;
     if a == b {
         anyhow::bail!(
             "{} against itself: name two runs, or two models of one",

@@ -38,7 +38,7 @@ impl Side {
 }
 
 /// An item's task and mean score over its samples (`None`: not every sample scored).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Scored {
     pub task: String,
     pub mean: Option<f64>,

@@ -5,6 +5,7 @@ pub(crate) mod binary;
 pub mod compare;
 pub(crate) mod echo;
 pub(crate) mod formats;
+pub mod gate;
 pub mod ifeval;
 pub(crate) mod judge;
 pub mod language;

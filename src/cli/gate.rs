@@ -1,0 +1,169 @@
+//! `prism gate BASELINE CANDIDATE`: the regression gate for CI (`eval::gate` decides), with
+//! the outputs CI systems read: Markdown (also into `$GITHUB_STEP_SUMMARY`), JUnit XML, JSON.
+//! A side is a stored run (`RUN` or `RUN:MODEL`) or a baseline file written by `prism compare
+//! RUN --save-baseline FILE`, so a CI job needs no copy of the old store.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use crate::config::Dirs;
+use crate::eval::compare::{self, Scored};
+use crate::eval::gate;
+
+/// Which rows are tested.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum By {
+    /// The H-Score and the four dimensions.
+    Dimension,
+    /// Those and every sub-task.
+    Task,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct GateArgs {
+    /// The baseline: RUN, RUN:MODEL, or a baseline file (`prism compare RUN --save-baseline F`).
+    pub baseline: String,
+    /// The candidate: RUN, RUN:MODEL, or a baseline file.
+    pub candidate: String,
+    /// The store the runs are in (default: prism.db in the data dir).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// McNemar's level, after Holm's correction over the rows tested.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Also require the increase to exceed this many rate points (a practical threshold: a
+    /// change beyond noise but smaller passes).
+    #[arg(long)]
+    pub max_increase: Option<f64>,
+    /// Rows tested: the H-Score and dimensions, or sub-tasks too.
+    #[arg(long, value_enum, default_value_t = By::Dimension)]
+    pub by: By,
+    /// Write JUnit XML here (one test case per row tested).
+    #[arg(long)]
+    pub junit: Option<PathBuf>,
+    /// The outcome as JSON on standard output instead of Markdown.
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long, default_value_t = 2000)]
+    pub resamples: usize,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Broken items listed in the Markdown.
+    #[arg(long, default_value_t = 20)]
+    pub flips: usize,
+}
+
+/// A baseline file: one side's item scores and what produced them.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Baseline {
+    /// The format's version.
+    pub prism_baseline: u32,
+    /// The side it was taken from (`RUN:MODEL`).
+    pub side: String,
+    /// The run's settings in a line (model, endpoint's model id, sampling).
+    pub settings: String,
+    pub created_at: i64,
+    pub scores: HashMap<String, Scored>,
+}
+
+pub(crate) fn save_baseline(file: &Path, b: &Baseline) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(b)?;
+    let tmp = file.with_extension("tmp");
+    std::fs::write(&tmp, text + "\n").with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, file).with_context(|| format!("writing {}", file.display()))?;
+    Ok(())
+}
+
+fn load_baseline(file: &Path) -> anyhow::Result<Baseline> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let b: Baseline = serde_json::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{}:{}: {}: not a prism baseline file ({e}); write one with prism compare RUN --save-baseline FILE",
+            file.display(),
+            e.line(),
+            e.column()
+        )
+    })?;
+    if b.prism_baseline != 1 {
+        anyhow::bail!(
+            "{}: baseline format {} (this prism reads 1)",
+            file.display(),
+            b.prism_baseline
+        );
+    }
+    Ok(b)
+}
+
+/// A side: a baseline file when `spec` names one on disk, else a run of the store.
+fn side(
+    spec: &str,
+    store: &mut Option<crate::store::Store>,
+    open: &dyn Fn() -> anyhow::Result<crate::store::Store>,
+) -> anyhow::Result<(String, HashMap<String, Scored>)> {
+    let path = Path::new(spec);
+    if path.is_file() {
+        let b = load_baseline(path)?;
+        return Ok((format!("{} ({})", b.side, path.display()), b.scores));
+    }
+    if store.is_none() {
+        *store = Some(open()?);
+    }
+    let s = store.as_ref().expect("opened above");
+    let side = crate::runs::resolve_side(s, spec)?;
+    let scores = crate::runs::side_scores(s, &side)?;
+    Ok((side.label(), scores))
+}
+
+pub(crate) fn gate_cmd(args: GateArgs, dirs: &Dirs) -> anyhow::Result<i32> {
+    match decide(&args, dirs) {
+        Ok(code) => Ok(code),
+        // Not decided is neither a pass nor a regression: CI sees 2.
+        Err(e) => {
+            crate::warn!("prism gate: {e:#}");
+            Ok(2)
+        }
+    }
+}
+
+fn decide(args: &GateArgs, dirs: &Dirs) -> anyhow::Result<i32> {
+    if !(args.alpha > 0.0 && args.alpha < 1.0) {
+        anyhow::bail!("--alpha {}: a level between 0 and 1", args.alpha);
+    }
+    if args.resamples == 0 || args.resamples > 100_000 {
+        anyhow::bail!("--resamples {}: 1 to 100,000", args.resamples);
+    }
+    let mut store = None;
+    let open = || super::lane_flags::synced(args.db.as_ref(), dirs)?.store();
+    let (la, sa) = side(&args.baseline, &mut store, &open)?;
+    let (lb, sb) = side(&args.candidate, &mut store, &open)?;
+    let c = compare::compare((&la, &sa), (&lb, &sb), args.resamples, args.seed);
+    if c.paired == 0 {
+        anyhow::bail!("{la} and {lb} have no item scored on both");
+    }
+    let g = gate::gate(&c, args.alpha, args.max_increase, args.by == By::Task);
+    let md = gate::markdown(&g, args.flips);
+    if let Ok(summary) = std::env::var("GITHUB_STEP_SUMMARY")
+        && !summary.is_empty()
+    {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&summary)
+            .with_context(|| format!("opening $GITHUB_STEP_SUMMARY ({summary})"))?;
+        f.write_all(md.as_bytes())?;
+    }
+    if let Some(file) = &args.junit {
+        std::fs::write(file, gate::junit(&g))
+            .with_context(|| format!("writing {}", file.display()))?;
+    }
+    if args.json {
+        crate::outln!("{}", serde_json::to_string_pretty(&g)?);
+    } else {
+        crate::outln!("{md}");
+    }
+    Ok(i32::from(g.failed))
+}

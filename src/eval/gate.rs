@@ -1,0 +1,283 @@
+//! The regression gate (`prism gate`): is a candidate worse than a baseline beyond noise? A
+//! comparison's rows (the H-Score, each dimension, and each sub-task when asked) are tested; a
+//! row fails when its candidate rate is higher, the paired bootstrap 95% interval of the
+//! difference lies entirely on the worse side, McNemar's exact p stays below `alpha` after a
+//! Holm correction over every row tested, and (when asked) the increase is above a practical
+//! threshold. Both tests are asked for the reasons [`Row::significant`] gives.
+
+use super::compare::{Comparison, Flip, Level, Row};
+
+/// One row tested.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GateRow {
+    pub level: Level,
+    pub name: String,
+    pub items: usize,
+    pub rate_baseline: Option<f64>,
+    pub rate_candidate: Option<f64>,
+    /// Candidate − baseline, in rate points (positive: more hallucination).
+    pub diff: Option<f64>,
+    pub ci: Option<(f64, f64)>,
+    pub p: f64,
+    /// McNemar's p after Holm's correction over the rows tested.
+    pub p_holm: f64,
+    pub failed: bool,
+    /// Why it failed, or why it passed, in a sentence.
+    pub verdict: String,
+}
+
+/// A gate's outcome.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Gate {
+    pub baseline: String,
+    pub candidate: String,
+    pub alpha: f64,
+    pub max_increase: Option<f64>,
+    pub paired: usize,
+    pub unpaired: usize,
+    pub resamples: usize,
+    pub seed: u64,
+    pub rows: Vec<GateRow>,
+    /// Items right on the baseline and wrong on the candidate.
+    pub broken: Vec<Flip>,
+    pub failed: bool,
+}
+
+/// Holm's step-down adjustment: the i-th smallest p times (m − i), made monotone, at most 1;
+/// returned in the order given.
+pub fn holm(ps: &[f64]) -> Vec<f64> {
+    let m = ps.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| ps[a].total_cmp(&ps[b]));
+    let mut out = vec![1.0; m];
+    let mut running: f64 = 0.0;
+    for (rank, &i) in order.iter().enumerate() {
+        let adj = ((m - rank) as f64 * ps[i]).min(1.0);
+        running = running.max(adj);
+        out[i] = running;
+    }
+    out
+}
+
+/// The gate over comparison `c` (its A the baseline, its B the candidate).
+pub fn gate(c: &Comparison, alpha: f64, max_increase: Option<f64>, by_task: bool) -> Gate {
+    let tested: Vec<&Row> = c
+        .rows
+        .iter()
+        .filter(|r| by_task || r.level != Level::Task)
+        .collect();
+    let ps: Vec<f64> = tested.iter().map(|r| r.mcnemar.p).collect();
+    let adjusted = holm(&ps);
+    let rows: Vec<GateRow> = tested
+        .iter()
+        .zip(adjusted)
+        .map(|(r, p_holm)| {
+            let (failed, verdict) = judge(r, p_holm, alpha, max_increase);
+            GateRow {
+                level: r.level,
+                name: r.name.clone(),
+                items: r.items,
+                rate_baseline: r.rate_a,
+                rate_candidate: r.rate_b,
+                diff: r.diff,
+                ci: r.ci,
+                p: r.mcnemar.p,
+                p_holm,
+                failed,
+                verdict,
+            }
+        })
+        .collect();
+    Gate {
+        baseline: c.a.clone(),
+        candidate: c.b.clone(),
+        alpha,
+        max_increase,
+        paired: c.paired,
+        unpaired: c.unpaired,
+        resamples: c.resamples,
+        seed: c.seed,
+        failed: rows.iter().any(|r| r.failed),
+        rows,
+        broken: c.flips.iter().filter(|f| !f.fixed).cloned().collect(),
+    }
+}
+
+fn judge(r: &Row, p_holm: f64, alpha: f64, max_increase: Option<f64>) -> (bool, String) {
+    let Some(diff) = r.diff else {
+        return (false, "no rate on one side".into());
+    };
+    if diff <= 0.0 {
+        return (false, format!("not worse ({diff:+.2})"));
+    }
+    let Some((lo, hi)) = r.ci else {
+        return (false, "no interval".into());
+    };
+    if lo <= 0.0 {
+        return (
+            false,
+            format!(
+                "worse by {diff:.2} but within noise: the interval [{lo:+.2}, {hi:+.2}] holds 0"
+            ),
+        );
+    }
+    if p_holm >= alpha {
+        return (
+            false,
+            format!("worse by {diff:.2}, but McNemar's p {p_holm:.4} (Holm) is not below {alpha}"),
+        );
+    }
+    if let Some(m) = max_increase
+        && diff <= m
+    {
+        return (
+            false,
+            format!("worse by {diff:.2} beyond noise, within the allowed {m:.2} points"),
+        );
+    }
+    (
+        true,
+        format!(
+            "worse by {diff:.2} points beyond noise: interval [{lo:+.2}, {hi:+.2}], McNemar's p {p_holm:.4} (Holm)"
+        ),
+    )
+}
+
+fn rate(v: Option<f64>) -> String {
+    v.map_or("-".into(), |x| format!("{x:.2}"))
+}
+
+fn ci_text(ci: Option<(f64, f64)>) -> String {
+    ci.map_or("-".into(), |(lo, hi)| format!("[{lo:+.2}, {hi:+.2}]"))
+}
+
+/// The gate as Markdown (a CI job's summary page): the outcome first, then every row tested,
+/// then the items broken.
+pub fn markdown(g: &Gate, flips: usize) -> String {
+    let esc = |s: &str| crate::text::one_line(s).replace('|', "\\|");
+    let mut s = format!(
+        "## prism gate: {}\n\n`{}` (baseline) against `{}` (candidate): {} items on both, {} left out; \
+         a row fails when the candidate is worse beyond noise (bootstrap 95% interval above 0, \
+         {} resamples, seed {}, and McNemar's exact p below {} after Holm over {} rows){}.\n\n",
+        if g.failed { "FAILED ❌" } else { "passed ✅" },
+        esc(&g.baseline),
+        esc(&g.candidate),
+        g.paired,
+        g.unpaired,
+        g.resamples,
+        g.seed,
+        g.alpha,
+        g.rows.len(),
+        g.max_increase.map_or(String::new(), |m| format!(
+            " and by more than {m:.2} points"
+        ))
+    );
+    s.push_str(
+        "| | row | items | baseline | candidate | Δ | 95% interval | p (Holm) | verdict |\n",
+    );
+    s.push_str("|---|---|---:|---:|---:|---:|---|---:|---|\n");
+    for r in &g.rows {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {:.4} | {} |\n",
+            if r.failed { "❌" } else { "✅" },
+            esc(&r.name),
+            r.items,
+            rate(r.rate_baseline),
+            rate(r.rate_candidate),
+            r.diff.map_or("-".into(), |d| format!("{d:+.2}")),
+            ci_text(r.ci),
+            r.p_holm,
+            esc(&r.verdict)
+        ));
+    }
+    if !g.broken.is_empty() {
+        s.push_str(&format!(
+            "\n**{} items broken** (right on the baseline, wrong on the candidate):\n\n",
+            g.broken.len()
+        ));
+        for f in g.broken.iter().take(flips) {
+            s.push_str(&format!(
+                "- `{}` ({}): {:.2} → {:.2}\n",
+                esc(&f.item_id),
+                esc(&f.task_id),
+                f.score_a,
+                f.score_b
+            ));
+        }
+        if g.broken.len() > flips {
+            s.push_str(&format!("- and {} more\n", g.broken.len() - flips));
+        }
+    }
+    s
+}
+
+fn xml(s: &str) -> String {
+    crate::text::sanitize(s)
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&apos;")
+}
+
+/// The gate as JUnit XML: one test case per row tested, a failure with the numbers and the
+/// broken items of the row (its sub-task's, or all for the H-Score and dimensions).
+pub fn junit(g: &Gate) -> String {
+    let failures = g.rows.iter().filter(|r| r.failed).count();
+    let mut s = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"prism gate\" tests=\"{n}\" failures=\"{failures}\">\n  <testsuite name=\"{} vs {}\" tests=\"{n}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\">\n",
+        xml(&g.baseline),
+        xml(&g.candidate),
+        n = g.rows.len(),
+    );
+    for r in &g.rows {
+        let class = match r.level {
+            Level::HScore => "h-score",
+            Level::Dimension => "dimension",
+            Level::Task => "task",
+        };
+        s.push_str(&format!(
+            "    <testcase classname=\"prism.{class}\" name=\"{}\">",
+            xml(&r.name)
+        ));
+        if r.failed {
+            let broken: Vec<String> = g
+                .broken
+                .iter()
+                .filter(|f| r.level != Level::Task || f.task_id == r.name)
+                .take(50)
+                .map(|f| format!("{} ({:.2} -> {:.2})", f.item_id, f.score_a, f.score_b))
+                .collect();
+            s.push_str(&format!(
+                "\n      <failure message=\"{}\" type=\"regression\">baseline {} candidate {} diff {} interval {} p(Holm) {:.4}\nbroken: {}</failure>\n    ",
+                xml(&r.verdict),
+                rate(r.rate_baseline),
+                rate(r.rate_candidate),
+                r.diff.map_or("-".into(), |d| format!("{d:+.2}")),
+                xml(&ci_text(r.ci)),
+                r.p_holm,
+                xml(&broken.join(", "))
+            ));
+        }
+        s.push_str("</testcase>\n");
+    }
+    s.push_str("  </testsuite>\n</testsuites>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holm_by_hand() {
+        // m = 3: sorted 0.01, 0.02, 0.04 → 0.03, 0.04, 0.04 (monotone), in the order given.
+        let got = holm(&[0.04, 0.01, 0.02]);
+        let want = [0.04, 0.03, 0.04];
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() < 1e-12, "{got:?}");
+        }
+        assert_eq!(holm(&[0.9, 0.8]), vec![1.0, 1.0]);
+        assert!(holm(&[]).is_empty());
+    }
+}
