@@ -65,6 +65,8 @@ pub fn gate(c: &Comparison, alpha: f64, max_increase: Option<f64>, by_task: bool
         .rows
         .iter()
         .filter(|r| by_task || r.level != Level::Task)
+        // A row no item of either side falls under is not tested (nor counted by Holm).
+        .filter(|r| r.items > 0)
         .collect();
     let ps: Vec<f64> = tested.iter().map(|r| r.mcnemar.p).collect();
     let adjusted = holm(&ps);
