@@ -176,8 +176,10 @@ impl Browse {
         all.sort_unstable();
         all.dedup();
         self.search.by_answer = all.len() - had;
+        // Keep the place the user stands on: the match shown stays "match k/n" in the new list.
+        let standing = self.search.current.map(|p| self.search.matches[p]);
+        self.search.current = standing.and_then(|m| all.iter().position(|&x| x == m));
         self.search.matches = all;
-        self.search.current = None;
         if had == 0 && !self.search.matches.is_empty() {
             self.goto_match(0, ds);
         }
@@ -1178,6 +1180,7 @@ impl Browse {
             (0, _) if self.search.query.trim().is_empty() => String::new(),
             (0, _) => "no matches".into(),
             (n, Some(c)) => format!("match {}/{}", c + 1, n),
+            (1, None) => "1 match".into(),
             (n, None) => format!("{n} matches"),
         }
     }
