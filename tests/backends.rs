@@ -135,6 +135,20 @@ fn script(s: &Side, dir: &Path) -> Script {
     let run = s.newest("runs", &ids);
     ids.push(run.clone());
     s.prism(&["score", "--run", &run, "--judge", "j"]);
+    // People's labels on two answers, and the judge put beside them.
+    let labels = s.dir.path().join("labels.jsonl");
+    let label = |uid: &str, job: u32, l: &str| {
+        format!(
+            r#"{{"uid": "{uid}", "run": "{run}", "job": {job}, "reviewer": "ann", "label": "{l}", "note": "ünï", "created_at": 1700000000000}}"#
+        )
+    };
+    std::fs::write(
+        &labels,
+        [label("l1", 0, "hallucinated"), label("l2", 1, "correct")].join("\n"),
+    )
+    .unwrap();
+    s.prism(&["labels", "import", labels.to_str().unwrap()]);
+    printed.push(s.prism(&["judges", &run, "--json"]));
     // Detection (AutoHall on the run's answers), semantic entropy, self-detection.
     s.prism(&[
         "detect", "--run", &run, "--models", "ah", "-k", "7", "--judge", "ah", "--limit", "4",

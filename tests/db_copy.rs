@@ -15,10 +15,11 @@ use prism::review::{Decision, ReviewRecord};
 use prism::store::Panel;
 use prism::store::lane_tables;
 use prism::store::{
-    Answer, AnswerCheck, Cached, Class, DetectConfig, DetectKind, DetectRun, DetectWrite,
-    EntailRecord, JobRecord, JobState, Mode, ModelSnapshot, PairRecord, Relation, ResponseRecord,
-    RunConfig, RunRecord, RunStatus, SampleRecord, ScoreRecord, SelfcheckConfig, SelfcheckItem,
-    SelfcheckRun, SelfcheckWrite, Sentence, Store, Target, TopicRecord, Verdict, VerdictRecord,
+    Answer, AnswerCheck, AnswerLabel, Cached, Class, DetectConfig, DetectKind, DetectRun,
+    DetectWrite, EntailRecord, JobRecord, JobState, JudgeVerdict, Label, Mode, ModelSnapshot,
+    PairRecord, Relation, ResponseRecord, RunConfig, RunRecord, RunStatus, SampleRecord,
+    ScoreRecord, SelfcheckConfig, SelfcheckItem, SelfcheckRun, SelfcheckWrite, Sentence, Store,
+    Target, TopicRecord, Verdict, VerdictRecord,
 };
 
 fn response(run: &str, idx: u32, ok: bool) -> ResponseRecord {
@@ -303,6 +304,41 @@ fn fill_lanes(s: &mut Store) {
         created_at: 9,
     })
     .unwrap();
+    // The judge on trial: two judges' verdicts (one unreachable), a person's labels.
+    let verdict = |judge: &str, repeat: u32, score: Option<f64>| JudgeVerdict {
+        run_id: "r-one".into(),
+        job_idx: 2,
+        judge: judge.into(),
+        repeat,
+        item_id: "item-2".into(),
+        task_id: "KE-FD-Myths".into(),
+        model: "m".into(),
+        evaluator: "fact_judge".into(),
+        score,
+        detail: "d".into(),
+        reply: score.map(|_| "{\"correct\": 1}".into()),
+        attempts: 1 + repeat,
+        fallback: score.is_none(),
+        created_at: 10,
+    };
+    s.save_judge_verdicts(&[verdict("j", 0, Some(1.0)), verdict("k", 1, None)])
+        .unwrap();
+    let label = |uid: &str, l: Label, note: &str| AnswerLabel {
+        uid: uid.into(),
+        run_id: "r-one".into(),
+        job_idx: 2,
+        item_id: "item-2".into(),
+        model: "m".into(),
+        reviewer: "ann".into(),
+        label: l,
+        note: note.into(),
+        created_at: 11,
+    };
+    s.add_labels(&[
+        label("l1", Label::Hallucinated, "ünï"),
+        label("l2", Label::CantTell, ""),
+    ])
+    .unwrap();
 }
 
 fn copy(from: &str, to: &str) -> (String, String) {
@@ -397,7 +433,7 @@ fn a_store_goes_to_postgres_and_back_the_same() {
     );
     assert!(
         err.contains(
-            "2 detection/self-detection run(s) read, 12 of their rows and 4 answer checks, entailments, topics and quality scores"
+            "2 detection/self-detection run(s) read, 12 of their rows and 8 answer checks, entailments, topics, judge verdicts, labels and quality scores"
         ),
         "{err}"
     );
@@ -699,6 +735,9 @@ fn a_shared_store_of_the_previous_schema_migrates_and_reads() {
         DROP INDEX runs_created;
         DROP INDEX jobs_open;
         DELETE FROM prism_schema WHERE version = 5;
+        DROP TABLE judge_verdicts;
+        DROP TABLE answer_labels;
+        DELETE FROM prism_schema WHERE version = 6;
         INSERT INTO quality_scores (item_id, model, task_id, factuality, discriminability,
             clarity, reply, attempts, created_at)
             VALUES ('KE-1', 'q', 'KE-FD-Myths', 9, 8, 7, 'F 9', 2, 10);
@@ -720,7 +759,7 @@ fn a_shared_store_of_the_previous_schema_migrates_and_reads() {
         .query_one("SELECT MAX(version) FROM prism_schema", &[])
         .unwrap()
         .get(0);
-    assert_eq!(version, 5, "migrated again");
+    assert_eq!(version, 6, "migrated again");
     // The summaries are made from the scores the store already held.
     let (scored, sum): (i64, f64) = {
         let r = c

@@ -147,7 +147,7 @@ pub fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<()> {
         crate::warn!("... and {} more run(s) left alone", left_alone.len() - 10);
     }
     crate::warn!(
-        "{shown_from} -> {shown_to}: {} run(s) read, {} new; added {} answers, {} scores, {} cache entries, {} review decisions; {} detection/self-detection run(s) read, {} of their rows and {} answer checks, entailments, topics and quality scores added or brought up to date",
+        "{shown_from} -> {shown_to}: {} run(s) read, {} new; added {} answers, {} scores, {} cache entries, {} review decisions; {} detection/self-detection run(s) read, {} of their rows and {} answer checks, entailments, topics, judge verdicts, labels and quality scores added or brought up to date",
         runs.len(),
         total.runs,
         total.responses,

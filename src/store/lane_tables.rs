@@ -325,6 +325,54 @@ pub static QUALITY_SCORES: Table = Table {
     changes: true,
 };
 
+/// Every verdict of every judge on an answer (`store::judging`): one row per answer, judge
+/// and repeat; asked again, the row is replaced (a copy moves a row forward only over one the
+/// judge could not be reached for).
+pub static JUDGE_VERDICTS: Table = Table {
+    name: "judge_verdicts",
+    cols: &[
+        ("run_id", Text),
+        ("job_idx", Int),
+        ("judge", Text),
+        ("repeat", Int),
+        ("item_id", Text),
+        ("task_id", Text),
+        ("model", Text),
+        ("evaluator", Text),
+        ("score", Real),
+        ("detail", Text),
+        ("reply", Text),
+        ("attempts", Int),
+        ("fallback", Int),
+        ("created_at", Int),
+    ],
+    key: 4,
+    behind: "judge_verdicts.score IS NULL AND excluded.score IS NOT NULL",
+    run_col: Some("run_id"),
+    changes: true,
+};
+
+/// People's verdicts on answers (`store::judging`): one row per labelling, by its uid, never
+/// replaced.
+pub static ANSWER_LABELS: Table = Table {
+    name: "answer_labels",
+    cols: &[
+        ("uid", Text),
+        ("run_id", Text),
+        ("job_idx", Int),
+        ("item_id", Text),
+        ("model", Text),
+        ("reviewer", Text),
+        ("label", Text),
+        ("note", Text),
+        ("created_at", Int),
+    ],
+    key: 1,
+    behind: "false",
+    run_col: Some("run_id"),
+    changes: true,
+};
+
 /// A kind of lane run: its runs table first, then the tables of its rows (parents first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LaneKind {
@@ -357,7 +405,14 @@ impl LaneKind {
 
 /// Tables kept beside runs rather than in one: copied whole (or, for answer checks, by the
 /// runs whose answers they check).
-pub static LOOSE: [&Table; 4] = [&ANSWER_CHECKS, &ENTAILMENTS, &CLAIM_TOPICS, &QUALITY_SCORES];
+pub static LOOSE: [&Table; 6] = [
+    &ANSWER_CHECKS,
+    &ENTAILMENTS,
+    &CLAIM_TOPICS,
+    &QUALITY_SCORES,
+    &JUDGE_VERDICTS,
+    &ANSWER_LABELS,
+];
 
 static DETECT_TABLES: [&Table; 4] = [
     &DETECT_RUNS,

@@ -38,6 +38,7 @@ mod detect;
 mod entailments;
 mod error;
 pub mod history;
+pub mod judging;
 pub mod lane_locks;
 pub mod lane_push;
 pub mod lane_tables;
@@ -83,6 +84,7 @@ pub use detect::{
 };
 pub use entailments::{EntailRecord, Relation};
 pub use error::{Result, StoreError};
+pub use judging::{AnswerLabel, JudgeVerdict, Label};
 pub use locks::{HEARTBEAT_SECS, Held, Holder, STALE_AFTER_SECS, host_name, pid_alive};
 pub use panel::Panel;
 #[doc(hidden)]
@@ -99,7 +101,7 @@ pub use selfcheck::{
     Answer, FalseBy, Mode, SelfcheckConfig, SelfcheckItem, SelfcheckRun, SelfcheckWrite, Sentence,
     VerdictRecord,
 };
-pub use time::{format_time, now_secs, parse_since};
+pub use time::{format_time, now_millis, now_secs, parse_since};
 pub use topics::TopicRecord;
 pub use worker::{SharedCounts, store_down_advice};
 pub use writer::{LOST_LOCK, StoreHandle, WriteError, WriteResult};

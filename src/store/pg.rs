@@ -409,6 +409,43 @@ const MIGRATIONS: &[&str] = &[
         task_id, score
     FROM scores ORDER BY item_id, model, sample, run_id DESC;
     "#,
+    // 6: the judge on trial (`store::judging`, SQLite migration 20): every judge's verdict per
+    // answer and repeat, and people's labels on answers, each row with a change number.
+    r#"
+    CREATE TABLE judge_verdicts (
+        run_id TEXT NOT NULL,
+        job_idx BIGINT NOT NULL,
+        judge TEXT NOT NULL,
+        repeat BIGINT NOT NULL,
+        item_id TEXT,
+        task_id TEXT,
+        model TEXT,
+        evaluator TEXT,
+        score DOUBLE PRECISION,
+        detail TEXT,
+        reply TEXT,
+        attempts BIGINT,
+        fallback BIGINT,
+        created_at BIGINT,
+        seq BIGINT NOT NULL DEFAULT nextval('prism_changes'),
+        PRIMARY KEY (run_id, job_idx, judge, repeat)
+    );
+    CREATE INDEX judge_verdicts_seq ON judge_verdicts(seq);
+    CREATE TABLE answer_labels (
+        uid TEXT NOT NULL PRIMARY KEY,
+        run_id TEXT,
+        job_idx BIGINT,
+        item_id TEXT,
+        model TEXT,
+        reviewer TEXT,
+        label TEXT,
+        note TEXT,
+        created_at BIGINT,
+        seq BIGINT NOT NULL DEFAULT nextval('prism_changes')
+    );
+    CREATE INDEX answer_labels_seq ON answer_labels(seq);
+    CREATE INDEX answer_labels_run ON answer_labels(run_id, job_idx);
+    "#,
 ];
 
 /// A call on the connection's thread; it is handed a way to connect again.

@@ -185,6 +185,16 @@ impl Store {
         Ok(rows)
     }
 
+    /// One answer: a run's job.
+    pub fn response(&self, run_id: &str, job: u32) -> Result<Option<ResponseRecord>> {
+        let mut st = self.conn.prepare(&format!(
+            "SELECT {} FROM responses WHERE run_id = ?1 AND job_idx = ?2",
+            light_cols()
+        ))?;
+        let mut rows = st.query_map(rusqlite::params![run_id, job], Self::response_row)?;
+        Ok(rows.next().transpose()?)
+    }
+
     /// One run's answers to one item, every model and sample, in job order.
     pub fn responses_in_run(&self, run_id: &str, item_id: &str) -> Result<Vec<ResponseRecord>> {
         let mut st = self.conn.prepare(&format!(

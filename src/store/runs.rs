@@ -696,6 +696,8 @@ impl Store {
         tx.execute("DELETE FROM scores WHERE run_id = ?1", [run_id])?;
         super::summaries::forget_run(&tx, run_id)?;
         tx.execute("DELETE FROM answer_checks WHERE run_id = ?1", [run_id])?;
+        tx.execute("DELETE FROM judge_verdicts WHERE run_id = ?1", [run_id])?;
+        tx.execute("DELETE FROM answer_labels WHERE run_id = ?1", [run_id])?;
         tx.execute("DELETE FROM jobs WHERE run_id = ?1", [run_id])?;
         tx.execute("DELETE FROM run_locks WHERE run_id = ?1", [run_id])?;
         tx.commit()?;

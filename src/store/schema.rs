@@ -427,6 +427,39 @@ pub(super) const MIGRATIONS: &[&str] = &[
     WHERE run_id = (SELECT MAX(run_id) FROM scores t
                     WHERE t.item_id = s.item_id AND t.model = s.model AND t.sample = s.sample);
     "#,
+    // 20: the judge on trial (`store::judging`): every judge's verdict on an answer, per judge
+    // and repeat, and people's labels on answers (never replaced: one row per labelling).
+    r#"
+    CREATE TABLE judge_verdicts (
+        run_id TEXT NOT NULL,
+        job_idx INTEGER NOT NULL,
+        judge TEXT NOT NULL,
+        repeat INTEGER NOT NULL,
+        item_id TEXT,
+        task_id TEXT,
+        model TEXT,
+        evaluator TEXT,
+        score REAL,
+        detail TEXT,
+        reply TEXT,
+        attempts INTEGER,
+        fallback INTEGER,
+        created_at INTEGER,
+        PRIMARY KEY (run_id, job_idx, judge, repeat)
+    ) WITHOUT ROWID;
+    CREATE TABLE answer_labels (
+        uid TEXT NOT NULL PRIMARY KEY,
+        run_id TEXT,
+        job_idx INTEGER,
+        item_id TEXT,
+        model TEXT,
+        reviewer TEXT,
+        label TEXT,
+        note TEXT,
+        created_at INTEGER
+    );
+    CREATE INDEX answer_labels_run ON answer_labels(run_id, job_idx);
+    "#,
 ];
 
 fn version(conn: &Connection) -> Result<usize> {

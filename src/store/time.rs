@@ -9,6 +9,14 @@ pub fn now_secs() -> i64 {
         .unwrap_or(0)
 }
 
+/// Milliseconds since the Unix epoch (review decisions and labels keep their time so).
+pub fn now_millis() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
 /// Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
 pub(super) fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
