@@ -15,6 +15,9 @@ pub struct Config {
     pub theme: Option<String>,
     /// The judge model for `prism score` (a name from the models file) when `--judge` is not given.
     pub judge: Option<String>,
+    /// A panel of judges for `prism score` when `--judge` is not given (`judges = ["a", "b",
+    /// "c"]`; wins over `judge`): each asked, every verdict kept, the score by `--judge-rule`.
+    pub judges: Option<Vec<String>>,
     /// Your name on review decisions when `--reviewer` is not given.
     pub reviewer: Option<String>,
     /// The team's shared store (`postgres://user@host/db`; the password from PGPASSWORD or a

@@ -16,8 +16,9 @@ use super::exchange;
 use super::run::{dataset_path, default_db, load_models, open_dataset};
 use crate::config::{Config, Dirs};
 use crate::dataset::Dataset;
-use crate::engine::score::{ScoreCounts, ToScore, score_all};
+use crate::engine::score::{Panel, ScoreCounts, ToScore, score_all};
 use crate::engine::{BackendFactory, Caller};
+use crate::eval::panel::PanelRule;
 use crate::eval::summary::{self, Aggregator, Catalogue, ModelSummary, Point};
 use crate::store::{ScoreRecord, Store, StoreHandle};
 use crate::taxonomy::Dimension;
@@ -31,10 +32,22 @@ pub struct ScoreArgs {
     /// The run to score (default: the latest).
     #[arg(long)]
     pub run: Option<String>,
-    /// The judge model (a name from the models file; default: `judge` in config.toml). Without
-    /// one, items that need a judge are left unscored, never scored as wrong.
-    #[arg(long)]
-    pub judge: Option<String>,
+    /// The judge model (a name from the models file; default: `judges`, else `judge`, in
+    /// config.toml), or a panel of judges `a,b,c`: each is asked, every verdict is kept, and
+    /// the score follows --judge-rule. Without one, items that need a judge are left
+    /// unscored, never scored as wrong.
+    #[arg(long, value_delimiter = ',', value_name = "MODEL[,MODEL...]")]
+    pub judge: Vec<String>,
+    /// How a panel's verdicts become the score: what most judges say (an even split is left
+    /// unscored, and said), what all say (else unscored), or the first judge's (the others
+    /// only recorded, to compare).
+    #[arg(long, value_enum, default_value_t = PanelRule::Majority)]
+    pub judge_rule: PanelRule,
+    /// Ask each judge this many times (at its temperature; each asking cached apart): every
+    /// verdict is kept, a judge says what most of its askings say, and `prism judges` shows
+    /// how often a judge's verdict flips.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub judge_repeats: u32,
     /// The dataset (a PRISM release dir); default: the run's own, or the sample data.
     #[arg(long, value_name = "PRISM_DIR")]
     pub data: Option<PathBuf>,
@@ -59,40 +72,73 @@ pub struct ScoreArgs {
 
 pub(crate) fn score(args: ScoreArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Result<i32> {
     let (config, _) = Config::load(&dirs.config_file());
-    let judge_name = args.judge.clone().or(config.judge);
+    let judges = judge_names(&args.judge, &config)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     match &args.prism_outputs {
-        Some(out) => score_outputs(&args, out, judge_name.as_deref(), dirs, factory, &rt),
-        None => score_store(&args, judge_name.as_deref(), dirs, factory, &rt),
+        Some(out) => score_outputs(&args, out, &judges, dirs, factory, &rt),
+        None => score_store(&args, &judges, dirs, factory, &rt),
     }
 }
 
-fn judge_caller(
-    name: Option<&str>,
+/// The judges named: `--judge`, else the config's `judges`, else its `judge`; each once.
+fn judge_names(flag: &[String], config: &Config) -> anyhow::Result<Vec<String>> {
+    let named: Vec<String> = if !flag.is_empty() {
+        flag.to_vec()
+    } else if let Some(list) = config.judges.clone().filter(|l| !l.is_empty()) {
+        list
+    } else {
+        config.judge.clone().into_iter().collect()
+    };
+    let mut out: Vec<String> = Vec::new();
+    for n in named {
+        let n = n.trim().to_string();
+        if n.is_empty() {
+            bail!("--judge: an empty judge name (write --judge a,b,c)");
+        }
+        if out.contains(&n) {
+            bail!("--judge: {n:?} is named twice (ask one judge again with --judge-repeats)");
+        }
+        out.push(n);
+    }
+    Ok(out)
+}
+
+/// The panel of the judges named (none: no judging), each with its limits, retries and cache.
+fn judge_panel(
+    names: &[String],
     args: &ScoreArgs,
     dirs: &Dirs,
     factory: &BackendFactory,
     store: Option<StoreHandle>,
-) -> anyhow::Result<Option<Arc<Caller>>> {
-    let Some(name) = name else { return Ok(None) };
+) -> anyhow::Result<Option<Panel>> {
+    if names.is_empty() {
+        return Ok(None);
+    }
     let models = load_models(dirs, args.models_file.as_deref())?;
-    let Some(cfg) = models.get(name) else {
-        let known: Vec<&str> = models.models.iter().map(|m| m.name.as_str()).collect();
-        bail!(
-            "no model {name:?} to judge with (configured: {})",
-            known.join(", ")
-        );
-    };
-    let caller = Caller::new(
-        cfg,
-        factory,
-        store,
-        !args.no_cache,
-        CancellationToken::new(),
-    )?;
-    Ok(Some(Arc::new(caller)))
+    let mut judges = Vec::with_capacity(names.len());
+    for name in names {
+        let Some(cfg) = models.get(name) else {
+            let known: Vec<&str> = models.models.iter().map(|m| m.name.as_str()).collect();
+            bail!(
+                "no model {name:?} to judge with (configured: {})",
+                known.join(", ")
+            );
+        };
+        judges.push(Arc::new(Caller::new(
+            cfg,
+            factory,
+            store.clone(),
+            !args.no_cache,
+            CancellationToken::new(),
+        )?));
+    }
+    Ok(Some(Panel {
+        judges,
+        rule: args.judge_rule,
+        repeats: args.judge_repeats,
+    }))
 }
 
 /// Runs the scoring with a progress line for judge calls on a terminal.
@@ -100,7 +146,7 @@ fn drive(
     rt: &tokio::runtime::Runtime,
     ds: Arc<Dataset>,
     inputs: Vec<ToScore>,
-    judge: Option<Arc<Caller>>,
+    panel: Option<Panel>,
     concurrency: usize,
     store: Option<StoreHandle>,
 ) -> anyhow::Result<(ScoreCounts, Vec<ScoreRecord>)> {
@@ -110,7 +156,7 @@ fn drive(
         let task = tokio::spawn(score_all(
             ds,
             inputs,
-            crate::engine::score::Judging { judge, concurrency },
+            crate::engine::score::Judging { panel, concurrency },
             store,
             tx,
         ));
@@ -132,7 +178,7 @@ fn drive(
 
 fn score_store(
     args: &ScoreArgs,
-    judge: Option<&str>,
+    judges: &[String],
     dirs: &Dirs,
     factory: BackendFactory,
     rt: &tokio::runtime::Runtime,
@@ -168,12 +214,14 @@ fn score_store(
         crate::warn!("warning: {missing} responses name items not in the dataset; skipped");
     }
     let handle = db.records_handle(store, &format!("score:{}", run.id), "score(s)")?;
-    let caller = judge_caller(judge, args, dirs, &factory, Some(handle.clone()))?;
+    let panel = judge_panel(judges, args, dirs, &factory, Some(handle.clone()))?;
+    let shown = panel.as_ref().map(Panel::name);
+    let judge = shown.as_deref();
     let (counts, _) = drive(
         rt,
         ds.clone(),
         inputs,
-        caller,
+        panel,
         args.concurrency,
         Some(handle),
     )?;
@@ -268,8 +316,14 @@ pub(crate) fn table(run: &str, c: &ScoreCounts, models: &[ModelSummary]) -> Stri
     if c.fallbacks > 0 {
         s.push_str(&format!(", {} judge fallbacks", c.fallbacks));
     }
+    if c.panel_undecided > 0 {
+        s.push_str(&format!(
+            ", {} left unscored by the judges' rule (--judge-rule)",
+            c.panel_undecided
+        ));
+    }
     s.push('\n');
-    if c.unscored > c.judge_errors {
+    if c.unscored > c.judge_errors + c.panel_undecided {
         s.push_str("  (items needing a judge are left unscored: pass --judge MODEL)\n");
     }
     let w = models
@@ -319,7 +373,7 @@ pub(crate) fn table(run: &str, c: &ScoreCounts, models: &[ModelSummary]) -> Stri
 fn score_outputs(
     args: &ScoreArgs,
     out: &Path,
-    judge: Option<&str>,
+    judges: &[String],
     dirs: &Dirs,
     factory: BackendFactory,
     rt: &tokio::runtime::Runtime,
@@ -355,8 +409,10 @@ fn score_outputs(
     let cache = Store::open(&default_db(dirs))
         .ok()
         .map(|s| StoreHandle::spawn(s, None));
-    let caller = judge_caller(judge, args, dirs, &factory, cache)?;
-    let (counts, mut scores) = drive(rt, ds.clone(), inputs, caller, args.concurrency, None)?;
+    let panel = judge_panel(judges, args, dirs, &factory, cache)?;
+    let shown = panel.as_ref().map(Panel::name);
+    let judge = shown.as_deref();
+    let (counts, mut scores) = drive(rt, ds.clone(), inputs, panel, args.concurrency, None)?;
     scores.sort_by_key(|s| s.job_idx);
     write_scores(&mdir.join("scores"), &scores)?;
     let models = summarise(&ds, &scores);

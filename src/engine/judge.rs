@@ -30,12 +30,24 @@ pub(crate) async fn ask<T>(
     attempts: u32,
     read: impl Fn(&str) -> Option<T>,
 ) -> Asked<T> {
+    ask_again(caller, req, attempts, 0, read).await
+}
+
+/// [`ask`], as a later asking of the same question: its attempts are cached from `first`
+/// on (a repeat of judge scoring asks again rather than reading the first asking's replies).
+pub(crate) async fn ask_again<T>(
+    caller: &Caller,
+    req: &ChatRequest,
+    attempts: u32,
+    first: u32,
+    read: impl Fn(&str) -> Option<T>,
+) -> Asked<T> {
     let mut req = req.clone();
     req.params = caller.cfg.params.overlay(&req.params);
     let mut last = None;
     let mut all_cached = true;
     for attempt in 0..attempts.max(1) {
-        match caller.complete(&req, attempt).await {
+        match caller.complete(&req, first + attempt).await {
             Ok(reply) => {
                 all_cached &= reply.cached;
                 if let Some(v) = read(&reply.text) {

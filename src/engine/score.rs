@@ -9,8 +9,9 @@ use tokio::sync::{Semaphore, mpsc};
 use super::Caller;
 use crate::dataset::Dataset;
 use crate::eval::judge;
+use crate::eval::panel::{self, PanelRule};
 use crate::eval::score::{Step, step};
-use crate::store::{ScoreRecord, StoreHandle, now_secs};
+use crate::store::{JudgeVerdict, ScoreRecord, StoreHandle, now_secs};
 
 /// A response to score.
 #[derive(Debug, Clone)]
@@ -71,6 +72,8 @@ pub(crate) struct ScoreCounts {
     pub judge_errors: usize,
     /// Judge replies unreadable after every attempt (the fallback score applied).
     pub fallbacks: usize,
+    /// Left unscored by a panel's rule (an even split, or a disagreement under `unanimous`).
+    pub panel_undecided: usize,
 }
 
 fn record(t: &ToScore, ds: &Dataset) -> ScoreRecord {
@@ -94,10 +97,61 @@ fn record(t: &ToScore, ds: &Dataset) -> ScoreRecord {
     }
 }
 
+/// The judges that read what the rules cannot score: one, or a panel whose verdicts become one
+/// score by its rule (`eval::panel`), each judge asked `repeats` times.
+#[derive(Clone)]
+pub(crate) struct Panel {
+    pub(crate) judges: Vec<Arc<Caller>>,
+    pub(crate) rule: PanelRule,
+    pub(crate) repeats: u32,
+}
+
+impl Panel {
+    /// One judge, asked once: the score is its verdict.
+    pub(crate) fn single(judge: Arc<Caller>) -> Panel {
+        Panel {
+            judges: vec![judge],
+            rule: PanelRule::Majority,
+            repeats: 1,
+        }
+    }
+
+    fn is_single(&self) -> bool {
+        self.judges.len() == 1 && self.repeats <= 1
+    }
+
+    /// What a score judged by this panel names as its judge: the judge, or the panel.
+    pub(crate) fn name(&self) -> String {
+        let names: Vec<&str> = self.judges.iter().map(|j| j.cfg.name.as_str()).collect();
+        if self.is_single() {
+            names.concat()
+        } else {
+            let mut n = names.join("+");
+            if self.judges.len() > 1 {
+                n.push_str(&format!(" ({})", self.rule.as_str()));
+            }
+            if self.repeats > 1 {
+                n.push_str(&format!(" x{}", self.repeats));
+            }
+            n
+        }
+    }
+}
+
 /// Who judges what the rules cannot score, and how many judge calls at once.
 pub(crate) struct Judging {
-    pub(crate) judge: Option<Arc<Caller>>,
+    pub(crate) panel: Option<Panel>,
     pub(crate) concurrency: usize,
+}
+
+impl Judging {
+    /// One judge (or none), asked once.
+    pub(crate) fn one(judge: Option<Arc<Caller>>, concurrency: usize) -> Judging {
+        Judging {
+            panel: judge.map(Panel::single),
+            concurrency,
+        }
+    }
 }
 
 /// Scores `inputs`. Without a judge, items that need one are saved unscored (`score: None`),
@@ -105,7 +159,7 @@ pub(crate) struct Judging {
 pub(crate) async fn score_all(
     ds: Arc<Dataset>,
     inputs: Vec<ToScore>,
-    Judging { judge, concurrency }: Judging,
+    Judging { panel, concurrency }: Judging,
     store: Option<StoreHandle>,
     out: mpsc::UnboundedSender<ScoreRecord>,
 ) -> anyhow::Result<ScoreCounts> {
@@ -138,7 +192,7 @@ pub(crate) async fn score_all(
             Step::Judge(ask) => {
                 // Kept beside the judge's verdict: review looks where the two disagree.
                 rec.rule_score = crate::eval::score::rule_verdict(&ds, item, t.text());
-                match &judge {
+                match &panel {
                     None => {
                         rec.detail = format!("needs the {} judge", ask.kind.name());
                         counts.unscored += 1;
@@ -160,48 +214,174 @@ pub(crate) async fn score_all(
     for r in settled {
         let _ = out.send(r);
     }
-    let Some(judge) = judge else {
+    let Some(panel) = panel else {
         return Ok(counts);
     };
     let gate = Arc::new(Semaphore::new(concurrency.max(1)));
     let mut handles = Vec::with_capacity(asks.len());
-    for (mut rec, ask) in asks {
-        let (judge, gate, store, out) = (judge.clone(), gate.clone(), store.clone(), out.clone());
+    for (rec, ask) in asks {
+        let (panel, gate, store, out) = (panel.clone(), gate.clone(), store.clone(), out.clone());
         handles.push(tokio::spawn(async move {
-            let _slot = gate.acquire_owned().await;
-            let judged = ask_judge(&judge, &ask).await;
-            rec.judge = Some(judge.cfg.name.clone());
-            rec.created_at = now_secs();
-            match &judged.verdict {
-                Ok(v) => {
-                    rec.score = Some(v.score);
-                    rec.detail = v.detail.clone();
+            let (rec, verdicts, outcome) = judge_one(&panel, &gate, rec, &ask).await;
+            let mut saved = Ok(());
+            if let Some(s) = &store {
+                saved = s.save_records(&verdicts).await;
+                if saved.is_ok() {
+                    saved = s.save_scores(vec![rec.clone()]).await;
                 }
-                Err(e) => rec.detail = format!("judge failed: {e}"),
             }
-            rec.judge_reply = judged.reply.clone();
-            rec.judge_attempts = judged.attempts;
-            let saved = match &store {
-                Some(s) => s.save_scores(vec![rec.clone()]).await,
-                None => Ok(()),
-            };
             let _ = out.send(rec);
-            (judged, saved)
+            (outcome, saved)
         }));
     }
     for h in handles {
-        let (judged, saved) = h.await?;
+        let (outcome, saved) = h.await?;
         saved.map_err(|e| anyhow::anyhow!("saving a score: {e}"))?;
-        if judged.verdict.is_ok() {
-            counts.scored += 1;
-            counts.by_judge += 1;
-            counts.fallbacks += usize::from(judged.fallback);
-        } else {
-            counts.unscored += 1;
-            counts.judge_errors += 1;
+        match outcome {
+            Outcome::Scored { fallback } => {
+                counts.scored += 1;
+                counts.by_judge += 1;
+                counts.fallbacks += usize::from(fallback);
+            }
+            Outcome::Unreached => {
+                counts.unscored += 1;
+                counts.judge_errors += 1;
+            }
+            Outcome::Undecided => {
+                counts.unscored += 1;
+                counts.panel_undecided += 1;
+            }
         }
     }
     Ok(counts)
+}
+
+/// What judging one answer came to.
+enum Outcome {
+    Scored {
+        fallback: bool,
+    },
+    /// No judge could be reached (recorded with the reason).
+    Unreached,
+    /// The panel's rule left it unscored (an even split, a disagreement under `unanimous`).
+    Undecided,
+}
+
+/// Asks every judge of the panel, `repeats` times each (each asking cached apart), keeps
+/// every verdict, and scores the answer by the panel's rule.
+async fn judge_one(
+    panel: &Panel,
+    gate: &Semaphore,
+    mut rec: ScoreRecord,
+    ask: &judge::JudgeAsk,
+) -> (ScoreRecord, Vec<JudgeVerdict>, Outcome) {
+    let mut verdicts = Vec::new();
+    let mut per_judge = Vec::with_capacity(panel.judges.len());
+    let mut errors = Vec::new();
+    for caller in &panel.judges {
+        let mut scores = Vec::new();
+        for repeat in 0..panel.repeats.max(1) {
+            let judged = {
+                let _slot = gate.acquire().await;
+                ask_judge(caller, ask, repeat).await
+            };
+            let (score, detail) = match &judged.verdict {
+                Ok(v) => (Some(v.score), v.detail.clone()),
+                Err(e) => {
+                    errors.push(format!("{}: {e}", caller.cfg.name));
+                    (None, format!("judge failed: {e}"))
+                }
+            };
+            scores.push(score);
+            verdicts.push(JudgeVerdict {
+                run_id: rec.run_id.clone(),
+                job_idx: rec.job_idx,
+                judge: caller.cfg.name.clone(),
+                repeat,
+                item_id: rec.item_id.clone(),
+                task_id: rec.task_id.clone(),
+                model: rec.model.clone(),
+                evaluator: rec.evaluator.clone(),
+                score,
+                detail,
+                reply: judged.reply,
+                attempts: judged.attempts,
+                fallback: judged.fallback,
+                created_at: now_secs(),
+            });
+        }
+        per_judge.push(panel::judge_score(&scores));
+    }
+    rec.judge = Some(panel.name());
+    rec.created_at = now_secs();
+    rec.judge_attempts = verdicts.iter().map(|v| v.attempts).sum();
+    let outcome = if panel.is_single() {
+        let v = &verdicts[0];
+        rec.score = v.score;
+        rec.detail = v.detail.clone();
+        rec.judge_reply = v.reply.clone();
+        match v.score {
+            Some(_) => Outcome::Scored {
+                fallback: v.fallback,
+            },
+            None => Outcome::Unreached,
+        }
+    } else {
+        rec.judge_reply = Some(panel_replies(&verdicts));
+        match panel::panel_score(panel.rule, &per_judge) {
+            Ok(score) => {
+                rec.score = Some(score);
+                rec.detail = panel_detail(panel, &verdicts);
+                Outcome::Scored {
+                    fallback: verdicts.iter().any(|v| v.fallback),
+                }
+            }
+            Err(_) if verdicts.iter().all(|v| v.score.is_none()) => {
+                rec.detail = format!("judge failed: {}", errors.join("; "));
+                Outcome::Unreached
+            }
+            Err(why) => {
+                rec.detail = format!("{why} ({})", panel_detail(panel, &verdicts));
+                Outcome::Undecided
+            }
+        }
+    };
+    (rec, verdicts, outcome)
+}
+
+/// Each judge's verdicts in a line: `a: H C H · b: C` (H hallucinated, C correct, ! failed).
+fn panel_detail(panel: &Panel, verdicts: &[JudgeVerdict]) -> String {
+    let mut parts = vec![format!("{} of judges:", panel.rule.as_str())];
+    for caller in &panel.judges {
+        let marks: Vec<&str> = verdicts
+            .iter()
+            .filter(|v| v.judge == caller.cfg.name)
+            .map(|v| match v.hallucinated() {
+                Some(true) => "H",
+                Some(false) => "C",
+                None => "!",
+            })
+            .collect();
+        parts.push(format!("{} {}", caller.cfg.name, marks.join("")));
+    }
+    parts.join(" ")
+}
+
+/// Every judge's reply, each under its judge and repeat (what `J` shows for a panel).
+fn panel_replies(verdicts: &[JudgeVerdict]) -> String {
+    verdicts
+        .iter()
+        .map(|v| {
+            format!(
+                "── {} (ask {}): {} ──\n{}",
+                v.judge,
+                v.repeat + 1,
+                v.detail,
+                v.reply.as_deref().unwrap_or("(no reply)")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 /// What asking a PRISM judge came to: its verdict (the fallback's when no reply could be
@@ -214,11 +394,17 @@ struct Judged {
     fallback: bool,
 }
 
-async fn ask_judge(caller: &Caller, ask: &judge::JudgeAsk) -> Judged {
+/// Asks `caller` to judge, on its `repeat`-th asking (each asking cached apart, so a repeat is
+/// a new question to the judge, not the cache's old reply).
+async fn ask_judge(caller: &Caller, ask: &judge::JudgeAsk, repeat: u32) -> Judged {
     let kind = ask.kind;
-    let asked = super::judge::ask(caller, &ask.request(), judge::ATTEMPTS, |reply| {
-        judge::read(kind, reply)
-    })
+    let asked = super::judge::ask_again(
+        caller,
+        &ask.request(),
+        judge::ATTEMPTS,
+        repeat * judge::ATTEMPTS,
+        |reply| judge::read(kind, reply),
+    )
     .await;
     match asked.outcome {
         Ok(Some(v)) => Judged {

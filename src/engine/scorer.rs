@@ -62,10 +62,7 @@ impl Scorer {
                         if let Err(e) = score_all(
                             ds,
                             batch,
-                            super::score::Judging {
-                                judge,
-                                concurrency: n,
-                            },
+                            super::score::Judging::one(judge, n),
                             Some(store),
                             stx,
                         )

@@ -10,6 +10,7 @@ pub mod ifeval;
 pub(crate) mod judge;
 pub mod language;
 pub(crate) mod metrics;
+pub mod panel;
 pub(crate) mod rules;
 pub mod score;
 pub mod semantic;
