@@ -8,6 +8,7 @@ pub(crate) mod entropy;
 pub(crate) mod exchange;
 pub(crate) mod gate;
 mod inputs;
+pub(crate) mod judges;
 mod lane_flags;
 pub mod model;
 pub(crate) mod output;
@@ -203,6 +204,16 @@ pub enum Command {
     /// `prism self-detect`, and the token log-probability scores of answers run with
     /// `--logprobs`.
     Signals(signals::SignalsArgs),
+    /// People's verdicts on answers (hallucinated, correct, can't tell): add, list, export and
+    /// import them (JSONL). Never overwritten: each labelling is kept, your newest counts. The
+    /// TUI labels with `L`.
+    Labels(judges::LabelsArgs),
+    /// The judge on trial: per judge and evaluator (or --by dimension|task), agreement with
+    /// people's labels (accuracy, Cohen's kappa, the confusion counts, bootstrap 95%
+    /// intervals), among judges (Fleiss' kappa, Krippendorff's alpha), within a judge asked
+    /// again (the share of answers whose verdict flipped), and each model's rates under each
+    /// judge (`prism score --judge a,b,c --judge-repeats N` stores every verdict).
+    Judges(judges::JudgesArgs),
     /// Semantic entropy over the answers an item already has (a run made with --samples N, or
     /// a detection run's answer and samples): a judge clusters them by two-way entailment
     /// (answers equal once normalised need no call; stored verdicts are reused), then each
@@ -389,6 +400,8 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Completions { shell }) => shell::completions(shell),
         Some(Command::Man { dir }) => shell::man(dir.as_deref()),
         Some(Command::Signals(args)) => signals::signals(args, &dirs),
+        Some(Command::Labels(args)) => judges::labels(args, &dirs),
+        Some(Command::Judges(args)) => judges::judges_cmd(args, &dirs),
         Some(Command::Entropy(args)) => entropy::entropy(args, &dirs, run::factory(&dirs)),
         Some(Command::SelfDetect(args)) => {
             self_detect::self_detect(args, &dirs, run::factory(&dirs))

@@ -272,6 +272,69 @@ mod tests {
         );
     }
 
+    /// Every case of `tests/fixtures/agreement/reference.json` (written by
+    /// `scripts/agreement-expected.py` with scikit-learn, statsmodels and the `krippendorff`
+    /// package): ties, missing ratings, a single class (undefined there as here).
+    #[test]
+    fn agreement_equals_the_reference_implementations() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/agreement/reference.json"
+        );
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let same = |got: Option<f64>, want: &serde_json::Value, what: &str| match want.as_f64() {
+            Some(w) => assert!(
+                got.is_some_and(|g| (g - w).abs() < 1e-9),
+                "{what}: {got:?}, the reference says {w}"
+            ),
+            None => assert_eq!(got, None, "{what}: the reference says undefined"),
+        };
+        let ints = |v: &serde_json::Value| -> Vec<i64> {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_i64().unwrap())
+                .collect()
+        };
+        for (i, c) in r["cohen"].as_array().unwrap().iter().enumerate() {
+            let got = cohen_kappa(&ints(&c["a"]), &ints(&c["b"]));
+            same(got, &c["kappa"], &format!("cohen case {i}"));
+        }
+        for (i, c) in r["fleiss"].as_array().unwrap().iter().enumerate() {
+            let counts: Vec<Vec<u32>> = c["counts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|row| ints(row).into_iter().map(|x| x as u32).collect())
+                .collect();
+            same(
+                fleiss_kappa(&counts),
+                &c["kappa"],
+                &format!("fleiss case {i}"),
+            );
+        }
+        for (i, c) in r["krippendorff"].as_array().unwrap().iter().enumerate() {
+            // Raters x answers, null missing: each answer's ratings are a unit.
+            let raters = c["raters"].as_array().unwrap();
+            let n = raters[0].as_array().unwrap().len();
+            let units: Vec<Vec<f64>> = (0..n)
+                .map(|u| raters.iter().filter_map(|r| r[u].as_f64()).collect())
+                .collect();
+            same(
+                krippendorff_alpha(&units, Metric::Nominal),
+                &c["nominal"],
+                &format!("krippendorff nominal case {i}"),
+            );
+            same(
+                krippendorff_alpha(&units, Metric::Interval),
+                &c["interval"],
+                &format!("krippendorff interval case {i}"),
+            );
+        }
+        assert!(r["cohen"].as_array().unwrap().len() >= 9);
+    }
+
     #[test]
     fn observed_agreement_counts_pairs() {
         // (a, a, b): one of three pairs agrees; (c, c): one of one. Two of four in all.

@@ -14,6 +14,7 @@
 
 pub(crate) mod agreement;
 pub(crate) mod bank;
+pub mod judges;
 pub mod load;
 pub mod quality;
 pub mod quality_run;

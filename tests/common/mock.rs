@@ -220,6 +220,25 @@ pub fn judge_reply(prompt: &str, attempt: usize) -> String {
     }
 }
 
+/// The judges of the judge-on-trial tests, on the semantic-equivalence prompt (else as `judge`):
+/// - `judgeflip` says what `judge` says, except on prompts holding `[[flip]]`, where it says
+///   YES on its 1st, 3rd, ... asking and NO on the others (it flips when asked again);
+/// - `judgecontrary` says the opposite of `judge` on prompts holding `[[contrary]]`.
+pub fn trial_judge_reply(model: &str, prompt: &str, attempt: usize) -> String {
+    let plain = judge_reply(prompt, attempt);
+    if plain != "YES" && plain != "NO" {
+        return plain;
+    }
+    let flip = |r: &str| if r == "YES" { "NO" } else { "YES" }.to_string();
+    match model {
+        "judgeflip" if prompt.contains("[[flip]]") => {
+            if attempt % 2 == 1 { "YES" } else { "NO" }.into()
+        }
+        "judgecontrary" if prompt.contains("[[contrary]]") => flip(&plain),
+        _ => plain,
+    }
+}
+
 /// Which reference wording a request uses (the longest matching start of the eight).
 fn reference_variant(prompt: &str) -> Option<usize> {
     prism::detect::prompts::REFERENCE_VARIANTS
@@ -642,6 +661,9 @@ async fn openai(
     } else if model == "judge" || model == "judgeslow" {
         let n = st.attempts.lock().unwrap()[&(model.clone(), prompt.clone())];
         chunks(&judge_reply(&prompt, n))
+    } else if model == "judgeflip" || model == "judgecontrary" {
+        let n = st.attempts.lock().unwrap()[&(model.clone(), prompt.clone())];
+        chunks(&trial_judge_reply(&model, &prompt, n))
     } else if model == "quality" || model == "qualityslow" {
         let n = st.attempts.lock().unwrap()[&(model.clone(), prompt.clone())];
         chunks(&quality_reply(&prompt, n))

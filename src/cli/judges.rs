@@ -1,0 +1,563 @@
+//! `prism labels`: people's verdicts on answers (add, list, export, import), and `prism judges`:
+//! how far each LLM judge agrees with those labels, with the other judges and with itself, and
+//! how much of each model's rates the choice of judge moves (`review::judges`).
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+
+use crate::config::{Config, Dirs};
+use crate::review::judges::{self, By, Options, Trial};
+use crate::store::{AnswerLabel, Label, Store, now_millis};
+use crate::taxonomy::Dimension;
+
+#[derive(Debug, Args)]
+pub struct LabelsArgs {
+    #[command(subcommand)]
+    pub what: LabelsCommand,
+    /// The store (default: prism.db in the data dir), or a shared store (postgres://...):
+    /// labels go there at once, for every reviewer's screen.
+    #[arg(long, global = true)]
+    pub db: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LabelsCommand {
+    /// Label one answer (RUN and its job number, as `prism export` and the TUI show them):
+    /// hallucinated, correct or cant_tell. A new label never replaces an old one; your
+    /// newest counts.
+    Add {
+        run: String,
+        job: u32,
+        /// hallucinated (h), correct (c) or cant_tell (?).
+        label: String,
+        #[arg(long, default_value = "")]
+        note: String,
+        /// Your name (default: `reviewer` in config.toml, else your login name).
+        #[arg(long)]
+        reviewer: Option<String>,
+    },
+    /// Every label, oldest first (of one run with --run).
+    List {
+        #[arg(long)]
+        run: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Labels as JSON lines (`{"uid", "run", "job", "item_id", "model", "reviewer", "label",
+    /// "note", "created_at"}`) on stdout or into --out.
+    Export {
+        #[arg(long)]
+        run: Option<String>,
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Labels from JSON lines (as `export` writes them; a line without a uid gets one made
+    /// from what it says, a line without a time gets now). A label already here (its uid) is not added twice; a
+    /// bad line is named `file:line: field: reason` and the rest still load.
+    Import { file: PathBuf },
+}
+
+pub(crate) fn labels(args: LabelsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
+    let db = super::lane_flags::synced(args.db.as_ref(), dirs)?;
+    match args.what {
+        LabelsCommand::Add {
+            run,
+            job,
+            label,
+            note,
+            reviewer,
+        } => {
+            let Some(l) = Label::parse(&label) else {
+                bail!("label {label:?}: write hallucinated (h), correct (c) or cant_tell (?)");
+            };
+            let store = db.existing_store("run prism run first")?;
+            let Some(answer) = store.response(&run, job)? else {
+                bail!(
+                    "no answer {job} in run {} of {}",
+                    crate::text::one_line(&run),
+                    db.shown()
+                );
+            };
+            let (config, _) = Config::load(&dirs.config_file());
+            let reviewer = reviewer
+                .or(config.reviewer)
+                .unwrap_or_else(crate::review::load::default_reviewer);
+            let at = now_millis();
+            let rec = AnswerLabel {
+                uid: AnswerLabel::new_uid(&reviewer, at),
+                run_id: run,
+                job_idx: job,
+                item_id: answer.item_id,
+                model: answer.model,
+                reviewer,
+                label: l,
+                note,
+                created_at: at,
+            };
+            db.add_labels(std::slice::from_ref(&rec))?;
+            crate::say!(
+                "{} labelled answer {} of run {} ({} on {}) {}",
+                crate::text::one_line(&rec.reviewer),
+                rec.job_idx,
+                crate::text::one_line(&rec.run_id),
+                crate::text::one_line(&rec.model),
+                crate::text::one_line(&rec.item_id),
+                rec.label.as_str()
+            );
+            Ok(0)
+        }
+        LabelsCommand::List { run, json } => {
+            let labels = db.store()?.answer_labels(run.as_deref())?;
+            for l in &labels {
+                if json {
+                    crate::outln!(
+                        "{}",
+                        crate::text::json_for_terminal(&serde_json::to_string(l)?)
+                    );
+                } else {
+                    crate::outln!(
+                        "{}",
+                        crate::text::sanitize(&format!(
+                            "{} {:>5} {:<14} {:<12} {:<12} {}{}",
+                            crate::store::format_time(l.created_at.div_euclid(1000)),
+                            l.job_idx,
+                            crate::text::one_line(&l.item_id),
+                            crate::text::one_line(&l.model),
+                            crate::text::one_line(&l.reviewer),
+                            l.label.as_str(),
+                            if l.note.is_empty() {
+                                String::new()
+                            } else {
+                                format!("  {}", crate::text::one_line(&l.note))
+                            }
+                        ))
+                    );
+                }
+            }
+            if labels.is_empty() {
+                crate::warn!("no labels yet: prism labels add RUN JOB LABEL, or `L` in the TUI");
+            }
+            Ok(0)
+        }
+        LabelsCommand::Export { run, out } => {
+            let labels = db.store()?.answer_labels(run.as_deref())?;
+            let mut body = String::new();
+            for l in &labels {
+                body.push_str(&serde_json::to_string(l)?);
+                body.push('\n');
+            }
+            match out {
+                Some(p) => {
+                    std::fs::write(&p, body).with_context(|| format!("writing {}", p.display()))?;
+                    crate::warn!("{} label(s) written to {}", labels.len(), p.display());
+                }
+                None => std::io::stdout().lock().write_all(body.as_bytes())?,
+            }
+            Ok(0)
+        }
+        LabelsCommand::Import { file } => {
+            let (labels, mut problems) = read_labels(&file)?;
+            let read = labels.len() + problems.len();
+            let labels = match_answers(&db.store()?, labels, &mut problems)?;
+            for p in &problems {
+                crate::warn!("{p}");
+            }
+            let added = db.add_labels(&labels)?;
+            crate::warn!(
+                "{}: {read} label(s) read, {added} new, {} already here{}",
+                file.display(),
+                labels.len() - added,
+                if problems.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} line(s) left out", problems.len())
+                }
+            );
+            Ok(i32::from(!problems.is_empty()))
+        }
+    }
+}
+
+/// Labels set beside the answers they name: a label on an answer this store holds takes its
+/// item and model from the answer (a file's lines may leave them out), and one that names
+/// another item or model than the answer is left out, named: it was made on another store's
+/// run of the same id, and counting it would put a verdict on the wrong answer. Labels on runs
+/// this store does not hold are kept as written (a run can arrive after its labels).
+fn match_answers(
+    store: &crate::store::Store,
+    labels: Vec<LabelAt>,
+    problems: &mut Vec<String>,
+) -> anyhow::Result<Vec<AnswerLabel>> {
+    let mut out = Vec::with_capacity(labels.len());
+    for (at, mut l) in labels {
+        let Some(answer) = store.response(&l.run_id, l.job_idx)? else {
+            out.push(l);
+            continue;
+        };
+        let mut clash = None;
+        for (field, said, held) in [
+            ("item_id", &mut l.item_id, answer.item_id),
+            ("model", &mut l.model, answer.model),
+        ] {
+            if said.is_empty() {
+                *said = held;
+            } else if *said != held && clash.is_none() {
+                clash = Some(format!(
+                    "{at}: {field}: says {:?}, but answer {} of run {} is {:?}",
+                    crate::text::one_line(said),
+                    l.job_idx,
+                    crate::text::one_line(&l.run_id),
+                    crate::text::one_line(&held)
+                ));
+            }
+        }
+        match clash {
+            Some(why) => problems.push(why),
+            None => out.push(l),
+        }
+    }
+    Ok(out)
+}
+
+/// A label read from a file, with the `file:line` it was read from.
+type LabelAt = (String, AnswerLabel);
+
+/// Labels from a JSON-lines file; each bad line named `file:line: field: reason`.
+pub(crate) fn read_labels(path: &Path) -> anyhow::Result<(Vec<LabelAt>, Vec<String>)> {
+    let f = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let (mut out, mut problems) = (Vec::new(), Vec::new());
+    for (n, line) in std::io::BufReader::new(f).lines().enumerate() {
+        let at = format!("{}:{}", path.display(), n + 1);
+        let line = match line {
+            Ok(l) => l,
+            Err(e) => {
+                problems.push(format!("{at}: {e}"));
+                continue;
+            }
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        match label_of_line(&line) {
+            Ok(l) => out.push((at, l)),
+            Err(why) => problems.push(format!("{at}: {why}")),
+        }
+    }
+    Ok((out, problems))
+}
+
+fn label_of_line(line: &str) -> Result<AnswerLabel, String> {
+    let v: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
+    let Some(o) = v.as_object() else {
+        return Err("not a JSON object".into());
+    };
+    let text = |k: &str| -> Result<String, String> {
+        match o.get(k) {
+            Some(serde_json::Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
+            Some(serde_json::Value::String(_)) => Err(format!("{k}: empty")),
+            Some(_) => Err(format!("{k}: not a string")),
+            None => Err(format!("{k}: missing")),
+        }
+    };
+    let opt = |k: &str| o.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    let label = text("label")?;
+    let label = Label::parse(&label).ok_or_else(|| {
+        format!(
+            "label: {:?} is not hallucinated, correct or cant_tell",
+            crate::text::one_line(&label)
+        )
+    })?;
+    let job = o
+        .get("job")
+        .and_then(serde_json::Value::as_u64)
+        .and_then(|j| u32::try_from(j).ok())
+        .ok_or("job: missing or not a job number")?;
+    let created_at = match o.get("created_at") {
+        None | Some(serde_json::Value::Null) => now_millis(),
+        Some(v) => v
+            .as_i64()
+            .ok_or("created_at: not milliseconds since 1970")?,
+    };
+    let reviewer = text("reviewer")?;
+    let run = text("run")?;
+    let note = opt("note").unwrap_or_default();
+    // A line without a uid gets one made from what it says, so importing the same file twice
+    // adds nothing twice.
+    let uid = opt("uid")
+        .filter(|u| !u.trim().is_empty())
+        .unwrap_or_else(|| {
+            use sha2::{Digest, Sha256};
+            let mut h = Sha256::new();
+            for part in [
+                run.as_str(),
+                &job.to_string(),
+                &reviewer,
+                label.as_str(),
+                &note,
+                &o.get("created_at")
+                    .map(|v| v.to_string())
+                    .unwrap_or_default(),
+            ] {
+                h.update(part.as_bytes());
+                h.update([0]);
+            }
+            let hex: String = h.finalize()[..8]
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            format!("{}-imported-{hex}", crate::text::one_line(&reviewer))
+        });
+    Ok(AnswerLabel {
+        uid,
+        run_id: run,
+        job_idx: job,
+        item_id: opt("item_id").unwrap_or_default(),
+        model: opt("model").unwrap_or_default(),
+        reviewer,
+        label,
+        note,
+        created_at,
+    })
+}
+
+#[derive(Debug, Args)]
+pub struct JudgesArgs {
+    /// The run whose judges to try (default: every run's judged answers).
+    pub run: Option<String>,
+    /// Rows per evaluator (the default), dimension or sub-task, after the row of all answers.
+    #[arg(long, value_enum, default_value_t = By::Evaluator)]
+    pub by: By,
+    /// Below this many answers both a judge and people decided, a cell says "too few".
+    #[arg(long, default_value_t = 10)]
+    pub min_labels: usize,
+    /// Bootstrap resamples for the 95% intervals.
+    #[arg(long, default_value_t = 1000)]
+    pub resamples: usize,
+    /// The bootstrap's seed (the same seed, the same intervals).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// The store (default: prism.db in the data dir), or a shared store (postgres://...), read
+    /// through this machine's copy.
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// The whole trial as one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub(crate) fn judges_cmd(args: JudgesArgs, dirs: &Dirs) -> anyhow::Result<i32> {
+    let db = super::lane_flags::synced(args.db.as_ref(), dirs)?;
+    let store = db.existing_store("run prism run and prism score --judge first")?;
+    let trial = try_judges(&store, args.run.as_deref(), &args)?;
+    if trial.judges.is_empty() {
+        crate::warn!(
+            "no judge's verdict is stored{}: score with one or more judges first (prism score --judge a,b --judge-repeats 3)",
+            args.run
+                .as_deref()
+                .map(|r| format!(" for run {}", crate::text::one_line(r)))
+                .unwrap_or_default()
+        );
+        return Ok(0);
+    }
+    if args.json {
+        crate::outln!(
+            "{}",
+            crate::text::json_for_terminal(&serde_json::to_string_pretty(&trial)?)
+        );
+    } else {
+        crate::outp!("{}", crate::text::sanitize(&text(&trial, &args)));
+    }
+    Ok(0)
+}
+
+/// The trial of a store's judges (of one run's, when given).
+pub(crate) fn try_judges(
+    store: &Store,
+    run: Option<&str>,
+    args: &JudgesArgs,
+) -> anyhow::Result<Trial> {
+    if let Some(r) = run
+        && store.run(r)?.is_none()
+    {
+        bail!("no run {} in the store", crate::text::one_line(r));
+    }
+    let verdicts = store.judge_verdicts(run)?;
+    let labels = store.answer_labels(run)?;
+    let scores = store.scores(run)?;
+    // The catalogue of the first run's dataset (its tasks per dimension), as `prism score`
+    // reads rates; without it the tasks present count as all.
+    let first = match run {
+        Some(r) => store.run(r)?,
+        None => store.runs()?.into_iter().next(),
+    };
+    let cat = first
+        .and_then(|r| super::run::open_dataset(super::run::dataset_path(&r.dataset)).ok())
+        .map(|(d, _)| crate::eval::summary::Catalogue::of(&d))
+        .unwrap_or_default();
+    Ok(judges::trial(
+        &verdicts,
+        &labels,
+        &scores,
+        &cat,
+        &Options {
+            by: args.by,
+            min_labels: args.min_labels,
+            resamples: args.resamples,
+            seed: args.seed,
+        },
+    ))
+}
+
+fn num(v: Option<f64>, places: usize) -> String {
+    v.map_or("-".into(), |v| crate::text::fixed(v, places))
+}
+
+fn interval(e: &judges::Est) -> String {
+    match (e.low, e.high) {
+        (Some(a), Some(b)) => format!(
+            "[{}, {}]",
+            crate::text::fixed(a, 2),
+            crate::text::fixed(b, 2)
+        ),
+        _ => String::new(),
+    }
+}
+
+/// The terminal report: against people, among judges, within each judge, and what the choice
+/// of judge moves.
+pub(crate) fn text(t: &Trial, args: &JudgesArgs) -> String {
+    let mut s = format!(
+        "judges: {} · people decided {} answer(s) ({} can't tell, {} split evenly) · 95% bootstrap intervals ({} resamples, seed {})\n",
+        t.judges.join(", "),
+        t.people.decided,
+        t.people.cant_tell,
+        t.people.split,
+        args.resamples,
+        args.seed
+    );
+    s.push_str(&format!(
+        "\nagainst people (hallucinated: a score below 0.5; n = answers both decided; J:C P:H = the judge \
+         says correct where people say hallucinated, a hallucination it let pass; J:H P:C the reverse)\n{:<28} {:<14} {:>4}  {:>5} {:<14} {:>6} {:<16} {:>6} {:>6}\n",
+        "rows", "judge", "n", "acc", "", "kappa", "", "J:C P:H", "J:H P:C"
+    ));
+    for g in &t.groups {
+        for v in &g.vs_people {
+            let head = format!(
+                "{:<28} {:<14} {:>4}  ",
+                cut(&g.name, 28),
+                cut(&v.judge, 14),
+                v.n
+            );
+            if v.too_few {
+                s.push_str(&format!(
+                    "{head}too few labels (fewer than {}; label more: L in the TUI)\n",
+                    t.min_labels
+                ));
+                continue;
+            }
+            s.push_str(&format!(
+                "{head}{:>5} {:<14} {:>6} {:<16} {:>6} {:>6}\n",
+                num(v.accuracy.value, 2),
+                interval(&v.accuracy),
+                num(v.kappa.value, 2),
+                interval(&v.kappa),
+                v.judge_correct_people_hallucinated,
+                v.judge_hallucinated_people_correct
+            ));
+        }
+    }
+    if t.judges.len() > 1 {
+        s.push_str(&format!(
+            "\namong judges (answers at least two decided)\n{:<28} {:>5} {:>8} {:>8}\n",
+            "rows", "n", "Fleiss", "alpha"
+        ));
+        for g in &t.groups {
+            s.push_str(&format!(
+                "{:<28} {:>5} {:>8} {:>8}\n",
+                cut(&g.name, 28),
+                g.among.n,
+                num(g.among.fleiss_kappa, 2),
+                num(g.among.krippendorff_alpha, 2)
+            ));
+        }
+    }
+    if t.groups[0].flips.iter().any(|f| f.n > 0) {
+        s.push_str(&format!(
+            "\nwithin a judge, asked again (answers with two or more readable verdicts)\n{:<28} {:<14} {:>5} {:>8} {:>7}\n",
+            "rows", "judge", "n", "flipped", "share"
+        ));
+        for g in &t.groups {
+            for f in g.flips.iter().filter(|f| f.n > 0) {
+                s.push_str(&format!(
+                    "{:<28} {:<14} {:>5} {:>8} {:>7}\n",
+                    cut(&g.name, 28),
+                    cut(&f.judge, 14),
+                    f.n,
+                    f.flipped,
+                    f.share.map_or("-".into(), |x| format!(
+                        "{}%",
+                        crate::text::fixed(100.0 * x, 0)
+                    ))
+                ));
+            }
+        }
+    }
+    s.push_str(&readings_text(t));
+    s
+}
+
+/// Each model's rates as stored and under each judge alone.
+fn readings_text(t: &Trial) -> String {
+    let mut s = format!(
+        "\nrates under each judge (stored: the scores as they stand; * partial: a judge left some answers unscored)\n{:<16} {:<16} {:>7} {:>7} {:>7} {:>7} {:>8}\n",
+        "model", "under", "KE", "KM", "RE", "IFE", "H-Score"
+    );
+    for m in &t.models {
+        for r in &m.readings {
+            let rates: Vec<String> = Dimension::ALL
+                .iter()
+                .map(|d| match r.rates[d.index()] {
+                    Some((v, full)) => {
+                        format!(
+                            "{}{}",
+                            crate::text::fixed(v, 1),
+                            if full { "" } else { "*" }
+                        )
+                    }
+                    None => "-".into(),
+                })
+                .collect();
+            s.push_str(&format!(
+                "{:<16} {:<16} {:>7} {:>7} {:>7} {:>7} {:>8}{}\n",
+                cut(&m.model, 16),
+                cut(&r.under, 16),
+                rates[0],
+                rates[1],
+                rates[2],
+                rates[3],
+                num(r.h_score, 1),
+                if r.unscored > 0 {
+                    format!("  ({} unscored)", r.unscored)
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        if let Some((what, d)) = m.spread() {
+            s.push_str(&format!(
+                "{:<16} the choice of judge moves its {what} by {} points\n",
+                "",
+                crate::text::fixed(d, 1)
+            ));
+        }
+    }
+    s
+}
+
+/// `s` in at most `w` characters (cut with `…`).
+fn cut(s: &str, w: usize) -> String {
+    crate::text::truncate(&crate::text::one_line(s), w)
+}

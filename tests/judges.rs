@@ -1,0 +1,368 @@
+//! The judge on trial, as a user runs it: answers imported into a store, scored by a panel of
+//! three mock judges asked three times each (`prism score --judge j,f,c --judge-repeats 3`),
+//! labelled by people (`prism labels import`), then `prism judges`. The mock's judges are built
+//! so the truth is known: `judge` reads the answer's `[[same]]` (YES) or not (NO); `judgeflip`
+//! flips on every asking of the answers holding `[[flip]]`; `judgecontrary` says the opposite
+//! of `judge` on the answers holding `[[contrary]]`.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use common::mock;
+use prism::dataset;
+use serde_json::{Value, json};
+
+fn mini() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/prism-mini")
+}
+
+struct Env {
+    dir: tempfile::TempDir,
+    mock: mock::Mock,
+}
+
+impl Env {
+    fn new() -> Env {
+        let mock = mock::start_background();
+        let dir = tempfile::tempdir().unwrap();
+        let m = |name: &str, model: &str| {
+            format!(
+                "[[models]]\nname = \"{name}\"\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"{model}\"\nmax_retries = 0\n\n",
+                mock.url()
+            )
+        };
+        std::fs::write(
+            dir.path().join("models.toml"),
+            [
+                m("j", "judge"),
+                m("f", "judgeflip"),
+                m("c", "judgecontrary"),
+            ]
+            .concat(),
+        )
+        .unwrap();
+        Env { dir, mock }
+    }
+
+    fn prism(&self) -> Command {
+        let mut c = Command::cargo_bin("prism").unwrap();
+        c.env("PRISM_CONFIG_DIR", self.dir.path())
+            .env("PRISM_DATA_DIR", self.dir.path())
+            .env("USER", "tester");
+        c
+    }
+
+    fn db(&self) -> PathBuf {
+        self.dir.path().join("prism.db")
+    }
+
+    fn stdout(&self, args: &[&str]) -> String {
+        let out = self.prism().args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "prism {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+}
+
+/// What the answer `i` holds, so each judge's verdict is known.
+#[derive(Debug, Clone, Copy)]
+struct Plan {
+    same: bool,
+    flip: bool,
+    contrary: bool,
+}
+
+fn plan(i: usize) -> Plan {
+    Plan {
+        same: i.is_multiple_of(2),
+        flip: i.is_multiple_of(5),
+        contrary: i % 4 == 1 || i.is_multiple_of(7),
+    }
+}
+
+impl Plan {
+    /// Hallucinated, per judge, as each answers once; `f` asked three times says YES, NO, YES.
+    fn j(self) -> bool {
+        !self.same
+    }
+    fn f(self) -> bool {
+        if self.flip { false } else { self.j() }
+    }
+    fn c(self) -> bool {
+        self.j() ^ self.contrary
+    }
+}
+
+/// Writes an outputs directory with one answer per item of the judged fact tasks; returns each
+/// answer's plan by item id.
+fn write_answers(out: &Path) -> BTreeMap<String, Plan> {
+    let ds = dataset::load_path(&mini()).unwrap().dataset;
+    let mut by_task: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    let mut plans = BTreeMap::new();
+    let mut i = 0;
+    for it in &ds.items {
+        let task = ds.task_of(it);
+        if task.evaluator.as_str() != "fact_judge" && task.evaluator.as_str() != "judge_equiv" {
+            continue;
+        }
+        let p = plan(i);
+        i += 1;
+        let mut text = format!("A claim about {}", it.id);
+        for (on, mark) in [
+            (p.same, " [[same]]"),
+            (p.flip, " [[flip]]"),
+            (p.contrary, " [[contrary]]"),
+        ] {
+            if on {
+                text.push_str(mark);
+            }
+        }
+        by_task
+            .entry(task.id.clone())
+            .or_default()
+            .push(json!({"id": it.id.to_string(), "response": text}));
+        plans.insert(it.id.to_string(), p);
+    }
+    let dir = out.join("m").join("responses");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (task, rows) in by_task {
+        let body: String = rows.iter().map(|r| format!("{r}\n")).collect();
+        std::fs::write(dir.join(format!("{task}.jsonl")), body).unwrap();
+    }
+    plans
+}
+
+#[test]
+fn a_panel_with_repeats_keeps_every_verdict_and_the_trial_reports_the_known_truth() {
+    let env = Env::new();
+    let out = env.dir.path().join("outputs");
+    let plans = write_answers(&out);
+    assert!(plans.len() >= 40, "{} answers", plans.len());
+    let db = env.db();
+    let db = db.to_str().unwrap();
+    env.prism()
+        .args(["import", "--db", db, "--dataset"])
+        .arg(mini())
+        .arg("--prism-outputs")
+        .arg(&out)
+        .assert()
+        .success();
+
+    // The panel: three judges, three askings each, majority.
+    let scored = env.stdout(&[
+        "score",
+        "--db",
+        db,
+        "--data",
+        mini().to_str().unwrap(),
+        "--judge",
+        "j,f,c",
+        "--judge-repeats",
+        "3",
+        "--json",
+    ]);
+    let report: Value = serde_json::from_str(&scored).unwrap();
+    assert_eq!(report["judge"], "j+f+c (majority) x3");
+    assert_eq!(report["counts"]["by_judge"], plans.len());
+    let asked = env.mock.requests();
+    // Every judge asked every answer three times (each asking its own request).
+    assert_eq!(asked, 9 * plans.len());
+
+    // Each answer's score follows the majority of the three judges.
+    let store = prism::store::Store::open(Path::new(db)).unwrap();
+    let run = store.latest_run().unwrap().unwrap().id;
+    let scores = store.scores(Some(&run)).unwrap();
+    assert_eq!(scores.len(), plans.len());
+    for s in &scores {
+        let p = plans[&s.item_id];
+        let votes = [p.j(), p.f(), p.c()].iter().filter(|h| **h).count();
+        let want = if votes >= 2 { 0.0 } else { 1.0 };
+        assert_eq!(s.score, Some(want), "{}: {p:?} {}", s.item_id, s.detail);
+        assert_eq!(s.judge.as_deref(), Some("j+f+c (majority) x3"));
+    }
+    let verdicts = store.judge_verdicts(Some(&run)).unwrap();
+    assert_eq!(verdicts.len(), 9 * plans.len());
+
+    // Scoring again asks nobody: every asking is cached apart.
+    env.stdout(&[
+        "score",
+        "--db",
+        db,
+        "--data",
+        mini().to_str().unwrap(),
+        "--judge",
+        "j,f,c",
+        "--judge-repeats",
+        "3",
+        "--json",
+    ]);
+    assert_eq!(env.mock.requests(), asked);
+
+    // People label every answer as `judge` reads it; one line of the file is bad.
+    let rows = store.responses(&run).unwrap();
+    let mut labels = String::new();
+    for r in &rows {
+        let p = plans[&r.item_id];
+        labels.push_str(&format!(
+            "{}\n",
+            json!({"run": run, "job": r.job_idx, "reviewer": "ann",
+                   "label": if p.j() { "hallucinated" } else { "correct" }})
+        ));
+    }
+    labels.push_str("{\"run\": \"x\", \"job\": 1, \"reviewer\": \"ann\", \"label\": \"maybe\"}\n");
+    let file = env.dir.path().join("labels.jsonl");
+    std::fs::write(&file, &labels).unwrap();
+    let imported = env
+        .prism()
+        .args(["labels", "--db", db, "import"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&imported.stderr);
+    assert_eq!(imported.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}:{}: label: \"maybe\" is not hallucinated, correct or cant_tell",
+            file.display(),
+            rows.len() + 1
+        )),
+        "{err}"
+    );
+    assert!(err.contains(&format!("{} new", rows.len())), "{err}");
+    // Imported again: nothing twice.
+    let again = env
+        .prism()
+        .args(["labels", "--db", db, "import"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&again.stderr).contains(" 0 new"));
+
+    let trial: Value =
+        serde_json::from_str(&env.stdout(&["judges", "--db", db, "--json", "--min-labels", "5"]))
+            .unwrap();
+    assert_eq!(trial["judges"], json!(["j", "f", "c"]));
+    let all = &trial["groups"][0];
+    assert_eq!(all["name"], "all");
+    assert_eq!(all["judged"], plans.len());
+    assert_eq!(all["labelled"], plans.len());
+    let n = plans.len() as f64;
+    let count = |f: &dyn Fn(&Plan) -> bool| plans.values().filter(|p| f(p)).count();
+    // j agrees with people everywhere.
+    let j = &all["vs_people"][0];
+    assert_eq!(j["accuracy"]["value"], 1.0);
+    assert_eq!(j["kappa"]["value"], 1.0);
+    // c disagrees exactly where it was told to: the confusion counts by hand.
+    let c = &all["vs_people"][2];
+    assert_eq!(
+        c["judge_hallucinated_people_correct"],
+        count(&|p| p.contrary && !p.j())
+    );
+    assert_eq!(
+        c["judge_correct_people_hallucinated"],
+        count(&|p| p.contrary && p.j())
+    );
+    let c_acc = c["accuracy"]["value"].as_f64().unwrap();
+    assert!((c_acc - (1.0 - count(&|p| p.contrary) as f64 / n)).abs() < 1e-12);
+    let (lo, hi) = (
+        c["accuracy"]["low"].as_f64().unwrap(),
+        c["accuracy"]["high"].as_f64().unwrap(),
+    );
+    assert!(lo <= c_acc && c_acc <= hi, "{lo} {c_acc} {hi}");
+    // f flips on exactly the [[flip]] answers; j and c never do.
+    let flips = &all["flips"];
+    assert_eq!(flips[1]["flipped"], count(&|p| p.flip));
+    assert_eq!(flips[1]["n"], plans.len());
+    assert_eq!(flips[0]["flipped"], 0);
+    assert_eq!(flips[2]["flipped"], 0);
+    // Among judges: every answer decided by all three.
+    assert_eq!(all["among"]["n"], plans.len());
+    assert!(all["among"]["krippendorff_alpha"].as_f64().unwrap() < 1.0);
+    // Per evaluator after the row of all.
+    let names: Vec<&str> = trial["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["all", "fact_judge", "judge_equiv"]);
+    // Under j alone, the KE rate is the share j calls hallucinated (every answer is KE).
+    let readings = &trial["models"][0]["readings"];
+    assert_eq!(readings[0]["under"], "stored");
+    assert_eq!(readings[1]["under"], "j");
+    let ke_j = readings[1]["rates"][0][0].as_f64().unwrap();
+    let want = 100.0 * count(&|p| p.j()) as f64 / n;
+    // Rates are means of sub-task rates: equal to the share only when the sub-tasks are even,
+    // as here (5 answers each).
+    assert!((ke_j - want).abs() < 1e-9, "{ke_j} {want}");
+
+    // The terminal table names the cells.
+    let table = env.stdout(&["judges", "--db", db, "--min-labels", "5"]);
+    assert!(table.contains("against people"), "{table}");
+    assert!(table.contains("within a judge, asked again"), "{table}");
+    assert!(table.contains("the choice of judge moves its"), "{table}");
+    // With the default 10 labels per cell, the judge_equiv row (5 answers) has too few.
+    let table = env.stdout(&["judges", "--db", db]);
+    assert!(table.contains("too few labels"), "{table}");
+}
+
+#[test]
+fn labels_are_added_listed_and_exported_and_a_wrong_label_is_refused() {
+    let env = Env::new();
+    let out = env.dir.path().join("outputs");
+    write_answers(&out);
+    let db = env.db();
+    let db = db.to_str().unwrap();
+    env.prism()
+        .args(["import", "--db", db, "--dataset"])
+        .arg(mini())
+        .arg("--prism-outputs")
+        .arg(&out)
+        .assert()
+        .success();
+    let store = prism::store::Store::open(Path::new(db)).unwrap();
+    let run = store.latest_run().unwrap().unwrap().id;
+    env.prism()
+        .args([
+            "labels", "--db", db, "add", &run, "0", "h", "--note", "made up",
+        ])
+        .assert()
+        .success();
+    env.prism()
+        .args(["labels", "--db", db, "add", &run, "0", "correct"])
+        .assert()
+        .success();
+    let bad = env
+        .prism()
+        .args(["labels", "--db", db, "add", &run, "0", "perhaps"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("label \"perhaps\""));
+    let missing = env
+        .prism()
+        .args(["labels", "--db", db, "add", &run, "9999", "h"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no answer 9999"));
+    let exported = env.stdout(&["labels", "--db", db, "export"]);
+    let lines: Vec<Value> = exported
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // Both kept, oldest first, by the login name.
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["label"], "hallucinated");
+    assert_eq!(lines[0]["note"], "made up");
+    assert_eq!(lines[1]["label"], "correct");
+    assert_eq!(lines[1]["reviewer"], "tester");
+    assert!(lines[0]["item_id"].as_str().unwrap().starts_with("KE-"));
+    let listed = env.stdout(&["labels", "--db", db, "list"]);
+    assert_eq!(listed.lines().count(), 2, "{listed}");
+}
