@@ -388,6 +388,7 @@ impl App {
             | Msg::Runs(_)
             | Msg::Comparison(..)
             | Msg::AnswerMatches { .. }
+            | Msg::Labelled(_)
             | Msg::RunItems { .. }
             | Msg::RunAnswers { .. }
             | Msg::PairAnswers(_)

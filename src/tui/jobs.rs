@@ -164,6 +164,16 @@ pub enum JobRequest {
         run: String,
         name: String,
     },
+    /// A person's label on an answer (the compare screen's `L`), on the shared store first
+    /// when there is one; never replacing an earlier label.
+    Label {
+        run: String,
+        job: u32,
+        item_id: String,
+        model: String,
+        label: crate::store::Label,
+        note: String,
+    },
     /// The items whose stored answers hold `query` (the browse search, on enter).
     SearchAnswers {
         query: String,
@@ -325,6 +335,8 @@ pub enum Msg {
         records: Vec<ResponseRecord>,
         scores: Vec<ScoreRecord>,
     },
+    /// A label saved (the compare screen shows it on its answer's pane).
+    Labelled(crate::store::AnswerLabel),
     /// The items with a stored answer holding the search `query`.
     AnswerMatches {
         query: String,
@@ -573,6 +585,55 @@ impl Jobs {
         });
     }
 
+    /// Saves a person's label on an answer (the compare screen's `L`).
+    fn label(&mut self, to: ScreenId, req: JobRequest) {
+        let JobRequest::Label {
+            run,
+            job,
+            item_id,
+            model,
+            label,
+            note,
+        } = req
+        else {
+            return;
+        };
+        let shared = self.services.shared.clone();
+        let at = crate::store::now_millis();
+        let rec = crate::store::AnswerLabel {
+            uid: crate::store::AnswerLabel::new_uid(&self.services.reviewer, at),
+            run_id: run,
+            job_idx: job,
+            item_id,
+            model,
+            reviewer: self.services.reviewer.clone(),
+            label,
+            note,
+            created_at: at,
+        };
+        self.on_store(to, move |cx| {
+            let Some(reader) = &mut cx.reader else {
+                return vec![Msg::Failed("labels need a store".into())];
+            };
+            let saved = match &shared {
+                Some(db) => db.add_labels(std::slice::from_ref(&rec)),
+                None => reader
+                    .add_labels(std::slice::from_ref(&rec))
+                    .map_err(anyhow::Error::from),
+            };
+            match saved {
+                Ok(_) => vec![
+                    Msg::Notice(format!(
+                        "labelled {} (kept with your earlier labels; your newest counts)",
+                        crate::tui::popups::label_text(rec.label)
+                    )),
+                    Msg::Labelled(rec),
+                ],
+                Err(e) => vec![Msg::Failed(format!("saving the label: {e:#}"))],
+            }
+        });
+    }
+
     /// The runs screen's and the search's reads and writes of stored runs, on the store worker.
     fn stored_runs(&mut self, to: ScreenId, req: JobRequest, ds: &Arc<Dataset>) {
         let runs_need = Some("runs need a store");
@@ -686,6 +747,7 @@ impl Jobs {
             | JobRequest::LoadRunAnswers { .. }
             | JobRequest::NameRun { .. }
             | JobRequest::SearchAnswers { .. } => self.stored_runs(to, req, ds),
+            JobRequest::Label { .. } => self.label(to, req),
             JobRequest::CompareRuns { a, b, model } => self.on_reader(to, runs_need, move |r| {
                 crate::runs::compare_runs(r, (&a, &b), model.as_deref())
                     .map(|(c, common)| Msg::Comparison(Box::new(c), common))
@@ -939,10 +1001,7 @@ impl Jobs {
             let work = std::panic::AssertUnwindSafe(crate::engine::score::score_all(
                 ds,
                 inputs,
-                crate::engine::score::Judging {
-                    judge,
-                    concurrency: 4,
-                },
+                crate::engine::score::Judging::one(judge, 4),
                 store,
                 stx,
             ))

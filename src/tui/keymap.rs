@@ -62,6 +62,7 @@ pub enum Action {
     Models,
     StopRun,
     Copy,
+    Label,
     NameRun,
     OpenRun,
     Claims,
@@ -686,6 +687,15 @@ const DEFS: &[Def] = &[
         uses: &[(
             &[Runs],
             "open the selected run's answers, item by item (that run's, not the newest)",
+        )],
+    },
+    Def {
+        action: Action::Label,
+        name: "label",
+        keys: &["L"],
+        uses: &[(
+            &[Compare],
+            "label the focused answer: hallucinated, correct or can't tell, with a note (kept, never overwritten; prism judges measures the judges against these labels)",
         )],
     },
     Def {

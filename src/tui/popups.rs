@@ -827,3 +827,149 @@ impl Component for NameRun {
         self
     }
 }
+
+/// Labels the focused answer (the compare screen's `L`): hallucinated, correct or can't tell
+/// (`tab` or the arrows choose), an optional note, `enter` saves, `esc` cancels. A label never
+/// replaces an earlier one: it is added, and the newest of a reviewer's counts.
+pub(crate) struct LabelAnswer {
+    run: String,
+    job: u32,
+    item_id: String,
+    model: String,
+    /// What the pane is called (the model's name, or "model A" in blind mode).
+    shown: String,
+    choice: usize,
+    note: ratatui_textarea::TextArea<'static>,
+}
+
+impl LabelAnswer {
+    pub(crate) fn new(run: &str, job: u32, item_id: &str, model: &str, shown: &str) -> LabelAnswer {
+        LabelAnswer {
+            run: run.to_string(),
+            job,
+            item_id: item_id.to_string(),
+            model: model.to_string(),
+            shown: shown.to_string(),
+            choice: 0,
+            note: ratatui_textarea::TextArea::default(),
+        }
+    }
+
+    pub(crate) fn label(&self) -> crate::store::Label {
+        crate::store::Label::ALL[self.choice]
+    }
+}
+
+/// How a label reads in the TUI.
+pub(crate) fn label_text(l: crate::store::Label) -> &'static str {
+    match l {
+        crate::store::Label::Hallucinated => "hallucinated",
+        crate::store::Label::Correct => "correct",
+        crate::store::Label::CantTell => "can't tell",
+    }
+}
+
+impl Component for LabelAnswer {
+    fn id(&self) -> ScreenId {
+        ScreenId::LabelAnswer
+    }
+    fn mode(&self) -> Mode {
+        Mode::Picker
+    }
+    fn takes_text(&self) -> bool {
+        true
+    }
+    fn update(&mut self, input: Input, _cx: &Cx) -> Vec<Cmd> {
+        use crossterm::event::{KeyCode, KeyModifiers};
+        let n = crate::store::Label::ALL.len();
+        match input {
+            Input::Key(k) => match k.code {
+                KeyCode::Esc => vec![Cmd::ClosePopup],
+                KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => {
+                    vec![Cmd::ClosePopup]
+                }
+                KeyCode::Tab | KeyCode::Down | KeyCode::Right => {
+                    self.choice = (self.choice + 1) % n;
+                    Vec::new()
+                }
+                KeyCode::BackTab | KeyCode::Up | KeyCode::Left => {
+                    self.choice = (self.choice + n - 1) % n;
+                    Vec::new()
+                }
+                KeyCode::Enter => vec![
+                    Cmd::ClosePopup,
+                    Cmd::Job(JobRequest::Label {
+                        run: self.run.clone(),
+                        job: self.job,
+                        item_id: self.item_id.clone(),
+                        model: self.model.clone(),
+                        label: self.label(),
+                        note: self.note.lines().join(" ").trim().to_string(),
+                    }),
+                ],
+                _ => {
+                    self.note.input(k);
+                    Vec::new()
+                }
+            },
+            Input::Paste(text) => {
+                self.note.insert_str(text.replace(['\n', '\r'], " "));
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+    fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {
+        let t = cx.theme;
+        let r = popup_area(area, 64, 8);
+        f.render_widget(Clear, r);
+        let block = pane(
+            t,
+            Line::from(format!(" Label {}'s answer ", one_line(&self.shown))),
+            true,
+        );
+        let inner = block.inner(r);
+        f.render_widget(block, r);
+        let [choices, note_label, field, hint] = Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Length(1),
+            Constraint::Length(1),
+            Constraint::Min(1),
+        ])
+        .areas(inner);
+        let spans: Vec<Span> = crate::store::Label::ALL
+            .iter()
+            .enumerate()
+            .flat_map(|(i, l)| {
+                let style = if i == self.choice {
+                    t.selected(true)
+                } else {
+                    t.base()
+                };
+                [
+                    Span::styled(format!(" {} ", label_text(*l)), style),
+                    Span::raw(" "),
+                ]
+            })
+            .collect();
+        f.render_widget(Paragraph::new(Line::from(spans)), choices);
+        f.render_widget(
+            Paragraph::new(Line::styled("note (optional):", t.muted())),
+            note_label,
+        );
+        self.note.set_style(t.base());
+        self.note.set_cursor_line_style(t.base());
+        f.render_widget(&self.note, field);
+        f.render_widget(
+            Paragraph::new(Line::styled(
+                "tab chooses · enter saves (earlier labels are kept) · esc cancels",
+                t.muted(),
+            ))
+            .wrap(Wrap { trim: true }),
+            hint,
+        );
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}

@@ -19,4 +19,5 @@ pub enum ScreenId {
     Runs,
     Flip,
     NameRun,
+    LabelAnswer,
 }

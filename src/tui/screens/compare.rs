@@ -55,6 +55,8 @@ pub struct Compare {
     /// the session, whose answers and rates are the newest of every run.
     pub run: Option<String>,
     own: HashMap<(usize, String, u32), Answer>,
+    /// Labels given here this session, by answer (run, job): shown in the pane's title.
+    labels: HashMap<(String, u32), crate::store::Label>,
 }
 
 impl Compare {
@@ -242,6 +244,23 @@ impl Compare {
         out
     }
 
+    /// The label popup for the focused answer, or why there is none to label.
+    fn label_popup(&self, focused: Option<&str>, cx: &Cx) -> Cmd {
+        let answer = focused.and_then(|m| Some((m, self.answer(cx.session, m)?)));
+        let item = self.item().map(|i| cx.ds.items[i].id.to_string());
+        match (answer, item) {
+            (Some((m, a)), Some(item)) if a.status.is_final() && !a.run_id.is_empty() => {
+                Cmd::Popup(Box::new(crate::tui::popups::LabelAnswer::new(
+                    &a.run_id, a.job_idx, &item, m, m,
+                )))
+            }
+            (Some(_), Some(_)) => {
+                Cmd::Notice("this answer is not finished yet: label it once it is".into())
+            }
+            _ => Cmd::Notice("no answer in this pane to label".into()),
+        }
+    }
+
     fn apply(&mut self, a: Action, cx: &Cx) -> Vec<Cmd> {
         let models = self.models(cx.session);
         let panes = models.len();
@@ -361,6 +380,7 @@ impl Compare {
             Action::ToggleTokens | Action::NextToken | Action::PrevToken => {
                 out.extend(self.token_action(a, focused.as_deref(), &models, cx))
             }
+            Action::Label => out.push(self.label_popup(focused.as_deref(), cx)),
             Action::Contradictions => match focused.as_deref().and_then(|m| self.answer(cx.session, m)) {
                 Some(a) if a.status.is_final() && a.error.is_none() && !a.text.is_empty() => {
                     out.push(Cmd::Push(Open::Contradictions(
@@ -444,6 +464,10 @@ impl Component for Compare {
                 scores,
             } if self.run.as_ref() == Some(run) => {
                 self.on_run_answers(*item, records, scores);
+                Vec::new()
+            }
+            Msg::Labelled(l) => {
+                self.labels.insert((l.run_id.clone(), l.job_idx), l.label);
                 Vec::new()
             }
             _ => Vec::new(),
@@ -659,6 +683,9 @@ impl Compare {
         }
         if let Some(same) = self.agreement(cx.session, model) {
             facts.push((1, same));
+        }
+        if let Some(l) = self.labels.get(&(a.run_id.clone(), a.job_idx)) {
+            facts.push((0, format!("you: {}", crate::tui::popups::label_text(*l))));
         }
         // White-box scores beside the verdict, where the answer has token probabilities.
         if let Some(w) = a
