@@ -222,6 +222,9 @@ fn run_in_tui(
         prism::tui::run_loop_with(&mut term, &mut app, stream, &mut services).await
     })
     .unwrap();
+    // The run's message ("marks cleared") stays 10 s: on screen or not depending on how fast
+    // this machine answered. The screen is taken without it.
+    app.notice = None;
     term.draw(|f| app.draw(f)).unwrap();
     (app, term, dir)
 }
