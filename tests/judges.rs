@@ -366,3 +366,132 @@ fn labels_are_added_listed_and_exported_and_a_wrong_label_is_refused() {
     let listed = env.stdout(&["labels", "--db", db, "list"]);
     assert_eq!(listed.lines().count(), 2, "{listed}");
 }
+
+/// The judges screen, as a user reaches it: `H` for the heatmap, `J` for the judges. The grid
+/// shows each judge's kappa against people; `enter` on the contrary judge's cell lists the
+/// answers it and people disagree on, with every judge's verdict and every label; `L` labels
+/// the answer shown, and the label is in the store.
+#[test]
+fn the_judges_screen_lists_a_judges_disagreements_and_labels_from_there() {
+    use common::screen::{code, key, play, runtime};
+    use crossterm::event::KeyCode;
+    let env = Env::new();
+    let out = env.dir.path().join("outputs");
+    let plans = write_answers(&out);
+    let db = env.db();
+    let dbs = db.to_str().unwrap();
+    env.prism()
+        .args(["import", "--db", dbs, "--dataset"])
+        .arg(mini())
+        .arg("--prism-outputs")
+        .arg(&out)
+        .assert()
+        .success();
+    env.stdout(&[
+        "score",
+        "--db",
+        dbs,
+        "--data",
+        mini().to_str().unwrap(),
+        "--judge",
+        "j,f,c",
+        "--json",
+    ]);
+    let store = prism::store::Store::open(&db).unwrap();
+    let run = store.latest_run().unwrap().unwrap().id;
+    let rows = store.responses(&run).unwrap();
+    let labels: String = rows
+        .iter()
+        .map(|r| {
+            let p = plans[&r.item_id];
+            format!(
+                "{}\n",
+                json!({"run": run, "job": r.job_idx, "reviewer": "ann",
+                       "label": if p.j() { "hallucinated" } else { "correct" }})
+            )
+        })
+        .collect();
+    let file = env.dir.path().join("labels.jsonl");
+    std::fs::write(&file, labels).unwrap();
+    env.prism()
+        .args(["labels", "--db", dbs, "import"])
+        .arg(&file)
+        .assert()
+        .success();
+    drop(store);
+
+    let rt = runtime();
+    let (_, mut services) = common::screen::session(&rt, &db, Vec::new());
+    let ds = dataset::load_path(&mini()).unwrap().dataset;
+    let mut app = prism::tui::App::new(
+        std::sync::Arc::new(ds),
+        std::sync::Arc::new(Vec::new()),
+        prism::theme::Theme::default_theme(),
+        prism::tui::keymap::Keymap::default(),
+    );
+    let grid = play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![vec![key('H')], vec![key('J')], vec![]],
+        (140, 40),
+    );
+    assert!(grid.contains("judges on trial"), "{grid}");
+    // j reads as people do on every answer: kappa 1.
+    assert!(grid.contains("κ 1.00"), "{grid}");
+    for name in ["all", "fact_judge", "judge_equiv", "Fleiss"] {
+        assert!(grid.contains(name), "{name}: {grid}");
+    }
+    let count = |f: &dyn Fn(&Plan) -> bool| plans.values().filter(|p| f(p)).count();
+    let disagree = count(&|p| p.contrary);
+    // Two judges to the right (c), its disagreements.
+    let list = play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![vec![key('l'), key('l')], vec![code(KeyCode::Enter)], vec![]],
+        (140, 40),
+    );
+    assert!(
+        list.contains(&format!("c vs people on all: 1/{disagree}")),
+        "{list}"
+    );
+    let shown = app
+        .find::<prism::tui::screens::Judges>()
+        .and_then(|j| j.shown().cloned())
+        .expect("an answer shown");
+    assert_eq!(shown.verdicts.len(), 3, "every judge's verdict");
+    assert_eq!(shown.labels.len(), 1);
+    assert!(plans[&shown.item_id].contrary);
+    for part in ["question", "answer", "judges", "people", "ann"] {
+        assert!(list.contains(part), "{part}: {list}");
+    }
+    // L, then enter: labelled (the first choice, hallucinated) with a note.
+    let before = prism::store::Store::open(&db)
+        .unwrap()
+        .answer_labels(Some(&run))
+        .unwrap()
+        .len();
+    play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![
+            vec![key('L')],
+            "second look".chars().map(key).collect(),
+            vec![code(KeyCode::Enter)],
+            vec![],
+        ],
+        (140, 40),
+    );
+    let labels = prism::store::Store::open(&db)
+        .unwrap()
+        .answer_labels(Some(&run))
+        .unwrap();
+    assert_eq!(labels.len(), before + 1);
+    let new = labels.iter().find(|l| l.note == "second look").unwrap();
+    assert_eq!(
+        (new.job_idx, new.label),
+        (shown.job_idx, prism::store::Label::Hallucinated)
+    );
+}

@@ -384,9 +384,6 @@ pub(crate) fn try_judges(
     {
         bail!("no run {} in the store", crate::text::one_line(r));
     }
-    let verdicts = store.judge_verdicts(run)?;
-    let labels = store.answer_labels(run)?;
-    let scores = store.scores(run)?;
     // The catalogue of the first run's dataset (its tasks per dimension), as `prism score`
     // reads rates; without it the tasks present count as all.
     let first = match run {
@@ -397,10 +394,9 @@ pub(crate) fn try_judges(
         .and_then(|r| super::run::open_dataset(super::run::dataset_path(&r.dataset)).ok())
         .map(|(d, _)| crate::eval::summary::Catalogue::of(&d))
         .unwrap_or_default();
-    Ok(judges::trial(
-        &verdicts,
-        &labels,
-        &scores,
+    Ok(judges::of_store(
+        store,
+        run,
         &cat,
         &Options {
             by: args.by,
@@ -408,7 +404,7 @@ pub(crate) fn try_judges(
             resamples: args.resamples,
             seed: args.seed,
         },
-    ))
+    )?)
 }
 
 fn num(v: Option<f64>, places: usize) -> String {

@@ -208,6 +208,68 @@ fn group_of(by: By, v: &JudgeVerdict) -> String {
 }
 
 /// The trial of every judge in `verdicts`.
+/// The trial of a store's judges: every run's judged answers, or one run's.
+pub fn of_store(
+    store: &crate::store::Store,
+    run: Option<&str>,
+    cat: &Catalogue,
+    opts: &Options,
+) -> crate::store::Result<Trial> {
+    let verdicts = store.judge_verdicts(run)?;
+    let labels = store.answer_labels(run)?;
+    let scores = store.scores(run)?;
+    Ok(trial(&verdicts, &labels, &scores, cat, opts))
+}
+
+/// One judged answer as people look at it: the answer, every judge's verdicts (every asking)
+/// and every person's labels, oldest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JudgedAnswer {
+    pub run_id: String,
+    pub job_idx: u32,
+    pub item_id: String,
+    pub task_id: String,
+    pub model: String,
+    pub text: Option<String>,
+    pub error: Option<String>,
+    pub verdicts: Vec<JudgeVerdict>,
+    pub labels: Vec<AnswerLabel>,
+}
+
+/// The answer `job` of `run` with its verdicts and labels (`None`: the store has no such answer).
+pub fn judged_answer(
+    store: &crate::store::Store,
+    run: &str,
+    job: u32,
+) -> crate::store::Result<Option<JudgedAnswer>> {
+    let Some(r) = store.response(run, job)? else {
+        return Ok(None);
+    };
+    let mut verdicts: Vec<JudgeVerdict> = store
+        .judge_verdicts(Some(run))?
+        .into_iter()
+        .filter(|v| v.job_idx == job)
+        .collect();
+    verdicts.sort_by(|a, b| (&a.judge, a.repeat).cmp(&(&b.judge, b.repeat)));
+    let mut labels: Vec<AnswerLabel> = store
+        .answer_labels(Some(run))?
+        .into_iter()
+        .filter(|l| l.job_idx == job)
+        .collect();
+    labels.sort_by_key(|l| l.created_at);
+    Ok(Some(JudgedAnswer {
+        run_id: r.run_id,
+        job_idx: r.job_idx,
+        item_id: r.item_id,
+        task_id: r.task_id,
+        model: r.model,
+        text: r.text,
+        error: r.error,
+        verdicts,
+        labels,
+    }))
+}
+
 pub fn trial(
     verdicts: &[JudgeVerdict],
     labels: &[AnswerLabel],

@@ -375,6 +375,8 @@ impl App {
             | Msg::Detect(_)
             | Msg::Flags(_)
             | Msg::Signals(_)
+            | Msg::Judges(_)
+            | Msg::JudgedAnswer(_)
             | Msg::Entropy(_)
             | Msg::Claims(_)
             | Msg::Selfchecks(_)

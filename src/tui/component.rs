@@ -159,4 +159,8 @@ pub enum Open {
         pos: usize,
         sides: Box<[crate::eval::compare::Side; 2]>,
     },
+    /// The judges on trial over one run's judged answers (every run's when `None`).
+    Judges {
+        run: Option<String>,
+    },
 }

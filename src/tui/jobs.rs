@@ -201,6 +201,15 @@ pub enum JobRequest {
     /// How well each signal predicts PRISM's verdict, per model and cell of every view, over
     /// every stored run (the heatmap's signals metric).
     LoadSignals,
+    /// The judges on trial over one run's judged answers, or every run's.
+    LoadJudges {
+        run: Option<String>,
+    },
+    /// One judged answer with every judge's verdicts and every person's labels.
+    LoadJudgedAnswer {
+        run: String,
+        job: u32,
+    },
     /// Semantic entropy of one group of answers: `judge` clusters them, asking only the
     /// entailment verdicts not stored yet (the contradictions screen's `e`).
     Entropy {
@@ -272,6 +281,10 @@ pub enum Msg {
     /// Per signal, model and cell (dimensions, categories, sub-tasks, `all`): AUROC without an
     /// interval.
     Signals(Vec<crate::detect::signals::SignalRow>),
+    /// The judges on trial (`LoadJudges`).
+    Judges(Box<crate::review::judges::Trial>),
+    /// One judged answer (`LoadJudgedAnswer`).
+    JudgedAnswer(Box<crate::review::judges::JudgedAnswer>),
     /// A clustering's news: a verdict saved, the group clustered (or stopped), the end.
     Entropy(crate::detect::semantic::EntropyEvent),
     Claims(Vec<(crate::store::DetectRun, crate::detect::run::Stored)>),
@@ -784,6 +797,34 @@ impl Jobs {
                     .map(Msg::Signals)
                     .unwrap_or_else(|e| Msg::Failed(format!("reading signals: {e}")))
             }),
+            JobRequest::LoadJudges { run } => {
+                let cat = crate::eval::summary::Catalogue::of(ds);
+                self.on_reader(to, Some("the judges need a store"), move |r| {
+                    let opts = crate::review::judges::Options {
+                        by: crate::review::judges::By::Evaluator,
+                        min_labels: 10,
+                        resamples: 1000,
+                        seed: 1,
+                    };
+                    crate::review::judges::of_store(r, run.as_deref(), &cat, &opts)
+                        .map(|t| Msg::Judges(Box::new(t)))
+                        .unwrap_or_else(|e| Msg::Failed(format!("reading the judges: {e}")))
+                })
+            }
+            JobRequest::LoadJudgedAnswer { run, job } => {
+                self.on_reader(
+                    to,
+                    None,
+                    move |r| match crate::review::judges::judged_answer(r, &run, job) {
+                        Ok(Some(a)) => Msg::JudgedAnswer(Box::new(a)),
+                        Ok(None) => Msg::Failed(format!(
+                            "answer {job} of run {} is not in the store",
+                            crate::text::one_line(&run)
+                        )),
+                        Err(e) => Msg::Failed(format!("reading the answer: {e}")),
+                    },
+                )
+            }
             JobRequest::LoadClaims { dataset } => self.on_reader(to, None, move |r| {
                 claims_runs(r, &dataset)
                     .map(Msg::Claims)

@@ -109,10 +109,12 @@ pub enum Mode {
     Runs,
     /// A flipped item of a comparison: both runs' answers side by side.
     Flip,
+    /// The judges on trial: each judge against people, by evaluator.
+    Judges,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 16] = [
+    pub const ALL: [Mode; 17] = [
         Mode::Browse,
         Mode::Compare,
         Mode::Heatmap,
@@ -129,6 +131,7 @@ impl Mode {
         Mode::Review,
         Mode::Runs,
         Mode::Flip,
+        Mode::Judges,
     ];
 
     /// The name used in the config (`[keys.compare]`).
@@ -150,6 +153,7 @@ impl Mode {
             Mode::Review => "review",
             Mode::Runs => "runs",
             Mode::Flip => "flip",
+            Mode::Judges => "judges",
         }
     }
 
@@ -172,13 +176,14 @@ impl Mode {
             Mode::Review => "review",
             Mode::Runs => "runs",
             Mode::Flip => "flipped item",
+            Mode::Judges => "judges on trial",
         }
     }
 }
 
 use Mode::{
-    Browse, Claims, Compare, Contradictions, Correlation, Drill, Flip, Heatmap, Help, Pair, Picker,
-    Problems, Review, Runs, Selfcheck, Sentences,
+    Browse, Claims, Compare, Contradictions, Correlation, Drill, Flip, Heatmap, Help, Judges, Pair,
+    Picker, Problems, Review, Runs, Selfcheck, Sentences,
 };
 
 /// The screens (not popups): where the global actions apply.
@@ -194,6 +199,7 @@ const SCREENS: &[Mode] = &[
     Review,
     Runs,
     Flip,
+    Judges,
 ];
 const SCROLL: &[Mode] = &[
     Browse,
@@ -210,6 +216,7 @@ const SCROLL: &[Mode] = &[
     Sentences,
     Runs,
     Flip,
+    Judges,
 ];
 
 /// One action: config name, (mode, description) pairs saying where it applies and what it does
@@ -238,6 +245,10 @@ const DEFS: &[Def] = &[
             (&[Compare], "scroll the pane up"),
             (&[Pair], "scroll up"),
             (
+                &[Judges],
+                "previous evaluator; in the answers, the previous one",
+            ),
+            (
                 &[Review],
                 "previous row of the scoring form (criteria, then decision)",
             ),
@@ -251,6 +262,7 @@ const DEFS: &[Def] = &[
             (SCROLL, "move down"),
             (&[Compare], "scroll the pane down"),
             (&[Pair], "scroll down"),
+            (&[Judges], "next evaluator; in the answers, the next one"),
             (
                 &[Review],
                 "next row of the scoring form; 1-9, 0 = 10 score the focused criterion",
@@ -270,6 +282,7 @@ const DEFS: &[Def] = &[
             (&[Review], "scroll the item up"),
             (&[Runs], "scroll the comparison up"),
             (&[Flip], "scroll the answers up"),
+            (&[Judges], "scroll the answer up"),
             (&[Heatmap], "ten columns left"),
         ],
     },
@@ -286,6 +299,7 @@ const DEFS: &[Def] = &[
             (&[Review], "scroll the item down"),
             (&[Runs], "scroll the comparison down"),
             (&[Flip], "scroll the answers down"),
+            (&[Judges], "scroll the answer down"),
             (&[Heatmap], "ten columns right"),
         ],
     },
@@ -324,6 +338,10 @@ const DEFS: &[Def] = &[
             (&[Heatmap], "previous column"),
             (&[Drill], "back to the grid"),
             (&[Sentences], "back to the scores"),
+            (
+                &[Judges],
+                "previous judge; in the answers, back to the grid",
+            ),
         ],
     },
     Def {
@@ -336,6 +354,7 @@ const DEFS: &[Def] = &[
             (&[Compare], "next pane"),
             (&[Heatmap], "next column"),
             (&[Drill], "open the item"),
+            (&[Judges], "next judge"),
         ],
     },
     Def {
@@ -357,6 +376,10 @@ const DEFS: &[Def] = &[
                 "compare the two marked runs (or the selected one with the run before it); on a flipped item, both runs' answers",
             ),
             (&[Selfcheck], "the pair's sentences, wrong verdicts first"),
+            (
+                &[Judges],
+                "the answers where this judge and people disagree: the question, the reference, the answer, every judge's verdicts and every label",
+            ),
             (&[Pair], "close"),
         ],
     },
@@ -564,6 +587,10 @@ const DEFS: &[Def] = &[
         uses: &[
             (&[Compare], "show or hide the judges' replies"),
             (&[Pair], "show or hide the judge's raw reply"),
+            (
+                &[Heatmap],
+                "the judges on trial: each judge's kappa against people's labels, by evaluator (prism judges)",
+            ),
         ],
     },
     Def {
@@ -693,10 +720,13 @@ const DEFS: &[Def] = &[
         action: Action::Label,
         name: "label",
         keys: &["L"],
-        uses: &[(
-            &[Compare],
-            "label the focused answer: hallucinated, correct or can't tell, with a note (kept, never overwritten; prism judges measures the judges against these labels)",
-        )],
+        uses: &[
+            (
+                &[Compare],
+                "label the focused answer: hallucinated, correct or can't tell, with a note (kept, never overwritten; prism judges measures the judges against these labels)",
+            ),
+            (&[Judges], "label the answer shown"),
+        ],
     },
     Def {
         action: Action::NameRun,
@@ -840,6 +870,7 @@ const DEFS: &[Def] = &[
             (&[Claims, Selfcheck, Review, Runs], "back to browsing"),
             (&[Flip], "back to the comparison"),
             (&[Sentences], "back to the scores"),
+            (&[Judges], "back to the grid, else to the heatmap"),
             (&[Correlation, Pair], "close"),
         ],
     },
@@ -878,6 +909,7 @@ const DEFS: &[Def] = &[
             (&[Heatmap, Review, Runs], "back to browsing"),
             (&[Flip], "back to the comparison"),
             (&[Drill], "back to the grid"),
+            (&[Judges], "back to the grid, else to the heatmap"),
             (&[Correlation, Help, Problems, Picker, Pair], "close"),
         ],
     },

@@ -20,4 +20,5 @@ pub enum ScreenId {
     Flip,
     NameRun,
     LabelAnswer,
+    Judges,
 }

@@ -78,6 +78,27 @@ pub fn watch_while_other_acts(
     screen(&tw)
 }
 
+/// One TUI played to the end of its key batches (200 ms apart, so a screen opened by one batch
+/// has loaded for the next); the screen it drew last.
+pub fn play(
+    rt: &tokio::runtime::Runtime,
+    app: &mut prism::tui::App,
+    services: &mut prism::tui::Services,
+    keys: Vec<Vec<Event>>,
+    size: (u16, u16),
+) -> String {
+    use futures::StreamExt;
+    let mut term = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
+    rt.block_on(prism::tui::run_loop_with(
+        &mut term,
+        app,
+        batches(keys).boxed_local(),
+        services,
+    ))
+    .unwrap();
+    screen(&term)
+}
+
 /// Key batches 200 ms apart, as typed by someone who waits for each screen.
 fn batches(keys: Vec<Vec<Event>>) -> impl futures::Stream<Item = std::io::Result<Event>> {
     use futures::StreamExt;

@@ -399,6 +399,14 @@ impl Heatmap {
                     ];
                 }
             }
+            Action::ToggleJudge => {
+                // One run's heatmap tries that run's judges; otherwise every run's.
+                let run = match self.runs.as_deref() {
+                    Some([one]) => Some(one.clone()),
+                    _ => None,
+                };
+                return vec![Cmd::Push(crate::tui::component::Open::Judges { run })];
+            }
             Action::Spearman => {
                 if let Some(rep) = &self.report {
                     return vec![Cmd::Popup(Box::new(Correlation::of(rep)))];
@@ -893,6 +901,7 @@ impl Heatmap {
                 (Action::References, "published"),
                 (Action::Baseline, "baseline"),
                 (Action::Spearman, "correlation"),
+                (Action::ToggleJudge, "judges"),
                 (Action::Back, "back"),
             ]
             .map(|(a, what)| format!("{} {what}", k(a)));

@@ -9,6 +9,7 @@ mod compare;
 mod contradictions;
 mod flip;
 mod heatmap;
+mod judges;
 mod review;
 mod runs;
 mod selfcheck;
@@ -19,6 +20,7 @@ pub use compare::Compare;
 pub use contradictions::Contradictions;
 pub use flip::Flip;
 pub use heatmap::{Drill, Heatmap};
+pub use judges::Judges;
 pub use review::{
     DECISION_ROW as REVIEW_DECISION_ROW, MIN_REVIEWERS as REVIEW_MIN_REVIEWERS, Review,
 };
@@ -40,5 +42,6 @@ pub fn open(o: Open) -> Box<dyn Component> {
         Open::Review { scope } => Box::new(Review::scoped(scope)),
         Open::Runs => Box::new(Runs::default()),
         Open::Flip { flips, pos, sides } => Box::new(Flip::new(flips, pos, *sides)),
+        Open::Judges { run } => Box::new(Judges::new(run)),
     }
 }
