@@ -105,6 +105,15 @@ impl Label {
         }
     }
 
+    /// How a label reads on a screen.
+    pub fn words(self) -> &'static str {
+        match self {
+            Label::Hallucinated => "hallucinated",
+            Label::Correct => "correct",
+            Label::CantTell => "can't tell",
+        }
+    }
+
     /// Reads a label as people write it (`h`, `hallucinated`, `correct`, `c`, `?`, `cant tell`).
     pub fn parse(s: &str) -> Option<Label> {
         let s = s.trim().to_ascii_lowercase().replace(['-', ' ', '\''], "_");

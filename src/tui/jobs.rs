@@ -638,7 +638,7 @@ impl Jobs {
                 Ok(_) => vec![
                     Msg::Notice(format!(
                         "labelled {} (kept with your earlier labels; your newest counts)",
-                        crate::tui::popups::label_text(rec.label)
+                        rec.label.words()
                     )),
                     Msg::Labelled(rec),
                 ],

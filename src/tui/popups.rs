@@ -860,15 +860,6 @@ impl LabelAnswer {
     }
 }
 
-/// How a label reads in the TUI.
-pub(crate) fn label_text(l: crate::store::Label) -> &'static str {
-    match l {
-        crate::store::Label::Hallucinated => "hallucinated",
-        crate::store::Label::Correct => "correct",
-        crate::store::Label::CantTell => "can't tell",
-    }
-}
-
 impl Component for LabelAnswer {
     fn id(&self) -> ScreenId {
         ScreenId::LabelAnswer
@@ -947,7 +938,7 @@ impl Component for LabelAnswer {
                     t.base()
                 };
                 [
-                    Span::styled(format!(" {} ", label_text(*l)), style),
+                    Span::styled(format!(" {} ", l.words()), style),
                     Span::raw(" "),
                 ]
             })

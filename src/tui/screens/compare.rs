@@ -685,7 +685,7 @@ impl Compare {
             facts.push((1, same));
         }
         if let Some(l) = self.labels.get(&(a.run_id.clone(), a.job_idx)) {
-            facts.push((0, format!("you: {}", crate::tui::popups::label_text(*l))));
+            facts.push((0, format!("you: {}", l.words())));
         }
         // White-box scores beside the verdict, where the answer has token probabilities.
         if let Some(w) = a

@@ -644,7 +644,7 @@ fn answer_lines(a: &JudgedAnswer, cx: &Cx) -> Vec<Line<'static>> {
                 crate::store::format_time(l.created_at.div_euclid(1000)),
                 one_line(&l.reviewer)
             )),
-            Span::styled(crate::tui::popups::label_text(l.label), style),
+            Span::styled(l.label.words(), style),
             Span::styled(
                 if l.note.is_empty() {
                     String::new()
