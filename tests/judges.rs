@@ -495,3 +495,40 @@ fn the_judges_screen_lists_a_judges_disagreements_and_labels_from_there() {
         (shown.job_idx, prism::store::Label::Hallucinated)
     );
 }
+
+/// The labels committed with the README's example (tests/fixtures/demo-labels) are read whole by
+/// the importer: every line a label, kept as written on a store without their runs.
+#[test]
+fn the_committed_demo_labels_import_whole() {
+    let env = Env::new();
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/demo-labels/labels.jsonl");
+    let db = env.db();
+    let out = env
+        .prism()
+        .args(["labels", "--db", db.to_str().unwrap(), "import"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("100 label(s) read, 100 new"), "{err}");
+    let labels = prism::store::Store::open(&db)
+        .unwrap()
+        .answer_labels(None)
+        .unwrap();
+    let count = |l: prism::store::Label| labels.iter().filter(|x| x.label == l).count();
+    assert_eq!(
+        (
+            count(prism::store::Label::Hallucinated),
+            count(prism::store::Label::Correct),
+            count(prism::store::Label::CantTell)
+        ),
+        (83, 13, 4)
+    );
+    assert!(
+        labels
+            .iter()
+            .all(|l| !l.note.is_empty() && !l.model.is_empty())
+    );
+}
