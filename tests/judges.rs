@@ -310,6 +310,20 @@ fn a_panel_with_repeats_keeps_every_verdict_and_the_trial_reports_the_known_trut
     // With the default 10 labels per cell, the judge_equiv row (5 answers) has too few.
     let table = env.stdout(&["judges", "--db", db]);
     assert!(table.contains("too few labels"), "{table}");
+
+    // The run's report carries the same numbers: HTML section and JSON.
+    let html = env.stdout(&["report", "--db", db, "--format", "html"]);
+    assert!(html.contains("<h2>Judges on trial</h2>"), "{html}");
+    for id in ["judges", "judges-among", "judges-flips", "judges-readings"] {
+        assert!(html.contains(&format!("id=\"{id}\"")), "{id}");
+    }
+    let json: Value =
+        serde_json::from_str(&env.stdout(&["report", "--db", db, "--format", "json"])).unwrap();
+    assert_eq!(json["judges"]["judges"], json!(["j", "f", "c"]));
+    assert_eq!(
+        json["judges"]["groups"][0]["flips"][1]["flipped"],
+        count(&|p| p.flip)
+    );
 }
 
 #[test]

@@ -119,6 +119,7 @@ pub(crate) fn report(
         }
     };
     let mut detections = crate::report::detection::Detections::default();
+    let mut judges = None;
     if let Some(store) = &store {
         // Only --detect or --selfcheck asked for: those tables alone.
         let detect_only =
@@ -135,6 +136,17 @@ pub(crate) fn report(
                 build::from_store(store, &run.id, ds.as_ref()).map_err(|e| score_hint(e, &args))?;
             rows.extend(r);
             meta = m;
+            let cat = ds
+                .as_ref()
+                .map(crate::eval::summary::Catalogue::of)
+                .unwrap_or_default();
+            let trial = crate::review::judges::of_store(
+                store,
+                Some(&run.id),
+                &cat,
+                &crate::review::judges::Options::default(),
+            )?;
+            judges = Some(trial).filter(|t| !t.judges.is_empty());
             let flags: Vec<_> = crate::detect::results::answer_flags(store)?
                 .into_iter()
                 .filter(|f| f.source_run == run.id)
@@ -200,6 +212,7 @@ pub(crate) fn report(
     let mut rep = Report::new(rows, meta);
     rep.detections = detections;
     rep.selfcheck = selfchecks;
+    rep.judges = judges;
     let out = render_as(&rep, heat, args.format, theme)?;
     let store_path = args.db.clone().unwrap_or_else(|| default_db(dirs));
     let written =
@@ -363,6 +376,9 @@ fn render_as(
             if !rep.selfcheck.is_empty() {
                 v["selfcheck"] = crate::report::selfcheck::json(&rep.selfcheck);
             }
+            if let Some(t) = &rep.judges {
+                v["judges"] = serde_json::to_value(t)?;
+            }
             crate::text::json_for_terminal(&serde_json::to_string_pretty(&v)?).into_owned() + "\n"
         }
         Format::Html => {
@@ -374,6 +390,9 @@ fn render_as(
             if !sc.is_empty() {
                 extra.push_str("<h2>Self-detection</h2>\n");
                 extra.push_str(&tb::html(&sc));
+            }
+            if let Some(t) = &rep.judges {
+                extra.push_str(&crate::report::judges::html(t));
             }
             if let Some(at) = s.rfind("</body>") {
                 s.insert_str(at, &extra);

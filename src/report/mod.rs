@@ -7,6 +7,7 @@ pub mod build;
 pub(crate) mod detection;
 pub mod html;
 pub mod item;
+pub mod judges;
 pub(crate) mod render;
 pub(crate) mod selfcheck;
 pub(crate) mod tables;
@@ -239,6 +240,8 @@ pub struct Report {
     pub detections: detection::Detections,
     /// Self-detection runs, when the report carries them.
     pub selfcheck: Vec<selfcheck::Section>,
+    /// The judges on trial over the reported run's judged answers, when any were kept.
+    pub judges: Option<crate::review::judges::Trial>,
     /// Every sub-task with a score in any row, in taxonomy order.
     pub tasks: Vec<String>,
     pub meta: Meta,
@@ -258,6 +261,7 @@ impl Report {
             meta,
             detections: detection::Detections::default(),
             selfcheck: Vec::new(),
+            judges: None,
         }
     }
 

@@ -800,12 +800,7 @@ impl Jobs {
             JobRequest::LoadJudges { run } => {
                 let cat = crate::eval::summary::Catalogue::of(ds);
                 self.on_reader(to, Some("the judges need a store"), move |r| {
-                    let opts = crate::review::judges::Options {
-                        by: crate::review::judges::By::Evaluator,
-                        min_labels: 10,
-                        resamples: 1000,
-                        seed: 1,
-                    };
+                    let opts = crate::review::judges::Options::default();
                     crate::review::judges::of_store(r, run.as_deref(), &cat, &opts)
                         .map(|t| Msg::Judges(Box::new(t)))
                         .unwrap_or_else(|e| Msg::Failed(format!("reading the judges: {e}")))
