@@ -147,6 +147,11 @@ fn screens() -> Vec<(&'static str, Vec<Vec<Event>>)> {
         ("heatmap_subtasks", vec![vec![key('H'), key('v'), key('v')]]),
         ("heatmap_drill", vec![vec![key('H'), code(KeyCode::Enter)]]),
         ("heatmap_correlation", vec![vec![key('H'), key('c')]]),
+        ("judges", vec![vec![key('H'), key('J')]]),
+        (
+            "label_answer",
+            vec![open_myths(), vec![code(KeyCode::Enter)], vec![key('L')]],
+        ),
         ("review", vec![vec![key('V')]]),
         ("claims", vec![vec![key('C')]]),
         ("selfcheck", vec![vec![key('D')]]),

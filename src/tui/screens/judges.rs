@@ -204,11 +204,7 @@ impl Component for Judges {
                 self.trial = Some((**t).clone());
                 self.row = self.row.min(t.groups.len().saturating_sub(1));
                 self.col = self.col.min(t.judges.len().saturating_sub(1));
-                if t.judges.is_empty() {
-                    return vec![Cmd::Notice(
-                        "no judge verdicts stored yet: prism score --judge a,b (--judge-repeats 3) keeps every verdict".into(),
-                    )];
-                }
+                // With nothing judged, the body says what to do; a message would cover it.
                 vec![Cmd::ClearNotice]
             }
             Msg::JudgedAnswer(a) => {
