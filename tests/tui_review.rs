@@ -638,3 +638,94 @@ fn keys_and_frames_go_on_while_another_process_holds_the_store() {
     assert_eq!(drafts.len(), 1, "{drafts:?}");
     assert_eq!((drafts[0].clarity, drafts[0].relevance), (Some(5), Some(6)));
 }
+
+/// Labelling from the review screen (issue 46): `s` selects the next stored answer, `L` labels
+/// it; in blind review the popup names it "model A" and no model's name reaches the screen, yet
+/// the store keeps the label on the right answer, with its model.
+#[test]
+fn a_stored_answer_is_labelled_from_the_review_screen_blind() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    two_runs_answering_the_last_item(&db);
+    let rt = runtime();
+    let (mut app, mut services) = session(&rt, &db, "ann");
+    services.blind = true;
+    play(&rt, &mut app, &mut services, vec![key('V')]);
+    let term = play(&rt, &mut app, &mut services, vec![]);
+    // The newer answer (beta: model B) is listed first and selected.
+    assert!(screen(&term).contains("▸ model B #0"), "{}", screen(&term));
+    let term = play(&rt, &mut app, &mut services, vec![key('s'), key('L')]);
+    let s = screen(&term);
+    assert!(s.contains("▸ model A #0"), "{s}");
+    assert!(s.contains("Label model A's answer"), "{s}");
+    let mut keys = vec![code(KeyCode::Tab)];
+    keys.extend(typed("plain and right"));
+    keys.push(code(KeyCode::Enter));
+    play(&rt, &mut app, &mut services, keys);
+    let term = play(&rt, &mut app, &mut services, vec![]);
+    let s = screen(&term);
+    assert!(s.contains("model A #0 1.00 ✓  you: correct"), "{s}");
+    assert!(!s.contains("alpha") && !s.contains("beta"), "{s}");
+    let labels = Store::open(&db).unwrap().answer_labels(None).unwrap();
+    assert_eq!(labels.len(), 1, "{labels:?}");
+    let l = &labels[0];
+    assert_eq!(
+        (
+            l.run_id.as_str(),
+            l.job_idx,
+            l.model.as_str(),
+            l.reviewer.as_str()
+        ),
+        ("r-old", 0, "alpha", "ann")
+    );
+    assert_eq!(l.label, prism::store::Label::Correct);
+    assert_eq!(l.note, "plain and right");
+}
+
+/// The review queue ranks an item whose judges disagree, or whose judge flips when asked again,
+/// and says so (issue 46), from the verdicts `prism score --judge a,b --judge-repeats N` stores.
+#[test]
+fn judges_that_disagree_or_flip_put_an_item_up_the_queue() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    two_runs_answering_the_last_item(&db);
+    let ds = dataset::load_sample().dataset;
+    let last = ds.items.last().unwrap();
+    {
+        let mut store = Store::open(&db).unwrap();
+        let v = |judge: &str, repeat: u32, score: f64| prism::store::JudgeVerdict {
+            run_id: "r-old".into(),
+            job_idx: 0,
+            judge: judge.into(),
+            repeat,
+            item_id: last.id.to_string(),
+            task_id: ds.task_of(last).id.to_string(),
+            model: "alpha".into(),
+            evaluator: "judge_equiv".into(),
+            score: Some(score),
+            detail: String::new(),
+            reply: None,
+            attempts: 1,
+            fallback: false,
+            created_at: 0,
+        };
+        store
+            .save_judge_verdicts(&[
+                v("j", 0, 1.0),
+                v("j", 1, 0.0),
+                v("j", 2, 1.0),
+                v("k", 0, 0.0),
+            ])
+            .unwrap();
+    }
+    let rt = runtime();
+    let (mut app, mut services) = session(&rt, &db, "ann");
+    play(&rt, &mut app, &mut services, vec![key('V')]);
+    let term = play(&rt, &mut app, &mut services, vec![]);
+    assert_eq!(review(&app).draft.item_id, last.id.to_string());
+    let s = screen(&term);
+    assert!(
+        s.contains("the judges disagree, a judge flips when asked again"),
+        "{s}"
+    );
+}

@@ -45,6 +45,12 @@ impl ReviewData {
         store.rule_judge_disagreements(|item, n| {
             evidence.entry(item.to_string()).or_default().rule_judge += n;
         })?;
+        for (item, (disagree, flips)) in super::queue::judge_evidence(&store.judge_verdicts(None)?)
+        {
+            let e = evidence.entry(item).or_default();
+            e.judges_disagree += disagree;
+            e.judge_flips += flips;
+        }
         for f in crate::detect::results::answer_flags(store)? {
             let e = evidence.entry(f.item_id.clone()).or_default();
             e.checked += 1;

@@ -21,6 +21,46 @@ pub struct Evidence {
     pub quality: Vec<(String, [u8; 3])>,
     /// Answers where the rule's own verdict and the judge's disagree (one passes, one fails).
     pub rule_judge: u32,
+    /// Answers a panel judged where two judges' verdicts differ.
+    pub judges_disagree: u32,
+    /// Answers where one judge, asked again, gave a different verdict.
+    pub judge_flips: u32,
+}
+
+/// Per item, how many of its answers the judges disagree on and how many a judge flipped on,
+/// from every stored verdict (`prism score --judge a,b --judge-repeats N`).
+pub fn judge_evidence(verdicts: &[crate::store::JudgeVerdict]) -> HashMap<String, (u32, u32)> {
+    use std::collections::BTreeMap;
+    /// An answer's item, and each judge's askings' scores.
+    type Askings<'a> = (&'a str, BTreeMap<&'a str, Vec<Option<f64>>>);
+    let mut answers: BTreeMap<(&str, u32), Askings> = BTreeMap::new();
+    for v in verdicts {
+        answers
+            .entry((v.run_id.as_str(), v.job_idx))
+            .or_insert_with(|| (v.item_id.as_str(), BTreeMap::new()))
+            .1
+            .entry(v.judge.as_str())
+            .or_default()
+            .push(v.score);
+    }
+    let mut out: HashMap<String, (u32, u32)> = HashMap::new();
+    for (item, judges) in answers.values() {
+        let sides: Vec<bool> = judges
+            .values()
+            .filter_map(|a| crate::eval::panel::judge_score(a).map(|s| s < 0.5))
+            .collect();
+        let disagree = sides.iter().any(|&h| h) && sides.iter().any(|&h| !h);
+        let flips = judges.values().any(|a| {
+            let read: Vec<bool> = a.iter().flatten().map(|&s| s < 0.5).collect();
+            read.iter().any(|&h| h) && read.iter().any(|&h| !h)
+        });
+        if disagree || flips {
+            let e = out.entry(item.to_string()).or_default();
+            e.0 += u32::from(disagree);
+            e.1 += u32::from(flips);
+        }
+    }
+    out
 }
 
 /// Why an item is worth a look; each is shown beside the item.
@@ -40,6 +80,10 @@ pub struct Signals {
     /// opposite yes/no of the reference, yet the judge passed it): the question or its
     /// reference may read two ways, or the judge is wrong.
     pub rule_judge: u32,
+    /// Answers two judges of a panel scored differently: the judges cannot both be right.
+    pub judges_disagree: u32,
+    /// Answers a judge scored differently when asked again: its verdict there is a coin toss.
+    pub judge_flips: u32,
 }
 
 impl Signals {
@@ -61,6 +105,8 @@ impl Signals {
                 .iter()
                 .any(|(_, q)| !super::rubric::passes(q.map(f64::from), super::quality::THRESHOLD)),
             rule_judge: e.rule_judge,
+            judges_disagree: e.judges_disagree,
+            judge_flips: e.judge_flips,
         }
     }
 
@@ -70,6 +116,8 @@ impl Signals {
         4 * u32::from(self.models_disagree)
             + 3 * u32::from(self.flagged > 0)
             + 3 * u32::from(self.rule_judge > 0)
+            + 3 * u32::from(self.judges_disagree > 0)
+            + 2 * u32::from(self.judge_flips > 0)
             + 2 * u32::from(self.all_fail)
             + 2 * u32::from(self.low_quality)
             + u32::from(self.all_pass)
@@ -85,6 +133,12 @@ impl Signals {
         }
         if self.rule_judge > 0 {
             v.push("rule and judge disagree");
+        }
+        if self.judges_disagree > 0 {
+            v.push("the judges disagree");
+        }
+        if self.judge_flips > 0 {
+            v.push("a judge flips when asked again");
         }
         if self.all_fail {
             v.push("every model fails");
@@ -248,6 +302,8 @@ mod tests {
             flagged,
             quality: Vec::new(),
             rule_judge: 0,
+            judges_disagree: 0,
+            judge_flips: 0,
         }
     }
 
@@ -282,6 +338,60 @@ mod tests {
         let rj = Signals::of(&e);
         assert_eq!(rj.labels(), vec!["rule and judge disagree"]);
         assert_eq!(rj.priority(), flagged.priority());
+    }
+
+    #[test]
+    fn judges_that_disagree_or_flip_are_signals() {
+        let v = |run: &str, job: u32, item: &str, judge: &str, repeat: u32, score: Option<f64>| {
+            crate::store::JudgeVerdict {
+                run_id: run.into(),
+                job_idx: job,
+                judge: judge.into(),
+                repeat,
+                item_id: item.into(),
+                task_id: "t".into(),
+                model: "m".into(),
+                evaluator: "judge_equiv".into(),
+                score,
+                detail: String::new(),
+                reply: None,
+                attempts: 1,
+                fallback: false,
+                created_at: 0,
+            }
+        };
+        let verdicts = vec![
+            // item a, answer 1: j says right, k says wrong: the judges disagree.
+            v("r", 1, "a", "j", 0, Some(1.0)),
+            v("r", 1, "a", "k", 0, Some(0.0)),
+            // item a, answer 2: j flips (right, wrong, right) yet reads right; k agrees.
+            v("r", 2, "a", "j", 0, Some(1.0)),
+            v("r", 2, "a", "j", 1, Some(0.0)),
+            v("r", 2, "a", "j", 2, Some(1.0)),
+            v("r", 2, "a", "k", 0, Some(0.8)),
+            // item b: both agree, one unreadable asking is no flip.
+            v("r", 3, "b", "j", 0, Some(0.0)),
+            v("r", 3, "b", "j", 1, None),
+            v("r", 3, "b", "k", 0, Some(0.2)),
+            // item c: j splits evenly (no verdict of its own) and k has one: no disagreement
+            // between judges, but a flip.
+            v("s", 1, "c", "j", 0, Some(0.0)),
+            v("s", 1, "c", "j", 1, Some(1.0)),
+            v("s", 1, "c", "k", 0, Some(1.0)),
+        ];
+        let e = judge_evidence(&verdicts);
+        assert_eq!(e.get("a"), Some(&(1, 1)));
+        assert_eq!(e.get("b"), None);
+        assert_eq!(e.get("c"), Some(&(0, 1)));
+        let mut ev = ev(&[], 0);
+        ev.judges_disagree = 1;
+        ev.judge_flips = 1;
+        let s = Signals::of(&ev);
+        assert_eq!(
+            s.labels(),
+            vec!["the judges disagree", "a judge flips when asked again"]
+        );
+        assert_eq!(s.priority(), 5);
     }
 
     #[test]

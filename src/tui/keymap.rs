@@ -518,6 +518,7 @@ const DEFS: &[Def] = &[
             (&[Compare], "next sample"),
             (&[Flip], "next sample (both sides)"),
             (&[Contradictions], "next round of samples"),
+            (&[Review], "the next stored answer (the one L labels)"),
         ],
     },
     Def {
@@ -726,6 +727,10 @@ const DEFS: &[Def] = &[
                 "label the focused answer: hallucinated, correct or can't tell, with a note (kept, never overwritten; prism judges measures the judges against these labels)",
             ),
             (&[Judges], "label the answer shown"),
+            (
+                &[Review],
+                "label the selected stored answer (s selects the next): hallucinated, correct or can't tell",
+            ),
         ],
     },
     Def {

@@ -61,6 +61,10 @@ pub struct Review {
     pub question: TextArea<'static>,
     /// The current item's stored answers and their scores.
     answers: Vec<ResponseRecord>,
+    /// The stored answer `L` labels (`s` moves it), an index into `answers`.
+    answer_sel: usize,
+    /// The labels given from this screen, by answer (run, job): shown beside the answer.
+    labels: std::collections::HashMap<(String, u32), crate::store::Label>,
     scores: Vec<ScoreRecord>,
     scroll: u16,
     error: Option<String>,
@@ -96,6 +100,8 @@ impl Review {
             editing: None,
             question: editor(""),
             answers: Vec::new(),
+            answer_sel: 0,
+            labels: Default::default(),
             scores: Vec::new(),
             scroll: 0,
             error: None,
@@ -181,6 +187,7 @@ impl Review {
         // A new item starts on its first criterion.
         self.criterion = 0;
         self.answers.clear();
+        self.answer_sel = 0;
         self.scores.clear();
         let Some(i) = self.current() else {
             return Vec::new();
@@ -318,6 +325,21 @@ impl Review {
         };
         *slot = Some(v);
         self.touched()
+    }
+
+    /// The label popup for the selected stored answer, or why there is none.
+    fn label_popup(&self, cx: &Cx) -> Cmd {
+        let (Some(i), Some(a)) = (self.current(), self.answers.get(self.answer_sel)) else {
+            return Cmd::Notice("no stored answer to label (run the item from browse: r)".into());
+        };
+        let item = &cx.ds.items[i].id;
+        Cmd::Popup(Box::new(crate::tui::popups::LabelAnswer::new(
+            &a.run_id,
+            a.job_idx,
+            item,
+            &a.model,
+            &self.model_label(item, &a.model),
+        )))
     }
 
     /// A model's name as the review screen shows it: itself, or in blind review "model A",
@@ -458,6 +480,12 @@ impl Component for Review {
                         self.editing = Some(Editing::Question);
                     }
                     Action::SaveDecision => out.extend(self.save(cx)),
+                    // s: the next stored answer, L: label it (hallucinated, correct, can't
+                    // tell), as in the compare screen; in blind review it is named "model A".
+                    Action::NextSample if !self.answers.is_empty() => {
+                        self.answer_sel = (self.answer_sel + 1) % self.answers.len();
+                    }
+                    Action::Label => out.push(self.label_popup(cx)),
                     Action::StatusFilter => {
                         self.filter = self.filter.next();
                         self.rebuild(cx);
@@ -481,6 +509,10 @@ impl Component for Review {
 
     fn on_msg(&mut self, msg: &Msg, cx: &Cx) -> Vec<Cmd> {
         match msg {
+            Msg::Labelled(l) => {
+                self.labels.insert((l.run_id.clone(), l.job_idx), l.label);
+                Vec::new()
+            }
             Msg::Review(d) => {
                 self.error = None;
                 self.data = Some((**d).clone());
@@ -880,7 +912,13 @@ impl Review {
         if self.answers.is_empty() {
             ans.push(Line::styled("none yet (run it from browse: r)", t.muted()));
         }
-        for r in &self.answers {
+        for (k, r) in self.answers.iter().enumerate() {
+            // The answer `L` labels (`s` moves it), marked when there is a choice.
+            let mark = match (self.answers.len() > 1, k == self.answer_sel) {
+                (true, true) => "▸ ",
+                (true, false) => "  ",
+                _ => "",
+            };
             let score = self
                 .scores
                 .iter()
@@ -892,7 +930,11 @@ impl Review {
             };
             ans.push(Line::from(vec![
                 Span::styled(
-                    format!("{} #{} ", self.model_label(&item.id, &r.model), r.sample),
+                    format!(
+                        "{mark}{} #{} ",
+                        self.model_label(&item.id, &r.model),
+                        r.sample
+                    ),
                     t.accent(),
                 ),
                 // A run id can name the model (`r-gpt`): in blind review it is left out.
@@ -914,6 +956,12 @@ impl Review {
                         _ => String::new(),
                     },
                     t.warning(),
+                ),
+                Span::styled(
+                    self.labels
+                        .get(&(r.run_id.clone(), r.job_idx))
+                        .map_or(String::new(), |l| format!("  you: {}", l.words())),
+                    t.accent(),
                 ),
                 Span::styled(
                     score.map_or(String::new(), |s| format!("  {}", one_line(&s.detail))),
