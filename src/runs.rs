@@ -260,22 +260,120 @@ pub fn run_models(store: &Store, run: &crate::store::RunRecord) -> anyhow::Resul
 
 /// Per item of one side: its task and mean score; items with an unscored sample are `None`.
 pub fn side_scores(store: &Store, side: &Side) -> anyhow::Result<HashMap<String, Scored>> {
-    #[derive(Default)]
-    struct Acc {
-        task: String,
-        sum: f64,
-        n: u32,
-        right: u32,
-        unscored: bool,
-    }
-    let mut acc: HashMap<String, Acc> = HashMap::new();
+    let mut acc = ScoredAcc::default();
     store.score_points(&side.run_id, |model, task, item, score| {
-        if model != side.model {
-            return;
+        if model == side.model {
+            acc.add(task, item, score);
         }
-        let e = acc.entry(item.to_string()).or_insert_with(|| Acc {
+    })?;
+    Ok(acc.finish())
+}
+
+/// The same as [`side_scores`], with each judged answer scored by `judge` alone (what most of
+/// its askings said; unscored where it gave no verdict): how the side reads under that judge.
+pub fn side_scores_under(
+    store: &Store,
+    side: &Side,
+    judge: &str,
+    verdicts: &[crate::store::JudgeVerdict],
+) -> anyhow::Result<HashMap<String, Scored>> {
+    let mut askings: HashMap<u32, Vec<Option<f64>>> = HashMap::new();
+    for v in verdicts
+        .iter()
+        .filter(|v| v.run_id == side.run_id && v.model == side.model && v.judge == judge)
+    {
+        askings.entry(v.job_idx).or_default().push(v.score);
+    }
+    let mut acc = ScoredAcc::default();
+    for r in store.scores(Some(&side.run_id))? {
+        if r.model != side.model {
+            continue;
+        }
+        let score = match (&r.judge, askings.get(&r.job_idx)) {
+            (Some(_), Some(a)) => crate::eval::panel::judge_score(a),
+            _ => r.score,
+        };
+        acc.add(&r.task_id, &r.item_id, score);
+    }
+    Ok(acc.finish())
+}
+
+/// The comparison `c` of `a` and `b` under each judge alone, for the judges that gave
+/// verdicts on both sides (`None` without one): the H-Score's and each dimension's B − A as
+/// stored and under each judge, and whether the ranking holds whichever judge reads.
+pub fn judge_sensitivity(
+    store: &Store,
+    a: &Side,
+    b: &Side,
+    c: &crate::eval::compare::Comparison,
+) -> anyhow::Result<Option<crate::eval::compare::JudgeSensitivity>> {
+    use crate::eval::compare::{JudgeSensitivity, Level, SensitivityRow, compare};
+    let mut verdicts = store.judge_verdicts(Some(&a.run_id))?;
+    if b.run_id != a.run_id {
+        verdicts.extend(store.judge_verdicts(Some(&b.run_id))?);
+    }
+    let judges_of = |s: &Side| -> std::collections::BTreeSet<&str> {
+        verdicts
+            .iter()
+            .filter(|v| v.run_id == s.run_id && v.model == s.model)
+            .map(|v| v.judge.as_str())
+            .collect()
+    };
+    let judges: Vec<String> = judges_of(a)
+        .intersection(&judges_of(b))
+        .map(|j| j.to_string())
+        .collect();
+    if judges.is_empty() {
+        return Ok(None);
+    }
+    let mut under = Vec::new();
+    for j in &judges {
+        let sa = side_scores_under(store, a, j, &verdicts)?;
+        let sb = side_scores_under(store, b, j, &verdicts)?;
+        under.push(compare((&c.a, &sa), (&c.b, &sb), 0, c.seed));
+    }
+    let rows = c
+        .rows
+        .iter()
+        .filter(|r| r.level != Level::Task)
+        .map(|r| {
+            let per_judge = under
+                .iter()
+                .map(|u| {
+                    u.rows
+                        .iter()
+                        .find(|x| x.level == r.level && x.name == r.name)
+                        .and_then(|x| x.diff)
+                })
+                .collect();
+            SensitivityRow::new(r.level, &r.name, r.diff, per_judge)
+        })
+        .collect();
+    Ok(Some(JudgeSensitivity {
+        paired: under.iter().map(|u| u.paired).collect(),
+        judges,
+        rows,
+    }))
+}
+
+/// Samples' scores summed per item.
+#[derive(Default)]
+struct ScoredAcc(HashMap<String, ItemAcc>);
+
+#[derive(Default)]
+struct ItemAcc {
+    task: String,
+    sum: f64,
+    n: u32,
+    right: u32,
+    unscored: bool,
+}
+
+impl ScoredAcc {
+    fn add(&mut self, task: &str, item: &str, score: Option<f64>) {
+        let e = self.0.entry(item.to_string()).or_insert_with(|| ItemAcc {
             task: task.to_string(),
-            ..Acc::default()
+            ..ItemAcc::default()
         });
         match score {
             Some(s) => {
@@ -285,20 +383,23 @@ pub fn side_scores(store: &Store, side: &Side) -> anyhow::Result<HashMap<String,
             }
             None => e.unscored = true,
         }
-    })?;
-    Ok(acc
-        .into_iter()
-        .map(|(item, a)| {
-            let mean = (!a.unscored && a.n > 0).then(|| a.sum / a.n as f64);
-            let scored = Scored {
-                task: a.task,
-                mean,
-                samples: a.n,
-                split: a.right > 0 && a.right < a.n,
-            };
-            (item, scored)
-        })
-        .collect())
+    }
+
+    fn finish(self) -> HashMap<String, Scored> {
+        self.0
+            .into_iter()
+            .map(|(item, a)| {
+                let mean = (!a.unscored && a.n > 0).then(|| a.sum / a.n as f64);
+                let scored = Scored {
+                    task: a.task,
+                    mean,
+                    samples: a.n,
+                    split: a.right > 0 && a.right < a.n,
+                };
+                (item, scored)
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

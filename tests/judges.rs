@@ -546,3 +546,103 @@ fn the_committed_demo_labels_import_whole() {
             .all(|l| !l.note.is_empty() && !l.model.is_empty())
     );
 }
+
+/// Where the judge decides the ranking (issue 46): model `m` (half its answers right by `j`)
+/// against model `n`, whose every answer `j` and `f` call hallucinated and the contrary judge
+/// `c` calls right. Stored (the panel's majority), `n` is worse; under `c` alone it is better:
+/// `prism compare` shows B − A under each judge and says the sign changes.
+#[test]
+fn compare_says_where_the_judge_decides_the_ranking() {
+    let env = Env::new();
+    let db = env.db();
+    let db = db.to_str().unwrap();
+    let out_m = env.dir.path().join("outputs-m");
+    let plans = write_answers(&out_m);
+    // n: the same items, every answer marked [[contrary]] only.
+    let out_n = env.dir.path().join("outputs-n");
+    let dir_n = out_n.join("n").join("responses");
+    std::fs::create_dir_all(&dir_n).unwrap();
+    for f in std::fs::read_dir(out_m.join("m").join("responses")).unwrap() {
+        let f = f.unwrap().path();
+        let body: String = std::fs::read_to_string(&f)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let mut v: Value = serde_json::from_str(l).unwrap();
+                let id = v["id"].as_str().unwrap().to_string();
+                v["response"] = json!(format!("A claim about {id} [[contrary]]"));
+                format!("{v}\n")
+            })
+            .collect();
+        std::fs::write(dir_n.join(f.file_name().unwrap()), body).unwrap();
+    }
+    let mut runs = Vec::new();
+    for out in [&out_m, &out_n] {
+        // The import prints the new run's id (two imports in one second: "the latest run"
+        // would be either).
+        let run = env
+            .stdout(&[
+                "import",
+                "--db",
+                db,
+                "--dataset",
+                mini().to_str().unwrap(),
+                "--prism-outputs",
+                out.to_str().unwrap(),
+            ])
+            .trim()
+            .to_string();
+        env.stdout(&[
+            "score",
+            "--db",
+            db,
+            "--run",
+            &run,
+            "--data",
+            mini().to_str().unwrap(),
+            "--judge",
+            "j,f,c",
+            "--judge-repeats",
+            "3",
+        ]);
+        runs.push(run);
+    }
+    let a = format!("{}:m", runs[0]);
+    let b = format!("{}:n", runs[1]);
+    let json: Value =
+        serde_json::from_str(&env.stdout(&["compare", &a, &b, "--db", db, "--format", "json"]))
+            .unwrap();
+    let j = &json["judges"];
+    assert_eq!(j["judges"], json!(["c", "f", "j"]), "{j}");
+    assert_eq!(j["paired"], json!([plans.len(), plans.len(), plans.len()]));
+    // Each dimension row, by hand: n is 100% hallucinated under j, f and the panel, 0% under c;
+    // m is neither.
+    let mut checked = 0;
+    for row in j["rows"].as_array().unwrap() {
+        // A dimension with no judged item has no rate on either side.
+        if row["level"] != "dimension" || row["stored"].is_null() {
+            continue;
+        }
+        let stored = row["stored"].as_f64().unwrap();
+        let under: Vec<f64> = row["under"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert!(stored > 0.0, "{row}");
+        assert!(under[0] < 0.0, "under c, n is the better: {row}");
+        assert!(under[2] > 0.0, "under j, n is the worse: {row}");
+        assert_eq!(row["sign_holds"], false, "{row}");
+        assert_eq!(row["within_judge_spread"], true, "{row}");
+        checked += 1;
+    }
+    assert!(checked >= 1, "{j}");
+    // The table says it in words.
+    let table = env.stdout(&["compare", &a, &b, "--db", db]);
+    assert!(table.contains("under each judge alone"), "{table}");
+    assert!(
+        table.contains("the judge decides: the sign changes"),
+        "{table}"
+    );
+}

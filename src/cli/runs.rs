@@ -511,6 +511,9 @@ pub(crate) fn compare_cmd(args: CompareArgs, dirs: &Dirs) -> anyhow::Result<i32>
             b.label()
         );
     }
+    let mut c = c;
+    c.judges = crate::runs::judge_sensitivity(&store, &a, &b, &c)
+        .context("reading the judges' verdicts")?;
     let text = match args.format {
         CompareFormat::Json => format!("{}\n", serde_json::to_string_pretty(&c)?),
         CompareFormat::Csv => csv(&c),
@@ -676,7 +679,45 @@ pub(crate) fn table(c: &Comparison, flips: usize, about: &[String; 2]) -> String
             c.flips.len() - flips
         ));
     }
+    if let Some(j) = &c.judges {
+        out.push_str(&judges_table(j));
+    }
     out
+}
+
+/// The comparison under each judge alone (`prism score --judge a,b` stored every judge's
+/// verdicts): B − A per row, and whether the ranking holds whichever judge reads.
+fn judges_table(j: &crate::eval::compare::JudgeSensitivity) -> String {
+    let s = crate::text::sanitize;
+    let mut out = String::from(
+        "\nunder each judge alone (B-A with that judge's verdicts in place of the judged scores; items on both sides in parentheses)\n",
+    );
+    out.push_str(&format!("{:<34} {:>8}", "", "stored"));
+    for (name, n) in j.judges.iter().zip(&j.paired) {
+        let head = format!("{} ({n})", s(name));
+        out.push_str(&format!(" {:>14}", crate::text::truncate(&head, 14)));
+    }
+    out.push('\n');
+    for r in &j.rows {
+        out.push_str(&format!(
+            "{:<34} {:>8}",
+            crate::text::truncate(&s(&r.name), 34),
+            signed(r.stored)
+        ));
+        for u in &r.under {
+            out.push_str(&format!(" {:>14}", signed(*u)));
+        }
+        out.push_str(&format!("  {}\n", sensitivity_words(r)));
+    }
+    out
+}
+
+fn sensitivity_words(r: &crate::eval::compare::SensitivityRow) -> &'static str {
+    match (r.sign_holds, r.within_judge_spread) {
+        (false, _) => "the judge decides: the sign changes",
+        (true, true) => "holds, but within what the judge moves",
+        (true, false) => "holds under every judge",
+    }
 }
 
 fn markdown(c: &Comparison, flips: usize, about: &[String; 2]) -> String {
@@ -730,6 +771,22 @@ fn markdown(c: &Comparison, flips: usize, about: &[String; 2]) -> String {
             f.score_a,
             f.score_b
         ));
+    }
+    if let Some(j) = &c.judges {
+        out.push_str("\n| under each judge alone | stored |");
+        for (name, n) in j.judges.iter().zip(&j.paired) {
+            out.push_str(&format!(" {} ({n} items) |", cell(name)));
+        }
+        out.push_str(" |\n|---|---:|");
+        out.push_str(&"---:|".repeat(j.judges.len()));
+        out.push_str("---|\n");
+        for r in &j.rows {
+            out.push_str(&format!("| {} | {} |", cell(&r.name), signed(r.stored)));
+            for u in &r.under {
+                out.push_str(&format!(" {} |", signed(*u)));
+            }
+            out.push_str(&format!(" {} |\n", sensitivity_words(r)));
+        }
     }
     out
 }

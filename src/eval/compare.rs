@@ -177,6 +177,64 @@ pub struct Comparison {
     /// item's answers from them).
     #[serde(skip)]
     pub sides: Option<[Side; 2]>,
+    /// The same comparison under each judge alone, where a panel's verdicts are stored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judges: Option<JudgeSensitivity>,
+}
+
+/// Where the judge decides the ranking: the comparison's difference (B − A) on the H-Score and
+/// each dimension, as stored and with each judge's verdicts alone in place of the judged
+/// scores (`prism score --judge a,b,c` stores every judge's).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct JudgeSensitivity {
+    pub judges: Vec<String>,
+    /// Items scored on both sides under each judge (a judge without a verdict on an item
+    /// leaves it out).
+    pub paired: Vec<usize>,
+    pub rows: Vec<SensitivityRow>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SensitivityRow {
+    pub level: Level,
+    pub name: String,
+    /// B − A as stored.
+    pub stored: Option<f64>,
+    /// B − A under each judge (in `judges` order).
+    pub under: Vec<Option<f64>>,
+    /// Every judge gives the difference the stored sign (none of them zero or missing).
+    pub sign_holds: bool,
+    /// The stored difference is no larger than what changing the judge moves it by (the
+    /// range of `under`), or its sign does not hold: the judge, not the models, may decide
+    /// this row.
+    pub within_judge_spread: bool,
+}
+
+impl SensitivityRow {
+    pub fn new(level: Level, name: &str, stored: Option<f64>, under: Vec<Option<f64>>) -> Self {
+        let sign = |v: f64| (v > 0.0) as i8 - (v < 0.0) as i8;
+        let sign_holds = stored.is_some_and(|d| {
+            sign(d) != 0 && under.iter().all(|u| u.is_some_and(|u| sign(u) == sign(d)))
+        });
+        let got: Vec<f64> = under.iter().flatten().copied().collect();
+        let range = match (
+            got.iter().copied().reduce(f64::min),
+            got.iter().copied().reduce(f64::max),
+        ) {
+            (Some(lo), Some(hi)) => hi - lo,
+            _ => 0.0,
+        };
+        let within_judge_spread =
+            !sign_holds || stored.is_some_and(|d| got.len() >= 2 && d.abs() <= range);
+        SensitivityRow {
+            level,
+            name: name.to_string(),
+            stored,
+            under,
+            sign_holds,
+            within_judge_spread,
+        }
+    }
 }
 
 /// Compares two sides' item scores.
@@ -289,6 +347,7 @@ pub fn compare(
         rows,
         flips,
         sides: None,
+        judges: None,
     }
 }
 
