@@ -729,3 +729,37 @@ fn judges_that_disagree_or_flip_put_an_item_up_the_queue() {
         "{s}"
     );
 }
+
+/// Labels are live across TUIs on one store (issue 46): Ann has the judges screen open; Bob,
+/// in another TUI on the same SQLite file, labels an answer from his review screen; Ann's
+/// screen counts it within a second, without a key.
+#[test]
+fn a_label_made_in_one_tui_appears_on_the_others_judges_screen_within_a_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    two_runs_answering_the_last_item(&db);
+    let rt = runtime();
+    let (mut ann, mut sa) = session(&rt, &db, "ann");
+    let (mut bob, mut sb) = session(&rt, &db, "bob");
+    let s = common::screen::watch_while_other_acts(
+        &rt,
+        common::screen::Side {
+            app: &mut ann,
+            services: &mut sa,
+            keys: vec![vec![key('H')], vec![key('J')]],
+        },
+        common::screen::Side {
+            app: &mut bob,
+            services: &mut sb,
+            keys: vec![vec![key('V')], vec![key('L')], vec![code(KeyCode::Enter)]],
+        },
+        std::time::Duration::from_millis(800),
+        || {},
+        std::time::Duration::from_secs(1),
+    );
+    assert!(s.contains("judges on trial"), "{s}");
+    assert!(s.contains("1 with people's verdict"), "{s}");
+    let labels = Store::open(&db).unwrap().answer_labels(None).unwrap();
+    assert_eq!(labels.len(), 1);
+    assert_eq!(labels[0].reviewer, "bob");
+}

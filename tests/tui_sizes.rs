@@ -761,3 +761,53 @@ fn a_stored_run_opens_with_its_own_answers() {
         assert!(!s.contains("NEWER"), "not the newest run's: {s}");
     }
 }
+
+/// The compare screen shows every reviewer's newest label on an answer (issue 46), yours as
+/// "you", read from the store when the item opens (labels made elsewhere, or imported).
+#[test]
+fn the_compare_screen_shows_every_reviewers_labels() {
+    use prism::store::{AnswerLabel, Label};
+    let rt = common::screen::runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    seed(&db);
+    {
+        let mut store = Store::open(&db).unwrap();
+        let answers = store.responses("r-sizes").unwrap();
+        let first = &answers[0];
+        let label = |reviewer: &str, l: Label, at: i64| AnswerLabel {
+            uid: format!("{reviewer}-{at}"),
+            run_id: first.run_id.clone(),
+            job_idx: first.job_idx,
+            item_id: first.item_id.clone(),
+            model: first.model.clone(),
+            reviewer: reviewer.into(),
+            label: l,
+            note: String::new(),
+            created_at: at,
+        };
+        store
+            .add_labels(&[
+                label("bob", Label::Correct, 1),
+                label("bob", Label::Hallucinated, 2),
+                label("ann", Label::Correct, 3),
+            ])
+            .unwrap();
+        assert_eq!(first.item_id, "KE-FD-Myths-0001");
+        assert_eq!(first.model, "alpha");
+    }
+    let (mut app, mut services) = common::screen::session(&rt, &db, models());
+    services.reviewer = "ann".into();
+    let open_myths = vec![key('j'), code(KeyCode::Enter), key('j'), code(KeyCode::Tab)];
+    play(&rt, &mut app, &mut services, open_myths, (200, 60));
+    let term = play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![code(KeyCode::Enter)],
+        (200, 60),
+    );
+    let s = screen(&term);
+    // Bob's newest (hallucinated) counts, not his first.
+    assert!(s.contains("you: correct, bob: hallucinated"), "{s}");
+}

@@ -1,5 +1,6 @@
-//! Other reviewers, live: a thread that notices when review decisions were stored by anyone
-//! else and says so, so an open review screen reads them without a key press.
+//! Other reviewers, live: a thread that notices when review decisions (or, with
+//! [`Watch::start_table`], people's labels on answers) were stored by anyone else and says so,
+//! so an open screen reads them without a key press.
 //!
 //! - On a SQLite file (several processes on one machine): `PRAGMA data_version` on a connection
 //!   of its own changes whenever another connection commits; only then is the decisions table's
@@ -51,9 +52,31 @@ impl Watch {
         let thread = std::thread::Builder::new()
             .name("prism-review-watch".into())
             .spawn(move || match source {
-                Source::File(path) => watch_file(&path, &flag, &changed),
+                Source::File(path) => watch_file(&path, "review_decisions", &flag, &changed),
                 Source::Shared(cfg) => watch_shared(&cfg, &flag, &changed),
             })?;
+        Ok(Watch {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Watch {
+    /// Watches one table of a SQLite file (people's labels on answers, say): `changed` is
+    /// called when a commit by any other connection added rows to it. On a shared store the
+    /// file is this machine's mirror, which the mirror's own connection writes what the team
+    /// adds into, so the same watch sees the team's rows too.
+    pub fn start_table(
+        path: PathBuf,
+        table: &'static str,
+        changed: impl Fn() + Send + 'static,
+    ) -> std::io::Result<Watch> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("prism-watch-{table}"))
+            .spawn(move || watch_file(&path, table, &flag, &changed))?;
         Ok(Watch {
             stop,
             thread: Some(thread),
@@ -70,7 +93,7 @@ impl Drop for Watch {
     }
 }
 
-fn watch_file(path: &std::path::Path, stop: &AtomicBool, changed: &dyn Fn()) {
+fn watch_file(path: &std::path::Path, table: &str, stop: &AtomicBool, changed: &dyn Fn()) {
     use rusqlite::{Connection, OpenFlags};
     let open = || {
         let c = Connection::open_with_flags(
@@ -82,7 +105,7 @@ fn watch_file(path: &std::path::Path, stop: &AtomicBool, changed: &dyn Fn()) {
     };
     let last_rowid = |c: &Connection| {
         c.query_row(
-            "SELECT COALESCE(MAX(rowid), 0) FROM review_decisions",
+            &format!("SELECT COALESCE(MAX(rowid), 0) FROM {table}"),
             [],
             |r| r.get::<_, i64>(0),
         )

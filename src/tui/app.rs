@@ -391,6 +391,8 @@ impl App {
             | Msg::Comparison(..)
             | Msg::AnswerMatches { .. }
             | Msg::Labelled(_)
+            | Msg::ItemLabels { .. }
+            | Msg::LabelsChanged
             | Msg::RunItems { .. }
             | Msg::RunAnswers { .. }
             | Msg::PairAnswers(_)

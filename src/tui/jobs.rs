@@ -205,6 +205,11 @@ pub enum JobRequest {
     LoadJudges {
         run: Option<String>,
     },
+    /// People's labels on an item's answers (the compare screen shows each reviewer's newest);
+    /// from then on a change to the labels, by anyone, arrives as [`Msg::LabelsChanged`].
+    LoadItemLabels {
+        item: usize,
+    },
     /// One judged answer with every judge's verdicts and every person's labels.
     LoadJudgedAnswer {
         run: String,
@@ -350,6 +355,15 @@ pub enum Msg {
     },
     /// A label saved (the compare screen shows it on its answer's pane).
     Labelled(crate::store::AnswerLabel),
+    /// An item's labels (`LoadItemLabels`), with who "you" are.
+    ItemLabels {
+        item: usize,
+        labels: Vec<crate::store::AnswerLabel>,
+        me: String,
+    },
+    /// Someone (another screen, another process, a teammate through the shared store) stored
+    /// labels: screens showing labels read them again.
+    LabelsChanged,
     /// The items with a stored answer holding the search `query`.
     AnswerMatches {
         query: String,
@@ -393,6 +407,8 @@ pub struct Jobs {
     others: Vec<(CancellationToken, JoinHandle<()>)>,
     /// Watches for other reviewers' decisions once the review screen has loaded.
     review_watch: Option<crate::store::panel_watch::Watch>,
+    /// Watches people's labels once a screen showing them has loaded.
+    labels_watch: Option<crate::store::panel_watch::Watch>,
     /// Mirrors the shared store's runs into the local store (when there is one).
     _mirror: Option<crate::store::mirror::MirrorWatch>,
     /// Store reads and small writes, off the loop thread.
@@ -425,6 +441,7 @@ impl Jobs {
             detect: None,
             others: Vec::new(),
             review_watch: None,
+            labels_watch: None,
             _mirror: mirror,
             worker,
         }
@@ -530,6 +547,34 @@ impl Jobs {
                 Msg::Failed(format!(
                     "other reviewers' decisions will not show live: {e}"
                 )),
+            ),
+        }
+    }
+
+    /// Starts the watcher that tells the screens showing labels (compare, judges) that labels
+    /// changed (once; it lives as long as the loop). It watches this machine's store file: on
+    /// a shared store that is the mirror, into which the team's labels are pulled.
+    fn watch_labels(&mut self) {
+        if self.labels_watch.is_some() {
+            return;
+        }
+        let Some(path) = self.services.reader.as_ref().and_then(|r| r.path()) else {
+            return;
+        };
+        let tx = self.tx.clone();
+        let changed = move || {
+            for to in [ScreenId::Compare, ScreenId::Judges] {
+                let _ = tx.send(Delivery {
+                    to,
+                    msg: Msg::LabelsChanged,
+                });
+            }
+        };
+        match crate::store::panel_watch::Watch::start_table(path, "answer_labels", changed) {
+            Ok(w) => self.labels_watch = Some(w),
+            Err(e) => self.send(
+                ScreenId::Compare,
+                Msg::Failed(format!("other people's labels will not show live: {e}")),
             ),
         }
     }
@@ -727,6 +772,53 @@ impl Jobs {
         }
     }
 
+    /// The judge on trial's reads (labels, the trial, one judged answer), on the store worker;
+    /// each starts the watch on labels, so a label stored anywhere reaches the screen.
+    fn judging(&mut self, to: ScreenId, req: JobRequest, ds: &Arc<Dataset>) {
+        match req {
+            JobRequest::LoadItemLabels { item } => {
+                self.watch_labels();
+                let me = self.services.reviewer.clone();
+                let Some(id) = ds.items.get(item).map(|it| it.id.to_string()) else {
+                    return;
+                };
+                self.on_reader(to, None, move |r| match r.answer_labels(None) {
+                    Ok(all) => Msg::ItemLabels {
+                        labels: all.into_iter().filter(|l| l.item_id == id).collect(),
+                        item,
+                        me,
+                    },
+                    Err(e) => Msg::Failed(format!("reading the labels: {e}")),
+                })
+            }
+            JobRequest::LoadJudges { run } => {
+                self.watch_labels();
+                let cat = crate::eval::summary::Catalogue::of(ds);
+                self.on_reader(to, Some("the judges need a store"), move |r| {
+                    let opts = crate::review::judges::Options::default();
+                    crate::review::judges::of_store(r, run.as_deref(), &cat, &opts)
+                        .map(|t| Msg::Judges(Box::new(t)))
+                        .unwrap_or_else(|e| Msg::Failed(format!("reading the judges: {e}")))
+                })
+            }
+            JobRequest::LoadJudgedAnswer { run, job } => {
+                self.on_reader(
+                    to,
+                    None,
+                    move |r| match crate::review::judges::judged_answer(r, &run, job) {
+                        Ok(Some(a)) => Msg::JudgedAnswer(Box::new(a)),
+                        Ok(None) => Msg::Failed(format!(
+                            "answer {job} of run {} is not in the store",
+                            crate::text::one_line(&run)
+                        )),
+                        Err(e) => Msg::Failed(format!("reading the answer: {e}")),
+                    },
+                )
+            }
+            _ => {}
+        }
+    }
+
     /// Starts a job for `to`; results (or why it could not start) arrive on `rx`.
     pub fn start(&mut self, to: ScreenId, req: JobRequest, ds: &Arc<Dataset>) {
         let runs_need = Some("runs need a store");
@@ -797,29 +889,9 @@ impl Jobs {
                     .map(Msg::Signals)
                     .unwrap_or_else(|e| Msg::Failed(format!("reading signals: {e}")))
             }),
-            JobRequest::LoadJudges { run } => {
-                let cat = crate::eval::summary::Catalogue::of(ds);
-                self.on_reader(to, Some("the judges need a store"), move |r| {
-                    let opts = crate::review::judges::Options::default();
-                    crate::review::judges::of_store(r, run.as_deref(), &cat, &opts)
-                        .map(|t| Msg::Judges(Box::new(t)))
-                        .unwrap_or_else(|e| Msg::Failed(format!("reading the judges: {e}")))
-                })
-            }
-            JobRequest::LoadJudgedAnswer { run, job } => {
-                self.on_reader(
-                    to,
-                    None,
-                    move |r| match crate::review::judges::judged_answer(r, &run, job) {
-                        Ok(Some(a)) => Msg::JudgedAnswer(Box::new(a)),
-                        Ok(None) => Msg::Failed(format!(
-                            "answer {job} of run {} is not in the store",
-                            crate::text::one_line(&run)
-                        )),
-                        Err(e) => Msg::Failed(format!("reading the answer: {e}")),
-                    },
-                )
-            }
+            JobRequest::LoadItemLabels { .. }
+            | JobRequest::LoadJudges { .. }
+            | JobRequest::LoadJudgedAnswer { .. } => self.judging(to, req, ds),
             JobRequest::LoadClaims { dataset } => self.on_reader(to, None, move |r| {
                 claims_runs(r, &dataset)
                     .map(Msg::Claims)

@@ -55,8 +55,11 @@ pub struct Compare {
     /// the session, whose answers and rates are the newest of every run.
     pub run: Option<String>,
     own: HashMap<(usize, String, u32), Answer>,
-    /// Labels given here this session, by answer (run, job): shown in the pane's title.
-    labels: HashMap<(String, u32), crate::store::Label>,
+    /// People's labels on the shown item's answers (every reviewer's, read from the store
+    /// and kept current as anyone labels), and who "you" are: each reviewer's newest label
+    /// shows in the answer's pane title.
+    people: Vec<crate::store::AnswerLabel>,
+    me: String,
 }
 
 impl Compare {
@@ -179,19 +182,29 @@ impl Compare {
     }
 
     fn load(&self) -> Vec<Cmd> {
+        let mut out = self.load_labels();
         if let (Some(run), Some(item)) = (&self.run, self.item()) {
-            return vec![Cmd::Job(JobRequest::LoadRunAnswers {
+            out.push(Cmd::Job(JobRequest::LoadRunAnswers {
                 run: run.clone(),
                 item,
-            })];
+            }));
+            return out;
         }
-        match self.item() {
-            Some(item) => vec![Cmd::Job(JobRequest::LoadStored {
+        if let Some(item) = self.item() {
+            out.push(Cmd::Job(JobRequest::LoadStored {
                 item,
                 rescore: false,
-            })],
-            None => Vec::new(),
+            }));
         }
+        out
+    }
+
+    /// People's labels on the item's answers (read again whenever anyone labels).
+    fn load_labels(&self) -> Vec<Cmd> {
+        self.item()
+            .map(|item| Cmd::Job(JobRequest::LoadItemLabels { item }))
+            .into_iter()
+            .collect()
     }
 
     /// `t` shades the tokens; `[`/`]` step the token cursor through the unlikely ones.
@@ -467,9 +480,20 @@ impl Component for Compare {
                 Vec::new()
             }
             Msg::Labelled(l) => {
-                self.labels.insert((l.run_id.clone(), l.job_idx), l.label);
+                if !self.people.iter().any(|p| p.uid == l.uid) {
+                    self.people.push(l.clone());
+                }
+                if self.me.is_empty() {
+                    self.me = l.reviewer.clone();
+                }
                 Vec::new()
             }
+            Msg::ItemLabels { item, labels, me } if self.item() == Some(*item) => {
+                self.people = labels.clone();
+                self.me = me.clone();
+                Vec::new()
+            }
+            Msg::LabelsChanged => self.load_labels(),
             _ => Vec::new(),
         }
     }
@@ -684,8 +708,28 @@ impl Compare {
         if let Some(same) = self.agreement(cx.session, model) {
             facts.push((1, same));
         }
-        if let Some(l) = self.labels.get(&(a.run_id.clone(), a.job_idx)) {
-            facts.push((0, format!("you: {}", l.words())));
+        let mine: Vec<&crate::store::AnswerLabel> = self
+            .people
+            .iter()
+            .filter(|l| l.run_id == a.run_id && l.job_idx == a.job_idx)
+            .collect();
+        if !mine.is_empty() {
+            let owned: Vec<crate::store::AnswerLabel> = mine.into_iter().cloned().collect();
+            let mut newest = crate::store::judging::newest_labels(&owned);
+            // Yours first, then the others by name.
+            newest.sort_by_key(|l| (l.reviewer != self.me, l.reviewer.clone()));
+            let said: Vec<String> = newest
+                .iter()
+                .map(|l| {
+                    let who = if l.reviewer == self.me {
+                        "you".to_string()
+                    } else {
+                        crate::text::one_line(&l.reviewer)
+                    };
+                    format!("{who}: {}", l.label.words())
+                })
+                .collect();
+            facts.push((0, said.join(", ")));
         }
         // White-box scores beside the verdict, where the answer has token probabilities.
         if let Some(w) = a

@@ -215,9 +215,10 @@ impl Component for Judges {
                 }
                 Vec::new()
             }
-            // A new label changes the numbers and the answer's list of labels: read both again
-            // (the list of disagreements stays as opened, so the place in it holds).
-            Msg::Labelled(_) => {
+            // A new label (here, or anyone's: the store is watched) changes the numbers and the
+            // answer's list of labels: read both again (the list of disagreements stays as
+            // opened, so the place in it holds).
+            Msg::Labelled(_) | Msg::LabelsChanged => {
                 let mut cmds = self.load();
                 if let Some(d) = &self.disputed
                     && let Some((run, job)) = d.answers.get(d.pos)
