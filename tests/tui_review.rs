@@ -647,6 +647,15 @@ fn a_stored_answer_is_labelled_from_the_review_screen_blind() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("prism.db");
     two_runs_answering_the_last_item(&db);
+    // Alpha's answer was scored by a judge: blind, its verdict hides until labelled.
+    {
+        let store = Store::open(&db).unwrap();
+        let mut s = store.scores(Some("r-old")).unwrap().remove(0);
+        s.judge = Some("j".into());
+        s.detail = "the judge: same meaning".into();
+        let mut store = store;
+        store.save_scores(&[s]).unwrap();
+    }
     let rt = runtime();
     let (mut app, mut services) = session(&rt, &db, "ann");
     services.blind = true;
@@ -658,13 +667,22 @@ fn a_stored_answer_is_labelled_from_the_review_screen_blind() {
     let s = screen(&term);
     assert!(s.contains("▸ model A #0"), "{s}");
     assert!(s.contains("Label model A's answer"), "{s}");
+    assert!(
+        s.contains("model A #0 judge's verdict hidden until you label it (L)"),
+        "{s}"
+    );
+    assert!(!s.contains("the judge: same meaning"), "{s}");
     let mut keys = vec![code(KeyCode::Tab)];
     keys.extend(typed("plain and right"));
     keys.push(code(KeyCode::Enter));
     play(&rt, &mut app, &mut services, keys);
     let term = play(&rt, &mut app, &mut services, vec![]);
     let s = screen(&term);
-    assert!(s.contains("model A #0 1.00 ✓  you: correct"), "{s}");
+    // Labelled: the judge's verdict shows beside yours.
+    assert!(
+        s.contains("model A #0 1.00 ✓  you: correct  the judge: same meaning"),
+        "{s}"
+    );
     assert!(!s.contains("alpha") && !s.contains("beta"), "{s}");
     let labels = Store::open(&db).unwrap().answer_labels(None).unwrap();
     assert_eq!(labels.len(), 1, "{labels:?}");

@@ -923,7 +923,15 @@ impl Review {
                 .scores
                 .iter()
                 .find(|s| s.run_id == r.run_id && s.job_idx == r.job_idx);
+            let labelled = self.labels.get(&(r.run_id.clone(), r.job_idx));
+            // Blind review hides a judge's verdict until you have labelled the answer, so your
+            // label is your own reading (the rules' verdicts are no one's opinion: shown).
+            let hidden = blind && labelled.is_none() && score.is_some_and(|s| s.judge.is_some());
+            let score = score.filter(|_| !hidden);
             let verdict = match score.and_then(|s| s.score) {
+                _ if hidden => {
+                    Span::styled("judge's verdict hidden until you label it (L)", t.muted())
+                }
                 Some(s) if s >= 0.5 => Span::styled(format!("{s:.2} ✓"), t.success()),
                 Some(s) => Span::styled(format!("{s:.2} ✗"), t.error()),
                 None => Span::styled("unscored", t.muted()),
@@ -958,9 +966,7 @@ impl Review {
                     t.warning(),
                 ),
                 Span::styled(
-                    self.labels
-                        .get(&(r.run_id.clone(), r.job_idx))
-                        .map_or(String::new(), |l| format!("  you: {}", l.words())),
+                    labelled.map_or(String::new(), |l| format!("  you: {}", l.words())),
                     t.accent(),
                 ),
                 Span::styled(
