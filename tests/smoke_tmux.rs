@@ -213,3 +213,101 @@ fn prism_review_opens_the_review_screen() {
     wait_file(&status, "prism did not exit on q");
     assert_eq!(std::fs::read_to_string(&status).unwrap().trim(), "0");
 }
+
+/// A label is kept the moment its "labelled" message shows (issue 46): `L` and `enter` on the
+/// review screen in a real terminal, then `kill -9` at once; the store has the label.
+#[test]
+fn a_label_survives_kill_9_the_moment_it_is_said() {
+    use prism::store::{JobRecord, ResponseRecord, RunConfig, RunRecord, RunStatus, Store};
+    let bin = env!("CARGO_BIN_EXE_prism");
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    let ds = prism::dataset::load_sample().dataset;
+    let first = &ds.items[0];
+    {
+        let mut store = Store::open(&db).unwrap();
+        store
+            .create_run(
+                &RunRecord {
+                    id: "r-kill".into(),
+                    created_at: 0,
+                    dataset: "<sample-data>".into(),
+                    config: RunConfig::default(),
+                    status: RunStatus::Finished,
+                },
+                &[JobRecord {
+                    idx: 0,
+                    item_id: first.id.to_string(),
+                    task_id: ds.task_of(first).id.clone(),
+                    model: "alpha".into(),
+                    sample: 0,
+                }],
+            )
+            .unwrap();
+        store
+            .save_responses(&[ResponseRecord {
+                run_id: "r-kill".into(),
+                job_idx: 0,
+                item_id: first.id.to_string(),
+                task_id: ds.task_of(first).id.clone(),
+                model: "alpha".into(),
+                sample: 0,
+                text: Some("Yes, he failed.".into()),
+                error: None,
+                finish_reason: Some("stop".into()),
+                prompt_tokens: None,
+                completion_tokens: None,
+                latency_ms: None,
+                first_token_ms: None,
+                attempts: 1,
+                params: "{}".into(),
+                request_hash: String::new(),
+                cached: false,
+                created_at: 0,
+                cache_key: None,
+                logprobs: None,
+            }])
+            .unwrap();
+    }
+    let tmux = Tmux {
+        socket: format!("prism-kill-{}", std::process::id()),
+    };
+    let cmd = format!(
+        "PRISM_CONFIG_DIR={d} PRISM_DATA_DIR={d} TERM=xterm-256color {bin} review; sleep 5",
+        d = dir.path().display(),
+    );
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "smoke",
+        "-x",
+        "120",
+        "-y",
+        "36",
+        &cmd,
+    ]);
+    tmux.wait_for("the stored answer", |s| s.contains("Yes, he failed."));
+    tmux.keys(&["L"]);
+    tmux.wait_for("the label popup", |s| s.contains("Label alpha's answer"));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the label said", |s| s.contains("labelled hallucinated"));
+    let pid = tmux.prism_pid();
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    let start = Instant::now();
+    while Path::new(&format!("/proc/{pid}/status")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .unwrap_or_default()
+            .contains("zombie")
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "prism outlived kill -9"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let labels = Store::open(&db).unwrap().answer_labels(None).unwrap();
+    assert_eq!(labels.len(), 1, "{labels:?}");
+    assert_eq!(labels[0].label, prism::store::Label::Hallucinated);
+    assert_eq!(labels[0].item_id, first.id.to_string());
+}
