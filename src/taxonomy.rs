@@ -62,15 +62,18 @@ impl fmt::Display for Dimension {
 impl FromStr for Dimension {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_uppercase().as_str() {
-            "KE" => Ok(Dimension::KE),
-            "KM" => Ok(Dimension::KM),
-            "RE" => Ok(Dimension::RE),
-            "IFE" => Ok(Dimension::IFE),
-            other => Err(format!(
-                "unknown dimension {other:?} (expected KE, KM, RE or IFE)"
-            )),
-        }
+        // Without allocating: task ids are parsed for their dimension in every rate computed
+        // (the heatmap of 100 runs × 8 models parses hundreds of thousands).
+        let t = s.trim();
+        Dimension::ALL
+            .into_iter()
+            .find(|d| d.code().eq_ignore_ascii_case(t))
+            .ok_or_else(|| {
+                format!(
+                    "unknown dimension {:?} (expected KE, KM, RE or IFE)",
+                    t.to_ascii_uppercase()
+                )
+            })
     }
 }
 
