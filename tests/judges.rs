@@ -645,4 +645,11 @@ fn compare_says_where_the_judge_decides_the_ranking() {
         table.contains("the judge decides: the sign changes"),
         "{table}"
     );
+    // So does the HTML page.
+    let html = env.stdout(&["compare", &a, &b, "--db", db, "--format", "html"]);
+    assert!(html.contains("<table id=\"compare-judges\">"), "{html}");
+    assert!(
+        html.contains("the judge decides: the sign changes"),
+        "{html}"
+    );
 }

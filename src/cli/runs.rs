@@ -707,17 +707,9 @@ fn judges_table(j: &crate::eval::compare::JudgeSensitivity) -> String {
         for u in &r.under {
             out.push_str(&format!(" {:>14}", signed(*u)));
         }
-        out.push_str(&format!("  {}\n", sensitivity_words(r)));
+        out.push_str(&format!("  {}\n", r.words()));
     }
     out
-}
-
-fn sensitivity_words(r: &crate::eval::compare::SensitivityRow) -> &'static str {
-    match (r.sign_holds, r.within_judge_spread) {
-        (false, _) => "the judge decides: the sign changes",
-        (true, true) => "holds, but within what the judge moves",
-        (true, false) => "holds under every judge",
-    }
 }
 
 fn markdown(c: &Comparison, flips: usize, about: &[String; 2]) -> String {
@@ -785,7 +777,7 @@ fn markdown(c: &Comparison, flips: usize, about: &[String; 2]) -> String {
             for u in &r.under {
                 out.push_str(&format!(" {} |", signed(*u)));
             }
-            out.push_str(&format!(" {} |\n", sensitivity_words(r)));
+            out.push_str(&format!(" {} |\n", r.words()));
         }
     }
     out

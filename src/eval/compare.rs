@@ -211,6 +211,15 @@ pub struct SensitivityRow {
 }
 
 impl SensitivityRow {
+    /// The row's verdict in words (the table, Markdown and HTML say the same).
+    pub fn words(&self) -> &'static str {
+        match (self.sign_holds, self.within_judge_spread) {
+            (false, _) => "the judge decides: the sign changes",
+            (true, true) => "holds, but within what the judge moves",
+            (true, false) => "holds under every judge",
+        }
+    }
+
     pub fn new(level: Level, name: &str, stored: Option<f64>, under: Vec<Option<f64>>) -> Self {
         let sign = |v: f64| (v > 0.0) as i8 - (v < 0.0) as i8;
         let sign_holds = stored.is_some_and(|d| {
