@@ -477,6 +477,11 @@ fn the_judges_screen_lists_a_judges_disagreements_and_labels_from_there() {
     assert_eq!(shown.verdicts.len(), 3, "every judge's verdict");
     assert_eq!(shown.labels.len(), 1);
     assert!(plans[&shown.item_id].contrary);
+    // The list names the answer by its item.
+    assert!(
+        list.contains(&format!(" {} #{}", shown.item_id, shown.job_idx)),
+        "{list}"
+    );
     for part in ["question", "answer", "judges", "people", "ann"] {
         assert!(list.contains(part), "{part}: {list}");
     }

@@ -86,6 +86,9 @@ pub struct VsPeople {
     /// The answers where the two disagree (run, job), for people to look at.
     #[serde(skip)]
     pub disagreements: Vec<(String, u32)>,
+    /// Their items, in the same order (what the list of disagreements names).
+    #[serde(skip)]
+    pub disagreement_items: Vec<String>,
 }
 
 /// The judges among themselves on one group.
@@ -188,6 +191,7 @@ pub fn people_verdicts(labels: &[AnswerLabel]) -> (HashMap<Key, bool>, PeopleCou
 /// One answer as the trial sees it.
 struct Answer {
     group: String,
+    item: String,
     /// Per judge (in `judges` order): its askings' scores.
     askings: Vec<Vec<Option<f64>>>,
 }
@@ -285,6 +289,7 @@ pub fn trial(
             .entry((v.run_id.clone(), v.job_idx))
             .or_insert_with(|| Answer {
                 group: group_of(opts.by, v),
+                item: v.item_id.clone(),
                 askings: vec![Vec::new(); judges.len()],
             });
         a.askings[j].push(v.score);
@@ -354,9 +359,9 @@ fn group(
         .count();
     let vs_people = (0..judges.len())
         .map(|j| {
-            let pairs: Vec<(bool, bool, &Key)> = answers
+            let pairs: Vec<Pair> = answers
                 .iter()
-                .filter_map(|(k, a)| Some((a.verdict(j)?, *people.get(*k)?, *k)))
+                .filter_map(|(k, a)| Some((a.verdict(j)?, *people.get(*k)?, *k, a.item.as_str())))
                 .collect();
             vs_people(&judges[j], &pairs, opts)
         })
@@ -414,8 +419,11 @@ fn group(
 }
 
 /// A judge against people over `pairs` (judge says hallucinated, people say hallucinated).
-fn vs_people(judge: &str, pairs: &[(bool, bool, &Key)], opts: &Options) -> VsPeople {
-    let flags: Vec<(bool, bool)> = pairs.iter().map(|(j, p, _)| (*j, *p)).collect();
+/// An answer both decided: the judge says hallucinated, people say hallucinated, its key and item.
+type Pair<'a> = (bool, bool, &'a Key, &'a str);
+
+fn vs_people(judge: &str, pairs: &[Pair], opts: &Options) -> VsPeople {
+    let flags: Vec<(bool, bool)> = pairs.iter().map(|(j, p, _, _)| (*j, *p)).collect();
     let count = |j: bool, p: bool| flags.iter().filter(|x| **x == (j, p)).count();
     let (acc, kap) = boot(&flags, opts.resamples, opts.seed);
     VsPeople {
@@ -438,8 +446,13 @@ fn vs_people(judge: &str, pairs: &[(bool, bool, &Key)], opts: &Options) -> VsPeo
         both_correct: count(false, false),
         disagreements: pairs
             .iter()
-            .filter(|(j, p, _)| j != p)
-            .map(|(_, _, k)| (*k).clone())
+            .filter(|(j, p, _, _)| j != p)
+            .map(|(_, _, k, _)| (*k).clone())
+            .collect(),
+        disagreement_items: pairs
+            .iter()
+            .filter(|(j, p, _, _)| j != p)
+            .map(|(_, _, _, i)| i.to_string())
             .collect(),
     }
 }

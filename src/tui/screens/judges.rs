@@ -38,6 +38,8 @@ struct Disputed {
     group: String,
     judge: String,
     answers: Vec<(String, u32)>,
+    /// Each answer's item (the list names them).
+    items: Vec<String>,
     pos: usize,
     /// The answer at `pos`, once read.
     shown: Option<JudgedAnswer>,
@@ -111,6 +113,7 @@ impl Judges {
             group: g.name.clone(),
             judge: c.judge.clone(),
             answers: c.disagreements.clone(),
+            items: c.disagreement_items.clone(),
             pos: 0,
             shown: None,
             scroll: 0,
@@ -537,7 +540,12 @@ impl Judges {
                 } else {
                     t.base()
                 };
-                Line::styled(format!(" {} #{job}", truncate(&one_line(run), 22)), style)
+                // The item names the answer; the run and job tell answers of one item apart.
+                let name = match d.items.get(i) {
+                    Some(item) => format!(" {} #{job}", truncate(&one_line(item), 24)),
+                    None => format!(" {} #{job}", truncate(&one_line(run), 22)),
+                };
+                Line::styled(name, style)
             })
             .collect();
         f.render_widget(
