@@ -218,7 +218,7 @@ fn prism_review_opens_the_review_screen() {
 /// review screen in a real terminal, then `kill -9` at once; the store has the label.
 #[test]
 fn a_label_survives_kill_9_the_moment_it_is_said() {
-    use prism::store::{JobRecord, ResponseRecord, RunConfig, RunRecord, RunStatus, Store};
+    use prism::store::{JobRecord, RunConfig, RunRecord, RunStatus, Store};
     let bin = env!("CARGO_BIN_EXE_prism");
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("prism.db");
@@ -245,28 +245,12 @@ fn a_label_survives_kill_9_the_moment_it_is_said() {
             )
             .unwrap();
         store
-            .save_responses(&[ResponseRecord {
-                run_id: "r-kill".into(),
-                job_idx: 0,
-                item_id: first.id.to_string(),
-                task_id: ds.task_of(first).id.clone(),
-                model: "alpha".into(),
-                sample: 0,
-                text: Some("Yes, he failed.".into()),
-                error: None,
-                finish_reason: Some("stop".into()),
-                prompt_tokens: None,
-                completion_tokens: None,
-                latency_ms: None,
-                first_token_ms: None,
-                attempts: 1,
-                params: "{}".into(),
-                request_hash: String::new(),
-                cached: false,
-                created_at: 0,
-                cache_key: None,
-                logprobs: None,
-            }])
+            .save_responses(&[common::answers::stored_answer(
+                ("r-kill", 0),
+                (&first.id, &ds.task_of(first).id),
+                "alpha",
+                "Yes, he failed.",
+            )])
             .unwrap();
     }
     let tmux = Tmux {

@@ -352,7 +352,7 @@ fn scores_land_where_they_were_typed() {
 /// Two runs' answers to the sample's last item, each scored with a reason: alpha's (right) in
 /// run r-old, beta's (wrong) in run r-new.
 fn two_runs_answering_the_last_item(db: &std::path::Path) {
-    use prism::store::{JobRecord, ResponseRecord, RunConfig, RunRecord, RunStatus};
+    use prism::store::{JobRecord, RunConfig, RunRecord, RunStatus};
     let ds = dataset::load_sample().dataset;
     let last = ds.items.last().unwrap();
     let task = ds.task_of(last).id.clone();
@@ -381,28 +381,12 @@ fn two_runs_answering_the_last_item(db: &std::path::Path) {
                 )
                 .unwrap();
             store
-                .save_responses(&[ResponseRecord {
-                    run_id: run.into(),
-                    job_idx: 0,
-                    item_id: last.id.to_string(),
-                    task_id: task.clone(),
-                    model: model.into(),
-                    sample: 0,
-                    text: Some(text.into()),
-                    error: None,
-                    finish_reason: Some("stop".into()),
-                    prompt_tokens: None,
-                    completion_tokens: None,
-                    latency_ms: None,
-                    first_token_ms: None,
-                    attempts: 1,
-                    params: "{}".into(),
-                    request_hash: String::new(),
-                    cached: false,
-                    created_at: 0,
-                    cache_key: None,
-                    logprobs: None,
-                }])
+                .save_responses(&[common::answers::stored_answer(
+                    (run, 0),
+                    (&last.id, &task),
+                    model,
+                    text,
+                )])
                 .unwrap();
             let mut sc = scored(last, &task, "exact", 0, model, s);
             sc.run_id = run.into();

@@ -71,6 +71,24 @@ pub struct ReportArgs {
     pub force: bool,
 }
 
+/// The judges on trial for the reported run, when a panel's verdicts are stored.
+fn judges_of(
+    store: &crate::store::Store,
+    run: &str,
+    ds: Option<&crate::dataset::Dataset>,
+) -> anyhow::Result<Option<crate::review::judges::Trial>> {
+    let cat = ds
+        .map(crate::eval::summary::Catalogue::of)
+        .unwrap_or_default();
+    let trial = crate::review::judges::of_store(
+        store,
+        Some(run),
+        &cat,
+        &crate::review::judges::Options::default(),
+    )?;
+    Ok(Some(trial).filter(|t| !t.judges.is_empty()))
+}
+
 /// `theme` colours the HTML heatmap (`--theme`, else the config's, else the default).
 pub(crate) fn report(
     mut args: ReportArgs,
@@ -136,17 +154,7 @@ pub(crate) fn report(
                 build::from_store(store, &run.id, ds.as_ref()).map_err(|e| score_hint(e, &args))?;
             rows.extend(r);
             meta = m;
-            let cat = ds
-                .as_ref()
-                .map(crate::eval::summary::Catalogue::of)
-                .unwrap_or_default();
-            let trial = crate::review::judges::of_store(
-                store,
-                Some(&run.id),
-                &cat,
-                &crate::review::judges::Options::default(),
-            )?;
-            judges = Some(trial).filter(|t| !t.judges.is_empty());
+            judges = judges_of(store, &run.id, ds.as_ref())?;
             let flags: Vec<_> = crate::detect::results::answer_flags(store)?
                 .into_iter()
                 .filter(|f| f.source_run == run.id)

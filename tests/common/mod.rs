@@ -1,3 +1,4 @@
+pub mod answers;
 pub mod mock;
 pub mod pg;
 pub mod rows;
