@@ -738,6 +738,8 @@ fn a_shared_store_of_the_previous_schema_migrates_and_reads() {
         DROP TABLE judge_verdicts;
         DROP TABLE answer_labels;
         DELETE FROM prism_schema WHERE version = 6;
+        CREATE INDEX scores_item ON scores(item_id, model);
+        DELETE FROM prism_schema WHERE version = 7;
         INSERT INTO quality_scores (item_id, model, task_id, factuality, discriminability,
             clarity, reply, attempts, created_at)
             VALUES ('KE-1', 'q', 'KE-FD-Myths', 9, 8, 7, 'F 9', 2, 10);
@@ -759,7 +761,15 @@ fn a_shared_store_of_the_previous_schema_migrates_and_reads() {
         .query_one("SELECT MAX(version) FROM prism_schema", &[])
         .unwrap()
         .get(0);
-    assert_eq!(version, 6, "migrated again");
+    assert_eq!(version, 7, "migrated again");
+    let redundant: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_indexes WHERE indexname = 'scores_item'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(redundant, 0, "scores_item (a prefix of scores_key) dropped");
     // The summaries are made from the scores the store already held.
     let (scored, sum): (i64, f64) = {
         let r = c

@@ -12,7 +12,7 @@ use anyhow::bail;
 
 use super::lane_tables::{self, LaneKind};
 use super::links::RunKind;
-use super::{Added, AnyStore, CopyLinks};
+use super::{Added, AnyStore, CopyLinks, RunBundle};
 
 /// Jobs moved per transaction by a copy.
 const PAGE: u32 = 5_000;
@@ -64,21 +64,7 @@ pub fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<()> {
             left_alone.push(r.id.clone());
             continue;
         }
-        // A part of the run at a time (its jobs numbered in one page, with their answers and
-        // scores), each in its own transaction: memory is bounded by the page whatever the
-        // run's size, and a copy that stops is finished by running it again.
-        let mut added = Added::default();
-        let mut lo = 0u32;
-        while let Some(b) = source.run_bundle_part(&r.id, lo..lo.saturating_add(PAGE))? {
-            if b.jobs.is_empty() && b.responses.is_empty() && lo > 0 {
-                break;
-            }
-            added += target.put_run_bundle(&b)?;
-            if b.jobs.is_empty() && b.responses.is_empty() {
-                break;
-            }
-            lo = lo.saturating_add(PAGE);
-        }
+        let added = copy_pages(&mut source, &mut target, &r.id)?;
         crate::say!(
             "{}: {} answers, {} scores{}",
             crate::text::one_line(&r.id),
@@ -159,6 +145,53 @@ pub fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<()> {
         loose
     );
     Ok(())
+}
+
+/// A run a page at a time (its jobs numbered in one page, with their answers and scores),
+/// each page in its own transaction: memory is bounded by the page whatever the run's size,
+/// and a copy that stops is finished by running it again. The next page is read while the
+/// one before is written (a thread, one page ahead), so reading the source and writing the
+/// target overlap instead of taking turns: the target's server is the slower side, and it no
+/// longer waits for the reads.
+fn copy_pages(source: &mut AnyStore, target: &mut AnyStore, run: &str) -> anyhow::Result<Added> {
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<RunBundle>(0);
+        let reader = s.spawn(move || -> anyhow::Result<()> {
+            let mut lo = 0u32;
+            while let Some(b) = source.run_bundle_part(run, lo..lo.saturating_add(PAGE))? {
+                let last = b.jobs.is_empty() && b.responses.is_empty();
+                if last && lo > 0 {
+                    break;
+                }
+                if tx.send(b).is_err() {
+                    // The writer stopped (its error is the one said).
+                    break;
+                }
+                if last {
+                    break;
+                }
+                lo = lo.saturating_add(PAGE);
+            }
+            Ok(())
+        });
+        let mut added = Added::default();
+        let mut written = Ok(());
+        for b in rx {
+            match target.put_run_bundle(&b) {
+                Ok(a) => added += a,
+                Err(e) => {
+                    written = Err(e);
+                    break;
+                }
+            }
+        }
+        let read = reader
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("reading run {run} panicked")));
+        written?;
+        read?;
+        Ok(added)
+    })
 }
 
 /// Review decisions (kept by their uid, so never twice). The quality agent's scores are a

@@ -446,6 +446,11 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX answer_labels_seq ON answer_labels(seq);
     CREATE INDEX answer_labels_run ON answer_labels(run_id, job_idx);
     "#,
+    // 7: `scores_item` (item, model) is a prefix of `scores_key` (item, model, sample, run),
+    // which answers the same lookups: one index fewer to keep on every saved score.
+    r#"
+    DROP INDEX IF EXISTS scores_item;
+    "#,
 ];
 
 /// A call on the connection's thread; it is handed a way to connect again.
