@@ -21,6 +21,7 @@ pub(crate) mod score;
 pub(crate) mod self_detect;
 pub(crate) mod selfcheck;
 mod shell;
+pub use shell::reference_markdown;
 pub(crate) mod signals;
 mod tui_start;
 
@@ -177,8 +178,6 @@ pub enum Command {
     /// rate, the difference with a paired bootstrap 95% interval, McNemar's exact test, and the
     /// items that flipped.
     Compare(runs::CompareArgs),
-    /// Shell completions on standard output: `source <(prism completions bash)`, or put them
-    /// where the shell looks (`prism completions zsh > ~/.zfunc/_prism`). Every command and flag.
     /// Fails (exit 1) when CANDIDATE hallucinates more than BASELINE beyond noise, on the
     /// H-Score or any dimension (or sub-task with --by task): the paired bootstrap interval
     /// above 0 and McNemar's exact p below --alpha after Holm. Markdown on standard output (and
@@ -186,6 +185,8 @@ pub enum Command {
     /// when it cannot be decided. For CI: a baseline file from `prism compare RUN
     /// --save-baseline FILE` needs no store.
     Gate(gate::GateArgs),
+    /// Shell completions on standard output: `source <(prism completions bash)`, or put them
+    /// where the shell looks (`prism completions zsh > ~/.zfunc/_prism`). Every command and flag.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
@@ -194,8 +195,11 @@ pub enum Command {
     /// page per command (prism.1, prism-run.1, ...) for a man directory.
     Man {
         /// Write prism.1 and a page per command here instead.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "markdown")]
         dir: Option<PathBuf>,
+        /// The command-line reference in Markdown instead (the book's chapter).
+        #[arg(long)]
+        markdown: bool,
     },
     /// Which zero-resource signal predicts PRISM's verdict (hallucinated: score below 0.5):
     /// per model and dimension (or category, sub-task), AUROC and AUPRC with bootstrap 95%
@@ -398,7 +402,7 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Compare(args)) => runs::compare_cmd(args, &dirs),
         Some(Command::Gate(args)) => gate::gate_cmd(args, &dirs),
         Some(Command::Completions { shell }) => shell::completions(shell),
-        Some(Command::Man { dir }) => shell::man(dir.as_deref()),
+        Some(Command::Man { dir, markdown }) => shell::man(dir.as_deref(), markdown),
         Some(Command::Signals(args)) => signals::signals(args, &dirs),
         Some(Command::Labels(args)) => judges::labels(args, &dirs),
         Some(Command::Judges(args)) => judges::judges_cmd(args, &dirs),

@@ -399,7 +399,7 @@ pub fn list_models(dirs: &Dirs, file: Option<&Path>) -> anyhow::Result<i32> {
     let models = load_models(dirs, file)?;
     if models.models.is_empty() {
         crate::say!(
-            "no models configured; add [[models]] entries to {} (see README)",
+            "no models configured; add [[models]] entries to {} (see docs/src/running-models.md, or `prism model install` for the built-in ones)",
             file.map(|f| f.display().to_string()).unwrap_or_else(|| dirs
                 .config
                 .join("models.toml")

@@ -228,7 +228,7 @@ struct Def {
     uses: &'static [(&'static [Mode], &'static str)],
 }
 
-/// Every action's config name, in help order (the README lists the same; a test holds them
+/// Every action's config name, in help order (the book's configuration chapter lists the same; a test holds them
 /// together).
 pub fn action_names() -> impl Iterator<Item = &'static str> {
     DEFS.iter().map(|d| d.name)
