@@ -765,3 +765,102 @@ fn a_label_made_in_one_tui_appears_on_the_others_judges_screen_within_a_second()
     assert_eq!(labels.len(), 1);
     assert_eq!(labels[0].reviewer, "bob");
 }
+
+/// Undo (`z`, issue 43): the last decision and label of the session are taken back by adding
+/// what was there before (nothing is deleted): a label changed from correct to hallucinated is
+/// correct again; a first label and a first decision are withdrawn (the item unreviewed, the
+/// answer unlabelled); with nothing left, `z` says so.
+#[test]
+fn z_takes_back_the_sessions_labels_and_decisions_without_deleting_any() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    two_runs_answering_the_last_item(&db);
+    let rt = runtime();
+    let (mut app, mut services) = session(&rt, &db, "ann");
+    play(&rt, &mut app, &mut services, vec![key('V')]);
+    play(&rt, &mut app, &mut services, vec![]);
+    let item = review(&app).draft.item_id.clone();
+    // The selected answer labelled correct, then hallucinated.
+    let label = |choice: usize| {
+        let mut keys = vec![key('L')];
+        keys.extend((0..choice).map(|_| code(KeyCode::Right)));
+        keys.push(code(KeyCode::Enter));
+        keys
+    };
+    play(&rt, &mut app, &mut services, label(1));
+    play(&rt, &mut app, &mut services, vec![]);
+    play(&rt, &mut app, &mut services, label(0));
+    play(&rt, &mut app, &mut services, vec![]);
+    let labels = || Store::open(&db).unwrap().answer_labels(None).unwrap();
+    let newest = |all: &[prism::store::AnswerLabel]| -> Vec<prism::store::Label> {
+        prism::store::judging::newest_labels(all)
+            .iter()
+            .map(|l| l.label)
+            .collect()
+    };
+    assert_eq!(newest(&labels()), vec![prism::store::Label::Hallucinated]);
+    // A decision on the item: scored, retain, saved.
+    let down = || code(KeyCode::Down);
+    play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![
+            key('8'),
+            down(),
+            key('7'),
+            down(),
+            key('9'),
+            key('y'),
+            ctrl('s'),
+        ],
+    );
+    play(&rt, &mut app, &mut services, vec![]);
+    let decisions = || {
+        prism::store::Panel::open(&db)
+            .unwrap()
+            .decisions()
+            .unwrap()
+            .into_iter()
+            .filter(|d| d.item_id == item)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(decisions().len(), 1);
+
+    // z: the decision is withdrawn, as a second record; the item is unreviewed again.
+    play(&rt, &mut app, &mut services, vec![key('z')]);
+    let term = play(&rt, &mut app, &mut services, vec![]);
+    let d = decisions();
+    assert_eq!(d.len(), 2, "nothing deleted: {d:?}");
+    assert_eq!(d[1].decision, Decision::Withdrawn);
+    let refs: Vec<&prism::review::ReviewRecord> = d.iter().collect();
+    assert_eq!(
+        prism::review::status(&refs, 2).state,
+        prism::review::State::Unreviewed
+    );
+    let s = screen(&term);
+    assert!(
+        s.contains("you have no decision on it in this round now"),
+        "{s}"
+    );
+    // z: the hallucinated label taken back: correct again.
+    let term = play(&rt, &mut app, &mut services, vec![key('z')]);
+    let term2 = play(&rt, &mut app, &mut services, vec![]);
+    assert_eq!(labels().len(), 3);
+    assert_eq!(newest(&labels()), vec![prism::store::Label::Correct]);
+    let s = format!("{}{}", screen(&term), screen(&term2));
+    assert!(s.contains("correct again"), "{s}");
+    // z: the first label withdrawn: no label on the answer, four rows kept.
+    play(&rt, &mut app, &mut services, vec![key('z')]);
+    play(&rt, &mut app, &mut services, vec![]);
+    let all = labels();
+    assert_eq!(all.len(), 4);
+    assert!(newest(&all).is_empty(), "{all:?}");
+    // Nothing left from this session.
+    let term = play(&rt, &mut app, &mut services, vec![key('z')]);
+    assert!(
+        screen(&term).contains("nothing to undo"),
+        "{}",
+        screen(&term)
+    );
+}

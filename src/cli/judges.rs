@@ -31,7 +31,8 @@ pub enum LabelsCommand {
     Add {
         run: String,
         job: u32,
-        /// hallucinated (h), correct (c) or cant_tell (?).
+        /// hallucinated (h), correct (c) or cant_tell (?); withdrawn takes your label back
+        /// (you have no label on the answer then; the earlier ones are kept).
         label: String,
         #[arg(long, default_value = "")]
         note: String,
@@ -71,7 +72,9 @@ pub(crate) fn labels(args: LabelsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
             reviewer,
         } => {
             let Some(l) = Label::parse(&label) else {
-                bail!("label {label:?}: write hallucinated (h), correct (c) or cant_tell (?)");
+                bail!(
+                    "label {label:?}: write hallucinated (h), correct (c), cant_tell (?) or withdrawn"
+                );
             };
             let store = db.existing_store("run prism run first")?;
             let Some(answer) = store.response(&run, job)? else {
@@ -266,7 +269,7 @@ fn label_of_line(line: &str) -> Result<AnswerLabel, String> {
     let label = text("label")?;
     let label = Label::parse(&label).ok_or_else(|| {
         format!(
-            "label: {:?} is not hallucinated, correct or cant_tell",
+            "label: {:?} is not hallucinated, correct, cant_tell or withdrawn",
             crate::text::one_line(&label)
         )
     })?;

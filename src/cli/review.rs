@@ -407,7 +407,10 @@ impl Stats {
                     State::Converged(Decision::Remove) => r.removed += 1,
                     State::Converged(Decision::Revise) => r.revised += 1,
                     State::Disputed => r.disputed += 1,
-                    State::Open | State::Unreviewed => r.open += 1,
+                    // (Never: status() leaves withdrawn decisions out.)
+                    State::Open | State::Unreviewed | State::Converged(Decision::Withdrawn) => {
+                        r.open += 1
+                    }
                 }
             }
         }
@@ -528,6 +531,10 @@ fn agreement_of(decisions: &[ReviewRecord]) -> Agreement {
                 unit.insert(&d.reviewer, d);
             }
         }
+    }
+    // Withdrawn: that reviewer has not decided the unit.
+    for unit in latest.values_mut() {
+        unit.retain(|_, d| d.decision != Decision::Withdrawn);
     }
     let units: Vec<&BTreeMap<&str, &ReviewRecord>> =
         latest.values().filter(|u| u.len() >= 2).collect();

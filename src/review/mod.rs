@@ -105,6 +105,7 @@ impl State {
             State::Converged(Decision::Retain) => "retained",
             State::Converged(Decision::Remove) => "removed",
             State::Converged(Decision::Revise) => "revised",
+            State::Converged(Decision::Withdrawn) => "unreviewed",
         }
     }
 }
@@ -138,10 +139,16 @@ pub fn status(decisions: &[&ReviewRecord], min_reviewers: usize) -> ItemStatus {
                 latest.insert(&d.reviewer, d);
             }
         }
+        // A reviewer whose latest decision is a withdrawal has not decided this round.
+        latest.retain(|_, d| d.decision != Decision::Withdrawn);
         st.current = latest
             .iter()
             .map(|(r, d)| (r.to_string(), d.decision))
             .collect();
+        if st.current.is_empty() {
+            st.state = State::Unreviewed;
+            return st;
+        }
         let mut kinds: Vec<Decision> = st.current.values().copied().collect();
         kinds.dedup();
         kinds.sort();
@@ -172,6 +179,41 @@ pub fn status(decisions: &[&ReviewRecord], min_reviewers: usize) -> ItemStatus {
         st.current.clear();
         st.state = State::Unreviewed;
     }
+}
+
+/// The decision that undoes `done` (undo, `z`): `reviewer`'s latest decision on the item in
+/// the same round before `done`, made again now (a new uid and time, scores, rationale and
+/// edits as they were), or a withdrawal when `done` was their first of the round. Nothing is
+/// deleted: the new record is added, so rounds and agreement stay true, and undoing twice
+/// walks back through the earlier decisions. `decisions`: the item's, any order.
+pub fn undoing(decisions: &[ReviewRecord], done: &ReviewRecord, at: i64) -> ReviewRecord {
+    let before = decisions
+        .iter()
+        .filter(|d| {
+            d.item_id == done.item_id
+                && d.reviewer == done.reviewer
+                && d.round == done.round
+                && d.uid != done.uid
+                && (d.created_at, &d.uid) < (done.created_at, &done.uid)
+        })
+        .max_by(|a, b| (a.created_at, &a.uid).cmp(&(b.created_at, &b.uid)));
+    let mut back = match before {
+        Some(d) => d.clone(),
+        None => ReviewRecord {
+            clarity: None,
+            relevance: None,
+            coherence: None,
+            decision: Decision::Withdrawn,
+            rationale: format!("undone: {}", done.decision.as_str()),
+            edited_question: None,
+            edited_answer: None,
+            ..done.clone()
+        },
+    };
+    // Later than `done` whatever the clock says, so it is the latest.
+    back.created_at = at.max(done.created_at + 1);
+    back.uid = ReviewRecord::new_uid(&back.reviewer, back.created_at);
+    back
 }
 
 #[cfg(test)]
@@ -239,5 +281,37 @@ mod tests {
         let b = ReviewRecord::new_uid("ann", 5);
         assert_ne!(a, b);
         assert!(a.starts_with("ann-5-"));
+    }
+
+    #[test]
+    fn undoing_restores_the_decision_before_or_withdraws() {
+        let first = rec("ann", 1, Decision::Retain, 10);
+        let second = rec("ann", 1, Decision::Remove, 20);
+        let bob = rec("bob", 1, Decision::Remove, 15);
+        let all = vec![first.clone(), bob.clone(), second.clone()];
+        // ann and bob agree on remove: converged; undoing ann's remove brings back her retain.
+        assert_eq!(st(&all).state, State::Converged(Decision::Remove));
+        let back = undoing(&all, &second, 5);
+        assert_eq!(back.decision, Decision::Retain);
+        assert!(
+            back.created_at > second.created_at,
+            "the latest, whatever the clock"
+        );
+        assert_ne!(back.uid, first.uid);
+        let mut after = all.clone();
+        after.push(back.clone());
+        assert_eq!(st(&after).state, State::Disputed);
+        // Undoing her first decision of the round withdraws it: bob alone, open.
+        let gone = undoing(&after, &first, 30);
+        assert_eq!(gone.decision, Decision::Withdrawn);
+        let mut after2 = after.clone();
+        after2.push(gone);
+        let s = st(&after2);
+        assert_eq!(s.state, State::Open);
+        assert_eq!(s.current.keys().collect::<Vec<_>>(), vec!["bob"]);
+        // Everyone withdrawn: unreviewed, nothing counted.
+        let lone = rec("cy", 1, Decision::Retain, 1);
+        let w = undoing(std::slice::from_ref(&lone), &lone, 2);
+        assert_eq!(st(&[lone, w]).state, State::Unreviewed);
     }
 }

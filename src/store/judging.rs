@@ -92,6 +92,9 @@ pub enum Label {
     Correct,
     /// Looked at and could not tell: kept, never counted as either.
     CantTell,
+    /// The reviewer's earlier label taken back (undo, `z`, when there was none before it): as
+    /// if they had not labelled the answer. Kept like every label; never offered as a choice.
+    Withdrawn,
 }
 
 impl Label {
@@ -102,6 +105,7 @@ impl Label {
             Label::Hallucinated => "hallucinated",
             Label::Correct => "correct",
             Label::CantTell => "cant_tell",
+            Label::Withdrawn => "withdrawn",
         }
     }
 
@@ -111,6 +115,7 @@ impl Label {
             Label::Hallucinated => "hallucinated",
             Label::Correct => "correct",
             Label::CantTell => "can't tell",
+            Label::Withdrawn => "withdrawn",
         }
     }
 
@@ -123,6 +128,7 @@ impl Label {
             "cant_tell" | "can_t_tell" | "cannot_tell" | "unsure" | "?" | "u" => {
                 Some(Label::CantTell)
             }
+            "withdrawn" => Some(Label::Withdrawn),
             _ => None,
         }
     }
@@ -132,7 +138,7 @@ impl Label {
         match self {
             Label::Hallucinated => Some(true),
             Label::Correct => Some(false),
-            Label::CantTell => None,
+            Label::CantTell | Label::Withdrawn => None,
         }
     }
 }
@@ -215,7 +221,38 @@ pub fn newest_labels(labels: &[AnswerLabel]) -> Vec<&AnswerLabel> {
             }
         }
     }
-    newest.into_values().collect()
+    // A reviewer whose newest label is a withdrawal has no label on the answer.
+    newest
+        .into_values()
+        .filter(|l| l.label != Label::Withdrawn)
+        .collect()
+}
+
+/// The label that undoes `done` (undo, `z`): the reviewer's newest label on the same answer
+/// before it, given again now, or a withdrawal when `done` was their first. Labels are never
+/// deleted; the new one is added and, being the newest, is the reviewer's label.
+pub fn undoing_label(labels: &[AnswerLabel], done: &AnswerLabel, at: i64) -> AnswerLabel {
+    let before = labels
+        .iter()
+        .filter(|l| {
+            l.run_id == done.run_id
+                && l.job_idx == done.job_idx
+                && l.reviewer == done.reviewer
+                && l.uid != done.uid
+                && (l.created_at, &l.uid) < (done.created_at, &done.uid)
+        })
+        .max_by(|a, b| (a.created_at, &a.uid).cmp(&(b.created_at, &b.uid)));
+    let mut back = match before {
+        Some(l) => l.clone(),
+        None => AnswerLabel {
+            label: Label::Withdrawn,
+            note: format!("undone: {}", done.label.words()),
+            ..done.clone()
+        },
+    };
+    back.created_at = at.max(done.created_at + 1);
+    back.uid = AnswerLabel::new_uid(&back.reviewer, back.created_at);
+    back
 }
 
 impl Store {
@@ -277,6 +314,30 @@ mod tests {
         let newest = newest_labels(&all);
         assert_eq!(newest, vec![&b, &c]);
         assert!(s.answer_labels(Some("r2")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn undoing_a_label_gives_the_one_before_again_or_withdraws_it() {
+        let a = label("a", "ann", Label::Correct, 10);
+        let b = label("b", "ann", Label::Hallucinated, 20);
+        let c = label("c", "bob", Label::CantTell, 15);
+        let all = vec![a.clone(), b.clone(), c.clone()];
+        let back = undoing_label(&all, &b, 3);
+        assert_eq!(back.label, Label::Correct);
+        assert!(back.created_at > b.created_at);
+        let mut after = all.clone();
+        after.push(back.clone());
+        let newest: Vec<Label> = newest_labels(&after).iter().map(|l| l.label).collect();
+        assert_eq!(newest, vec![Label::Correct, Label::CantTell]);
+        // Her first label undone: withdrawn, and she has no label on the answer any more.
+        let w = undoing_label(&after, &a, 40);
+        assert_eq!(w.label, Label::Withdrawn);
+        after.push(w);
+        let newest: Vec<&str> = newest_labels(&after)
+            .iter()
+            .map(|l| l.reviewer.as_str())
+            .collect();
+        assert_eq!(newest, vec!["bob"]);
     }
 
     #[test]

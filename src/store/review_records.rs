@@ -12,6 +12,10 @@ pub enum Decision {
     Retain,
     Remove,
     Revise,
+    /// The reviewer's earlier decision in the round taken back (undo, `z`, when there was none
+    /// before it): as if they had not decided. Kept like every decision (nothing is deleted, so
+    /// rounds and agreement stay true); never offered as a choice, never counted.
+    Withdrawn,
 }
 
 impl Decision {
@@ -22,6 +26,7 @@ impl Decision {
             Decision::Retain => "retain",
             Decision::Remove => "remove",
             Decision::Revise => "revise",
+            Decision::Withdrawn => "withdrawn",
         }
     }
 
@@ -30,6 +35,7 @@ impl Decision {
             "retain" | "keep" => Some(Decision::Retain),
             "remove" | "reject" => Some(Decision::Remove),
             "revise" => Some(Decision::Revise),
+            "withdrawn" => Some(Decision::Withdrawn),
             _ => None,
         }
     }

@@ -42,6 +42,8 @@ pub struct App {
     pub quit: bool,
     /// Background work asked for, by whom; the loop starts it.
     requests: Vec<(ScreenId, JobRequest)>,
+    /// Decisions and labels this session saved, oldest first: what `z` can take back.
+    undo: Vec<super::undo::Undo>,
     /// The run in progress should stop.
     pub(super) cancel_run: bool,
     /// The detection in progress should stop.
@@ -94,6 +96,7 @@ impl App {
             judge: None,
             quit: false,
             requests: Vec::new(),
+            undo: Vec::new(),
             cancel_run: false,
             cancel_detect: false,
             area: Rect::new(0, 0, 120, 40),
@@ -230,6 +233,34 @@ impl App {
     fn dispatch(&mut self, input: Input) {
         // Scores that arrived since the last frame count before the input acts.
         self.session.refresh();
+        // The command palette is the app's, not a screen's: it lists the actions of whichever
+        // screen is on top and hands the chosen one back to it (`Cmd::Then`).
+        // Undo is the app's too: it takes back what this session saved, whichever screen saved it.
+        if matches!(input, Input::Action(super::keymap::Action::Undo)) && self.popups.is_empty() {
+            let top = self.top();
+            match self.undo.pop() {
+                Some(u) => {
+                    self.notice = Some(format!("undoing {}...", u.what()));
+                    self.requests.push((top, JobRequest::Undo(u)));
+                }
+                None => {
+                    self.notice = Some(
+                        "nothing to undo: no review decision or label saved in this session".into(),
+                    )
+                }
+            }
+            return;
+        }
+        if matches!(input, Input::Action(super::keymap::Action::Palette)) && self.popups.is_empty()
+        {
+            let of = self.focused_mode();
+            let top = self.top();
+            self.perform(
+                top,
+                vec![Cmd::Popup(Box::new(super::palette::Palette::new(of)))],
+            );
+            return;
+        }
         let cx = cx!(self);
         let (id, cmds) = match self.popups.last_mut() {
             Some(p) => (p.id(), p.update(input, &cx)),
@@ -390,15 +421,17 @@ impl App {
             | Msg::Runs(_)
             | Msg::Comparison(..)
             | Msg::AnswerMatches { .. }
-            | Msg::Labelled(_)
             | Msg::ItemLabels { .. }
             | Msg::LabelsChanged
             | Msg::RunItems { .. }
             | Msg::RunAnswers { .. }
             | Msg::PairAnswers(_)
             | Msg::RunRows { .. }
-            | Msg::ReviewStoreOk
-            | Msg::DecisionSaved(_) => {}
+            | Msg::ReviewStoreOk => {}
+            // What this session saved, newest last: `z` takes it back.
+            Msg::DecisionSaved(r) => self.undo.push(super::undo::Undo::Decision(r.clone())),
+            Msg::Labelled(l) => self.undo.push(super::undo::Undo::Label(l.clone())),
+            Msg::Undone(what) => self.notice = Some(what.clone()),
         }
         if let Msg::SharedPulled(p) = &d.msg {
             return self.on_shared_pulled(p, &d.msg);

@@ -270,6 +270,8 @@ pub enum JobRequest {
     SaveDraft(crate::store::Draft),
     /// Save a decision (its draft goes in the same transaction).
     SaveDecision(Box<crate::review::ReviewRecord>),
+    /// Take back a decision or label this session saved (`z`; `tui::undo`).
+    Undo(super::undo::Undo),
 }
 
 /// A result of background work.
@@ -328,6 +330,8 @@ pub enum Msg {
     SharedPulled(Box<crate::store::mirror::Pulled>),
     /// A decision is on disk.
     DecisionSaved(Box<crate::review::ReviewRecord>),
+    /// An undo was carried out: what it did, for the status line.
+    Undone(String),
     /// The judge is set: its name, the answers that waited for one (the app has them scored),
     /// and why the choice could not be remembered, if it could not.
     JudgeSet {
@@ -853,6 +857,10 @@ impl Jobs {
             | JobRequest::NameRun { .. }
             | JobRequest::SearchAnswers { .. } => self.stored_runs(to, req, ds),
             JobRequest::Label { .. } => self.label(to, req),
+            JobRequest::Undo(u) => {
+                let shared = self.services.shared.clone();
+                self.on_store(to, move |cx| super::undo::run(u, cx, shared.as_deref()));
+            }
             JobRequest::CompareRuns { a, b, model } => self.on_reader(to, runs_need, move |r| {
                 crate::runs::compare_runs(r, (&a, &b), model.as_deref())
                     .map(|(c, common)| Msg::Comparison(Box::new(c), common))

@@ -78,6 +78,8 @@ pub enum Action {
     ReviewPrev,
     StatusFilter,
     PanelFilter,
+    Palette,
+    Undo,
 }
 
 /// Where input goes: a screen, a sub-state of one, or a popup.
@@ -111,10 +113,12 @@ pub enum Mode {
     Flip,
     /// The judges on trial: each judge against people, by evaluator.
     Judges,
+    /// The command palette: the actions of the screen below, searched as you type.
+    Palette,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 17] = [
+    pub const ALL: [Mode; 18] = [
         Mode::Browse,
         Mode::Compare,
         Mode::Heatmap,
@@ -132,6 +136,7 @@ impl Mode {
         Mode::Runs,
         Mode::Flip,
         Mode::Judges,
+        Mode::Palette,
     ];
 
     /// The name used in the config (`[keys.compare]`).
@@ -154,6 +159,7 @@ impl Mode {
             Mode::Runs => "runs",
             Mode::Flip => "flip",
             Mode::Judges => "judges",
+            Mode::Palette => "palette",
         }
     }
 
@@ -177,13 +183,14 @@ impl Mode {
             Mode::Runs => "runs",
             Mode::Flip => "flipped item",
             Mode::Judges => "judges on trial",
+            Mode::Palette => "command palette",
         }
     }
 }
 
 use Mode::{
     Browse, Claims, Compare, Contradictions, Correlation, Drill, Flip, Heatmap, Help, Judges, Pair,
-    Picker, Problems, Review, Runs, Selfcheck, Sentences,
+    Palette, Picker, Problems, Review, Runs, Selfcheck, Sentences,
 };
 
 /// The screens (not popups): where the global actions apply.
@@ -242,6 +249,7 @@ const DEFS: &[Def] = &[
         keys: &["up", "k"],
         uses: &[
             (SCROLL, "move up"),
+            (&[Palette], "the previous action (also ctrl-p)"),
             (&[Compare], "scroll the pane up"),
             (&[Pair], "scroll up"),
             (
@@ -260,6 +268,7 @@ const DEFS: &[Def] = &[
         keys: &["down", "j"],
         uses: &[
             (SCROLL, "move down"),
+            (&[Palette], "the next action (also ctrl-n)"),
             (&[Compare], "scroll the pane down"),
             (&[Pair], "scroll down"),
             (&[Judges], "next evaluator; in the answers, the next one"),
@@ -381,6 +390,7 @@ const DEFS: &[Def] = &[
                 "the answers where this judge and people disagree: the question, the reference, the answer, every judge's verdicts and every label",
             ),
             (&[Pair], "close"),
+            (&[Palette], "do the chosen action"),
         ],
     },
     Def {
@@ -898,6 +908,24 @@ const DEFS: &[Def] = &[
         ],
     },
     Def {
+        action: Action::Undo,
+        name: "undo",
+        keys: &["z"],
+        uses: &[(
+            SCREENS,
+            "undo your last review decision or label of this session (what was there before is added again, or a withdrawal: nothing is deleted)",
+        )],
+    },
+    Def {
+        action: Action::Palette,
+        name: "palette",
+        keys: &[":", "ctrl-p"],
+        uses: &[(
+            SCREENS,
+            "the command palette: every action of this screen, searched as you type, with its key",
+        )],
+    },
+    Def {
         action: Action::Cancel,
         name: "cancel",
         keys: &["esc"],
@@ -907,6 +935,7 @@ const DEFS: &[Def] = &[
                 &[Compare],
                 "back (a run goes on: its progress stays in the tree and the status line)",
             ),
+            (&[Palette], "close the palette"),
             (&[Contradictions], "cancel the detection, else back"),
             (&[Claims], "cancel the detection, else back to browsing"),
             (&[Selfcheck], "cancel the self-detection run, else back"),
@@ -941,6 +970,17 @@ impl Def {
             .min_by_key(|(modes, _)| modes.len())
             .map(|(_, d)| *d)
     }
+}
+
+/// One action as the command palette lists it.
+#[derive(Debug, Clone)]
+pub struct PaletteRow {
+    pub action: Action,
+    /// The config name (`next_sample`), searched too.
+    pub name: &'static str,
+    /// Its keys in the mode, as the help shows them (empty when unbound).
+    pub keys: String,
+    pub desc: &'static str,
 }
 
 /// A key with its modifiers, as written in the config (`ctrl-d`, `G`, `enter`).
@@ -1184,6 +1224,28 @@ impl Keymap {
             .collect()
     }
 
+    /// The command palette's rows for `mode`: every action it has there but the palette itself,
+    /// with its config name, its keys and what it does there, in help order.
+    pub fn palette_rows(&self, mode: Mode) -> Vec<PaletteRow> {
+        DEFS.iter()
+            .filter(|d| d.action != Action::Palette)
+            .filter_map(|d| {
+                let desc = d.describe(mode)?;
+                let keys: Vec<String> = self
+                    .keys(mode, d.action)
+                    .iter()
+                    .map(|k| k.to_string())
+                    .collect();
+                Some(PaletteRow {
+                    action: d.action,
+                    name: d.name,
+                    keys: keys.join(", "),
+                    desc,
+                })
+            })
+            .collect()
+    }
+
     /// Keys bound to two actions in one mode (after overrides), for the config check.
     pub fn clashes(&self) -> Vec<String> {
         let mut out = Vec::new();
@@ -1247,7 +1309,7 @@ mod tests {
             Some(Action::PrevMatch)
         );
         assert_eq!(
-            km.action_for(Mode::Browse, &ev(KeyCode::Char('z'), none)),
+            km.action_for(Mode::Browse, &ev(KeyCode::Char('Z'), KeyModifiers::SHIFT)),
             None
         );
         // Keys act only where their action does: `s` steps samples in compare, nothing in browse.

@@ -16,12 +16,14 @@ pub mod jobs;
 pub mod keymap;
 pub(crate) mod layout;
 pub(crate) mod pair;
+pub(crate) mod palette;
 pub(crate) mod popups;
 pub(crate) mod screen_id;
 pub mod screens;
 pub mod session;
 pub(crate) mod store_worker;
 pub(crate) mod tree;
+pub mod undo;
 pub(crate) mod widgets;
 
 use std::io;

@@ -21,4 +21,5 @@ pub enum ScreenId {
     NameRun,
     LabelAnswer,
     Judges,
+    Palette,
 }

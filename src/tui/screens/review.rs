@@ -773,7 +773,7 @@ impl Review {
                 let it = &cx.ds.items[i];
                 let st = self.status.get(&*it.id);
                 let mark = match st.map(|s| s.state) {
-                    None | Some(State::Unreviewed) => "·",
+                    None | Some(State::Unreviewed | State::Converged(Decision::Withdrawn)) => "·",
                     Some(State::Open) => "○",
                     Some(State::Disputed) => "≠",
                     Some(State::Converged(Decision::Retain)) => "✓",

@@ -1,0 +1,110 @@
+//! Undo (`z`) of the last review decision or label made in this session. Nothing is ever
+//! deleted: undoing adds the state before as a new record (the reviewer's decision or label
+//! before it, given again, or a withdrawal when there was none), so a review's rounds and
+//! agreement, and the labels' history, stay true. What can be undone is what this session
+//! saved, newest first (the app keeps the list from the saves' own messages).
+
+use super::jobs::Msg;
+use super::store_worker::StoreCtx;
+use crate::review::ReviewRecord;
+use crate::store::{AnswerLabel, Db};
+use crate::text::one_line;
+
+/// Something this session saved that `z` can take back.
+#[derive(Debug, Clone)]
+pub enum Undo {
+    Decision(Box<ReviewRecord>),
+    Label(AnswerLabel),
+}
+
+impl Undo {
+    /// What it was, for the notice: "your remove on KE-FD-Myths-0001".
+    pub fn what(&self) -> String {
+        match self {
+            Undo::Decision(d) => format!(
+                "your {} on {} (round {})",
+                d.decision.as_str(),
+                one_line(&d.item_id),
+                d.round
+            ),
+            Undo::Label(l) => format!(
+                "your label {} on {}'s answer to {}",
+                l.label.words(),
+                one_line(&l.model),
+                one_line(&l.item_id)
+            ),
+        }
+    }
+}
+
+/// Carries out an undo on the store worker: the restoring record is worked out from what is
+/// stored and added where the original went (the shared store first for labels, as `L` does;
+/// the review panel's store for decisions).
+pub(crate) fn run(u: Undo, cx: &mut StoreCtx, shared: Option<&Db>) -> Vec<Msg> {
+    let at = crate::store::now_millis();
+    match u {
+        Undo::Decision(done) => {
+            let Some(panel) = &mut cx.review else {
+                return vec![Msg::Failed("undo: review needs a store".into())];
+            };
+            let back = match panel.decisions() {
+                Ok(all) => {
+                    let item: Vec<ReviewRecord> = all
+                        .into_iter()
+                        .filter(|d| d.item_id == done.item_id)
+                        .collect();
+                    crate::review::undoing(&item, &done, at)
+                }
+                Err(e) => return vec![Msg::Failed(format!("undo: reading decisions: {e}"))],
+            };
+            match panel.save_decisions(std::slice::from_ref(&back)) {
+                Ok(_) => vec![
+                    Msg::Undone(format!(
+                        "undone {}: {} (added as a new decision; nothing is deleted)",
+                        Undo::Decision(done.clone()).what(),
+                        match back.decision {
+                            crate::review::Decision::Withdrawn => {
+                                "you have no decision on it in this round now".to_string()
+                            }
+                            d => format!("{} again", d.as_str()),
+                        }
+                    )),
+                    Msg::ReviewChanged,
+                ],
+                Err(e) => vec![Msg::Failed(format!("undo: saving: {e}"))],
+            }
+        }
+        Undo::Label(done) => {
+            let Some(reader) = &mut cx.reader else {
+                return vec![Msg::Failed("undo: labels need a store".into())];
+            };
+            // Every label saved here is in this machine's store too (`Db::add_labels`).
+            let back = match reader.answer_labels(Some(&done.run_id)) {
+                Ok(all) => crate::store::judging::undoing_label(&all, &done, at),
+                Err(e) => return vec![Msg::Failed(format!("undo: reading labels: {e}"))],
+            };
+            let saved = match shared {
+                Some(db) => db.add_labels(std::slice::from_ref(&back)),
+                None => reader
+                    .add_labels(std::slice::from_ref(&back))
+                    .map_err(anyhow::Error::from),
+            };
+            match saved {
+                Ok(_) => vec![
+                    Msg::Undone(format!(
+                        "undone {}: {} (added as a new label; nothing is deleted)",
+                        Undo::Label(done.clone()).what(),
+                        match back.label {
+                            crate::store::Label::Withdrawn => {
+                                "you have no label on it now".to_string()
+                            }
+                            l => format!("{} again", l.words()),
+                        }
+                    )),
+                    Msg::LabelsChanged,
+                ],
+                Err(e) => vec![Msg::Failed(format!("undo: saving the label: {e:#}"))],
+            }
+        }
+    }
+}
