@@ -528,3 +528,66 @@ fn the_gate_fails_a_regression_beyond_noise_and_passes_noise() {
         "{err}"
     );
 }
+
+/// `prism gate --junit` validates against the JUnit schema CI systems read (committed:
+/// tests/fixtures/junit/junit.xsd), failing and passing alike; and the check can fail: a test
+/// case without its name does not validate.
+#[test]
+#[ignore = "needs xmllint (libxml2-utils), which .ci/run installs"]
+fn the_gates_junit_validates_against_the_junit_schema() {
+    let env = Env {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let base = env.run("base", |_| true);
+    let worse = env.run("worse", |k| k % 3 != 0);
+    let near = env.run("near", |k| k != 0);
+    let xsd = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/junit/junit.xsd"
+    );
+    let validate = |file: &std::path::Path| {
+        std::process::Command::new("xmllint")
+            .args(["--noout", "--schema", xsd])
+            .arg(file)
+            .output()
+            .expect("xmllint (libxml2-utils)")
+    };
+    for (cand, code) in [(&worse, 1), (&near, 0)] {
+        let junit = env.dir.path().join(format!("{code}.xml"));
+        let out = env
+            .prism()
+            .args(["gate", &base, cand, "--by", "task", "--db"])
+            .arg(env.db())
+            .arg("--junit")
+            .arg(&junit)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(code));
+        let v = validate(&junit);
+        assert!(
+            v.status.success(),
+            "{}: {}",
+            junit.display(),
+            String::from_utf8_lossy(&v.stderr)
+        );
+        if code == 1 {
+            let xml = std::fs::read_to_string(&junit).unwrap();
+            assert!(xml.contains("<failure"), "{xml}");
+            // The same file with a test case's name taken out does not validate.
+            let broken = env.dir.path().join("broken.xml");
+            std::fs::write(
+                &broken,
+                xml.replacen(
+                    "<testcase classname=\"prism.h-score\" name=",
+                    "<testcase classname=\"prism.h-score\" title=",
+                    1,
+                ),
+            )
+            .unwrap();
+            assert!(
+                !validate(&broken).status.success(),
+                "the schema checks names"
+            );
+        }
+    }
+}

@@ -154,6 +154,7 @@ missing_packages() {
       chromium) have_chromium || echo chromium-headless-shell ;;
       postgres) have_postgres_server || echo postgresql ;;
       openssl) openssl version >/dev/null 2>&1 || echo openssl ;;
+      xmllint) xmllint --version >/dev/null 2>&1 || echo libxml2-utils ;;
       *) echo "missing_packages: unknown need $need" >&2; return 2 ;;
     esac
   done
