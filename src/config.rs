@@ -27,6 +27,9 @@ pub struct Config {
     /// Blind review: the review screen names the models of an item's answers "model A",
     /// "model B", ... instead of their names (`--blind` does the same for one session).
     pub blind: Option<bool>,
+    /// The mouse in the TUI (click to select, wheel to scroll); `mouse = false` leaves it to the
+    /// terminal (its own selection and copy).
+    pub mouse: Option<bool>,
     /// Keybindings: `action = ["key", ...]` replaces that action's keys everywhere;
     /// `[keys.<mode>]` tables (`browse`, `compare`, `heatmap`, ...) replace them in one mode.
     #[serde(default)]

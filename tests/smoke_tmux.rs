@@ -295,3 +295,43 @@ fn a_label_survives_kill_9_the_moment_it_is_said() {
     assert_eq!(labels[0].label, prism::store::Label::Hallucinated);
     assert_eq!(labels[0].item_id, first.id.to_string());
 }
+
+/// The mouse (issue 43): the TUI asks the terminal for mouse events by default (tmux's
+/// `mouse_any_flag` says so), and `mouse = false` in the config leaves the mouse to the
+/// terminal; quitting gives it back either way.
+#[test]
+fn the_mouse_is_taken_by_default_and_left_alone_with_mouse_false() {
+    let bin = env!("CARGO_BIN_EXE_prism");
+    for (config, wanted) in [("", "1"), ("mouse = false\n", "0")] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("config.toml"), config).unwrap();
+        let tmux = Tmux {
+            socket: format!("prism-mouse-{}-{wanted}", std::process::id()),
+        };
+        let cmd = format!(
+            "PRISM_CONFIG_DIR={cfg} PRISM_DATA_DIR={cfg} TERM=xterm-256color {bin}; sleep 5",
+            cfg = dir.path().display(),
+        );
+        tmux.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "smoke",
+            "-x",
+            "100",
+            "-y",
+            "30",
+            &cmd,
+        ]);
+        tmux.wait_for("the browse screen", |s| s.contains("Taxonomy"));
+        let flag = || {
+            tmux.run(&["display-message", "-p", "-t", "smoke", "#{mouse_any_flag}"])
+                .trim()
+                .to_string()
+        };
+        assert_eq!(flag(), wanted, "config {config:?}");
+        tmux.keys(&["q"]);
+        tmux.wait_for("back at the shell", |s| !s.contains("Taxonomy"));
+        assert_eq!(flag(), "0", "the mouse given back on quitting");
+    }
+}

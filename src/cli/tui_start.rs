@@ -185,6 +185,7 @@ pub(super) fn start(args: TuiArgs, dirs: &Dirs, open_review: bool) -> anyhow::Re
     if open_review {
         app.push(crate::tui::component::Open::Review { scope: None });
     }
+    app.mouse = config.mouse.unwrap_or(true);
     let chosen = crate::tui::run(app, services, notices).context("running the TUI")?;
     run::remember_choice(dirs, &chosen);
     Ok(0)

@@ -56,6 +56,8 @@ pub struct App {
     pub(super) copy_pending: Option<String>,
     /// Whether the loop draws on the real terminal (stdout), where copied text goes as OSC 52.
     pub osc52: bool,
+    /// Whether the TUI captures the mouse (the config's `mouse`, on by default).
+    pub mouse: bool,
 }
 
 /// Builds the read-only context from the app's shared fields (a macro, so the borrow covers the
@@ -103,6 +105,7 @@ impl App {
             copied: None,
             copy_pending: None,
             osc52: false,
+            mouse: true,
         }
     }
 

@@ -247,8 +247,10 @@ pub fn run(app: App, mut services: Services, notices: Vec<String>) -> anyhow::Re
         let _ = execute!(io::stdout(), DisableMouseCapture);
         hook(info);
     }));
-    let _ = execute!(io::stdout(), EnableMouseCapture);
     let mut app = app;
+    if app.mouse {
+        let _ = execute!(io::stdout(), EnableMouseCapture);
+    }
     app.osc52 = true;
     app.notice = (!notices.is_empty()).then(|| notices.join(" · "));
     // A signal (kill, a closed terminal or ssh session) quits like `q` does: the run in
