@@ -434,6 +434,11 @@ fn the_gate_fails_a_regression_beyond_noise_and_passes_noise() {
     let md = String::from_utf8_lossy(&out.stdout).to_string();
     assert_eq!(out.status.code(), Some(1), "{md}");
     assert!(md.contains("prism gate: FAILED"), "{md}");
+    // The Markdown as a CI page renders it, run ids (random) named by role.
+    insta::assert_snapshot!(
+        "gate_failed_markdown",
+        md.replace(&base, "BASE").replace(&worse, "WORSE")
+    );
     // prism-mini's exact-match items cover part of each dimension: no H-Score, and the
     // dimension rows decide.
     let failed: Vec<&str> = md.lines().filter(|l| l.starts_with("| ❌")).collect();
