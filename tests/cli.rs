@@ -219,6 +219,35 @@ fn completions_register_and_complete_commands_and_flags() {
         .stderr(predicate::str::contains("bash"));
 }
 
+/// zsh itself loads the completion script (issue 43): with compinit, sourcing it defines
+/// `_prism` and registers it for `prism`; a broken script would not parse.
+#[test]
+#[ignore = "needs zsh, which .ci/run installs"]
+fn zsh_loads_the_completions() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("_prism");
+    let out = prism().args(["completions", "zsh"]).output().unwrap();
+    std::fs::write(&script, &out.stdout).unwrap();
+    let said = std::process::Command::new("zsh")
+        .arg("-fc")
+        .arg(format!(
+            "autoload -Uz compinit && compinit -u -d {d}/zcompdump; source {s} || exit 3; \
+             print -r -- ${{_comps[prism]}}; whence -w _prism",
+            d = dir.path().display(),
+            s = script.display()
+        ))
+        .output()
+        .expect("zsh");
+    let text = String::from_utf8_lossy(&said.stdout);
+    assert!(
+        said.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&said.stderr)
+    );
+    assert!(text.starts_with("_prism\n"), "{text}");
+    assert!(text.contains("_prism: function"), "{text}");
+}
+
 /// The manual page names every command; --dir writes one per command.
 #[test]
 fn the_man_page_covers_every_command() {

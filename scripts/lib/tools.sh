@@ -155,6 +155,7 @@ missing_packages() {
       postgres) have_postgres_server || echo postgresql ;;
       openssl) openssl version >/dev/null 2>&1 || echo openssl ;;
       xmllint) xmllint --version >/dev/null 2>&1 || echo libxml2-utils ;;
+      zsh) zsh -fc 'exit 0' >/dev/null 2>&1 || echo zsh ;;
       *) echo "missing_packages: unknown need $need" >&2; return 2 ;;
     esac
   done
