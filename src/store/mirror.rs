@@ -26,6 +26,8 @@ use super::{Result, RunStatus, ScoreRecord, Store};
 const MARGIN: i64 = 512;
 /// Rows pulled per query.
 const PAGE: i64 = 5_000;
+/// Jobs of a new run pulled per query (with their answers and scores).
+const PAGE_JOBS: u32 = 5_000;
 
 /// What one pull brought.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -134,18 +136,31 @@ impl Mirror {
                         continue;
                     }
                     gate.save(&mut self.store)?;
-                    if let Some(b) = self.pg.run_bundle(id)? {
+                    // A page of the run's jobs at a time (with their answers and scores), as
+                    // `db copy` does: a new machine's first pull holds a page of answers in
+                    // memory, not a whole run of them.
+                    let mut lo = 0u32;
+                    while let Some(b) = self
+                        .pg
+                        .run_bundle_part(id, lo..lo.saturating_add(PAGE_JOBS))?
+                    {
+                        let last = b.jobs.is_empty() && b.responses.is_empty();
+                        if last && lo > 0 {
+                            break;
+                        }
                         let added = self.store.put_run_bundle(&b)?;
                         out.runs += added.runs;
                         out.answers += added.responses;
                         out.scores += added.scores;
+                        let idxs: Vec<u32> = b.jobs.iter().map(|(j, _)| j.idx).collect();
+                        for (idx, w) in self.pg.job_workers(id, &idxs)? {
+                            out.answered_by.push(((id.clone(), idx), w));
+                        }
                         out.score_records.extend(b.scores);
-                        out.answered_by.extend(
-                            self.pg
-                                .jobs(id)?
-                                .into_iter()
-                                .filter_map(|(j, _, w)| Some(((id.clone(), j.idx), w?))),
-                        );
+                        if last {
+                            break;
+                        }
+                        lo = lo.saturating_add(PAGE_JOBS);
                     }
                 }
                 Some(s) if s.as_str() != status => {
