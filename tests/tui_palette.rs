@@ -128,3 +128,46 @@ fn the_palette_follows_the_screen_and_the_users_keys() {
         .expect("a selected row");
     assert!(row.contains("ctrl-h"), "{row}");
 }
+
+fn mouse(kind: crossterm::event::MouseEventKind, column: u16, row: u16) -> Event {
+    Event::Mouse(crossterm::event::MouseEvent {
+        kind,
+        column,
+        row,
+        modifiers: KeyModifiers::NONE,
+    })
+}
+
+/// The mouse at 80x24 as at 120x40 (tests/tui_screens.rs): a click on a tree row selects it,
+/// and in the palette the wheel moves the choice.
+#[test]
+fn the_mouse_selects_at_80x24_and_scrolls_the_palette() {
+    use crossterm::event::{MouseButton, MouseEventKind};
+    for (w, h) in [(80, 24), (120, 40)] {
+        let mut app = app_with(Keymap::default());
+        // Row 0 is the title, row 1 the tree's border: the third tree row is screen row 4.
+        drive(
+            &mut app,
+            w,
+            h,
+            vec![mouse(MouseEventKind::Down(MouseButton::Left), 4, 4)],
+        );
+        assert_eq!(app.browse().tree_sel, 2, "{w}x{h}");
+        let shown = drive(
+            &mut app,
+            w,
+            h,
+            vec![
+                key(':'),
+                mouse(MouseEventKind::ScrollDown, w / 2, h / 2),
+                mouse(MouseEventKind::ScrollDown, w / 2, h / 2),
+            ],
+        );
+        let chosen = shown
+            .lines()
+            .find(|l| l.contains('❯'))
+            .expect("a selected row");
+        // The third action of the browse screen: page up.
+        assert!(chosen.contains("page up"), "{w}x{h}: {chosen}");
+    }
+}
