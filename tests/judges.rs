@@ -228,7 +228,7 @@ fn a_panel_with_repeats_keeps_every_verdict_and_the_trial_reports_the_known_trut
     assert_eq!(imported.status.code(), Some(1), "{err}");
     assert!(
         err.contains(&format!(
-            "{}:{}: label: \"maybe\" is not hallucinated, correct or cant_tell",
+            "{}:{}: label: \"maybe\" is not hallucinated, correct, cant_tell or withdrawn",
             file.display(),
             rows.len() + 1
         )),

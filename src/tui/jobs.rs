@@ -859,7 +859,18 @@ impl Jobs {
             JobRequest::Label { .. } => self.label(to, req),
             JobRequest::Undo(u) => {
                 let shared = self.services.shared.clone();
-                self.on_store(to, move |cx| super::undo::run(u, cx, shared.as_deref()));
+                self.on_store(to, move |cx| {
+                    match super::undo::run(u, cx, shared.as_deref()) {
+                        Ok((said, changed)) => vec![
+                            Msg::Undone(said),
+                            match changed {
+                                super::undo::Changed::Decisions => Msg::ReviewChanged,
+                                super::undo::Changed::Labels => Msg::LabelsChanged,
+                            },
+                        ],
+                        Err(why) => vec![Msg::Failed(why)],
+                    }
+                });
             }
             JobRequest::CompareRuns { a, b, model } => self.on_reader(to, runs_need, move |r| {
                 crate::runs::compare_runs(r, (&a, &b), model.as_deref())

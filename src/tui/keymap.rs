@@ -913,7 +913,7 @@ const DEFS: &[Def] = &[
         keys: &["z"],
         uses: &[(
             SCREENS,
-            "undo your last review decision or label of this session (what was there before is added again, or a withdrawal: nothing is deleted)",
+            "undo your last review decision or label of this session (nothing is deleted)",
         )],
     },
     Def {

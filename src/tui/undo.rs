@@ -4,7 +4,6 @@
 //! agreement, and the labels' history, stay true. What can be undone is what this session
 //! saved, newest first (the app keeps the list from the saves' own messages).
 
-use super::jobs::Msg;
 use super::store_worker::StoreCtx;
 use crate::review::ReviewRecord;
 use crate::store::{AnswerLabel, Db};
@@ -37,15 +36,27 @@ impl Undo {
     }
 }
 
+/// What an undo changed: the screens that show it read again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Changed {
+    Decisions,
+    Labels,
+}
+
 /// Carries out an undo on the store worker: the restoring record is worked out from what is
 /// stored and added where the original went (the shared store first for labels, as `L` does;
-/// the review panel's store for decisions).
-pub(crate) fn run(u: Undo, cx: &mut StoreCtx, shared: Option<&Db>) -> Vec<Msg> {
+/// the review panel's store for decisions). What it did, for the status line, and what
+/// changed; or why it could not.
+pub(crate) fn run(
+    u: Undo,
+    cx: &mut StoreCtx,
+    shared: Option<&Db>,
+) -> Result<(String, Changed), String> {
     let at = crate::store::now_millis();
     match u {
         Undo::Decision(done) => {
             let Some(panel) = &mut cx.review else {
-                return vec![Msg::Failed("undo: review needs a store".into())];
+                return Err("undo: review needs a store".into());
             };
             let back = match panel.decisions() {
                 Ok(all) => {
@@ -55,11 +66,11 @@ pub(crate) fn run(u: Undo, cx: &mut StoreCtx, shared: Option<&Db>) -> Vec<Msg> {
                         .collect();
                     crate::review::undoing(&item, &done, at)
                 }
-                Err(e) => return vec![Msg::Failed(format!("undo: reading decisions: {e}"))],
+                Err(e) => return Err(format!("undo: reading decisions: {e}")),
             };
             match panel.save_decisions(std::slice::from_ref(&back)) {
-                Ok(_) => vec![
-                    Msg::Undone(format!(
+                Ok(_) => Ok((
+                    format!(
                         "undone {}: {} (added as a new decision; nothing is deleted)",
                         Undo::Decision(done.clone()).what(),
                         match back.decision {
@@ -68,20 +79,20 @@ pub(crate) fn run(u: Undo, cx: &mut StoreCtx, shared: Option<&Db>) -> Vec<Msg> {
                             }
                             d => format!("{} again", d.as_str()),
                         }
-                    )),
-                    Msg::ReviewChanged,
-                ],
-                Err(e) => vec![Msg::Failed(format!("undo: saving: {e}"))],
+                    ),
+                    Changed::Decisions,
+                )),
+                Err(e) => Err(format!("undo: saving: {e}")),
             }
         }
         Undo::Label(done) => {
             let Some(reader) = &mut cx.reader else {
-                return vec![Msg::Failed("undo: labels need a store".into())];
+                return Err("undo: labels need a store".into());
             };
             // Every label saved here is in this machine's store too (`Db::add_labels`).
             let back = match reader.answer_labels(Some(&done.run_id)) {
                 Ok(all) => crate::store::judging::undoing_label(&all, &done, at),
-                Err(e) => return vec![Msg::Failed(format!("undo: reading labels: {e}"))],
+                Err(e) => return Err(format!("undo: reading labels: {e}")),
             };
             let saved = match shared {
                 Some(db) => db.add_labels(std::slice::from_ref(&back)),
@@ -90,8 +101,8 @@ pub(crate) fn run(u: Undo, cx: &mut StoreCtx, shared: Option<&Db>) -> Vec<Msg> {
                     .map_err(anyhow::Error::from),
             };
             match saved {
-                Ok(_) => vec![
-                    Msg::Undone(format!(
+                Ok(_) => Ok((
+                    format!(
                         "undone {}: {} (added as a new label; nothing is deleted)",
                         Undo::Label(done.clone()).what(),
                         match back.label {
@@ -100,10 +111,10 @@ pub(crate) fn run(u: Undo, cx: &mut StoreCtx, shared: Option<&Db>) -> Vec<Msg> {
                             }
                             l => format!("{} again", l.words()),
                         }
-                    )),
-                    Msg::LabelsChanged,
-                ],
-                Err(e) => vec![Msg::Failed(format!("undo: saving the label: {e:#}"))],
+                    ),
+                    Changed::Labels,
+                )),
+                Err(e) => Err(format!("undo: saving the label: {e:#}")),
             }
         }
     }
