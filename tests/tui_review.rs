@@ -843,6 +843,7 @@ fn z_takes_back_the_sessions_labels_and_decisions_without_deleting_any() {
         s.contains("you have no decision on it in this round now"),
         "{s}"
     );
+    assert!(s.contains("0 decisions by you"), "{s}");
     // z: the hallucinated label taken back: correct again.
     let term = play(&rt, &mut app, &mut services, vec![key('z')]);
     let term2 = play(&rt, &mut app, &mut services, vec![]);

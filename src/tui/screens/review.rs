@@ -652,12 +652,13 @@ impl Component for Review {
         ])
         .areas(area);
         let reviewer = self.data.as_ref().map_or("", |d| d.reviewer.as_str());
-        let mine = self.data.as_ref().map_or(0, |d| {
-            d.decisions
-                .iter()
-                .filter(|r| r.reviewer == reviewer)
-                .count()
-        });
+        // The items you hold a decision on in their current round: a changed mind counts
+        // once, and a decision undone (withdrawn) not at all.
+        let mine = self
+            .status
+            .values()
+            .filter(|s| s.current.contains_key(reviewer))
+            .count();
         let converged = self
             .status
             .values()
