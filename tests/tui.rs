@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::sync::Arc;
 
-use common::screen::{code, key, screen};
+use common::screen::{code, drive, key, screen};
 use crossterm::event::{
     Event, KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
@@ -53,20 +53,6 @@ fn app_with(loaded: Loaded, theme: Theme, keymap: Keymap) -> App {
 
 fn sample_app(theme: Theme) -> App {
     app_with(dataset::load_sample(), theme, Keymap::default())
-}
-
-/// Runs the real loop over scripted events; returns the terminal for inspection.
-fn drive(app: &mut App, w: u16, h: u16, events: Vec<Event>) -> Terminal<TestBackend> {
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    let stream = futures::stream::iter(events.into_iter().map(Ok::<_, io::Error>));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(run_loop(&mut term, app, stream)).unwrap();
-    // The loop draws before waiting; draw once more so the buffer shows the final state.
-    term.draw(|f| app.draw(f)).unwrap();
-    term
 }
 
 #[test]

@@ -4,18 +4,15 @@
 
 mod common;
 
-use std::io;
 use std::sync::Arc;
 
 use common::screen::{code, key, screen};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use prism::dataset;
 use prism::theme::Theme;
+use prism::tui::App;
 use prism::tui::component::ScreenId;
 use prism::tui::keymap::Keymap;
-use prism::tui::{App, run_loop};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 fn app_with(keymap: Keymap) -> App {
     App::new(
@@ -26,16 +23,9 @@ fn app_with(keymap: Keymap) -> App {
     )
 }
 
+/// The screen after the real loop ran the events.
 fn drive(app: &mut App, w: u16, h: u16, events: Vec<Event>) -> String {
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    let stream = futures::stream::iter(events.into_iter().map(Ok::<_, io::Error>));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(run_loop(&mut term, app, stream)).unwrap();
-    term.draw(|f| app.draw(f)).unwrap();
-    screen(&term)
+    screen(&common::screen::drive(app, w, h, events))
 }
 
 fn typed(s: &str) -> Vec<Event> {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use assert_cmd::Command;
 use common::mock;
-use common::screen::{code, key, screen};
+use common::screen::{code, drive, key, screen};
 use crossterm::event::{Event, KeyCode, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use prism::dataset::{self, Dataset};
 use prism::store::ScoreRecord;
@@ -17,7 +17,7 @@ use prism::theme::Theme;
 use prism::tui::component::ScreenId;
 use prism::tui::keymap::Keymap;
 use prism::tui::session::NodeRate;
-use prism::tui::{App, Services, run_loop, run_loop_with};
+use prism::tui::{App, Services, run_loop_with};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -28,18 +28,6 @@ fn app_on(ds: Dataset) -> App {
         Theme::default_theme(),
         Keymap::default(),
     )
-}
-
-fn drive(app: &mut App, w: u16, h: u16, events: Vec<Event>) -> Terminal<TestBackend> {
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    let stream = futures::stream::iter(events.into_iter().map(Ok::<_, io::Error>));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(run_loop(&mut term, app, stream)).unwrap();
-    term.draw(|f| app.draw(f)).unwrap();
-    term
 }
 
 fn mouse(kind: MouseEventKind, column: u16, row: u16) -> Event {

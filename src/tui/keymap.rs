@@ -1211,38 +1211,32 @@ impl Keymap {
 
     /// (keys, description) rows for the help overlay of one mode.
     pub fn help_rows(&self, mode: Mode) -> Vec<(String, &'static str)> {
-        DEFS.iter()
-            .filter_map(|d| {
-                let desc = d.describe(mode)?;
-                let keys: Vec<String> = self
-                    .keys(mode, d.action)
-                    .iter()
-                    .map(|k| k.to_string())
-                    .collect();
-                Some((keys.join(", "), desc))
+        self.rows(mode).map(|r| (r.keys, r.desc)).collect()
+    }
+
+    /// Every action `mode` has, with its keys there and what it does there, in help order.
+    fn rows(&self, mode: Mode) -> impl Iterator<Item = PaletteRow> + '_ {
+        DEFS.iter().filter_map(move |d| {
+            let desc = d.describe(mode)?;
+            let keys: Vec<String> = self
+                .keys(mode, d.action)
+                .iter()
+                .map(|k| k.to_string())
+                .collect();
+            Some(PaletteRow {
+                action: d.action,
+                name: d.name,
+                keys: keys.join(", "),
+                desc,
             })
-            .collect()
+        })
     }
 
     /// The command palette's rows for `mode`: every action it has there but the palette itself,
     /// with its config name, its keys and what it does there, in help order.
     pub fn palette_rows(&self, mode: Mode) -> Vec<PaletteRow> {
-        DEFS.iter()
-            .filter(|d| d.action != Action::Palette)
-            .filter_map(|d| {
-                let desc = d.describe(mode)?;
-                let keys: Vec<String> = self
-                    .keys(mode, d.action)
-                    .iter()
-                    .map(|k| k.to_string())
-                    .collect();
-                Some(PaletteRow {
-                    action: d.action,
-                    name: d.name,
-                    keys: keys.join(", "),
-                    desc,
-                })
-            })
+        self.rows(mode)
+            .filter(|r| r.action != Action::Palette)
             .collect()
     }
 

@@ -262,3 +262,23 @@ pub fn stable(s: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// Runs the real loop over scripted events at `w`x`h`; returns the terminal, drawn once more
+/// after the loop so the buffer shows the final state.
+pub fn drive(
+    app: &mut prism::tui::App,
+    w: u16,
+    h: u16,
+    events: Vec<Event>,
+) -> Terminal<TestBackend> {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    let stream = futures::stream::iter(events.into_iter().map(Ok::<_, std::io::Error>));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(prism::tui::run_loop(&mut term, app, stream))
+        .unwrap();
+    term.draw(|f| app.draw(f)).unwrap();
+    term
+}
