@@ -772,17 +772,7 @@ fn the_tui_run_survives_its_worker_aborting_mid_answer_in_a_real_terminal() {
         status = status.display(),
         stty = stty.display()
     );
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "smoke",
-        "-x",
-        "120",
-        "-y",
-        "40",
-        &cmd,
-    ]);
+    tmux.start((120, 40), &cmd);
     tmux.wait_for("the browse screen", |s| s.contains("Taxonomy"));
     // KE > FD > Myths, its items, two marked, run on the picker's choice (the user's model).
     for k in ["j", "Enter", "j", "Tab", "Space", "Space", "r"] {

@@ -1,11 +1,13 @@
 //! `prism report` as a user runs it: the paper's numbers from a summary and from Table 2, a
 //! fixture store in every format, baselines, and the HTML report rendered by headless Chromium.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 
 use assert_cmd::Command;
-use prism::store::{JobRecord, ResponseRecord, RunConfig, RunRecord, ScoreRecord, Store};
+use prism::store::{JobRecord, RunConfig, RunRecord, ScoreRecord, Store};
 use serde_json::Value;
 
 fn reference(p: &str) -> PathBuf {
@@ -95,31 +97,14 @@ fn fixture(db: &Path, run_id: &str, half_score: f64) {
                 model: model.to_string(),
                 sample: 0,
             });
-            responses.push(ResponseRecord {
-                run_id: run_id.into(),
-                job_idx: idx,
-                item_id: it.id.to_string(),
-                task_id: task.id.clone(),
-                model: model.to_string(),
-                sample: 0,
-                text: Some(format!(
-                    "<script>alert('{model}')</script> answer {}",
-                    it.id
-                )),
-                error: None,
-                finish_reason: None,
-                prompt_tokens: None,
-                completion_tokens: None,
-                latency_ms: None,
-                first_token_ms: None,
-                attempts: 1,
-                params: "{}".into(),
-                request_hash: String::new(),
-                cached: false,
-                created_at: 0,
-                cache_key: None,
-                logprobs: None,
-            });
+            let mut answer = common::answers::stored_answer(
+                (run_id, idx),
+                (&it.id, &task.id),
+                model,
+                &format!("<script>alert('{model}')</script> answer {}", it.id),
+            );
+            answer.finish_reason = None;
+            responses.push(answer);
             let score = match mi {
                 0 | 3 => 1.0,
                 1 => 0.0,

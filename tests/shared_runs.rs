@@ -376,17 +376,7 @@ fn the_tui_on_a_shared_store_shows_the_team_runs_as_they_arrive() {
         d = cfg.path().display(),
         bin = env!("CARGO_BIN_EXE_prism"),
     );
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "smoke",
-        "-x",
-        "140",
-        "-y",
-        "36",
-        &cmd,
-    ]);
+    tmux.start((140, 36), &cmd);
     tmux.wait_for("the team's run pulled", |s| {
         s.contains("from the team's store")
     });
@@ -476,17 +466,7 @@ fn a_teammates_label_reaches_the_judges_screen_through_the_shared_store() {
         d = cfg.path().display(),
         bin = env!("CARGO_BIN_EXE_prism"),
     );
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "smoke",
-        "-x",
-        "140",
-        "-y",
-        "36",
-        &cmd,
-    ]);
+    tmux.start((140, 36), &cmd);
     tmux.wait_for("the team's run pulled", |s| {
         s.contains("from the team's store")
     });

@@ -21,17 +21,7 @@ fn tui_opens_moves_searches_and_quits_in_a_real_terminal() {
         cfg = dir.path().display(),
         status = status.display()
     );
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "smoke",
-        "-x",
-        "100",
-        "-y",
-        "30",
-        &cmd,
-    ]);
+    tmux.start((100, 30), &cmd);
 
     let s = tmux.wait_for("the browse screen", |s| s.contains("Taxonomy"));
     assert!(s.contains("85 items"), "{s}");
@@ -99,17 +89,7 @@ fn a_signal_mid_run_restores_the_terminal_and_marks_the_run_interrupted() {
             status = status.display(),
             stty = stty.display()
         );
-        tmux.run(&[
-            "new-session",
-            "-d",
-            "-s",
-            "smoke",
-            "-x",
-            "120",
-            "-y",
-            "40",
-            &cmd,
-        ]);
+        tmux.start((120, 40), &cmd);
         tmux.wait_for("the browse screen", |s| s.contains("Taxonomy"));
         // `r` on KE (its 21 items): with no built-in model installed, the picker starts on
         // the user's own model.
@@ -191,17 +171,7 @@ fn prism_review_opens_the_review_screen() {
         mini = mini.display(),
         status = status.display()
     );
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "smoke",
-        "-x",
-        "120",
-        "-y",
-        "36",
-        &cmd,
-    ]);
+    tmux.start((120, 36), &cmd);
     let s = tmux.wait_for("the review screen", |s| s.contains("322 in queue"));
     assert!(s.contains("Queue (triage order)"), "{s}");
     tmux.keys(&["j", "7"]);
@@ -260,17 +230,7 @@ fn a_label_survives_kill_9_the_moment_it_is_said() {
         "PRISM_CONFIG_DIR={d} PRISM_DATA_DIR={d} TERM=xterm-256color {bin} review; sleep 5",
         d = dir.path().display(),
     );
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "smoke",
-        "-x",
-        "120",
-        "-y",
-        "36",
-        &cmd,
-    ]);
+    tmux.start((120, 36), &cmd);
     tmux.wait_for("the stored answer", |s| s.contains("Yes, he failed."));
     tmux.keys(&["L"]);
     tmux.wait_for("the label popup", |s| s.contains("Label alpha's answer"));
@@ -312,17 +272,7 @@ fn the_mouse_is_taken_by_default_and_left_alone_with_mouse_false() {
             "PRISM_CONFIG_DIR={cfg} PRISM_DATA_DIR={cfg} TERM=xterm-256color {bin}; sleep 5",
             cfg = dir.path().display(),
         );
-        tmux.run(&[
-            "new-session",
-            "-d",
-            "-s",
-            "smoke",
-            "-x",
-            "100",
-            "-y",
-            "30",
-            &cmd,
-        ]);
+        tmux.start((100, 30), &cmd);
         tmux.wait_for("the browse screen", |s| s.contains("Taxonomy"));
         let flag = || {
             tmux.run(&["display-message", "-p", "-t", "smoke", "#{mouse_any_flag}"])

@@ -215,28 +215,13 @@ fn bidi_and_zero_width_characters_never_reach_the_screen() {
     let mut app = app_on(ds.clone());
     // A stored answer full of invisible characters, shown in the compare screen.
     let key_ = (0usize, "m\u{2066}odel".to_string(), 0u32);
-    let rec = prism::store::ResponseRecord {
-        run_id: "r".into(),
-        job_idx: 0,
-        item_id: ds.items[0].id.to_string(),
-        task_id: ds.tasks[0].id.clone(),
-        model: key_.1.clone(),
-        sample: 0,
-        text: Some("yes\u{200b}\u{202e}sey \u{2067}hidden\u{2069} \u{1b}]0;title\u{7}".into()),
-        error: None,
-        finish_reason: None,
-        prompt_tokens: None,
-        completion_tokens: None,
-        latency_ms: None,
-        first_token_ms: None,
-        attempts: 1,
-        params: "{}".into(),
-        request_hash: String::new(),
-        cached: false,
-        created_at: 0,
-        cache_key: None,
-        logprobs: None,
-    };
+    let mut rec = common::answers::stored_answer(
+        ("r", 0),
+        (&ds.items[0].id, &ds.tasks[0].id),
+        &key_.1,
+        "yes\u{200b}\u{202e}sey \u{2067}hidden\u{2069} \u{1b}]0;title\u{7}",
+    );
+    rec.finish_reason = None;
     app.session.load_stored(0, &[rec]);
     let mut all = String::new();
     for keys in [

@@ -20,6 +20,21 @@ pub fn wait_file(path: &Path, what: &str) {
 }
 
 impl Tmux {
+    /// The session "smoke" of `w` x `h` running `cmd` (a shell line), on this Tmux's socket.
+    pub fn start(&self, (w, h): (u16, u16), cmd: &str) {
+        self.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "smoke",
+            "-x",
+            &w.to_string(),
+            "-y",
+            &h.to_string(),
+            cmd,
+        ]);
+    }
+
     pub fn run(&self, args: &[&str]) -> String {
         let out = Command::new("tmux")
             .arg("-L")
