@@ -840,7 +840,7 @@ fn z_takes_back_the_sessions_labels_and_decisions_without_deleting_any() {
     );
     let s = screen(&term);
     assert!(
-        s.contains("you have no decision on it in this round now"),
+        s.contains("you have no decision on it now (nothing deleted)"),
         "{s}"
     );
     assert!(s.contains("0 decisions by you"), "{s}");

@@ -17,21 +17,14 @@ pub enum Undo {
 }
 
 impl Undo {
-    /// What it was, for the notice: "your remove on KE-FD-Myths-0001".
+    /// What it was, for the notice, short enough for one status line at 80 columns:
+    /// "your remove on KE-FD-Myths-0001", "your label hallucinated" (the answer is on screen).
     pub fn what(&self) -> String {
         match self {
-            Undo::Decision(d) => format!(
-                "your {} on {} (round {})",
-                d.decision.as_str(),
-                one_line(&d.item_id),
-                d.round
-            ),
-            Undo::Label(l) => format!(
-                "your label {} on {}'s answer to {}",
-                l.label.words(),
-                one_line(&l.model),
-                one_line(&l.item_id)
-            ),
+            Undo::Decision(d) => {
+                format!("your {} on {}", d.decision.as_str(), one_line(&d.item_id))
+            }
+            Undo::Label(l) => format!("your label {}", l.label.words()),
         }
     }
 }
@@ -71,11 +64,11 @@ pub(crate) fn run(
             match panel.save_decisions(std::slice::from_ref(&back)) {
                 Ok(_) => Ok((
                     format!(
-                        "undone {}: {} (added as a new decision; nothing is deleted)",
+                        "undone {}: {} (nothing deleted)",
                         Undo::Decision(done.clone()).what(),
                         match back.decision {
                             crate::review::Decision::Withdrawn => {
-                                "you have no decision on it in this round now".to_string()
+                                "you have no decision on it now".to_string()
                             }
                             d => format!("{} again", d.as_str()),
                         }
@@ -103,11 +96,11 @@ pub(crate) fn run(
             match saved {
                 Ok(_) => Ok((
                     format!(
-                        "undone {}: {} (added as a new label; nothing is deleted)",
+                        "undone {}: {} (nothing deleted)",
                         Undo::Label(done.clone()).what(),
                         match back.label {
                             crate::store::Label::Withdrawn => {
-                                "you have no label on it now".to_string()
+                                "you have none on it now".to_string()
                             }
                             l => format!("{} again", l.words()),
                         }
