@@ -119,20 +119,30 @@ impl JudgeAsk {
 }
 
 /// Our own judge prompts, used when the dataset has none (the sample data's, compiled in).
+/// Looked up once into a map: every answer a rule cannot decide asks for one, and the
+/// compiled-in directory is found by walking it and comparing paths.
 fn builtin(stem: &str) -> Option<&'static str> {
-    crate::dataset::SAMPLE_DATA
-        .get_file(format!("prompts/judges/{stem}.md"))
-        .and_then(|f| f.contents_utf8())
+    static BY_STEM: std::sync::LazyLock<std::collections::HashMap<&'static str, &'static str>> =
+        std::sync::LazyLock::new(|| {
+            crate::dataset::SAMPLE_DATA
+                .get_dir("prompts/judges")
+                .into_iter()
+                .flat_map(|d| d.files())
+                .filter(|f| f.path().extension().is_some_and(|e| e == "md"))
+                .filter_map(|f| Some((f.path().file_stem()?.to_str()?, f.contents_utf8()?)))
+                .collect()
+        });
+    BY_STEM.get(stem).copied()
 }
 
 /// The judge prompt template for a task: the dataset's own `prompts/judges/*.md` when present
 /// (by task id for the per-task judges), else ours.
-pub(crate) fn template(ds: &Dataset, task: &Task, kind: JudgeKind) -> Option<String> {
+pub(crate) fn template<'a>(ds: &'a Dataset, task: &Task, kind: JudgeKind) -> Option<&'a str> {
     let own = kind.0.per_task.then_some(task.id.as_str());
     let stems = || own.into_iter().chain(kind.0.prompts.iter().copied());
     stems()
-        .find_map(|s| ds.prompts.judges.get(s).cloned())
-        .or_else(|| stems().find_map(builtin).map(str::to_string))
+        .find_map(|s| ds.prompts.judges.get(s).map(String::as_str))
+        .or_else(|| stems().find_map(builtin))
 }
 
 /// Replaces `{name}` placeholders in one pass, so braces in the values (or the JSON examples in
@@ -171,7 +181,7 @@ pub(crate) fn ask(ds: &Dataset, item: &Item, kind: JudgeKind, response: &str) ->
     let task = ds.task_of(item);
     let t = template(ds, task, kind)?;
     let prompt = fill(
-        &t,
+        t,
         &[
             ("question", &item.question),
             ("model_answer", response),

@@ -148,10 +148,27 @@ pub(crate) fn choice(response: &str, answer: &str, n_options: usize) -> Verdict 
     }
 }
 
+/// Whether `text` upper-cased contains `needle` (upper-case ASCII that starts with a
+/// character case does not change, such as `[`). An ASCII text is searched as it is, without
+/// the upper-cased copy; any other is upper-cased first, as Python's `.upper()` would (`ı`
+/// becomes `I`, `ﬁ` becomes `FI`).
+fn contains_upper(text: &str, needle: &str) -> bool {
+    let n = needle.as_bytes();
+    if text.is_ascii() && n.first().is_some_and(|b| !b.is_ascii_alphabetic()) {
+        let t = text.as_bytes();
+        memchr::memchr_iter(n[0], t).any(|i| {
+            t.get(i..i + n.len())
+                .is_some_and(|w| w.eq_ignore_ascii_case(n))
+        })
+    } else {
+        text.to_uppercase().contains(needle)
+    }
+}
+
 pub(crate) fn abstain(response: &str) -> Verdict {
     static ONLY: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"(?i)^\W*NO_INFO\W*$").expect("a fixed pattern"));
-    let ok = response.to_uppercase().contains("[NO_INFO]") || ONLY.is_match(response.trim());
+    let ok = contains_upper(response, "[NO_INFO]") || ONLY.is_match(response.trim());
     Verdict::new(
         ok,
         if ok {
@@ -288,6 +305,25 @@ mod tests {
         assert_eq!(abstain("I don't know. [no_info]").score, 1.0);
         assert_eq!(abstain("  NO_INFO. ").score, 1.0);
         assert_eq!(abstain("The winner was X").score, 0.0);
+        // Upper-cased as Python does: a dotless ı is an I there too.
+        assert_eq!(abstain("Je ne sais pas [no_ınfo]").score, 1.0);
+        for t in [
+            "[No_Info]",
+            "x[NO_INFO",
+            "[NO_INFO]x",
+            "é [no_info]",
+            "ß",
+            "",
+            "[no_info",
+            "ﬁ [nO_iNfO]",
+            "[NO_INF0]",
+        ] {
+            assert_eq!(
+                contains_upper(t, "[NO_INFO]"),
+                t.to_uppercase().contains("[NO_INFO]"),
+                "{t:?}"
+            );
+        }
         assert_eq!(truth_label("[TRUE] because...", "[TRUE]").score, 1.0);
         assert_eq!(truth_label("false", "[FALSE]").score, 1.0);
         assert_eq!(truth_label("[TRUE] or [FALSE]", "[TRUE]").score, 0.0);

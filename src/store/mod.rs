@@ -419,6 +419,79 @@ mod tests {
             !left.contains("TEMP B-TREE"),
             "resume reads jobs in order: {left}"
         );
+        // The indexes a saved answer or score no longer writes (migration 21) are gone, and
+        // what used them reads by another: a sub-task's worst answer by the group's index.
+        let indexes: Vec<String> = s
+            .conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'index'")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect();
+        for gone in ["jobs_state", "scores_item", "scores_task"] {
+            assert!(!indexes.iter().any(|i| i == gone), "{gone} in {indexes:?}");
+        }
+        let worst = plan(
+            "SELECT job_idx FROM scores INDEXED BY scores_group WHERE run_id = 'r' AND model = 'm'
+             AND task_id = 't' AND score IS NOT NULL ORDER BY score, job_idx LIMIT 1",
+        );
+        assert!(
+            worst.contains("scores_group (run_id=? AND model=? AND task_id=?)"),
+            "{worst}"
+        );
+    }
+
+    /// The writer saves a group's answers and the scores that came with them in one
+    /// transaction; a score that cannot be saved fails alone and takes no answer with it.
+    #[test]
+    fn a_group_saves_answers_and_scores_together_and_a_bad_score_loses_no_answer() {
+        let mut store = Store::open_in_memory().unwrap();
+        store.create_run(&empty_run("r"), &[]).unwrap();
+        let score = |idx: u32| ScoreRecord {
+            run_id: "r".into(),
+            job_idx: idx,
+            item_id: format!("item-{idx}"),
+            task_id: "T".into(),
+            model: "m".into(),
+            score: Some(1.0),
+            ..Default::default()
+        };
+        let (a, s) =
+            writer::save_answers_and_scores(&mut store, &[resp("r", 0, true)], &[score(0)]);
+        assert!(a.is_ok() && s.is_ok(), "{a:?} {s:?}");
+        // A store that refuses one score (a trigger stands in for whatever made it fail).
+        store
+            .conn
+            .execute_batch(
+                "CREATE TRIGGER refuse BEFORE INSERT ON scores WHEN NEW.job_idx = 1
+                 BEGIN SELECT RAISE(ABORT, 'refused'); END;",
+            )
+            .unwrap();
+        let (a, s) = writer::save_answers_and_scores(
+            &mut store,
+            &[resp("r", 1, true), resp("r", 2, true)],
+            &[score(1)],
+        );
+        assert!(a.is_ok(), "{a:?}");
+        assert!(s.unwrap_err().to_string().contains("refused"));
+        let stored: Vec<u32> = store
+            .responses("r")
+            .unwrap()
+            .iter()
+            .map(|r| r.job_idx)
+            .collect();
+        assert_eq!(stored, [0, 1, 2]);
+        let scored: Vec<u32> = store
+            .scores(Some("r"))
+            .unwrap()
+            .iter()
+            .map(|s| s.job_idx)
+            .collect();
+        assert_eq!(scored, [0]);
+        // The summaries moved with the one score saved, not with the refused one.
+        let sums = store.run_summaries(Some("r")).unwrap();
+        assert_eq!(sums.iter().map(|s| s.scored).sum::<u32>(), 1);
     }
 
     /// Checkpoints run on their own thread: answers saved through the handle reach the database

@@ -133,28 +133,22 @@ impl Store {
     /// Saves responses in one transaction; a successful one with a cache key is the cache
     /// entry for that key.
     pub fn save_responses(&mut self, rs: &[ResponseRecord]) -> Result<()> {
+        self.save_responses_and_scores(rs, &[])
+    }
+
+    /// Saves responses, then scores, in one transaction: the writer's group commit of what
+    /// arrived together. A run scores each answer as it lands, so a group holds answers and the
+    /// scores of answers committed before; one commit where there were two writes the table's
+    /// last pages and the WAL frame headers once.
+    pub fn save_responses_and_scores(
+        &mut self,
+        rs: &[ResponseRecord],
+        scores: &[super::ScoreRecord],
+    ) -> Result<()> {
         let tx = self.conn.transaction()?;
-        {
-            let t = &super::tables::RESPONSES;
-            let mut ins = tx.prepare_cached(&format!(
-                "INSERT OR REPLACE INTO responses ({}) VALUES ({})",
-                t.col_list(),
-                t.marks("?")
-            ))?;
-            let mut job =
-                tx.prepare_cached("UPDATE jobs SET state = ?3 WHERE run_id = ?1 AND idx = ?2")?;
-            for r in rs {
-                ins.execute(rusqlite::params_from_iter(r.to_row()))?;
-                job.execute(params![
-                    r.run_id,
-                    r.job_idx,
-                    if r.is_ok() {
-                        JobState::Done.as_str()
-                    } else {
-                        JobState::Failed.as_str()
-                    }
-                ])?;
-            }
+        write_responses(&tx, rs)?;
+        if !scores.is_empty() {
+            super::scores::write_scores(&tx, scores)?;
         }
         tx.commit()?;
         Ok(())
@@ -331,4 +325,36 @@ impl Store {
         }
         Ok(out)
     }
+}
+
+/// The statement that saves one answer (made once: it is the same for every save).
+fn insert_response_sql() -> &'static str {
+    static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SQL.get_or_init(|| {
+        let t = &super::tables::RESPONSES;
+        format!(
+            "INSERT OR REPLACE INTO responses ({}) VALUES ({})",
+            t.col_list(),
+            t.marks("?")
+        )
+    })
+}
+
+/// Writes responses in `tx` and marks their jobs done or failed.
+fn write_responses(tx: &rusqlite::Transaction<'_>, rs: &[ResponseRecord]) -> Result<()> {
+    let mut ins = tx.prepare_cached(insert_response_sql())?;
+    let mut job = tx.prepare_cached("UPDATE jobs SET state = ?3 WHERE run_id = ?1 AND idx = ?2")?;
+    for r in rs {
+        ins.execute(rusqlite::params_from_iter(r.to_row()))?;
+        job.execute(params![
+            r.run_id,
+            r.job_idx,
+            if r.is_ok() {
+                JobState::Done.as_str()
+            } else {
+                JobState::Failed.as_str()
+            }
+        ])?;
+    }
+    Ok(())
 }

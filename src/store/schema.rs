@@ -460,6 +460,16 @@ pub(super) const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX answer_labels_run ON answer_labels(run_id, job_idx);
     "#,
+    // 21: indexes no query needs any more, each one more B-tree written for every answer or
+    // score a run saves (issue 47: `prism run`'s CPU per job): `jobs_state` (the jobs not done
+    // are in `jobs_open` since 19, and nothing else reads jobs by state), `scores_item` (a
+    // prefix of `scores_key`), `scores_task` (a sub-task's worst answer is found through
+    // `scores_group`, among the few hundred scores of the group).
+    r#"
+    DROP INDEX IF EXISTS jobs_state;
+    DROP INDEX IF EXISTS scores_item;
+    DROP INDEX IF EXISTS scores_task;
+    "#,
 ];
 
 fn version(conn: &Connection) -> Result<usize> {

@@ -90,19 +90,7 @@ impl Store {
     /// Saves scores in one transaction, replacing earlier scores of the same responses.
     pub fn save_scores(&mut self, rs: &[ScoreRecord]) -> Result<()> {
         let tx = self.conn.transaction()?;
-        // The summaries move with the scores, in the same transaction.
-        super::summaries::save_with(&tx, rs, |tx| {
-            let t = &super::tables::SCORES;
-            let mut ins = tx.prepare_cached(&format!(
-                "INSERT OR REPLACE INTO scores ({}) VALUES ({})",
-                t.col_list(),
-                t.marks("?")
-            ))?;
-            for r in rs {
-                ins.execute(rusqlite::params_from_iter(r.to_row()))?;
-            }
-            Ok(())
-        })?;
+        write_scores(&tx, rs)?;
         tx.commit()?;
         Ok(())
     }
@@ -164,7 +152,8 @@ impl Store {
         task_id: &str,
     ) -> Result<Option<(ScoreRecord, Option<String>)>> {
         let sql = format!(
-            "SELECT {} FROM scores WHERE run_id = ?1 AND model = ?2 AND task_id = ?3 AND score IS NOT NULL
+            "SELECT {} FROM scores INDEXED BY scores_group
+             WHERE run_id = ?1 AND model = ?2 AND task_id = ?3 AND score IS NOT NULL
              ORDER BY score, job_idx LIMIT 1",
             score_cols()
         );
@@ -203,4 +192,24 @@ impl Store {
         let rows = st.query_map([item_id], Self::score_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
+}
+
+/// Writes scores in `tx`, the summaries moving with them in the same transaction.
+pub(super) fn write_scores(tx: &rusqlite::Transaction<'_>, rs: &[ScoreRecord]) -> Result<()> {
+    static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let sql = SQL.get_or_init(|| {
+        let t = &super::tables::SCORES;
+        format!(
+            "INSERT OR REPLACE INTO scores ({}) VALUES ({})",
+            t.col_list(),
+            t.marks("?")
+        )
+    });
+    super::summaries::save_with(tx, rs, |tx| {
+        let mut ins = tx.prepare_cached(sql)?;
+        for r in rs {
+            ins.execute(rusqlite::params_from_iter(r.to_row()))?;
+        }
+        Ok(())
+    })
 }

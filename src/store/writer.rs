@@ -284,6 +284,9 @@ struct Batch {
     selfcheck_acks: Vec<Ack>,
     rows: Vec<(&'static Table, Vec<Row>)>,
     rows_acks: Vec<Ack>,
+    /// Scores, saved in the answers' transaction (after them).
+    scores: Vec<Vec<ScoreRecord>>,
+    scores_acks: Vec<Ack>,
     /// Where a lane's committed rows are told (a lane's run on a shared store).
     push: Option<mpsc::Sender<PushMsg>>,
 }
@@ -385,6 +388,12 @@ fn handle(store: &mut Store, batch: &mut Batch, cmd: Cmd) {
             batch.rows.push((t, rows));
             batch.rows_acks.push(ack);
         }
+        // Scores join the group too: a run scores every answer as it lands, and a commit of
+        // their own (after committing the answers before them) was a second commit per group.
+        Cmd::SaveScores(rs, ack) => {
+            batch.scores.push(rs);
+            batch.scores_acks.push(ack);
+        }
         // A lookup does not commit what is pending (each job looks up the cache before
         // it asks, so flushing here would turn group commits back into one per job): a
         // pending save with the key answers it, as the committed row would.
@@ -431,26 +440,6 @@ fn handle(store: &mut Store, batch: &mut Batch, cmd: Cmd) {
                     }
                     let _ = reply.send(r);
                 }
-                Cmd::SaveScores(rs, reply) => {
-                    let r = store.save_scores(&rs).map_err(WriteError::from);
-                    // Told to the pusher as they commit (a shared store gets every score as it
-                    // is saved).
-                    if r.is_ok()
-                        && let Some(p) = &batch.push
-                    {
-                        let mut by_run: HashMap<&str, Vec<u32>> = HashMap::new();
-                        for s in &rs {
-                            by_run.entry(&s.run_id).or_default().push(s.job_idx);
-                        }
-                        let _ = p.send(PushMsg::Touched(
-                            by_run
-                                .into_iter()
-                                .map(|(run, jobs)| Touched::Scores(run.to_string(), jobs))
-                                .collect(),
-                        ));
-                    }
-                    let _ = reply.send(r);
-                }
                 Cmd::Lock(l, reply) => {
                     let now = super::now_secs();
                     let r = match l {
@@ -494,6 +483,7 @@ fn handle(store: &mut Store, batch: &mut Batch, cmd: Cmd) {
                 | Cmd::Detect(..)
                 | Cmd::Selfcheck(..)
                 | Cmd::Rows(..)
+                | Cmd::SaveScores(..)
                 | Cmd::CacheGet(..) => {
                     unreachable!("handled above")
                 }
@@ -579,6 +569,28 @@ fn fence<T>(
     *acks = keep_acks;
 }
 
+/// Saves a group's answers and scores in one transaction. Should that fail, each is tried on
+/// its own, as before they shared one: a score that cannot be saved must not take the answers
+/// with it (an answer lost is a call paid for again). Returns what the answers and the scores
+/// each came to.
+pub(super) fn save_answers_and_scores(
+    store: &mut Store,
+    records: &[ResponseRecord],
+    scores: &[ScoreRecord],
+) -> (WriteResult<()>, WriteResult<()>) {
+    match store.save_responses_and_scores(records, scores) {
+        Ok(()) => (Ok(()), Ok(())),
+        Err(e) if records.is_empty() || scores.is_empty() => {
+            let e = WriteError::from(e);
+            (Err(e.clone()), Err(e))
+        }
+        Err(_) => (
+            store.save_responses(records).map_err(WriteError::from),
+            store.save_scores(scores).map_err(WriteError::from),
+        ),
+    }
+}
+
 fn flush(store: &mut Store, batch: &mut Batch) {
     // A lane's rows are told to the pusher before the lane hears they are saved, so a lane
     // that ends has told it everything.
@@ -599,6 +611,8 @@ fn flush(store: &mut Store, batch: &mut Batch) {
         selfcheck_acks,
         rows: _,
         rows_acks: _,
+        scores: _,
+        scores_acks: _,
         push: _,
     } = batch;
     fence(store, fences, &mut memo, records, acks, |r| {
@@ -610,13 +624,28 @@ fn flush(store: &mut Store, batch: &mut Batch) {
     fence(store, fences, &mut memo, selfcheck, selfcheck_acks, |w| {
         w.run_id()
     });
-    if !batch.records.is_empty() {
-        let result = store
-            .save_responses(&batch.records)
-            .map_err(WriteError::from);
+    if !batch.records.is_empty() || !batch.scores.is_empty() {
+        let scores: Vec<ScoreRecord> = batch.scores.drain(..).flatten().collect();
+        let (answered, scored) = save_answers_and_scores(store, &batch.records, &scores);
         batch.records.clear();
         for ack in batch.acks.drain(..) {
-            let _ = ack.send(result.clone());
+            let _ = ack.send(answered.clone());
+        }
+        // Told to the pusher as they commit (a shared store gets every score as it is saved).
+        if scored.is_ok() && !scores.is_empty() {
+            let mut by_run: HashMap<&str, Vec<u32>> = HashMap::new();
+            for s in &scores {
+                by_run.entry(&s.run_id).or_default().push(s.job_idx);
+            }
+            tell(
+                by_run
+                    .into_iter()
+                    .map(|(run, jobs)| Touched::Scores(run.to_string(), jobs))
+                    .collect(),
+            );
+        }
+        for ack in batch.scores_acks.drain(..) {
+            let _ = ack.send(scored.clone());
         }
     }
     if !batch.selfcheck.is_empty() {
