@@ -516,6 +516,16 @@ impl Table {
         self.upsert_from(&format!("VALUES ({})", self.marks(mark)), force, also)
     }
 
+    /// SQLite's insert of one whole row that replaces the row of its key, if any.
+    pub(crate) fn replace_sql(&self) -> String {
+        format!(
+            "INSERT OR REPLACE INTO {} ({}) VALUES ({})",
+            self.name,
+            self.col_list(),
+            self.marks("?")
+        )
+    }
+
     /// The `?1, ?2, ...` (SQLite) or `$1::TEXT, $2::BIGINT, ...` (PostgreSQL) of every
     /// column. PostgreSQL's are typed as the values are sent (an integer as 64 bits), and the
     /// server narrows them to a column's own width (review scores are SMALLINT), so one

@@ -327,22 +327,12 @@ impl Store {
     }
 }
 
-/// The statement that saves one answer (made once: it is the same for every save).
-fn insert_response_sql() -> &'static str {
-    static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    SQL.get_or_init(|| {
-        let t = &super::tables::RESPONSES;
-        format!(
-            "INSERT OR REPLACE INTO responses ({}) VALUES ({})",
-            t.col_list(),
-            t.marks("?")
-        )
-    })
-}
-
 /// Writes responses in `tx` and marks their jobs done or failed.
 fn write_responses(tx: &rusqlite::Transaction<'_>, rs: &[ResponseRecord]) -> Result<()> {
-    let mut ins = tx.prepare_cached(insert_response_sql())?;
+    // Made once: it is the same for every save.
+    static SQL: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| super::tables::RESPONSES.replace_sql());
+    let mut ins = tx.prepare_cached(&SQL)?;
     let mut job = tx.prepare_cached("UPDATE jobs SET state = ?3 WHERE run_id = ?1 AND idx = ?2")?;
     for r in rs {
         ins.execute(rusqlite::params_from_iter(r.to_row()))?;

@@ -196,17 +196,10 @@ impl Store {
 
 /// Writes scores in `tx`, the summaries moving with them in the same transaction.
 pub(super) fn write_scores(tx: &rusqlite::Transaction<'_>, rs: &[ScoreRecord]) -> Result<()> {
-    static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    let sql = SQL.get_or_init(|| {
-        let t = &super::tables::SCORES;
-        format!(
-            "INSERT OR REPLACE INTO scores ({}) VALUES ({})",
-            t.col_list(),
-            t.marks("?")
-        )
-    });
+    static SQL: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| super::tables::SCORES.replace_sql());
     super::summaries::save_with(tx, rs, |tx| {
-        let mut ins = tx.prepare_cached(sql)?;
+        let mut ins = tx.prepare_cached(&SQL)?;
         for r in rs {
             ins.execute(rusqlite::params_from_iter(r.to_row()))?;
         }
