@@ -527,6 +527,23 @@ fn main() {
                     "  a new machine's prism runs --db postgres://... {} (nothing pulled)",
                     ms(list)
                 );
+                // A new machine's mirror (as the TUI's): every run's head first, then the
+                // pages; its first pull and its catch-up rate.
+                let mirror = dir.path().join("mirror.db");
+                let db = prism::store::db::Db::open(Some(Path::new(&url)), &mirror).unwrap();
+                let t = Instant::now();
+                let heads = db.pull_some(0).unwrap().unwrap();
+                let first = t.elapsed();
+                let t = Instant::now();
+                let rest = db.pull_all().unwrap().unwrap();
+                let took = t.elapsed().as_secs_f64();
+                let rows = rest.answers + rest.scores;
+                println!(
+                    "  a new machine's mirror: {} run heads (names, counts, rates) in {}; the rest, {rows} rows, at {:.0} rows/s",
+                    heads.runs,
+                    ms(first),
+                    rows as f64 / took
+                );
             }
         }
         match &keep {

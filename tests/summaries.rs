@@ -364,6 +364,82 @@ fn summaries_equal_the_recomputed_rates_on_postgres() {
         &s.latest_scores().unwrap(),
         "in a copy of the shared store",
     );
+    // A new machine's mirror takes every run's head first (row, summaries, job counts as the
+    // shared store keeps them): before one answer lands, its list says what the copy's says
+    // and its summaries equal the rates recomputed from the shared store's scores.
+    let pulled = tempfile::tempdir().unwrap();
+    let mirror_db = pulled.path().join("mirror.db");
+    let open_mirror =
+        || prism::store::db::Db::open(Some(Path::new(&pg.url())), &mirror_db).unwrap();
+    let p = open_mirror().pull_some(0).unwrap().unwrap();
+    // (Answers and scores changed within the last few hundred change numbers come by those
+    // too: in a store this small, all of them.)
+    assert_eq!((p.runs, p.more), (2, true));
+    {
+        let m = prism::store::Store::open(&mirror_db).unwrap();
+        assert_eq!(m.pending_runs().unwrap().len(), 2);
+        let key = |s: &TaskSummary| (s.run_id.clone(), s.model.clone(), s.task_id.clone());
+        let (_, mut theirs, _) = side.read();
+        let mut mine = m.run_summaries(None).unwrap();
+        theirs.sort_by_key(key);
+        mine.sort_by_key(key);
+        assert_eq!(
+            mine, theirs,
+            "a new machine's heads: the shared store's summaries"
+        );
+    }
+    let listed = |db: &Path| -> serde_json::Value {
+        let out = assert_cmd::Command::cargo_bin("prism")
+            .unwrap()
+            .args([
+                "runs",
+                "--json",
+                "--limit",
+                "0",
+                "--db",
+                db.to_str().unwrap(),
+            ])
+            .env("PRISM_CONFIG_DIR", pulled.path())
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out).unwrap()
+    };
+    let mut heads = listed(&mirror_db);
+    let mut copied = listed(&file);
+    // The copy's runs list the same (labels, counts, rates); where each run came from differs.
+    for v in [&mut heads, &mut copied] {
+        for r in v.as_array_mut().unwrap() {
+            r.as_object_mut().unwrap().remove("shared");
+        }
+    }
+    assert_eq!(heads, copied, "a new machine's runs before any answer");
+    // One page, then a session stopped and another going on: the runs whole, each made from
+    // its own scores again, nothing pending.
+    let p = open_mirror().pull_some(1).unwrap().unwrap();
+    assert!(p.more, "{p:?}");
+    open_mirror().pull_all().unwrap();
+    let m = prism::store::Store::open(&mirror_db).unwrap();
+    assert!(m.pending_runs().unwrap().is_empty());
+    let rows: Vec<Row> = m
+        .scores(None)
+        .unwrap()
+        .into_iter()
+        .map(|r| {
+            (
+                r.run_id, r.job_idx, r.item_id, r.task_id, r.model, r.sample, r.score,
+            )
+        })
+        .collect();
+    assert_eq!(rows.len(), side.read().0.len());
+    check(
+        &rows,
+        &m.run_summaries(None).unwrap(),
+        &m.latest_scores().unwrap(),
+        "a new machine's mirror, caught up",
+    );
     // A new machine lists the team's runs from the shared store itself: the same list as the
     // copy's, and not one answer pulled.
     let fresh = tempfile::tempdir().unwrap();

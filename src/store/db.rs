@@ -222,6 +222,17 @@ impl Db {
         ))
     }
 
+    /// One bounded pull (see [`super::mirror::Mirror::pull_some`]): every new run's head, and
+    /// at most `pages` pages of the runs held in part; `None` on a store that is not shared.
+    pub fn pull_some(&self, pages: usize) -> anyhow::Result<Option<super::mirror::Pulled>> {
+        let Some(pg) = self.pg() else {
+            return Ok(None);
+        };
+        Ok(Some(
+            super::mirror::Mirror::new(pg.clone(), self.store()?).pull_some(Some(pages))?,
+        ))
+    }
+
     /// Brings run `id` (or the shared store's newest) into this machine's store, with what it
     /// lacks of its answers and scores; its id (`id` itself on a store that is not shared).
     pub fn pull_run(&self, id: Option<&str>) -> anyhow::Result<Option<String>> {
@@ -243,6 +254,10 @@ impl Db {
         let mut local = self.store()?;
         self.admit_whole(&mut local, RunKind::Answers, &id)?;
         let added = local.put_run_bundle(&bundle)?;
+        // Whole now, if a mirror held it in part.
+        if local.pending_runs()?.iter().any(|(p, _)| *p == id) {
+            local.finish_pending_run(&id)?;
+        }
         crate::warn!(
             "run {id} from {}: {} answer(s), {} score(s) new here",
             pg.shown(),

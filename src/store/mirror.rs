@@ -1,8 +1,11 @@
 //! A local mirror of a shared store's runs: a SQLite file every reading part of prism (the
 //! TUI's screens, reports, scoring) reads as it reads any store, kept current by pulling what
 //! changed on the shared store. Answers and scores there carry a change number (`seq`); the
-//! mirror pulls those past the last it saw, a new run whole, and run statuses. Every pull is
-//! keyed like `prism db copy`, so pulling a row twice changes nothing.
+//! mirror pulls those past the last it saw, run statuses, and a new run in two steps: its head
+//! first (row, labels, summaries and job counts, as the shared store keeps them: every list and
+//! rate is whole from the first pull), then its jobs with their answers and scores, a page at a
+//! time, in the background (`store::mirror_pending`; a stopped session goes on where it was).
+//! Every pull is keyed like `prism db copy`, so pulling a row twice changes nothing.
 //!
 //! Change numbers are taken when a row is written, so a transaction that commits late can make
 //! a lower number visible after a higher one: each pull starts [`MARGIN`] numbers before the
@@ -16,6 +19,7 @@ use std::time::Duration;
 
 use postgres::fallible_iterator::FallibleIterator;
 
+use super::history::History;
 use super::lane_tables::{self, LaneKind};
 use super::links::{Gate, RunKind};
 use super::pg::PgStore;
@@ -28,6 +32,9 @@ const MARGIN: i64 = 512;
 const PAGE: i64 = 5_000;
 /// Jobs of a new run pulled per query (with their answers and scores).
 const PAGE_JOBS: u32 = 5_000;
+/// Pages of runs held in part a watching mirror pulls before it says what came and looks
+/// again (about a second's work: 20,000 jobs).
+const STEP_PAGES: usize = 4;
 
 /// What one pull brought.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -48,6 +55,8 @@ pub struct Pulled {
     /// Rows refused in this pull: they belong to runs that exist only on this machine (never
     /// pulled from or pushed to the shared store).
     pub refused_rows: usize,
+    /// Runs held in part are left to pull (a bounded pull stopped; see [`Mirror::pull_some`]).
+    pub more: bool,
     /// The runs first refused in this pull (each is named once a session), with their rows.
     pub refused: Vec<(String, usize)>,
     /// Runs held by both stores that a store mirrored before links were kept trusted, once.
@@ -114,6 +123,12 @@ impl Mirror {
     /// are taken only for runs that came from the shared store or went to it
     /// ([`super::links`]); the others are refused and counted.
     pub fn pull(&mut self) -> Result<Pulled> {
+        self.pull_some(None)
+    }
+
+    /// [`Mirror::pull`], with at most `pages` pages of the runs held in part (`None`: all of
+    /// them); [`Pulled::more`] says some are left for the next call.
+    pub fn pull_some(&mut self, pages: Option<usize>) -> Result<Pulled> {
         let mut out = Pulled::default();
         let theirs = self.pg.statuses()?;
         let mut gate = Gate::open(&self.store, self.pg.shown())?;
@@ -136,31 +151,16 @@ impl Mirror {
                         continue;
                     }
                     gate.save(&mut self.store)?;
-                    // A page of the run's jobs at a time (with their answers and scores), as
-                    // `db copy` does: a new machine's first pull holds a page of answers in
-                    // memory, not a whole run of them.
-                    let mut lo = 0u32;
-                    while let Some(b) = self
-                        .pg
-                        .run_bundle_part(id, lo..lo.saturating_add(PAGE_JOBS))?
-                    {
-                        let last = b.jobs.is_empty() && b.responses.is_empty();
-                        if last && lo > 0 {
-                            break;
-                        }
-                        let added = self.store.put_run_bundle(&b)?;
-                        out.runs += added.runs;
-                        out.answers += added.responses;
-                        out.scores += added.scores;
-                        let idxs: Vec<u32> = b.jobs.iter().map(|(j, _)| j.idx).collect();
-                        for (idx, w) in self.pg.job_workers(id, &idxs)? {
-                            out.answered_by.push(((id.clone(), idx), w));
-                        }
-                        out.score_records.extend(b.scores);
-                        if last {
-                            break;
-                        }
-                        lo = lo.saturating_add(PAGE_JOBS);
+                    // The run's head first (its row, labels, summaries and job counts as the
+                    // shared store has them): every list and rate shows it at once; its jobs
+                    // with their answers and scores follow below, a page at a time.
+                    let Some(head) = self.pg.run_bundle_part(id, 0..0)? else {
+                        continue;
+                    };
+                    let sums = History::run_summaries(&self.pg, id)?;
+                    let counts = History::job_counts(&self.pg, id)?;
+                    if self.store.put_pending_run(&head, &sums, &counts)? {
+                        out.runs += 1;
                     }
                 }
                 Some(s) if s.as_str() != status => {
@@ -174,6 +174,22 @@ impl Mirror {
                 }
                 Some(_) => {}
             }
+        }
+        gate.save(&mut self.store)?;
+        let running: HashSet<&str> = theirs
+            .iter()
+            .filter(|(_, s)| s.as_str() == RunStatus::Running.as_str())
+            .map(|(id, _)| id.as_str())
+            .collect();
+        let mut budget = pages.unwrap_or(usize::MAX);
+        for (id, lo) in self.store.pending_runs()? {
+            if running.contains(id.as_str()) {
+                // Still running there: its rates and counts move on before its pages land.
+                let sums = History::run_summaries(&self.pg, &id)?;
+                let counts = History::job_counts(&self.pg, &id)?;
+                self.store.refresh_pending_run(&id, &sums, &counts)?;
+            }
+            self.pull_pages(&id, lo, &mut budget, &mut out)?;
         }
         gate.save(&mut self.store)?;
         loop {
@@ -233,6 +249,47 @@ impl Mirror {
             }
         }
         Ok(out)
+    }
+
+    /// Pages of run `id`'s jobs (with their answers and scores) from job `lo`, while `budget`
+    /// lasts; the last page makes the run whole (see `store::mirror_pending`).
+    fn pull_pages(
+        &mut self,
+        id: &str,
+        mut lo: u32,
+        budget: &mut usize,
+        out: &mut Pulled,
+    ) -> Result<()> {
+        loop {
+            if *budget == 0 {
+                out.more = true;
+                return Ok(());
+            }
+            *budget -= 1;
+            let Some(b) = self
+                .pg
+                .run_bundle_part(id, lo..lo.saturating_add(PAGE_JOBS))?
+            else {
+                // Gone from the shared store: what came of it is all there is.
+                return self.store.finish_pending_run(id);
+            };
+            if b.jobs.is_empty() && b.responses.is_empty() {
+                return self.store.finish_pending_run(id);
+            }
+            let added = self.store.put_run_bundle(&b)?;
+            out.answers += added.responses;
+            out.scores += added.scores;
+            let idxs: Vec<u32> = b.jobs.iter().map(|(j, _)| j.idx).collect();
+            for (idx, w) in self.pg.job_workers(id, &idxs)? {
+                out.answered_by.push(((id.to_string(), idx), w));
+            }
+            out.score_records.extend(b.scores);
+            lo = lo.saturating_add(PAGE_JOBS);
+            self.store.advance_pending_run(id, lo)?;
+            if lo == u32::MAX {
+                return self.store.finish_pending_run(id);
+            }
+        }
     }
 
     /// Every run the shared store holds, of every kind (for the one-time trust of a store
@@ -300,7 +357,9 @@ impl Mirror {
                 .insert(t.name, from(&format!("lane:{}", t.name), 0));
         }
         self.started = true;
-        Ok(())
+        // Kept at once: a session stopped before its first pull ends goes on from here rather
+        // than pulling every change of the shared store.
+        self.save_marks()
     }
 
     fn save_marks(&mut self) -> Result<()> {
@@ -359,9 +418,13 @@ impl Mirror {
                 let mut listener: Option<postgres::Client> = None;
                 let mut failing = false;
                 while !flag.load(Ordering::Relaxed) {
-                    match self.pull() {
+                    // A few pages of a run held in part at a time, so what came shows on the
+                    // way, and a stop is heard between them.
+                    let mut more = false;
+                    match self.pull_some(Some(STEP_PAGES)) {
                         Ok(p) => {
                             failing = false;
+                            more = p.more;
                             if p.changed() {
                                 on_pull(p);
                             }
@@ -371,6 +434,9 @@ impl Mirror {
                             on_error(e.to_string());
                         }
                         Err(_) => {}
+                    }
+                    if more {
+                        continue;
                     }
                     if listener.as_ref().is_none_or(|c| c.is_closed()) {
                         listener = listen(&cfg).ok();

@@ -46,6 +46,7 @@ pub mod links;
 mod locks;
 pub mod logprobs;
 pub mod mirror;
+mod mirror_pending;
 pub mod panel;
 pub mod panel_watch;
 pub(crate) mod pg;
@@ -444,6 +445,104 @@ mod tests {
 
     /// The writer saves a group's answers and the scores that came with them in one
     /// transaction; a score that cannot be saved fails alone and takes no answer with it.
+    /// A shared run held in part (`mirror_pending`): its summaries and counts are the shared
+    /// store's while its pages land (scores pulled so far do not make them), and its last
+    /// page makes them from its own scores.
+    #[test]
+    fn a_run_held_in_part_keeps_the_shared_summaries_until_it_is_whole() {
+        let mut store = Store::open_in_memory().unwrap();
+        let head = RunBundle {
+            run: empty_run("r"),
+            name: Some("team".into()),
+            tags: String::new(),
+            jobs: Vec::new(),
+            responses: Vec::new(),
+            scores: Vec::new(),
+        };
+        let theirs = summaries::TaskSummary {
+            run_id: "r".into(),
+            model: "m".into(),
+            task_id: "T".into(),
+            scored: 40,
+            unscored: 0,
+            sum: 10.0,
+            hallucinated: 30,
+            rows: 40,
+        };
+        let counts = JobCounts {
+            done: 38,
+            failed: 2,
+            pending: 0,
+            unknown: 0,
+        };
+        assert!(
+            store
+                .put_pending_run(&head, std::slice::from_ref(&theirs), &counts)
+                .unwrap()
+        );
+        // Held already: a second head changes nothing.
+        assert!(
+            !store
+                .put_pending_run(&head, &[], &JobCounts::default())
+                .unwrap()
+        );
+        assert_eq!(store.job_counts("r").unwrap(), counts);
+        assert_eq!(store.run_labels("r").unwrap().0.as_deref(), Some("team"));
+        // A page lands: two answers, both right.
+        let score = |idx: u32| ScoreRecord {
+            run_id: "r".into(),
+            job_idx: idx,
+            item_id: format!("item-{idx}"),
+            task_id: "T".into(),
+            model: "m".into(),
+            score: Some(1.0),
+            ..Default::default()
+        };
+        let page = RunBundle {
+            jobs: vec![],
+            responses: vec![resp("r", 0, true), resp("r", 1, true)],
+            scores: vec![score(0), score(1)],
+            ..head.clone()
+        };
+        store.put_run_bundle(&page).unwrap();
+        store.put_new_scores(&[score(1)]).unwrap();
+        store.advance_pending_run("r", 5_000).unwrap();
+        assert_eq!(
+            store.pending_runs().unwrap(),
+            vec![("r".to_string(), 5_000)]
+        );
+        assert_eq!(
+            store.run_summaries(Some("r")).unwrap(),
+            vec![theirs.clone()]
+        );
+        assert_eq!(store.job_counts("r").unwrap(), counts);
+        // The shared run moved on.
+        let moved = summaries::TaskSummary {
+            scored: 41,
+            sum: 11.0,
+            rows: 41,
+            ..theirs
+        };
+        store
+            .refresh_pending_run("r", std::slice::from_ref(&moved), &counts)
+            .unwrap();
+        assert_eq!(store.run_summaries(Some("r")).unwrap(), vec![moved]);
+        // Whole: made from its own scores, its counts from its own jobs.
+        store.finish_pending_run("r").unwrap();
+        assert!(store.pending_runs().unwrap().is_empty());
+        let mine = store.run_summaries(Some("r")).unwrap();
+        assert_eq!(
+            (
+                mine.len(),
+                mine[0].scored,
+                mine[0].hallucinated,
+                mine[0].sum
+            ),
+            (1, 2, 0, 2.0)
+        );
+        assert_ne!(store.job_counts("r").unwrap(), counts);
+    }
+
     #[test]
     fn a_group_saves_answers_and_scores_together_and_a_bad_score_loses_no_answer() {
         let mut store = Store::open_in_memory().unwrap();

@@ -715,6 +715,10 @@ impl Store {
     }
 
     pub fn job_counts(&self, run_id: &str) -> Result<JobCounts> {
+        // A shared run held in part counts as the shared store counted it (`mirror_pending`).
+        if let Some(c) = self.pending_counts(run_id)? {
+            return Ok(c);
+        }
         // A run's jobs are numbered 0..n as it is made, so the key gives n at once; only the
         // jobs not done are counted (a partial index holds just those), so a finished run of
         // any size costs two index lookups, not a walk over its jobs.

@@ -470,6 +470,23 @@ pub(super) const MIGRATIONS: &[&str] = &[
     DROP INDEX IF EXISTS scores_item;
     DROP INDEX IF EXISTS scores_task;
     "#,
+    // 22: a shared store's runs that this machine's mirror holds only in part (issue 47, a new
+    // machine catches up in bulk): the run, its summaries and its job counts come first, as
+    // the shared store has them, and its jobs with their answers and scores follow a page at a
+    // time from `next_job`. While a run is here its summaries and counts are the shared
+    // store's (nothing recomputes them from the scores pulled so far); the last page recomputes
+    // them from the scores and takes the row away. A session stopped half-way goes on from
+    // `next_job`.
+    r#"
+    CREATE TABLE mirror_pending (
+        run_id TEXT PRIMARY KEY,
+        next_job INTEGER NOT NULL DEFAULT 0,
+        done INTEGER NOT NULL DEFAULT 0,
+        failed INTEGER NOT NULL DEFAULT 0,
+        pending INTEGER NOT NULL DEFAULT 0,
+        unknown INTEGER NOT NULL DEFAULT 0
+    );
+    "#,
 ];
 
 fn version(conn: &Connection) -> Result<usize> {

@@ -255,6 +255,11 @@ pub(super) fn refresh(tx: &rusqlite::Transaction<'_>, t: &Touched) -> Result<()>
         let mut drop = tx.prepare_cached(&sql.drop_group)?;
         let mut put = tx.prepare_cached(&sql.group)?;
         for (run, model, task) in &t.groups {
+            // A shared run held in part keeps the shared store's summaries until its last
+            // page lands (`store::mirror_pending`).
+            if super::mirror_pending::is_pending(tx, run)? {
+                continue;
+            }
             drop.execute([run, model, task])?;
             put.execute([run, model, task])?;
         }
@@ -389,6 +394,7 @@ pub(super) fn save_with(
 /// the runs that stay. Called in the removal's transaction, after its scores are deleted.
 pub(super) fn forget_run(tx: &rusqlite::Transaction<'_>, run: &str) -> Result<()> {
     tx.execute("DELETE FROM run_summaries WHERE run_id = ?1", [run])?;
+    tx.execute("DELETE FROM mirror_pending WHERE run_id = ?1", [run])?;
     let keys: BTreeSet<(String, String, u32)> = {
         let mut st = tx
             .prepare_cached("SELECT item_id, model, sample FROM latest_scores WHERE run_id = ?1")?;
