@@ -63,7 +63,7 @@ impl Store {
         counts: &JobCounts,
     ) -> Result<()> {
         let tx = self.conn.transaction()?;
-        if is_pending(&tx, run)? {
+        if super::summaries::held_in_part(&tx, run)? {
             put_head(&tx, run, sums, counts)?;
         }
         tx.commit()?;
@@ -114,12 +114,6 @@ impl Store {
             })
             .optional()?)
     }
-}
-
-/// Whether `run` is held in part (in `tx`).
-pub(super) fn is_pending(tx: &rusqlite::Transaction<'_>, run: &str) -> Result<bool> {
-    let mut st = tx.prepare_cached("SELECT 1 FROM mirror_pending WHERE run_id = ?1")?;
-    Ok(st.exists([run])?)
 }
 
 /// A pending run's summaries replaced by `sums` and its counts by `counts`.

@@ -257,7 +257,7 @@ pub(super) fn refresh(tx: &rusqlite::Transaction<'_>, t: &Touched) -> Result<()>
         for (run, model, task) in &t.groups {
             // A shared run held in part keeps the shared store's summaries until its last
             // page lands (`store::mirror_pending`).
-            if super::mirror_pending::is_pending(tx, run)? {
+            if held_in_part(tx, run)? {
                 continue;
             }
             drop.execute([run, model, task])?;
@@ -271,6 +271,13 @@ pub(super) fn refresh(tx: &rusqlite::Transaction<'_>, t: &Touched) -> Result<()>
         }
         Ok(())
     })
+}
+
+/// Whether `run` is a shared run this store holds in part (`store::mirror_pending`): its
+/// summaries are the shared store's until its last page lands.
+pub(super) fn held_in_part(tx: &rusqlite::Transaction<'_>, run: &str) -> Result<bool> {
+    let mut st = tx.prepare_cached("SELECT 1 FROM mirror_pending WHERE run_id = ?1")?;
+    Ok(st.exists([run])?)
 }
 
 /// One item's part of its group's summary (its samples' scores in one run).
