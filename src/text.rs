@@ -22,6 +22,18 @@ pub fn is_hidden_format(c: char) -> bool {
         | '\u{E0000}'..='\u{E007F}')
 }
 
+/// Whether every byte of `s` is printable ASCII or one that `keep` allows: such text has
+/// nothing to clean or escape. Most answers and events are ASCII; this checks them 64 bytes at
+/// a time without an early exit (so the compiler vectorizes it), where a walk of their chars
+/// asked two Unicode questions per character.
+fn plain_ascii(s: &str, keep: impl Fn(u8) -> bool) -> bool {
+    s.as_bytes().chunks(64).all(|chunk| {
+        chunk
+            .iter()
+            .fold(true, |ok, &b| ok & ((0x20..0x7F).contains(&b) | keep(b)))
+    })
+}
+
 fn unsafe_char(c: char) -> bool {
     (c.is_control() && c != '\n') || is_hidden_format(c)
 }
@@ -29,7 +41,7 @@ fn unsafe_char(c: char) -> bool {
 /// Removes control characters (ANSI escapes included) except newlines, and the invisible format
 /// characters of [`is_hidden_format`]; tabs become spaces.
 pub fn sanitize(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(unsafe_char) {
+    if plain_ascii(s, |b| b == b'\n') || !s.chars().any(unsafe_char) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len());
@@ -54,7 +66,9 @@ pub fn json_for_terminal(json: &str) -> Cow<'_, str> {
     // serde_json escapes C0 controls only: DEL and the C1 controls (U+0080-U+009F, where
     // U+009B is a one-character CSI) are written raw unless escaped here.
     let escaped = |c: char| is_hidden_format(c) || c.is_control() && !c.is_ascii_whitespace();
-    if !json.chars().any(escaped) {
+    if plain_ascii(json, |b| matches!(b, b'\t' | b'\n' | 0x0C | b'\r'))
+        || !json.chars().any(escaped)
+    {
         return Cow::Borrowed(json);
     }
     let mut out = String::with_capacity(json.len() + 16);
@@ -74,7 +88,7 @@ pub fn json_for_terminal(json: &str) -> Cow<'_, str> {
 /// [`sanitize`] for one line of terminal output (CLI messages, table cells): newlines become
 /// spaces too.
 pub fn clean_line(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(|c| unsafe_char(c) || c == '\n') {
+    if plain_ascii(s, |_| false) || !s.chars().any(|c| unsafe_char(c) || c == '\n') {
         return Cow::Borrowed(s);
     }
     Cow::Owned(sanitize(s).replace('\n', " "))
@@ -355,6 +369,33 @@ mod tests {
     }
 
     use super::*;
+
+    /// The ASCII fast paths pass a text exactly when the character walk finds nothing to do.
+    #[test]
+    fn the_ascii_fast_paths_agree_with_the_character_walk() {
+        for b in 0u8..128 {
+            let c = char::from(b);
+            let s = format!("x{c}y").repeat(40); // past one 64-byte chunk
+            let walk_sanitize = !s.chars().any(unsafe_char);
+            let walk_json = !s
+                .chars()
+                .any(|c| is_hidden_format(c) || c.is_control() && !c.is_ascii_whitespace());
+            let walk_line = !s.chars().any(|c| unsafe_char(c) || c == '\n');
+            assert_eq!(plain_ascii(&s, |b| b == b'\n'), walk_sanitize, "{b}");
+            assert_eq!(
+                plain_ascii(&s, |b| matches!(b, b'\t' | b'\n' | 0x0C | b'\r')),
+                walk_json,
+                "{b}"
+            );
+            assert_eq!(plain_ascii(&s, |_| false), walk_line, "{b}");
+            assert_eq!(matches!(sanitize(&s), Cow::Borrowed(_)), walk_sanitize);
+            assert_eq!(matches!(json_for_terminal(&s), Cow::Borrowed(_)), walk_json);
+            assert_eq!(matches!(clean_line(&s), Cow::Borrowed(_)), walk_line);
+        }
+        // Anything beyond ASCII takes the walk.
+        assert!(!plain_ascii("caf\u{e9}", |b| b == b'\n'));
+        assert_eq!(sanitize("a\u{202e}b"), "ab");
+    }
 
     #[test]
     fn strips_escapes_and_controls_but_keeps_text() {

@@ -2,13 +2,13 @@
 
 /// "normal": whitespace collapsed, trimmed, lower-cased.
 pub(crate) fn normal(s: &str) -> String {
-    collapse(s, |_| false)
+    collapse(s, &NORMAL, |_| false)
 }
 
 /// "loose": normal, then the characters `. , ; : ! ? ' " ( ) [ ] { }` removed, whitespace
 /// collapsed again.
 pub(crate) fn loose(s: &str) -> String {
-    collapse(s, |c| {
+    collapse(s, &LOOSE, |c| {
         matches!(
             c,
             '.' | ',' | ';' | ':' | '!' | '?' | '\'' | '"' | '(' | ')' | '[' | ']' | '{' | '}'
@@ -16,14 +16,47 @@ pub(crate) fn loose(s: &str) -> String {
     })
 }
 
-/// The words of `s` lower-cased, without the characters `drop` names, joined by one space
-/// (a word left empty is left out). One pass and one allocation: every answer is scored as it
-/// arrives, and answers run to kilobytes. Lower-casing word by word equals lower-casing the
-/// joined text (the only context-dependent mapping, a final sigma, looks no further than the
-/// word), so the result is the definition's, as the tests check against it.
-fn collapse(s: &str, drop: impl Fn(char) -> bool) -> String {
+/// In an ASCII byte map: the byte is whitespace (`char::is_whitespace`'s in ASCII: tab to
+/// carriage return and space, which unlike `u8::is_ascii_whitespace` includes the vertical tab).
+const SPACE: u8 = 0x80;
+/// In an ASCII byte map: the byte is removed.
+const DROP: u8 = 0x81;
+
+/// What each ASCII byte becomes: its lower case, or [`SPACE`], or [`DROP`] for the bytes in
+/// `drops`. 256 entries, so indexing by any byte needs no bounds check.
+const fn ascii_map(drops: &[u8]) -> [u8; 256] {
+    let mut t = [DROP; 256];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = (b as u8).to_ascii_lowercase();
+        b += 1;
+    }
+    let mut w = b'\t';
+    while w <= b'\r' {
+        t[w as usize] = SPACE;
+        w += 1;
+    }
+    t[b' ' as usize] = SPACE;
+    let mut i = 0;
+    while i < drops.len() {
+        t[drops[i] as usize] = DROP;
+        i += 1;
+    }
+    t
+}
+
+static NORMAL: [u8; 256] = ascii_map(b"");
+static LOOSE: [u8; 256] = ascii_map(b".,;:!?'\"()[]{}");
+
+/// The words of `s` lower-cased, without the characters `drop` names (and `map` marks
+/// [`DROP`]), joined by one space (a word left empty is left out). One pass and one
+/// allocation: every answer is scored as it arrives, and answers run to kilobytes.
+/// Lower-casing word by word equals lower-casing the joined text (the only context-dependent
+/// mapping, a final sigma, looks no further than the word), so the result is the
+/// definition's, as the tests check against it.
+fn collapse(s: &str, map: &[u8; 256], drop: impl Fn(char) -> bool) -> String {
     if s.is_ascii() {
-        return collapse_ascii(s, drop);
+        return collapse_ascii(s, map);
     }
     let mut out = String::with_capacity(s.len());
     for word in s.split_whitespace() {
@@ -48,25 +81,31 @@ fn collapse(s: &str, drop: impl Fn(char) -> bool) -> String {
     out
 }
 
-/// [`collapse`] of an ASCII text (most answers), a byte at a time in one pass: a character
-/// kept after whitespace, with something kept before it, is preceded by one space. The
-/// whitespace is `char::is_whitespace`'s in ASCII (tab to carriage return, space), which
-/// unlike `u8::is_ascii_whitespace` includes the vertical tab.
-fn collapse_ascii(s: &str, drop: impl Fn(char) -> bool) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut space = false;
+/// [`collapse`] of an ASCII text (most answers), a byte at a time through `map`, in one pass:
+/// a byte kept after whitespace, with something kept before it, is preceded by one space. The
+/// result is never longer than the text (a space stands for at least one whitespace byte), so
+/// it is written into a buffer of the text's length, without a capacity check per byte. (A
+/// branch-free body and a separate loop per word were both tried: more instructions.)
+fn collapse_ascii(s: &str, map: &[u8; 256]) -> String {
+    let mut out = vec![0u8; s.len()];
+    let (mut n, mut space) = (0, false);
     for &b in s.as_bytes() {
-        if matches!(b, b'\t'..=b'\r' | b' ') {
-            space = true;
-        } else if !drop(char::from(b)) {
-            if space && !out.is_empty() {
-                out.push(' ');
+        let m = map[usize::from(b)];
+        if m < SPACE {
+            if space {
+                out[n] = b' ';
+                n += 1;
+                space = false;
             }
-            space = false;
-            out.push(char::from(b.to_ascii_lowercase()));
+            out[n] = m;
+            n += 1;
+        } else if m == SPACE {
+            space = n > 0;
         }
     }
-    out
+    out.truncate(n);
+    // ASCII in, ASCII out: the check cannot fail (and costs a fast pass, not unsafe code).
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// The runs of ASCII digits in `s`, in order.
@@ -118,6 +157,23 @@ mod tests {
             .filter(|c| !".,;:!?'\"()[]{}".contains(*c))
             .collect();
         stripped.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// Every ASCII character, alone, inside a word and between words, through the byte maps.
+    #[test]
+    fn every_ascii_character_maps_as_the_definitions_say() {
+        for b in 0u8..128 {
+            let c = char::from(b);
+            for s in [
+                format!("{c}"),
+                format!("Ab{c}Cd"),
+                format!("x {c} Y"),
+                format!("{c}{c}z"),
+            ] {
+                assert_eq!(normal(&s), normal_by_definition(&s), "{s:?}");
+                assert_eq!(loose(&s), loose_by_definition(&s), "{s:?}");
+            }
+        }
     }
 
     #[test]

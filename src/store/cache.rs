@@ -71,6 +71,20 @@ impl Record for CacheEntry {
     }
 }
 
+/// A cached answer by key, in one statement (one read transaction, one round of file locks):
+/// the judges' cache first, then a run's answer stored with the key. The newest answer is the
+/// row `max(created_at)` stands on (SQLite gives an aggregate's bare columns from the row of
+/// its min or max): unlike `ORDER BY created_at DESC LIMIT 1` it needs no temporary B-tree,
+/// which every job's lookup opened and closed; with no such answer the aggregate's one row is
+/// all NULL, and the outer `WHERE` drops it.
+pub(super) const LOOKUP: &str = "SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms, logprobs FROM cache WHERE key = ?1
+     UNION ALL
+     SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms, logprobs FROM (
+         SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms, logprobs, max(created_at)
+         FROM responses WHERE cache_key = ?1 AND error IS NULL AND text IS NOT NULL)
+     WHERE text IS NOT NULL
+     LIMIT 1";
+
 impl Store {
     pub fn cache_put(&self, key: &str, c: &Cached) -> Result<()> {
         let entry = CacheEntry {
@@ -97,16 +111,23 @@ impl Store {
                 logprobs: r.get(5)?,
             })
         };
-        // One statement (one read transaction, one round of file locks): the judges' cache
-        // first, then a run's answer stored with the key.
-        let mut st = self.conn.prepare_cached(
-            "SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms, logprobs FROM cache WHERE key = ?1
-             UNION ALL
-             SELECT * FROM (SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms, logprobs FROM responses
-                 WHERE cache_key = ?1 AND error IS NULL AND text IS NOT NULL
-                 ORDER BY created_at DESC LIMIT 1)
-             LIMIT 1",
-        )?;
+        let mut st = self.conn.prepare_cached(LOOKUP)?;
         Ok(st.query_row([key], row).optional()?)
+    }
+
+    /// Opens a read transaction that the lookups after it share (one round of the WAL's file
+    /// locks for all of them, not one per lookup) until [`Store::end_lookups`]. Only the writer
+    /// thread uses it, between its commits; a failure leaves each lookup to take its own.
+    pub(crate) fn begin_lookups(&self) {
+        if self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch("BEGIN DEFERRED");
+        }
+    }
+
+    /// Ends what [`Store::begin_lookups`] opened (it only read: nothing to keep or lose).
+    pub(crate) fn end_lookups(&self) {
+        if !self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch("COMMIT");
+        }
     }
 }

@@ -341,6 +341,44 @@ mod tests {
         );
     }
 
+    /// A lookup answers with the newest successful answer stored with the key (not a failed
+    /// or an older one), inside the writer's shared read transaction as outside it.
+    #[test]
+    fn the_cache_answers_with_the_newest_successful_answer() {
+        let mut s = Store::open_in_memory().unwrap();
+        let jobs: Vec<JobRecord> = (0..3)
+            .map(|i| JobRecord {
+                idx: i,
+                item_id: format!("item-{i}"),
+                task_id: "T".into(),
+                model: "m".into(),
+                sample: 0,
+            })
+            .collect();
+        s.create_run(&empty_run("r1"), &jobs).unwrap();
+        let mut older = resp("r1", 0, true);
+        older.text = Some("older".into());
+        older.created_at = 10;
+        let mut newer = resp("r1", 1, true);
+        newer.text = Some("newer".into());
+        newer.created_at = 20;
+        newer.cache_key = older.cache_key.clone();
+        let mut failed = resp("r1", 2, false);
+        failed.created_at = 30;
+        failed.cache_key = older.cache_key.clone();
+        s.save_responses(&[older, newer, failed]).unwrap();
+        for shared in [false, true] {
+            if shared {
+                s.begin_lookups();
+                assert!(!s.conn.is_autocommit());
+            }
+            assert_eq!(s.cache_get("key-0").unwrap().unwrap().text, "newer");
+            assert!(s.cache_get("key-9").unwrap().is_none());
+            s.end_lookups();
+            assert!(s.conn.is_autocommit());
+        }
+    }
+
     /// A running run with default settings.
     fn empty_run(id: &str) -> RunRecord {
         RunRecord {
@@ -403,11 +441,9 @@ mod tests {
                 .collect::<Vec<_>>();
             rows.join("; ")
         };
-        let lookup = plan(
-            "SELECT text FROM cache WHERE key = 'k' UNION ALL SELECT * FROM (SELECT text FROM responses
-             WHERE cache_key = 'k' AND error IS NULL AND text IS NOT NULL ORDER BY created_at DESC LIMIT 1) LIMIT 1",
-        );
+        let lookup = plan(&cache::LOOKUP.replace("?1", "'k'"));
         assert!(lookup.contains("USING PRIMARY KEY"), "{lookup}");
+        assert!(!lookup.contains("TEMP B-TREE"), "{lookup}");
         assert!(lookup.contains("responses_cache_key"), "{lookup}");
         assert!(
             !lookup.contains("SCAN cache") && !lookup.contains("SCAN responses"),
