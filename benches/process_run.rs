@@ -15,6 +15,11 @@
 //!    measures another build the same way);
 //! 4. checks every answer is in the store.
 //!
+//! `-- --against PATH`: every repeat also runs the build at PATH (an older commit's), the two in
+//! turns (ABBA order, so a machine growing busier weighs on both), and the end reports each
+//! build's median CPU per job and jobs/s and the median of the per-repeat ratios: on a shared,
+//! noisy machine the way to see a change of a few percent.
+//!
 //! `-- --logprobs N`: the stub's reply also carries each token's log-probability and N
 //! alternatives (as a server asked for them sends), and each repeat runs `prism run` without
 //! asking for them and with `--logprobs N`: the jobs/s of both, their ratio, and the bytes
@@ -227,6 +232,45 @@ fn report(k: usize, n: usize, conc: usize, raw: f64, m: &Measured) {
     );
 }
 
+/// `--against`: the two builds in turns, ABBA, then each one's medians and the median ratio.
+fn compare(
+    old: &Path,
+    new: &Path,
+    dir: &Path,
+    items: &Path,
+    port: u16,
+    (n, conc, repeat): (usize, usize, usize),
+    raw: f64,
+) {
+    let (mut cpu, mut rate) = ([Vec::new(), Vec::new()], [Vec::new(), Vec::new()]);
+    let mut ratios = Vec::new();
+    for k in 0..repeat {
+        let order = if k % 2 == 0 { [0, 1] } else { [1, 0] };
+        let mut this = [0.0; 2];
+        for (j, which) in order.into_iter().enumerate() {
+            let bin = if which == 0 { old } else { new };
+            let m = prism_run(bin, dir, items, port, (n, conc, 2 * k + j), &[]);
+            println!("{}:", if which == 0 { "against" } else { "this build" });
+            report(k, n, conc, raw, &m);
+            this[which] = m.cpu * 1e3 / n as f64;
+            cpu[which].push(this[which]);
+            rate[which].push(n as f64 / m.secs);
+        }
+        ratios.push(this[1] / this[0]);
+    }
+    let [c_old, c_new] = cpu.map(median);
+    let [r_old, r_new] = rate.map(median);
+    println!(
+        "against {}: median CPU {c_old:.3} ms/job, {r_old:.0} jobs/s",
+        old.display()
+    );
+    println!("this build: median CPU {c_new:.3} ms/job, {r_new:.0} jobs/s");
+    println!(
+        "CPU per job, this build / against: median of {repeat} pairs {:.3}x",
+        median(ratios)
+    );
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -257,6 +301,15 @@ fn main() {
         body.len()
     );
     println!("wrk raw capacity at concurrency {conc}: {raw:.0} req/s");
+    let against: Option<PathBuf> = args
+        .iter()
+        .position(|a| a == "--against")
+        .and_then(|i| args.get(i + 1))
+        .map(PathBuf::from);
+    if let Some(old) = &against {
+        compare(old, &bin, dir.path(), &items, nginx.port, (n, conc, repeat), raw);
+        return;
+    }
     let mut rates = Vec::new();
     let mut on_rates = Vec::new();
     for k in 0..repeat {
