@@ -1,5 +1,7 @@
 //! The three wire formats: how a request is written and how each SSE event is read.
 
+use std::borrow::Cow;
+
 use serde_json::{Value, json};
 
 use super::config::{ProviderKind, Secret};
@@ -304,7 +306,7 @@ impl Parser {
             self.usage.prompt_tokens = u.prompt_tokens;
             self.usage.completion_tokens = u.completion_tokens;
         }
-        if let Some(choice) = chunk.choices.into_iter().next() {
+        if let Some(choice) = chunk.choices {
             if let Some(t) = choice.delta.and_then(|d| d.content).or(choice.text) {
                 self.saw_text |= !t.is_empty();
                 out.text(&t);
@@ -533,8 +535,10 @@ const MAX_ALTERNATIVES: usize = 20;
 
 #[derive(serde::Deserialize)]
 struct OpenAiChunk<'a> {
-    #[serde(default, borrow)]
-    choices: Vec<OpenAiChoice<'a>>,
+    /// The first choice (prism asks for one): read in place, the rest skipped, where a `Vec`
+    /// was an allocation per chunk.
+    #[serde(default, borrow, deserialize_with = "first_choice")]
+    choices: Option<OpenAiChoice<'a>>,
     #[serde(default)]
     usage: Option<OpenAiUsage>,
     #[serde(default)]
@@ -546,10 +550,10 @@ struct OpenAiChoice<'a> {
     #[serde(default, borrow)]
     delta: Option<OpenAiDelta<'a>>,
     /// Legacy completions stream `text` instead of `delta.content`.
-    #[serde(default, borrow)]
-    text: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default, borrow)]
-    finish_reason: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "borrowed")]
+    text: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "borrowed")]
+    finish_reason: Option<Cow<'a, str>>,
     #[serde(default, deserialize_with = "logprobs_or_none")]
     logprobs: Option<OpenAiLogprobs>,
 }
@@ -579,8 +583,44 @@ fn list_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<Val
 
 #[derive(serde::Deserialize)]
 struct OpenAiDelta<'a> {
-    #[serde(default, borrow)]
-    content: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "borrowed")]
+    content: Option<Cow<'a, str>>,
+}
+
+/// An optional string that borrows from the event when it has no escapes. `#[serde(borrow)]`
+/// borrows a `Cow<str>` field only when the field is exactly that type: inside an `Option`
+/// serde always copies, which cost every content delta an allocation.
+fn borrowed<'de: 'a, 'a, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Cow<'a, str>>, D::Error> {
+    #[derive(serde::Deserialize)]
+    struct Borrowed<'a>(#[serde(borrow)] Cow<'a, str>);
+    Ok(<Option<Borrowed<'a>> as serde::Deserialize>::deserialize(d)?.map(|b| b.0))
+}
+
+/// The first element of `choices` (none when it is empty or null); the others are read past.
+fn first_choice<'de: 'a, 'a, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<OpenAiChoice<'a>>, D::Error> {
+    struct First<'a>(std::marker::PhantomData<&'a ()>);
+    impl<'de: 'a, 'a> serde::de::Visitor<'de> for First<'a> {
+        type Value = Option<OpenAiChoice<'a>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a list of choices")
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let first = seq.next_element()?;
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            Ok(first)
+        }
+    }
+    d.deserialize_any(First(std::marker::PhantomData))
 }
 
 #[derive(serde::Deserialize)]
@@ -732,6 +772,35 @@ mod tests {
         let o = body(ProviderKind::Openai, &req);
         assert_eq!(o["logprobs"], json!(true));
         assert!(o.get("top_logprobs").is_none());
+    }
+
+    /// A chunk's strings are read in place when they have no escapes (one allocation fewer
+    /// per content delta, tens of thousands a second in a big run), copied when they do; only
+    /// the first choice is kept, and `null` choices read as none.
+    #[test]
+    fn a_chunk_borrows_its_text_and_keeps_the_first_choice() {
+        let plain = r#"{"id":"x","choices":[{"index":0,"delta":{"content":"Lisbon"},"finish_reason":"stop"},{"index":1,"delta":{"content":"Porto"}}]}"#;
+        let c: OpenAiChunk<'_> = serde_json::from_str(plain).unwrap();
+        let choice = c.choices.unwrap();
+        let content = choice.delta.unwrap().content.unwrap();
+        assert!(matches!(content, Cow::Borrowed("Lisbon")), "{content:?}");
+        assert!(matches!(choice.finish_reason, Some(Cow::Borrowed("stop"))));
+        let escaped = r#"{"choices":[{"text":"a \"q\"\n"}]}"#;
+        let c: OpenAiChunk<'_> = serde_json::from_str(escaped).unwrap();
+        let text = c.choices.unwrap().text.unwrap();
+        assert!(
+            matches!(&text, Cow::Owned(t) if t == "a \"q\"\n"),
+            "{text:?}"
+        );
+        for none in [
+            r#"{"choices":[]}"#,
+            r#"{"choices":null}"#,
+            r#"{"usage":{}}"#,
+        ] {
+            let c: OpenAiChunk<'_> = serde_json::from_str(none).unwrap();
+            assert!(c.choices.is_none(), "{none}");
+        }
+        assert!(serde_json::from_str::<OpenAiChunk<'_>>(r#"{"choices":"no"}"#).is_err());
     }
 
     #[test]
