@@ -307,7 +307,15 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .map(PathBuf::from);
     if let Some(old) = &against {
-        compare(old, &bin, dir.path(), &items, nginx.port, (n, conc, repeat), raw);
+        compare(
+            old,
+            &bin,
+            dir.path(),
+            &items,
+            nginx.port,
+            (n, conc, repeat),
+            raw,
+        );
         return;
     }
     let mut rates = Vec::new();
