@@ -124,10 +124,12 @@ impl Store {
         }
     }
 
-    /// Ends what [`Store::begin_lookups`] opened (it only read: nothing to keep or lose).
+    /// Ends what [`Store::begin_lookups`] opened (it only read: nothing to keep or lose). Should
+    /// the commit of a read ever fail, it is rolled back: a transaction left open would make
+    /// every save after it fail ("cannot start a transaction within a transaction").
     pub(crate) fn end_lookups(&self) {
-        if !self.conn.is_autocommit() {
-            let _ = self.conn.execute_batch("COMMIT");
+        if !self.conn.is_autocommit() && self.conn.execute_batch("COMMIT").is_err() {
+            let _ = self.conn.execute_batch("ROLLBACK");
         }
     }
 }
