@@ -114,22 +114,4 @@ impl Store {
         let mut st = self.conn.prepare_cached(LOOKUP)?;
         Ok(st.query_row([key], row).optional()?)
     }
-
-    /// Opens a read transaction that the lookups after it share (one round of the WAL's file
-    /// locks for all of them, not one per lookup) until [`Store::end_lookups`]. Only the writer
-    /// thread uses it, between its commits; a failure leaves each lookup to take its own.
-    pub(crate) fn begin_lookups(&self) {
-        if self.conn.is_autocommit() {
-            let _ = self.conn.execute_batch("BEGIN DEFERRED");
-        }
-    }
-
-    /// Ends what [`Store::begin_lookups`] opened (it only read: nothing to keep or lose). Should
-    /// the commit of a read ever fail, it is rolled back: a transaction left open would make
-    /// every save after it fail ("cannot start a transaction within a transaction").
-    pub(crate) fn end_lookups(&self) {
-        if !self.conn.is_autocommit() && self.conn.execute_batch("COMMIT").is_err() {
-            let _ = self.conn.execute_batch("ROLLBACK");
-        }
-    }
 }

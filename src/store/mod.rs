@@ -342,7 +342,7 @@ mod tests {
     }
 
     /// A lookup answers with the newest successful answer stored with the key (not a failed
-    /// or an older one), inside the writer's shared read transaction as outside it.
+    /// or an older one).
     #[test]
     fn the_cache_answers_with_the_newest_successful_answer() {
         let mut s = Store::open_in_memory().unwrap();
@@ -367,16 +367,8 @@ mod tests {
         failed.created_at = 30;
         failed.cache_key = older.cache_key.clone();
         s.save_responses(&[older, newer, failed]).unwrap();
-        for shared in [false, true] {
-            if shared {
-                s.begin_lookups();
-                assert!(!s.conn.is_autocommit());
-            }
-            assert_eq!(s.cache_get("key-0").unwrap().unwrap().text, "newer");
-            assert!(s.cache_get("key-9").unwrap().is_none());
-            s.end_lookups();
-            assert!(s.conn.is_autocommit());
-        }
+        assert_eq!(s.cache_get("key-0").unwrap().unwrap().text, "newer");
+        assert!(s.cache_get("key-9").unwrap().is_none());
     }
 
     /// A running run with default settings.

@@ -289,8 +289,6 @@ struct Batch {
     scores_acks: Vec<Ack>,
     /// Where a lane's committed rows are told (a lane's run on a shared store).
     push: Option<mpsc::Sender<PushMsg>>,
-    /// Whether this group's lookups share an open read transaction (ended before any write).
-    reading: bool,
 }
 
 /// WAL pages past which the writer checkpoints by itself (64 MB).
@@ -414,15 +412,7 @@ fn handle(store: &mut Store, batch: &mut Batch, cmd: Cmd) {
                     latency_ms: r.latency_ms,
                     logprobs: r.logprobs.clone(),
                 }),
-                None => {
-                    // Every job looks up the cache before it asks, so a group holds as many
-                    // lookups as saves: they share one read transaction.
-                    if !batch.reading {
-                        store.begin_lookups();
-                        batch.reading = true;
-                    }
-                    store.cache_get(&key).ok().flatten()
-                }
+                None => store.cache_get(&key).ok().flatten(),
             };
             let _ = reply.send(hit);
         }
@@ -602,9 +592,6 @@ pub(super) fn save_answers_and_scores(
 }
 
 fn flush(store: &mut Store, batch: &mut Batch) {
-    if std::mem::take(&mut batch.reading) {
-        store.end_lookups();
-    }
     // A lane's rows are told to the pusher before the lane hears they are saved, so a lane
     // that ends has told it everything.
     let push = batch.push.clone();
@@ -627,7 +614,6 @@ fn flush(store: &mut Store, batch: &mut Batch) {
         scores: _,
         scores_acks: _,
         push: _,
-        reading: _,
     } = batch;
     fence(store, fences, &mut memo, records, acks, |r| {
         Some(r.run_id.as_str())
