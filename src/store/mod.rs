@@ -212,6 +212,19 @@ impl Store {
 mod tests {
     use super::*;
 
+    /// Jobs 0-2 of items `item-0`..`item-2`, one model, one sample.
+    fn three_jobs() -> Vec<JobRecord> {
+        (0..3)
+            .map(|i| JobRecord {
+                idx: i,
+                item_id: format!("item-{i}"),
+                task_id: "T".into(),
+                model: "m".into(),
+                sample: 0,
+            })
+            .collect()
+    }
+
     fn resp(run: &str, idx: u32, ok: bool) -> ResponseRecord {
         ResponseRecord {
             run_id: run.into(),
@@ -282,15 +295,7 @@ mod tests {
             },
             status: RunStatus::Running,
         };
-        let jobs: Vec<JobRecord> = (0..3)
-            .map(|i| JobRecord {
-                idx: i,
-                item_id: format!("item-{i}"),
-                task_id: "T".into(),
-                model: "m".into(),
-                sample: 0,
-            })
-            .collect();
+        let jobs = three_jobs();
         s.create_run(&run, &jobs).unwrap();
         assert_eq!(s.run("r1").unwrap().unwrap(), run);
         s.save_responses(&[resp("r1", 0, true), resp("r1", 1, false)])
@@ -346,16 +351,7 @@ mod tests {
     #[test]
     fn the_cache_answers_with_the_newest_successful_answer() {
         let mut s = Store::open_in_memory().unwrap();
-        let jobs: Vec<JobRecord> = (0..3)
-            .map(|i| JobRecord {
-                idx: i,
-                item_id: format!("item-{i}"),
-                task_id: "T".into(),
-                model: "m".into(),
-                sample: 0,
-            })
-            .collect();
-        s.create_run(&empty_run("r1"), &jobs).unwrap();
+        s.create_run(&empty_run("r1"), &three_jobs()).unwrap();
         let mut older = resp("r1", 0, true);
         older.text = Some("older".into());
         older.created_at = 10;
