@@ -2,18 +2,13 @@
 
 /// "normal": whitespace collapsed, trimmed, lower-cased.
 pub(crate) fn normal(s: &str) -> String {
-    collapse(s, &NORMAL, |_| false)
+    collapse(s, &NORMAL)
 }
 
 /// "loose": normal, then the characters `. , ; : ! ? ' " ( ) [ ] { }` removed, whitespace
 /// collapsed again.
 pub(crate) fn loose(s: &str) -> String {
-    collapse(s, &LOOSE, |c| {
-        matches!(
-            c,
-            '.' | ',' | ';' | ':' | '!' | '?' | '\'' | '"' | '(' | ')' | '[' | ']' | '{' | '}'
-        )
-    })
+    collapse(s, &LOOSE)
 }
 
 /// In an ASCII byte map: the byte is whitespace (`char::is_whitespace`'s in ASCII: tab to
@@ -48,16 +43,17 @@ const fn ascii_map(drops: &[u8]) -> [u8; 256] {
 static NORMAL: [u8; 256] = ascii_map(b"");
 static LOOSE: [u8; 256] = ascii_map(b".,;:!?'\"()[]{}");
 
-/// The words of `s` lower-cased, without the characters `drop` names (and `map` marks
-/// [`DROP`]), joined by one space (a word left empty is left out). One pass and one
+/// The words of `s` lower-cased, without the characters `map` marks [`DROP`], joined by one space (a word left empty is left out). One pass and one
 /// allocation: every answer is scored as it arrives, and answers run to kilobytes.
 /// Lower-casing word by word equals lower-casing the joined text (the only context-dependent
 /// mapping, a final sigma, looks no further than the word), so the result is the
 /// definition's, as the tests check against it.
-fn collapse(s: &str, map: &[u8; 256], drop: impl Fn(char) -> bool) -> String {
+fn collapse(s: &str, map: &[u8; 256]) -> String {
     if s.is_ascii() {
         return collapse_ascii(s, map);
     }
+    // Every character removed is ASCII: the map says which.
+    let drop = |c: char| c.is_ascii() && map[c as usize] == DROP;
     let mut out = String::with_capacity(s.len());
     for word in s.split_whitespace() {
         let start = out.len();
