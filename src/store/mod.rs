@@ -617,6 +617,85 @@ mod tests {
         assert_eq!(sums.iter().map(|s| s.scored).sum::<u32>(), 1);
     }
 
+    /// The summaries move by each item's scores read once, before the write, with the write's
+    /// own scores put in their place: after every kind of change (samples of one item across
+    /// groups, a score replaced, one job twice in a group, scores that are no score: none, NaN,
+    /// 5.0) they equal the summaries made from all the scores.
+    #[test]
+    fn the_summaries_kept_by_difference_equal_the_ones_made_from_the_scores() {
+        let mut store = Store::open_in_memory().unwrap();
+        store.create_run(&empty_run("r"), &[]).unwrap();
+        let score = |idx: u32, item: &str, task: &str, sample: u32, v: Option<f64>| ScoreRecord {
+            run_id: "r".into(),
+            job_idx: idx,
+            item_id: item.into(),
+            task_id: task.into(),
+            model: "m".into(),
+            sample,
+            score: v,
+            ..Default::default()
+        };
+        let groups: &[Vec<ScoreRecord>] = &[
+            // One sample of a two-sample item: the item waits for its second.
+            vec![
+                score(0, "a", "T", 0, Some(1.0)),
+                score(2, "b", "T", 0, Some(0.0)),
+            ],
+            // Its second sample; b's replaced by a score that is no score.
+            vec![
+                score(1, "a", "T", 1, Some(0.25)),
+                score(2, "b", "T", 0, Some(f64::NAN)),
+            ],
+            // One job twice in one group (the last wins), a score out of range, a new task.
+            vec![
+                score(3, "c", "U", 0, Some(0.0)),
+                score(3, "c", "U", 0, Some(0.75)),
+                score(4, "d", "U", 0, Some(5.0)),
+                score(2, "b", "T", 0, None),
+            ],
+            // Everything again, as a re-score writes it.
+            vec![
+                score(0, "a", "T", 0, Some(0.0)),
+                score(1, "a", "T", 1, Some(0.0)),
+                score(2, "b", "T", 0, Some(1.0)),
+                score(3, "c", "U", 0, Some(1.0)),
+                score(4, "d", "U", 0, Some(0.5)),
+            ],
+        ];
+        for (i, g) in groups.iter().enumerate() {
+            store.save_scores(g).unwrap();
+            let kept = store.run_summaries(Some("r")).unwrap();
+            let made: Vec<summaries::TaskSummary> = store
+                .records_from_sql(
+                    &summaries::summarize("run_id = ?1"),
+                    &[lane_tables::Val::Text("r".into())],
+                )
+                .unwrap();
+            assert_eq!(kept.len(), made.len(), "after group {i}");
+            for (k, m) in kept.iter().zip(&made) {
+                assert_eq!(
+                    (&k.task_id, k.scored, k.unscored, k.hallucinated, k.rows),
+                    (&m.task_id, m.scored, m.unscored, m.hallucinated, m.rows),
+                    "after group {i}"
+                );
+                assert!((k.sum - m.sum).abs() < 1e-9, "after group {i}: {k:?} {m:?}");
+            }
+        }
+        // The last group's values, by hand: T has a (0, 0: hallucinated) and b (1); U has c (1)
+        // and d (0.5, not below 0.5).
+        let kept = store.run_summaries(Some("r")).unwrap();
+        let by = |t: &str| kept.iter().find(|s| s.task_id == t).unwrap().clone();
+        assert_eq!(
+            (by("T").scored, by("T").hallucinated, by("T").rows),
+            (2, 1, 3)
+        );
+        assert_eq!(
+            (by("U").scored, by("U").hallucinated, by("U").rows),
+            (2, 0, 2)
+        );
+        assert!((by("U").sum - 1.5).abs() < 1e-12);
+    }
+
     /// Checkpoints run on their own thread: answers saved through the handle reach the database
     /// file (not only the WAL) although the writer alone would not checkpoint before 64 MB.
     #[test]

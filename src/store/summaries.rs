@@ -308,53 +308,92 @@ impl ItemPart {
     }
 }
 
-type ItemKey = (String, String, String, String);
+impl ItemPart {
+    /// The part of an item whose samples have these scores (as `scores` holds them: a score
+    /// outside 0..=1, NaN included, counts as not scored, as SQLite's `CASE` reads it).
+    fn of_scores(scores: impl Iterator<Item = Option<f64>>) -> ItemPart {
+        let (mut sum, mut n, mut u) = (0.0, 0, 0);
+        for s in scores {
+            match s.filter(|v| (0.0..=1.0).contains(v)) {
+                Some(v) => {
+                    sum += v;
+                    n += 1;
+                }
+                None => u += 1,
+            }
+        }
+        ItemPart::of((n > 0).then_some(sum), n, u)
+    }
+}
 
-/// The parts of `items` (run, model, task, item) as the scores stand in `tx`. The group index
-/// is named: without statistics SQLite chose the primary key's run prefix, a walk over the
-/// whole run for every item.
-fn item_parts(tx: &rusqlite::Transaction<'_>, items: &BTreeSet<ItemKey>) -> Result<Vec<ItemPart>> {
+/// An item of a run (run, model, task, item), borrowed from the scores being saved.
+type ItemKey<'a> = (&'a str, &'a str, &'a str, &'a str);
+
+/// The scores `items` (run, model, task, item) have in `tx`, by job: read before a write, what
+/// the items come to after it is this plus the write's own scores, with no second read. The
+/// group index is named: without statistics SQLite chose the primary key's run prefix, a walk
+/// over the whole run for every item.
+fn item_scores<'a>(
+    tx: &rusqlite::Transaction<'_>,
+    items: impl Iterator<Item = ItemKey<'a>>,
+) -> Result<Vec<Vec<(u32, Option<f64>)>>> {
     let mut st = tx.prepare_cached(
-        "SELECT SUM(v), COUNT(v), COUNT(*) - COUNT(v) FROM
-           (SELECT CASE WHEN score >= 0 AND score <= 1 THEN score END AS v
-            FROM scores INDEXED BY scores_group
-            WHERE run_id = ?1 AND model = ?2 AND task_id = ?3 AND item_id = ?4)",
+        "SELECT job_idx, score FROM scores INDEXED BY scores_group
+         WHERE run_id = ?1 AND model = ?2 AND task_id = ?3 AND item_id = ?4",
     )?;
-    let mut out = Vec::with_capacity(items.len());
+    let mut out = Vec::new();
     for (run, model, task, item) in items {
-        out.push(st.query_row([run, model, task, item], |r| {
-            Ok(ItemPart::of(r.get(0)?, r.get(1)?, r.get(2)?))
-        })?);
+        let rows = st.query_map([run, model, task, item], |r| {
+            // As the summaries' SQL reads a score: a number or nothing (text written by hand
+            // into a store falls outside 0..=1 there, and is no score here).
+            let score = match r.get_ref(1)? {
+                rusqlite::types::ValueRef::Integer(i) => Some(i as f64),
+                rusqlite::types::ValueRef::Real(f) => Some(f),
+                _ => None,
+            };
+            Ok((r.get(0)?, score))
+        })?;
+        out.push(rows.collect::<rusqlite::Result<Vec<_>>>()?);
     }
     Ok(out)
 }
 
 /// SQLite, the hot path (every score a run saves): `write` saves `scores` in `tx`, and the
-/// summaries move by what changed: each touched item's part read before and after (a few rows
-/// by the group index), the difference added to its group, and each score made the newest of
-/// its key unless a newer run holds it. Recomputing a group from all its scores on every save
-/// made a run of 20,000 items in one sub-task 2.3x the CPU per job (process_run bench).
+/// summaries move by what changed: each touched item's scores read before (a few rows by the
+/// group index), its part before and after (the same with the new scores in place) told apart,
+/// the difference added to its group, and each score made the newest of its key unless a newer
+/// run holds it. Recomputing a group from all its scores on every save made a run of 20,000
+/// items in one sub-task 2.3x the CPU per job (process_run bench); reading each item again
+/// after the write was a fifth of the summaries' cost.
 pub(super) fn save_with(
     tx: &rusqlite::Transaction<'_>,
     scores: &[super::ScoreRecord],
     write: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<()>,
 ) -> Result<()> {
-    let items: BTreeSet<ItemKey> = scores
-        .iter()
-        .map(|s| {
-            (
-                s.run_id.clone(),
-                s.model.clone(),
-                s.task_id.clone(),
-                s.item_id.clone(),
-            )
-        })
-        .collect();
-    let before = item_parts(tx, &items)?;
+    // Each item's new scores, in the order they are written.
+    let mut items: std::collections::BTreeMap<ItemKey<'_>, Vec<(u32, Option<f64>)>> =
+        Default::default();
+    for s in scores {
+        items
+            .entry((&s.run_id, &s.model, &s.task_id, &s.item_id))
+            .or_default()
+            .push((s.job_idx, s.score));
+    }
+    let before = item_scores(tx, items.keys().copied())?;
     write(tx)?;
-    let after = item_parts(tx, &items)?;
     let mut groups: std::collections::BTreeMap<(&str, &str, &str), ItemPart> = Default::default();
-    for ((run, model, task, _), (b, a)) in items.iter().zip(before.iter().zip(&after)) {
+    for (((run, model, task, _), new), rows) in items.iter().zip(before) {
+        let b = ItemPart::of_scores(rows.iter().map(|r| r.1));
+        // The item's scores after the write: each saved score replaces its job's row (the
+        // last one saved wins, as the writes run in order) or joins the item.
+        let mut after = rows;
+        for &(job, score) in new {
+            match after.iter_mut().find(|r| r.0 == job) {
+                Some(r) => r.1 = score,
+                None => after.push((job, score)),
+            }
+        }
+        let a = ItemPart::of_scores(after.iter().map(|r| r.1));
         let g = groups.entry((run, model, task)).or_default();
         g.scored += a.scored - b.scored;
         g.unscored += a.unscored - b.unscored;
