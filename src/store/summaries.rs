@@ -329,6 +329,9 @@ impl ItemPart {
 /// An item of a run (run, model, task, item), borrowed from the scores being saved.
 type ItemKey<'a> = (&'a str, &'a str, &'a str, &'a str);
 
+/// An item's scores by job (job, score).
+type JobScores = Vec<(u32, Option<f64>)>;
+
 /// The scores `items` (run, model, task, item) have in `tx`, by job: read before a write, what
 /// the items come to after it is this plus the write's own scores, with no second read. The
 /// group index is named: without statistics SQLite chose the primary key's run prefix, a walk
@@ -336,7 +339,7 @@ type ItemKey<'a> = (&'a str, &'a str, &'a str, &'a str);
 fn item_scores<'a>(
     tx: &rusqlite::Transaction<'_>,
     items: impl Iterator<Item = ItemKey<'a>>,
-) -> Result<Vec<Vec<(u32, Option<f64>)>>> {
+) -> Result<Vec<JobScores>> {
     let mut st = tx.prepare_cached(
         "SELECT job_idx, score FROM scores INDEXED BY scores_group
          WHERE run_id = ?1 AND model = ?2 AND task_id = ?3 AND item_id = ?4",
@@ -371,8 +374,7 @@ pub(super) fn save_with(
     write: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<()>,
 ) -> Result<()> {
     // Each item's new scores, in the order they are written.
-    let mut items: std::collections::BTreeMap<ItemKey<'_>, Vec<(u32, Option<f64>)>> =
-        Default::default();
+    let mut items: std::collections::BTreeMap<ItemKey<'_>, JobScores> = Default::default();
     for s in scores {
         items
             .entry((&s.run_id, &s.model, &s.task_id, &s.item_id))
