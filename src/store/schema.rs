@@ -487,6 +487,15 @@ pub(super) const MIGRATIONS: &[&str] = &[
         unknown INTEGER NOT NULL DEFAULT 0
     );
     "#,
+    // 23: `latest_scores_run` was one more B-tree written with every score a run saves (issue
+    // 47: `prism run`'s CPU per job), read only when a run is removed, to find the keys it was
+    // newest for. Removal now reads the whole table instead: one row per item x model x
+    // sample, whatever the number of runs (77,280 rows for PRISM's 9,660 items and 8 models,
+    // tens of milliseconds), and removals are rare. PostgreSQL keeps its index: its writes go
+    // in bulk (`store::pg`).
+    r#"
+    DROP INDEX IF EXISTS latest_scores_run;
+    "#,
 ];
 
 fn version(conn: &Connection) -> Result<usize> {

@@ -444,6 +444,7 @@ pub(super) fn forget_run(tx: &rusqlite::Transaction<'_>, run: &str) -> Result<()
     tx.execute("DELETE FROM run_summaries WHERE run_id = ?1", [run])?;
     tx.execute("DELETE FROM mirror_pending WHERE run_id = ?1", [run])?;
     let keys: BTreeSet<(String, String, u32)> = {
+        // A read of the whole table (no index on the run: migration 23), one row per key.
         let mut st = tx
             .prepare_cached("SELECT item_id, model, sample FROM latest_scores WHERE run_id = ?1")?;
         st.query_map([run], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
