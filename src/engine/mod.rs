@@ -1140,18 +1140,50 @@ fn panic_record(sh: &Shared, job: &Job, panic: Box<dyn std::any::Any + Send>) ->
 /// is held here and saving is retried, with backoff, until it works: the answer is never thrown
 /// away and the model is never asked again for it; the user is told once, and no new job starts
 /// meanwhile. Cancelling gives up on the held answer (its job stays pending for `--resume`).
+///
+/// An answer the rules settle is scored here, from the record itself, and its score commits
+/// with it: sent through a scoring task, each answer was copied once more, woke two more tasks
+/// and took a second acknowledgement from the writer (scoring as answers arrive was a sixth of
+/// `prism run`'s CPU per job, process_run bench). What needs a judge goes to that task.
 async fn finish(sh: &Shared, job: u32, record: ResponseRecord, ok: bool) {
     let cached = record.cached;
+    let item = sh.spec.dataset.index_of(&record.item_id);
+    let ruled = match (&sh.scorer, item) {
+        (Some(scorer), Some(i)) => Some(score::rule(
+            &sh.spec.dataset,
+            &score::Input::of_record(i, &record),
+            scorer.judged(),
+        )),
+        _ => None,
+    };
+    let (rule_score, to_judge) = match ruled {
+        Some(score::Ruled::Settled(rec)) => (Some(rec), None),
+        Some(score::Ruled::Ask(..)) => {
+            (None, item.map(|i| score::ToScore::from_record(i, &record)))
+        }
+        None => (None, None),
+    };
     let record = Arc::new(record);
-    if !sh.life.save(|| sh.store.save((*record).clone())).await {
+    // What saving the score came to, from the last attempt (the answer's is retried).
+    let scored = std::sync::Mutex::new(None);
+    let saved = sh
+        .life
+        .save(|| async {
+            match &rule_score {
+                Some(s) => {
+                    let (answered, score) =
+                        sh.store.save_scored((*record).clone(), s.clone()).await;
+                    *scored.lock().unwrap_or_else(|e| e.into_inner()) = Some(score);
+                    answered
+                }
+                None => sh.store.save((*record).clone()).await,
+            }
+        })
+        .await;
+    if !saved {
         return;
     }
     sh.life.count(ok, cached);
-    // Scored after it is shown: the answer's event goes first, its score follows.
-    let to_score = match (&sh.scorer, sh.spec.dataset.index_of(&record.item_id)) {
-        (Some(_), Some(item)) => Some(score::ToScore::from_record(item, &record)),
-        _ => None,
-    };
     let _ = sh.events.send(if ok {
         Event::Done {
             job,
@@ -1163,7 +1195,20 @@ async fn finish(sh: &Shared, job: u32, record: ResponseRecord, ok: bool) {
             response: record,
         }
     });
-    if let (Some(scorer), Some(t)) = (&sh.scorer, to_score) {
+    // Scored after it is shown: the answer's event goes first, its score follows.
+    let scored = scored.into_inner().unwrap_or_else(|e| e.into_inner());
+    match (rule_score, scored) {
+        (Some(s), Some(Ok(()))) => {
+            let _ = sh.events.send(Event::Scored(s));
+        }
+        (Some(_), Some(Err(e))) => {
+            let _ = sh.events.send(Event::ScoringFailed {
+                reason: format!("saving scores: {e}"),
+            });
+        }
+        _ => {}
+    }
+    if let (Some(scorer), Some(t)) = (&sh.scorer, to_judge) {
         scorer.push(t);
     }
 }

@@ -52,13 +52,103 @@ impl ToScore {
         }
     }
 
+    /// The same, borrowed.
+    fn view(&self) -> Input<'_> {
+        Input {
+            run_id: &self.run_id,
+            job_idx: self.job_idx,
+            item: self.item,
+            model: &self.model,
+            sample: self.sample,
+            response: self.response.as_ref().map(|a| match a {
+                Answer::Text(t) => Reply::Text(t),
+                Answer::Failed(_) => Reply::Failed,
+            }),
+        }
+    }
+}
+
+/// A response to score, borrowed from where it is kept: a run scores each answer the moment
+/// it is stored, from the stored record itself (no copy of its text).
+pub(crate) struct Input<'a> {
+    run_id: &'a str,
+    job_idx: u32,
+    item: usize,
+    model: &'a str,
+    sample: u32,
+    response: Option<Reply<'a>>,
+}
+
+/// A borrowed [`Answer`] (a failure's reason is not needed to score it).
+#[derive(Clone, Copy)]
+enum Reply<'a> {
+    Text(&'a str),
+    Failed,
+}
+
+impl<'a> Input<'a> {
+    /// A stored answer to score (its failure, if it has one, wins over any text).
+    pub(crate) fn of_record(item: usize, r: &'a crate::store::ResponseRecord) -> Input<'a> {
+        Input {
+            run_id: &r.run_id,
+            job_idx: r.job_idx,
+            item,
+            model: &r.model,
+            sample: r.sample,
+            response: match (&r.error, &r.text) {
+                (Some(_), _) => Some(Reply::Failed),
+                (None, Some(t)) => Some(Reply::Text(t)),
+                (None, None) => None,
+            },
+        }
+    }
+
     /// The answer's text, when it has one.
-    fn text(&self) -> Option<&str> {
-        match &self.response {
-            Some(Answer::Text(t)) => Some(t),
+    fn text(&self) -> Option<&'a str> {
+        match self.response {
+            Some(Reply::Text(t)) => Some(t),
             _ => None,
         }
     }
+}
+
+/// What the rules make of an answer.
+pub(crate) enum Ruled {
+    /// Its score is known without a judge: by rule, or left unscored (`score: None`) because
+    /// the judge it needs has no prompt or is not given.
+    Settled(ScoreRecord),
+    /// A judge of the panel must read it.
+    Ask(ScoreRecord, judge::JudgeAsk),
+}
+
+/// Scores `t` by the rules; with `judged` (a panel is given) what they cannot settle goes to
+/// [`Ruled::Ask`], without it such an answer is settled unscored, never as wrong.
+pub(crate) fn rule(ds: &Dataset, t: &Input<'_>, judged: bool) -> Ruled {
+    let mut rec = record(t, ds);
+    let item = &ds.items[t.item];
+    let steps = match t.response {
+        // A failed job scores 0 with its reason (PRISM counts it as wrong).
+        Some(Reply::Failed) => Step::Done(crate::eval::rules::Verdict::fail(
+            "failed response (API error)",
+        )),
+        _ => step(ds, item, t.text()),
+    };
+    match steps {
+        Step::Done(v) => {
+            rec.score = Some(v.score);
+            rec.detail = v.detail;
+        }
+        Step::NoPrompt(kind) => rec.detail = format!("no {} judge prompt", kind.name()),
+        Step::Judge(ask) => {
+            // Kept beside the judge's verdict: review looks where the two disagree.
+            rec.rule_score = crate::eval::score::rule_verdict(ds, item, t.text());
+            if judged {
+                return Ruled::Ask(rec, ask);
+            }
+            rec.detail = format!("needs the {} judge", ask.kind.name());
+        }
+    }
+    Ruled::Settled(rec)
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -76,15 +166,15 @@ pub(crate) struct ScoreCounts {
     pub panel_undecided: usize,
 }
 
-fn record(t: &ToScore, ds: &Dataset) -> ScoreRecord {
+fn record(t: &Input<'_>, ds: &Dataset) -> ScoreRecord {
     let item = &ds.items[t.item];
     let task = ds.task_of(item);
     ScoreRecord {
-        run_id: t.run_id.clone(),
+        run_id: t.run_id.to_string(),
         job_idx: t.job_idx,
         item_id: item.id.to_string(),
         task_id: task.id.clone(),
-        model: t.model.clone(),
+        model: t.model.to_string(),
         sample: t.sample,
         evaluator: task.evaluator.as_str().to_string(),
         score: None,
@@ -167,40 +257,17 @@ pub(crate) async fn score_all(
     let mut settled = Vec::new();
     let mut asks = Vec::new();
     for t in &inputs {
-        let mut rec = record(t, &ds);
-        let item = &ds.items[t.item];
-        let steps = match &t.response {
-            // A failed job scores 0 with its reason (PRISM counts it as wrong).
-            Some(Answer::Failed(_)) => Step::Done(crate::eval::rules::Verdict::fail(
-                "failed response (API error)",
-            )),
-            _ => step(&ds, item, t.text()),
-        };
-        match steps {
-            Step::Done(v) => {
-                rec.score = Some(v.score);
-                rec.detail = v.detail;
-                counts.scored += 1;
-                counts.by_rule += 1;
-                settled.push(rec);
-            }
-            Step::NoPrompt(kind) => {
-                rec.detail = format!("no {} judge prompt", kind.name());
-                counts.unscored += 1;
-                settled.push(rec);
-            }
-            Step::Judge(ask) => {
-                // Kept beside the judge's verdict: review looks where the two disagree.
-                rec.rule_score = crate::eval::score::rule_verdict(&ds, item, t.text());
-                match &panel {
-                    None => {
-                        rec.detail = format!("needs the {} judge", ask.kind.name());
-                        counts.unscored += 1;
-                        settled.push(rec);
-                    }
-                    Some(_) => asks.push((rec, ask)),
+        match rule(&ds, &t.view(), panel.is_some()) {
+            Ruled::Settled(rec) => {
+                if rec.score.is_some() {
+                    counts.scored += 1;
+                    counts.by_rule += 1;
+                } else {
+                    counts.unscored += 1;
                 }
+                settled.push(rec);
             }
+            Ruled::Ask(rec, ask) => asks.push((rec, ask)),
         }
     }
     if let Some(store) = &store {

@@ -1,6 +1,7 @@
-//! Scoring as answers arrive ([`super::Scoring`]): one task per run takes each stored answer,
-//! scores what arrived together in one batch (rule scores are saved in one commit) and
-//! announces every score as [`Event::Scored`]. Judge calls run a few batches at a time, so a
+//! Scoring as answers arrive ([`super::Scoring`]): an answer the rules settle is scored where
+//! it is stored (`engine::finish`, its score in the answer's commit); one task per run takes
+//! each answer that needs a judge, scores what arrived together in one batch and announces
+//! every score as [`Event::Scored`]. Judge calls run a few batches at a time, so a
 //! slow judge never holds up the answers; the run waits for the scores before it finishes.
 
 use std::sync::{Arc, Mutex};
@@ -25,6 +26,8 @@ const GRACE_ON_CANCEL: Duration = Duration::from_secs(2);
 /// beside it by [`Scorer::start`], for the run to wait on.
 pub(super) struct Scorer {
     tx: Mutex<Option<mpsc::UnboundedSender<ToScore>>>,
+    /// A judge reads what the rules cannot settle (else such an answer is settled unscored).
+    judged: bool,
 }
 
 impl Scorer {
@@ -35,6 +38,7 @@ impl Scorer {
         events: mpsc::UnboundedSender<Event>,
     ) -> (Scorer, JoinHandle<()>) {
         let (tx, mut rx) = mpsc::unbounded_channel::<ToScore>();
+        let judged = scoring.judge.is_some();
         let task = tokio::spawn(async move {
             let (stx, mut srx) = mpsc::unbounded_channel();
             let tell = events.clone();
@@ -89,9 +93,15 @@ impl Scorer {
         (
             Scorer {
                 tx: Mutex::new(Some(tx)),
+                judged,
             },
             task,
         )
+    }
+
+    /// Whether a judge reads what the rules cannot settle.
+    pub(super) fn judged(&self) -> bool {
+        self.judged
     }
 
     /// Scores a stored answer (after the run ended, it is left for later).

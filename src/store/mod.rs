@@ -617,6 +617,57 @@ mod tests {
         assert_eq!(sums.iter().map(|s| s.scored).sum::<u32>(), 1);
     }
 
+    /// An answer and its rule score saved through the handle are both committed once it
+    /// returns; a score the store refuses is reported as such and loses no answer.
+    #[test]
+    fn an_answer_and_its_score_commit_together_and_a_refused_score_loses_no_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("prism.db");
+        let mut store = Store::open(&p).unwrap();
+        store.create_run(&empty_run("r"), &[]).unwrap();
+        store
+            .conn
+            .execute_batch(
+                "CREATE TRIGGER refuse BEFORE INSERT ON scores WHEN NEW.job_idx = 1
+                 BEGIN SELECT RAISE(ABORT, 'refused'); END;",
+            )
+            .unwrap();
+        let h = StoreHandle::spawn(store, Some(p.clone()));
+        let score = |idx: u32| ScoreRecord {
+            run_id: "r".into(),
+            job_idx: idx,
+            item_id: format!("item-{idx}"),
+            task_id: "T".into(),
+            model: "m".into(),
+            score: Some(1.0),
+            ..Default::default()
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let (a, s) = rt.block_on(h.save_scored(resp("r", 0, true), score(0)));
+        assert!(a.is_ok() && s.is_ok(), "{a:?} {s:?}");
+        let (a, s) = rt.block_on(h.save_scored(resp("r", 1, true), score(1)));
+        assert!(a.is_ok(), "{a:?}");
+        assert!(s.unwrap_err().to_string().contains("refused"));
+        let read = Store::open(&p).unwrap();
+        let answered: Vec<u32> = read
+            .responses("r")
+            .unwrap()
+            .iter()
+            .map(|r| r.job_idx)
+            .collect();
+        assert_eq!(answered, [0, 1]);
+        let scored: Vec<u32> = read
+            .scores(Some("r"))
+            .unwrap()
+            .iter()
+            .map(|s| s.job_idx)
+            .collect();
+        assert_eq!(scored, [0]);
+        assert_eq!(read.run_summaries(Some("r")).unwrap()[0].scored, 1);
+    }
+
     /// The summaries move by each item's scores read once, before the write, with the write's
     /// own scores put in their place: after every kind of change (samples of one item across
     /// groups, a score replaced, one job twice in a group, scores that are no score: none, NaN,

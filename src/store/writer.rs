@@ -145,6 +145,29 @@ impl StoreHandle {
         rx.await.map_err(|_| WriteError::Stopped)?
     }
 
+    /// Saves one response and its score (a rule's, known the moment the answer is) together:
+    /// both join the same group commit, so a stored answer scored by rule is never without its
+    /// score. Returns once committed, what the answer and the score each came to (a score that
+    /// cannot be saved loses no answer).
+    pub async fn save_scored(
+        &self,
+        r: ResponseRecord,
+        score: ScoreRecord,
+    ) -> (WriteResult<()>, WriteResult<()>) {
+        let (tx, rx) = oneshot::channel();
+        let (stx, srx) = oneshot::channel();
+        // One after the other on the one channel: the writer takes them into the same group,
+        // the answer first (as PostgreSQL's writer keeps them in order too).
+        if self.tx.send(Cmd::Save(r, tx)).is_err()
+            || self.tx.send(Cmd::SaveScores(vec![score], stx)).is_err()
+        {
+            return (Err(WriteError::Stopped), Err(WriteError::Stopped));
+        }
+        let answered = rx.await.unwrap_or(Err(WriteError::Stopped));
+        let scored = srx.await.unwrap_or(Err(WriteError::Stopped));
+        (answered, scored)
+    }
+
     /// Applies one self-detection write; returns once it is committed.
     pub async fn selfcheck(&self, w: SelfcheckWrite) -> WriteResult<()> {
         let (tx, rx) = oneshot::channel();
@@ -611,8 +634,8 @@ fn flush(store: &mut Store, batch: &mut Batch) {
         selfcheck_acks,
         rows: _,
         rows_acks: _,
-        scores: _,
-        scores_acks: _,
+        scores,
+        scores_acks,
         push: _,
     } = batch;
     fence(store, fences, &mut memo, records, acks, |r| {
@@ -623,6 +646,10 @@ fn flush(store: &mut Store, batch: &mut Batch) {
     });
     fence(store, fences, &mut memo, selfcheck, selfcheck_acks, |w| {
         w.run_id()
+    });
+    // Scores too: an answer refused for a lock this process lost takes its score with it.
+    fence(store, fences, &mut memo, scores, scores_acks, |rs| {
+        rs.first().map(|r| r.run_id.as_str())
     });
     if !batch.records.is_empty() || !batch.scores.is_empty() {
         let scores: Vec<ScoreRecord> = batch.scores.drain(..).flatten().collect();
