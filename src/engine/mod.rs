@@ -1144,24 +1144,26 @@ fn panic_record(sh: &Shared, job: &Job, panic: Box<dyn std::any::Any + Send>) ->
 /// An answer the rules settle is scored here, from the record itself, and its score commits
 /// with it: sent through a scoring task, each answer was copied once more, woke two more tasks
 /// and took a second acknowledgement from the writer (scoring as answers arrive was a sixth of
-/// `prism run`'s CPU per job, process_run bench). What needs a judge goes to that task.
+/// `prism run`'s CPU per job, process_run bench). What needs a judge goes to that task, and so
+/// does everything on a shared store (see below).
 async fn finish(sh: &Shared, job: u32, record: ResponseRecord, ok: bool) {
     let cached = record.cached;
     let item = sh.spec.dataset.index_of(&record.item_id);
-    let ruled = match (&sh.scorer, item) {
-        (Some(scorer), Some(i)) => Some(score::rule(
+    let later = |i: usize| score::ToScore::from_record(i, &record);
+    let (rule_score, to_judge) = match (&sh.scorer, item) {
+        // On a shared store every score goes through the scoring task, which saves what
+        // arrived together in one statement: PostgreSQL's writer groups answers only, and a
+        // score sent after each answer would end each of its groups at one answer.
+        (Some(_), Some(i)) if sh.store.is_shared() => (None, Some(later(i))),
+        (Some(scorer), Some(i)) => match score::rule(
             &sh.spec.dataset,
             &score::Input::of_record(i, &record),
             scorer.judged(),
-        )),
-        _ => None,
-    };
-    let (rule_score, to_judge) = match ruled {
-        Some(score::Ruled::Settled(rec)) => (Some(rec), None),
-        Some(score::Ruled::Ask(..)) => {
-            (None, item.map(|i| score::ToScore::from_record(i, &record)))
-        }
-        None => (None, None),
+        ) {
+            score::Ruled::Settled(rec) => (Some(rec), None),
+            score::Ruled::Ask(..) => (None, Some(later(i))),
+        },
+        _ => (None, None),
     };
     let record = Arc::new(record);
     // What saving the score came to, from the last attempt (the answer's is retried).
