@@ -225,6 +225,19 @@ mod tests {
             .collect()
     }
 
+    /// A right answer's score of job `idx` of run "r" (model "m", task "T").
+    fn right_score(idx: u32) -> ScoreRecord {
+        ScoreRecord {
+            run_id: "r".into(),
+            job_idx: idx,
+            item_id: format!("item-{idx}"),
+            task_id: "T".into(),
+            model: "m".into(),
+            score: Some(1.0),
+            ..Default::default()
+        }
+    }
+
     fn resp(run: &str, idx: u32, ok: bool) -> ResponseRecord {
         ResponseRecord {
             run_id: run.into(),
@@ -513,15 +526,7 @@ mod tests {
         assert_eq!(store.job_counts("r").unwrap(), counts);
         assert_eq!(store.run_labels("r").unwrap().0.as_deref(), Some("team"));
         // A page lands: two answers, both right.
-        let score = |idx: u32| ScoreRecord {
-            run_id: "r".into(),
-            job_idx: idx,
-            item_id: format!("item-{idx}"),
-            task_id: "T".into(),
-            model: "m".into(),
-            score: Some(1.0),
-            ..Default::default()
-        };
+        let score = right_score;
         let page = RunBundle {
             jobs: vec![],
             responses: vec![resp("r", 0, true), resp("r", 1, true)],
@@ -571,15 +576,7 @@ mod tests {
     fn a_group_saves_answers_and_scores_together_and_a_bad_score_loses_no_answer() {
         let mut store = Store::open_in_memory().unwrap();
         store.create_run(&empty_run("r"), &[]).unwrap();
-        let score = |idx: u32| ScoreRecord {
-            run_id: "r".into(),
-            job_idx: idx,
-            item_id: format!("item-{idx}"),
-            task_id: "T".into(),
-            model: "m".into(),
-            score: Some(1.0),
-            ..Default::default()
-        };
+        let score = right_score;
         let (a, s) =
             writer::save_answers_and_scores(&mut store, &[resp("r", 0, true)], &[score(0)]);
         assert!(a.is_ok() && s.is_ok(), "{a:?} {s:?}");
@@ -633,15 +630,7 @@ mod tests {
             )
             .unwrap();
         let h = StoreHandle::spawn(store, Some(p.clone()));
-        let score = |idx: u32| ScoreRecord {
-            run_id: "r".into(),
-            job_idx: idx,
-            item_id: format!("item-{idx}"),
-            task_id: "T".into(),
-            model: "m".into(),
-            score: Some(1.0),
-            ..Default::default()
-        };
+        let score = right_score;
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
