@@ -232,6 +232,12 @@ pub fn logprobs(data: &[u8]) {
     let _ = crate::eval::whitebox::shown_tokens(Some(tokens), None, &answer);
 }
 
+/// An OpenAI stream chunk read by the one-pass scanner: whatever it reads, serde reads the
+/// same (content, finish reason, and nothing the scanner's shape cannot say).
+pub fn openai_chunk(data: &[u8]) {
+    let _ = crate::provider::chunk_scan::agrees_with_serde(&text(data));
+}
+
 /// A fuzz target's entry point.
 pub type Target = fn(&[u8]);
 
@@ -246,4 +252,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("review_import", review_import),
     ("db_url", db_url),
     ("logprobs", logprobs),
+    ("openai_chunk", openai_chunk),
 ];

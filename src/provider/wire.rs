@@ -288,12 +288,16 @@ impl Parser {
             }
             return self.finish(out);
         }
-        // Typed and borrowing: a chunk is parsed tens of thousands of times a second in a big
-        // run, and a generic `Value` costs an allocation per key.
+        // The common shape in one pass; anything else typed and borrowing through serde (a
+        // chunk is parsed tens of thousands of times a second in a big run, and a generic
+        // `Value` costs an allocation per key).
         let mut fixed = None;
-        let chunk: OpenAiChunk<'_> = match super::lenient::parse(data, &mut fixed) {
-            Ok(v) => v,
-            Err(e) => return Self::bad(data, e, out),
+        let chunk: OpenAiChunk<'_> = match super::chunk_scan::openai(data) {
+            Some(s) => s.into(),
+            None => match super::lenient::parse(data, &mut fixed) {
+                Ok(v) => v,
+                Err(e) => return Self::bad(data, e, out),
+            },
         };
         if let Some(err) = chunk.error {
             let msg = err
@@ -543,6 +547,46 @@ struct OpenAiChunk<'a> {
     usage: Option<OpenAiUsage>,
     #[serde(default)]
     error: Option<Value>,
+}
+
+impl<'a> From<super::chunk_scan::Scanned<'a>> for OpenAiChunk<'a> {
+    fn from(s: super::chunk_scan::Scanned<'a>) -> Self {
+        OpenAiChunk {
+            choices: s.choice.then(|| OpenAiChoice {
+                delta: Some(OpenAiDelta { content: s.content }),
+                text: None,
+                finish_reason: s.finish_reason.map(Cow::Borrowed),
+                logprobs: None,
+            }),
+            usage: None,
+            error: None,
+        }
+    }
+}
+
+/// What serde makes of an OpenAI chunk, in the scanner's terms; `None` when serde refuses it
+/// or it says what the scanner's shape cannot (usage, an error, log-probabilities, a legacy
+/// `text`). The scanner is checked against this (its tests and the `openai_chunk` fuzz target).
+pub(crate) fn serde_scanned(data: &str) -> Option<super::chunk_scan::Scanned<'_>> {
+    let c: OpenAiChunk<'_> = serde_json::from_str(data).ok()?;
+    if c.usage.is_some() || c.error.is_some() {
+        return None;
+    }
+    let Some(choice) = c.choices else {
+        return Some(super::chunk_scan::Scanned::default());
+    };
+    if choice.text.is_some() || choice.logprobs.is_some() {
+        return None;
+    }
+    Some(super::chunk_scan::Scanned {
+        choice: true,
+        content: choice.delta.and_then(|d| d.content),
+        finish_reason: match choice.finish_reason {
+            None => None,
+            Some(Cow::Borrowed(r)) => Some(r),
+            Some(Cow::Owned(_)) => return None,
+        },
+    })
 }
 
 #[derive(serde::Deserialize)]
