@@ -219,9 +219,13 @@ impl<'a> Scan<'a> {
         let mut owned: Option<String> = None;
         let mut copied = start;
         loop {
-            let rel = self.b[self.i..]
-                .iter()
-                .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+            // The next quote or backslash by memchr; a raw control character before it (JSON
+            // forbids them in strings) by a branch-free pass over the span.
+            let rel = memchr::memchr2(b'"', b'\\', &self.b[self.i..])?;
+            let span = &self.b[self.i..self.i + rel];
+            if span.iter().fold(0u8, |any, &c| any | u8::from(c < 0x20)) != 0 {
+                return None;
+            }
             self.i += rel;
             match self.b[self.i] {
                 b'"' => {
@@ -262,7 +266,7 @@ impl<'a> Scan<'a> {
                     self.i += 2;
                     copied = self.i;
                 }
-                _ => return None, // a raw control character
+                _ => unreachable!("memchr2 finds a quote or a backslash"),
             }
         }
     }
