@@ -235,7 +235,7 @@ pub fn logprobs(data: &[u8]) {
 /// An OpenAI stream chunk read by the one-pass scanner: whatever it reads, serde reads the
 /// same (content, finish reason, and nothing the scanner's shape cannot say).
 pub fn openai_chunk(data: &[u8]) {
-    let _ = crate::provider::chunk_scan::agrees_with_serde(&text(data));
+    let _ = crate::provider::chunk_check::agrees_with_serde(&text(data));
 }
 
 /// A fuzz target's entry point.

@@ -4,7 +4,8 @@
 //!
 //! A provider only speaks its wire format; retries, limits and storage belong to the engine.
 
-pub(crate) mod chunk_scan;
+pub(crate) mod chunk_check;
+mod chunk_scan;
 pub(crate) mod config;
 mod lenient;
 mod limiter;
