@@ -478,7 +478,16 @@ impl App {
         if let Some(r) = p.refused_words() {
             said.push(r);
         }
-        self.notice = Some(format!("from the team's store: {}", said.join(", ")));
+        // What the mirror brought is news in the background: it does not push aside a message
+        // still on screen that the user's own doing raised (a run pushed, an error), which
+        // would otherwise flash by unread when a pull lands just after it.
+        let fresh_other = self
+            .notice
+            .as_deref()
+            .is_some_and(|n| !n.starts_with(PULLED_NOTICE));
+        if !fresh_other {
+            self.notice = Some(format!("{PULLED_NOTICE}{}", said.join(", ")));
+        }
         let ids: Vec<ScreenId> = self.screens.iter().map(|s| s.id()).collect();
         for id in ids {
             let cx = cx!(self);
@@ -648,6 +657,9 @@ impl App {
     }
 }
 
+/// How a notice of what the team's store brought starts (see [`App::on_shared_pulled`]).
+const PULLED_NOTICE: &str = "from the team's store: ";
+
 /// How long a message stays: long enough to read it (10 s, and 50 ms a character more for a
 /// long one, up to 30 s), then it leaves without a key press.
 pub(crate) fn notice_ttl(notice: &str) -> std::time::Duration {
@@ -667,6 +679,45 @@ mod tests {
             crate::theme::Theme::default_theme(),
             Keymap::default(),
         )
+    }
+
+    #[test]
+    fn what_the_team_store_brought_does_not_push_aside_a_message_of_the_users_doing() {
+        use crate::tui::jobs::{Delivery, Msg};
+        let pulled = |answers| Delivery {
+            to: ScreenId::Heatmap,
+            msg: Msg::SharedPulled(Box::new(crate::store::mirror::Pulled {
+                answers,
+                ..Default::default()
+            })),
+        };
+        let mut a = app();
+        a.on_delivery(pulled(3));
+        assert_eq!(
+            a.notice.as_deref(),
+            Some("from the team's store: 3 answer(s)")
+        );
+        // A later pull says its own news in place of the earlier one.
+        a.on_delivery(pulled(5));
+        assert_eq!(
+            a.notice.as_deref(),
+            Some("from the team's store: 5 answer(s)")
+        );
+        // A run pushed (or an error) stays until it leaves, whatever the mirror brings meanwhile.
+        let pushed = "run r1 is on the team's store postgres://127.0.0.1/x (4 row(s) added)";
+        a.on_delivery(Delivery {
+            to: ScreenId::Browse,
+            msg: Msg::Notice(pushed.into()),
+        });
+        a.on_delivery(pulled(7));
+        assert_eq!(a.notice.as_deref(), Some(pushed));
+        // Once it left, the mirror's news shows again.
+        a.notice = None;
+        a.on_delivery(pulled(2));
+        assert_eq!(
+            a.notice.as_deref(),
+            Some("from the team's store: 2 answer(s)")
+        );
     }
 
     #[test]

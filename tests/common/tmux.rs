@@ -72,7 +72,8 @@ impl Tmux {
             if ok(&s) {
                 return s;
             }
-            if start.elapsed() > Duration::from_secs(15) {
+            // Generous: CI machines are shared and run several of these at once.
+            if start.elapsed() > Duration::from_secs(30) {
                 panic!("timed out waiting for {what}; screen was:\n{s}");
             }
             std::thread::sleep(Duration::from_millis(100));
