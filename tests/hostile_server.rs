@@ -357,3 +357,50 @@ fn hostile_token_logprobs_never_lose_or_change_the_answer() {
         let _ = shown;
     }
 }
+
+/// Two servers that call their models by one id (llama.cpp's and vLLM's servers often do) are
+/// two models: the second is asked, never handed the first one's cached answers.
+#[test]
+fn two_servers_sharing_a_model_id_never_share_cached_answers() {
+    let (a, b) = (mock::start_background(), mock::start_background());
+    let env = Env::new(&(model("x", &a.url(), "echo", "") + &model("y", &b.url(), "echo", "")));
+    let db = env.dir.path().join("shared.db");
+    let seen = std::cell::RefCell::new(Vec::<String>::new());
+    let run = |name: &str| {
+        let out = env
+            .prism()
+            .args(["run", "--models", name, "--filter", "KE-FD-*", "--db"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The run this command made: the one not seen before (two runs may share a second).
+        let s = Store::open(&db).unwrap();
+        let id = s
+            .runs()
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .find(|id| !seen.borrow().contains(id))
+            .expect("a new run");
+        seen.borrow_mut().push(id.clone());
+        s.responses(&id).unwrap()
+    };
+    let xs = run("x");
+    assert!(xs.len() >= 5, "{} answers", xs.len());
+    assert_eq!(a.requests(), xs.len());
+    let ys = run("y");
+    assert_eq!(b.requests(), ys.len(), "y's own server answered every item");
+    assert!(
+        ys.iter().all(|r| !r.cached),
+        "no answer of x's was taken for y"
+    );
+    // The same model on the same server again is the cache's to answer.
+    let again = run("y");
+    assert_eq!(b.requests(), ys.len());
+    assert!(again.iter().all(|r| r.cached));
+}

@@ -658,3 +658,59 @@ fn compare_says_where_the_judge_decides_the_ranking() {
         "{html}"
     );
 }
+
+/// A panel of four judges on four servers that all call their model `judge`: each server is
+/// asked every answer, and each judge's verdicts are its own server's (were the cache keyed by
+/// the model id alone, the first server would answer for all four and the panel would agree
+/// with itself).
+#[test]
+fn a_panel_of_judges_sharing_a_model_id_asks_each_server() {
+    let mocks: Vec<mock::Mock> = (0..4).map(|_| mock::start_background()).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let models: String = mocks
+        .iter()
+        .zip(["a", "b", "c", "d"])
+        .map(|(m, name)| {
+            format!(
+                "[[models]]\nname = \"{name}\"\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"judge\"\nmax_retries = 0\n\n",
+                m.url()
+            )
+        })
+        .collect();
+    std::fs::write(dir.path().join("models.toml"), models).unwrap();
+    let prism = || {
+        let mut c = Command::cargo_bin("prism").unwrap();
+        c.env("PRISM_CONFIG_DIR", dir.path())
+            .env("PRISM_DATA_DIR", dir.path());
+        c
+    };
+    let out = dir.path().join("outputs");
+    let plans = write_answers(&out);
+    let db = dir.path().join("prism.db");
+    prism()
+        .arg("import")
+        .arg("--db")
+        .arg(&db)
+        .arg("--dataset")
+        .arg(mini())
+        .arg("--prism-outputs")
+        .arg(&out)
+        .assert()
+        .success();
+    prism()
+        .arg("score")
+        .arg("--db")
+        .arg(&db)
+        .arg("--data")
+        .arg(mini())
+        .args(["--judge", "a,b,c,d", "--json"])
+        .assert()
+        .success();
+    for (m, name) in mocks.iter().zip(["a", "b", "c", "d"]) {
+        assert_eq!(m.requests(), plans.len(), "judge {name}'s server");
+    }
+    let store = prism::store::Store::open(&db).unwrap();
+    let run = store.latest_run().unwrap().unwrap().id;
+    let verdicts = store.judge_verdicts(Some(&run)).unwrap();
+    assert_eq!(verdicts.len(), 4 * plans.len());
+}

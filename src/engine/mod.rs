@@ -49,7 +49,10 @@ pub trait Backend: Send + Sync {
         &'a self,
         req: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ChatStream, ProviderError>>;
-    /// Identifies the backend in cache keys (provider kind and model id).
+    /// Identifies what answers in cache keys: everything that changes the reply to one request
+    /// (the request itself is hashed beside it). Two models may share a model id on two servers
+    /// (llama.cpp's and vLLM's servers often all call theirs the same), so an HTTP backend's
+    /// identity holds its endpoints, and a local one's the file and how it is prompted.
     fn cache_identity(&self) -> String;
 }
 
@@ -61,7 +64,7 @@ impl Backend for Provider {
         Box::pin(Provider::stream(self, req))
     }
     fn cache_identity(&self) -> String {
-        format!("{}:{}", self.kind.as_str(), self.model_id)
+        Provider::cache_identity(self)
     }
 }
 

@@ -159,6 +159,22 @@ impl Drop for InFlight {
 }
 
 impl Provider {
+    /// What identifies this provider's answers in cache keys: the kind, the model id and every
+    /// endpoint (sorted: replicas listed in another order serve the same model). The model id
+    /// alone is not enough: two servers often report one id (`stub`, a file name) for two
+    /// different models. Only hashed into keys, never stored as it is.
+    pub fn cache_identity(&self) -> String {
+        let mut urls: Vec<&str> = self.endpoints.iter().map(|e| e.url.as_str()).collect();
+        urls.sort_unstable();
+        urls.dedup();
+        format!(
+            "{}:{}@{}",
+            self.kind.as_str(),
+            self.model_id,
+            urls.join(",")
+        )
+    }
+
     /// Builds a provider from its config, reading the API key from the environment.
     pub fn from_config(cfg: &ModelConfig) -> Result<Provider, ProviderError> {
         let urls = cfg.urls();

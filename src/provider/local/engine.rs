@@ -106,8 +106,20 @@ impl Engine {
                 )));
             }
         }
+        // The file, and how it is prompted: one file as a completion and as a chat (or under
+        // two templates) answers one request two ways.
+        let prompted = match &style {
+            PromptStyle::Completion => "completion".to_string(),
+            PromptStyle::Chat(t) => {
+                use sha2::Digest;
+                format!(
+                    "chat-{}",
+                    hex::encode(&sha2::Sha256::digest(t.as_bytes())[..8])
+                )
+            }
+        };
         let identity = format!(
-            "local:{}:{}",
+            "local:{}:{}:{prompted}",
             path.file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
