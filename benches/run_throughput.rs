@@ -301,6 +301,7 @@ fn main() {
                 dataset: ds.clone(),
                 unfinished,
                 all,
+                unscored: Vec::new(),
             },
             // The engine's own throughput, as before scoring moved into it; what scoring as
             // answers arrive costs is measured by process_run (prism run as users run it).

@@ -378,6 +378,7 @@ async fn cancel_keeps_finished_results_and_resume_finishes_the_rest() {
             dataset: ds,
             unfinished: unfinished.clone(),
             all,
+            unscored: Vec::new(),
         },
         engine::ResumeOptions {
             concurrency: 8,

@@ -714,3 +714,197 @@ fn a_panel_of_judges_sharing_a_model_id_asks_each_server() {
     let verdicts = store.judge_verdicts(Some(&run)).unwrap();
     assert_eq!(verdicts.len(), 4 * plans.len());
 }
+
+/// An equivalence judge whose replies say two things or none: PRISM's reading scores them (a
+/// YES anywhere is the same meaning), each is marked in its verdict, `prism judges` counts
+/// them per judge, and the strict reading (in the trial, and when scoring) decides none.
+#[test]
+fn equivalence_replies_that_say_two_things_or_none_are_marked_and_counted() {
+    let mock = mock::start_background();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("models.toml"),
+        format!(
+            "[[models]]\nname = \"o\"\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"judgeodd\"\nmax_retries = 0\n",
+            mock.url()
+        ),
+    )
+    .unwrap();
+    let prism = || {
+        let mut c = Command::cargo_bin("prism").unwrap();
+        c.env("PRISM_CONFIG_DIR", dir.path())
+            .env("PRISM_DATA_DIR", dir.path())
+            .env("USER", "tester");
+        c
+    };
+    // Answers to the judged fact tasks: by their number, a plain YES or NO, or one of the
+    // three odd replies.
+    let ds = dataset::load_path(&mini()).unwrap().dataset;
+    let marks = ["[[same]]", "", "[[both]]", "[[yesterday]]", "[[neither]]"];
+    let mut by_task: BTreeMap<String, String> = BTreeMap::new();
+    let mut n = 0;
+    for it in &ds.items {
+        let task = ds.task_of(it);
+        if task.evaluator.as_str() != "fact_judge" && task.evaluator.as_str() != "judge_equiv" {
+            continue;
+        }
+        let text = format!("A claim about {} {}", it.id, marks[n % marks.len()]);
+        n += 1;
+        by_task
+            .entry(task.id.clone())
+            .or_default()
+            .push_str(&format!(
+                "{}\n",
+                json!({"id": it.id.to_string(), "response": text})
+            ));
+    }
+    assert!(n >= 10, "{n} answers");
+    let out = dir.path().join("outputs");
+    let resp = out.join("m").join("responses");
+    std::fs::create_dir_all(&resp).unwrap();
+    for (task, body) in &by_task {
+        std::fs::write(resp.join(format!("{task}.jsonl")), body).unwrap();
+    }
+    let db = dir.path().join("prism.db");
+    prism()
+        .arg("import")
+        .arg("--db")
+        .arg(&db)
+        .arg("--dataset")
+        .arg(mini())
+        .arg("--prism-outputs")
+        .arg(&out)
+        .assert()
+        .success();
+    let score = |reading: &str| {
+        prism()
+            .arg("score")
+            .arg("--db")
+            .arg(&db)
+            .arg("--data")
+            .arg(mini())
+            .args(["--judge", "o", "--judge-reading", reading, "--json"])
+            .assert()
+            .success();
+        let store = prism::store::Store::open(&db).unwrap();
+        let run = store.latest_run().unwrap().unwrap().id;
+        (
+            store.scores(Some(&run)).unwrap(),
+            store.responses(&run).unwrap(),
+            run,
+        )
+    };
+    let (scores, answers, run) = score("prism");
+    let text_of = |job: u32| {
+        answers
+            .iter()
+            .find(|r| r.job_idx == job)
+            .and_then(|r| r.text.clone())
+            .unwrap()
+    };
+    let (mut both, mut yesterday, mut neither) = (0, 0, 0);
+    for s in &scores {
+        let text = text_of(s.job_idx);
+        // PRISM's reading: a YES anywhere (both words, "yesterday") is the same meaning.
+        let (want, mark) = if text.contains("[[both]]") {
+            both += 1;
+            (1.0, Some("reply holds both yes and no"))
+        } else if text.contains("[[yesterday]]") {
+            yesterday += 1;
+            (1.0, Some("reply's only YES is inside a word"))
+        } else if text.contains("[[neither]]") {
+            neither += 1;
+            (0.0, Some("reply holds neither yes nor no"))
+        } else if text.contains("[[same]]") {
+            (1.0, None)
+        } else {
+            (0.0, None)
+        };
+        assert_eq!(s.score, Some(want), "{text}: {}", s.detail);
+        match mark {
+            Some(m) => assert!(s.detail.contains(m), "{text}: {}", s.detail),
+            None => assert!(!s.detail.contains("reply"), "{text}: {}", s.detail),
+        }
+    }
+    // People say what the answer's own words mean: the odd ones are all hallucinated.
+    let mut labels = String::new();
+    for r in &answers {
+        let t = r.text.as_deref().unwrap();
+        let h = !t.contains("[[same]]");
+        labels.push_str(&format!(
+            "{}\n",
+            json!({"run": run, "job": r.job_idx, "reviewer": "ann",
+                   "label": if h { "hallucinated" } else { "correct" }})
+        ));
+    }
+    let file = dir.path().join("labels.jsonl");
+    std::fs::write(&file, labels).unwrap();
+    prism()
+        .arg("labels")
+        .arg("--db")
+        .arg(&db)
+        .arg("import")
+        .arg(&file)
+        .assert()
+        .success();
+    let trial = |reading: &str| -> Value {
+        let out = prism()
+            .arg("judges")
+            .arg("--db")
+            .arg(&db)
+            .args(["--json", "--min-labels", "2", "--reading", reading])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let prism_t = trial("prism");
+    let r = &prism_t["replies"][0];
+    assert_eq!(r["judge"], "o");
+    assert_eq!(r["read"], answers.len());
+    assert_eq!(
+        (
+            r["both"].as_u64(),
+            r["yes_inside_word"].as_u64(),
+            r["neither"].as_u64()
+        ),
+        (Some(both), Some(yesterday), Some(neither))
+    );
+    assert_eq!(r["strict_differs"], both + yesterday + neither);
+    // Under PRISM's reading the judge calls the both / yesterday answers correct where
+    // people say hallucinated; strictly, those are no verdict, and what is left agrees.
+    let vs = &prism_t["groups"][0]["vs_people"][0];
+    assert_eq!(vs["n"], answers.len());
+    assert_eq!(vs["judge_correct_people_hallucinated"], both + yesterday);
+    let strict_t = trial("strict");
+    let vs = &strict_t["groups"][0]["vs_people"][0];
+    assert_eq!(vs["n"], answers.len() as u64 - both - yesterday - neither);
+    assert_eq!(vs["accuracy"]["value"], 1.0);
+    let text = String::from_utf8(
+        prism()
+            .arg("judges")
+            .arg("--db")
+            .arg(&db)
+            .args(["--min-labels", "2"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(text.contains("equivalence replies (read prism"), "{text}");
+    assert!(text.contains("YES in word"), "{text}");
+
+    // Scored strictly: the odd replies are asked again, never read, and fall back.
+    let (scores, _, _) = score("strict");
+    for s in &scores {
+        let text = text_of(s.job_idx);
+        if text.contains("[[both]]")
+            || text.contains("[[yesterday]]")
+            || text.contains("[[neither]]")
+        {
+            assert_eq!(s.score, Some(0.0), "{text}");
+            assert!(s.detail.contains("fallback"), "{text}: {}", s.detail);
+        }
+        assert_eq!(s.judge.as_deref(), Some("o (strict)"));
+    }
+}

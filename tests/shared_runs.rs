@@ -511,3 +511,140 @@ fn a_teammates_label_reaches_the_judges_screen_through_the_shared_store() {
         start.elapsed()
     );
 }
+
+/// What the summaries of a run's groups must be: made from its scores as the store's own
+/// migration made them (a score outside 0..1 is no score; an item counts once, by its mean).
+fn summaries_recounted(
+    c: &mut postgres::Client,
+    run: &str,
+) -> Vec<(String, String, i64, i64, i64)> {
+    let q = "SELECT model, task_id,
+        SUM(CASE WHEN u = 0 AND n > 0 THEN 1 ELSE 0 END)::BIGINT,
+        SUM(CASE WHEN u > 0 THEN 1 ELSE 0 END)::BIGINT, SUM(n + u)::BIGINT
+      FROM (SELECT model, task_id, item_id, COUNT(v) AS n, COUNT(*) - COUNT(v) AS u
+            FROM (SELECT model, task_id, item_id,
+                    CASE WHEN score >= 0 AND score <= 1 THEN score END AS v
+                  FROM scores WHERE run_id = $1) x
+            GROUP BY model, task_id, item_id) y
+      GROUP BY model, task_id ORDER BY model, task_id";
+    c.query(q, &[&run])
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
+        .collect()
+}
+
+fn summaries_kept(c: &mut postgres::Client, run: &str) -> Vec<(String, String, i64, i64, i64)> {
+    c.query(
+        "SELECT model, task_id, scored, unscored, rows FROM run_summaries WHERE run_id = $1
+         ORDER BY model, task_id",
+        &[&run],
+    )
+    .unwrap()
+    .iter()
+    .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
+    .collect()
+}
+
+/// Several workers scoring one run at once (answers by rule and by a judge), one killed with
+/// kill -9 and started again: every answer has its score, the kept summaries equal the ones
+/// recounted from the scores, and the run is finished. Twice: a run of many groups (every
+/// sub-task of the sample data) and one of few (one sub-task, many samples), where the workers
+/// save the same group's summary at the same moment most often.
+#[test]
+fn several_workers_scoring_at_once_lose_no_score() {
+    let pg = Pg::start();
+    let mock = mock::start_background();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("models.toml"),
+        format!(
+            "[[models]]\nname = \"stub\"\nprovider = \"openai\"\nbase_url = \"{url}/v1\"\nmodel = \"echo\"\nmax_concurrency = 16\n\n\
+             [[models]]\nname = \"j\"\nprovider = \"openai\"\nbase_url = \"{url}/v1\"\nmodel = \"judge\"\nmax_concurrency = 16\n",
+            url = mock.url()
+        ),
+    )
+    .unwrap();
+    let url = pg.url();
+    for (what, filter, samples) in [
+        ("every sub-task", "*", "8"),
+        ("one sub-task", "KE-FD-Myths", "120"),
+    ] {
+        let mut c = client(&pg);
+        // The runs before this one (none, and no table yet, before the first).
+        let ids = |c: &mut postgres::Client| -> Vec<String> {
+            c.query("SELECT id FROM runs", &[])
+                .map(|rows| rows.iter().map(|r| r.get(0)).collect())
+                .unwrap_or_default()
+        };
+        let before = ids(&mut c);
+        let common = ["--lease-secs", "3", "--judge", "j", "--concurrency", "16"];
+        let mut first_args = vec![
+            "run",
+            "--db",
+            &url,
+            "--models",
+            "stub",
+            "--filter",
+            filter,
+            "--samples",
+            samples,
+        ];
+        first_args.extend(common);
+        let first = prism(dir.path(), &first_args);
+        let run = {
+            let t = Instant::now();
+            loop {
+                if let Some(id) = ids(&mut c).into_iter().find(|id| !before.contains(id)) {
+                    break id;
+                }
+                assert!(t.elapsed() < Duration::from_secs(60), "no run was created");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        };
+        let jobs = count(&mut c, "SELECT count(*) FROM jobs WHERE run_id = $1", &run);
+        let mut work_args = vec!["work", run.as_str(), "--db", &url];
+        work_args.extend(common);
+        let second = prism(dir.path(), &work_args);
+        let third = prism(dir.path(), &work_args);
+        let mut victim = prism(dir.path(), &work_args);
+        wait_answers(&pg, &run, jobs / 3, 120);
+        victim.kill().unwrap();
+        victim.wait().unwrap();
+        let victim = prism(dir.path(), &work_args);
+        for (w, name) in [
+            (first, "first"),
+            (second, "second"),
+            (third, "third"),
+            (victim, "restarted"),
+        ] {
+            let err = finish(w, name);
+            assert!(
+                !err.contains("scoring_failed") && !err.contains("saving scores"),
+                "{what}, {name}: {err}"
+            );
+        }
+        let answers = count(
+            &mut c,
+            "SELECT count(*) FROM responses WHERE run_id = $1",
+            &run,
+        );
+        let scores = count(
+            &mut c,
+            "SELECT count(*) FROM scores WHERE run_id = $1",
+            &run,
+        );
+        assert_eq!(answers, jobs, "{what}: every job answered");
+        assert_eq!(scores, answers, "{what}: every answer scored");
+        assert_eq!(
+            summaries_kept(&mut c, &run),
+            summaries_recounted(&mut c, &run),
+            "{what}: the kept summaries are the scores'"
+        );
+        let status: String = c
+            .query_one("SELECT status FROM runs WHERE id = $1", &[&run])
+            .unwrap()
+            .get(0);
+        assert_eq!(status, "finished", "{what}");
+    }
+}

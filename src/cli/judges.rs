@@ -349,6 +349,12 @@ pub struct JudgesArgs {
     /// The whole trial as one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Read the semantic-equivalence judge's stored replies as PRISM does (`YES` anywhere:
+    /// the scores as they stand) or strictly (exactly one of yes / no; a reply holding both,
+    /// neither, or a YES only inside a word decides nothing). No judge is asked again: run it
+    /// both ways to see which reading agrees with people.
+    #[arg(long, value_enum, default_value_t = crate::eval::judge::Reading::Prism)]
+    pub reading: crate::eval::judge::Reading,
 }
 
 pub(crate) fn judges_cmd(args: JudgesArgs, dirs: &Dirs) -> anyhow::Result<i32> {
@@ -406,6 +412,7 @@ pub(crate) fn try_judges(
             min_labels: args.min_labels,
             resamples: args.resamples,
             seed: args.seed,
+            reading: args.reading,
         },
     )?)
 }
@@ -504,7 +511,55 @@ pub(crate) fn text(t: &Trial, args: &JudgesArgs) -> String {
             }
         }
     }
+    s.push_str(&replies_text(t));
     s.push_str(&readings_text(t));
+    s
+}
+
+/// The equivalence judge's replies that say two things or none, per judge, and what reading
+/// them strictly changes.
+fn replies_text(t: &Trial) -> String {
+    let odd: Vec<&judges::Replies> = t
+        .replies
+        .iter()
+        .filter(|r| r.both + r.neither + r.yes_inside_word > 0)
+        .collect();
+    let mut s = format!(
+        "
+equivalence replies (read {}: {})
+",
+        t.reading.as_str(),
+        match t.reading {
+            crate::eval::judge::Reading::Prism =>
+                "YES anywhere means the same meaning, as PRISM scores; --reading strict for the other",
+            crate::eval::judge::Reading::Strict =>
+                "exactly one of yes / no, else no verdict; the stored scores read them as PRISM does",
+        }
+    );
+    if odd.is_empty() {
+        s.push_str(
+            "every reply says one of yes / no
+",
+        );
+        return s;
+    }
+    s.push_str(&format!(
+        "{:<14} {:>6} {:>6} {:>8} {:>12} {:>15}
+",
+        "judge", "read", "both", "neither", "YES in word", "strict differs"
+    ));
+    for r in odd {
+        s.push_str(&format!(
+            "{:<14} {:>6} {:>6} {:>8} {:>12} {:>15}
+",
+            cut(&r.judge, 14),
+            r.read,
+            r.both,
+            r.neither,
+            r.yes_inside_word,
+            r.strict_differs
+        ));
+    }
     s
 }
 

@@ -606,6 +606,11 @@ fn resume_task(
     let all: Vec<_> = jobs.into_iter().map(|(j, _)| j).collect();
     let n = unfinished.len();
     let score = scoring(args, dirs, &lane, !run.config.no_cache)?;
+    let unscored = if score.is_some() {
+        db.unscored_answers(&run.id)?
+    } else {
+        Vec::new()
+    };
     let concurrency = args.concurrency;
     Ok((
         Box::pin(async move {
@@ -613,6 +618,7 @@ fn resume_task(
                 dataset: ds,
                 unfinished,
                 all,
+                unscored,
             };
             let opts = engine::ResumeOptions {
                 concurrency,

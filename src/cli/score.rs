@@ -48,6 +48,13 @@ pub struct ScoreArgs {
     /// how often a judge's verdict flips.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub judge_repeats: u32,
+    /// How the semantic-equivalence judge's reply is read: as PRISM reads it (`YES` anywhere
+    /// means the same meaning: PRISM-exact scores), or strictly (exactly one of the words yes /
+    /// no, else asked again, then the fallback). Either way a reply holding both, neither, or
+    /// a YES only inside a word is marked in the verdict; `prism judges --reading strict`
+    /// compares the two on people's labels without asking again.
+    #[arg(long, value_enum, default_value_t = crate::eval::judge::Reading::Prism)]
+    pub judge_reading: crate::eval::judge::Reading,
     /// The dataset (a PRISM release dir); default: the run's own, or the sample data.
     #[arg(long, value_name = "PRISM_DIR")]
     pub data: Option<PathBuf>,
@@ -138,6 +145,7 @@ fn judge_panel(
         judges,
         rule: args.judge_rule,
         repeats: args.judge_repeats,
+        reading: args.judge_reading,
     }))
 }
 
@@ -400,6 +408,7 @@ fn score_outputs(
             sample: 0,
             // An official outputs file: its text as PRISM reads it (`ERROR: ...` is a failure).
             response: Some(crate::engine::score::Answer::Text(r.response)),
+            stored_earlier: false,
         });
     }
     for p in &problems {

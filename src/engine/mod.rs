@@ -385,15 +385,18 @@ pub async fn run(
         all: Arc::new(jobs),
         todo,
         done_before: 0,
+        unscored: Vec::new(),
     };
     execute(lane, spec, run_id, models, jobs).await
 }
 
-/// What a resumed run works on: its dataset, its jobs not done, and all its jobs.
+/// What a resumed run works on: its dataset, its jobs not done, all its jobs, and its stored
+/// answers that have no score (scored first, when the run scores).
 pub struct ResumeJobs {
     pub dataset: Arc<Dataset>,
     pub unfinished: Vec<JobRecord>,
     pub all: Vec<JobRecord>,
+    pub unscored: Vec<ResponseRecord>,
 }
 
 /// The jobs a run executes: all of them (for the front-end and leasing), those to do now, and
@@ -402,6 +405,8 @@ struct Jobs {
     all: Arc<Vec<Job>>,
     todo: Vec<Job>,
     done_before: usize,
+    /// Stored answers without a score, scored before anything else.
+    unscored: Vec<ResponseRecord>,
 }
 
 /// Finishes an earlier run: only its jobs that are not done are run again, with `models` (see
@@ -417,6 +422,7 @@ pub async fn resume(
         dataset,
         unfinished,
         all: all_jobs,
+        unscored,
     } = jobs;
     let cfg = &run.config;
     // Jobs of the run's models that are not answering here (skipped by [`resume_models`]) are
@@ -474,6 +480,7 @@ pub async fn resume(
         done_before: all.len() - todo.len(),
         all: Arc::new(all),
         todo,
+        unscored,
     };
     execute(lane, spec, run.id.clone(), models, jobs).await
 }
@@ -524,6 +531,7 @@ async fn execute(
         all: all_jobs,
         todo,
         done_before: already_done,
+        unscored,
     } = jobs;
     let total = todo.len();
     let workers = spec.concurrency.max(1).min(total.max(1));
@@ -550,6 +558,15 @@ async fn execute(
             }
             None => (None, None),
         };
+        // Answers a process stored and never scored (killed before its scores were saved):
+        // scored now, as if they had just arrived.
+        if let Some(scorer) = &scorer {
+            for r in &unscored {
+                if let Some(i) = spec.dataset.index_of(&r.item_id) {
+                    scorer.push(score::ToScore::stored(i, r));
+                }
+            }
+        }
         let shared = Arc::new(Shared {
             run_id: rid,
             models,
@@ -1147,17 +1164,13 @@ fn panic_record(sh: &Shared, job: &Job, panic: Box<dyn std::any::Any + Send>) ->
 /// An answer the rules settle is scored here, from the record itself, and its score commits
 /// with it: sent through a scoring task, each answer was copied once more, woke two more tasks
 /// and took a second acknowledgement from the writer (scoring as answers arrive was a sixth of
-/// `prism run`'s CPU per job, process_run bench). What needs a judge goes to that task, and so
-/// does everything on a shared store (see below).
+/// `prism run`'s CPU per job, process_run bench). What needs a judge goes to that task. On a
+/// shared store too: PostgreSQL's writer commits the answers and scores queued together.
 async fn finish(sh: &Shared, job: u32, record: ResponseRecord, ok: bool) {
     let cached = record.cached;
     let item = sh.spec.dataset.index_of(&record.item_id);
     let later = |i: usize| score::ToScore::from_record(i, &record);
     let (rule_score, to_judge) = match (&sh.scorer, item) {
-        // On a shared store every score goes through the scoring task, which saves what
-        // arrived together in one statement: PostgreSQL's writer groups answers only, and a
-        // score sent after each answer would end each of its groups at one answer.
-        (Some(_), Some(i)) if sh.store.is_shared() => (None, Some(later(i))),
         (Some(scorer), Some(i)) => match score::rule(
             &sh.spec.dataset,
             &score::Input::of_record(i, &record),

@@ -24,6 +24,9 @@ pub struct ToScore {
     pub sample: u32,
     /// The answer (`None`: there is none).
     pub response: Option<Answer>,
+    /// Read back from the store, not just made by this process (see
+    /// `StoreHandle::save_stored_scores`).
+    pub stored_earlier: bool,
 }
 
 /// What a job came to: a text to score, or a failure with its reason (typed, never an
@@ -49,6 +52,15 @@ impl ToScore {
                 (None, Some(t)) => Some(Answer::Text(t.clone())),
                 (None, None) => None,
             },
+            stored_earlier: false,
+        }
+    }
+
+    /// A stored answer read back to be scored (a resumed run's answers left unscored).
+    pub fn stored(item: usize, r: &crate::store::ResponseRecord) -> ToScore {
+        ToScore {
+            stored_earlier: true,
+            ..Self::from_record(item, r)
         }
     }
 
@@ -194,6 +206,8 @@ pub(crate) struct Panel {
     pub(crate) judges: Vec<Arc<Caller>>,
     pub(crate) rule: PanelRule,
     pub(crate) repeats: u32,
+    /// How the equivalence judge's replies are read.
+    pub(crate) reading: judge::Reading,
 }
 
 impl Panel {
@@ -203,6 +217,7 @@ impl Panel {
             judges: vec![judge],
             rule: PanelRule::Majority,
             repeats: 1,
+            reading: judge::Reading::Prism,
         }
     }
 
@@ -213,7 +228,7 @@ impl Panel {
     /// What a score judged by this panel names as its judge: the judge, or the panel.
     pub(crate) fn name(&self) -> String {
         let names: Vec<&str> = self.judges.iter().map(|j| j.cfg.name.as_str()).collect();
-        if self.is_single() {
+        let mut name = if self.is_single() {
             names.concat()
         } else {
             let mut n = names.join("+");
@@ -224,7 +239,12 @@ impl Panel {
                 n.push_str(&format!(" x{}", self.repeats));
             }
             n
+        };
+        // A score read strictly says so: its numbers are not PRISM's.
+        if self.reading == judge::Reading::Strict {
+            name.push_str(" (strict)");
         }
+        name
     }
 }
 
@@ -254,7 +274,8 @@ pub(crate) async fn score_all(
     out: mpsc::UnboundedSender<ScoreRecord>,
 ) -> anyhow::Result<ScoreCounts> {
     let mut counts = ScoreCounts::default();
-    let mut settled = Vec::new();
+    // Settled by rule: this process's answers' scores, and those of answers read back.
+    let mut settled: [Vec<ScoreRecord>; 2] = Default::default();
     let mut asks = Vec::new();
     for t in &inputs {
         match rule(&ds, &t.view(), panel.is_some()) {
@@ -265,20 +286,21 @@ pub(crate) async fn score_all(
                 } else {
                     counts.unscored += 1;
                 }
-                settled.push(rec);
+                settled[usize::from(t.stored_earlier)].push(rec);
             }
-            Ruled::Ask(rec, ask) => asks.push((rec, ask)),
+            Ruled::Ask(rec, ask) => asks.push((rec, ask, t.stored_earlier)),
         }
     }
     if let Some(store) = &store {
-        for chunk in settled.chunks(4096) {
-            store
-                .save_scores(chunk.to_vec())
-                .await
-                .map_err(|e| anyhow::anyhow!("saving scores: {e}"))?;
+        for (of_stored, recs) in settled.iter().enumerate() {
+            for chunk in recs.chunks(4096) {
+                retrying(|| save(store, chunk.to_vec(), of_stored == 1))
+                    .await
+                    .map_err(|e| anyhow::anyhow!("saving scores: {e}"))?;
+            }
         }
     }
-    for r in settled {
+    for r in settled.into_iter().flatten() {
         let _ = out.send(r);
     }
     let Some(panel) = panel else {
@@ -286,15 +308,15 @@ pub(crate) async fn score_all(
     };
     let gate = Arc::new(Semaphore::new(concurrency.max(1)));
     let mut handles = Vec::with_capacity(asks.len());
-    for (rec, ask) in asks {
+    for (rec, ask, of_stored) in asks {
         let (panel, gate, store, out) = (panel.clone(), gate.clone(), store.clone(), out.clone());
         handles.push(tokio::spawn(async move {
             let (rec, verdicts, outcome) = judge_one(&panel, &gate, rec, &ask).await;
             let mut saved = Ok(());
             if let Some(s) = &store {
-                saved = s.save_records(&verdicts).await;
+                saved = retrying(|| s.save_records(&verdicts)).await;
                 if saved.is_ok() {
-                    saved = s.save_scores(vec![rec.clone()]).await;
+                    saved = retrying(|| save(s, vec![rec.clone()], of_stored)).await;
                 }
             }
             let _ = out.send(rec);
@@ -321,6 +343,46 @@ pub(crate) async fn score_all(
         }
     }
     Ok(counts)
+}
+
+/// Saves scores: of answers read back from the store (`of_stored`), or just made here.
+async fn save(
+    store: &StoreHandle,
+    rs: Vec<ScoreRecord>,
+    of_stored: bool,
+) -> crate::store::WriteResult<()> {
+    if of_stored {
+        store.save_stored_scores(rs).await
+    } else {
+        store.save_scores(rs).await
+    }
+}
+
+/// How many times a score is saved before its failure is told: a save can fail for a
+/// moment (the database restarted, a deadlock PostgreSQL broke, a full disk freed), and a
+/// score given up on is an answer that reads unscored.
+const SAVE_ATTEMPTS: u32 = 8;
+
+/// Saves with `save`, again after a growing pause (0.2 s doubling to 5 s: about 16 s in all)
+/// while it fails; a write refused for a lost lock is not tried again (the run is another
+/// process's now).
+async fn retrying<F, Fut>(mut save: F) -> crate::store::WriteResult<()>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = crate::store::WriteResult<()>>,
+{
+    let mut delay = std::time::Duration::from_millis(200);
+    let mut attempt = 1;
+    loop {
+        match save().await {
+            Err(e) if attempt < SAVE_ATTEMPTS && !e.is_lost_lock() => {
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(std::time::Duration::from_secs(5));
+                attempt += 1;
+            }
+            done => return done,
+        }
+    }
 }
 
 /// What judging one answer came to.
@@ -350,7 +412,7 @@ async fn judge_one(
         for repeat in 0..panel.repeats.max(1) {
             let judged = {
                 let _slot = gate.acquire().await;
-                ask_judge(caller, ask, repeat).await
+                ask_judge(caller, ask, panel.reading, repeat).await
             };
             let (score, detail) = match &judged.verdict {
                 Ok(v) => (Some(v.score), v.detail.clone()),
@@ -463,8 +525,13 @@ struct Judged {
 
 /// Asks `caller` to judge, on its `repeat`-th asking (each asking cached apart, so a repeat is
 /// a new question to the judge, not the cache's old reply).
-async fn ask_judge(caller: &Caller, ask: &judge::JudgeAsk, repeat: u32) -> Judged {
-    let kind = ask.kind;
+async fn ask_judge(
+    caller: &Caller,
+    ask: &judge::JudgeAsk,
+    reading: judge::Reading,
+    repeat: u32,
+) -> Judged {
+    let kind = ask.kind.read_as(reading);
     let asked = super::judge::ask_again(
         caller,
         &ask.request(),

@@ -45,6 +45,16 @@ impl JudgeKind {
         read: read_equivalence,
         fallback: "judge unreadable: fallback incorrect",
     });
+    /// Semantic equivalence read strictly ([`Reading::Strict`]): the same prompt, a reply
+    /// must say exactly one of yes / no.
+    pub const EQUIVALENCE_STRICT: JudgeKind = JudgeKind(&JudgeDef {
+        name: "semantic_equivalence",
+        temperature: 0.0,
+        per_task: false,
+        prompts: &["semantic_equivalence"],
+        read: read_equivalence_strict,
+        fallback: "judge unreadable: fallback incorrect",
+    });
     /// Math equivalence: `{"correct": 0|1}`.
     pub const MATH: JudgeKind = JudgeKind(&JudgeDef {
         name: "math_equivalence",
@@ -90,6 +100,16 @@ impl JudgeKind {
 impl PartialEq for JudgeKind {
     fn eq(&self, other: &JudgeKind) -> bool {
         self.0.name == other.0.name
+    }
+}
+
+impl JudgeKind {
+    /// This judge under `reading` (only the equivalence judge's replies are read two ways).
+    pub fn read_as(self, reading: Reading) -> JudgeKind {
+        match reading {
+            Reading::Strict if self == JudgeKind::EQUIVALENCE => JudgeKind::EQUIVALENCE_STRICT,
+            _ => self,
+        }
     }
 }
 
@@ -198,20 +218,126 @@ pub(crate) fn read(kind: JudgeKind, reply: &str) -> Option<Verdict> {
     (kind.0.read)(reply)
 }
 
+/// How an equivalence judge's reply is read: PRISM's way (a `YES` anywhere in the upper-cased
+/// reply means the same meaning, whatever else it says: what PRISM-exact scores need), or
+/// strictly (the reply must hold exactly one of the whole words yes / no; anything else is
+/// unreadable and asked again, then the fallback).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Reading {
+    #[default]
+    Prism,
+    Strict,
+}
+
+impl Reading {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reading::Prism => "prism",
+            Reading::Strict => "strict",
+        }
+    }
+}
+
+/// What an equivalence judge's reply says, word by word (beside PRISM's reading of it): the
+/// replies PRISM's rule reads without noticing anything odd ("Yes. No.", "No, not as of
+/// yesterday", an escape sequence and a broken JSON) are told apart here and marked wherever
+/// verdicts are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ReplyWords {
+    /// The whole word yes, and no `no`.
+    Yes,
+    /// The whole word no, and no `YES` anywhere.
+    No,
+    /// Both words: PRISM reads "same meaning".
+    Both,
+    /// Neither word nor a `YES` inside one: PRISM reads "different meaning".
+    Neither,
+    /// `YES` only inside another word ("yesterday", "eyes"): PRISM reads "same meaning".
+    YesInsideWord,
+}
+
+impl ReplyWords {
+    pub(crate) fn of(reply: &str) -> ReplyWords {
+        let upper = reply.to_uppercase();
+        let (mut yes, mut no) = (false, false);
+        for w in upper.split(|c: char| !c.is_alphanumeric()) {
+            yes |= w == "YES";
+            no |= w == "NO";
+        }
+        match (yes, no) {
+            (true, true) => ReplyWords::Both,
+            (true, false) => ReplyWords::Yes,
+            (false, _) if upper.contains("YES") => ReplyWords::YesInsideWord,
+            (false, true) => ReplyWords::No,
+            (false, false) => ReplyWords::Neither,
+        }
+    }
+
+    /// What people should know of the reply beside its verdict (`None`: it says one thing).
+    pub(crate) fn mark(self) -> Option<&'static str> {
+        match self {
+            ReplyWords::Yes | ReplyWords::No => None,
+            ReplyWords::Both => Some("reply holds both yes and no"),
+            ReplyWords::Neither => Some("reply holds neither yes nor no"),
+            ReplyWords::YesInsideWord => Some("reply's only YES is inside a word"),
+        }
+    }
+
+    /// Same meaning under the strict reading; `None`: it decides nothing.
+    pub(crate) fn strict(self) -> Option<bool> {
+        match self {
+            ReplyWords::Yes => Some(true),
+            ReplyWords::No => Some(false),
+            _ => None,
+        }
+    }
+}
+
+/// The mark of an equivalence judge's stored reply (for verdicts and scores kept before the
+/// mark was written into their detail); `None` for other judges' replies and clear ones.
+pub(crate) fn reply_mark(evaluator: &str, reply: Option<&str>) -> Option<&'static str> {
+    if !uses_equivalence(evaluator) {
+        return None;
+    }
+    ReplyWords::of(reply?).mark()
+}
+
+/// Whether an evaluator's judge is the semantic-equivalence judge.
+pub(crate) fn uses_equivalence(evaluator: &str) -> bool {
+    matches!(evaluator, "fact_judge" | "judge_equiv" | "answer_match")
+}
+
 fn read_equivalence(reply: &str) -> Option<Verdict> {
+    read_equivalence_as(reply, Reading::Prism)
+}
+
+fn read_equivalence_strict(reply: &str) -> Option<Verdict> {
+    read_equivalence_as(reply, Reading::Strict)
+}
+
+/// Reads an equivalence reply; a reply PRISM's rule reads without its saying one clear thing
+/// keeps its verdict (PRISM's) with the mark in the detail.
+pub(crate) fn read_equivalence_as(reply: &str, reading: Reading) -> Option<Verdict> {
     let t = reply.trim();
     if t.is_empty() {
         return None;
     }
-    let yes = t.to_uppercase().contains("YES");
-    Some(Verdict::new(
-        yes,
-        if yes {
-            "judge: same meaning"
-        } else {
-            "judge: different meaning"
-        },
-    ))
+    let words = ReplyWords::of(t);
+    let same = match reading {
+        Reading::Prism => t.to_uppercase().contains("YES"),
+        Reading::Strict => words.strict()?,
+    };
+    let mut detail = if same {
+        "judge: same meaning".to_string()
+    } else {
+        "judge: different meaning".to_string()
+    };
+    if let Some(m) = words.mark() {
+        detail.push_str(&format!(" ({m})"));
+    }
+    Some(Verdict::new(same, detail))
 }
 
 fn read_math(reply: &str) -> Option<Verdict> {
@@ -441,6 +567,48 @@ mod tests {
         assert_eq!(read(JudgeKind::EQUIVALENCE, "YES").unwrap().score, 1.0);
         assert_eq!(read(JudgeKind::EQUIVALENCE, "No.").unwrap().score, 0.0);
         assert!(read(JudgeKind::EQUIVALENCE, "  ").is_none());
+    }
+
+    /// PRISM's reading (YES anywhere) stays, for PRISM-exact scores; what it reads without
+    /// noticing is marked, and the strict reading decides only a reply that says one thing.
+    #[test]
+    fn equivalence_replies_that_say_two_things_or_none_are_marked() {
+        let cases: [(&str, f64, Option<&str>, Option<bool>); 8] = [
+            ("YES", 1.0, None, Some(true)),
+            ("no.", 0.0, None, Some(false)),
+            ("Yes. No.", 1.0, Some("both yes and no"), None),
+            (
+                "No, it was not reported as of yesterday.",
+                1.0,
+                Some("inside a word"),
+                None,
+            ),
+            (
+                "\u{1b}]0;x\u{7}{\"verdict\": NaN}",
+                0.0,
+                Some("neither yes nor no"),
+                None,
+            ),
+            ("The eyes have it", 1.0, Some("inside a word"), None),
+            ("```json\n{\"same\": \"yes\"}\n```", 1.0, None, Some(true)),
+            ("Not equivalent", 0.0, Some("neither"), None),
+        ];
+        for (reply, prism, mark, strict) in cases {
+            let v = read(JudgeKind::EQUIVALENCE, reply).unwrap();
+            assert_eq!(v.score, prism, "{reply:?}");
+            match mark {
+                Some(m) => assert!(v.detail.contains(m), "{reply:?}: {}", v.detail),
+                None => assert!(!v.detail.contains('('), "{reply:?}: {}", v.detail),
+            }
+            let s = read(JudgeKind::EQUIVALENCE.read_as(Reading::Strict), reply);
+            assert_eq!(s.map(|v| v.score == 1.0), strict, "{reply:?} strictly");
+            assert_eq!(
+                reply_mark("fact_judge", Some(reply)).is_some(),
+                mark.is_some(),
+                "{reply:?}"
+            );
+        }
+        assert_eq!(reply_mark("judge_math", Some("Yes. No.")), None);
         assert_eq!(JudgeKind::CLAIMS.fallback().score, 0.0);
     }
 

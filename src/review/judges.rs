@@ -21,6 +21,7 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 use super::agreement::{self, Metric};
+use crate::eval::judge::{self, ReplyWords};
 use crate::eval::panel;
 use crate::eval::summary::{Aggregator, Catalogue, ModelSummary, Point};
 use crate::store::judging::newest_labels;
@@ -47,6 +48,9 @@ pub struct Options {
     pub min_labels: usize,
     pub resamples: usize,
     pub seed: u64,
+    /// How the equivalence judge's stored replies are read (strictly: each reply read again,
+    /// no judge asked).
+    pub reading: judge::Reading,
 }
 
 impl Default for Options {
@@ -56,7 +60,68 @@ impl Default for Options {
             min_labels: 10,
             resamples: 1000,
             seed: 1,
+            reading: judge::Reading::Prism,
         }
+    }
+}
+
+/// A judge's equivalence replies that do not say one clear thing (`eval::judge::ReplyWords`),
+/// and the verdicts the strict reading changes (or leaves undecided).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Replies {
+    pub judge: String,
+    /// Its verdicts with an equivalence judge's reply kept.
+    pub read: usize,
+    pub both: usize,
+    pub neither: usize,
+    pub yes_inside_word: usize,
+    /// Verdicts whose strict reading differs from PRISM's (another verdict, or none).
+    pub strict_differs: usize,
+}
+
+/// How each judge's replies read, per judge in `judges` order.
+fn replies(judges: &[String], verdicts: &[JudgeVerdict]) -> Vec<Replies> {
+    let mut out: Vec<Replies> = judges
+        .iter()
+        .map(|j| Replies {
+            judge: j.clone(),
+            ..Default::default()
+        })
+        .collect();
+    for v in verdicts {
+        let (Some(reply), Some(r)) = (
+            v.reply.as_deref(),
+            out.iter_mut().find(|r| r.judge == v.judge),
+        ) else {
+            continue;
+        };
+        if !judge::uses_equivalence(&v.evaluator) || v.fallback {
+            continue;
+        }
+        r.read += 1;
+        let words = ReplyWords::of(reply);
+        match words {
+            ReplyWords::Both => r.both += 1,
+            ReplyWords::Neither => r.neither += 1,
+            ReplyWords::YesInsideWord => r.yes_inside_word += 1,
+            ReplyWords::Yes | ReplyWords::No => {}
+        }
+        let prism = v.score.map(|s| s >= 0.5);
+        r.strict_differs += usize::from(words.strict() != prism);
+    }
+    out
+}
+
+/// A verdict's score under `reading`: the stored one, or its reply read again strictly
+/// (`None` where the reply decides nothing).
+fn score_as(v: &JudgeVerdict, reading: judge::Reading) -> Option<f64> {
+    match (reading, v.reply.as_deref()) {
+        (judge::Reading::Strict, Some(reply)) if judge::uses_equivalence(&v.evaluator) => {
+            ReplyWords::of(reply)
+                .strict()
+                .map(|same| f64::from(u8::from(same)))
+        }
+        _ => v.score,
     }
 }
 
@@ -150,6 +215,10 @@ pub struct Trial {
     pub people: PeopleCounts,
     pub groups: Vec<Group>,
     pub models: Vec<ModelReadings>,
+    /// How the equivalence judge's replies were read here.
+    pub reading: judge::Reading,
+    /// Per judge, its equivalence replies that say two things or none.
+    pub replies: Vec<Replies>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -292,7 +361,7 @@ pub fn trial(
                 item: v.item_id.clone(),
                 askings: vec![Vec::new(); judges.len()],
             });
-        a.askings[j].push(v.score);
+        a.askings[j].push(score_as(v, opts.reading));
     }
     let (people, people_counts) = people_verdicts(labels);
     let mut names: Vec<String> = answers.values().map(|a| a.group.clone()).collect();
@@ -311,6 +380,8 @@ pub fn trial(
     }
     Trial {
         models: readings(&judges, &answers, scores, cat),
+        reading: opts.reading,
+        replies: replies(&judges, verdicts),
         judges,
         by: opts.by,
         min_labels: opts.min_labels,

@@ -533,6 +533,15 @@ impl Db {
         })
     }
 
+    /// A run's answers that have no score yet, from the store it lives on (a resumed run
+    /// scores them first: its last process may have died between an answer and its score).
+    pub fn unscored_answers(&self, id: &str) -> anyhow::Result<Vec<super::ResponseRecord>> {
+        Ok(match self.pg() {
+            Some(pg) => pg.unscored_responses(id)?,
+            None => self.store()?.unscored_responses_of(id)?,
+        })
+    }
+
     /// The handle the answers lane works through: this machine's writer, or, on a shared
     /// store, a worker's connection to it holding leases of `lease` at a time (see the
     /// module's notes).

@@ -1115,6 +1115,12 @@ impl PgStore {
         self.call(move |c| super::pg_runs::responses(c, &run))
     }
 
+    /// A run's answers without a score.
+    pub fn unscored_responses(&self, run: &str) -> Result<Vec<super::ResponseRecord>> {
+        let run = run.to_string();
+        self.call(move |c| super::pg_runs::unscored_responses(c, &run))
+    }
+
     /// A page of runs, newest first, parsed, with their labels.
     pub fn runs_page(&self, f: &super::RunFilter) -> Result<Vec<super::LabelledRun>> {
         let (since, tags) = (f.since.unwrap_or(i64::MIN), f.tags.clone());

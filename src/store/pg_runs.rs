@@ -282,7 +282,7 @@ pub(crate) fn save_responses<S: ToStatement + ?Sized, J: ToStatement + ?Sized>(
 /// Saves scores, replacing earlier ones of the same answers; with `worker`, only scores of
 /// answers that worker's answer is the stored one of (see the module's notes).
 pub(crate) fn save_scores(
-    c: &mut Client,
+    c: &mut impl GenericClient,
     rs: &[ScoreRecord],
     worker: &dyn Fn(&str) -> Option<String>,
 ) -> PgResult<()> {
@@ -513,6 +513,22 @@ pub(crate) fn responses(c: &mut Client, run: &str) -> PgResult<Vec<ResponseRecor
     Ok(c.query(
         &format!(
             "SELECT {} FROM responses WHERE run_id = $1 ORDER BY job_idx",
+            response_cols()
+        ),
+        &[&run],
+    )?
+    .iter()
+    .filter_map(response_row)
+    .collect())
+}
+
+/// A run's answers without a score (see `Store::unscored_responses`).
+pub(crate) fn unscored_responses(c: &mut Client, run: &str) -> PgResult<Vec<ResponseRecord>> {
+    Ok(c.query(
+        &format!(
+            "SELECT {} FROM responses r WHERE run_id = $1 AND NOT EXISTS
+             (SELECT 1 FROM scores s WHERE s.run_id = r.run_id AND s.job_idx = r.job_idx)
+             ORDER BY job_idx",
             response_cols()
         ),
         &[&run],

@@ -22,7 +22,7 @@ use postgres::Client;
 use tokio::sync::oneshot;
 
 use super::writer::{Cmd, Lock, StoreHandle, WriteError, WriteResult};
-use super::{ResponseRecord, StoreError, pg_runs};
+use super::{ResponseRecord, ScoreRecord, StoreError, pg_runs};
 
 impl StoreHandle {
     /// A handle on the shared store `pg` (already connected and migrated), for a worker that
@@ -133,6 +133,17 @@ impl Conn {
     }
 }
 
+/// What one commit saves: answers, then scores (`scored` counts the scores).
+#[derive(Default)]
+struct Group {
+    answers: Vec<(ResponseRecord, Ack)>,
+    /// Scores, each set with whether it is of answers read back from the store.
+    scores: Vec<(Vec<ScoreRecord>, bool, Ack)>,
+    scored: usize,
+}
+
+type Ack = oneshot::Sender<WriteResult<()>>;
+
 struct Writer {
     conn: Conn,
     shared: Arc<Shared>,
@@ -197,24 +208,34 @@ impl Writer {
                 next_renew = Instant::now() + renew_every;
             }
             let Some(first) = first else { continue };
-            // Group commit: the saves already queued go into one transaction and the cache
-            // lookups into one query; anything else is done in order after what came before.
-            let mut saves: Vec<(ResponseRecord, oneshot::Sender<WriteResult<()>>)> = Vec::new();
+            // Group commit: the answers and scores already queued go into one transaction
+            // (an answer and the score a rule gave it commit together, as on SQLite: a worker
+            // killed between the two would leave an answer without its score); anything else
+            // is done in order after what came before.
+            let mut group = Group::default();
             let mut next = Some(first);
             while let Some(cmd) = next {
                 match cmd {
-                    Cmd::Save(r, ack) => saves.push((r, ack)),
+                    Cmd::Save(r, ack) => group.answers.push((r, ack)),
+                    Cmd::SaveScores(rs, ack) => {
+                        group.scored += rs.len();
+                        group.scores.push((rs, false, ack));
+                    }
+                    Cmd::SaveStoredScores(rs, ack) => {
+                        group.scored += rs.len();
+                        group.scores.push((rs, true, ack));
+                    }
                     other => {
-                        self.save(&mut saves);
+                        self.save(&mut group);
                         self.handle(other);
                     }
                 }
-                if saves.len() >= 1024 {
+                if group.answers.len() + group.scored >= 1024 {
                     break;
                 }
                 next = rx.try_recv().ok();
             }
-            self.save(&mut saves);
+            self.save(&mut group);
         }
         // The process is ending: leases still held go back now.
         for run in std::mem::take(&mut self.ever) {
@@ -235,11 +256,24 @@ impl Writer {
         })
     }
 
-    fn save(&mut self, saves: &mut Vec<(ResponseRecord, oneshot::Sender<WriteResult<()>>)>) {
-        if saves.is_empty() {
+    /// Commits a group: its answers, then its scores, in one transaction; every request of
+    /// the group is answered with what the commit came to.
+    fn save(&mut self, group: &mut Group) {
+        if group.answers.is_empty() && group.scores.is_empty() {
             return;
         }
-        let (rs, acks): (Vec<_>, Vec<_>) = std::mem::take(saves).into_iter().unzip();
+        let Group {
+            answers, scores, ..
+        } = std::mem::take(group);
+        let (rs, acks): (Vec<_>, Vec<_>) = answers.into_iter().unzip();
+        // A worker's own scores are saved only for the answers it stored (an answer of its
+        // that was dropped keeps its score out too); scores of answers read back from the
+        // store are those answers', whoever stored them.
+        let (mut own, mut stored, mut score_acks) = (Vec::new(), Vec::new(), Vec::new());
+        for (rs, of_stored, ack) in scores {
+            if of_stored { &mut stored } else { &mut own }.extend(rs);
+            score_acks.push(ack);
+        }
         let workers: Vec<Option<String>> = rs
             .iter()
             .map(|r| {
@@ -248,10 +282,26 @@ impl Writer {
                     .then(|| self.shared.worker.clone())
             })
             .collect();
+        let (joined, worker) = (&self.joined, self.shared.worker.clone());
+        let owner = |run: &str| joined.contains(run).then(|| worker.clone());
         let result = self.conn.prepare(pg_runs::SAVE).and_then(|ins| {
             let jobs = self.conn.prepare(pg_runs::SAVE_JOBS)?;
-            self.conn
-                .with(|c| pg_runs::save_responses(c, (&ins, &jobs), &rs, &workers))
+            self.conn.with(|c| {
+                let mut tx = c.transaction()?;
+                let dropped = if rs.is_empty() {
+                    0
+                } else {
+                    pg_runs::save_responses(&mut tx, (&ins, &jobs), &rs, &workers)?
+                };
+                if !own.is_empty() {
+                    pg_runs::save_scores(&mut tx, &own, &owner)?;
+                }
+                if !stored.is_empty() {
+                    pg_runs::save_scores(&mut tx, &stored, &|_| None)?;
+                }
+                tx.commit()?;
+                Ok(dropped)
+            })
         });
         if let Ok(dropped) = &result {
             self.shared
@@ -259,7 +309,7 @@ impl Writer {
                 .fetch_add(*dropped as u64, Ordering::Relaxed);
         }
         let result = result.map(|_| ());
-        for ack in acks {
+        for ack in acks.into_iter().chain(score_acks) {
             let _ = ack.send(result.clone());
         }
     }
@@ -267,7 +317,6 @@ impl Writer {
     fn handle(&mut self, cmd: Cmd) {
         let worker = self.shared.worker.clone();
         match cmd {
-            Cmd::Save(..) => unreachable!("grouped by the loop"),
             // The handle sends these to their own threads.
             Cmd::CacheGet(_, reply) => {
                 let _ = reply.send(None);
@@ -294,10 +343,8 @@ impl Writer {
             Cmd::SetStatus(run, status, reply) => {
                 let _ = reply.send(self.conn.with(|c| pg_runs::set_status(c, &run, status)));
             }
-            Cmd::SaveScores(rs, reply) => {
-                let joined = &self.joined;
-                let owner = |run: &str| joined.contains(run).then(|| worker.clone());
-                let _ = reply.send(self.conn.with(|c| pg_runs::save_scores(c, &rs, &owner)));
+            Cmd::Save(..) | Cmd::SaveScores(..) | Cmd::SaveStoredScores(..) => {
+                unreachable!("grouped by the loop")
             }
             // Joining a run: every worker may; what one works on is what it leases.
             Cmd::Lock(Lock::Take { run, .. }, reply) => {

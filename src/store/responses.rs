@@ -179,6 +179,25 @@ impl Store {
         Ok(rows)
     }
 
+    /// A run's answers that have no score (none saved yet: a process killed between an
+    /// answer and its judge's score), for a resumed run to score first.
+    pub fn unscored_responses_of(&self, run_id: &str) -> Result<Vec<ResponseRecord>> {
+        let mut st = self.conn.prepare(&format!(
+            "SELECT {} FROM responses r WHERE r.run_id = ?1 AND NOT EXISTS
+             (SELECT 1 FROM scores s WHERE s.run_id = r.run_id AND s.job_idx = r.job_idx)
+             ORDER BY r.job_idx",
+            light_cols()
+                .split(", ")
+                .map(|c| format!("r.{c}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))?;
+        let rows = st
+            .query_map([run_id], Self::response_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
     /// One answer: a run's job.
     pub fn response(&self, run_id: &str, job: u32) -> Result<Option<ResponseRecord>> {
         let mut st = self.conn.prepare(&format!(
@@ -277,8 +296,6 @@ impl Store {
         Ok(latest)
     }
 
-    /// Stored answers that have no score yet (answered, never scored: the TUI scores them by
-    /// rule when it opens the store).
     /// Answers whose score waits for a judge (scored by rule as far as the rule goes, then
     /// left unscored with "needs the … judge"), oldest run first.
     pub fn awaiting_judge(&self) -> Result<Vec<ResponseRecord>> {
@@ -295,6 +312,8 @@ impl Store {
         Ok(rows)
     }
 
+    /// Stored answers that have no score yet (answered, never scored: the TUI scores them by
+    /// rule when it opens the store).
     pub fn unscored_responses(&self) -> Result<Vec<ResponseRecord>> {
         // A run whose answers (its done jobs) are as many as its score rows (its summaries)
         // has none unscored: only the others are read answer by answer, so a history of
@@ -307,21 +326,12 @@ impl Store {
             )?
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<_>>()?;
-        let cols: Vec<String> = light_cols().split(", ").map(|c| format!("r.{c}")).collect();
         let mut out = Vec::new();
         for (run, scored) in runs {
             if self.job_counts(&run)?.done as i64 == scored {
                 continue;
             }
-            let mut st = self.conn.prepare_cached(&format!(
-                "SELECT {} FROM responses r WHERE r.run_id = ?1 AND NOT EXISTS \
-                 (SELECT 1 FROM scores s WHERE s.run_id = r.run_id AND s.job_idx = r.job_idx) \
-                 ORDER BY r.job_idx",
-                cols.join(", ")
-            ))?;
-            for row in st.query_map([&run], Self::response_row)? {
-                out.push(row?);
-            }
+            out.extend(self.unscored_responses_of(&run)?);
         }
         Ok(out)
     }

@@ -492,8 +492,22 @@ pub(crate) mod pg {
 
     /// A handful of statements whatever was touched (the groups and keys go as arrays): one
     /// round trip per group and per key made a copy or a worker's scores wait on the network.
+    ///
+    /// Several workers save scores of one group at once. A group's summary is made again from
+    /// its scores, so two transactions must not make it side by side: each would miss the
+    /// other's uncommitted scores, and both would insert the row (the loser's whole batch of
+    /// scores rolled back on `run_summaries_pkey`). So each touched group is locked first
+    /// (a transaction advisory lock, held to the commit, taken in one order so two never wait
+    /// on each other); the summary is then made under the lock, from every committed score.
+    /// The newest score of a key needs no lock: an upsert that keeps the newer run is right
+    /// whatever commits in between.
     pub(crate) fn refresh(tx: &mut Transaction<'_>, t: &Touched) -> PgResult<()> {
         if !t.groups.is_empty() {
+            let locks = group_locks(&t.groups);
+            tx.execute(
+                "SELECT pg_advisory_xact_lock($1::INT, g) FROM unnest($2::INT[]) AS g",
+                &[&GROUP_LOCKS, &locks],
+            )?;
             let mut cols: [Vec<&str>; 3] = Default::default();
             for (run, model, task) in &t.groups {
                 cols[0].push(run);
@@ -528,23 +542,20 @@ pub(crate) mod pg {
                 samples.push(i64::from(*sample));
             }
             let k = "unnest($1::TEXT[], $2::TEXT[], $3::BIGINT[]) AS k(i, m, s)";
-            tx.execute(
-                &format!(
-                    "DELETE FROM latest_scores l USING {k}
-                     WHERE l.item_id = k.i AND l.model = k.m AND l.sample = k.s"
-                ),
-                &[&items, &models, &samples],
-            )?;
             let latest = &super::super::tables::LATEST_SCORES;
             tx.execute(
                 &format!(
-                    "INSERT INTO {} ({})
+                    "INSERT INTO {name} ({cols})
                      SELECT DISTINCT ON (item_id, model, sample)
                        item_id, model, sample, run_id, job_idx, task_id, score
                      FROM scores WHERE (item_id, model, sample) IN (SELECT i, m, s FROM {k})
-                     ORDER BY item_id, model, sample, run_id DESC",
-                    latest.name,
-                    latest.col_list()
+                     ORDER BY item_id, model, sample, run_id DESC
+                     ON CONFLICT (item_id, model, sample) DO UPDATE SET run_id = EXCLUDED.run_id,
+                       job_idx = EXCLUDED.job_idx, task_id = EXCLUDED.task_id,
+                       score = EXCLUDED.score
+                     WHERE EXCLUDED.run_id >= {name}.run_id",
+                    name = latest.name,
+                    cols = latest.col_list()
                 ),
                 &[&items, &models, &samples],
             )?;
@@ -552,11 +563,35 @@ pub(crate) mod pg {
         Ok(())
     }
 
+    /// The advisory lock class of a run summary's group (any number: it only has to differ
+    /// from the other users of advisory locks on the server; "ps" in ASCII).
+    const GROUP_LOCKS: i32 = 0x7073;
+
+    /// The locks of the touched groups: a stable hash of each (the same in every process and
+    /// version: FNV-1a), sorted and distinct, so every transaction takes them in one order.
+    fn group_locks(groups: &BTreeSet<(String, String, String)>) -> Vec<i32> {
+        let mut locks: Vec<i32> = groups
+            .iter()
+            .map(|(r, m, t)| {
+                let mut h: u32 = 0x811c_9dc5;
+                for b in [r, m, t].iter().flat_map(|s| s.bytes().chain([0])) {
+                    h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+                }
+                h as i32
+            })
+            .collect();
+        locks.sort_unstable();
+        locks.dedup();
+        locks
+    }
+
     /// A run removed (its scores already deleted in `tx`): its summaries go, and the keys it
     /// was newest for are recomputed from the runs that stay.
     pub(crate) fn forget_run(tx: &mut Transaction<'_>, run: &str) -> PgResult<()> {
         tx.execute("DELETE FROM run_summaries WHERE run_id = $1", &[&run])?;
         let keys = keys_where(tx, "latest_scores", run)?;
+        // The run's newest scores go; the refresh puts the newest of the runs that stay.
+        tx.execute("DELETE FROM latest_scores WHERE run_id = $1", &[&run])?;
         refresh(
             tx,
             &Touched {

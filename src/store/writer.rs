@@ -40,6 +40,9 @@ pub(super) enum Cmd {
     SetStatus(String, RunStatus, oneshot::Sender<WriteResult<()>>),
     CachePut(String, Cached, oneshot::Sender<WriteResult<()>>),
     SaveScores(Vec<ScoreRecord>, oneshot::Sender<WriteResult<()>>),
+    /// Scores of answers read back from the store (a resumed run scoring what its last
+    /// process left unscored): on a shared store, saved whichever worker stored the answer.
+    SaveStoredScores(Vec<ScoreRecord>, oneshot::Sender<WriteResult<()>>),
     Lock(Lock, oneshot::Sender<WriteResult<Result<(), super::Held>>>),
     /// A store size limit, in pages (tests make a full disk with it).
     MaxPages(u64, oneshot::Sender<WriteResult<()>>),
@@ -233,6 +236,15 @@ impl StoreHandle {
         rx.await.map_err(|_| WriteError::Stopped)?
     }
 
+    /// Saves scores of answers read back from the store (see [`Cmd::SaveStoredScores`]).
+    pub async fn save_stored_scores(&self, rs: Vec<ScoreRecord>) -> WriteResult<()> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(Cmd::SaveStoredScores(rs, tx))
+            .map_err(|_| WriteError::Stopped)?;
+        rx.await.map_err(|_| WriteError::Stopped)?
+    }
+
     /// Takes the run's lock for this process (`owner` is unique to it).
     pub async fn lock_run(&self, run: &str, owner: &str) -> WriteResult<Result<(), super::Held>> {
         self.lock(Lock::Take {
@@ -413,7 +425,7 @@ fn handle(store: &mut Store, batch: &mut Batch, cmd: Cmd) {
         }
         // Scores join the group too: a run scores every answer as it lands, and a commit of
         // their own (after committing the answers before them) was a second commit per group.
-        Cmd::SaveScores(rs, ack) => {
+        Cmd::SaveScores(rs, ack) | Cmd::SaveStoredScores(rs, ack) => {
             batch.scores.push(rs);
             batch.scores_acks.push(ack);
         }
@@ -507,6 +519,7 @@ fn handle(store: &mut Store, batch: &mut Batch, cmd: Cmd) {
                 | Cmd::Selfcheck(..)
                 | Cmd::Rows(..)
                 | Cmd::SaveScores(..)
+                | Cmd::SaveStoredScores(..)
                 | Cmd::CacheGet(..) => {
                     unreachable!("handled above")
                 }

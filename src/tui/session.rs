@@ -527,6 +527,8 @@ impl Session {
                     Status::Failed(e) => crate::engine::score::Answer::Failed(e.clone()),
                     _ => crate::engine::score::Answer::Text(a.text.clone()),
                 }),
+                // Scored again from what is stored, whoever stored it.
+                stored_earlier: true,
             })
             .collect()
     }

@@ -77,6 +77,16 @@ impl Mock {
     pub fn connections(&self) -> usize {
         self.state.connections.load(Ordering::SeqCst)
     }
+    /// Forgets every request seen, so the mock's scripts (a reply unreadable the first time)
+    /// start over: two stores filled one after the other against one server (the cache keys
+    /// hold the server's address) get the same replies.
+    pub fn reset(&self) {
+        self.state.attempts.lock().unwrap().clear();
+        self.state.requests.store(0, Ordering::SeqCst);
+        self.state.bodies.lock().unwrap().clear();
+        self.state.auth_seen.lock().unwrap().clear();
+    }
+
     /// How many requests a prompt (by a substring of its last message) received from a model.
     pub fn attempts_for(&self, model: &str, needle: &str) -> usize {
         self.state
@@ -223,7 +233,9 @@ pub fn judge_reply(prompt: &str, attempt: usize) -> String {
 /// The judges of the judge-on-trial tests, on the semantic-equivalence prompt (else as `judge`):
 /// - `judgeflip` says what `judge` says, except on prompts holding `[[flip]]`, where it says
 ///   YES on its 1st, 3rd, ... asking and NO on the others (it flips when asked again);
-/// - `judgecontrary` says the opposite of `judge` on prompts holding `[[contrary]]`.
+/// - `judgecontrary` says the opposite of `judge` on prompts holding `[[contrary]]`;
+/// - `judgeodd` says what `judge` says, except `Yes. No.` for `[[both]]`, `No, not as of
+///   yesterday.` for `[[yesterday]]` and an escape sequence with broken JSON for `[[neither]]`.
 pub fn trial_judge_reply(model: &str, prompt: &str, attempt: usize) -> String {
     let plain = judge_reply(prompt, attempt);
     if plain != "YES" && plain != "NO" {
@@ -231,6 +243,11 @@ pub fn trial_judge_reply(model: &str, prompt: &str, attempt: usize) -> String {
     }
     let flip = |r: &str| if r == "YES" { "NO" } else { "YES" }.to_string();
     match model {
+        // Replies PRISM's reading takes without noticing: both words, a YES inside a word,
+        // an escape sequence and a broken JSON.
+        "judgeodd" if prompt.contains("[[both]]") => "Yes. No.".into(),
+        "judgeodd" if prompt.contains("[[yesterday]]") => "No, not as of yesterday.".into(),
+        "judgeodd" if prompt.contains("[[neither]]") => "\u{1b}]0;x\u{7}{\"verdict\": NaN}".into(),
         "judgeflip" if prompt.contains("[[flip]]") => {
             if attempt % 2 == 1 { "YES" } else { "NO" }.into()
         }
@@ -661,7 +678,7 @@ async fn openai(
     } else if model == "judge" || model == "judgeslow" {
         let n = st.attempts.lock().unwrap()[&(model.clone(), prompt.clone())];
         chunks(&judge_reply(&prompt, n))
-    } else if model == "judgeflip" || model == "judgecontrary" {
+    } else if model == "judgeflip" || model == "judgecontrary" || model == "judgeodd" {
         let n = st.attempts.lock().unwrap()[&(model.clone(), prompt.clone())];
         chunks(&trial_judge_reply(&model, &prompt, n))
     } else if model == "quality" || model == "qualityslow" {

@@ -625,6 +625,13 @@ fn answer_lines(a: &JudgedAnswer, cx: &Cx) -> Vec<Line<'static>> {
                 t.muted(),
             ),
         ]));
+        // A reply that says two things or none is marked (verdicts stored before the mark
+        // went into their detail get it here).
+        if let Some(m) = crate::eval::judge::reply_mark(&v.evaluator, v.reply.as_deref())
+            && !v.detail.contains(m)
+        {
+            lines.push(Line::styled(format!("    ⚠ {m}"), t.warning()));
+        }
         if let Some(reply) = &v.reply {
             lines.push(Line::styled(
                 format!("    {}", one_line(&sanitize(reply))),
