@@ -18,6 +18,9 @@ pub struct Listed {
     pub failed: usize,
     /// Per model: its H-Score (when complete) and dimension rates.
     pub scores: Vec<(String, Option<f64>, [Option<f64>; 4])>,
+    /// Answers (done or failed) without a score row, in a run that has scores: its rates
+    /// leave them out (a process died between an answer and its judge's score).
+    pub unscored_answers: usize,
 }
 
 /// A run as listed: its labels, its counts (one indexed count of its jobs) and its rates from
@@ -51,6 +54,19 @@ pub(crate) fn listed(
             .collect(),
         Err(_) => Vec::new(),
     };
+    // Score rows, from the summaries (no score is read): fewer than the answers means some
+    // answers have none. A run with no score at all was not scored (`--no-score`).
+    let rows: usize = store
+        .run_summaries(&run.id)?
+        .iter()
+        .map(|s| s.rows as usize)
+        .sum();
+    let answered = counts.done + counts.failed;
+    let unscored_answers = if rows > 0 {
+        answered.saturating_sub(rows)
+    } else {
+        0
+    };
     Ok(Listed {
         run,
         name,
@@ -59,6 +75,7 @@ pub(crate) fn listed(
         done: counts.done,
         failed: counts.failed,
         scores,
+        unscored_answers,
     })
 }
 

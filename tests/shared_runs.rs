@@ -648,3 +648,148 @@ fn several_workers_scoring_at_once_lose_no_score() {
         assert_eq!(status, "finished", "{what}");
     }
 }
+
+/// `prism runs` on a shared store (its stdout and exit code).
+fn runs_cmd(dir: &Path, args: &[&str]) -> (i32, String) {
+    let out = Command::new(assert_cmd::cargo::cargo_bin("prism"))
+        .args(args)
+        .env("PRISM_CONFIG_DIR", dir)
+        .env("PRISM_DATA_DIR", dir)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// A worker killed with kill -9 while its judge is still scoring leaves answers without a
+/// score: `prism runs` says so, and `prism work` on the run scores them before anything
+/// else. Then the run's summaries are changed and deleted by hand on the shared store: `prism
+/// runs --verify` names the run, `prism runs repair` makes them again from the scores.
+#[test]
+fn a_worker_killed_mid_score_is_made_whole_and_summaries_changed_by_hand_are_found() {
+    let pg = Pg::start();
+    let mock = mock::start_background();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("models.toml"),
+        format!(
+            "[[models]]\nname = \"stub\"\nprovider = \"openai\"\nbase_url = \"{url}/v1\"\nmodel = \"echo\"\nmax_concurrency = 16\n\n\
+             [[models]]\nname = \"j\"\nprovider = \"openai\"\nbase_url = \"{url}/v1\"\nmodel = \"judgeslow\"\nmax_concurrency = 2\n",
+            url = mock.url()
+        ),
+    )
+    .unwrap();
+    let url = pg.url();
+    let mut first = prism(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            &url,
+            "--models",
+            "stub",
+            "--filter",
+            "KE-FD-*",
+            "--samples",
+            "20",
+            "--judge",
+            "j",
+            "--lease-secs",
+            "3",
+        ],
+    );
+    let run = wait_run(&pg);
+    wait_answers(&pg, &run, 150, 120);
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let mut c = client(&pg);
+    let unscored = count(
+        &mut c,
+        "SELECT count(*) FROM responses r WHERE run_id = $1 AND NOT EXISTS
+         (SELECT 1 FROM scores s WHERE s.run_id = r.run_id AND s.job_idx = r.job_idx)",
+        &run,
+    );
+    assert!(unscored > 0, "the judge was behind when the worker died");
+    let (_, listed) = runs_cmd(dir.path(), &["runs", "--db", &url]);
+    assert!(
+        listed.contains("answer(s) without a score"),
+        "prism runs says so: {listed}"
+    );
+    let work = prism(
+        dir.path(),
+        &[
+            "work",
+            &run,
+            "--db",
+            &url,
+            "--judge",
+            "j",
+            "--lease-secs",
+            "3",
+        ],
+    );
+    finish(work, "the resuming worker");
+    let answers = count(
+        &mut c,
+        "SELECT count(*) FROM responses WHERE run_id = $1",
+        &run,
+    );
+    let jobs = count(&mut c, "SELECT count(*) FROM jobs WHERE run_id = $1", &run);
+    let scores = count(
+        &mut c,
+        "SELECT count(*) FROM scores WHERE run_id = $1",
+        &run,
+    );
+    assert_eq!(
+        (answers, scores),
+        (jobs, jobs),
+        "every answer scored after the resume"
+    );
+    let (code, listed) = runs_cmd(dir.path(), &["runs", "--db", &url, "--verify"]);
+    assert_eq!(code, 0, "{listed}");
+    assert!(!listed.contains("without a score"), "{listed}");
+    let line = |text: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with("stub:"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let truth = line(&listed);
+    assert!(truth.contains(" H "), "{listed}");
+
+    // Summaries changed by hand: the list would show H 0.0 for the model.
+    c.execute(
+        "UPDATE run_summaries SET sum = scored, hallucinated = 0 WHERE run_id = $1",
+        &[&run],
+    )
+    .unwrap();
+    let (code, listed) = runs_cmd(dir.path(), &["runs", "--db", &url, "--verify"]);
+    assert_eq!(code, 1, "{listed}");
+    assert!(
+        listed.contains("summaries disagree with the scores")
+            && listed.contains(&format!("prism runs repair {run}")),
+        "{listed}"
+    );
+    let (code, said) = runs_cmd(dir.path(), &["runs", "repair", &run, "--db", &url]);
+    assert_eq!(code, 0, "{said}");
+    let (code, listed) = runs_cmd(dir.path(), &["runs", "--db", &url, "--verify"]);
+    assert_eq!(code, 0, "{listed}");
+    assert_eq!(line(&listed), truth, "the rates as they were");
+    // Deleted by hand: found and made again the same way.
+    c.execute(
+        "DELETE FROM run_summaries WHERE run_id = $1 AND task_id = 'KE-FD-Myths'",
+        &[&run],
+    )
+    .unwrap();
+    let (code, listed) = runs_cmd(dir.path(), &["runs", "--db", &url, "--verify"]);
+    assert_eq!(code, 1, "{listed}");
+    runs_cmd(dir.path(), &["runs", "repair", &run, "--db", &url]);
+    let (code, listed) = runs_cmd(dir.path(), &["runs", "--db", &url, "--verify"]);
+    assert_eq!((code, line(&listed)), (0, truth), "{listed}");
+}

@@ -33,6 +33,10 @@ pub enum RunsCommand {
         #[arg(long)]
         yes: bool,
     },
+    /// Make a run's summaries (what `prism runs`, the heatmap and the runs screen read) again
+    /// from its scores: for summaries changed or deleted by hand, which `prism runs --verify`
+    /// finds. On a shared store, for everyone.
+    Repair { id: String },
 }
 
 #[derive(Debug, clap::Args)]
@@ -60,6 +64,11 @@ pub struct RunsArgs {
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
+    /// Check each listed run's summaries against a count of its scores (what a report and
+    /// the gate read): a run whose summaries disagree is named with the groups that do, and
+    /// the exit code is 1 (mend it with `prism runs repair RUN`).
+    #[arg(long)]
+    pub verify: bool,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -132,7 +141,7 @@ pub(crate) fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
                 .map(|t| clean_tag(t))
                 .collect::<anyhow::Result<_>>()?,
         };
-        return db.with_history(|h| list(h, &filter, args.json));
+        return db.with_history(|h| list(h, &filter, args.json, args.verify));
     };
     // --db goes before or after the subcommand; what only a list reads does not go with one.
     let listing = [
@@ -141,6 +150,7 @@ pub(crate) fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
         (args.since.is_some(), "--since"),
         (!args.tag.is_empty(), "--tag"),
         (args.limit != 20, "--limit"),
+        (args.verify, "--verify"),
     ];
     if let Some((_, flag)) = listing.iter().find(|(set, _)| *set) {
         anyhow::bail!(
@@ -149,10 +159,14 @@ pub(crate) fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
                 RunsCommand::Name { .. } => "name",
                 RunsCommand::Tag { .. } => "tag",
                 RunsCommand::Rm { .. } => "rm",
+                RunsCommand::Repair { .. } => "repair",
             }
         );
     }
     let db = super::lane_flags::synced(args.db.as_ref(), dirs)?;
+    if let RunsCommand::Repair { id } = &what {
+        return repair(&db, id);
+    }
     let mut store = db.store()?;
     if db.is_shared() {
         return on_shared(&db, &mut store, &what);
@@ -215,7 +229,26 @@ pub(crate) fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
             crate::say!("removed {id}: {removed} answers and their scores");
             Ok(0)
         }
+        RunsCommand::Repair { .. } => unreachable!("repaired above"),
     }
+}
+
+/// `prism runs repair RUN`: its summaries made again from its scores, on the store that holds
+/// it (a shared store for everyone; this machine's copy too).
+fn repair(db: &crate::store::Db, id: &str) -> anyhow::Result<i32> {
+    let before = db.with_history(|h| {
+        let c = h.job_counts(id)?;
+        if c.done + c.failed + c.pending + c.unknown == 0 && h.recount_summaries(id)?.is_empty() {
+            anyhow::bail!("no run {id} in {} (prism runs lists them)", db.shown());
+        }
+        Ok(crate::store::history::summaries_disagree(h, id)?)
+    })?;
+    let groups = db.repair_summaries(id)?;
+    crate::say!(
+        "{id}: summaries made again from its scores ({groups} model × sub-task group(s); {} differed)",
+        before.len()
+    );
+    Ok(0)
 }
 
 /// Naming, tagging and removing a run of a shared store: done there (every machine's mirror
@@ -273,6 +306,7 @@ fn on_shared(db: &crate::store::Db, store: &mut Store, what: &RunsCommand) -> an
             store.remove_run(id)?;
             crate::say!("removed {id} from {shown}: {removed} answers and their scores");
         }
+        RunsCommand::Repair { .. } => unreachable!("repaired before"),
     }
     Ok(0)
 }
@@ -329,9 +363,21 @@ fn list(
     store: &dyn crate::store::history::History,
     filter: &crate::store::RunFilter,
     as_json: bool,
+    verify: bool,
 ) -> anyhow::Result<i32> {
     let model = filter.model.as_deref();
     let all = crate::runs::list(store, filter)?;
+    // With --verify: each run's groups whose summaries part from its scores.
+    let mut bad: std::collections::HashMap<String, Vec<(String, String)>> = Default::default();
+    if verify {
+        for l in &all {
+            let d = crate::store::history::summaries_disagree(store, &l.run.id)?;
+            if !d.is_empty() {
+                bad.insert(l.run.id.clone(), d);
+            }
+        }
+    }
+    let code = i32::from(!bad.is_empty());
     if as_json {
         let v: Vec<Value> = all
             .iter()
@@ -350,6 +396,8 @@ fn list(
                     "items": l.items,
                     "done": l.done,
                     "failed": l.failed,
+                    "unscored_answers": l.unscored_answers,
+                    "summaries_disagree": verify.then(|| bad.get(&l.run.id).map_or(0, Vec::len)),
                     "scores": l.scores.iter().map(|(m, h, d)| json!({
                         "model": m, "h_score": h,
                         "KE": d[0], "KM": d[1], "RE": d[2], "IFE": d[3],
@@ -358,7 +406,7 @@ fn list(
             })
             .collect();
         crate::text::out(&format!("{}\n", serde_json::to_string_pretty(&v)?));
-        return Ok(0);
+        return Ok(code);
     }
     if all.is_empty() {
         crate::say!(
@@ -398,6 +446,27 @@ fn list(
             l.done,
             l.failed
         );
+        if l.unscored_answers > 0 {
+            crate::say!(
+                "    {} answer(s) without a score: its rates leave them out (prism score --run {})",
+                l.unscored_answers,
+                l.run.id
+            );
+        }
+        if let Some(groups) = bad.get(&l.run.id) {
+            let named: Vec<String> = groups
+                .iter()
+                .take(5)
+                .map(|(m, t)| format!("{} {}", crate::text::one_line(m), t))
+                .collect();
+            crate::say!(
+                "    summaries disagree with the scores in {} group(s) ({}{}): prism runs repair {}",
+                groups.len(),
+                named.join(", "),
+                if groups.len() > 5 { ", ..." } else { "" },
+                l.run.id
+            );
+        }
         let asked = l.run.config.describe();
         if !asked.is_empty() {
             crate::say!("    run settings: {asked}");
@@ -446,7 +515,7 @@ fn list(
             of(&|s| s.2[3])
         );
     }
-    Ok(0)
+    Ok(code)
 }
 
 pub(crate) fn compare_cmd(args: CompareArgs, dirs: &Dirs) -> anyhow::Result<i32> {

@@ -533,6 +533,22 @@ impl Db {
         })
     }
 
+    /// Makes a run's summaries again from its scores: on the shared store (for everyone) and
+    /// in this machine's store (its copy, or the store itself). Returns the groups made.
+    pub fn repair_summaries(&self, id: &str) -> anyhow::Result<usize> {
+        let mut n = 0;
+        if let Some(pg) = self.pg() {
+            n = pg.repair_summaries(id)?;
+        }
+        if self.local.is_file() {
+            let local = self.store()?.repair_summaries(id)?;
+            if self.pg().is_none() {
+                n = local;
+            }
+        }
+        Ok(n)
+    }
+
     /// A run's answers that have no score yet, from the store it lives on (a resumed run
     /// scores them first: its last process may have died between an answer and its score).
     pub fn unscored_answers(&self, id: &str) -> anyhow::Result<Vec<super::ResponseRecord>> {

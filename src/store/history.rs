@@ -13,6 +13,41 @@ pub trait History {
     /// The distinct items a run asked.
     fn run_item_count(&self, run: &str) -> Result<usize>;
     fn run_summaries(&self, run: &str) -> Result<Vec<super::summaries::TaskSummary>>;
+    /// A run's summaries as its scores make them now: what the kept ones must equal.
+    fn recount_summaries(&self, run: &str) -> Result<Vec<super::summaries::TaskSummary>>;
+}
+
+/// Where a run's kept summaries and its scores part: the groups (model, task) whose kept row
+/// differs from the one its scores make, or that only one side has.
+pub fn summaries_disagree(h: &dyn History, run: &str) -> Result<Vec<(String, String)>> {
+    use super::summaries::TaskSummary;
+    let key = |s: &TaskSummary| (s.model.clone(), s.task_id.clone());
+    let kept: std::collections::BTreeMap<_, _> = h
+        .run_summaries(run)?
+        .into_iter()
+        .map(|s| (key(&s), s))
+        .collect();
+    let want: std::collections::BTreeMap<_, _> = h
+        .recount_summaries(run)?
+        .into_iter()
+        .map(|s| (key(&s), s))
+        .collect();
+    let same = |a: &TaskSummary, b: &TaskSummary| {
+        (a.scored, a.unscored, a.hallucinated, a.rows)
+            == (b.scored, b.unscored, b.hallucinated, b.rows)
+            && (a.sum - b.sum).abs() <= 1e-9 * a.sum.abs().max(1.0)
+    };
+    let mut keys: Vec<&(String, String)> = kept.keys().chain(want.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    Ok(keys
+        .into_iter()
+        .filter(|k| match (kept.get(*k), want.get(*k)) {
+            (Some(a), Some(b)) => !same(a, b),
+            _ => true,
+        })
+        .cloned()
+        .collect())
 }
 
 impl History for super::Store {
@@ -27,6 +62,9 @@ impl History for super::Store {
     }
     fn run_summaries(&self, run: &str) -> Result<Vec<super::summaries::TaskSummary>> {
         super::Store::run_summaries(self, Some(run))
+    }
+    fn recount_summaries(&self, run: &str) -> Result<Vec<super::summaries::TaskSummary>> {
+        super::Store::recount_summaries(self, run)
     }
 }
 
@@ -57,6 +95,16 @@ impl History for super::pg::PgStore {
                 return Ok(kept);
             }
             // Scores written by hand, not by prism: made from them as they are read.
+            super::pg_runs::summaries_from_scores(
+                c,
+                &super::summaries::summarize("run_id = $1"),
+                &run,
+            )
+        })
+    }
+    fn recount_summaries(&self, run: &str) -> Result<Vec<super::summaries::TaskSummary>> {
+        let run = run.to_string();
+        self.call(move |c| {
             super::pg_runs::summaries_from_scores(
                 c,
                 &super::summaries::summarize("run_id = $1"),

@@ -1115,6 +1115,17 @@ impl PgStore {
         self.call(move |c| super::pg_runs::responses(c, &run))
     }
 
+    /// Makes a run's summaries again from its scores (see `Store::repair_summaries`).
+    pub fn repair_summaries(&self, run: &str) -> Result<usize> {
+        let run = run.to_string();
+        self.call(move |c| {
+            let mut tx = c.transaction()?;
+            let n = super::summaries::pg::repair(&mut tx, &run)?;
+            tx.commit()?;
+            Ok(n)
+        })
+    }
+
     /// A run's answers without a score.
     pub fn unscored_responses(&self, run: &str) -> Result<Vec<super::ResponseRecord>> {
         let run = run.to_string();

@@ -474,6 +474,32 @@ impl super::Store {
         }
     }
 
+    /// A run's summaries as its scores make them now (what `run_summaries` must equal).
+    pub fn recount_summaries(&self, run: &str) -> Result<Vec<TaskSummary>> {
+        self.records_from_sql(
+            &summarize("run_id = ?1"),
+            &[super::lane_tables::Val::Text(run.to_string())],
+        )
+    }
+
+    /// Makes a run's summaries again from its scores (`prism runs repair`: rows changed or
+    /// deleted by hand); returns how many groups it holds.
+    pub fn repair_summaries(&mut self, run: &str) -> Result<usize> {
+        let tx = self.conn.transaction()?;
+        tx.execute("DELETE FROM run_summaries WHERE run_id = ?1", [run])?;
+        let n = tx.execute(
+            &format!(
+                "INSERT INTO {} ({}) {}",
+                super::tables::RUN_SUMMARIES.name,
+                super::tables::RUN_SUMMARIES.col_list(),
+                summarize("run_id = ?1")
+            ),
+            [run],
+        )?;
+        tx.commit()?;
+        Ok(n)
+    }
+
     /// The newest run's score of every item, model and sample (what the TUI's tree shows).
     pub fn latest_scores(&self) -> Result<Vec<LatestScore>> {
         self.records_where(None)
@@ -583,6 +609,34 @@ pub(crate) mod pg {
         locks.sort_unstable();
         locks.dedup();
         locks
+    }
+
+    /// Makes a run's summaries again from its scores (each group locked as a save locks it).
+    pub(crate) fn repair(tx: &mut Transaction<'_>, run: &str) -> PgResult<usize> {
+        let groups: BTreeSet<(String, String, String)> = tx
+            .query(
+                "SELECT DISTINCT run_id, model, task_id FROM scores WHERE run_id = $1
+                 UNION SELECT run_id, model, task_id FROM run_summaries WHERE run_id = $1",
+                &[&run],
+            )?
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect();
+        tx.execute(
+            "SELECT pg_advisory_xact_lock($1::INT, g) FROM unnest($2::INT[]) AS g",
+            &[&GROUP_LOCKS, &group_locks(&groups)],
+        )?;
+        tx.execute("DELETE FROM run_summaries WHERE run_id = $1", &[&run])?;
+        let n = tx.execute(
+            &format!(
+                "INSERT INTO {} ({}) {}",
+                super::super::tables::RUN_SUMMARIES.name,
+                super::super::tables::RUN_SUMMARIES.col_list(),
+                super::summarize("run_id = $1")
+            ),
+            &[&run],
+        )?;
+        Ok(n as usize)
     }
 
     /// A run removed (its scores already deleted in `tx`): its summaries go, and the keys it
