@@ -522,3 +522,137 @@ fn odd_values_on_a_shared_store_break_no_reader() {
         .get(0);
     assert_eq!(state, "done");
 }
+
+/// A NUL in an answer, an error message, a label's note, and in a SQLite store copied to
+/// PostgreSQL (whose TEXT cannot hold one): stored as U+FFFD on both backends, the same text,
+/// and nothing stalls or is refused.
+#[test]
+fn a_nul_is_stored_the_same_on_both_backends_and_never_stalls_a_run() {
+    let pg = Pg::start();
+    let mock = mock::start_background();
+    let m = Machine::new(&format!(
+        "[[models]]\nname = \"n\"\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"nul\"\nmax_retries = 0\n",
+        mock.url()
+    ));
+    let url = pg.url();
+    let local = m.local();
+    let texts =
+        |rs: Vec<prism::store::ResponseRecord>| -> Vec<(String, Option<String>, Option<String>)> {
+            rs.into_iter()
+                .map(|r| (r.item_id, r.text, r.error))
+                .collect()
+        };
+    let mut stored: Vec<Vec<(String, Option<String>, Option<String>)>> = Vec::new();
+    for db in [url.as_str(), local.to_str().unwrap()] {
+        let o = m
+            .prism()
+            .args([
+                "run",
+                "--db",
+                db,
+                "--models",
+                "n",
+                "--filter",
+                "KE-FD-Myths",
+                "--json",
+            ])
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        // One job fails (the 400), the others answer: no stall, no retry of the store.
+        assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+        assert!(
+            !out(&o).contains("holding them and retrying"),
+            "{}",
+            out(&o)
+        );
+        let rs = if db.starts_with("postgres") {
+            let mut c = client(&pg);
+            let run: String = c
+                .query_one("SELECT id FROM runs ORDER BY created_at DESC LIMIT 1", &[])
+                .unwrap()
+                .get(0);
+            c.query(
+                "SELECT item_id, text, error FROM responses WHERE run_id = $1 ORDER BY job_idx",
+                &[&run],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect()
+        } else {
+            let s = prism::store::Store::open(&local).unwrap();
+            let run = s.latest_run().unwrap().unwrap().id;
+            texts(s.responses(&run).unwrap())
+        };
+        assert_eq!(rs.len(), 6);
+        stored.push(rs);
+    }
+    assert_eq!(stored[0], stored[1], "the same text on both backends");
+    for (item, text, error) in &stored[0] {
+        let t = text.as_deref().or(error.as_deref()).unwrap();
+        assert!(!t.contains('\0'), "{item}: {t:?}");
+        // An answer keeps the place of its NUL; a server's error message is stripped of
+        // control characters before it is recorded at all.
+        match text {
+            Some(t) => assert!(t.contains("\u{FFFD}after a NUL"), "{item}: {t:?}"),
+            None => assert!(t.contains("HTTP 400: badrequest"), "{item}: {t:?}"),
+        }
+    }
+    assert_eq!(stored[0].iter().filter(|r| r.2.is_some()).count(), 1);
+
+    // A store written before the rule (a NUL kept raw by SQLite) copies to PostgreSQL whole.
+    let old = m.dir.path().join("old.db");
+    std::fs::copy(&local, &old).unwrap();
+    {
+        let c = rusqlite::Connection::open(&old).unwrap();
+        c.execute(
+            "UPDATE responses SET text = 'raw' || char(0) || 'nul' WHERE text IS NOT NULL",
+            [],
+        )
+        .unwrap();
+    }
+    let pg2 = Pg::start();
+    let o = m
+        .prism()
+        .args(["db", "copy", old.to_str().unwrap(), &pg2.url()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", out(&o));
+    let n: i64 = postgres::Client::connect(&pg2.url(), postgres::NoTls)
+        .unwrap()
+        .query_one(
+            "SELECT count(*) FROM responses WHERE text = 'raw' || chr(65533) || 'nul'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 5, "every answer copied, its NUL as U+FFFD");
+
+    // A label whose note holds a NUL, imported to the shared store.
+    let run: String = client(&pg)
+        .query_one("SELECT id FROM runs LIMIT 1", &[])
+        .unwrap()
+        .get(0);
+    let file = m.dir.path().join("labels.jsonl");
+    std::fs::write(
+        &file,
+        format!(
+            "{}\n",
+            json!({"run": run, "job": 0, "reviewer": "ann", "label": "correct", "note": "a\u{0}b"})
+        ),
+    )
+    .unwrap();
+    let o = m
+        .prism()
+        .args(["labels", "--db", &url, "import"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", out(&o));
+    let note: String = client(&pg)
+        .query_one("SELECT note FROM answer_labels", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(note, "a\u{FFFD}b");
+}

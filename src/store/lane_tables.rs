@@ -675,7 +675,13 @@ impl rusqlite::ToSql for Val {
             Val::Null => ToSqlOutput::Owned(Value::Null),
             Val::Int(i) => ToSqlOutput::Owned(Value::Integer(*i)),
             Val::Real(f) => ToSqlOutput::Owned(Value::Real(*f)),
-            Val::Text(t) => ToSqlOutput::Borrowed(ValueRef::Text(t.as_bytes())),
+            // Text that did not come through `record::text` keeps the store's rule too.
+            Val::Text(t) => match super::record::stored_text(t) {
+                std::borrow::Cow::Borrowed(t) => {
+                    ToSqlOutput::Borrowed(ValueRef::Text(t.as_bytes()))
+                }
+                std::borrow::Cow::Owned(t) => ToSqlOutput::Owned(Value::Text(t)),
+            },
             Val::Blob(b) => ToSqlOutput::Borrowed(ValueRef::Blob(b)),
         })
     }
@@ -820,12 +826,17 @@ pub(super) mod pg {
         }
     }
 
+    /// A value as PostgreSQL's TEXT takes it: with the store's rule for NUL applied
+    /// (`record::stored_text`), so a row from anywhere (a copy of a SQLite store among them)
+    /// is never refused for one.
     fn as_text(v: &Val) -> Option<String> {
         match v {
             Val::Int(i) => Some(i.to_string()),
             Val::Real(f) => Some(f.to_string()),
-            Val::Text(t) => Some(t.clone()),
-            Val::Blob(b) => Some(String::from_utf8_lossy(b).into_owned()),
+            Val::Text(t) => Some(super::super::record::stored_text(t).into_owned()),
+            Val::Blob(b) => {
+                Some(super::super::record::stored_text(&String::from_utf8_lossy(b)).into_owned())
+            }
             Val::Null => None,
         }
     }

@@ -27,6 +27,8 @@
 //! - `redirect`: 307 to [`MockState::redirect_to`] (another origin).
 //! - `echokey`: 400 whose error message quotes the request's API key header.
 //! - `echokeyok`: an answer that quotes the request's API key header.
+//! - `nul`: `echo`'s answer with a NUL and more text after it; a 400 whose message holds a NUL
+//!   on prompts holding "goldfish".
 #![allow(dead_code)]
 
 use std::collections::HashMap;
@@ -665,6 +667,15 @@ async fn openai(
         )
             .into_response();
     }
+    // A NUL in an error message, on the prompts holding "goldfish".
+    if model == "nul" && prompt.contains("goldfish") {
+        st.requests.fetch_add(1, Ordering::SeqCst);
+        return (
+            StatusCode::BAD_REQUEST,
+            json!({"error": {"message": "bad\u{0}request"}}).to_string(),
+        )
+            .into_response();
+    }
     let p = plan(&st, &model, &prompt);
     let pieces: Vec<String> = if model == "echokeyok" {
         chunks(&format!("your key is {key}, keep it safe"))
@@ -675,6 +686,8 @@ async fn openai(
     } else if model.starts_with("selfcheck") {
         let n = st.attempts.lock().unwrap()[&(model.clone(), prompt.clone())];
         chunks(&selfcheck_reply(&prompt, n))
+    } else if model == "nul" {
+        chunks(&format!("{}\u{0}after a NUL", answer_for(&prompt)))
     } else if model == "judge" || model == "judgeslow" {
         let n = st.attempts.lock().unwrap()[&(model.clone(), prompt.clone())];
         chunks(&judge_reply(&prompt, n))
