@@ -596,3 +596,75 @@ fn the_gates_junit_validates_against_the_junit_schema() {
         }
     }
 }
+
+/// A gate passes only when it decided something, on scores that are scores, under the tasks
+/// the items belong to: a baseline filing items under a path, means outside 0..1, or every item
+/// under another sub-task is never a pass (exit 2, saying why).
+#[test]
+fn a_gate_on_a_baseline_that_decides_nothing_is_never_a_pass() {
+    let env = Env {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let base = env.run("base", |_| true);
+    let cand = env.run("cand", |k| k % 3 != 0);
+    let file = env.dir.path().join("base.json");
+    env.prism()
+        .args(["compare", &base, "--save-baseline"])
+        .arg(&file)
+        .arg("--db")
+        .arg(env.db())
+        .assert()
+        .success();
+    let good: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let gate = |edit: &dyn Fn(&mut Value)| {
+        let mut b = good.clone();
+        for s in b["scores"].as_object_mut().unwrap().values_mut() {
+            edit(s);
+        }
+        let f = env.dir.path().join("edited.json");
+        std::fs::write(&f, serde_json::to_string_pretty(&b).unwrap()).unwrap();
+        let o = env
+            .prism()
+            .arg("gate")
+            .arg(&f)
+            .arg(&cand)
+            .arg("--db")
+            .arg(env.db())
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            ),
+        )
+    };
+    // As saved: decided (the candidate is worse).
+    let (code, text) = gate(&|_| {});
+    assert_eq!(code, Some(1), "{text}");
+    let (code, text) = gate(&|s| s["task"] = json!("../../etc"));
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains(".task: \"../../etc\" is not a sub-task id"),
+        "{text}"
+    );
+    for mean in [-5.0, 1000.0] {
+        let (code, text) = gate(&|s| s["mean"] = json!(mean));
+        assert_eq!(code, Some(2), "{text}");
+        assert!(
+            text.contains(".mean:") && text.contains("is not a score (0 to 1)"),
+            "{text}"
+        );
+    }
+    // Every item under another sub-task: none is paired under a task both sides give it.
+    let (code, text) = gate(&|s| s["task"] = json!("KM-FK-Relabel"));
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains(
+            "no item scored on both (an item counts only under the sub-task both sides give it)"
+        ),
+        "{text}"
+    );
+}

@@ -95,7 +95,38 @@ fn load_baseline(file: &Path) -> anyhow::Result<Baseline> {
             b.prism_baseline
         );
     }
+    check_scores(file, &b)?;
     Ok(b)
+}
+
+/// A baseline's scores are scores: each mean in 0..=1 (a rate of 600% or -9,233 decides
+/// nothing), each task a sub-task id (`DIM-CAT-Name`, no path). The first wrong one is named.
+fn check_scores(file: &Path, b: &Baseline) -> anyhow::Result<()> {
+    let mut items: Vec<(&String, &Scored)> = b.scores.iter().collect();
+    items.sort_by(|x, y| x.0.cmp(y.0));
+    for (item, s) in items {
+        if let Some(m) = s.mean
+            && !(0.0..=1.0).contains(&m)
+        {
+            anyhow::bail!(
+                "{}: scores.{}.mean: {m} is not a score (0 to 1)",
+                file.display(),
+                crate::text::one_line(item)
+            );
+        }
+        if crate::eval::metrics::dimension_of(&s.task).is_none()
+            || s.task.contains(['/', '\\'])
+            || s.task.contains("..")
+        {
+            anyhow::bail!(
+                "{}: scores.{}.task: {:?} is not a sub-task id (DIM-CAT-Name)",
+                file.display(),
+                crate::text::one_line(item),
+                crate::text::one_line(&s.task)
+            );
+        }
+    }
+    Ok(())
 }
 
 /// A side: a baseline file when `spec` names one on disk, else a run of the store.
@@ -142,9 +173,20 @@ fn decide(args: &GateArgs, dirs: &Dirs) -> anyhow::Result<i32> {
     let (lb, sb) = side(&args.candidate, &mut store, &open)?;
     let c = compare::compare((&la, &sa), (&lb, &sb), args.resamples, args.seed);
     if c.paired == 0 {
-        anyhow::bail!("{la} and {lb} have no item scored on both");
+        anyhow::bail!(
+            "{la} and {lb} have no item scored on both (an item counts only under the sub-task both sides give it)"
+        );
     }
     let g = gate::gate(&c, args.alpha, args.max_increase, args.by == By::Task);
+    // A gate that decided nothing passes nothing: no row with a rate on both sides (the items
+    // paired fall under no dimension, or the sides file them under other tasks).
+    if !g.rows.iter().any(|r| r.diff.is_some()) {
+        anyhow::bail!(
+            "{la} and {lb}: no row has a rate on both sides ({} items paired, {} left out: an item counts only under the task both sides give it)",
+            c.paired,
+            c.unpaired
+        );
+    }
     let md = gate::markdown(&g, args.flips);
     if let Ok(summary) = std::env::var("GITHUB_STEP_SUMMARY")
         && !summary.is_empty()

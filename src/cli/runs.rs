@@ -782,11 +782,17 @@ fn judges_table(j: &crate::eval::compare::JudgeSensitivity) -> String {
 }
 
 fn markdown(c: &Comparison, flips: usize, about: &[String; 2]) -> String {
-    let cell = |t: &str| crate::text::one_line(t).replace('|', "\\|");
-    // Prose outside code spans: markup in a run's name must read as text, not as HTML.
-    let text = |t: &str| cell(t).replace('<', "&lt;").replace('>', "&gt;");
+    // Names as code spans (`eval::gate::code_span`): markup in a run's, a model's or a task's
+    // name reads as text. Prose outside them: HTML in it must read as text too.
+    let cell = |t: &str| crate::eval::gate::code_span(t);
+    let text = |t: &str| {
+        crate::text::one_line(t)
+            .replace('|', "\\|")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
     let mut out = format!(
-        "**A** = `{}` ({}), **B** = `{}` ({}): {} items scored on both. B - A in rate points; 95% paired \
+        "**A** = {} ({}), **B** = {} ({}): {} items scored on both. B - A in rate points; 95% paired \
          bootstrap ({} resamples, seed {}); McNemar exact p.\n\n",
         cell(&c.a),
         text(&about[0]),

@@ -369,7 +369,14 @@ fn paired(
     let mut by_task: BTreeMap<String, Vec<Pair>> = BTreeMap::new();
     let mut unpaired = 0;
     for (item, sa) in a {
-        match (sa.mean, b.get(item).and_then(|sb| sb.mean)) {
+        // An item is compared only under a task both sides give it: a side that files its
+        // items under other tasks (a baseline written by hand) would otherwise move them
+        // between sub-tasks and dimensions.
+        let b_mean = b
+            .get(item)
+            .filter(|sb| sb.task == sa.task)
+            .and_then(|sb| sb.mean);
+        match (sa.mean, b_mean) {
             (Some(x), Some(y)) => {
                 by_task
                     .entry(sa.task.clone())

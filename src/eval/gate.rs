@@ -153,17 +153,39 @@ fn ci_text(ci: Option<(f64, f64)>) -> String {
     ci.map_or("-".into(), |(lo, hi)| format!("[{lo:+.2}, {hi:+.2}]"))
 }
 
+/// `s` as a Markdown code span that renders as the text it is, whatever it holds: fenced by
+/// one backtick more than its longest run of backticks, padded with a space where it starts or
+/// ends with one, on one line, with `|` escaped (GitHub's tables split cells on it even inside
+/// a code span). A model's name or a run's label comes from a models file, a baseline file or
+/// a shared store: written plainly, ``d` **[PASSED](http://...)**`` renders as a bold link.
+pub(crate) fn code_span(s: &str) -> String {
+    let s = crate::text::one_line(s);
+    let mut longest = 0;
+    let mut run = 0;
+    for c in s.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if s.starts_with('`') || s.ends_with('`') || s.is_empty() {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{}{pad}{fence}", s.replace('|', "\\|"))
+}
+
 /// The gate as Markdown (a CI job's summary page): the outcome first, then every row tested,
-/// then the items broken.
+/// then the items broken. Every name in it is a code span ([`code_span`]); the rest is ours.
 pub fn markdown(g: &Gate, flips: usize) -> String {
     let esc = |s: &str| crate::text::one_line(s).replace('|', "\\|");
     let mut s = format!(
-        "## prism gate: {}\n\n`{}` (baseline) against `{}` (candidate): {} items on both, {} left out; \
+        "## prism gate: {}\n\n{} (baseline) against {} (candidate): {} items on both, {} left out; \
          a row fails when the candidate is worse beyond noise (bootstrap 95% interval above 0, \
          {} resamples, seed {}, and McNemar's exact p below {} after Holm over {} rows){}.\n\n",
         if g.failed { "FAILED ❌" } else { "passed ✅" },
-        esc(&g.baseline),
-        esc(&g.candidate),
+        code_span(&g.baseline),
+        code_span(&g.candidate),
         g.paired,
         g.unpaired,
         g.resamples,
@@ -182,7 +204,7 @@ pub fn markdown(g: &Gate, flips: usize) -> String {
         s.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} | {} | {:.4} | {} |\n",
             if r.failed { "❌" } else { "✅" },
-            esc(&r.name),
+            code_span(&r.name),
             r.items,
             rate(r.rate_baseline),
             rate(r.rate_candidate),
@@ -199,9 +221,9 @@ pub fn markdown(g: &Gate, flips: usize) -> String {
         ));
         for f in g.broken.iter().take(flips) {
             s.push_str(&format!(
-                "- `{}` ({}): {:.2} → {:.2}\n",
-                esc(&f.item_id),
-                esc(&f.task_id),
+                "- {} ({}): {:.2} → {:.2}\n",
+                code_span(&f.item_id),
+                code_span(&f.task_id),
                 f.score_a,
                 f.score_b
             ));
@@ -270,6 +292,74 @@ pub fn junit(g: &Gate) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What GitHub's renderer would make of it (CommonMark with tables), as HTML.
+    fn rendered(md: &str) -> String {
+        let mut html = String::new();
+        pulldown_cmark::html::push_html(
+            &mut html,
+            pulldown_cmark::Parser::new_ext(md, pulldown_cmark::Options::ENABLE_TABLES),
+        );
+        html
+    }
+
+    /// Names holding Markdown (backticks, emphasis, links, a table's `|`) render as the text
+    /// they are, inside code spans: no link, no emphasis, no extra cell.
+    #[test]
+    fn names_in_the_markdown_render_as_text() {
+        let evil = [
+            "d` **[PASSED](http://evil.example)** `",
+            "``a``` [x](http://evil.example) ` ",
+            "`",
+            "a | b",
+            "<img src=x onerror=alert(1)>",
+        ];
+        for name in evil {
+            let g = Gate {
+                baseline: name.into(),
+                candidate: format!("{name}:m"),
+                alpha: 0.05,
+                max_increase: None,
+                paired: 1,
+                unpaired: 0,
+                resamples: 10,
+                seed: 0,
+                rows: vec![GateRow {
+                    level: Level::Task,
+                    name: name.into(),
+                    items: 1,
+                    rate_baseline: Some(0.0),
+                    rate_candidate: Some(100.0),
+                    diff: Some(100.0),
+                    ci: Some((1.0, 2.0)),
+                    p: 1.0,
+                    p_holm: 1.0,
+                    failed: false,
+                    verdict: "v".into(),
+                }],
+                broken: vec![Flip {
+                    item_id: name.into(),
+                    task_id: name.into(),
+                    score_a: 1.0,
+                    score_b: 0.0,
+                    fixed: false,
+                }],
+                failed: false,
+            };
+            let html = rendered(&markdown(&g, 5));
+            assert!(!html.contains("<a "), "{name}: {html}");
+            assert!(!html.contains("<img"), "{name}: {html}");
+            assert!(!html.contains("<em>"), "{name}: {html}");
+            // The only strong text is ours ("N items broken").
+            assert_eq!(html.matches("<strong>").count(), 1, "{name}: {html}");
+            // The row has its nine cells.
+            let row = html.split("<tbody>").nth(1).unwrap();
+            let first = row.split("</tr>").next().unwrap();
+            assert_eq!(first.matches("<td").count(), 9, "{name}: {first}");
+        }
+        assert_eq!(code_span("a`b"), "``a`b``");
+        assert_eq!(code_span("`x"), "`` `x ``");
+    }
 
     #[test]
     fn holm_by_hand() {

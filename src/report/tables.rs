@@ -76,12 +76,24 @@ pub(crate) fn csv(tables: &[Table]) -> String {
     out
 }
 
+/// Text for a Markdown cell that renders as the text it is: HTML's three characters as
+/// entities, and the characters that make emphasis, links, images, code and strikethrough
+/// backslash-escaped (a model named `**[PASSED](http://...)**` stays those characters).
 fn md_escape(s: &str) -> String {
-    crate::text::clean_line(s)
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('|', "\\|")
+    let mut out = String::with_capacity(s.len());
+    for c in crate::text::clean_line(s).chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '|' | '\\' | '`' | '*' | '_' | '[' | ']' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 pub(crate) fn markdown(tables: &[Table]) -> String {
