@@ -523,6 +523,9 @@ fn odd_values_on_a_shared_store_break_no_reader() {
     assert_eq!(state, "done");
 }
 
+/// An answer as stored: its item, text and error.
+type Stored = (String, Option<String>, Option<String>);
+
 /// A NUL in an answer, an error message, a label's note, and in a SQLite store copied to
 /// PostgreSQL (whose TEXT cannot hold one): stored as U+FFFD on both backends, the same text,
 /// and nothing stalls or is refused.
@@ -542,7 +545,7 @@ fn a_nul_is_stored_the_same_on_both_backends_and_never_stalls_a_run() {
                 .map(|r| (r.item_id, r.text, r.error))
                 .collect()
         };
-    let mut stored: Vec<Vec<(String, Option<String>, Option<String>)>> = Vec::new();
+    let mut stored: Vec<Vec<Stored>> = Vec::new();
     for db in [url.as_str(), local.to_str().unwrap()] {
         let o = m
             .prism()
