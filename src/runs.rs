@@ -21,6 +21,8 @@ pub struct Listed {
     /// Answers (done or failed) without a score row, in a run that has scores: its rates
     /// leave them out (a process died between an answer and its judge's score).
     pub unscored_answers: usize,
+    /// A shared run whose pull to this machine is not finished: its answers here, of all.
+    pub pulling: Option<(usize, usize)>,
 }
 
 /// A run as listed: its labels, its counts (one indexed count of its jobs) and its rates from
@@ -62,11 +64,13 @@ pub(crate) fn listed(
         .map(|s| s.rows as usize)
         .sum();
     let answered = counts.done + counts.failed;
+    // (A run held in part has its summaries and counts as the shared store has them.)
     let unscored_answers = if rows > 0 {
         answered.saturating_sub(rows)
     } else {
         0
     };
+    let pulling = store.pulled_in_part(&run.id)?;
     Ok(Listed {
         run,
         name,
@@ -76,6 +80,7 @@ pub(crate) fn listed(
         failed: counts.failed,
         scores,
         unscored_answers,
+        pulling,
     })
 }
 

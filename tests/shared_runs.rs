@@ -793,3 +793,142 @@ fn a_worker_killed_mid_score_is_made_whole_and_summaries_changed_by_hand_are_fou
     let (code, listed) = runs_cmd(dir.path(), &["runs", "--db", &url, "--verify"]);
     assert_eq!((code, line(&listed)), (0, truth), "{listed}");
 }
+
+/// A new machine's first pull killed with kill -9 half-way: the run it holds in part is said to
+/// be so by `prism runs`, and `prism export` and `prism report` on this machine's store say it
+/// and exit 2 instead of passing off a part as the run; the next pull finishes it.
+#[test]
+fn a_first_pull_killed_half_way_is_said_and_finished_later() {
+    let pg = Pg::start();
+    let mock = mock::start_background();
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    for d in [a.path(), b.path()] {
+        std::fs::write(
+            d.join("models.toml"),
+            format!(
+                "[[models]]\nname = \"stub\"\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"echo\"\nmax_concurrency = 64\n",
+                mock.url()
+            ),
+        )
+        .unwrap();
+    }
+    let url = pg.url();
+    // Three pages of jobs (the mirror pulls 5,000 a page).
+    let first = prism(
+        a.path(),
+        &[
+            "run",
+            "--db",
+            &url,
+            "--models",
+            "stub",
+            "--samples",
+            "141",
+            "--concurrency",
+            "64",
+        ],
+    );
+    finish(first, "machine A's run");
+    let run = wait_run(&pg);
+    let mut c = client(&pg);
+    let all = count(
+        &mut c,
+        "SELECT count(*) FROM responses WHERE run_id = $1",
+        &run,
+    );
+    let local = b.path().join("prism.db");
+    let held = |p: &Path| -> Option<i64> {
+        let db =
+            rusqlite::Connection::open_with_flags(p, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .ok()?;
+        let pending: i64 = db
+            .query_row("SELECT count(*) FROM mirror_pending", [], |r| r.get(0))
+            .ok()?;
+        let here: i64 = db
+            .query_row("SELECT count(*) FROM responses", [], |r| r.get(0))
+            .ok()?;
+        (pending > 0 && here < all).then_some(here)
+    };
+    let out_dir = b.path().join("out");
+    let out = out_dir.to_str().unwrap();
+    let mut caught = None;
+    for _ in 0..20 {
+        for f in ["prism.db", "prism.db-wal", "prism.db-shm"] {
+            let _ = std::fs::remove_file(b.path().join(f));
+        }
+        let mut pull = prism(
+            b.path(),
+            &[
+                "export",
+                "--run",
+                &run,
+                "--db",
+                &url,
+                "--prism-outputs",
+                out,
+            ],
+        );
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(60) {
+            if held(&local).is_some() {
+                pull.kill().unwrap();
+                break;
+            }
+            if pull.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let _ = pull.kill();
+        pull.wait().unwrap();
+        caught = held(&local);
+        if caught.is_some() {
+            break;
+        }
+    }
+    let here = caught.expect("a pull was caught half-way");
+    // This machine's store, as it is (no --db: nothing is pulled).
+    let (_, listed) = runs_cmd(b.path(), &["runs"]);
+    assert!(
+        listed.contains(&format!("pulling: {here} of {all} answers here")),
+        "{listed}"
+    );
+    let (code, said) = runs_cmd(
+        b.path(),
+        &[
+            "export",
+            "--run",
+            &run,
+            "--prism-outputs",
+            b.path().join("out2").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 2, "{said}");
+    assert!(
+        said.contains(&format!(
+            "only in part on this machine: {here} of {all} answers"
+        )),
+        "{said}"
+    );
+    let (code, said) = runs_cmd(b.path(), &["report", "--run", &run]);
+    assert_eq!(code, 2, "{said}");
+    assert!(said.contains("only in part on this machine"), "{said}");
+    // The next pull finishes it.
+    let (code, said) = runs_cmd(
+        b.path(),
+        &[
+            "export",
+            "--run",
+            &run,
+            "--db",
+            &url,
+            "--prism-outputs",
+            out,
+        ],
+    );
+    assert_eq!(code, 0, "{said}");
+    assert!(!said.contains("only in part"), "{said}");
+    let (_, listed) = runs_cmd(b.path(), &["runs"]);
+    assert!(!listed.contains("pulling:"), "{listed}");
+}

@@ -285,6 +285,14 @@ pub(crate) fn export_cmd(
         "exported {n} responses of run {id} to {}",
         prism_outputs.display()
     );
+    // A run whose pull from a shared store is not finished is exported as far as it is here,
+    // and said: exit 2, as for a partial result.
+    if let Some((here, all)) = store.pulled_in_part(&id)? {
+        crate::warn!(
+            "run {id} is only in part on this machine: {here} of {all} answers (its pull from the shared store is not finished: export with --db URL to go on with it)"
+        );
+        return Ok(2);
+    }
     Ok(0)
 }
 

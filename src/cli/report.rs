@@ -154,6 +154,14 @@ pub(crate) fn report(
                 build::from_store(store, &run.id, ds.as_ref()).map_err(|e| score_hint(e, &args))?;
             rows.extend(r);
             meta = m;
+            // Rates of a run held in part are the shared store's (its summaries); the tables
+            // of answers only reach as far as its pull did: said, and a partial result.
+            if let Some((here, all)) = store.pulled_in_part(&run.id)? {
+                problems.push(format!(
+                    "run {} is only in part on this machine: {here} of {all} answers (its pull from the shared store is not finished: report with --db URL to go on with it)",
+                    run.id
+                ));
+            }
             judges = judges_of(store, &run.id, ds.as_ref())?;
             let flags: Vec<_> = crate::detect::results::answer_flags(store)?
                 .into_iter()

@@ -397,6 +397,7 @@ fn list(
                     "done": l.done,
                     "failed": l.failed,
                     "unscored_answers": l.unscored_answers,
+                    "answers_here": l.pulling.map(|(here, _)| here),
                     "summaries_disagree": verify.then(|| bad.get(&l.run.id).map_or(0, Vec::len)),
                     "scores": l.scores.iter().map(|(m, h, d)| json!({
                         "model": m, "h_score": h,
@@ -446,7 +447,12 @@ fn list(
             l.done,
             l.failed
         );
-        if l.unscored_answers > 0 {
+        if let Some((here, all)) = l.pulling {
+            crate::say!(
+                "    pulling: {here} of {all} answers here (its pull from the shared store is not finished; any prism command with --db on it goes on with it)"
+            );
+        }
+        if l.unscored_answers > 0 && l.pulling.is_none() {
             crate::say!(
                 "    {} answer(s) without a score: its rates leave them out (prism score --run {})",
                 l.unscored_answers,

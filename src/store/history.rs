@@ -15,6 +15,11 @@ pub trait History {
     fn run_summaries(&self, run: &str) -> Result<Vec<super::summaries::TaskSummary>>;
     /// A run's summaries as its scores make them now: what the kept ones must equal.
     fn recount_summaries(&self, run: &str) -> Result<Vec<super::summaries::TaskSummary>>;
+    /// A run held only in part (a shared run whose pull is not finished): the answers here
+    /// and all of them. A shared store holds every run whole.
+    fn pulled_in_part(&self, _run: &str) -> Result<Option<(usize, usize)>> {
+        Ok(None)
+    }
 }
 
 /// Where a run's kept summaries and its scores part: the groups (model, task) whose kept row
@@ -65,6 +70,9 @@ impl History for super::Store {
     }
     fn recount_summaries(&self, run: &str) -> Result<Vec<super::summaries::TaskSummary>> {
         super::Store::recount_summaries(self, run)
+    }
+    fn pulled_in_part(&self, run: &str) -> Result<Option<(usize, usize)>> {
+        super::Store::pulled_in_part(self, run)
     }
 }
 

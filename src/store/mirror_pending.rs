@@ -98,6 +98,20 @@ impl Store {
     }
 
     /// A pending run's job counts as noted (`None`: the run is not pending).
+    /// A shared run this store holds only in part (its pull not finished: interrupted, or
+    /// still going): the answers here and the answers the shared store has.
+    pub fn pulled_in_part(&self, run: &str) -> Result<Option<(usize, usize)>> {
+        let Some(c) = self.pending_counts(run)? else {
+            return Ok(None);
+        };
+        let here: i64 = self.conn.query_row(
+            "SELECT COUNT(*) FROM responses WHERE run_id = ?1",
+            [run],
+            |r| r.get(0),
+        )?;
+        Ok(Some((here.max(0) as usize, c.done + c.failed)))
+    }
+
     pub(super) fn pending_counts(&self, run: &str) -> Result<Option<JobCounts>> {
         let mut st = self.conn.prepare_cached(
             "SELECT done, failed, pending, unknown FROM mirror_pending WHERE run_id = ?1",
