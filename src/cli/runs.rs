@@ -233,6 +233,55 @@ pub(crate) fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
     }
 }
 
+/// Groups whose summaries part from the scores: (model, task) per run that has any.
+type Disagreements = std::collections::HashMap<String, Vec<(String, String)>>;
+
+/// `--verify`: each listed run's groups whose summaries part from its scores.
+fn disagreements(
+    store: &dyn crate::store::history::History,
+    all: &[crate::runs::Listed],
+) -> anyhow::Result<Disagreements> {
+    let mut bad = Disagreements::new();
+    for l in all {
+        let d = crate::store::history::summaries_disagree(store, &l.run.id)?;
+        if !d.is_empty() {
+            bad.insert(l.run.id.clone(), d);
+        }
+    }
+    Ok(bad)
+}
+
+/// What is amiss with a listed run, under its line: a pull not finished, answers without a
+/// score, summaries that disagree with the scores (`--verify`).
+fn say_marks(l: &crate::runs::Listed, bad: Option<&Vec<(String, String)>>) {
+    if let Some((here, all)) = l.pulling {
+        crate::say!(
+            "    pulling: {here} of {all} answers here (its pull from the shared store is not finished; any prism command with --db on it goes on with it)"
+        );
+    }
+    if l.unscored_answers > 0 && l.pulling.is_none() {
+        crate::say!(
+            "    {} answer(s) without a score: its rates leave them out (prism score --run {})",
+            l.unscored_answers,
+            l.run.id
+        );
+    }
+    if let Some(groups) = bad {
+        let named: Vec<String> = groups
+            .iter()
+            .take(5)
+            .map(|(m, t)| format!("{} {}", crate::text::one_line(m), t))
+            .collect();
+        crate::say!(
+            "    summaries disagree with the scores in {} group(s) ({}{}): prism runs repair {}",
+            groups.len(),
+            named.join(", "),
+            if groups.len() > 5 { ", ..." } else { "" },
+            l.run.id
+        );
+    }
+}
+
 /// `prism runs repair RUN`: its summaries made again from its scores, on the store that holds
 /// it (a shared store for everyone; this machine's copy too).
 fn repair(db: &crate::store::Db, id: &str) -> anyhow::Result<i32> {
@@ -367,16 +416,11 @@ fn list(
 ) -> anyhow::Result<i32> {
     let model = filter.model.as_deref();
     let all = crate::runs::list(store, filter)?;
-    // With --verify: each run's groups whose summaries part from its scores.
-    let mut bad: std::collections::HashMap<String, Vec<(String, String)>> = Default::default();
-    if verify {
-        for l in &all {
-            let d = crate::store::history::summaries_disagree(store, &l.run.id)?;
-            if !d.is_empty() {
-                bad.insert(l.run.id.clone(), d);
-            }
-        }
-    }
+    let bad = if verify {
+        disagreements(store, &all)?
+    } else {
+        Default::default()
+    };
     let code = i32::from(!bad.is_empty());
     if as_json {
         let v: Vec<Value> = all
@@ -447,32 +491,7 @@ fn list(
             l.done,
             l.failed
         );
-        if let Some((here, all)) = l.pulling {
-            crate::say!(
-                "    pulling: {here} of {all} answers here (its pull from the shared store is not finished; any prism command with --db on it goes on with it)"
-            );
-        }
-        if l.unscored_answers > 0 && l.pulling.is_none() {
-            crate::say!(
-                "    {} answer(s) without a score: its rates leave them out (prism score --run {})",
-                l.unscored_answers,
-                l.run.id
-            );
-        }
-        if let Some(groups) = bad.get(&l.run.id) {
-            let named: Vec<String> = groups
-                .iter()
-                .take(5)
-                .map(|(m, t)| format!("{} {}", crate::text::one_line(m), t))
-                .collect();
-            crate::say!(
-                "    summaries disagree with the scores in {} group(s) ({}{}): prism runs repair {}",
-                groups.len(),
-                named.join(", "),
-                if groups.len() > 5 { ", ..." } else { "" },
-                l.run.id
-            );
-        }
+        say_marks(l, bad.get(&l.run.id));
         let asked = l.run.config.describe();
         if !asked.is_empty() {
             crate::say!("    run settings: {asked}");
