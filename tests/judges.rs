@@ -908,3 +908,88 @@ fn equivalence_replies_that_say_two_things_or_none_are_marked_and_counted() {
         assert_eq!(s.judge.as_deref(), Some("o (strict)"));
     }
 }
+
+/// A labels file is read a line at a time: a device or FIFO is refused by name, a line or a
+/// note over its cap is left out by name, a label on a job its run does not have is left out,
+/// and one on a run this store does not hold is kept and said; a large file imports whole.
+#[test]
+fn labels_import_is_bounded_and_says_what_it_left_out() {
+    let env = Env::new();
+    let out = env.dir.path().join("outputs");
+    write_answers(&out);
+    let db = env.db();
+    let db = db.to_str().unwrap();
+    env.prism()
+        .args(["import", "--db", db, "--dataset"])
+        .arg(mini())
+        .arg("--prism-outputs")
+        .arg(&out)
+        .assert()
+        .success();
+    let store = prism::store::Store::open(Path::new(db)).unwrap();
+    let run = store.latest_run().unwrap().unwrap().id;
+    let import = |file: &Path| {
+        let o = env
+            .prism()
+            .args(["labels", "--db", db, "import"])
+            .arg(file)
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    let (code, err) = import(Path::new("/dev/zero"));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("/dev/zero: not a regular file"), "{err}");
+
+    let file = env.dir.path().join("labels.jsonl");
+    let label = |job: u32, run: &str, note: &str| {
+        json!({"run": run, "job": job, "reviewer": "ann", "label": "correct", "note": note})
+            .to_string()
+    };
+    let lines = [
+        label(0, &run, "fine"),
+        label(1, &run, &"n".repeat(20_000)),
+        format!("{{\"x\": \"{}\"}}", "y".repeat(2 << 20)),
+        label(9999, &run, ""),
+        label(0, "a-run-from-elsewhere", ""),
+    ];
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let (code, err) = import(&file);
+    assert_eq!(code, Some(1), "{err}");
+    let f = file.display();
+    assert!(
+        err.contains(&format!(
+            "{f}:2: note: 20000 characters (a note is at most 10000)"
+        )),
+        "{err}"
+    );
+    assert!(err.contains(&format!("{f}:3: a line of")), "{err}");
+    assert!(
+        err.contains(&format!("{f}:4: job: run {run} has no answer 9999")),
+        "{err}"
+    );
+    assert!(
+        err.contains("1 label(s) name a run this store does not hold"),
+        "{err}"
+    );
+    assert!(
+        err.contains("5 label(s) read, 2 new, 0 already here, 3 line(s) left out"),
+        "{err}"
+    );
+
+    // 20,000 labels (four batches) import whole.
+    let many: String = (0..20_000)
+        .map(|i| {
+            json!({"run": "elsewhere", "job": i, "reviewer": "bob", "label": "correct"}).to_string()
+                + "\n"
+        })
+        .collect();
+    std::fs::write(&file, many).unwrap();
+    let (code, err) = import(&file);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("20000 label(s) read, 20000 new"), "{err}");
+}

@@ -2,7 +2,8 @@
 //! how far each LLM judge agrees with those labels, with the other judges and with itself, and
 //! how much of each model's rates the choice of judge moves (`review::judges`).
 
-use std::io::{BufRead, Write};
+use std::collections::HashMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -76,6 +77,10 @@ pub(crate) fn labels(args: LabelsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
                     "label {label:?}: write hallucinated (h), correct (c), cant_tell (?) or withdrawn"
                 );
             };
+            let chars = note.chars().count();
+            if chars > MAX_NOTE_CHARS {
+                bail!("--note: {chars} characters (a note is at most {MAX_NOTE_CHARS})");
+            }
             let store = db.existing_store("run prism run first")?;
             let Some(answer) = store.response(&run, job)? else {
                 bail!(
@@ -161,25 +166,123 @@ pub(crate) fn labels(args: LabelsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
             }
             Ok(0)
         }
-        LabelsCommand::Import { file } => {
-            let (labels, mut problems) = read_labels(&file)?;
-            let read = labels.len() + problems.len();
-            let labels = match_answers(&db.store()?, labels, &mut problems)?;
-            for p in &problems {
-                crate::warn!("{p}");
+        LabelsCommand::Import { file } => import_labels(&db, &file),
+    }
+}
+
+/// Labels saved per batch while a file is read: memory stays bounded whatever the file's size.
+const LABEL_BATCH: usize = 5_000;
+/// The longest line of a labels file read (a label is a few hundred bytes).
+const MAX_LABEL_LINE: usize = 1 << 20;
+/// The longest note kept with a label, in characters.
+pub(crate) const MAX_NOTE_CHARS: usize = 10_000;
+/// Problems named one by one; past this many they are counted.
+const PROBLEMS_NAMED: usize = 200;
+
+/// `prism labels import FILE`: read a line at a time (at most [`MAX_LABEL_LINE`] bytes each,
+/// [`MAX_NOTE_CHARS`] of note), matched to the answers and saved [`LABEL_BATCH`] at a time.
+fn import_labels(db: &crate::store::Db, file: &Path) -> anyhow::Result<i32> {
+    let meta = std::fs::metadata(file).with_context(|| format!("opening {}", file.display()))?;
+    if !meta.is_file() {
+        bail!(
+            "{}: not a regular file (a FIFO, a device or a directory): labels are read from a file",
+            file.display()
+        );
+    }
+    let f = std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?;
+    let store = db.store()?;
+    let mut problems = Problems::default();
+    let (mut read, mut kept, mut added, mut elsewhere) = (0usize, 0usize, 0usize, 0usize);
+    let mut batch: Vec<LabelAt> = Vec::new();
+    let mut save = |batch: &mut Vec<LabelAt>, problems: &mut Problems| -> anyhow::Result<()> {
+        let labels = match_answers(&store, std::mem::take(batch), problems, &mut elsewhere)?;
+        kept += labels.len();
+        added += db.add_labels(&labels)?;
+        Ok(())
+    };
+    let mut lines =
+        crate::dataset::lines::LineReader::new(std::io::BufReader::new(f), MAX_LABEL_LINE);
+    loop {
+        let (n, line) = match lines.next_line() {
+            Ok(Some(x)) => x,
+            Ok(None) => break,
+            Err(e) => {
+                problems.push(format!("{}: read error: {e}", file.display()));
+                break;
             }
-            let added = db.add_labels(&labels)?;
-            crate::warn!(
-                "{}: {read} label(s) read, {added} new, {} already here{}",
-                file.display(),
-                labels.len() - added,
-                if problems.is_empty() {
-                    String::new()
-                } else {
-                    format!(", {} line(s) left out", problems.len())
+        };
+        let at = format!("{}:{n}", file.display());
+        let text = match line {
+            crate::dataset::lines::Line::Text(t) => match std::str::from_utf8(t) {
+                Ok(t) => t,
+                Err(_) => {
+                    read += 1;
+                    problems.push(format!("{at}: not UTF-8"));
+                    continue;
                 }
-            );
-            Ok(i32::from(!problems.is_empty()))
+            },
+            crate::dataset::lines::Line::TooLong(len) => {
+                read += 1;
+                problems.push(format!(
+                    "{at}: a line of {len} bytes (a label's is at most {MAX_LABEL_LINE})"
+                ));
+                continue;
+            }
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        read += 1;
+        match label_of_line(text) {
+            Ok(l) => batch.push((at, l)),
+            Err(why) => problems.push(format!("{at}: {why}")),
+        }
+        if batch.len() >= LABEL_BATCH {
+            save(&mut batch, &mut problems)?;
+        }
+    }
+    save(&mut batch, &mut problems)?;
+    problems.say();
+    if elsewhere > 0 {
+        crate::warn!(
+            "{}: {elsewhere} label(s) name a run this store does not hold: kept as written (the run may arrive from a shared store)",
+            file.display()
+        );
+    }
+    crate::warn!(
+        "{}: {read} label(s) read, {added} new, {} already here{}",
+        file.display(),
+        kept - added,
+        if problems.count == 0 {
+            String::new()
+        } else {
+            format!(", {} line(s) left out", problems.count)
+        }
+    );
+    Ok(i32::from(problems.count > 0))
+}
+
+/// What went wrong with a file's lines: the first [`PROBLEMS_NAMED`] named, all counted.
+#[derive(Default)]
+struct Problems {
+    named: Vec<String>,
+    count: usize,
+}
+
+impl Problems {
+    fn push(&mut self, p: String) {
+        self.count += 1;
+        if self.named.len() < PROBLEMS_NAMED {
+            self.named.push(p);
+        }
+    }
+
+    fn say(&self) {
+        for p in &self.named {
+            crate::warn!("{p}");
+        }
+        if self.count > self.named.len() {
+            crate::warn!("... and {} more", self.count - self.named.len());
         }
     }
 }
@@ -187,17 +290,37 @@ pub(crate) fn labels(args: LabelsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
 /// Labels set beside the answers they name: a label on an answer this store holds takes its
 /// item and model from the answer (a file's lines may leave them out), and one that names
 /// another item or model than the answer is left out, named: it was made on another store's
-/// run of the same id, and counting it would put a verdict on the wrong answer. Labels on runs
-/// this store does not hold are kept as written (a run can arrive after its labels).
+/// run of the same id, and counting it would put a verdict on the wrong answer. A label on a
+/// job its run does not have is left out, named. Labels on runs this store does not hold are
+/// kept as written (a run can arrive after its labels) and counted in `elsewhere`.
 fn match_answers(
     store: &crate::store::Store,
     labels: Vec<LabelAt>,
-    problems: &mut Vec<String>,
+    problems: &mut Problems,
+    elsewhere: &mut usize,
 ) -> anyhow::Result<Vec<AnswerLabel>> {
     let mut out = Vec::with_capacity(labels.len());
+    let mut runs: HashMap<String, bool> = HashMap::new();
     for (at, mut l) in labels {
         let Some(answer) = store.response(&l.run_id, l.job_idx)? else {
-            out.push(l);
+            let held = match runs.get(&l.run_id) {
+                Some(h) => *h,
+                None => {
+                    let h = store.run(&l.run_id)?.is_some();
+                    runs.insert(l.run_id.clone(), h);
+                    h
+                }
+            };
+            if held {
+                problems.push(format!(
+                    "{at}: job: run {} has no answer {}",
+                    crate::text::one_line(&l.run_id),
+                    l.job_idx
+                ));
+            } else {
+                *elsewhere += 1;
+                out.push(l);
+            }
             continue;
         };
         let mut clash = None;
@@ -227,30 +350,6 @@ fn match_answers(
 
 /// A label read from a file, with the `file:line` it was read from.
 type LabelAt = (String, AnswerLabel);
-
-/// Labels from a JSON-lines file; each bad line named `file:line: field: reason`.
-pub(crate) fn read_labels(path: &Path) -> anyhow::Result<(Vec<LabelAt>, Vec<String>)> {
-    let f = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
-    let (mut out, mut problems) = (Vec::new(), Vec::new());
-    for (n, line) in std::io::BufReader::new(f).lines().enumerate() {
-        let at = format!("{}:{}", path.display(), n + 1);
-        let line = match line {
-            Ok(l) => l,
-            Err(e) => {
-                problems.push(format!("{at}: {e}"));
-                continue;
-            }
-        };
-        if line.trim().is_empty() {
-            continue;
-        }
-        match label_of_line(&line) {
-            Ok(l) => out.push((at, l)),
-            Err(why) => problems.push(format!("{at}: {why}")),
-        }
-    }
-    Ok((out, problems))
-}
 
 fn label_of_line(line: &str) -> Result<AnswerLabel, String> {
     let v: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
@@ -287,6 +386,12 @@ fn label_of_line(line: &str) -> Result<AnswerLabel, String> {
     let reviewer = text("reviewer")?;
     let run = text("run")?;
     let note = opt("note").unwrap_or_default();
+    let chars = note.chars().count();
+    if chars > MAX_NOTE_CHARS {
+        return Err(format!(
+            "note: {chars} characters (a note is at most {MAX_NOTE_CHARS})"
+        ));
+    }
     // A line without a uid gets one made from what it says, so importing the same file twice
     // adds nothing twice.
     let uid = opt("uid")
