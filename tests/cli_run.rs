@@ -107,6 +107,26 @@ fn models_lists_key_status_but_never_the_key() {
 }
 
 #[test]
+fn models_prints_one_row_per_model_whatever_its_name_holds() {
+    let env = Env::new();
+    std::fs::write(
+        env.dir.path().join("models.toml"),
+        "[[models]]\nname = \"a\\nb  openai  forged  http://evil\\r\\n\"\nprovider = \"openai\"\n\
+         base_url = \"http://127.0.0.1:9/v1\"\nmodel = \"id\\nwith a break\"\n",
+    )
+    .unwrap();
+    let out = env.prism().arg("models").assert().success();
+    let s = stdout(&out);
+    // Every row ends with its key's status: no line break in a name or id starts a row of its
+    // own (the built-in local models are listed too).
+    for row in s.lines().skip(1) {
+        assert!(row.ends_with("not needed"), "a forged row: {row:?} in {s}");
+    }
+    assert!(s.contains("a b  openai  forged"), "{s}");
+    assert!(s.contains("id with a break"), "{s}");
+}
+
+#[test]
 fn run_prints_json_events_and_exits_0_then_the_cache_answers() {
     let env = Env::new();
     let out = env

@@ -429,12 +429,14 @@ pub fn list_models(dirs: &Dirs, file: Option<&Path>) -> anyhow::Result<i32> {
         } else {
             m.urls().join(", ")
         };
+        // One row per model: a name or id holding a line break would otherwise forge rows.
+        let cell = crate::text::clean_line;
         crate::say!(
             "{:<16} {:<10} {:<24} {:<40} {}",
-            m.name,
+            cell(&m.name),
             m.provider.as_str(),
-            m.model_id(),
-            endpoint,
+            cell(m.model_id()),
+            cell(&endpoint),
             key
         );
     }

@@ -38,7 +38,7 @@ mod tests {
             r#"{"choices":[{"delta":{"content":"caf\u00e9 ✓ 中文"},"finish_reason":null}],"usage":null}"#,
             r#"{"choices":null}"#,
             r#"{"choices":[{"delta":null}]}"#,
-            r#"{"x":-0.5,"y":true,"z":false,"choices":[{"index":12,"delta":{"content":""}}]}"#,
+            r#"{"x":-0.5,"y":true,"z":false,"choices":[{"index":0,"delta":{"content":""}}]}"#,
             r#"{}"#,
         ] {
             assert!(agree(data), "not read by the scanner: {data}");
@@ -50,6 +50,7 @@ mod tests {
     fn every_other_shape_is_left_to_serde() {
         for data in [
             // Valid, but not the common shape.
+            r#"{"choices":[{"index":12,"delta":{"content":"another alternative"}}]}"#,
             r#"{"choices":[{"delta":{"content":"a"}},{"delta":{"content":"b"}}]}"#,
             r#"{"choices":[{"delta":{"content":"a"},"logprobs":{"content":[]}}]}"#,
             r#"{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2}}"#,

@@ -61,7 +61,7 @@ pub(crate) fn openai(data: &str) -> Option<Scanned<'_>> {
 /// other scalars ignored.
 fn choice<'a>(s: &mut Scan<'a>, out: &mut Scanned<'a>) -> Option<()> {
     out.choice = true;
-    let (mut delta, mut finish, mut logprobs) = (false, false, false);
+    let (mut delta, mut finish, mut logprobs, mut index) = (false, false, false, false);
     s.eat(b'{')?;
     s.members(|s, key| match key {
         "delta" => {
@@ -103,6 +103,14 @@ fn choice<'a>(s: &mut Scan<'a>, out: &mut Scanned<'a>) -> Option<()> {
         }
         // The legacy completions' `text`: serde's.
         "text" => None,
+        // Choice 0 is the answer; any other index (or a duplicate, or `null`) is serde's to
+        // judge.
+        "index" => {
+            if std::mem::replace(&mut index, true) {
+                return None;
+            }
+            s.lit(b"0").then_some(())
+        }
         _ => s.scalar(),
     })
 }

@@ -84,7 +84,15 @@ pub(super) fn repair(data: &str, prev: Option<u16>) -> Repaired<'_> {
                         _ => Some("\\ufffd".into()),
                     },
                     0xDC00..=0xDFFF => match prev {
-                        Some(hi) if i == string_start && !joined => {
+                        // Only the answer's text may take the half over: a low half opening
+                        // another string (a role, a token) leaves the high one alone (U+FFFD).
+                        Some(hi)
+                            if i == string_start
+                                && !joined
+                                && value_key.is_some_and(|(a, z)| {
+                                    matches!(&b[a..z], b"content" | b"text")
+                                }) =>
+                        {
                             joined = true;
                             let c = 0x10000
                                 + ((u32::from(hi) - 0xD800) << 10)
@@ -159,6 +167,15 @@ mod tests {
         // The answer's own text still carries its half over.
         let b = repair(r#"{"delta":{"text":"A\ud83d"}}"#, None);
         assert_eq!(b.pending, Some(0xD83D));
+    }
+
+    #[test]
+    fn a_low_half_opening_another_string_never_takes_the_pending_high_half() {
+        let r = repair(r#"{"delta":{"role":"\ude00","content":"B"}}"#, Some(0xD83D));
+        assert!(!r.joined);
+        let v: serde_json::Value = serde_json::from_str(&r.text).unwrap();
+        assert_eq!(v["delta"]["role"], "\u{FFFD}");
+        assert_eq!(v["delta"]["content"], "B");
     }
 
     #[test]

@@ -642,7 +642,8 @@ fn borrowed<'de: 'a, 'a, D: serde::Deserializer<'de>>(
     Ok(<Option<Borrowed<'a>> as serde::Deserialize>::deserialize(d)?.map(|b| b.0))
 }
 
-/// The first element of `choices` (none when it is empty or null); the others are read past.
+/// The answer's choice: the first element of `choices` whose `index` is 0 or absent (none when
+/// there is no such element, or `choices` is empty or null); the others are read past.
 fn first_choice<'de: 'a, 'a, D: serde::Deserializer<'de>>(
     d: D,
 ) -> Result<Option<OpenAiChoice<'a>>, D::Error> {
@@ -659,9 +660,31 @@ fn first_choice<'de: 'a, 'a, D: serde::Deserializer<'de>>(
             self,
             mut seq: A,
         ) -> Result<Self::Value, A::Error> {
-            let first = seq.next_element()?;
-            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-            Ok(first)
+            use serde::de::Error;
+            // Only the index is read first, so a malformed alternative the answer does not
+            // need never fails the chunk.
+            #[derive(serde::Deserialize)]
+            struct Index {
+                #[serde(default)]
+                index: Option<Value>,
+            }
+            let mut answer = None;
+            while let Some(raw) = seq.next_element::<&'de serde_json::value::RawValue>()? {
+                if answer.is_some() {
+                    continue;
+                }
+                let at: Index = serde_json::from_str(raw.get()).map_err(A::Error::custom)?;
+                // prism asks for one alternative: choice 0 is the answer (a server that
+                // gives no index means it); any other index is another alternative.
+                let ours = match at.index {
+                    Some(Value::Number(n)) => n.as_f64() == Some(0.0),
+                    _ => true,
+                };
+                if ours {
+                    answer = Some(serde_json::from_str(raw.get()).map_err(A::Error::custom)?);
+                }
+            }
+            Ok(answer)
         }
     }
     d.deserialize_any(First(std::marker::PhantomData))
@@ -714,6 +737,20 @@ mod tests {
         assert!(errors.is_empty(), "{errors:?}");
         // The second high half never got its low half: U+FFFD, and the answer is kept.
         assert_eq!(text, "A\u{1F600}B\u{FFFD}C");
+        // A low half opening another string of the next event (here a role) is not the
+        // answer's: the pending high half is U+FFFD, never silently dropped with it.
+        let mut p = Parser::new(ProviderKind::Openai);
+        let (text, _, _) = texts(
+            &mut p,
+            &[
+                ("", r#"{"choices":[{"delta":{"content":"A\ud83d"}}]}"#),
+                (
+                    "",
+                    r#"{"choices":[{"delta":{"role":"\ude00","content":"B"}}]}"#,
+                ),
+            ],
+        );
+        assert_eq!(text, "A\u{FFFD}B");
     }
 
     /// Every `data:` line of a recorded or documented stream, through the parser: the text, the
@@ -845,6 +882,48 @@ mod tests {
             assert!(c.choices.is_none(), "{none}");
         }
         assert!(serde_json::from_str::<OpenAiChunk<'_>>(r#"{"choices":"no"}"#).is_err());
+    }
+
+    /// prism asks for one alternative: only choice 0 (or one with no index) is the answer,
+    /// wherever it stands in the list; a chunk of other alternatives only adds nothing, and a
+    /// malformed alternative the answer does not need never fails the chunk.
+    #[test]
+    fn the_answer_is_choice_zero_whatever_its_place() {
+        let text = |events: &[&str]| {
+            let lines: Vec<(&str, &str)> = events.iter().map(|e| ("", *e)).collect();
+            texts(&mut Parser::new(ProviderKind::Openai), &lines).0
+        };
+        assert_eq!(
+            text(&[
+                r#"{"choices":[{"index":1,"delta":{"content":"Porto"}},{"index":0,"delta":{"content":"Lisbon"}}]}"#,
+                r#"{"choices":[{"index":1,"delta":{"content":" city"}}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"content":"!"},"finish_reason":"stop"}]}"#,
+            ]),
+            "Lisbon!"
+        );
+        assert_eq!(
+            text(&[r#"{"choices":[{"delta":{"content":"no index"}}]}"#]),
+            "no index"
+        );
+        assert_eq!(
+            text(&[
+                r#"{"choices":[{"index":2,"delta":{"content":7}},{"index":0.0,"delta":{"content":"ok"}}]}"#
+            ]),
+            "ok"
+        );
+        // The scanner leaves any index but 0 to serde.
+        assert!(
+            super::super::chunk_scan::openai(
+                r#"{"choices":[{"index":1,"delta":{"content":"x"}}]}"#
+            )
+            .is_none()
+        );
+        assert!(
+            super::super::chunk_scan::openai(
+                r#"{"choices":[{"index":0,"delta":{"content":"x"}}]}"#
+            )
+            .is_some()
+        );
     }
 
     #[test]
