@@ -131,15 +131,88 @@ pub fn ifeval(data: &[u8]) {
     let _ = crate::eval::ifeval::py_literal(id);
 }
 
-/// An answer to a choice question, with 0 to 255 options.
+/// An answer to a choice question, with 0 to 255 options: the letter prism extracts must be
+/// the one [`choice_reference`] (the rule written apart) extracts.
 pub fn choice(data: &[u8]) {
     let Some((&n, rest)) = data.split_first() else {
         return;
     };
     let t = text(rest);
-    let _ = crate::eval::rules::extract_choice(&t, usize::from(n));
+    let got = crate::eval::rules::extract_choice(&t, usize::from(n));
+    assert_eq!(
+        got,
+        choice_reference(&t, usize::from(n)),
+        "prism and the written-apart rule extract different letters from {t:?} ({n} options)"
+    );
     let _ = crate::eval::rules::choice(&t, "B", usize::from(n));
     let _ = crate::taxonomy::option_letter(usize::from(n) * 7);
+}
+
+/// PRISM's choice extraction written apart from prism's (`eval::rules::extract_choice`), as a
+/// literal translation of PRISM-FORMAT.md's patterns into regular expressions, with Python's
+/// whitespace (`\s` and U+001C..U+001F) and Python's word characters (`\p{L}`, `\p{N}`, `_`)
+/// for `\b`, which Rust's regex cannot be told. Slow (it is an oracle): the fuzz target and
+/// `tests/choice_reference.rs` (which also holds it to the Python reference's letters).
+pub fn choice_reference(response: &str, n_options: usize) -> Option<char> {
+    use regex::Regex;
+    static MADE: [OnceLock<Vec<Regex>>; 9] = [const { OnceLock::new() }; 9];
+    static WORD: OnceLock<Regex> = OnceLock::new();
+    let n = n_options.clamp(4, 8);
+    let pats = MADE[n].get_or_init(|| {
+        let l = format!("([{}])", &"ABCDEFGH"[..n]);
+        let ws = r"[\s\x{1C}-\x{1F}]";
+        [
+            format!(r"(?m)^{ws}*{l}{ws}*$"),
+            format!(r"(?m)^{ws}*\*\*{l}\*\*{ws}*$"),
+            format!(r"\*\*{l}\*\*"),
+            format!(r"[Tt]he answer is(?::|{ws})*\**{l}"),
+            format!(r"[Aa]nswer(?::|{ws})*\**{l}"),
+            format!(r"^\**{l}\**[.):]?$"),
+            format!(r"{l}[.。]?{ws}*$"),
+            l,
+        ]
+        .iter()
+        .map(|p| Regex::new(p).expect("a fixed pattern"))
+        .collect()
+    });
+    let word = WORD.get_or_init(|| Regex::new(r"^[\p{L}\p{N}_]$").expect("a fixed pattern"));
+    let is_word = |c: Option<char>| c.is_some_and(|c| word.is_match(c.encode_utf8(&mut [0; 4])));
+    let py_strip = |s: &str| -> String {
+        s.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
+            .to_string()
+    };
+    let letter = |m: regex::Captures<'_>| m[1].chars().next();
+    let response = py_strip(response);
+    let lines: Vec<&str> = response.split('\n').collect();
+    let tail = lines[lines.len().saturating_sub(5)..].join("\n");
+    for p in &pats[..5] {
+        if let Some(c) = p.captures(&tail).and_then(letter) {
+            return Some(c);
+        }
+    }
+    for line in lines.iter().rev() {
+        if let Some(c) = pats[5].captures(&py_strip(line)).and_then(letter) {
+            return Some(c);
+        }
+    }
+    for line in lines.iter().rev().take(10) {
+        let line = py_strip(line);
+        if let Some(m) = pats[6].captures(&line) {
+            let at = m.get(1).map_or(0, |g| g.start());
+            if !is_word(line[..at].chars().next_back()) {
+                return letter(m);
+            }
+        }
+    }
+    pats[7]
+        .captures_iter(&response)
+        .filter(|m| {
+            let g = m.get(1).expect("one group");
+            !is_word(response[..g.start()].chars().next_back())
+                && !is_word(response[g.end()..].chars().next())
+        })
+        .filter_map(letter)
+        .last()
 }
 
 /// A `prism review import` file: read as the command reads it (line cap, named errors), and

@@ -376,7 +376,21 @@ fn a_bad_outputs_line_is_reported_and_the_rest_scored() {
         "{err}"
     );
     assert!(err.contains("KE-FD-DefAn-9999"), "{err}");
-    assert_eq!(scores(&env.out(), "KE-FD-DefAn").len(), 1);
+    // The line that could not be read leaves its item without a response: like every other
+    // item of the task with none, it is scored as failed (PRISM's evaluation loops over the
+    // data file), never dropped.
+    let rows = scores(&env.out(), "KE-FD-DefAn");
+    let in_task = ds
+        .items
+        .iter()
+        .filter(|i| &*ds.task_of(i).id == "KE-FD-DefAn")
+        .count();
+    assert_eq!(rows.len(), in_task);
+    assert_eq!(rows[0]["score"].as_f64(), Some(1.0), "{}", rows[0]);
+    for r in &rows[1..] {
+        assert_eq!(r["score"].as_f64(), Some(0.0), "{r}");
+        assert!(r["detail"].as_str().unwrap().contains("no response"), "{r}");
+    }
 }
 
 #[test]
@@ -789,4 +803,201 @@ fn the_rule_verdict_is_kept_beside_the_judges_and_flags_disagreement() {
             .contains(&"rule and judge disagree")
     );
     assert_eq!(signals(&yes_no[1].id).rule_judge, 0);
+}
+
+/// Fidelity round three, through `prism score --prism-outputs` on real prism-mini items:
+/// the choice letter as PRISM-FORMAT.md spells it (a letter glued to a letter of any script is
+/// no choice, only the first letter of "The answer is" may change case, nothing need follow the
+/// letter), Python's whitespace (U+001C-U+001F split words), and a missing response scored as
+/// failed, in the denominator, and said.
+#[test]
+fn choice_letters_whitespace_and_missing_responses_score_as_prism_does() {
+    let env = Env::new();
+    let ds = load_mini();
+    let items_of = |task: &str| -> Vec<&prism::dataset::Item> {
+        ds.items
+            .iter()
+            .filter(|it| ds.task_of(it).id == task)
+            .collect()
+    };
+    // Four-option choice items by their answer.
+    let choice: Vec<&prism::dataset::Item> = [
+        "RE-LF-Critical_Reasoning",
+        "RE-LF-Cognitive_Traps",
+        "RE-LF-Contextual_Inference",
+    ]
+    .iter()
+    .flat_map(|t| items_of(t))
+    .filter(|it| it.options.as_ref().is_some_and(|o| o.len() == 4))
+    .collect();
+    let mut used = std::collections::HashSet::new();
+    let mut with_answer = |a: &str| -> String {
+        let it = choice
+            .iter()
+            .find(|it| it.answer.as_deref() == Some(a) && !used.contains(&*it.id))
+            .unwrap_or_else(|| panic!("no unused choice item with answer {a}"));
+        used.insert(it.id.to_string());
+        it.id.to_string()
+    };
+    // (item, response, the score PRISM gives)
+    let mut cases: Vec<(String, String, f64)> = vec![
+        (with_answer("B"), "答案是B。".into(), 0.0),
+        (with_answer("B"), "ОтветB".into(), 0.0),
+        (with_answer("B"), "I choose B\n所以答案是C".into(), 1.0),
+        (with_answer("D"), "The answer is Definitely C".into(), 1.0),
+        (
+            with_answer("C"),
+            "THE ANSWER IS B but maybe C is also fine".into(),
+            1.0,
+        ),
+        (with_answer("C"), "Answer C\nbut I also like D".into(), 1.0),
+        (
+            with_answer("B"),
+            "My answer\nB is the one, and D is wrong".into(),
+            1.0,
+        ),
+        (with_answer("A"), "A\nx\nx\nx\nx\nx\nB .".into(), 1.0),
+    ];
+    // exact: `a\x1fb` is `a b` to Python's str.split().
+    let who = items_of("KE-EIC-WhoQA_Entity");
+    let answer = who[0].answer.clone().unwrap();
+    cases.push((
+        who[0].id.to_string(),
+        answer.replace(' ', "\u{1f}") + "\u{1c}",
+        1.0,
+    ));
+    // word_range: words separated by U+001F count one by one.
+    let lower = items_of("IFE-LC-Lower_Bound");
+    let words = (1..=400).map(|i| format!("w{i}")).collect::<Vec<_>>();
+    cases.push((lower[0].id.to_string(), words.join("\u{1f}"), 1.0));
+    let rows: Vec<(String, String)> = cases
+        .iter()
+        .map(|(id, r, _)| (id.clone(), r.clone()))
+        .collect();
+    write_rows(&env.out(), &rows);
+    let a = env
+        .prism()
+        .args(["score", "--json", "--model", "m", "--data"])
+        .arg(mini())
+        .arg("--prism-outputs")
+        .arg(env.out())
+        .assert()
+        .success();
+    let summary: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    for (id, response, want) in &cases {
+        let s = score_of(&env.out(), id);
+        assert_eq!(s["score"].as_f64(), Some(*want), "{id} {response:?}: {s}");
+    }
+    // Every other item of the tasks answered has no response: failed, 0, counted.
+    let who_scores = scores(&env.out(), "KE-EIC-WhoQA_Entity");
+    assert_eq!(
+        who_scores.len(),
+        who.len(),
+        "every item of the task is scored"
+    );
+    let absent = &who_scores[1];
+    assert_eq!(absent["score"].as_f64(), Some(0.0), "{absent}");
+    let want_rate = 100.0 / who.len() as f64;
+    let got = summary["task_scores"]["KE-EIC-WhoQA_Entity"]
+        .as_f64()
+        .unwrap();
+    assert!((got - want_rate).abs() < 0.01, "{got} vs {want_rate}");
+    let missing = summary["missing_responses"]["count"].as_u64().unwrap() as usize;
+    let in_tasks: usize = [
+        "KE-EIC-WhoQA_Entity",
+        "IFE-LC-Lower_Bound",
+        "RE-LF-Critical_Reasoning",
+        "RE-LF-Cognitive_Traps",
+        "RE-LF-Contextual_Inference",
+    ]
+    .iter()
+    .filter(|t| rows.iter().any(|(id, _)| id.starts_with(*t)))
+    .map(|t| items_of(t).len())
+    .sum();
+    assert_eq!(missing, in_tasks - rows.len());
+    assert!(
+        err.contains(&format!(
+            "{missing} item(s) of the answered tasks have no response"
+        )),
+        "{err}"
+    );
+}
+
+/// `english_lowercase` fails a title-case letter, as Python's `str.islower` does.
+#[test]
+fn a_title_case_letter_is_not_lower_case() {
+    let text = "this is a plain answer written in simple english words about the weather";
+    let kw = [json!({})];
+    let pass =
+        prism::eval::ifeval::ifeval(text, Some("change_case:english_lowercase"), Some(&kw), "");
+    assert_eq!(pass.score, 1.0, "{}", pass.detail);
+    let titled = format!("{text} \u{1c5}");
+    let fail = prism::eval::ifeval::ifeval(
+        &titled,
+        Some("change_case:english_lowercase"),
+        Some(&kw),
+        "",
+    );
+    assert_eq!(fail.score, 0.0, "{}", fail.detail);
+}
+
+/// An import with its dataset keeps the items of an answered task that have no response as
+/// failed answers, so the run's rates count them as PRISM does, and says how many.
+#[test]
+fn an_import_keeps_items_without_a_response_as_failed_answers() {
+    let env = Env::new();
+    let ds = load_mini();
+    let who: Vec<_> = ds
+        .items
+        .iter()
+        .filter(|it| &*ds.task_of(it).id == "KE-EIC-WhoQA_Entity")
+        .collect();
+    write_rows(
+        &env.out(),
+        &[(
+            who[0].id.to_string(),
+            who[0].answer.clone().unwrap().to_string(),
+        )],
+    );
+    let db = env.out().join("imported.db");
+    let a = env
+        .prism()
+        .args(["import", "--prism-outputs"])
+        .arg(env.out())
+        .arg("--dataset")
+        .arg(mini())
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    let missing = who.len() - 1;
+    assert!(
+        err.contains(&format!(
+            "{missing} item(s) of the answered tasks have no response"
+        )),
+        "{err}"
+    );
+    let run = String::from_utf8_lossy(&a.get_output().stdout)
+        .trim()
+        .to_string();
+    let s = prism::store::Store::open(&db).unwrap();
+    let rs = s.responses(&run).unwrap();
+    assert_eq!(rs.len(), who.len());
+    assert_eq!(rs.iter().filter(|r| !r.is_ok()).count(), missing);
+    // Scored, the task's rate holds every item: one right of all.
+    let a = env
+        .prism()
+        .args(["score", "--json", "--data"])
+        .arg(mini())
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let got = v["models"][0]["task_scores"]["KE-EIC-WhoQA_Entity"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{v}"));
+    assert!((got - 100.0 / who.len() as f64).abs() < 0.01, "{got}");
 }

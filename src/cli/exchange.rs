@@ -108,12 +108,49 @@ pub(crate) struct OfficialResponse {
     pub response: String,
 }
 
+/// What a `responses/` directory holds: its lines, and the tasks it has a file for (a task whose
+/// file holds no line is still one the model was run on).
+pub(crate) struct ResponsesDir {
+    pub rows: Vec<OfficialResponse>,
+    pub tasks: Vec<String>,
+}
+
+impl ResponsesDir {
+    /// The dataset's items of the tasks this directory has a file for that no line answers, in
+    /// dataset order, as (task, item id). PRISM's evaluation loops over every item of a task's
+    /// data file and scores an absent response as failed (0, in the denominator), so prism
+    /// counts these as failed answers too; a task with no file at all is a task not run (left
+    /// out of the rates, its dimension partial) and is not listed here.
+    pub(crate) fn missing(&self, ds: &crate::dataset::Dataset) -> Vec<(String, String)> {
+        let tasks: std::collections::HashSet<&str> =
+            self.tasks.iter().map(String::as_str).collect();
+        let answered: std::collections::HashSet<(&str, &str)> = self
+            .rows
+            .iter()
+            .map(|r| (r.task.as_str(), r.id.as_str()))
+            .collect();
+        ds.items
+            .iter()
+            .filter_map(|it| {
+                let task = &*ds.task_of(it).id;
+                (tasks.contains(task) && !answered.contains(&(task, &*it.id)))
+                    .then(|| (task.to_string(), it.id.to_string()))
+            })
+            .collect()
+    }
+}
+
+/// The error a missing response is stored and scored with.
+pub(crate) fn no_response(task: &str) -> String {
+    format!("{}responses/{task}.jsonl", crate::eval::score::NO_RESPONSE)
+}
+
 /// Reads every `*.jsonl` in a `responses/` directory; bad lines become `file:line: field: reason`
 /// problems and the rest still loads.
 pub(crate) fn read_responses(
     dir: &Path,
     problems: &mut Vec<String>,
-) -> anyhow::Result<Vec<OfficialResponse>> {
+) -> anyhow::Result<ResponsesDir> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .with_context(|| format!("reading {}", dir.display()))?
         .flatten()
@@ -122,6 +159,7 @@ pub(crate) fn read_responses(
         .collect();
     files.sort();
     let mut out = Vec::new();
+    let mut tasks = Vec::new();
     for path in files {
         // Regular files only (a link to one too): a FIFO named X.jsonl would wait forever, and
         // a link to /dev/zero is one endless line.
@@ -136,6 +174,7 @@ pub(crate) fn read_responses(
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
+        tasks.push(task.clone());
         let f =
             std::fs::File::open(&path).with_context(|| format!("opening {}", path.display()))?;
         let mut lines = LineReader::new(BufReader::new(f), MAX_LINE_BYTES);
@@ -189,18 +228,29 @@ pub(crate) fn read_responses(
             });
         }
     }
-    Ok(out)
+    Ok(ResponsesDir { rows: out, tasks })
+}
+
+/// What `prism import` made: the run, its answers, the lines it could not read, and the
+/// answers it added as failed for items with no response (with a dataset to know them by).
+pub(crate) struct Imported {
+    pub run_id: String,
+    pub answers: usize,
+    pub problems: Vec<String>,
+    pub missing: usize,
 }
 
 pub(crate) fn import(
     store: &mut Store,
     dir: &Path,
     dataset_ref: &str,
-) -> anyhow::Result<(String, usize, Vec<String>)> {
+    ds: Option<&crate::dataset::Dataset>,
+) -> anyhow::Result<Imported> {
     let mut models = Vec::new();
     let mut jobs = Vec::new();
     let mut responses = Vec::new();
     let mut problems = Vec::new();
+    let mut missing = 0;
     let run_id = new_run_id();
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .with_context(|| format!("reading {}", dir.display()))?
@@ -212,7 +262,20 @@ pub(crate) fn import(
         let model = entry.file_name().to_string_lossy().into_owned();
         // Answers read from files: no endpoint was called, and none may be on resume.
         models.push(ModelSnapshot::imported(&model));
-        for r in read_responses(&entry.path().join("responses"), &mut problems)? {
+        let read = read_responses(&entry.path().join("responses"), &mut problems)?;
+        // Items of an answered task with no line: failed answers, as PRISM scores them.
+        let absent: Vec<OfficialResponse> = ds
+            .map(|ds| read.missing(ds))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(task, id)| OfficialResponse {
+                response: format!("ERROR: {}", no_response(&task)),
+                task,
+                id,
+            })
+            .collect();
+        missing += absent.len();
+        for r in read.rows.into_iter().chain(absent) {
             let idx = jobs.len() as u32;
             jobs.push(JobRecord {
                 idx,
@@ -265,7 +328,12 @@ pub(crate) fn import(
     };
     store.create_run(&run, &jobs)?;
     store.save_responses(&responses)?;
-    Ok((run_id, responses.len(), problems))
+    Ok(Imported {
+        run_id,
+        answers: responses.len() - missing,
+        problems,
+        missing,
+    })
 }
 
 /// `prism export`: a stored run as PRISM's outputs/ layout.
@@ -306,14 +374,34 @@ pub(crate) fn import_cmd(
     // Into a shared store: imported here, then the run copied there whole.
     let db = crate::store::Db::open(db.as_deref(), &super::run::default_db(dirs))?;
     let mut store = db.store()?;
+    // With the dataset, items of an answered task that have no response are known, and kept
+    // as failed answers (PRISM scores them 0, in the denominator).
+    let ds = match &dataset {
+        Some(d) => Some(super::run::open_dataset(Some(d.as_path()))?.0),
+        None => None,
+    };
     let dataset_ref = dataset
         .map(|d| std::fs::canonicalize(&d).unwrap_or(d).display().to_string())
         .unwrap_or_else(|| "<unknown>".into());
-    let (id, n, problems) = import(&mut store, prism_outputs, &dataset_ref)?;
+    let Imported {
+        run_id: id,
+        answers: n,
+        problems,
+        missing,
+    } = import(&mut store, prism_outputs, &dataset_ref, ds.as_deref())?;
     for p in &problems {
         crate::warn!("{p}");
     }
     crate::warn!("imported {n} responses as run {id}");
+    if missing > 0 {
+        crate::warn!(
+            "{missing} item(s) of the answered tasks have no response: kept as failed answers (they score 0 and count, as PRISM scores them)"
+        );
+    } else if ds.is_none() {
+        crate::warn!(
+            "note: without --data, items that have no response cannot be known (PRISM scores them 0): give the dataset to keep them as failed answers"
+        );
+    }
     if db.is_shared() {
         let answers = db.push_run(&id)?;
         crate::warn!("run {id} copied to {}: {answers} answers", db.shown());

@@ -235,7 +235,8 @@ pub enum Command {
         /// imported here, then the run copied there.
         #[arg(long)]
         db: Option<PathBuf>,
-        /// The dataset the answers belong to (recorded with the run).
+        /// The dataset the answers belong to (recorded with the run). With it, items of an
+        /// answered task that have no response are kept as failed answers (PRISM scores them 0).
         #[arg(long)]
         dataset: Option<PathBuf>,
     },

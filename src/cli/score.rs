@@ -393,11 +393,23 @@ fn score_outputs(
     }
     let mdir = out.join(exchange::dir_name(model));
     let mut problems = Vec::new();
-    let rows = exchange::read_responses(&mdir.join("responses"), &mut problems)?;
+    let read = exchange::read_responses(&mdir.join("responses"), &mut problems)?;
+    // Items of an answered task with no line: scored as failed (0, in the denominator), as
+    // PRISM's evaluation scores them; said below, never dropped.
+    let missing = read.missing(&ds);
+    let absent = missing.iter().map(|(task, id)| {
+        let failed = crate::engine::score::Answer::Failed(exchange::no_response(task));
+        (task.clone(), id.clone(), failed)
+    });
+    // An official outputs file: its text as PRISM reads it (`ERROR: ...` is a failure).
+    let read_rows = read.rows.into_iter().map(|r| {
+        let text = crate::engine::score::Answer::Text(r.response);
+        (r.task, r.id, text)
+    });
     let mut inputs = Vec::new();
-    for (n, r) in rows.into_iter().enumerate() {
-        let Some(item) = ds.index_of(&r.id) else {
-            problems.push(format!("{}: id: {:?} is not in the dataset", r.task, r.id));
+    for (n, (task, id, response)) in read_rows.chain(absent).enumerate() {
+        let Some(item) = ds.index_of(&id) else {
+            problems.push(format!("{task}: id: {id:?} is not in the dataset"));
             continue;
         };
         inputs.push(ToScore {
@@ -406,8 +418,7 @@ fn score_outputs(
             item,
             model: model.to_string(),
             sample: 0,
-            // An official outputs file: its text as PRISM reads it (`ERROR: ...` is a failure).
-            response: Some(crate::engine::score::Answer::Text(r.response)),
+            response: Some(response),
             stored_earlier: false,
         });
     }
@@ -429,6 +440,26 @@ fn score_outputs(
         .first()
         .map(|m| m.to_json(judge))
         .unwrap_or_else(|| json!({"model": model, "judge": judge, "task_scores": {}}));
+    let mut summary = summary;
+    if !missing.is_empty() {
+        // Beside the official fields: how many items had no response, and which.
+        summary["missing_responses"] = json!({
+            "count": missing.len(),
+            "items": missing.iter().map(|(_, id)| id).collect::<Vec<_>>(),
+        });
+        crate::warn!(
+            "{} item(s) of the answered tasks have no response: scored 0 (failed) and counted, as PRISM scores them: {}",
+            missing.len(),
+            crate::text::truncate(
+                &missing
+                    .iter()
+                    .map(|(_, id)| id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                200
+            )
+        );
+    }
     let path = mdir.join("summary.json");
     std::fs::write(&path, serde_json::to_string_pretty(&summary)? + "\n")
         .with_context(|| format!("writing {}", path.display()))?;

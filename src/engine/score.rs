@@ -74,7 +74,7 @@ impl ToScore {
             sample: self.sample,
             response: self.response.as_ref().map(|a| match a {
                 Answer::Text(t) => Reply::Text(t),
-                Answer::Failed(_) => Reply::Failed,
+                Answer::Failed(why) => Reply::Failed(why),
             }),
         }
     }
@@ -91,11 +91,12 @@ pub(crate) struct Input<'a> {
     response: Option<Reply<'a>>,
 }
 
-/// A borrowed [`Answer`] (a failure's reason is not needed to score it).
+/// A borrowed [`Answer`]; a failure's reason shows in the score's detail only where it is a
+/// missing response (any other is an API error, as PRISM writes it).
 #[derive(Clone, Copy)]
 enum Reply<'a> {
     Text(&'a str),
-    Failed,
+    Failed(&'a str),
 }
 
 impl<'a> Input<'a> {
@@ -108,7 +109,7 @@ impl<'a> Input<'a> {
             model: &r.model,
             sample: r.sample,
             response: match (&r.error, &r.text) {
-                (Some(_), _) => Some(Reply::Failed),
+                (Some(why), _) => Some(Reply::Failed(why)),
                 (None, Some(t)) => Some(Reply::Text(t)),
                 (None, None) => None,
             },
@@ -140,8 +141,12 @@ pub(crate) fn rule(ds: &Dataset, t: &Input<'_>, judged: bool) -> Ruled {
     let item = &ds.items[t.item];
     let steps = match t.response {
         // A failed job scores 0 with its reason (PRISM counts it as wrong).
-        Some(Reply::Failed) => Step::Done(crate::eval::rules::Verdict::fail(
-            "failed response (API error)",
+        Some(Reply::Failed(why)) => Step::Done(crate::eval::rules::Verdict::fail(
+            if why.starts_with(crate::eval::score::NO_RESPONSE) {
+                format!("failed response ({})", crate::text::one_line(why))
+            } else {
+                "failed response (API error)".to_string()
+            },
         )),
         _ => step(ds, item, t.text()),
     };

@@ -707,11 +707,7 @@ fn star_paragraphs(r: &str) -> usize {
         .count()
 }
 
-/// Python's `str.isspace` for one character: Unicode White_Space plus the four information
-/// separators U+001C..U+001F, which Python strips and Rust's `trim` keeps.
-fn py_is_space(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
+use super::py::is_space as py_is_space;
 
 fn nth_paragraph_first_word(kw: &Map<String, Value>, r: &str) -> Result<(), String> {
     let want_n = int(kw, "num_paragraphs")?;
@@ -777,14 +773,7 @@ fn two_responses(r: &str) -> Result<(), String> {
     }
 }
 
-/// Python's `str.isupper`: some cased character, none lower case.
-fn is_upper(s: &str) -> bool {
-    s.chars().any(char::is_uppercase) && !s.chars().any(char::is_lowercase)
-}
-
-fn is_lower(s: &str) -> bool {
-    s.chars().any(char::is_lowercase) && !s.chars().any(char::is_uppercase)
-}
+use super::py::{is_lower, is_upper};
 
 /// A Python literal as written in PRISM's `id: {...}` instruction ids: dicts, lists, quoted
 /// strings (either quote), numbers, True/False/None.

@@ -12,6 +12,9 @@ pub mod language;
 pub(crate) mod metrics;
 pub mod panel;
 pub(crate) mod rules;
+/// The option letter of a choice answer (PRISM's extraction), for the tests that hold it to the rule.
+pub use rules::extract_choice;
+pub(crate) mod py;
 pub mod score;
 pub mod semantic;
 pub mod signals;

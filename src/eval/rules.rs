@@ -2,10 +2,11 @@
 //! word_range, each exactly per PRISM-FORMAT.md. A score is in [0, 1]; each comes with the detail
 //! a user needs to see why (the extracted letter, the label found, the word count).
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use regex::Regex;
 
+use super::py;
 use super::text::{digit_runs, loose, normal};
 
 /// A score with its explanation.
@@ -62,77 +63,104 @@ pub(crate) fn fuzzy(response: &str, answer: &str) -> Verdict {
     Verdict::new(false, format!("expected {}", crate::text::quoted(&a)))
 }
 
-/// The option letter a response chooses, following PRISM's extraction order.
-pub(crate) fn extract_choice(response: &str, n_options: usize) -> Option<char> {
+/// The option letter a response chooses, exactly as PRISM-FORMAT.md spells the official
+/// extraction: the response stripped and split on `\n`; five patterns searched in the last five
+/// lines joined (the topmost match of the first pattern that matches decides, as `re.search`
+/// has it); then a line that is only the letter, from the end; then a line of the last ten that
+/// ends in a standalone letter, from the end; then the last standalone letter anywhere.
+/// Whitespace, word characters and "standalone" are Python's (`super::py`): the B of `答案是B。`
+/// is glued to a letter, and no choice.
+pub fn extract_choice(response: &str, n_options: usize) -> Option<char> {
     let n = crate::taxonomy::choice_letters(n_options);
     let allowed = |c: char| c.is_ascii_uppercase() && ((c as u8 - b'A') as usize) < n;
-    let lines: Vec<&str> = response.lines().map(str::trim).collect();
-    // The tail is the last five lines in reading order: PRISM joins them with newlines and
-    // `re.search`es each pattern in it, so the topmost match in the tail wins (its docstring says
-    // the last choice wins; the code, which decides the official scores, takes the first).
-    let last5 = &lines[lines.len().saturating_sub(5)..];
-    let tail = last5.join("\n");
-    static BOLD: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"\*\*([A-Z])\*\*").expect("a fixed pattern"));
-    static ANSWER_IS: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)the answer is\s*:?\s*\**\s*([A-Z])\b").expect("a fixed pattern")
-    });
-    static ANSWER_COLON: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"(?i)answer\s*:\s*\**\s*([A-Z])\b").expect("a fixed pattern"));
-    static ONLY_LETTER: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^\**([A-Z])\**\s*[.):]?$").expect("a fixed pattern"));
-    static ENDS_LETTER: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?:^|[^A-Za-z0-9])([A-Z])\s*[.。]?$").expect("a fixed pattern")
-    });
-    static ANY_LETTER: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"\b([A-Z])\b").expect("a fixed pattern"));
-    let one = |l: &str| {
-        let mut cs = l.chars();
+    let single = |t: &str| {
+        let mut cs = t.chars();
         match (cs.next(), cs.next()) {
             (Some(c), None) if allowed(c) => Some(c),
             _ => None,
         }
     };
-    let first_cap = |re: &Regex, l: &str| -> Option<char> {
-        re.captures_iter(l)
-            .filter_map(|c| c.get(1)?.as_str().chars().next())
-            .find(|c| allowed(*c))
-    };
-    // 1. In the last five lines, in this order of patterns, each from the top of the tail.
-    if let Some(c) = last5.iter().find_map(|l| one(l)) {
+    let text = py::strip(response);
+    let lines: Vec<&str> = text.split('\n').collect();
+    let last5 = &lines[lines.len().saturating_sub(5)..];
+    // 1. `^\s*([A-D])\s*$`: a line holding only the letter.
+    if let Some(c) = last5.iter().find_map(|l| single(py::strip(l))) {
         return Some(c);
     }
+    // 2. `^\s*\*\*([A-D])\*\*\s*$`: a line holding only `**X**`.
     if let Some(c) = last5.iter().find_map(|l| {
-        l.strip_prefix("**")
-            .and_then(|x| x.strip_suffix("**"))
-            .and_then(one)
+        let t = py::strip(l).strip_prefix("**")?.strip_suffix("**")?;
+        single(t)
     }) {
         return Some(c);
     }
-    for re in [&*BOLD, &*ANSWER_IS, &*ANSWER_COLON] {
-        if let Some(c) = first_cap(re, &tail) {
+    let tail = last5.join("\n");
+    // 3. `\*\*([A-D])\*\*` anywhere in the tail, the leftmost.
+    let b = tail.as_bytes();
+    if let Some(c) = (0..b.len().saturating_sub(4)).find_map(|i| {
+        let c = char::from(b[i + 2]);
+        (&b[i..i + 2] == b"**" && allowed(c) && &b[i + 3..i + 5] == b"**").then_some(c)
+    }) {
+        return Some(c);
+    }
+    // 4 and 5. `[Tt]he answer is` / `[Aa]nswer`, colons and whitespace, asterisks, the letter.
+    let (answer_is, answer) = answer_patterns(n);
+    for re in [answer_is, answer] {
+        if let Some(c) = re.captures(&tail).and_then(|m| m[1].chars().next()) {
             return Some(c);
         }
     }
-    // 2. From the end: a line that is only the letter, with optional asterisks and . ) :
-    if let Some(c) = lines.iter().rev().find_map(|l| first_cap(&ONLY_LETTER, l)) {
+    // Then from the end: a line that is `^\**([A-D])\**[.):]?$` (no space before the `.`).
+    if let Some(c) = lines.iter().rev().find_map(|l| {
+        let t = py::strip(l).trim_start_matches('*');
+        let c = t.chars().next().filter(|&c| allowed(c))?;
+        matches!(t[1..].trim_start_matches('*'), "" | "." | ")" | ":").then_some(c)
+    }) {
         return Some(c);
     }
-    // 3. In the last ten lines: a line ending in a standalone letter.
-    if let Some(c) = lines
-        .iter()
-        .rev()
-        .take(10)
-        .find_map(|l| first_cap(&ENDS_LETTER, l))
-    {
+    // Then the last ten lines from the end: `\b([A-D])[.。]?\s*$` (a stripped line can only
+    // end in the letter, or in the letter and one `.` or `。`).
+    if let Some(c) = lines.iter().rev().take(10).find_map(|l| {
+        let t = py::strip(l);
+        let t = t
+            .strip_suffix('.')
+            .or_else(|| t.strip_suffix('。'))
+            .unwrap_or(t);
+        let c = t.chars().next_back().filter(|&c| allowed(c))?;
+        let before = t[..t.len() - 1].chars().next_back();
+        (!before.is_some_and(py::is_word)).then_some(c)
+    }) {
         return Some(c);
     }
-    // 4. The last standalone letter anywhere.
-    ANY_LETTER
-        .captures_iter(response)
-        .filter_map(|c| c.get(1)?.as_str().chars().next())
-        .filter(|c| allowed(*c))
-        .last()
+    // Finally the last standalone letter anywhere: `re.findall(r"\b([A-D])\b", ...)[-1]`.
+    let mut last = None;
+    let mut prev: Option<char> = None;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if allowed(c)
+            && !prev.is_some_and(py::is_word)
+            && !chars.peek().is_some_and(|&n| py::is_word(n))
+        {
+            last = Some(c);
+        }
+        prev = Some(c);
+    }
+    last
+}
+
+/// Patterns 4 and 5 of the extraction for `n` letters (4 to 8), made once each. Only the first
+/// letter of the words may change case; `\s` is Python's (with U+001C..U+001F).
+fn answer_patterns(n: usize) -> (&'static Regex, &'static Regex) {
+    static MADE: [OnceLock<(Regex, Regex)>; 9] = [const { OnceLock::new() }; 9];
+    let (a, b) = MADE[n.min(8)].get_or_init(|| {
+        let last = char::from(b'A' + (n.clamp(1, 8) - 1) as u8);
+        let run = r"[:\s\x{1C}-\x{1F}]*\**";
+        (
+            Regex::new(&format!("[Tt]he answer is{run}([A-{last}])")).expect("a fixed pattern"),
+            Regex::new(&format!("[Aa]nswer{run}([A-{last}])")).expect("a fixed pattern"),
+        )
+    });
+    (a, b)
 }
 
 pub(crate) fn choice(response: &str, answer: &str, n_options: usize) -> Verdict {
@@ -211,7 +239,7 @@ pub(crate) fn truth_label(response: &str, answer: &str) -> Verdict {
 }
 
 pub(crate) fn word_range(response: &str, min: i64, max: i64) -> Verdict {
-    let n = response.split_whitespace().count() as i64;
+    let n = super::py::split(response).count() as i64;
     Verdict::new(
         (min..=max).contains(&n),
         format!("{n} words, allowed {min}-{max}"),

@@ -24,6 +24,10 @@ pub enum Step {
     NoPrompt(JudgeKind),
 }
 
+/// How the reason of a failed answer that never had a response begins (an item a responses file
+/// or an import left out): its score's detail says so.
+pub const NO_RESPONSE: &str = "no response in ";
+
 /// Scores a response by rule, or says which judge must decide.
 pub fn step(ds: &Dataset, item: &Item, response: Option<&str>) -> Step {
     let ev = ds.task_of(item).evaluator;

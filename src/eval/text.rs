@@ -11,8 +11,9 @@ pub(crate) fn loose(s: &str) -> String {
     collapse(s, &LOOSE)
 }
 
-/// In an ASCII byte map: the byte is whitespace (`char::is_whitespace`'s in ASCII: tab to
-/// carriage return and space, which unlike `u8::is_ascii_whitespace` includes the vertical tab).
+/// In an ASCII byte map: the byte is whitespace (Python's `str.isspace` in ASCII: tab to
+/// carriage return, the separators U+001C..U+001F and space; unlike `u8::is_ascii_whitespace`
+/// it includes the vertical tab).
 const SPACE: u8 = 0x80;
 /// In an ASCII byte map: the byte is removed.
 const DROP: u8 = 0x81;
@@ -32,6 +33,12 @@ const fn ascii_map(drops: &[u8]) -> [u8; 256] {
         w += 1;
     }
     t[b' ' as usize] = SPACE;
+    // Python's `str.split()` also splits on the information separators U+001C..U+001F.
+    let mut w = 0x1c;
+    while w <= 0x1f {
+        t[w] = SPACE;
+        w += 1;
+    }
     let mut i = 0;
     while i < drops.len() {
         t[drops[i] as usize] = DROP;
@@ -55,7 +62,7 @@ fn collapse(s: &str, map: &[u8; 256]) -> String {
     // Every character removed is ASCII: the map says which.
     let drop = |c: char| c.is_ascii() && map[c as usize] == DROP;
     let mut out = String::with_capacity(s.len());
-    for word in s.split_whitespace() {
+    for word in super::py::split(s) {
         let start = out.len();
         if start > 0 {
             out.push(' ');
@@ -116,7 +123,7 @@ pub(crate) fn digit_runs(s: &str) -> Vec<&str> {
 pub(crate) fn is_failed(response: Option<&str>) -> bool {
     match response {
         None => true,
-        Some(r) => r.trim().is_empty() || r.starts_with("ERROR:"),
+        Some(r) => super::py::strip(r).is_empty() || r.starts_with("ERROR:"),
     }
 }
 
@@ -137,14 +144,22 @@ mod tests {
         assert!(is_failed(Some(" \n")));
         assert!(is_failed(None));
         assert!(!is_failed(Some("x")));
+        // Python's whitespace: the information separators split words (`"a\x1fb".split()`).
+        assert_eq!(normal("a\u{1f}b"), "a b");
+        assert_eq!(normal("Ä\u{1c}b\u{85}C"), "ä b c");
+        assert!(is_failed(Some("\u{1e}\u{1f}")));
+    }
+
+    /// Python's `str.split()`, written apart: White_Space and U+001C..U+001F.
+    fn py_words(s: &str) -> Vec<&str> {
+        s.split(|c: char| c.is_whitespace() || matches!(c, '\u{1c}'..='\u{1f}'))
+            .filter(|w| !w.is_empty())
+            .collect()
     }
 
     /// The definitions, written as PRISM-FORMAT.md states them.
     fn normal_by_definition(s: &str) -> String {
-        s.split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-            .to_lowercase()
+        py_words(s).join(" ").to_lowercase()
     }
 
     fn loose_by_definition(s: &str) -> String {
@@ -152,7 +167,7 @@ mod tests {
             .chars()
             .filter(|c| !".,;:!?'\"()[]{}".contains(*c))
             .collect();
-        stripped.split_whitespace().collect::<Vec<_>>().join(" ")
+        py_words(&stripped).join(" ")
     }
 
     /// Every ASCII character, alone, inside a word and between words, through the byte maps.
