@@ -9,6 +9,7 @@ use std::path::Path;
 use anyhow::{Context, bail};
 use serde_json::json;
 
+use crate::dataset::claims::Truth;
 use crate::detect::import::{self, File};
 use crate::detect::{released, results};
 use crate::store::{DetectWrite, Store};
@@ -191,10 +192,32 @@ fn import_notes(
         notes.push(format!("  and {} more", summary.readings_differ.len() - 10));
     }
     if !summary.undetermined.is_empty() {
+        // What the paper's reading makes of them, each group with its lines: it takes the
+        // first truth word it meets, so "true or false" reads true and "truth or falsehood"
+        // false.
+        let group = |want: Option<Truth>| -> Vec<(String, usize)> {
+            summary
+                .undetermined
+                .iter()
+                .filter(|u| u.2 == want)
+                .map(|u| (u.0.clone(), u.1))
+                .collect()
+        };
+        let paper: Vec<String> = [
+            (Some(Truth::True), "true"),
+            (Some(Truth::False), "false"),
+            (None, "no answer"),
+        ]
+        .into_iter()
+        .filter_map(|(t, said)| {
+            let at = group(t);
+            (!at.is_empty()).then(|| format!("as {said}: {} ({})", at.len(), lines_of(&at)))
+        })
+        .collect();
         notes.push(format!(
-            "{} replies say the claim's truth cannot be determined: prism's reader takes them as no answer (left out of #N), the paper's as true (\"true or false\" holds \"true\"): {}",
+            "{} replies say the claim's truth cannot be determined: prism's reader takes them as no answer (left out of #N); the paper's reading takes them {}",
             summary.undetermined.len(),
-            lines_of(&summary.undetermined)
+            paper.join("; ")
         ));
     }
     if balanced_set {

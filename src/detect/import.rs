@@ -70,10 +70,11 @@ pub struct Summary {
     pub disagreeing: Vec<(String, usize)>,
     /// Replies the two readings read differently: file, line, the paper's, prism's.
     pub readings_differ: Vec<(String, usize, Option<Truth>, Option<Truth>)>,
-    /// Replies that say the claim's truth cannot be determined (file, line): prism reads them
-    /// as neither true nor false (an abstention, left out of #N); the paper's reading finds
-    /// "true" in "whether the claim is true or false" and counts them true.
-    pub undetermined: Vec<(String, usize)>,
+    /// Replies that say the claim's truth cannot be determined (file, line, the paper's
+    /// reading): prism reads them as neither true nor false (an abstention, left out of #N);
+    /// the paper's reading takes each as whichever word it finds first ("whether the claim is
+    /// true or false" is true, "its truth or falsehood" false), or as nothing.
+    pub undetermined: Vec<(String, usize, Option<Truth>)>,
     /// Files with no label on any line, whose labels were recovered by position: the authors
     /// wrote the hallucinated half first in every labelled file (22 of 22).
     pub labels_by_position: Vec<String>,
@@ -172,7 +173,7 @@ pub fn build(
                     .push((f.path.clone(), r.line, paper, prism));
             }
             if prism.is_none() && super::parse::says_undetermined(&r.reply) {
-                summary.undetermined.push((f.path.clone(), r.line));
+                summary.undetermined.push((f.path.clone(), r.line, paper));
             }
             let from_label = match (hallucinated, paper) {
                 (Some(h), Some(said)) => Some(if h { flip(said) } else { said }),
@@ -403,9 +404,21 @@ mod tests {
                 Some(true),
             ),
             record(2, "B", "The claim is true or false.", Some(false)),
+            // Released replies (GPT-3.5 WICE T=0.1 line 36, 13B PubHEALTH T=0.9 line 15).
+            record(
+                3,
+                "C",
+                "It is unclear whether the claim is true or not.",
+                Some(true),
+            ),
+            record(4, "D", "One would need accurate information.", Some(true)),
         ]);
         let (_, targets, s) = build(&[f], None, None, Reading::Prism, "x".into());
-        assert_eq!(s.undetermined, vec![("dataset_0.5.jsonl".to_string(), 1)]);
+        let lines: Vec<usize> = s.undetermined.iter().map(|u| u.1).collect();
+        assert_eq!(lines, [1, 3, 4]);
+        assert!(s.undetermined.iter().all(|u| u.0 == "dataset_0.5.jsonl"));
+        assert_eq!(targets[2].class, Some(Class::Unparsed));
+        assert_eq!(targets[3].class, Some(Class::Unparsed));
         assert_eq!(targets[0].class, Some(Class::Unparsed));
     }
 }

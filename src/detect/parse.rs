@@ -411,6 +411,13 @@ pub fn read_truth(reply: &str) -> Option<Truth> {
     if refusal(reply) && !ANSWER.is_match(reply) {
         return None;
     }
+    // Words that only name the question, never answer it, are not a verdict: "whether the
+    // claim is true or not", "one would need accurate information" (AutoHall's released replies
+    // abstain this way; reading "true" there counted an abstention as a verdict).
+    static MENTION: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\b(?:whether|if)\b[^.\n]{0,60}?\b(?:true|false|correct|accurate|incorrect|inaccurate)\b(?:\s+or\s+(?:not|false|true|incorrect|inaccurate))?|\b(?:need|needs|needed|require|requires|required)\b[^.\n]{0,30}?\b(?:accurate|correct|reliable|true|factual)\s+(?:information|data|sources?|facts?|knowledge)\b").expect("a fixed pattern")
+    });
+    let reply = &*MENTION.replace_all(reply, " ");
     // The verdict is the first sentence's; one that says both ("The claim is true, but it's not
     // a fact") gives none. "It is false, not true" says false twice.
     let first = reply
@@ -431,7 +438,7 @@ pub fn read_truth(reply: &str) -> Option<Truth> {
 /// [`read_truth`] reads as neither (it names both) and which the import counts on its own.
 pub fn says_undetermined(reply: &str) -> bool {
     static UNDETERMINED: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)\b(?:not\s+possible|impossible|cannot|can\s*not|can't|unable|not\s+able|difficult|hard|insufficient\s+information|not\s+enough\s+information)\b[^.\n]{0,20}?\b(?:determine|determined|verify|verified|say|tell|judge|assess|confirm|conclude)\b").expect("a fixed pattern")
+        Regex::new(r"(?i)\b(?:not\s+possible|impossible|cannot|can\s*not|can't|unable|not\s+able|difficult|hard|insufficient\s+information|not\s+enough\s+information)\b[^.\n]{0,20}?\b(?:determine|determined|verify|verified|say|tell|judge|assess|confirm|conclude)\b|\b(?:unclear|uncertain|not\s+clear)\s+(?:whether|if)\b|\bwould\s+need\b[^.\n]{0,30}?\binformation\b").expect("a fixed pattern")
     });
     UNDETERMINED.is_match(reply)
 }
@@ -827,6 +834,13 @@ mod tests {
         ("Hmm, hard to say.", None),
         ("I am unable to answer this.", None),
         ("Unclear.", None),
+        // Released AutoHall replies that abstain while naming the question.
+        ("It is unclear whether the claim is true or not.", None),
+        ("One would need accurate information.", None),
+        (
+            "The question is whether it is true: it is false.",
+            Some(Truth::False),
+        ),
     ];
 
     #[test]
