@@ -75,6 +75,14 @@ pub struct Summary {
     /// the paper's reading takes each as whichever word it finds first ("whether the claim is
     /// true or false" is true, "its truth or falsehood" false), or as nothing.
     pub undetermined: Vec<(String, usize, Option<Truth>)>,
+    /// Records that repeat an earlier one of the same file exactly (claim, reference, reply and
+    /// label): (file, line, the line it repeats). The authors' substring match put a claim with
+    /// a near-twin in the claims file into both halves; each is counted, as the authors counted
+    /// it, and named.
+    pub duplicates: Vec<(String, usize, usize)>,
+    /// Claims of one file that differ only in case, spacing or final punctuation, with opposite
+    /// labels (`... cycle` and `... cycle.`): (file, line, line).
+    pub twins: Vec<(String, usize, usize)>,
     /// Files with no label on any line, whose labels were recovered by position: the authors
     /// wrote the hallucinated half first in every labelled file (22 of 22).
     pub labels_by_position: Vec<String>,
@@ -117,6 +125,35 @@ fn norm(s: &str) -> String {
         .to_lowercase()
 }
 
+/// The file's exact duplicates and its near-twin claims with opposite labels, into `summary`.
+fn repeats(f: &File, labels: &[Option<bool>], summary: &mut Summary) {
+    let mut exact: HashMap<(&str, &str, &str, Option<bool>), usize> = HashMap::new();
+    let mut by_claim: HashMap<String, Vec<(usize, Option<bool>)>> = HashMap::new();
+    for (r, &h) in f.released.records.iter().zip(labels) {
+        let key = (r.claim.as_str(), r.reference.as_str(), r.reply.as_str(), h);
+        match exact.get(&key) {
+            Some(&first) => {
+                summary.duplicates.push((f.path.clone(), r.line, first));
+                continue;
+            }
+            None => {
+                exact.insert(key, r.line);
+            }
+        }
+        let twin = norm(&r.claim)
+            .trim_end_matches(['.', '!', '?', ' '])
+            .to_string();
+        let seen = by_claim.entry(twin).or_default();
+        if let Some(&(other, _)) = seen
+            .iter()
+            .find(|(_, l)| l.is_some() && h.is_some() && *l != h)
+        {
+            summary.twins.push((f.path.clone(), other, r.line));
+        }
+        seen.push((r.line, h));
+    }
+}
+
 /// The run and its targets from released files. `model` names the model when given, else each
 /// record's own (the response's model, else the path's: `llama2_7b_data/` is `llama2_7b`).
 pub fn build(
@@ -149,6 +186,7 @@ pub fn build(
         if is_balanced(&labels) {
             summary.balanced_files.push(f.path.clone());
         }
+        repeats(f, &labels, &mut summary);
         for (r, hallucinated) in f.released.records.iter().zip(labels) {
             summary.records += 1;
             let name = model
@@ -392,6 +430,34 @@ mod tests {
         ]);
         let (run, _, s) = build(&[mixed], None, None, Reading::Paper, "x".into());
         assert!(s.balanced_files.is_empty() && !run.config.balanced_set);
+    }
+
+    #[test]
+    fn exact_duplicates_and_near_twins_with_the_other_label_are_named() {
+        let f = file(vec![
+            record(1, "Arctic icemelt is a natural cycle", "True.", Some(true)),
+            record(2, "Something else", "False.", Some(true)),
+            // Line 1 again, byte for byte (its reference too).
+            Record {
+                line: 3,
+                ..record(1, "Arctic icemelt is a natural cycle", "True.", Some(true))
+            },
+            record(
+                4,
+                "arctic icemelt is a natural cycle.",
+                "True.",
+                Some(false),
+            ),
+        ]);
+        let (_, targets, s) = build(&[f], None, None, Reading::Paper, "x".into());
+        assert_eq!(
+            targets.len(),
+            4,
+            "every line is counted, as the authors counted it"
+        );
+        let p = "dataset_0.5.jsonl".to_string();
+        assert_eq!(s.duplicates, vec![(p.clone(), 3, 1)]);
+        assert_eq!(s.twins, vec![(p, 1, 4)]);
     }
 
     #[test]
