@@ -683,3 +683,33 @@ fn a_run_whose_lock_is_taken_over_stops_writing_and_says_so() {
         Some("another-prism")
     );
 }
+
+/// A job that failed after its retries is an answer that failed: it scores 0 and stays in the
+/// denominator (PRISM-FORMAT.md), so a model whose every job failed hallucinates on all of them.
+#[test]
+fn a_failed_job_scores_zero_and_counts() {
+    let env = Env::new();
+    env.prism()
+        .args([
+            "run",
+            "--models",
+            "stub,broken",
+            "--filter",
+            "KE-FD-*",
+            "--limit",
+            "3",
+        ])
+        .assert()
+        .code(2);
+    let out = env.prism().args(["score", "--json"]).assert().success();
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let broken = v["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["model"] == "broken")
+        .unwrap_or_else(|| panic!("{v}"));
+    let tasks = broken["task_scores"].as_object().unwrap();
+    assert!(!tasks.is_empty(), "{broken}");
+    assert!(tasks.values().all(|s| s.as_f64() == Some(0.0)), "{broken}");
+}
