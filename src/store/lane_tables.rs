@@ -676,7 +676,7 @@ impl rusqlite::ToSql for Val {
             Val::Int(i) => ToSqlOutput::Owned(Value::Integer(*i)),
             Val::Real(f) => ToSqlOutput::Owned(Value::Real(*f)),
             // Text that did not come through `record::text` keeps the store's rule too.
-            Val::Text(t) => match super::record::stored_text(t) {
+            Val::Text(t) => match stored_text(t) {
                 std::borrow::Cow::Borrowed(t) => {
                     ToSqlOutput::Borrowed(ValueRef::Text(t.as_bytes()))
                 }
@@ -827,16 +827,14 @@ pub(super) mod pg {
     }
 
     /// A value as PostgreSQL's TEXT takes it: with the store's rule for NUL applied
-    /// (`record::stored_text`), so a row from anywhere (a copy of a SQLite store among them)
+    /// ([`stored_text`]), so a row from anywhere (a copy of a SQLite store among them)
     /// is never refused for one.
     fn as_text(v: &Val) -> Option<String> {
         match v {
             Val::Int(i) => Some(i.to_string()),
             Val::Real(f) => Some(f.to_string()),
-            Val::Text(t) => Some(super::super::record::stored_text(t).into_owned()),
-            Val::Blob(b) => {
-                Some(super::super::record::stored_text(&String::from_utf8_lossy(b)).into_owned())
-            }
+            Val::Text(t) => Some(super::stored_text(t).into_owned()),
+            Val::Blob(b) => Some(super::stored_text(&String::from_utf8_lossy(b)).into_owned()),
             Val::Null => None,
         }
     }
@@ -982,6 +980,20 @@ pub(super) mod pg {
         .iter()
         .map(|r| (r.get(0), r.get(1)))
         .collect())
+    }
+}
+
+/// The one rule for what text the store keeps: every U+0000 becomes U+FFFD (the replacement
+/// character), on both backends. PostgreSQL's TEXT cannot hold a NUL at all (the write fails,
+/// and a run saving an answer that holds one would retry it forever); SQLite could, but a
+/// store must read the same whichever backend holds it, and a copy from one to the other must
+/// carry every row. A model's answer or an error message that holds a NUL keeps everything
+/// else as it was.
+pub fn stored_text(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains('\0') {
+        std::borrow::Cow::Owned(s.replace('\0', "\u{FFFD}"))
+    } else {
+        std::borrow::Cow::Borrowed(s)
     }
 }
 

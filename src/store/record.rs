@@ -157,19 +157,8 @@ pub fn text(s: Option<&str>) -> Val {
     s.map_or(Val::Null, |s| Val::Text(stored_text(s).into_owned()))
 }
 
-/// The one rule for what text the store keeps: every U+0000 becomes U+FFFD (the replacement
-/// character), on both backends. PostgreSQL's TEXT cannot hold a NUL at all (the write fails,
-/// and a run saving an answer that holds one would retry it forever); SQLite could, but a
-/// store must read the same whichever backend holds it, and a copy from one to the other must
-/// carry every row. A model's answer or an error message that holds a NUL keeps everything
-/// else as it was.
-pub fn stored_text(s: &str) -> std::borrow::Cow<'_, str> {
-    if s.contains('\0') {
-        std::borrow::Cow::Owned(s.replace('\0', "\u{FFFD}"))
-    } else {
-        std::borrow::Cow::Borrowed(s)
-    }
-}
+/// The one rule for what text the store keeps (defined beside the values it applies to).
+pub use super::lane_tables::stored_text;
 
 /// An integer value.
 pub fn int(i: impl Into<i64>) -> Val {
