@@ -109,7 +109,10 @@ impl Store {
             [run],
             |r| r.get(0),
         )?;
-        Ok(Some((here.max(0) as usize, c.done + c.failed)))
+        // Every answer here (the pull's last page landed, its bookkeeping not yet cleared): not
+        // in part.
+        let (here, all) = (here.max(0) as usize, c.done + c.failed);
+        Ok((here < all).then_some((here, all)))
     }
 
     pub(super) fn pending_counts(&self, run: &str) -> Result<Option<JobCounts>> {
