@@ -106,14 +106,7 @@ fn outputs_without_a_judge_score_by_rule_and_leave_judged_items_unscored() {
     let env = Env::new();
     let ds = load_mini();
     let written = write_responses(&ds, &env.out());
-    let a = env
-        .prism()
-        .args(["score", "--json", "--model", "m", "--data"])
-        .arg(mini())
-        .arg("--prism-outputs")
-        .arg(env.out())
-        .assert()
-        .success();
+    let a = score_outputs_json(&env);
     let out = a.get_output();
     let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -399,14 +392,7 @@ fn the_judge_can_come_from_the_config_and_an_unknown_one_is_named() {
     let ds = load_mini();
     write_responses(&ds, &env.out());
     std::fs::write(env.dir.path().join("config.toml"), "judge = \"j\"\n").unwrap();
-    let a = env
-        .prism()
-        .args(["score", "--json", "--model", "m", "--data"])
-        .arg(mini())
-        .arg("--prism-outputs")
-        .arg(env.out())
-        .assert()
-        .success();
+    let a = score_outputs_json(&env);
     let summary: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
     assert_eq!(summary["judge"], "j");
     assert!(env.mock.requests() > 0);
@@ -459,6 +445,17 @@ fn write_rows(out: &Path, rows: &[(String, String)]) {
     for (task, body) in by_task {
         std::fs::write(dir.join(format!("{task}.jsonl")), body).unwrap();
     }
+}
+
+/// `prism score --json` of model `m` in the outputs directory, on prism-mini; it must succeed.
+fn score_outputs_json(env: &Env) -> assert_cmd::assert::Assert {
+    env.prism()
+        .args(["score", "--json", "--model", "m", "--data"])
+        .arg(mini())
+        .arg("--prism-outputs")
+        .arg(env.out())
+        .assert()
+        .success()
 }
 
 fn score_of(out: &Path, id: &str) -> Value {
@@ -540,14 +537,7 @@ fn close_cases_score_as_the_official_evaluators_do() {
         (letters.clone(), "**A**\n**C**".into()),
     ];
     write_rows(&env.out(), &rows);
-    let a = env
-        .prism()
-        .args(["score", "--json", "--model", "m", "--data"])
-        .arg(mini())
-        .arg("--prism-outputs")
-        .arg(env.out())
-        .assert()
-        .success();
+    let a = score_outputs_json(&env);
     let _summary: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
     let expect = [
         (&de, 1.0),
@@ -875,14 +865,7 @@ fn choice_letters_whitespace_and_missing_responses_score_as_prism_does() {
         .map(|(id, r, _)| (id.clone(), r.clone()))
         .collect();
     write_rows(&env.out(), &rows);
-    let a = env
-        .prism()
-        .args(["score", "--json", "--model", "m", "--data"])
-        .arg(mini())
-        .arg("--prism-outputs")
-        .arg(env.out())
-        .assert()
-        .success();
+    let a = score_outputs_json(&env);
     let summary: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
     let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
     for (id, response, want) in &cases {
