@@ -35,7 +35,11 @@ use prism::review::{Decision, ReviewRecord};
 use prism::store::Panel;
 use prism::store::{ScoreRecord, Store};
 use prism::tui::component::{Cmd, Component, Cx, Input};
-use prism::tui::jobs::{JobRequest, Msg};
+use prism::tui::jobs::answers::{LoadStored, Stored};
+use prism::tui::jobs::review::{
+    DecisionSaved, RefreshReview, ReviewChanged, ReviewMore, SaveDecision, SaveDraft,
+};
+use prism::tui::jobs::{Job, Msg};
 use prism::tui::keymap::{Action, Keymap};
 use prism::tui::screens::Review;
 use prism::tui::session::Session;
@@ -159,7 +163,10 @@ fn measure(label: &str, ds: &Arc<Dataset>, store: &Store, review: Panel, saves: 
     let qt = t.elapsed();
     let mut screen = Review::new();
     let t = Instant::now();
-    let mut pending = screen.on_msg(&Msg::Review(Box::new(data)), &cx);
+    let mut pending = screen.on_msg(
+        &Msg::new(prism::tui::jobs::review::Review(Box::new(data))),
+        &cx,
+    );
     let opened = t.elapsed();
     println!(
         "{label}: queue of {} items ({} with signals): read {:.1} ms, statuses {:.1} ms, \
@@ -177,33 +184,7 @@ fn measure(label: &str, ds: &Arc<Dataset>, store: &Store, review: Panel, saves: 
         let mut queue = cmds;
         while let Some(c) = queue.pop() {
             let Cmd::Job(req) = c else { continue };
-            let msg = match req {
-                JobRequest::SaveDraft(mut d) => {
-                    d.reviewer = "eve".into();
-                    review.save_draft(&d).unwrap();
-                    None
-                }
-                JobRequest::SaveDecision(mut r) => {
-                    r.reviewer = "eve".into();
-                    r.uid = ReviewRecord::new_uid(&r.reviewer, r.created_at);
-                    review.save_decisions(std::slice::from_ref(&r)).unwrap();
-                    Some(Msg::DecisionSaved(r))
-                }
-                JobRequest::LoadStored { item, rescore } => {
-                    let id = &ds.items[item].id;
-                    Some(Msg::Stored {
-                        item,
-                        records: store.responses_for_item(id).unwrap(),
-                        scores: store.scores_for_item(id).unwrap(),
-                        rescore,
-                    })
-                }
-                JobRequest::RefreshReview { after } => {
-                    let (decisions, seq) = review.decisions_after(after).unwrap();
-                    Some(Msg::ReviewMore { decisions, seq })
-                }
-                _ => None,
-            };
+            let msg = carry_out(req, review, store, ds);
             if let Some(m) = msg {
                 queue.extend(screen.on_msg(&m, &cx));
             }
@@ -255,7 +236,10 @@ fn measure_live(label: &str, ds: &Arc<Dataset>, store: &Store, mine: Panel, othe
     let cx = screen_env.cx(ds);
     let mut screen = Review::new();
     let data = ReviewData::load(store, &mine, "fay").unwrap();
-    let _ = screen.on_msg(&Msg::Review(Box::new(data)), &cx);
+    let _ = screen.on_msg(
+        &Msg::new(prism::tui::jobs::review::Review(Box::new(data))),
+        &cx,
+    );
     let (tx, rx) = std::sync::mpsc::channel();
     let source = mine.watch_source().expect("a file or a server");
     let _watch = Watch::start(source, move || {
@@ -296,11 +280,13 @@ fn measure_live(label: &str, ds: &Arc<Dataset>, store: &Store, mine: Panel, othe
         other.save_decisions(std::slice::from_ref(&r)).unwrap();
         rx.recv_timeout(std::time::Duration::from_secs(5))
             .expect("the watcher saw the save");
-        let mut cmds = screen.on_msg(&Msg::ReviewChanged, &cx);
+        let mut cmds = screen.on_msg(&Msg::new(ReviewChanged), &cx);
         while let Some(c) = cmds.pop() {
-            if let Cmd::Job(JobRequest::RefreshReview { after }) = c {
+            if let Cmd::Job(job) = c
+                && let Ok(RefreshReview { after }) = job.downcast::<RefreshReview>()
+            {
                 let (decisions, seq) = mine.decisions_after(after).unwrap();
-                cmds.extend(screen.on_msg(&Msg::ReviewMore { decisions, seq }, &cx));
+                cmds.extend(screen.on_msg(&Msg::new(ReviewMore { decisions, seq }), &cx));
             }
         }
         term.draw(|f| screen.draw(f, area, &cx)).unwrap();
@@ -363,5 +349,45 @@ fn main() {
         );
     } else {
         println!("PostgreSQL: not installed (scripts/bench-tools or .ci/run install it); skipped");
+    }
+}
+
+/// What the TUI's jobs would do for the review screen, done here on the bench's own stores.
+fn carry_out(req: Box<dyn Job>, review: &mut Panel, store: &Store, ds: &Dataset) -> Option<Msg> {
+    let req = match req.downcast::<SaveDraft>() {
+        Ok(SaveDraft(mut d)) => {
+            d.reviewer = "eve".into();
+            review.save_draft(&d).unwrap();
+            return None;
+        }
+        Err(other) => other,
+    };
+    let req = match req.downcast::<SaveDecision>() {
+        Ok(SaveDecision(mut r)) => {
+            r.reviewer = "eve".into();
+            r.uid = ReviewRecord::new_uid(&r.reviewer, r.created_at);
+            review.save_decisions(std::slice::from_ref(&r)).unwrap();
+            return Some(Msg::new(DecisionSaved(r)));
+        }
+        Err(other) => other,
+    };
+    let req = match req.downcast::<LoadStored>() {
+        Ok(LoadStored { item, rescore }) => {
+            let id = &ds.items[item].id;
+            return Some(Msg::new(Stored {
+                item,
+                records: store.responses_for_item(id).unwrap(),
+                scores: store.scores_for_item(id).unwrap(),
+                rescore,
+            }));
+        }
+        Err(other) => other,
+    };
+    match req.downcast::<RefreshReview>() {
+        Ok(RefreshReview { after }) => {
+            let (decisions, seq) = review.decisions_after(after).unwrap();
+            Some(Msg::new(ReviewMore { decisions, seq }))
+        }
+        Err(_) => None,
     }
 }

@@ -187,3 +187,38 @@ fn lane_entries_take_at_most_five_arguments() {
     assert_eq!(checked, 8, "the entries were found");
     assert!(over.is_empty(), "{over:#?}");
 }
+
+fn lines(rel: &str) -> usize {
+    std::fs::read_to_string(src().join(rel))
+        .unwrap()
+        .lines()
+        .count()
+}
+
+/// The TUI's background work is jobs (issue 60): each feature's job is a type of its own under
+/// `tui/jobs/`, the hub runs them and routes their results, and neither the hub nor the app
+/// knows a lane. A new lane's work is a new type, not a new variant of a central enum.
+#[test]
+fn the_tui_hub_runs_jobs_it_does_not_know() {
+    for (file, most) in [("tui/jobs.rs", 450), ("tui/app.rs", 450)] {
+        let n = lines(file);
+        assert!(n < most, "{file} is {n} lines (under {most} wanted)");
+    }
+    let lanes = [
+        "crate::detect",
+        "crate::selfcheck",
+        "crate::review",
+        "crate::runs",
+        "crate::eval",
+        "JobRequest",
+        "enum Msg",
+    ];
+    for file in ["tui/jobs.rs", "tui/app.rs"] {
+        let text = code(&src().join(file));
+        let named: Vec<_> = lanes.iter().filter(|w| text.contains(*w)).collect();
+        assert!(named.is_empty(), "{file} names {named:?}");
+    }
+    // Every screen asks for work by a job type, none by a central request enum.
+    let found = offenders("tui", &["JobRequest", "Msg::Failed(", "Msg::Detect"], &[]);
+    assert!(found.is_empty(), "{found:#?}");
+}

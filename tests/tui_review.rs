@@ -439,7 +439,7 @@ fn a_store_error_clears_when_the_store_works_again() {
     play(&rt, &mut app, &mut services, vec![key('V')]);
     app.on_delivery(Delivery {
         to: ScreenId::Review,
-        msg: Msg::Failed("saving the draft: connection closed".into()),
+        msg: Msg::failed("saving the draft: connection closed"),
     });
     let term = play(&rt, &mut app, &mut services, vec![]);
     assert!(screen(&term).contains("connection closed"));

@@ -369,7 +369,7 @@ fn tui_rates_equal_prism_scores_on_a_store_with_unscored_answers() {
         .unwrap();
     app.request(
         prism::tui::component::ScreenId::Browse,
-        prism::tui::jobs::JobRequest::LoadScores,
+        prism::tui::jobs::answers::LoadScores,
     );
     let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
     rt.block_on(run_loop_with(

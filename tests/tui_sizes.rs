@@ -199,7 +199,7 @@ fn every_screen_at_three_sizes() {
             let (mut app, mut services) = common::screen::session(&rt, &db, models());
             app.request(
                 prism::tui::component::ScreenId::Browse,
-                prism::tui::jobs::JobRequest::LoadScores,
+                prism::tui::jobs::answers::LoadScores,
             );
             services.reviewer = "ann".into();
             let mut term = play(&rt, &mut app, &mut services, vec![], size);
@@ -553,7 +553,7 @@ fn many_models_in_the_tree_at_three_sizes() {
             let (mut app, mut services) = common::screen::session(&rt, &db, models());
             app.request(
                 prism::tui::component::ScreenId::Browse,
-                prism::tui::jobs::JobRequest::LoadScores,
+                prism::tui::jobs::answers::LoadScores,
             );
             let term = play(&rt, &mut app, &mut services, vec![], size);
             let text = screen(&term);

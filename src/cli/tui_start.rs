@@ -268,7 +268,7 @@ fn services(
     // Read off the loop thread: the first frame does not wait for the history.
     app.request(
         crate::tui::component::ScreenId::Browse,
-        crate::tui::jobs::JobRequest::LoadScores,
+        crate::tui::jobs::answers::LoadScores,
     );
     (app, services)
 }

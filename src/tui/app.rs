@@ -10,7 +10,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 
 use super::component::{Cmd, Component, Cx, Input, ScreenId};
-use super::jobs::{Delivery, JobRequest, Msg, to_score};
+use super::jobs::{Delivery, Effects, Job};
 use super::keymap::Keymap;
 use super::screens::{Browse, Compare, Heatmap};
 use super::session::Session;
@@ -41,7 +41,7 @@ pub struct App {
     pub judge: Option<String>,
     pub quit: bool,
     /// Background work asked for, by whom; the loop starts it.
-    requests: Vec<(ScreenId, JobRequest)>,
+    requests: Vec<(ScreenId, Box<dyn Job>)>,
     /// Decisions and labels this session saved, oldest first: what `z` can take back.
     undo: Vec<super::undo::Undo>,
     /// The run in progress should stop.
@@ -177,15 +177,15 @@ impl App {
     }
 
     /// Background work for the loop to start, on behalf of `to`.
-    pub fn request(&mut self, to: ScreenId, req: JobRequest) {
-        self.requests.push((to, req));
+    pub fn request(&mut self, to: ScreenId, job: impl Job + 'static) {
+        self.requests.push((to, Box::new(job)));
     }
 
     pub(super) fn has_requests(&self) -> bool {
         !self.requests.is_empty()
     }
 
-    pub(super) fn take_requests(&mut self) -> Vec<(ScreenId, JobRequest)> {
+    pub(super) fn take_requests(&mut self) -> Vec<(ScreenId, Box<dyn Job>)> {
         std::mem::take(&mut self.requests)
     }
 
@@ -244,7 +244,8 @@ impl App {
             match self.undo.pop() {
                 Some(u) => {
                     self.notice = Some(format!("undoing {}...", u.what()));
-                    self.requests.push((top, JobRequest::Undo(u)));
+                    self.requests
+                        .push((top, Box::new(super::jobs::undo::TakeBack(u))));
                 }
                 None => {
                     self.notice = Some(
@@ -343,279 +344,40 @@ impl App {
         self.perform(id, more);
     }
 
-    /// A result of background work: into the session, then to the component that asked (when it
-    /// is still open).
+    /// A result of background work: what it changes in what the screens share first, then to
+    /// the component that asked (when it is still open), or to every open screen.
     pub fn on_delivery(&mut self, d: Delivery) {
-        match &d.msg {
-            Msg::Engine(ev) => {
-                // (The engine scores each answer as it arrives: its score follows as an event.)
-                match ev {
-                    crate::engine::Event::Life(l) => self.on_lifecycle(l, "the run"),
-                    crate::engine::Event::ScoringFailed { reason } => {
-                        self.notice = Some(format!(
-                            "scoring: {}; the answers are stored (S scores them again)",
-                            crate::text::one_line(reason)
-                        ));
-                    }
-                    _ => {}
-                }
-                let started = matches!(ev, crate::engine::Event::Started { .. });
-                self.session.apply(ev.clone());
-                // A run shows its answers as they stream.
-                let items = self.session.active.as_ref().map(|r| r.items.clone());
-                if started && let Some(items) = items {
-                    let replace = self.top() == ScreenId::Compare;
-                    self.popups.clear();
-                    self.open(Box::new(Compare::new(items, 0)), replace);
-                }
-            }
-            Msg::Stored {
-                item,
-                records,
-                scores,
-                rescore,
-            } => self.on_stored(d.to, *item, records, scores, *rescore),
-            Msg::Scored(r) => self.session.apply_score(r.clone()),
-            Msg::LatestScores(all) => {
-                for r in all {
-                    self.session.apply_stored_score(r);
-                }
-            }
-            Msg::Unscored(inputs) if !inputs.is_empty() => self.request(
-                ScreenId::Browse,
-                JobRequest::Score {
-                    inputs: inputs.clone(),
-                    judge: false,
-                },
-            ),
-            Msg::Failed(e) | Msg::Notice(e) => self.notice = Some(e.clone()),
-            Msg::JudgeSet {
-                name,
-                waiting,
-                not_remembered,
-            } => self.on_judge_set(d.to, name, waiting, not_remembered.as_deref()),
-            // Lifecycle news is said the same way for every lane; the rest of a detection's
-            // events belong to the screen that asked.
-            Msg::Detect(crate::detect::run::DetectEvent::Life(l)) => {
-                self.on_lifecycle(l, "detection")
-            }
-            Msg::Selfcheck(crate::selfcheck::run::SelfcheckEvent::Life(l)) => {
-                self.on_lifecycle(l, "self-detection")
-            }
-            Msg::Entropy(crate::detect::semantic::EntropyEvent::Life(l)) => {
-                self.on_lifecycle(l, "semantic entropy")
-            }
-            Msg::Detection { .. }
-            | Msg::Detect(_)
-            | Msg::Flags(_)
-            | Msg::Signals(_)
-            | Msg::Judges(_)
-            | Msg::JudgedAnswer(_)
-            | Msg::Entropy(_)
-            | Msg::Claims(_)
-            | Msg::Selfchecks(_)
-            | Msg::SelfcheckStarted { .. }
-            | Msg::Selfcheck(_)
-            | Msg::Review(_)
-            | Msg::ReviewMore { .. }
-            | Msg::ReviewChanged
-            | Msg::SharedPulled(_)
-            | Msg::Unscored(_)
-            | Msg::Runs(_)
-            | Msg::Comparison(..)
-            | Msg::AnswerMatches { .. }
-            | Msg::ItemLabels { .. }
-            | Msg::LabelsChanged
-            | Msg::RunItems { .. }
-            | Msg::RunAnswers { .. }
-            | Msg::PairAnswers(_)
-            | Msg::RunRows { .. }
-            | Msg::ReviewStoreOk => {}
-            // What this session saved, newest last: `z` takes it back.
-            Msg::DecisionSaved(r) => self.undo.push(super::undo::Undo::Decision(r.clone())),
-            Msg::Labelled(l) => self.undo.push(super::undo::Undo::Label(l.clone())),
-            Msg::Undone(what) => self.notice = Some(what.clone()),
+        let mut fx = Effects {
+            session: &mut self.session,
+            notice: &mut self.notice,
+            judge: &mut self.judge,
+            models: &self.models,
+            undo: &mut self.undo,
+            more: Vec::new(),
+            show_run: false,
+        };
+        d.msg.outcome().apply(&mut fx);
+        let (more, show_run) = (fx.more, fx.show_run);
+        self.requests.extend(more.into_iter().map(|j| (d.to, j)));
+        // A run shows its answers as they stream.
+        if show_run && let Some(items) = self.session.active.as_ref().map(|r| r.items.clone()) {
+            let replace = self.top() == ScreenId::Compare;
+            self.popups.clear();
+            self.open(Box::new(Compare::new(items, 0)), replace);
         }
-        if let Msg::SharedPulled(p) = &d.msg {
-            return self.on_shared_pulled(p, &d.msg);
-        }
-        let cx = cx!(self);
-        let mut cmds = Vec::new();
-        if let Some(s) = self.screens.iter_mut().rev().find(|s| s.id() == d.to) {
-            cmds = s.on_msg(&d.msg, &cx);
-        }
-        self.perform(d.to, cmds);
-    }
-
-    /// The shared store's runs changed (other workers' answers, a new run): the scores go into
-    /// the session (the tree's and heatmap's rates), the notice says what came, and every open
-    /// screen hears it (the runs list and a heatmap of chosen runs read again).
-    fn on_shared_pulled(&mut self, p: &crate::store::mirror::Pulled, msg: &Msg) {
-        for r in &p.score_records {
-            self.session.apply_score(r.clone());
-        }
-        self.session
-            .answered_by
-            .extend(p.answered_by.iter().cloned());
-        let mut said = Vec::new();
-        for (n, what) in [
-            (p.runs, "run(s)"),
-            (p.answers, "answer(s)"),
-            (p.scores, "score(s)"),
-            (p.statuses, "run(s) finished"),
-            (p.lane_rows, "detection/self-detection result(s)"),
-        ] {
-            if n > 0 {
-                said.push(format!("{n} {what}"));
-            }
-        }
-        if p.trusted > 0 {
-            said.push(format!(
-                "{} run(s) held by both stores linked to it once (mirrored before links were kept)",
-                p.trusted
-            ));
-        }
-        if let Some(r) = p.refused_words() {
-            said.push(r);
-        }
-        // What the mirror brought is news in the background: it does not push aside a message
-        // still on screen that the user's own doing raised (a run pushed, an error), which
-        // would otherwise flash by unread when a pull lands just after it.
-        let fresh_other = self
-            .notice
-            .as_deref()
-            .is_some_and(|n| !n.starts_with(PULLED_NOTICE));
-        if !fresh_other {
-            self.notice = Some(format!("{PULLED_NOTICE}{}", said.join(", ")));
-        }
-        let ids: Vec<ScreenId> = self.screens.iter().map(|s| s.id()).collect();
-        for id in ids {
+        let to: Vec<ScreenId> = if d.msg.outcome().to_all() {
+            self.screens.iter().map(|s| s.id()).collect()
+        } else {
+            vec![d.to]
+        };
+        for id in to {
             let cx = cx!(self);
             let cmds = match self.screens.iter_mut().rev().find(|s| s.id() == id) {
-                Some(s) => s.on_msg(msg, &cx),
+                Some(s) => s.on_msg(&d.msg, &cx),
                 None => Vec::new(),
             };
             self.perform(id, cmds);
         }
-    }
-
-    /// Saving stopped or works again, for any lane's run (`what` goes on); the end of a run is
-    /// its screen's to tell.
-    fn on_lifecycle(&mut self, l: &crate::engine::harness::Lifecycle, what: &str) {
-        use crate::engine::harness::Lifecycle;
-        match l {
-            Lifecycle::StoreDown { reason } => {
-                let goes_on = format!("{what} goes on");
-                self.notice = Some(crate::store::store_down_advice(
-                    &crate::text::one_line(reason),
-                    &goes_on,
-                ));
-            }
-            Lifecycle::StoreUp => self.notice = Some("saving results works again".into()),
-            // On a shared store, a run started here goes to the team's store as it ends.
-            Lifecycle::Finished(c) => {
-                let top = self.top();
-                self.perform(
-                    top,
-                    vec![Cmd::Job(crate::tui::jobs::JobRequest::PushShared {
-                        run: c.run_id.clone(),
-                        what: what.to_string(),
-                    })],
-                );
-            }
-        }
-    }
-
-    /// An item's stored answers and scores arrived: into the session; scored again with the
-    /// judge when asked (`rescore`), else those never scored are scored by rule (browsing must
-    /// not spend judge calls; `S` asks the judge).
-    fn on_stored(
-        &mut self,
-        to: ScreenId,
-        item: usize,
-        records: &[crate::store::ResponseRecord],
-        scores: &[crate::store::ScoreRecord],
-        rescore: bool,
-    ) {
-        self.session.load_stored(item, records);
-        for s in scores {
-            self.session.apply_score(s.clone());
-        }
-        if rescore {
-            let inputs = self.session.score_inputs(item);
-            if inputs.is_empty() {
-                self.notice = Some("no finished answers to score".into());
-            } else {
-                self.requests.push((
-                    to,
-                    JobRequest::Score {
-                        inputs,
-                        judge: true,
-                    },
-                ));
-            }
-        } else {
-            // Answers never scored are scored by rule now (browsing must not spend
-            // judge calls; `S` asks the judge).
-            let unscored: Vec<_> = records
-                .iter()
-                .filter(|r| {
-                    !scores
-                        .iter()
-                        .any(|s| s.run_id == r.run_id && s.job_idx == r.job_idx)
-                })
-                .map(|r| to_score(item, r))
-                .collect();
-            if !unscored.is_empty() {
-                self.requests.push((
-                    to,
-                    JobRequest::Score {
-                        inputs: unscored,
-                        judge: false,
-                    },
-                ));
-            }
-        }
-    }
-
-    /// The judge is set: the answers that waited for one are scored, and the notice says so.
-    fn on_judge_set(
-        &mut self,
-        to: ScreenId,
-        name: &str,
-        waiting: &[crate::engine::score::ToScore],
-        not_remembered: Option<&str>,
-    ) {
-        self.judge = Some(name.to_string());
-        let caveat = self
-            .models
-            .iter()
-            .find(|m| m.name == *name)
-            .and_then(super::popups::judge_caveat)
-            .map(|c| format!(" ({c})"))
-            .unwrap_or_default();
-        let scoring = match waiting.len() {
-            0 => "no answer waits for a judge".to_string(),
-            1 => "scoring the 1 answer that waited for a judge".to_string(),
-            n => format!("scoring the {n} answers that waited for a judge"),
-        };
-        if !waiting.is_empty() {
-            self.requests.push((
-                to,
-                JobRequest::Score {
-                    inputs: waiting.to_vec(),
-                    judge: true,
-                },
-            ));
-        }
-        let memory = match not_remembered {
-            None => "; remembered in config.toml".to_string(),
-            Some(e) => format!("; not remembered: {e}"),
-        };
-        self.notice = Some(format!(
-            "judge: {}{caveat}: {scoring}{memory}",
-            crate::text::one_line(name)
-        ));
     }
 
     /// Before a frame: summaries catch up with the scores that arrived.
@@ -657,9 +419,6 @@ impl App {
     }
 }
 
-/// How a notice of what the team's store brought starts (see [`App::on_shared_pulled`]).
-const PULLED_NOTICE: &str = "from the team's store: ";
-
 /// How long a message stays: long enough to read it (10 s, and 50 ms a character more for a
 /// long one, up to 30 s), then it leaves without a key press.
 pub(crate) fn notice_ttl(notice: &str) -> std::time::Duration {
@@ -668,83 +427,4 @@ pub(crate) fn notice_ttl(notice: &str) -> std::time::Duration {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn app() -> App {
-        let loaded = crate::dataset::load_sample();
-        App::new(
-            Arc::new(loaded.dataset),
-            Arc::new(Vec::new()),
-            crate::theme::Theme::default_theme(),
-            Keymap::default(),
-        )
-    }
-
-    #[test]
-    fn what_the_team_store_brought_does_not_push_aside_a_message_of_the_users_doing() {
-        use crate::tui::jobs::{Delivery, Msg};
-        let pulled = |answers| Delivery {
-            to: ScreenId::Heatmap,
-            msg: Msg::SharedPulled(Box::new(crate::store::mirror::Pulled {
-                answers,
-                ..Default::default()
-            })),
-        };
-        let mut a = app();
-        a.on_delivery(pulled(3));
-        assert_eq!(
-            a.notice.as_deref(),
-            Some("from the team's store: 3 answer(s)")
-        );
-        // A later pull says its own news in place of the earlier one.
-        a.on_delivery(pulled(5));
-        assert_eq!(
-            a.notice.as_deref(),
-            Some("from the team's store: 5 answer(s)")
-        );
-        // A run pushed (or an error) stays until it leaves, whatever the mirror brings meanwhile.
-        let pushed = "run r1 is on the team's store postgres://127.0.0.1/x (4 row(s) added)";
-        a.on_delivery(Delivery {
-            to: ScreenId::Browse,
-            msg: Msg::Notice(pushed.into()),
-        });
-        a.on_delivery(pulled(7));
-        assert_eq!(a.notice.as_deref(), Some(pushed));
-        // Once it left, the mirror's news shows again.
-        a.notice = None;
-        a.on_delivery(pulled(2));
-        assert_eq!(
-            a.notice.as_deref(),
-            Some("from the team's store: 2 answer(s)")
-        );
-    }
-
-    #[test]
-    fn a_message_leaves_by_itself_once_its_time_is_up() {
-        let mut a = app();
-        a.notice = Some("judge: smol · scoring the 5 answers…".into());
-        a.before_draw();
-        assert!(a.notice.is_some(), "shown first");
-        let left = a.notice_left().unwrap();
-        assert!(left > std::time::Duration::from_secs(9) && left <= notice_ttl("x"));
-        // Its time up (as if shown 31 s ago): the next frame is without it.
-        a.notice_shown = Some((
-            a.notice.clone().unwrap(),
-            std::time::Instant::now() - std::time::Duration::from_secs(31),
-        ));
-        a.before_draw();
-        assert_eq!(a.notice, None);
-        assert_eq!(a.notice_left(), None);
-        // A new message starts its own time.
-        a.notice = Some("another".into());
-        a.before_draw();
-        assert!(a.notice_left().unwrap() > std::time::Duration::from_secs(9));
-        // A long one stays longer, up to 30 s.
-        assert!(notice_ttl(&"x".repeat(300)) > notice_ttl("short"));
-        assert_eq!(
-            notice_ttl(&"x".repeat(10_000)),
-            std::time::Duration::from_secs(30)
-        );
-    }
-}
+mod tests;

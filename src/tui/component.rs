@@ -14,7 +14,7 @@ use crossterm::event::{KeyEvent, MouseEvent};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
-use super::jobs::{JobRequest, Msg};
+use super::jobs::{Job, Msg};
 use super::keymap::{Action, Keymap, Mode};
 use super::session::Session;
 use crate::dataset::{Dataset, Problem};
@@ -60,7 +60,7 @@ pub enum Cmd {
     Popup(Box<dyn Component>),
     ClosePopup,
     /// Background work; its results come back to the component that asked.
-    Job(JobRequest),
+    Job(Box<dyn Job>),
     /// Cancel the run in progress (finished answers are kept).
     CancelRun,
     /// Cancel the detection in progress (finished samples and verdicts are kept).
@@ -74,6 +74,13 @@ pub enum Cmd {
     /// Put text on the terminal's clipboard (OSC 52).
     Copy(String),
     Quit,
+}
+
+impl Cmd {
+    /// Background work of any job type.
+    pub fn job(j: impl Job + 'static) -> Cmd {
+        Cmd::Job(Box::new(j))
+    }
 }
 
 /// Screens and popups. A new screen is a new file implementing this, plus its [`ScreenId`] arm.
@@ -134,7 +141,7 @@ pub enum Open {
     /// The heatmap of these stored runs (a row per model and run).
     HeatmapOf(Vec<String>),
     /// The contradictions of an answer (a stored detection, or a new one).
-    Contradictions(super::jobs::DetectJob),
+    Contradictions(super::jobs::detect::DetectJob),
     /// The claims browser over a claim set (the bundled claims unless opened on a file).
     Claims {
         set: std::sync::Arc<crate::dataset::claims::ClaimSet>,

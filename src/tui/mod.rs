@@ -6,8 +6,8 @@
 //! - `screens/`: browse, compare, heatmap, contradictions, claims, selfcheck; `popups`: help,
 //!   problems, run picker, correlation; `pair`: one contradicting pair side by side;
 //! - `session`: what background work produced (answers, runs, scores and their summaries);
-//! - `jobs`: background work in one shape (run, detection, self-detection, load stored answers,
-//!   score), results routed back;
+//! - `jobs`: the hub of background work (a job trait; each feature's jobs under `jobs/`),
+//!   results routed back to who asked; `services`: what the jobs need from outside;
 //! - `keymap` (keys by mode), `layout`, `tree`, `widgets`: pieces the screens share.
 
 pub(crate) mod app;
@@ -20,8 +20,9 @@ pub(crate) mod palette;
 pub(crate) mod popups;
 pub(crate) mod screen_id;
 pub mod screens;
+pub mod services;
 pub mod session;
-pub(crate) mod store_worker;
+pub mod store_worker;
 pub(crate) mod tree;
 pub mod undo;
 pub(crate) mod widgets;
@@ -36,7 +37,7 @@ use ratatui::Terminal;
 use ratatui::backend::Backend;
 
 pub use app::App;
-pub use jobs::Services;
+pub use services::Services;
 
 use jobs::Jobs;
 
@@ -121,14 +122,14 @@ where
     let mut dirty = true;
     let mut last_draw: Option<Instant> = None;
     loop {
-        for (to, req) in app.take_requests() {
-            jobs.start(to, req, &app.ds);
+        for (to, job) in app.take_requests() {
+            jobs.start(to, job, &app.ds);
         }
         if std::mem::take(&mut app.cancel_detect) {
-            jobs.cancel_detect();
+            jobs.cancel(jobs::Slot::Detect);
         }
         if std::mem::take(&mut app.cancel_run) {
-            jobs.cancel_run();
+            jobs.cancel(jobs::Slot::Run);
         }
         if let Some(p) = BACKGROUND_PANICS.lock().ok().and_then(|mut p| p.pop()) {
             app.notice = Some(format!(

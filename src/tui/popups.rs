@@ -8,7 +8,6 @@ use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Row, Table, Wrap};
 
 use super::component::{Cmd, Component, Cx, Input, Open, ScreenId};
-use super::jobs::JobRequest;
 use super::keymap::{Action, Mode};
 use super::widgets::{pane, popup_area};
 use crate::report::Report;
@@ -291,7 +290,7 @@ impl Picker {
         let samples = match &purpose {
             PickFor::Run { .. } | PickFor::Choose => 1,
             PickFor::Selfcheck { set, .. } => set.triples.len().min(SELFCHECK_TRIPLES) as u32,
-            _ => crate::tui::jobs::DETECT_K,
+            _ => crate::tui::jobs::detect::DETECT_K,
         };
         Picker {
             purpose,
@@ -356,24 +355,24 @@ impl Component for Picker {
                 }
                 let k = self.samples;
                 let then = match &self.purpose {
-                    PickFor::Run { items } => Cmd::Job(JobRequest::Run {
+                    PickFor::Run { items } => Cmd::job(crate::tui::jobs::run::Run {
                         items: items.clone(),
                         models,
                         samples: k,
                     }),
-                    PickFor::DetectItems { items } => {
-                        Cmd::Push(Open::Contradictions(crate::tui::jobs::DetectJob::Items {
+                    PickFor::DetectItems { items } => Cmd::Push(Open::Contradictions(
+                        crate::tui::jobs::detect::DetectJob::Items {
                             items: items.clone(),
                             models,
                             k,
-                        }))
-                    }
+                        },
+                    )),
                     PickFor::DetectClaims {
                         set,
                         claims,
                         dataset,
                         temperature,
-                    } => Cmd::Job(JobRequest::Detect(crate::tui::jobs::DetectJob::Claims {
+                    } => Cmd::Job(Box::new(crate::tui::jobs::detect::DetectJob::Claims {
                         set: set.clone(),
                         claims: claims.clone(),
                         models,
@@ -384,7 +383,7 @@ impl Component for Picker {
                     PickFor::Selfcheck { set, dataset, swap } => {
                         let mut subset = (**set).clone();
                         subset.spread(k as usize);
-                        Cmd::Job(JobRequest::Selfcheck {
+                        Cmd::job(crate::tui::jobs::selfcheck::Selfcheck {
                             set: std::sync::Arc::new(subset),
                             pool: set.clone(),
                             dataset: dataset.clone(),
@@ -559,11 +558,6 @@ fn name_column(models: &[crate::provider::ModelConfig]) -> usize {
 }
 
 /// A word on a judge this small: its verdicts are a demo's, not a measurement's.
-pub(crate) fn judge_caveat(m: &crate::provider::ModelConfig) -> Option<&'static str> {
-    (m.provider == crate::provider::config::ProviderKind::Local)
-        .then_some("a small embedded model: its verdicts are indicative only")
-}
-
 impl Component for JudgePicker {
     fn id(&self) -> ScreenId {
         ScreenId::JudgePicker
@@ -591,7 +585,7 @@ impl Component for JudgePicker {
                 };
                 return vec![
                     Cmd::ClosePopup,
-                    Cmd::Job(JobRequest::SetJudge(Box::new(m.clone()))),
+                    Cmd::job(crate::tui::jobs::answers::SetJudge(m.clone())),
                 ];
             }
             Action::Cancel | Action::Quit => return vec![Cmd::ClosePopup],
@@ -639,7 +633,11 @@ impl Component for JudgePicker {
             ]));
         }
         lines.push(Line::raw(""));
-        if let Some(c) = cx.models.get(self.cursor).and_then(judge_caveat) {
+        if let Some(c) = cx
+            .models
+            .get(self.cursor)
+            .and_then(crate::tui::jobs::answers::judge_caveat)
+        {
             lines.push(Line::styled(c, t.warning()));
         }
         let k = |a| cx.keymap.hint(Mode::Picker, a);
@@ -778,7 +776,7 @@ impl Component for NameRun {
                 KeyCode::Esc => vec![Cmd::ClosePopup],
                 KeyCode::Enter => vec![
                     Cmd::ClosePopup,
-                    Cmd::Job(JobRequest::NameRun {
+                    Cmd::job(crate::tui::jobs::runs::NameRun {
                         run: self.run.clone(),
                         name: self.input.lines().join(" "),
                     }),
@@ -889,7 +887,7 @@ impl Component for LabelAnswer {
                 }
                 KeyCode::Enter => vec![
                     Cmd::ClosePopup,
-                    Cmd::Job(JobRequest::Label {
+                    Cmd::job(crate::tui::jobs::labels::SaveLabel {
                         run: self.run.clone(),
                         job: self.job,
                         item_id: self.item_id.clone(),

@@ -19,7 +19,7 @@ use crate::store::Panel;
 use crate::store::Store;
 
 /// What a task works with: connections of the worker's own.
-pub(crate) struct StoreCtx {
+pub struct StoreCtx {
     pub reader: Option<Store>,
     pub review: Option<Panel>,
 }

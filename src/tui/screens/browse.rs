@@ -16,7 +16,6 @@ use crate::taxonomy::CATEGORIES;
 use crate::text::{one_line, sanitize};
 use crate::theme::Theme;
 use crate::tui::component::{Cmd, Component, Cx, Input, Open, ScreenId};
-use crate::tui::jobs::JobRequest;
 use crate::tui::keymap::{Action, Mode};
 use crate::tui::layout::Areas;
 use crate::tui::popups::{Picker, Problems};
@@ -301,7 +300,7 @@ impl Browse {
             Action::Problems => out.push(Cmd::Popup(Box::new(Problems::default()))),
             Action::Rescore => {
                 if let Some(item) = self.current_item() {
-                    out.push(Cmd::Job(JobRequest::LoadStored {
+                    out.push(Cmd::job(crate::tui::jobs::answers::LoadStored {
                         item,
                         rescore: true,
                     }));
@@ -518,7 +517,7 @@ impl Browse {
                     // The items' own text is searched as typed; the stored answers once, now.
                     let query = self.search.query.trim().to_string();
                     return vec![
-                        Cmd::Job(JobRequest::SearchAnswers { query }),
+                        Cmd::job(crate::tui::jobs::runs::SearchAnswers { query }),
                         Cmd::Notice(format!(
                             "{} items match; searching the stored answers too…",
                             self.search.matches.len()
@@ -747,12 +746,12 @@ impl Component for Browse {
     /// A run of the marked items has started: the marks are cleared (else `r` again would
     /// quietly run them again), and the notice says so.
     fn on_msg(&mut self, msg: &crate::tui::jobs::Msg, cx: &Cx) -> Vec<Cmd> {
-        if let crate::tui::jobs::Msg::AnswerMatches { query, items } = msg {
+        if let Some(crate::tui::jobs::runs::AnswerMatches { query, items }) = msg.get() {
             return self.on_answer_matches(query, items, cx.ds);
         }
         let started = matches!(
-            msg,
-            crate::tui::jobs::Msg::Engine(crate::engine::Event::Started { .. })
+            msg.get::<crate::engine::Event>(),
+            Some(crate::engine::Event::Started { .. })
         );
         if !started || self.marked_count == 0 {
             return Vec::new();

@@ -20,7 +20,8 @@ use crate::detect::run::Stored;
 use crate::store::{Class, DetectRun, Target};
 use crate::text::{one_line, sanitize};
 use crate::tui::component::{Cmd, Component, Cx, Input, Open, ScreenId};
-use crate::tui::jobs::{DetectJob, JobRequest, Msg};
+use crate::tui::jobs::Msg;
+use crate::tui::jobs::detect::DetectJob;
 use crate::tui::keymap::{Action, Mode};
 use crate::tui::popups::{PickFor, Picker};
 use crate::tui::widgets::{pane, row_in, scrollbar, status_lines, status_rows, title_line};
@@ -275,7 +276,7 @@ impl Component for ClaimsBrowse {
     }
 
     fn on_open(&mut self, _cx: &Cx) -> Vec<Cmd> {
-        vec![Cmd::Job(JobRequest::LoadClaims {
+        vec![Cmd::job(crate::tui::jobs::detect::LoadClaims {
             dataset: self.dataset.clone(),
         })]
     }
@@ -304,69 +305,69 @@ impl Component for ClaimsBrowse {
     }
 
     fn on_msg(&mut self, msg: &Msg, _cx: &Cx) -> Vec<Cmd> {
-        match msg {
-            Msg::Claims(runs) => {
-                // The list is read on the store thread: a detection started here before it
-                // arrived stays first, with what it has gathered (it may be missing from the
-                // list, or listed as the store had it then).
-                let mine = if self.running {
-                    self.runs.first().cloned()
-                } else {
-                    None
-                };
-                self.runs = runs.clone();
-                if let Some(m) = mine {
-                    self.runs.retain(|(r, _)| r.id != m.0.id);
-                    self.runs.insert(0, m);
+        use crate::detect::run::DetectEvent;
+        use crate::tui::jobs::Failed;
+        use crate::tui::jobs::detect::{Claims, Detection};
+        if let Some(Claims(runs)) = msg.get() {
+            // The list is read on the store thread: a detection started here before it
+            // arrived stays first, with what it has gathered (it may be missing from the
+            // list, or listed as the store had it then).
+            let mine = if self.running {
+                self.runs.first().cloned()
+            } else {
+                None
+            };
+            self.runs = runs.clone();
+            if let Some(m) = mine {
+                self.runs.retain(|(r, _)| r.id != m.0.id);
+                self.runs.insert(0, m);
+            }
+            self.rebuild();
+        }
+        // The team's detections arrived on a shared store: the list is read again (one started
+        // here keeps its place, above).
+        if let Some(p) = msg.get::<crate::store::mirror::Pulled>()
+            && p.lane_rows > 0
+        {
+            return vec![Cmd::job(crate::tui::jobs::detect::LoadClaims {
+                dataset: self.dataset.clone(),
+            })];
+        }
+        if let Some(Detection { run, stored, .. }) = msg.get() {
+            self.runs.retain(|(r, _)| r.id != run.id);
+            self.runs.insert(0, ((**run).clone(), stored.clone()));
+            self.running = true;
+            self.rebuild();
+            return vec![Cmd::Notice(format!(
+                "AutoHall on {} claim×model{}: references, classifications, then {} samples each",
+                stored.targets.len(),
+                if stored.targets.len() == 1 { "" } else { "s" },
+                run.config.k
+            ))];
+        }
+        if let Some(ev) = msg.get::<DetectEvent>() {
+            if let Some((_, stored)) = self.runs.first_mut() {
+                stored.apply(ev);
+            }
+            match ev {
+                DetectEvent::Life(crate::engine::harness::Lifecycle::Finished(s)) => {
+                    self.running = false;
+                    self.rebuild();
+                    return vec![Cmd::Notice(if s.cancelled > 0 {
+                        "detection cancelled; what finished is kept".into()
+                    } else {
+                        format!("AutoHall done: {} calls, {} failed", s.done, s.failed)
+                    })];
                 }
-                self.rebuild();
+                DetectEvent::Answer { .. }
+                | DetectEvent::Classified { .. }
+                | DetectEvent::Pair(_) => self.rebuild(),
+                _ => {}
             }
-            // The team's detections arrived on a shared store: the list is read again (one
-            // started here keeps its place, above).
-            Msg::SharedPulled(p) if p.lane_rows > 0 => {
-                return vec![Cmd::Job(JobRequest::LoadClaims {
-                    dataset: self.dataset.clone(),
-                })];
-            }
-            Msg::Detection { run, stored, .. } => {
-                self.runs.retain(|(r, _)| r.id != run.id);
-                self.runs.insert(0, ((**run).clone(), stored.clone()));
-                self.running = true;
-                self.rebuild();
-                return vec![Cmd::Notice(format!(
-                    "AutoHall on {} claim×model{}: references, classifications, then {} samples each",
-                    stored.targets.len(),
-                    if stored.targets.len() == 1 { "" } else { "s" },
-                    run.config.k
-                ))];
-            }
-            Msg::Detect(ev) => {
-                if let Some((_, stored)) = self.runs.first_mut() {
-                    stored.apply(ev);
-                }
-                match ev {
-                    crate::detect::run::DetectEvent::Life(
-                        crate::engine::harness::Lifecycle::Finished(s),
-                    ) => {
-                        self.running = false;
-                        self.rebuild();
-                        return vec![Cmd::Notice(if s.cancelled > 0 {
-                            "detection cancelled; what finished is kept".into()
-                        } else {
-                            format!("AutoHall done: {} calls, {} failed", s.done, s.failed)
-                        })];
-                    }
-                    crate::detect::run::DetectEvent::Answer { .. }
-                    | crate::detect::run::DetectEvent::Classified { .. }
-                    | crate::detect::run::DetectEvent::Pair(_) => self.rebuild(),
-                    _ => {}
-                }
-            }
-            Msg::Failed(e) => {
-                self.running = false;
-                return vec![Cmd::Notice(e.clone())];
-            }
-            _ => {}
+        }
+        if let Some(Failed(e)) = msg.get() {
+            self.running = false;
+            return vec![Cmd::Notice(e.clone())];
         }
         Vec::new()
     }

@@ -14,7 +14,7 @@ use crate::eval::whitebox::{Band, LOW_P, alternatives, band};
 use crate::text::{one_line, sanitize};
 use crate::theme::Theme;
 use crate::tui::component::{Cmd, Component, Cx, Input, Open, ScreenId};
-use crate::tui::jobs::{JobRequest, Msg};
+use crate::tui::jobs::Msg;
 use crate::tui::keymap::{Action, Mode};
 use crate::tui::layout::CompareAreas;
 use crate::tui::session::{Answer, Session, Status};
@@ -184,14 +184,14 @@ impl Compare {
     fn load(&self) -> Vec<Cmd> {
         let mut out = self.load_labels();
         if let (Some(run), Some(item)) = (&self.run, self.item()) {
-            out.push(Cmd::Job(JobRequest::LoadRunAnswers {
+            out.push(Cmd::job(crate::tui::jobs::runs::LoadRunAnswers {
                 run: run.clone(),
                 item,
             }));
             return out;
         }
         if let Some(item) = self.item() {
-            out.push(Cmd::Job(JobRequest::LoadStored {
+            out.push(Cmd::job(crate::tui::jobs::answers::LoadStored {
                 item,
                 rescore: false,
             }));
@@ -202,7 +202,7 @@ impl Compare {
     /// People's labels on the item's answers (read again whenever anyone labels).
     fn load_labels(&self) -> Vec<Cmd> {
         self.item()
-            .map(|item| Cmd::Job(JobRequest::LoadItemLabels { item }))
+            .map(|item| Cmd::job(crate::tui::jobs::labels::LoadItemLabels { item }))
             .into_iter()
             .collect()
     }
@@ -355,7 +355,7 @@ impl Compare {
             }
             Action::Rescore => {
                 if let Some(item) = self.item() {
-                    out.push(Cmd::Job(JobRequest::LoadStored {
+                    out.push(Cmd::job(crate::tui::jobs::answers::LoadStored {
                         item,
                         rescore: true,
                     }));
@@ -397,7 +397,7 @@ impl Compare {
             Action::Contradictions => match focused.as_deref().and_then(|m| self.answer(cx.session, m)) {
                 Some(a) if a.status.is_final() && a.error.is_none() && !a.text.is_empty() => {
                     out.push(Cmd::Push(Open::Contradictions(
-                        crate::tui::jobs::DetectJob::Answer {
+                        crate::tui::jobs::detect::DetectJob::Answer {
                             run_id: a.run_id.clone(),
                             job_idx: a.job_idx,
                             model: focused.clone().unwrap_or_default(),
@@ -468,34 +468,35 @@ impl Component for Compare {
     }
 
     fn on_msg(&mut self, msg: &Msg, _cx: &Cx) -> Vec<Cmd> {
-        match msg {
-            Msg::Failed(e) => vec![Cmd::Notice(e.clone())],
-            Msg::RunAnswers {
-                run,
-                item,
-                records,
-                scores,
-            } if self.run.as_ref() == Some(run) => {
-                self.on_run_answers(*item, records, scores);
-                Vec::new()
-            }
-            Msg::Labelled(l) => {
-                if !self.people.iter().any(|p| p.uid == l.uid) {
-                    self.people.push(l.clone());
-                }
-                if self.me.is_empty() {
-                    self.me = l.reviewer.clone();
-                }
-                Vec::new()
-            }
-            Msg::ItemLabels { item, labels, me } if self.item() == Some(*item) => {
-                self.people = labels.clone();
-                self.me = me.clone();
-                Vec::new()
-            }
-            Msg::LabelsChanged => self.load_labels(),
-            _ => Vec::new(),
+        use crate::tui::jobs::Failed;
+        use crate::tui::jobs::labels::{ItemLabels, Labelled, LabelsChanged};
+        use crate::tui::jobs::runs::RunAnswers;
+        if let Some(Failed(e)) = msg.get() {
+            return vec![Cmd::Notice(e.clone())];
         }
+        if let Some(a) = msg.get::<RunAnswers>()
+            && self.run.as_ref() == Some(&a.run)
+        {
+            self.on_run_answers(a.item, &a.records, &a.scores);
+        }
+        if let Some(Labelled(l)) = msg.get() {
+            if !self.people.iter().any(|p| p.uid == l.uid) {
+                self.people.push(l.clone());
+            }
+            if self.me.is_empty() {
+                self.me = l.reviewer.clone();
+            }
+        }
+        if let Some(l) = msg.get::<ItemLabels>()
+            && self.item() == Some(l.item)
+        {
+            self.people = l.labels.clone();
+            self.me = l.me.clone();
+        }
+        if msg.get::<LabelsChanged>().is_some() {
+            return self.load_labels();
+        }
+        Vec::new()
     }
 
     fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {

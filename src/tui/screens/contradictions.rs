@@ -19,7 +19,8 @@ use crate::store::{Class, DetectKind, DetectRun, PairRecord, SampleRecord, Targe
 use crate::text::{one_line, sanitize};
 use crate::theme::Theme;
 use crate::tui::component::{Cmd, Component, Cx, Input, ScreenId};
-use crate::tui::jobs::{DetectJob, JobRequest, Msg};
+use crate::tui::jobs::Msg;
+use crate::tui::jobs::detect::DetectJob;
 use crate::tui::keymap::{Action, Mode};
 use crate::tui::pair::PairView;
 use crate::tui::widgets::{pane, row_in, scrollbar, status_lines, status_rows, title_line};
@@ -233,7 +234,7 @@ impl Contradictions {
                             "no answer under test here: nothing to sample against".into(),
                         ));
                     } else {
-                        out.push(Cmd::Job(JobRequest::Detect(DetectJob::Again {
+                        out.push(Cmd::Job(Box::new(DetectJob::Again {
                             detect_id: run.id.clone(),
                             target: t.idx,
                             models: cx.models.to_vec(),
@@ -297,7 +298,7 @@ impl Contradictions {
         // never more than n(n-1) verdicts, fewer as answers join clusters or repeat verbatim.
         self.cluster_progress = (0, n * n.saturating_sub(1), n, one_line(&name));
         vec![
-            Cmd::Job(JobRequest::Entropy {
+            Cmd::job(crate::tui::jobs::detect::Entropy {
                 group: Box::new(group),
                 judge: Box::new(judge),
             }),
@@ -426,7 +427,7 @@ impl Component for Contradictions {
 
     fn on_open(&mut self, _cx: &Cx) -> Vec<Cmd> {
         vec![
-            Cmd::Job(JobRequest::Detect(self.request.clone())),
+            Cmd::Job(Box::new(self.request.clone())),
             Cmd::Notice("looking for a stored detection, else sampling".into()),
         ]
     }
@@ -460,25 +461,31 @@ impl Component for Contradictions {
     }
 
     fn on_msg(&mut self, msg: &Msg, _cx: &Cx) -> Vec<Cmd> {
-        match msg {
-            Msg::Detection { run, stored, focus } => {
-                self.run = Some((**run).clone());
-                self.stored = stored.clone();
-                self.pos = self
-                    .stored
-                    .targets
-                    .iter()
-                    .position(|t| t.idx == *focus)
-                    .unwrap_or(0);
-                self.round = self.target().map_or(0, |t| t.rounds.max(1) - 1);
-                self.sel = 0;
-                self.known = crate::detect::semantic::by_judge(&self.stored.entailments);
-                vec![Cmd::ClearNotice]
-            }
-            Msg::Detect(ev) => self.on_event(ev),
-            Msg::Entropy(ev) => self.on_entropy(ev),
-            Msg::Failed(e) => vec![Cmd::Notice(e.clone())],
-            _ => Vec::new(),
+        use crate::tui::jobs::Failed;
+        use crate::tui::jobs::detect::Detection;
+        if let Some(Detection { run, stored, focus }) = msg.get() {
+            self.run = Some((**run).clone());
+            self.stored = stored.clone();
+            self.pos = self
+                .stored
+                .targets
+                .iter()
+                .position(|t| t.idx == *focus)
+                .unwrap_or(0);
+            self.round = self.target().map_or(0, |t| t.rounds.max(1) - 1);
+            self.sel = 0;
+            self.known = crate::detect::semantic::by_judge(&self.stored.entailments);
+            return vec![Cmd::ClearNotice];
+        }
+        if let Some(ev) = msg.get() {
+            return self.on_event(ev);
+        }
+        if let Some(ev) = msg.get() {
+            return self.on_entropy(ev);
+        }
+        match msg.get() {
+            Some(Failed(e)) => vec![Cmd::Notice(e.clone())],
+            None => Vec::new(),
         }
     }
 

@@ -13,7 +13,7 @@ use crate::eval::compare::{Flip as Flipped, Side};
 use crate::eval::compare::{PairAnswers, SampleAnswer, answer_groups};
 use crate::text::{one_line, sanitize};
 use crate::tui::component::{Cmd, Component, Cx, Input, ScreenId};
-use crate::tui::jobs::{JobRequest, Msg};
+use crate::tui::jobs::Msg;
 use crate::tui::keymap::{Action, Mode};
 use crate::tui::widgets::{pane, status_lines, status_rows, title_line, truncate};
 
@@ -50,7 +50,7 @@ impl Flip {
         self.sample = 0;
         self.scroll = 0;
         match self.current() {
-            Some(f) => vec![Cmd::Job(JobRequest::LoadPairAnswers {
+            Some(f) => vec![Cmd::job(crate::tui::jobs::runs::LoadPairAnswers {
                 item_id: f.item_id.clone(),
                 sides: Box::new(self.sides.clone()),
             })],
@@ -112,7 +112,7 @@ impl Component for Flip {
         Vec::new()
     }
     fn on_msg(&mut self, msg: &Msg, _cx: &Cx) -> Vec<Cmd> {
-        if let Msg::PairAnswers(p) = msg
+        if let Some(crate::tui::jobs::runs::PairAnswers(p)) = msg.get()
             && self.current().is_some_and(|f| f.item_id == p.item_id)
         {
             self.answers = Some((**p).clone());

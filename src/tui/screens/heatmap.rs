@@ -388,13 +388,13 @@ impl Heatmap {
                 self.refresh(cx.session);
                 if self.metric == Metric::Flags && self.flags.is_none() {
                     return vec![
-                        Cmd::Job(crate::tui::jobs::JobRequest::LoadFlags),
+                        Cmd::job(crate::tui::jobs::signals::LoadFlags),
                         Cmd::Notice("reading the detections…".into()),
                     ];
                 }
                 if self.metric == Metric::Signals && self.signals.is_none() {
                     return vec![
-                        Cmd::Job(crate::tui::jobs::JobRequest::LoadSignals),
+                        Cmd::job(crate::tui::jobs::signals::LoadSignals),
                         Cmd::Notice("reading the signals of every stored run…".into()),
                     ];
                 }
@@ -511,7 +511,7 @@ impl Component for Heatmap {
     fn on_open(&mut self, cx: &Cx) -> Vec<Cmd> {
         self.refresh(cx.session);
         if let Some(runs) = &self.runs {
-            return vec![Cmd::Job(crate::tui::jobs::JobRequest::LoadRunRows {
+            return vec![Cmd::job(crate::tui::jobs::runs::LoadRunRows {
                 runs: runs.clone(),
             })];
         }
@@ -525,56 +525,57 @@ impl Component for Heatmap {
     }
 
     fn on_msg(&mut self, msg: &crate::tui::jobs::Msg, cx: &Cx) -> Vec<Cmd> {
-        match msg {
-            // Other workers' answers and scores arrived: the rates again, and the chosen runs'
-            // rows read again.
-            crate::tui::jobs::Msg::SharedPulled(_) => {
-                self.refresh(cx.session);
-                if let Some(runs) = &self.runs {
-                    return vec![Cmd::Job(crate::tui::jobs::JobRequest::LoadRunRows {
-                        runs: runs.clone(),
-                    })];
-                }
-                Vec::new()
+        use crate::tui::jobs::Failed;
+        use crate::tui::jobs::runs::RunRows;
+        use crate::tui::jobs::signals::{Flags, Signals};
+        // Other workers' answers and scores arrived: the rates again, and the chosen runs' rows
+        // read again.
+        if msg.get::<crate::store::mirror::Pulled>().is_some() {
+            self.refresh(cx.session);
+            if let Some(runs) = &self.runs {
+                return vec![Cmd::job(crate::tui::jobs::runs::LoadRunRows {
+                    runs: runs.clone(),
+                })];
             }
-            crate::tui::jobs::Msg::Signals(rows) => {
-                let empty = rows.is_empty();
-                self.signals = Some(rows.clone());
-                self.refresh(cx.session);
-                if empty {
-                    return vec![Cmd::Notice(
-                        "no answer has both a signal and a PRISM score: score a run, then prism detect, prism entropy or a run with --logprobs"
-                            .into(),
-                    )];
-                }
-                vec![Cmd::ClearNotice]
+            return Vec::new();
+        }
+        if let Some(Signals(rows)) = msg.get() {
+            let empty = rows.is_empty();
+            self.signals = Some(rows.clone());
+            self.refresh(cx.session);
+            if empty {
+                return vec![Cmd::Notice(
+                    "no answer has both a signal and a PRISM score: score a run, then prism detect, prism entropy or a run with --logprobs"
+                        .into(),
+                )];
             }
-            crate::tui::jobs::Msg::Flags(f) => {
-                let n = f.len();
-                self.flags = Some(f.clone());
-                self.refresh(cx.session);
-                if n == 0 {
-                    return vec![Cmd::Notice(
-                        "no detections yet: x on a compare pane, or d on marked items, runs one"
-                            .into(),
-                    )];
-                }
-                vec![Cmd::ClearNotice]
+            return vec![Cmd::ClearNotice];
+        }
+        if let Some(Flags(f)) = msg.get() {
+            let n = f.len();
+            self.flags = Some(f.clone());
+            self.refresh(cx.session);
+            if n == 0 {
+                return vec![Cmd::Notice(
+                    "no detections yet: x on a compare pane, or d on marked items, runs one".into(),
+                )];
             }
-            crate::tui::jobs::Msg::RunRows { rows, unscored } => {
-                self.pinned = Some(rows.clone());
-                self.refresh(cx.session);
-                if unscored.is_empty() {
-                    vec![Cmd::ClearNotice]
-                } else {
-                    vec![Cmd::Notice(format!(
-                        "no scores yet in {} (prism score --run ID)",
-                        unscored.join(", ")
-                    ))]
-                }
+            return vec![Cmd::ClearNotice];
+        }
+        if let Some(RunRows { rows, unscored }) = msg.get() {
+            self.pinned = Some(rows.clone());
+            self.refresh(cx.session);
+            if unscored.is_empty() {
+                return vec![Cmd::ClearNotice];
             }
-            crate::tui::jobs::Msg::Failed(e) => vec![Cmd::Notice(e.clone())],
-            _ => Vec::new(),
+            return vec![Cmd::Notice(format!(
+                "no scores yet in {} (prism score --run ID)",
+                unscored.join(", ")
+            ))];
+        }
+        match msg.get() {
+            Some(Failed(e)) => vec![Cmd::Notice(e.clone())],
+            None => Vec::new(),
         }
     }
 

@@ -18,7 +18,7 @@ use crate::review::judges::{Est, Group, JudgedAnswer, Trial, VsPeople};
 use crate::text::{fixed, one_line, sanitize};
 use crate::theme::Theme;
 use crate::tui::component::{Cmd, Component, Cx, Input, ScreenId};
-use crate::tui::jobs::{JobRequest, Msg};
+use crate::tui::jobs::Msg;
 use crate::tui::keymap::{Action, Mode};
 use crate::tui::widgets::{pane, status_lines, status_rows, title_line, truncate};
 
@@ -76,7 +76,7 @@ impl Judges {
     }
 
     fn load(&self) -> Vec<Cmd> {
-        vec![Cmd::Job(JobRequest::LoadJudges {
+        vec![Cmd::job(crate::tui::jobs::labels::LoadJudges {
             run: self.run.clone(),
         })]
     }
@@ -88,7 +88,7 @@ impl Judges {
         d.shown = None;
         d.scroll = 0;
         match d.answers.get(d.pos) {
-            Some((run, job)) => vec![Cmd::Job(JobRequest::LoadJudgedAnswer {
+            Some((run, job)) => vec![Cmd::job(crate::tui::jobs::labels::LoadJudgedAnswer {
                 run: run.clone(),
                 job: *job,
             })],
@@ -202,39 +202,38 @@ impl Component for Judges {
         }
     }
     fn on_msg(&mut self, msg: &Msg, _cx: &Cx) -> Vec<Cmd> {
-        match msg {
-            Msg::Judges(t) => {
-                self.trial = Some((**t).clone());
-                self.row = self.row.min(t.groups.len().saturating_sub(1));
-                self.col = self.col.min(t.judges.len().saturating_sub(1));
-                // With nothing judged, the body says what to do; a message would cover it.
-                vec![Cmd::ClearNotice]
-            }
-            Msg::JudgedAnswer(a) => {
-                if let Some(d) = self.disputed.as_mut()
-                    && d.answers.get(d.pos) == Some(&(a.run_id.clone(), a.job_idx))
-                {
-                    d.shown = Some((**a).clone());
-                }
-                Vec::new()
-            }
-            // A new label (here, or anyone's: the store is watched) changes the numbers and the
-            // answer's list of labels: read both again (the list of disagreements stays as
-            // opened, so the place in it holds).
-            Msg::Labelled(_) | Msg::LabelsChanged => {
-                let mut cmds = self.load();
-                if let Some(d) = &self.disputed
-                    && let Some((run, job)) = d.answers.get(d.pos)
-                {
-                    cmds.push(Cmd::Job(JobRequest::LoadJudgedAnswer {
-                        run: run.clone(),
-                        job: *job,
-                    }));
-                }
-                cmds
-            }
-            _ => Vec::new(),
+        use crate::tui::jobs::labels::{JudgedAnswer, Labelled, LabelsChanged, Trial};
+        if let Some(Trial(t)) = msg.get() {
+            self.trial = Some((**t).clone());
+            self.row = self.row.min(t.groups.len().saturating_sub(1));
+            self.col = self.col.min(t.judges.len().saturating_sub(1));
+            // With nothing judged, the body says what to do; a message would cover it.
+            return vec![Cmd::ClearNotice];
         }
+        if let Some(JudgedAnswer(a)) = msg.get() {
+            if let Some(d) = self.disputed.as_mut()
+                && d.answers.get(d.pos) == Some(&(a.run_id.clone(), a.job_idx))
+            {
+                d.shown = Some((**a).clone());
+            }
+            return Vec::new();
+        }
+        // A new label (here, or anyone's: the store is watched) changes the numbers and the
+        // answer's list of labels: read both again (the list of disagreements stays as opened,
+        // so the place in it holds).
+        if msg.get::<Labelled>().is_some() || msg.get::<LabelsChanged>().is_some() {
+            let mut cmds = self.load();
+            if let Some(d) = &self.disputed
+                && let Some((run, job)) = d.answers.get(d.pos)
+            {
+                cmds.push(Cmd::job(crate::tui::jobs::labels::LoadJudgedAnswer {
+                    run: run.clone(),
+                    job: *job,
+                }));
+            }
+            return cmds;
+        }
+        Vec::new()
     }
     fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {
         let t = cx.theme;

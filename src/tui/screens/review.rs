@@ -22,7 +22,7 @@ use crate::review::{Decision, ItemStatus, Panel, ReviewRecord, State};
 use crate::store::{Draft, ResponseRecord, ScoreRecord};
 use crate::text::{one_line, sanitize};
 use crate::tui::component::{Cmd, Component, Cx, Input, ScreenId};
-use crate::tui::jobs::{JobRequest, Msg};
+use crate::tui::jobs::Msg;
 use crate::tui::keymap::{Action, Mode};
 use crate::tui::widgets::{pane, title_line, truncate};
 
@@ -217,7 +217,7 @@ impl Review {
             })
             .unwrap_or_else(|| item.question.to_string());
         self.question = editor(&q);
-        vec![Cmd::Job(JobRequest::LoadStored {
+        vec![Cmd::job(crate::tui::jobs::answers::LoadStored {
             item: i,
             rescore: false,
         })]
@@ -231,7 +231,9 @@ impl Review {
             d.drafts
                 .insert(self.draft.item_id.clone(), self.draft.clone());
         }
-        vec![Cmd::Job(JobRequest::SaveDraft(self.draft.clone()))]
+        vec![Cmd::job(crate::tui::jobs::review::SaveDraft(
+            self.draft.clone(),
+        ))]
     }
 
     fn save(&mut self, cx: &Cx) -> Vec<Cmd> {
@@ -277,7 +279,9 @@ impl Review {
             edited_answer: None,
             created_at: now,
         };
-        vec![Cmd::Job(JobRequest::SaveDecision(Box::new(rec)))]
+        vec![Cmd::job(crate::tui::jobs::review::SaveDecision(Box::new(
+            rec,
+        )))]
     }
 
     fn on_editor_key(&mut self, k: KeyEvent, cx: &Cx) -> Vec<Cmd> {
@@ -371,6 +375,62 @@ impl Review {
     }
 }
 
+impl Review {
+    /// Decisions stored after the last seen (the refresh worked: an error shown from the store
+    /// is over). Other reviewers' decisions (a shared database) join the history; what this
+    /// reviewer is typing stays.
+    fn on_more(
+        &mut self,
+        decisions: &[crate::review::ReviewRecord],
+        seq: i64,
+        cx: &Cx,
+    ) -> Vec<Cmd> {
+        let mut out = Vec::new();
+        if self.error.take().is_some() {
+            out.push(Cmd::ClearNotice);
+        }
+        let Some(data) = self.data.as_mut() else {
+            return out;
+        };
+        let changed = data.merge(decisions.to_vec(), seq);
+        if changed.is_empty() {
+            return out;
+        }
+        let before = self.current();
+        self.refresh_items(cx, &changed);
+        if self.current() != before {
+            out.extend(self.enter_item(cx));
+        }
+        out
+    }
+
+    /// A decision is saved (a save that worked never shows an error): move on, to the next
+    /// item, or, when the filter drops the saved one, to the item that took its place.
+    fn on_saved(&mut self, r: &crate::review::ReviewRecord, cx: &Cx) -> Vec<Cmd> {
+        self.error = None;
+        let mut after = 0;
+        if let Some(d) = self.data.as_mut() {
+            d.merge(vec![r.clone()], d.seq);
+            d.drafts.remove(&r.item_id);
+            after = (d.seq - crate::review::REFRESH_LOOKBACK).max(0);
+        }
+        let note = format!("saved: {} ({})", r.decision.as_str(), one_line(&r.item_id));
+        let at = self.pos;
+        let saved = cx.ds.index_of(&r.item_id);
+        self.refresh_items(cx, std::slice::from_ref(&r.item_id));
+        let last = self.queue.len().saturating_sub(1);
+        self.pos = match saved.and_then(|s| self.queue.iter().position(|&i| i == s)) {
+            Some(p) => (p + 1).min(last),
+            None => at.min(last),
+        };
+        let mut out = vec![Cmd::Notice(note)];
+        out.extend(self.enter_item(cx));
+        // Other reviewers' decisions (on a shared database) appear.
+        out.push(Cmd::job(crate::tui::jobs::review::RefreshReview { after }));
+        out
+    }
+}
+
 impl Component for Review {
     fn id(&self) -> ScreenId {
         ScreenId::Review
@@ -385,7 +445,7 @@ impl Component for Review {
     }
 
     fn on_open(&mut self, _cx: &Cx) -> Vec<Cmd> {
-        vec![Cmd::Job(JobRequest::LoadReview)]
+        vec![Cmd::job(crate::tui::jobs::review::LoadReview)]
     }
 
     fn update(&mut self, input: Input, cx: &Cx) -> Vec<Cmd> {
@@ -508,110 +568,64 @@ impl Component for Review {
     }
 
     fn on_msg(&mut self, msg: &Msg, cx: &Cx) -> Vec<Cmd> {
-        match msg {
-            Msg::Labelled(l) => {
-                self.labels.insert((l.run_id.clone(), l.job_idx), l.label);
-                Vec::new()
-            }
-            Msg::Review(d) => {
-                self.error = None;
-                self.data = Some((**d).clone());
-                self.rebuild(cx);
-                self.enter_item(cx)
-            }
-            // The store answered: whatever error was shown is over.
-            Msg::ReviewStoreOk => {
-                // The error was also the app's notice: that goes with it.
-                if self.error.take().is_some() {
-                    vec![Cmd::ClearNotice]
-                } else {
-                    Vec::new()
-                }
-            }
-            Msg::ReviewMore { decisions, seq } => {
-                // The refresh worked: an error shown from the store is over.
-                let mut out = Vec::new();
-                if self.error.take().is_some() {
-                    out.push(Cmd::ClearNotice);
-                }
-                // Other reviewers' decisions (a shared database) join the history; what this
-                // reviewer is typing stays.
-                let Some(data) = self.data.as_mut() else {
-                    return out;
-                };
-                let changed = data.merge(decisions.clone(), *seq);
-                if changed.is_empty() {
-                    return out;
-                }
-                let before = self.current();
-                self.refresh_items(cx, &changed);
-                if self.current() != before {
-                    out.extend(self.enter_item(cx));
-                }
-                out
-            }
-            // Someone else stored decisions: read from a little before the last one seen.
-            Msg::ReviewChanged => match &self.data {
-                Some(d) => vec![Cmd::Job(JobRequest::RefreshReview {
-                    after: (d.seq - crate::review::REFRESH_LOOKBACK).max(0),
-                })],
-                None => Vec::new(),
-            },
-            Msg::DecisionSaved(r) => {
-                // A save that worked never shows an error.
-                self.error = None;
-                let mut after = 0;
-                if let Some(d) = self.data.as_mut() {
-                    d.merge(vec![(**r).clone()], d.seq);
-                    d.drafts.remove(&r.item_id);
-                    after = (d.seq - crate::review::REFRESH_LOOKBACK).max(0);
-                }
-                let note = format!("saved: {} ({})", r.decision.as_str(), one_line(&r.item_id));
-                // Move on: to the next item, or, when the filter drops the saved one, to the
-                // item that took its place.
-                let at = self.pos;
-                let saved = cx.ds.index_of(&r.item_id);
-                self.refresh_items(cx, std::slice::from_ref(&r.item_id));
-                let last = self.queue.len().saturating_sub(1);
-                self.pos = match saved.and_then(|s| self.queue.iter().position(|&i| i == s)) {
-                    Some(p) => (p + 1).min(last),
-                    None => at.min(last),
-                };
-                let mut out = vec![Cmd::Notice(note)];
-                out.extend(self.enter_item(cx));
-                // Other reviewers' decisions (on a shared database) appear.
-                out.push(Cmd::Job(JobRequest::RefreshReview { after }));
-                out
-            }
-            // The item's stored answers, from every run and model, with their scores (the
-            // ones never scored are scored by rule and arrive as `Scored`).
-            Msg::Stored {
-                item,
-                records,
-                scores,
-                ..
-            } if Some(*item) == self.current() => {
-                self.answers = records.clone();
-                self.scores = scores.clone();
-                Vec::new()
-            }
-            Msg::Scored(r) if self.answers.iter().any(|a| a.item_id == r.item_id) => {
-                match self
-                    .scores
-                    .iter_mut()
-                    .find(|s| s.run_id == r.run_id && s.job_idx == r.job_idx)
-                {
-                    Some(s) => *s = r.clone(),
-                    None => self.scores.push(r.clone()),
-                }
-                Vec::new()
-            }
-            Msg::Failed(e) => {
-                self.error = Some(e.clone());
-                Vec::new()
-            }
-            _ => Vec::new(),
+        use crate::tui::jobs::answers::{Scored, Stored};
+        use crate::tui::jobs::labels::Labelled;
+        use crate::tui::jobs::review::{
+            self as jobs, DecisionSaved, ReviewChanged, ReviewMore, ReviewStoreOk,
+        };
+        use crate::tui::jobs::{Failed, review::RefreshReview};
+        if let Some(Labelled(l)) = msg.get() {
+            self.labels.insert((l.run_id.clone(), l.job_idx), l.label);
         }
+        if let Some(jobs::Review(d)) = msg.get() {
+            self.error = None;
+            self.data = Some((**d).clone());
+            self.rebuild(cx);
+            return self.enter_item(cx);
+        }
+        // The store answered: whatever error was shown is over (the error was also the app's
+        // notice: that goes with it).
+        if msg.get::<ReviewStoreOk>().is_some() && self.error.take().is_some() {
+            return vec![Cmd::ClearNotice];
+        }
+        if let Some(ReviewMore { decisions, seq }) = msg.get() {
+            return self.on_more(decisions, *seq, cx);
+        }
+        // Someone else stored decisions: read from a little before the last one seen.
+        if msg.get::<ReviewChanged>().is_some()
+            && let Some(d) = &self.data
+        {
+            return vec![Cmd::job(RefreshReview {
+                after: (d.seq - crate::review::REFRESH_LOOKBACK).max(0),
+            })];
+        }
+        if let Some(DecisionSaved(r)) = msg.get() {
+            return self.on_saved(r, cx);
+        }
+        // The item's stored answers, from every run and model, with their scores (the ones
+        // never scored are scored by rule and arrive as `Scored`).
+        if let Some(st) = msg.get::<Stored>()
+            && Some(st.item) == self.current()
+        {
+            self.answers = st.records.clone();
+            self.scores = st.scores.clone();
+        }
+        if let Some(Scored(r)) = msg.get()
+            && self.answers.iter().any(|a| a.item_id == r.item_id)
+        {
+            match self
+                .scores
+                .iter_mut()
+                .find(|s| s.run_id == r.run_id && s.job_idx == r.job_idx)
+            {
+                Some(s) => *s = r.clone(),
+                None => self.scores.push(r.clone()),
+            }
+        }
+        if let Some(Failed(e)) = msg.get() {
+            self.error = Some(e.clone());
+        }
+        Vec::new()
     }
 
     fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {

@@ -18,7 +18,7 @@ use crate::runs::Listed;
 use crate::store::format_time;
 use crate::text::one_line;
 use crate::tui::component::{Cmd, Component, Cx, Input, ScreenId};
-use crate::tui::jobs::{JobRequest, Msg};
+use crate::tui::jobs::Msg;
 use crate::tui::keymap::{Action, Mode};
 use crate::tui::widgets::{pane, status_lines, status_rows, title_line, truncate};
 
@@ -74,7 +74,7 @@ impl Component for Runs {
         Mode::Runs
     }
     fn on_open(&mut self, _cx: &Cx) -> Vec<Cmd> {
-        vec![Cmd::Job(JobRequest::LoadRuns)]
+        vec![Cmd::job(crate::tui::jobs::runs::LoadRuns)]
     }
     fn update(&mut self, input: Input, _cx: &Cx) -> Vec<Cmd> {
         let Input::Action(a) = input else {
@@ -136,7 +136,7 @@ impl Component for Runs {
             Action::OpenRun => {
                 return match self.selected() {
                     Some(l) => vec![
-                        Cmd::Job(JobRequest::LoadRunItems {
+                        Cmd::job(crate::tui::jobs::runs::LoadRunItems {
                             run: l.run.id.clone(),
                         }),
                         Cmd::Notice(format!("opening {}…", l.run.id)),
@@ -160,7 +160,7 @@ impl Component for Runs {
                         self.compared = Some((a.clone(), b.clone()));
                         vec![
                             Cmd::Notice(format!("comparing {a} (A) with {b} (B)…")),
-                            Cmd::Job(JobRequest::CompareRuns { a, b, model: None }),
+                            Cmd::job(crate::tui::jobs::runs::CompareRuns { a, b, model: None }),
                         ]
                     }
                     None => vec![Cmd::Notice(
@@ -181,45 +181,46 @@ impl Component for Runs {
         Vec::new()
     }
     fn on_msg(&mut self, msg: &Msg, _cx: &Cx) -> Vec<Cmd> {
-        match msg {
-            // The team's store brought runs or answers: the list again (done counts, scores).
-            Msg::SharedPulled(_) => vec![Cmd::Job(JobRequest::LoadRuns)],
-            Msg::Runs(runs) => {
-                self.sel = self.sel.min(runs.len().saturating_sub(1));
-                self.marked.retain(|m| runs.iter().any(|l| l.run.id == *m));
-                self.runs = Some(runs.clone());
-                Vec::new()
-            }
-            Msg::RunItems {
-                run,
-                items,
-                missing,
-            } => {
-                if items.is_empty() {
-                    return vec![Cmd::Notice(format!(
-                        "none of {run}'s {missing} items is in the dataset open here: open prism on the run's dataset"
-                    ))];
-                }
-                let mut out = vec![Cmd::Push(crate::tui::component::Open::RunAnswers {
-                    run: run.clone(),
-                    items: items.clone(),
-                })];
-                if *missing > 0 {
-                    out.push(Cmd::Notice(format!(
-                        "{missing} of {run}'s items are not in the dataset open here: left out"
-                    )));
-                }
-                out
-            }
-            Msg::Comparison(c, common) => {
-                self.comparison = Some(c.clone());
-                self.common_models = common.clone();
-                self.flip = 0;
-                self.on_flips = false;
-                vec![Cmd::ClearNotice]
-            }
-            _ => Vec::new(),
+        use crate::tui::jobs::runs::{Comparison, RunItems, Runs};
+        // The team's store brought runs or answers: the list again (done counts, scores).
+        if msg.get::<crate::store::mirror::Pulled>().is_some() {
+            return vec![Cmd::job(crate::tui::jobs::runs::LoadRuns)];
         }
+        if let Some(Runs(runs)) = msg.get() {
+            self.sel = self.sel.min(runs.len().saturating_sub(1));
+            self.marked.retain(|m| runs.iter().any(|l| l.run.id == *m));
+            self.runs = Some(runs.clone());
+        }
+        if let Some(RunItems {
+            run,
+            items,
+            missing,
+        }) = msg.get()
+        {
+            if items.is_empty() {
+                return vec![Cmd::Notice(format!(
+                    "none of {run}'s {missing} items is in the dataset open here: open prism on the run's dataset"
+                ))];
+            }
+            let mut out = vec![Cmd::Push(crate::tui::component::Open::RunAnswers {
+                run: run.clone(),
+                items: items.clone(),
+            })];
+            if *missing > 0 {
+                out.push(Cmd::Notice(format!(
+                    "{missing} of {run}'s items are not in the dataset open here: left out"
+                )));
+            }
+            return out;
+        }
+        if let Some(Comparison(c, common)) = msg.get() {
+            self.comparison = Some(c.clone());
+            self.common_models = common.clone();
+            self.flip = 0;
+            self.on_flips = false;
+            return vec![Cmd::ClearNotice];
+        }
+        Vec::new()
     }
     fn draw(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {
         let t = cx.theme;
@@ -335,7 +336,7 @@ impl Runs {
                 "comparing on {next} ({} of {n})…",
                 (at + 1) % n + 1
             )),
-            Cmd::Job(JobRequest::CompareRuns {
+            Cmd::job(crate::tui::jobs::runs::CompareRuns {
                 a: a.clone(),
                 b: b.clone(),
                 model: Some(next),

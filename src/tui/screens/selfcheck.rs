@@ -22,7 +22,7 @@ use crate::store::{Answer, Mode as Ask, RunStatus, SelfcheckItem, SelfcheckRun, 
 use crate::text::{one_line, sanitize};
 use crate::theme::Theme;
 use crate::tui::component::{Cmd, Component, Cx, Input, ScreenId};
-use crate::tui::jobs::{JobRequest, Msg};
+use crate::tui::jobs::Msg;
 use crate::tui::keymap::{Action, Mode};
 use crate::tui::popups::{PickFor, Picker};
 use crate::tui::widgets::{
@@ -276,7 +276,7 @@ impl Component for Selfcheck {
     }
 
     fn on_open(&mut self, _cx: &Cx) -> Vec<Cmd> {
-        vec![Cmd::Job(JobRequest::LoadSelfchecks)]
+        vec![Cmd::job(crate::tui::jobs::selfcheck::LoadSelfchecks)]
     }
 
     fn update(&mut self, input: Input, cx: &Cx) -> Vec<Cmd> {
@@ -317,55 +317,58 @@ impl Component for Selfcheck {
     }
 
     fn on_msg(&mut self, msg: &Msg, _cx: &Cx) -> Vec<Cmd> {
-        match msg {
-            Msg::Selfchecks(runs) => {
-                let shown = self
-                    .loaded
-                    .then(|| self.run().map(|(r, _)| r.id.clone()))
-                    .flatten();
-                // A run started here before the list arrived stays first.
-                let mine = self
-                    .running
-                    .as_ref()
-                    .and_then(|(id, ..)| self.runs.iter().find(|(r, _)| &r.id == id).cloned());
-                self.runs = runs.clone();
-                if let Some(m) = mine {
-                    self.runs.retain(|(r, _)| r.id != m.0.id);
-                    self.runs.insert(0, m);
-                }
-                // The run on screen stays on screen when the list is read again (the team's
-                // runs arriving on a shared store); the first load shows the newest.
-                self.run_pos = shown
-                    .and_then(|id| self.runs.iter().position(|(r, _)| r.id == id))
-                    .unwrap_or(0);
-                self.loaded = true;
-                self.refresh();
+        use crate::tui::jobs::Failed;
+        use crate::tui::jobs::selfcheck::{SelfcheckStarted, Selfchecks};
+        if let Some(Selfchecks(runs)) = msg.get() {
+            let shown = self
+                .loaded
+                .then(|| self.run().map(|(r, _)| r.id.clone()))
+                .flatten();
+            // A run started here before the list arrived stays first.
+            let mine = self
+                .running
+                .as_ref()
+                .and_then(|(id, ..)| self.runs.iter().find(|(r, _)| &r.id == id).cloned());
+            self.runs = runs.clone();
+            if let Some(m) = mine {
+                self.runs.retain(|(r, _)| r.id != m.0.id);
+                self.runs.insert(0, m);
             }
-            // The team's self-detection runs arrived on a shared store: the list is read
-            // again (one started here keeps its place).
-            Msg::SharedPulled(p) if p.lane_rows > 0 => {
-                return vec![Cmd::Job(JobRequest::LoadSelfchecks)];
-            }
-            Msg::SelfcheckStarted { run, stored } => {
-                self.running = Some((run.id.clone(), 0, 0));
-                self.runs.retain(|(r, _)| r.id != run.id);
-                self.runs.insert(0, ((**run).clone(), stored.clone()));
-                self.run_pos = 0;
-                self.sel = 0;
-                self.sentences = None;
-                self.refresh();
-                let n = stored.items.len();
-                return vec![Cmd::Notice(format!(
-                    "self-detection on {n} triple×model{}: sentences, then verdicts direct and with chain-of-thought",
-                    if n == 1 { "" } else { "s" }
-                ))];
-            }
-            Msg::Selfcheck(ev) => return self.on_event(ev),
-            Msg::Failed(e) => {
-                self.running = None;
-                return vec![Cmd::Notice(e.clone())];
-            }
-            _ => {}
+            // The run on screen stays on screen when the list is read again (the team's
+            // runs arriving on a shared store); the first load shows the newest.
+            self.run_pos = shown
+                .and_then(|id| self.runs.iter().position(|(r, _)| r.id == id))
+                .unwrap_or(0);
+            self.loaded = true;
+            self.refresh();
+        }
+        // The team's self-detection runs arrived on a shared store: the list is read again (one
+        // started here keeps its place).
+        if let Some(p) = msg.get::<crate::store::mirror::Pulled>()
+            && p.lane_rows > 0
+        {
+            return vec![Cmd::job(crate::tui::jobs::selfcheck::LoadSelfchecks)];
+        }
+        if let Some(SelfcheckStarted { run, stored }) = msg.get() {
+            self.running = Some((run.id.clone(), 0, 0));
+            self.runs.retain(|(r, _)| r.id != run.id);
+            self.runs.insert(0, ((**run).clone(), stored.clone()));
+            self.run_pos = 0;
+            self.sel = 0;
+            self.sentences = None;
+            self.refresh();
+            let n = stored.items.len();
+            return vec![Cmd::Notice(format!(
+                "self-detection on {n} triple×model{}: sentences, then verdicts direct and with chain-of-thought",
+                if n == 1 { "" } else { "s" }
+            ))];
+        }
+        if let Some(ev) = msg.get() {
+            return self.on_event(ev);
+        }
+        if let Some(Failed(e)) = msg.get() {
+            self.running = None;
+            return vec![Cmd::Notice(e.clone())];
         }
         Vec::new()
     }

@@ -1,0 +1,177 @@
+//! People's labels on answers and the judges on trial: saving a label (the compare screen's
+//! `L`), an item's labels, the trial and one judged answer. A screen showing labels starts the
+//! watch on them, so a label stored anywhere (another screen, another process, a teammate
+//! through the shared store's mirror) reaches it as [`LabelsChanged`].
+
+use super::{Effects, Job, JobCx, Msg, Outcome, Reply};
+use crate::store::{AnswerLabel, Label};
+use crate::tui::screen_id::ScreenId;
+
+/// Saves a person's label on an answer, on the shared store first when there is one; never
+/// replacing an earlier label (the newest counts).
+pub struct SaveLabel {
+    pub run: String,
+    pub job: u32,
+    pub item_id: String,
+    pub model: String,
+    pub label: Label,
+    pub note: String,
+}
+
+/// A label saved (the compare screen shows it on its answer's pane; `z` can take it back).
+#[derive(Debug)]
+pub struct Labelled(pub AnswerLabel);
+
+impl Outcome for Labelled {
+    fn apply(&self, fx: &mut Effects<'_>) {
+        fx.undo.push(crate::tui::undo::Undo::Label(self.0.clone()));
+    }
+}
+
+/// Labels were stored by someone: screens showing labels read them again.
+#[derive(Debug)]
+pub struct LabelsChanged;
+
+impl Outcome for LabelsChanged {}
+
+impl Job for SaveLabel {
+    fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
+        let shared = cx.services.shared.clone();
+        let at = crate::store::now_millis();
+        let reviewer = cx.services.reviewer.clone();
+        let rec = AnswerLabel {
+            uid: AnswerLabel::new_uid(&reviewer, at),
+            run_id: self.run,
+            job_idx: self.job,
+            item_id: self.item_id,
+            model: self.model,
+            reviewer,
+            label: self.label,
+            note: self.note,
+            created_at: at,
+        };
+        cx.on_store(move |sx| {
+            let Some(reader) = &mut sx.reader else {
+                return vec![Msg::failed("labels need a store")];
+            };
+            let saved = match &shared {
+                Some(db) => db.add_labels(std::slice::from_ref(&rec)),
+                None => reader
+                    .add_labels(std::slice::from_ref(&rec))
+                    .map_err(anyhow::Error::from),
+            };
+            match saved {
+                Ok(_) => vec![
+                    Msg::notice(format!(
+                        "labelled {} (kept with your earlier labels; your newest counts)",
+                        rec.label.words()
+                    )),
+                    Msg::new(Labelled(rec)),
+                ],
+                Err(e) => vec![Msg::failed(format!("saving the label: {e:#}"))],
+            }
+        });
+    }
+}
+
+/// Starts the watch on labels (once; it lives as long as the loop). It watches this machine's
+/// store file: on a shared store that is the mirror, into which the team's labels are pulled.
+fn watch_labels(cx: &mut JobCx<'_>) {
+    let Some(path) = cx.services.reader.as_ref().and_then(|r| r.path()) else {
+        return;
+    };
+    cx.watch("labels", move |reply: Reply| {
+        let changed = move || {
+            for to in [ScreenId::Compare, ScreenId::Judges] {
+                reply.to(to).outcome(LabelsChanged);
+            }
+        };
+        crate::store::panel_watch::Watch::start_table(path, "answer_labels", changed)
+            .map_err(|e| format!("other people's labels will not show live: {e}"))
+    });
+}
+
+/// People's labels on an item's answers (the compare screen shows each reviewer's newest).
+pub struct LoadItemLabels {
+    pub item: usize,
+}
+
+/// An item's labels, with who "you" are.
+#[derive(Debug)]
+pub struct ItemLabels {
+    pub item: usize,
+    pub labels: Vec<AnswerLabel>,
+    pub me: String,
+}
+
+impl Outcome for ItemLabels {}
+
+impl Job for LoadItemLabels {
+    fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
+        watch_labels(cx);
+        let me = cx.services.reviewer.clone();
+        let item = self.item;
+        let Some(id) = cx.ds.items.get(item).map(|it| it.id.to_string()) else {
+            return;
+        };
+        cx.on_reader(None, move |r| match r.answer_labels(None) {
+            Ok(all) => Msg::new(ItemLabels {
+                labels: all.into_iter().filter(|l| l.item_id == id).collect(),
+                item,
+                me,
+            }),
+            Err(e) => Msg::failed(format!("reading the labels: {e}")),
+        });
+    }
+}
+
+/// The judges on trial over one run's judged answers, or every run's.
+pub struct LoadJudges {
+    pub run: Option<String>,
+}
+
+#[derive(Debug)]
+pub struct Trial(pub Box<crate::review::judges::Trial>);
+
+impl Outcome for Trial {}
+
+impl Job for LoadJudges {
+    fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
+        watch_labels(cx);
+        let cat = crate::eval::summary::Catalogue::of(cx.ds);
+        let run = self.run;
+        cx.on_reader(Some("the judges need a store"), move |r| {
+            let opts = crate::review::judges::Options::default();
+            crate::review::judges::of_store(r, run.as_deref(), &cat, &opts)
+                .map(|t| Msg::new(Trial(Box::new(t))))
+                .unwrap_or_else(|e| Msg::failed(format!("reading the judges: {e}")))
+        });
+    }
+}
+
+/// One judged answer with every judge's verdicts and every person's labels.
+pub struct LoadJudgedAnswer {
+    pub run: String,
+    pub job: u32,
+}
+
+#[derive(Debug)]
+pub struct JudgedAnswer(pub Box<crate::review::judges::JudgedAnswer>);
+
+impl Outcome for JudgedAnswer {}
+
+impl Job for LoadJudgedAnswer {
+    fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
+        let (run, job) = (self.run, self.job);
+        cx.on_reader(None, move |r| {
+            match crate::review::judges::judged_answer(r, &run, job) {
+                Ok(Some(a)) => Msg::new(JudgedAnswer(Box::new(a))),
+                Ok(None) => Msg::failed(format!(
+                    "answer {job} of run {} is not in the store",
+                    crate::text::one_line(&run)
+                )),
+                Err(e) => Msg::failed(format!("reading the answer: {e}")),
+            }
+        });
+    }
+}
