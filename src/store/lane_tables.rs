@@ -422,6 +422,12 @@ static DETECT_TABLES: [&Table; 4] = [
 ];
 static SELFCHECK_TABLES: [&Table; 3] = [&SELFCHECK_RUNS, &SELFCHECK_ITEMS, &SELFCHECK_VERDICTS];
 
+/// The described tables whose rows belong to a run of answers (a loose table with a run
+/// column), with that column: they go when the run is removed, on either backend.
+pub fn of_answer_runs() -> impl Iterator<Item = (&'static str, &'static str)> {
+    LOOSE.iter().filter_map(|t| Some((t.name, t.run_col?)))
+}
+
 /// Every table described here, in the order a store's rows are copied.
 pub fn all() -> Vec<&'static Table> {
     LaneKind::ALL

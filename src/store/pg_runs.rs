@@ -833,16 +833,17 @@ pub(crate) fn active_workers(c: &mut Client, id: &str, secs: f64) -> PgResult<i6
     .get(0))
 }
 
-/// Removes a run with its jobs, answers, scores, answer checks, judges' verdicts, labels and
+/// Removes a run with its jobs, answers, scores, the rows of described tables kept by its
+/// answers (answer checks, judges' verdicts, labels: `lane_tables::of_answer_runs`) and
 /// workers, in one transaction; the answers removed, or `None` when there is no such run.
 pub(crate) fn remove_run(c: &mut Client, id: &str) -> PgResult<Option<u64>> {
     let mut tx = c.transaction()?;
     let answers = tx.execute("DELETE FROM responses WHERE run_id = $1", &[&id])?;
     tx.execute("DELETE FROM scores WHERE run_id = $1", &[&id])?;
     super::summaries::pg::forget_run(&mut tx, id)?;
-    tx.execute("DELETE FROM answer_checks WHERE run_id = $1", &[&id])?;
-    tx.execute("DELETE FROM judge_verdicts WHERE run_id = $1", &[&id])?;
-    tx.execute("DELETE FROM answer_labels WHERE run_id = $1", &[&id])?;
+    for (table, col) in super::lane_tables::of_answer_runs() {
+        tx.execute(&format!("DELETE FROM {table} WHERE {col} = $1"), &[&id])?;
+    }
     tx.execute("DELETE FROM run_workers WHERE run_id = $1", &[&id])?;
     // Jobs go with the run (ON DELETE CASCADE).
     if tx.execute("DELETE FROM runs WHERE id = $1", &[&id])? == 0 {

@@ -695,9 +695,9 @@ impl Store {
         let answers = tx.execute("DELETE FROM responses WHERE run_id = ?1", [run_id])?;
         tx.execute("DELETE FROM scores WHERE run_id = ?1", [run_id])?;
         super::summaries::forget_run(&tx, run_id)?;
-        tx.execute("DELETE FROM answer_checks WHERE run_id = ?1", [run_id])?;
-        tx.execute("DELETE FROM judge_verdicts WHERE run_id = ?1", [run_id])?;
-        tx.execute("DELETE FROM answer_labels WHERE run_id = ?1", [run_id])?;
+        for (table, col) in super::lane_tables::of_answer_runs() {
+            tx.execute(&format!("DELETE FROM {table} WHERE {col} = ?1"), [run_id])?;
+        }
         tx.execute("DELETE FROM jobs WHERE run_id = ?1", [run_id])?;
         tx.execute("DELETE FROM run_locks WHERE run_id = ?1", [run_id])?;
         tx.commit()?;

@@ -1,5 +1,7 @@
-//! The schema and its migrations. A table is added by appending a migration; `PRAGMA
-//! user_version` records how many ran. Every migration that is due runs in one `IMMEDIATE`
+//! The schema and its migrations. A table described in `lane_tables` needs no migration: a
+//! store without it makes it from its description when it opens (on PostgreSQL too). Any other
+//! change is a migration appended here (and in `pg.rs`); `PRAGMA user_version` records how many
+//! ran. Every migration that is due runs in one `IMMEDIATE`
 //! transaction, so two processes opening a new store at once do not race: the second waits for
 //! the first (busy timeout) and then finds nothing left to do.
 
@@ -502,10 +504,23 @@ fn version(conn: &Connection) -> Result<usize> {
     Ok(conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))? as usize)
 }
 
-/// Brings the schema up to date.
+/// The described tables (`lane_tables`) this store lacks. A table added after migration 18 has
+/// no migration: it is made from its description when a store without it opens.
+fn described_missing(conn: &Connection) -> Result<Vec<&'static super::lane_tables::Table>> {
+    let mut st = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
+    let have: std::collections::HashSet<String> = st
+        .query_map([], |r| r.get::<_, String>("name"))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(super::lane_tables::all()
+        .into_iter()
+        .filter(|t| !have.contains(t.name))
+        .collect())
+}
+
+/// Brings the schema up to date: the migrations, then the described tables it lacks.
 pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
     // A quick look first: an up-to-date store takes no write lock at all.
-    if version(conn)? == MIGRATIONS.len() {
+    if version(conn)? == MIGRATIONS.len() && described_missing(conn)?.is_empty() {
         return Ok(());
     }
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -518,6 +533,9 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
     }
     for m in MIGRATIONS.iter().skip(found) {
         tx.execute_batch(m)?;
+    }
+    for t in described_missing(&tx)? {
+        tx.execute_batch(&t.create_sql(false))?;
     }
     tx.pragma_update(None, "user_version", MIGRATIONS.len() as i64)?;
     tx.commit()?;
@@ -533,6 +551,36 @@ pub(super) fn schema_version(conn: &Connection) -> i64 {
 mod tests {
     use super::*;
     use crate::store::Store;
+
+    /// A table described in `lane_tables` but made by no migration (as a new lane's is) is made
+    /// from its description when a store without it opens, and holds rows after.
+    #[test]
+    fn a_described_table_a_store_lacks_is_made_when_it_opens() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.db");
+        drop(Store::open(&path).unwrap());
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch("DROP TABLE answer_labels").unwrap();
+            assert_eq!(described_missing(&c).unwrap().len(), 1);
+        }
+        let mut s = Store::open(&path).unwrap();
+        assert!(described_missing(&s.conn).unwrap().is_empty());
+        assert_eq!(schema_version(&s.conn), MIGRATIONS.len() as i64);
+        let label = crate::store::AnswerLabel {
+            uid: "u1".into(),
+            run_id: "r".into(),
+            job_idx: 0,
+            item_id: "KE-1".into(),
+            model: "m".into(),
+            reviewer: "ann".into(),
+            label: crate::store::Label::Correct,
+            note: String::new(),
+            created_at: 1,
+        };
+        s.add_labels(std::slice::from_ref(&label)).unwrap();
+        assert_eq!(s.answer_labels(None).unwrap(), vec![label]);
+    }
 
     /// A store written by the schema before this one (17 migrations: every table but the
     /// shared links) opens with everything in it readable through today's descriptions, and
