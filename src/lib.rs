@@ -22,6 +22,7 @@ pub mod report;
 pub mod review;
 pub mod runs;
 pub mod selfcheck;
+pub mod sentences;
 pub(crate) mod shutdown;
 pub mod store;
 pub mod taxonomy;

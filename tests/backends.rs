@@ -54,6 +54,7 @@ impl Side {
             "detect",
             "autohall",
             "entropy",
+            "sentences",
             "self-detect",
             "selfcheck",
             "quality",
@@ -159,6 +160,8 @@ fn script(s: &Side, dir: &Path) -> Script {
     s.prism(&["entropy", &run, "--judge", "j", "--json"]);
     // Over a detection's answer and samples (they differ: the judge is asked).
     printed.push(s.prism(&["entropy", &detect, "--judge", "ah", "--json"]));
+    // Where in the answer: the detection's answers under test against their samples.
+    printed.push(s.prism(&["sentences", &detect, "--judge", "ah", "--json"]));
     s.prism(&["self-detect", &run, "--json"]);
     // AutoHall on claims, its topics; self-detection on facts.
     s.prism(&[

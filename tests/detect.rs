@@ -41,6 +41,13 @@ model = "autohallslow"
 max_concurrency = 2
 
 [[models]]
+name = "teller"
+provider = "openai"
+base_url = "{url}/v1"
+model = "storyteller"
+max_concurrency = 1
+
+[[models]]
 name = "referee"
 provider = "openai"
 base_url = "{url}/v1"
@@ -1479,4 +1486,115 @@ fn self_detection_of_stored_answers() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nope"));
+}
+
+/// Where in the answer (`prism sentences`): a run's first answer to each item cut into sentences,
+/// each scored against the run's other samples by the judge (the mock says Yes when every word of
+/// the sentence is in the sample), by unigram and by the answer's tokens; the count of calls is
+/// said before; every verdict is stored, so a second run asks nothing. The `teller` model's
+/// first answer makes up its last sentence, which its later samples leave out.
+#[test]
+fn sentences_are_scored_against_the_samples_and_asked_once() {
+    let env = Env::new();
+    env.prism()
+        .args([
+            "run",
+            "--models",
+            "teller",
+            "--filter",
+            "KE-FD-Numbers",
+            "--limit",
+            "1",
+            "--samples",
+            "3",
+            "--logprobs",
+            "1",
+            "--json",
+        ])
+        .assert()
+        .code(0);
+    let sentences = |args: &[&str]| {
+        let out = env
+            .prism()
+            .arg("sentences")
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            events(&out.stdout),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    // The prompt method without a judge is refused, with what to do.
+    let (code, _, err) = sentences(&["--methods", "prompt"]);
+    assert_ne!(code, Some(0));
+    assert!(err.contains("--judge"), "{err}");
+    let (code, _, err) = sentences(&["--methods", "vibes"]);
+    assert_ne!(code, Some(0));
+    assert!(err.contains("vibes"), "{err}");
+
+    let before = env.mock.requests();
+    let (code, evs, err) = sentences(&["--judge", "referee"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(evs.len(), 1, "{err}");
+    let e = &evs[0];
+    assert_eq!(e["samples"], 2, "{e}");
+    let s = e["sentences"].as_array().unwrap();
+    let texts: Vec<&str> = s.iter().map(|x| x["text"].as_str().unwrap()).collect();
+    assert_eq!(
+        texts,
+        [
+            "Paris is the capital of France.",
+            "The Eiffel Tower is in Paris.",
+            "It was built by Martians in 1066."
+        ]
+    );
+    assert_eq!(s[2]["start"], 62);
+    assert_eq!(s[2]["end"], 95);
+    let prompt: Vec<f64> = s
+        .iter()
+        .map(|x| x["scores"]["prompt"].as_f64().unwrap())
+        .collect();
+    assert_eq!(prompt, [0.0, 0.0, 1.0]);
+    assert!((e["answer"]["prompt"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-12);
+    // The made-up sentence's words are the rarest; every sentence has tokens of its own.
+    let uni = |i: usize| s[i]["scores"]["unigram"].as_f64().unwrap();
+    assert!(uni(2) > uni(0) && uni(2) > uni(1), "{e}");
+    for x in s {
+        assert!(x["scores"]["logprob_avg"].as_f64().unwrap() > 0.0, "{x}");
+        assert!(x["scores"]["logprob_max"].as_f64() >= x["scores"]["logprob_avg"].as_f64());
+    }
+    // The two samples are one text: each sentence is asked against it once.
+    assert!(
+        err.contains("6 sentence×sample checks (0 stored, 3 to ask referee; 3 repeat a sentence and sample asked already)"),
+        "{err}"
+    );
+    assert_eq!(env.mock.requests() - before, 3, "{err}");
+    let stored = Store::open(&env.db())
+        .unwrap()
+        .records_where::<prism::sentences::SupportRecord>(Some(("judge", "referee")))
+        .unwrap();
+    assert_eq!(stored.len(), 3);
+    assert!(
+        stored
+            .iter()
+            .all(|r| r.verdict.is_some() && r.error.is_none())
+    );
+
+    // Again: every verdict is stored, nothing is asked, the same scores come out.
+    let before = env.mock.requests();
+    let (code, evs2, err) = sentences(&["--judge", "referee"]);
+    assert_eq!((code, env.mock.requests()), (Some(0), before), "{err}");
+    assert!(err.contains("(6 stored, 0 to ask"), "{err}");
+    assert_eq!(evs2, evs);
+    // Without a judge: the methods that need no model.
+    let (code, evs3, _) = sentences(&[]);
+    assert_eq!(code, Some(0));
+    assert!(evs3[0]["sentences"][0]["scores"]["prompt"].is_null());
+    assert_eq!(
+        evs3[0]["sentences"][2]["scores"]["unigram"],
+        s[2]["scores"]["unigram"]
+    );
 }

@@ -20,6 +20,7 @@ pub(crate) mod runs;
 pub(crate) mod score;
 pub(crate) mod self_detect;
 pub(crate) mod selfcheck;
+pub(crate) mod sentences;
 mod shell;
 pub use shell::reference_markdown;
 pub(crate) mod signals;
@@ -223,6 +224,10 @@ pub enum Command {
     /// (answers equal once normalised need no call; stored verdicts are reused), then each
     /// item's meanings and entropy; `prism signals` scores it against PRISM's verdict.
     Entropy(entropy::EntropyArgs),
+    /// Where in the answer: each answer of a run made with --samples N (or a detection run)
+    /// cut into sentences, each scored by how little its samples back it up (SelfCheckGPT:
+    /// the prompt method with --judge, unigram, token log-probabilities).
+    Sentences(sentences::SentencesArgs),
     /// Self-detection on a run's stored answers: each answer's model (or --detector) says
     /// whether the answer contains false information, directly and with chain-of-thought;
     /// verdicts stored and asked once; `prism signals` scores them against PRISM's verdict.
@@ -408,6 +413,7 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Labels(args)) => judges::labels(args, &dirs),
         Some(Command::Judges(args)) => judges::judges_cmd(args, &dirs),
         Some(Command::Entropy(args)) => entropy::entropy(args, &dirs, run::factory(&dirs)),
+        Some(Command::Sentences(args)) => sentences::sentences(args, &dirs, run::factory(&dirs)),
         Some(Command::SelfDetect(args)) => {
             self_detect::self_detect(args, &dirs, run::factory(&dirs))
         }

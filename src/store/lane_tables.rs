@@ -373,6 +373,28 @@ pub static ANSWER_LABELS: Table = Table {
     changes: true,
 };
 
+/// Whether a sample supports a sentence of an answer (`prism sentences`, SelfCheckGPT's prompt
+/// variant): one row per judge, sentence and sample text, so a verdict is asked once whichever
+/// run or detection the same texts come from (a copy moves a row forward only over one the
+/// judge could not be reached for).
+pub static SENTENCE_SUPPORT: Table = Table {
+    name: "sentence_support",
+    cols: &[
+        ("judge", Text),
+        ("sentence", Text),
+        ("context", Text),
+        ("verdict", Text),
+        ("reply", Text),
+        ("error", Text),
+        ("attempts", Int),
+        ("created_at", Int),
+    ],
+    key: 3,
+    behind: "sentence_support.verdict IS NULL AND excluded.verdict IS NOT NULL",
+    run_col: None,
+    changes: true,
+};
+
 /// A kind of lane run: its runs table first, then the tables of its rows (parents first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LaneKind {
@@ -405,13 +427,14 @@ impl LaneKind {
 
 /// Tables kept beside runs rather than in one: copied whole (or, for answer checks, by the
 /// runs whose answers they check).
-pub static LOOSE: [&Table; 6] = [
+pub static LOOSE: [&Table; 7] = [
     &ANSWER_CHECKS,
     &ENTAILMENTS,
     &CLAIM_TOPICS,
     &QUALITY_SCORES,
     &JUDGE_VERDICTS,
     &ANSWER_LABELS,
+    &SENTENCE_SUPPORT,
 ];
 
 static DETECT_TABLES: [&Table; 4] = [

@@ -291,10 +291,33 @@ fn section<'a>(prompt: &'a str, start: &str, end: &str) -> &'a str {
 /// - asked whether one answer entails another (semantic entropy): "Entailment." when the
 ///   question holds `[[one-meaning]]`, a reply naming no relation for `[[unreadable]]`, else
 ///   "Neutral: they say different things.";
+/// - asked whether a sentence is supported by a context (SelfCheckGPT): Yes when every word of
+///   the sentence is in the context, else No; `[[chatty]]` gets neither;
 /// - asked whether an answer contains false information (self-detection on answers): yes when
 ///   its question mentions bones, else no (chain-of-thought: a unit list, then `Answer: ...`);
 /// - anything else is answered like `echo`.
 pub fn autohall_reply(prompt: &str) -> String {
+    if prompt.contains("Is the sentence supported by the context above?") {
+        // SelfCheckGPT's question: "Yes" when every word of the sentence is in the context, else
+        // "No"; `[[chatty]]` in the sentence gets a reply that is neither.
+        let context = section(prompt, "Context: ", "\n\nSentence: ").to_lowercase();
+        let sentence = section(prompt, "\n\nSentence: ", "\n\nIs the sentence").to_lowercase();
+        if sentence.contains("[[chatty]]") {
+            return "Well, partly.".into();
+        }
+        let words = |t: &str| -> Vec<String> {
+            t.split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(str::to_string)
+                .collect()
+        };
+        let have = words(&context);
+        return if words(&sentence).iter().all(|w| have.contains(w)) {
+            "Yes".into()
+        } else {
+            "No".into()
+        };
+    }
     if prompt.contains("Does the answer contain false information?") {
         // Self-detection on answers: "false information" when the question is about bones
         // (so two of three KE-FD-Numbers answers are judged correct), chain-of-thought with
@@ -686,6 +709,16 @@ async fn openai(
     } else if model.starts_with("selfcheck") {
         let n = st.attempts.lock().unwrap()[&(model.clone(), prompt.clone())];
         chunks(&selfcheck_reply(&prompt, n))
+    } else if model == "storyteller" {
+        // Its first answer to a prompt makes something up in its last sentence; the answers
+        // after it (a run's further samples) leave it out.
+        let n = st.attempts.lock().unwrap()[&(model.clone(), prompt.clone())];
+        let told = "Paris is the capital of France. The Eiffel Tower is in Paris.";
+        chunks(&if n == 1 {
+            format!("{told} It was built by Martians in 1066.")
+        } else {
+            told.to_string()
+        })
     } else if model == "nul" {
         chunks(&format!("{}\u{0}after a NUL", answer_for(&prompt)))
     } else if model == "judge" || model == "judgeslow" {

@@ -1,0 +1,308 @@
+//! `prism sentences [RUN]`: where in the answer (`sentences`): each answer of a run made with
+//! `--samples N`, or of a detection run, cut into sentences, each scored by how little the
+//! model's other samples back it up (the prompt method with `--judge`, unigram, token
+//! log-probabilities). The judge's verdicts are saved as they arrive and asked once; a second
+//! run, or one after an interrupt, asks only what is missing.
+
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde_json::json;
+
+use super::run::load_models;
+use crate::config::Dirs;
+use crate::engine::BackendFactory;
+use crate::sentences::{Answer, Known, Method, SentenceEvent, Support, SupportRecord};
+use crate::store::lane_tables::{self, LaneKind};
+
+#[derive(Debug, Args)]
+pub struct SentencesArgs {
+    /// A run made with --samples N (N ≥ 2: the first answer is scored, the rest are its
+    /// samples), or a detection run (its answers under test and their samples); default: the
+    /// latest run.
+    pub run: Option<String>,
+    /// The methods, comma-separated: prompt (needs --judge), unigram, logprob (answers run
+    /// with --logprobs). Default: unigram and logprob, and prompt with --judge.
+    #[arg(long, value_delimiter = ',')]
+    pub methods: Vec<String>,
+    /// The model asked whether each sample supports each sentence (the prompt method):
+    /// sentences × samples calls per answer, each asked once.
+    #[arg(long)]
+    pub judge: Option<String>,
+    /// Only this many answers, in order.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// The run's dataset, when it has moved (the questions come from it).
+    #[arg(long)]
+    pub dataset: Option<PathBuf>,
+    #[command(flatten)]
+    pub ask: super::lane_flags::AskFlags,
+}
+
+/// One check of the prompt method: (answer, sentence, sample).
+type Check = (usize, usize, usize);
+
+/// The methods asked for (`--methods`), checked.
+fn methods(args: &SentencesArgs) -> anyhow::Result<Vec<Method>> {
+    let mut out = Vec::new();
+    for m in &args.methods {
+        match Method::parse(m) {
+            Some(m) if !out.contains(&m) => out.push(m),
+            Some(_) => {}
+            None => bail!("--methods: no method {m:?} (prompt, unigram, logprob)"),
+        }
+    }
+    if out.is_empty() {
+        out = vec![Method::Unigram, Method::Logprob];
+        if args.judge.is_some() {
+            out.insert(0, Method::Prompt);
+        }
+    }
+    if out.contains(&Method::Prompt) && args.judge.is_none() {
+        bail!("the prompt method asks a judge: name one with --judge MODEL");
+    }
+    out.sort();
+    Ok(out)
+}
+
+pub(crate) fn sentences(
+    args: SentencesArgs,
+    dirs: &Dirs,
+    factory: BackendFactory,
+) -> anyhow::Result<i32> {
+    let methods = methods(&args)?;
+    let db = super::lane_flags::open_db(args.ask.db.as_ref(), dirs)?;
+    let mut named_run = args.run.clone();
+    if db.is_shared() {
+        let id = match db.pull_run(args.run.as_deref()) {
+            Ok(id) => id,
+            Err(e) => match args.run.as_deref() {
+                Some(id) if db.pull_lane(LaneKind::Detect, id).is_ok() => Some(id.to_string()),
+                _ => return Err(e),
+            },
+        };
+        db.pull_table(&lane_tables::SENTENCE_SUPPORT, None)?;
+        named_run = id;
+    }
+    let store = db.existing_store("run prism run --samples 5 first")?;
+    let id = match &named_run {
+        Some(id) => id.clone(),
+        None => store.latest_run()?.context("no runs in the store")?.id,
+    };
+    let mut groups = super::entropy::groups_of(&store, &id, args.dataset.as_deref())?;
+    if let Some(n) = args.limit {
+        groups.truncate(n);
+    }
+    // Each answer's tokens, from the run that made it (for the logprob method).
+    let mut tokens: HashMap<String, HashMap<u32, _>> = HashMap::new();
+    let mut answers = Vec::new();
+    for g in groups {
+        let t = match (&g.source_run, g.source_job) {
+            (Some(run), Some(job)) if methods.contains(&Method::Logprob) => {
+                if !tokens.contains_key(run) {
+                    tokens.insert(run.clone(), store.logprobs(run)?.into_iter().collect());
+                }
+                tokens.get(run).and_then(|m| m.get(&job)).cloned()
+            }
+            _ => None,
+        };
+        answers.push(Answer::new(g, t));
+    }
+    let judge = match &args.judge {
+        Some(name) => Some(
+            load_models(dirs, args.ask.models_file.as_deref())?
+                .select(name)?
+                .into_iter()
+                .next()
+                .context("--judge names no model")?,
+        ),
+        None => None,
+    };
+    let mut known = Known::of(&match &judge {
+        Some(j) => store.records_where::<SupportRecord>(Some(("judge", &j.name)))?,
+        None => Vec::new(),
+    });
+    drop(store);
+    let sentences: usize = answers.iter().map(|a| a.sentences.len()).sum();
+    // What the prompt method still needs, each (sentence, sample) text once: samples often
+    // repeat one another, and a verdict is the same whichever answer asked it.
+    let mut missing = 0;
+    let mut todo: Vec<Check> = Vec::new();
+    if judge.is_some() && methods.contains(&Method::Prompt) {
+        let mut seen = std::collections::HashSet::new();
+        for (a, x) in answers.iter().enumerate() {
+            for (i, j) in x.missing(&known) {
+                missing += 1;
+                if seen.insert((&x.sentences[i].text, &x.samples()[j])) {
+                    todo.push((a, i, j));
+                }
+            }
+        }
+    }
+    let checks: usize = answers
+        .iter()
+        .map(|a| a.sentences.len() * a.samples().len())
+        .sum();
+    crate::warn!(
+        "{} answers in {id}, {sentences} sentences{}",
+        answers.len(),
+        match &judge {
+            Some(j) if methods.contains(&Method::Prompt) => format!(
+                "; prompt method: {checks} sentence×sample checks ({} stored, {} to ask {}{})",
+                checks - missing,
+                todo.len(),
+                j.name,
+                match missing - todo.len() {
+                    0 => String::new(),
+                    n => format!("; {n} repeat a sentence and sample asked already"),
+                }
+            ),
+            _ => String::new(),
+        }
+    );
+    let answers = Arc::new(answers);
+    let interrupted = match &judge {
+        Some(j) if !todo.is_empty() => ask(&args, &db, &id, (&answers, j, todo), factory)?,
+        _ => false,
+    };
+    db.finish()?;
+    if let Some(j) = &judge {
+        known = Known::of(
+            &db.store()?
+                .records_where::<SupportRecord>(Some(("judge", &j.name)))?,
+        );
+    }
+    show(&args, &answers, &methods, &known);
+    Ok(if interrupted { 130 } else { 0 })
+}
+
+/// Asks the judge the prompt method's `todo` calls, each saved (and pushed to a shared store) as
+/// it arrives; whether it was interrupted.
+fn ask(
+    args: &SentencesArgs,
+    db: &crate::store::Db,
+    id: &str,
+    (answers, judge, todo): (&Arc<Vec<Answer>>, &crate::provider::ModelConfig, Vec<Check>),
+    factory: BackendFactory,
+) -> anyhow::Result<bool> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let tally = rt.block_on(async {
+        crate::shutdown::cancel_on_signal(&cancel);
+        let handle = db.records_handle(
+            db.store()?,
+            &format!("sentences:{}:{id}", judge.name),
+            "sentence verdict(s)",
+        )?;
+        let caller = Arc::new(crate::engine::Caller::new(
+            judge,
+            &factory,
+            Some(handle.clone()),
+            !args.ask.no_cache,
+            cancel.clone(),
+        )?);
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<SentenceEvent>();
+        let unit = Arc::new(Support {
+            answers: answers.clone(),
+            caller,
+            known: std::sync::Mutex::new(Known::default()),
+        });
+        let lock = unit.lock(id);
+        let lane = crate::engine::Lane {
+            store: handle.clone(),
+            factory: factory.clone(),
+            events: tx,
+            cancel: cancel.clone(),
+        };
+        let lane =
+            crate::engine::records::run(lane, args.ask.concurrency.max(1), &lock, unit, todo);
+        let tally = async move {
+            // (yes or no, neither, failed calls)
+            let mut t = (0, 0, 0);
+            while let Some(ev) = rx.recv().await {
+                if let SentenceEvent::Saved(r) = ev {
+                    match (&r.verdict, &r.error) {
+                        (Some(crate::sentences::Verdict::Other), _) => t.1 += 1,
+                        (Some(_), _) => t.0 += 1,
+                        (None, _) => t.2 += 1,
+                    }
+                }
+            }
+            t
+        };
+        let (ran, tally) = tokio::join!(lane, tally);
+        ran.map_err(|e| anyhow::anyhow!("{e}"))?;
+        anyhow::Ok(tally)
+    })?;
+    let interrupted = cancel.is_cancelled();
+    crate::warn!(
+        "judge {}: {} verdicts yes or no, {} neither (counted 0.5), {} failed calls{}",
+        judge.name,
+        tally.0,
+        tally.1,
+        tally.2,
+        if interrupted {
+            " (interrupted: run it again for the rest)"
+        } else {
+            ""
+        }
+    );
+    Ok(interrupted)
+}
+
+/// Per answer: JSON lines, or each sentence with its scores and a mark for the doubtful ones.
+fn show(args: &SentencesArgs, answers: &[Answer], methods: &[Method], known: &Known) {
+    let as_json = args.ask.json || !std::io::stdout().is_terminal();
+    let mut text = String::new();
+    for a in answers {
+        let scored = a.score(methods, known);
+        let g = &a.group;
+        if as_json {
+            crate::outln!(
+                "{}",
+                crate::text::json_for_terminal(
+                    &json!({"event": "sentences", "run": g.source_run, "job": g.source_job,
+                            "via": g.via, "item_id": g.item_id, "task_id": g.task_id,
+                            "model": g.model, "samples": a.samples().len(),
+                            "sentences": scored,
+                            "answer": crate::sentences::answer_scores(&scored)})
+                    .to_string()
+                )
+            );
+            continue;
+        }
+        text.push_str(&format!(
+            "\n{} · {} · {} samples\n",
+            crate::text::one_line(&g.model),
+            crate::text::one_line(&g.item_id),
+            a.samples().len()
+        ));
+        for s in &scored {
+            let f = |v: Option<f64>| v.map_or("   -".to_string(), |v| format!("{v:4.2}"));
+            let head = s.scores.headline();
+            let mark = match head {
+                Some(h) if h >= 0.5 && s.scores.prompt.is_some() => "!!",
+                _ => "  ",
+            };
+            text.push_str(&format!(
+                "{mark} prompt {} unigram {} logprob {}  {}\n",
+                f(s.scores.prompt),
+                f(s.scores.unigram),
+                f(s.scores.logprob_avg),
+                crate::text::truncate(&crate::text::one_line(&s.sentence.text), 80)
+            ));
+        }
+    }
+    if !as_json {
+        text.push_str(
+            "\nHigher is more likely made up. prompt: the share of samples that do not support the sentence (Yes 0, No 1, neither 0.5); unigram: the most surprising word given the samples (-log p); logprob: the sentence's mean -log p of its tokens. !! marks a sentence most samples do not support.\n",
+        );
+        eprint!("{}", crate::text::sanitize(&text));
+    }
+}
