@@ -130,19 +130,12 @@ pub(crate) fn sentences(
     let sentences: usize = answers.iter().map(|a| a.sentences.len()).sum();
     // What the prompt method still needs, each (sentence, sample) text once: samples often
     // repeat one another, and a verdict is the same whichever answer asked it.
-    let mut missing = 0;
-    let mut todo: Vec<Check> = Vec::new();
-    if judge.is_some() && methods.contains(&Method::Prompt) {
-        let mut seen = std::collections::HashSet::new();
-        for (a, x) in answers.iter().enumerate() {
-            for (i, j) in x.missing(&known) {
-                missing += 1;
-                if seen.insert((&x.sentences[i].text, &x.samples()[j])) {
-                    todo.push((a, i, j));
-                }
-            }
-        }
-    }
+    let (todo, missing): (Vec<Check>, usize) =
+        if judge.is_some() && methods.contains(&Method::Prompt) {
+            crate::sentences::to_ask(&answers, &known)
+        } else {
+            (Vec::new(), 0)
+        };
     let checks: usize = answers
         .iter()
         .map(|a| a.sentences.len() * a.samples().len())

@@ -259,7 +259,7 @@ impl Record for SupportRecord {
 }
 
 /// The verdicts known, by (sentence, sample text).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Known(HashMap<(String, String), Verdict>);
 
 impl Known {
@@ -367,6 +367,24 @@ impl Answer {
     }
 }
 
+/// The prompt method's checks `answers` still need, as (answer, sentence, sample), each
+/// sentence and sample text once (samples often repeat one another, and a verdict is the same
+/// whichever answer asks it); and how many checks are missing counting repeats.
+pub fn to_ask(answers: &[Answer], known: &Known) -> (Vec<(usize, usize, usize)>, usize) {
+    let mut missing = 0;
+    let mut todo = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (a, x) in answers.iter().enumerate() {
+        for (i, j) in x.missing(known) {
+            missing += 1;
+            if seen.insert((&x.sentences[i].text, &x.samples()[j])) {
+                todo.push((a, i, j));
+            }
+        }
+    }
+    (todo, missing)
+}
+
 /// The answer's own score per method: the mean of its sentences' (METHODS.md §5, 3.).
 pub fn answer_scores(scored: &[Scored]) -> BTreeMap<&'static str, f64> {
     let mut out = BTreeMap::new();
@@ -385,6 +403,78 @@ pub fn answer_scores(scored: &[Scored]) -> BTreeMap<&'static str, f64> {
         }
     }
     out
+}
+
+/// One stored answer as the screens show it: the answer under test with its samples (the other
+/// answers its run has to the same item from the same model, else the samples of its newest
+/// detection's newest complete round), its tokens when stored, and the verdicts `judge` gave
+/// on its sentences. `None`: no such answer, or it has no text.
+pub fn of_stored(
+    store: &crate::store::Store,
+    run: &str,
+    job: u32,
+    judge: Option<&str>,
+) -> crate::store::Result<Option<(Answer, Known)>> {
+    let Some(me) = store.response(run, job)? else {
+        return Ok(None);
+    };
+    let Some(text) = me.text.clone() else {
+        return Ok(None);
+    };
+    let mut answers = vec![text];
+    let mut via = crate::detect::semantic::Via::Samples;
+    for r in store.run_item_answers(run, &me.item_id)? {
+        if r.model == me.model
+            && r.job_idx != job
+            && let Some(t) = r.text
+        {
+            answers.push(t);
+        }
+    }
+    if answers.len() == 1
+        && let Some((id, target)) = store.detection_of(run, job)?
+        && let Some(d) = store.detect_run(&id)?
+    {
+        let stored = crate::detect::run::Stored::load(store, &id)?;
+        if let Some(g) = crate::detect::semantic::detection_groups(&id, d.config.k.max(1), &stored)
+            .into_iter()
+            .find(|g| matches!(g.via, crate::detect::semantic::Via::Detection { target: t, .. } if t == target))
+        {
+            answers.extend(g.answers.into_iter().skip(1));
+            via = g.via;
+        }
+    }
+    let tokens = store
+        .logprobs(run)?
+        .into_iter()
+        .find(|(j, _)| *j == job)
+        .map(|(_, t)| t);
+    let group = Group {
+        via,
+        source_run: Some(run.to_string()),
+        source_job: Some(job),
+        item_id: me.item_id.clone(),
+        task_id: me.task_id.clone(),
+        model: me.model.clone(),
+        question: String::new(),
+        loglik: vec![None; answers.len()],
+        answers,
+    };
+    let answer = Answer::new(group, tokens);
+    let known = match judge {
+        Some(j) => {
+            let mine: std::collections::HashSet<&str> =
+                answer.sentences.iter().map(|s| s.text.as_str()).collect();
+            let recs: Vec<SupportRecord> = store
+                .records_where::<SupportRecord>(Some(("judge", j)))?
+                .into_iter()
+                .filter(|r| mine.contains(r.sentence.as_str()))
+                .collect();
+            Known::of(&recs)
+        }
+        None => Known::default(),
+    };
+    Ok(Some((answer, known)))
 }
 
 /// What the front-end hears: each verdict as it is saved.

@@ -160,6 +160,11 @@ pub enum Open {
     },
     /// The runs in the store.
     Runs,
+    /// Where in the answer: one stored answer's sentences against its samples.
+    Sentences {
+        run: String,
+        job: u32,
+    },
     /// The flipped items of a comparison, from `pos`: both sides' answers.
     Flip {
         flips: Vec<crate::eval::compare::Flip>,

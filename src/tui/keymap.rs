@@ -80,6 +80,7 @@ pub enum Action {
     PanelFilter,
     Palette,
     Undo,
+    WhereInAnswer,
 }
 
 /// Where input goes: a screen, a sub-state of one, or a popup.
@@ -115,10 +116,12 @@ pub enum Mode {
     Judges,
     /// The command palette: the actions of the screen below, searched as you type.
     Palette,
+    /// Where in the answer: one answer's sentences shaded by how little its samples back them.
+    Where,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 18] = [
+    pub const ALL: [Mode; 19] = [
         Mode::Browse,
         Mode::Compare,
         Mode::Heatmap,
@@ -137,6 +140,7 @@ impl Mode {
         Mode::Flip,
         Mode::Judges,
         Mode::Palette,
+        Mode::Where,
     ];
 
     /// The name used in the config (`[keys.compare]`).
@@ -160,6 +164,7 @@ impl Mode {
             Mode::Flip => "flip",
             Mode::Judges => "judges",
             Mode::Palette => "palette",
+            Mode::Where => "where",
         }
     }
 
@@ -184,13 +189,14 @@ impl Mode {
             Mode::Flip => "flipped item",
             Mode::Judges => "judges on trial",
             Mode::Palette => "command palette",
+            Mode::Where => "where in the answer",
         }
     }
 }
 
 use Mode::{
     Browse, Claims, Compare, Contradictions, Correlation, Drill, Flip, Heatmap, Help, Judges, Pair,
-    Palette, Picker, Problems, Review, Runs, Selfcheck, Sentences,
+    Palette, Picker, Problems, Review, Runs, Selfcheck, Sentences, Where,
 };
 
 /// The screens (not popups): where the global actions apply.
@@ -207,6 +213,7 @@ const SCREENS: &[Mode] = &[
     Runs,
     Flip,
     Judges,
+    Where,
 ];
 const SCROLL: &[Mode] = &[
     Browse,
@@ -224,6 +231,7 @@ const SCROLL: &[Mode] = &[
     Runs,
     Flip,
     Judges,
+    Where,
 ];
 
 /// One action: config name, (mode, description) pairs saying where it applies and what it does
@@ -554,7 +562,7 @@ const DEFS: &[Def] = &[
         name: "choose_judge",
         keys: &["u"],
         uses: &[(
-            &[Browse, Compare],
+            &[Browse, Compare, Where],
             "choose the judge (any configured model) and score every answer waiting for one",
         )],
     },
@@ -706,6 +714,10 @@ const DEFS: &[Def] = &[
             (
                 &[Picker],
                 "self-detection: false sentences by the model, or swapped",
+            ),
+            (
+                &[Where],
+                "shade by: the prompt method (the judge), unigram, or the answer's tokens",
             ),
         ],
     },
@@ -885,6 +897,7 @@ const DEFS: &[Def] = &[
             (&[Claims, Selfcheck, Review, Runs], "back to browsing"),
             (&[Flip], "back to the comparison"),
             (&[Sentences], "back to the scores"),
+            (&[Where], "back to the answers"),
             (&[Judges], "back to the grid, else to the heatmap"),
             (&[Correlation, Pair], "close"),
         ],
@@ -905,6 +918,21 @@ const DEFS: &[Def] = &[
         uses: &[
             (SCREENS, "show the keys of this screen"),
             (&[Help], "close"),
+        ],
+    },
+    Def {
+        action: Action::WhereInAnswer,
+        name: "where_in_answer",
+        keys: &["w"],
+        uses: &[
+            (
+                &[Compare],
+                "where in the answer: the focused answer's sentences, shaded by how little its samples back them up",
+            ),
+            (
+                &[Where],
+                "ask the judge (u chooses it) whether each sample supports each sentence, for the checks not stored yet",
+            ),
         ],
     },
     Def {
@@ -940,6 +968,7 @@ const DEFS: &[Def] = &[
             (&[Claims], "cancel the detection, else back to browsing"),
             (&[Selfcheck], "cancel the self-detection run, else back"),
             (&[Sentences], "back to the scores"),
+            (&[Where], "back to the answers"),
             (&[Heatmap, Review, Runs], "back to browsing"),
             (&[Flip], "back to the comparison"),
             (&[Drill], "back to the grid"),

@@ -22,4 +22,5 @@ pub enum ScreenId {
     LabelAnswer,
     Judges,
     Palette,
+    Sentences,
 }

@@ -207,6 +207,20 @@ impl Compare {
             .collect()
     }
 
+    /// A screen on the focused pane's finished answer (its contradictions, its sentences), or
+    /// why there is none.
+    fn on_answer(&self, focused: Option<&str>, cx: &Cx, open: impl FnOnce(&Answer) -> Open) -> Cmd {
+        match focused.and_then(|m| self.answer(cx.session, m)) {
+            Some(a) if a.status.is_final() && a.error.is_none() && !a.text.is_empty() => {
+                Cmd::Push(open(a))
+            }
+            Some(a) if !a.status.is_final() => Cmd::Notice("wait for the answer to finish".into()),
+            _ => Cmd::Notice(
+                "no answer in this pane (a failed or empty answer has nothing to test)".into(),
+            ),
+        }
+    }
+
     /// `t` shades the tokens; `[`/`]` step the token cursor through the unlikely ones.
     fn token_action(
         &mut self,
@@ -300,7 +314,9 @@ impl Compare {
                 } else if armed {
                     self.stop_armed = None;
                     out.push(Cmd::CancelRun);
-                    out.push(Cmd::Notice("stopping the run: finished answers are kept".into()));
+                    out.push(Cmd::Notice(
+                        "stopping the run: finished answers are kept".into(),
+                    ));
                 } else {
                     self.stop_armed = Some(std::time::Instant::now());
                     let key = cx.keymap.hint(Mode::Compare, Action::StopRun);
@@ -394,25 +410,20 @@ impl Compare {
                 out.extend(self.token_action(a, focused.as_deref(), &models, cx))
             }
             Action::Label => out.push(self.label_popup(focused.as_deref(), cx)),
-            Action::Contradictions => match focused.as_deref().and_then(|m| self.answer(cx.session, m)) {
-                Some(a) if a.status.is_final() && a.error.is_none() && !a.text.is_empty() => {
-                    out.push(Cmd::Push(Open::Contradictions(
-                        crate::tui::jobs::detect::DetectJob::Answer {
-                            run_id: a.run_id.clone(),
-                            job_idx: a.job_idx,
-                            model: focused.clone().unwrap_or_default(),
-                            models: cx.models.to_vec(),
-                        },
-                    )));
-                }
-                Some(a) if !a.status.is_final() => {
-                    out.push(Cmd::Notice("wait for the answer to finish".into()))
-                }
-                _ => out.push(Cmd::Notice(
-                    "no answer to test in this pane (a failed or empty answer has nothing to contradict)"
-                        .into(),
-                )),
-            },
+            Action::Contradictions => out.push(self.on_answer(focused.as_deref(), cx, |a| {
+                Open::Contradictions(crate::tui::jobs::detect::DetectJob::Answer {
+                    run_id: a.run_id.clone(),
+                    job_idx: a.job_idx,
+                    model: focused.clone().unwrap_or_default(),
+                    models: cx.models.to_vec(),
+                })
+            })),
+            Action::WhereInAnswer => {
+                out.push(self.on_answer(focused.as_deref(), cx, |a| Open::Sentences {
+                    run: a.run_id.clone(),
+                    job: a.job_idx,
+                }))
+            }
             // Runs are chosen while browsing: back there, then the run picker.
             Action::Run => {
                 out.push(Cmd::Pop);

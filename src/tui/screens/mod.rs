@@ -13,6 +13,7 @@ mod judges;
 mod review;
 mod runs;
 mod selfcheck;
+pub mod sentences;
 
 pub use browse::{Browse, Focus, Search, find_matches, item_detail};
 pub use claims::ClaimsBrowse;
@@ -43,5 +44,6 @@ pub fn open(o: Open) -> Box<dyn Component> {
         Open::Runs => Box::new(Runs::default()),
         Open::Flip { flips, pos, sides } => Box::new(Flip::new(flips, pos, *sides)),
         Open::Judges { run } => Box::new(Judges::new(run)),
+        Open::Sentences { run, job } => Box::new(sentences::Sentences::new(run, job)),
     }
 }

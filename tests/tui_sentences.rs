@@ -1,0 +1,181 @@
+//! Where in the answer on screen (`w` on a compare pane): one stored answer's sentences shaded in
+//! place by how little its samples back them up, a mark before each (readable without colour),
+//! the sentence under the cursor with each sample's verdict and text, at 80x24 and 120x40; `w`
+//! asks the judge (a mock of SelfCheckGPT's question) what is not stored, and the verdicts show
+//! as they arrive.
+
+mod common;
+
+use std::path::Path;
+
+use common::mock;
+use common::screen::{code, key, models, play, runtime, session};
+use crossterm::event::KeyCode;
+use prism::store::{JobRecord, ResponseRecord, RunConfig, RunRecord, RunStatus, Store};
+use prism::tui::component::{Open, ScreenId};
+use prism::tui::screens::sentences::Sentences;
+
+const MADE_UP: &str = "It was built by Martians in 1066.";
+
+/// One run of one model on one item, three samples: the first makes its last sentence up, the
+/// other two leave it out.
+fn seed(db: &Path) -> String {
+    let ds = prism::dataset::load_sample().dataset;
+    let it = &ds.items[0];
+    let task = ds.task_of(it).id.clone();
+    let mut store = Store::open(db).unwrap();
+    let jobs: Vec<JobRecord> = (0..3)
+        .map(|s| JobRecord {
+            idx: s,
+            item_id: it.id.to_string(),
+            task_id: task.clone(),
+            model: "teller".into(),
+            sample: s,
+        })
+        .collect();
+    store
+        .create_run(
+            &RunRecord {
+                id: "r-where".into(),
+                created_at: 0,
+                dataset: "<sample-data>".into(),
+                config: RunConfig::default(),
+                status: RunStatus::Finished,
+            },
+            &jobs,
+        )
+        .unwrap();
+    let told = "Paris is the capital of France. The Eiffel Tower is in Paris.";
+    let responses: Vec<ResponseRecord> = jobs
+        .iter()
+        .map(|j| ResponseRecord {
+            run_id: "r-where".into(),
+            job_idx: j.idx,
+            item_id: j.item_id.clone(),
+            task_id: j.task_id.clone(),
+            model: j.model.clone(),
+            sample: j.sample,
+            text: Some(if j.sample == 0 {
+                format!("{told} {MADE_UP}")
+            } else {
+                told.to_string()
+            }),
+            error: None,
+            finish_reason: Some("stop".into()),
+            prompt_tokens: None,
+            completion_tokens: None,
+            latency_ms: None,
+            first_token_ms: None,
+            attempts: 1,
+            params: "{}".into(),
+            request_hash: String::new(),
+            cached: false,
+            created_at: 0,
+            cache_key: None,
+            logprobs: None,
+        })
+        .collect();
+    store.save_responses(&responses).unwrap();
+    "r-where".into()
+}
+
+fn judge_models(url: &str) -> Vec<prism::provider::ModelConfig> {
+    models(&format!(
+        r#"
+[[models]]
+name = "referee"
+provider = "openai"
+base_url = "{url}/v1"
+model = "autohall"
+"#
+    ))
+}
+
+#[test]
+fn sentences_are_shaded_in_place_and_the_judge_fills_them_in() {
+    let mock = mock::start_background();
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    let run = seed(&db);
+    for size in [(80, 24), (120, 40)] {
+        let (mut app, mut services) = session(&rt, &db, judge_models(&mock.url()));
+        app.push(Open::Sentences {
+            run: run.clone(),
+            job: 0,
+        });
+        // No judge yet: unigram shades it, the prompt method has nothing ("-").
+        let s = play(&rt, &mut app, &mut services, vec![vec![key('m')]], size);
+        assert_eq!(app.top(), ScreenId::Sentences);
+        assert!(s.contains("where in the answer"), "{s}");
+        assert!(s.contains("[3·!!]"), "the made-up sentence, marked\n{s}");
+        assert!(s.contains("[1·"), "{s}");
+        assert!(s.contains("unigram: rarest word"), "{s}");
+        let view = app.find::<Sentences>().unwrap();
+        assert_eq!(view.view.as_ref().unwrap().0.sentences.len(), 3);
+        // Down to the made-up sentence: its scores, each sample with no verdict yet.
+        let s = play(
+            &rt,
+            &mut app,
+            &mut services,
+            vec![vec![code(KeyCode::Down), code(KeyCode::Down)]],
+            size,
+        );
+        assert!(s.contains("sentence 3/3"), "{s}");
+        assert!(s.contains(" 1 -"), "{s}");
+    }
+
+    // With the judge chosen, w asks the six checks; the verdicts show as they are saved.
+    // A judge chosen after the screen opened: w shows its stored verdicts first, w again asks.
+    let (mut app, mut services) = session(&rt, &db, judge_models(&mock.url()));
+    app.push(Open::Sentences {
+        run: run.clone(),
+        job: 0,
+    });
+    app.judge = Some("referee".into());
+    let before = mock.requests();
+    let s = play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![vec![key('w')]],
+        (120, 40),
+    );
+    assert!(s.contains("showing judge referee's stored verdicts"), "{s}");
+    assert_eq!(mock.requests(), before);
+    let s = play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![
+            vec![key('w')],
+            vec![code(KeyCode::Down), code(KeyCode::Down)],
+        ],
+        (120, 40),
+    );
+    assert_eq!(
+        mock.requests() - before,
+        3,
+        "two samples of one text: 3 checks\n{s}"
+    );
+    assert!(s.contains("sentence 3/3 · prompt 1.00"), "{s}");
+    assert!(s.contains(" 1 no"), "{s}");
+    assert!(s.contains("[3·!!]") && s.contains("[1·ok]"), "{s}");
+    // Stored: opened again, the verdicts are there without asking.
+    let (mut app, mut services) = session(&rt, &db, judge_models(&mock.url()));
+    app.judge = Some("referee".into());
+    app.push(Open::Sentences { run, job: 0 });
+    let before = mock.requests();
+    let s = play(&rt, &mut app, &mut services, vec![vec![]], (80, 24));
+    assert_eq!(mock.requests(), before);
+    assert!(s.contains("[1·ok]") && s.contains("[3·!!]"), "{s}");
+    // Escape goes back.
+    play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![vec![code(KeyCode::Esc)]],
+        (80, 24),
+    );
+    assert_ne!(app.top(), ScreenId::Sentences);
+}
