@@ -3,7 +3,7 @@
 //! the second machine asks only what is missing, and the shared store ends with exactly the
 //! rows an uninterrupted run on a SQLite file leaves (nothing lost, nothing twice). The
 //! records lanes (self-detection's answer checks, semantic entropy's verdicts, the quality
-//! agent's scores, claims' topics) are finished by running the same command again; the run
+//! agent's scores, claims' topics, the sentences' support verdicts) are finished by running the same command again; the run
 //! lanes (detection, self-detection on facts) by `--resume`.
 
 mod common;
@@ -208,6 +208,24 @@ fn lanes() -> Vec<Lane> {
                 ])
             },
             table: "entailments",
+            run_table: None,
+            also: &[],
+        },
+        Lane {
+            name: "sentences",
+            args: |ids| {
+                strs(&[
+                    "sentences",
+                    &ids[1],
+                    "--judge",
+                    "ahs",
+                    "--concurrency",
+                    "1",
+                    "--json",
+                    "--no-cache",
+                ])
+            },
+            table: "sentence_support",
             run_table: None,
             also: &[],
         },
