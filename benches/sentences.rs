@@ -48,7 +48,11 @@ fn answers(n: usize, s: usize, k: usize) -> Vec<Answer> {
     (0..n)
         .map(|i| {
             let sentence = |j: usize| {
-                format!("Fact {j} of answer {i} says the value is {}.{} units.", i * 7 + j, j % 10)
+                format!(
+                    "Fact {j} of answer {i} says the value is {}.{} units.",
+                    i * 7 + j,
+                    j % 10
+                )
             };
             let text: Vec<String> = (0..s).map(sentence).collect();
             let told: Vec<String> = (0..s.saturating_sub(1)).map(sentence).collect();
@@ -128,8 +132,14 @@ fn main() {
         let factory = prism::engine::http_backends();
         let cancel = CancellationToken::new();
         let caller = Arc::new(
-            prism::engine::Caller::new(&judge, &factory, Some(store.clone()), false, cancel.clone())
-                .unwrap(),
+            prism::engine::Caller::new(
+                &judge,
+                &factory,
+                Some(store.clone()),
+                false,
+                cancel.clone(),
+            )
+            .unwrap(),
         );
         let unit = Arc::new(Support {
             answers: Arc::new(few),

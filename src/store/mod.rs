@@ -53,6 +53,8 @@ pub(crate) mod pg;
 mod pg_conninfo;
 mod pg_lookups;
 pub(crate) mod pg_runs;
+mod pg_schema;
+mod pg_url;
 mod pg_writer;
 pub mod record;
 mod responses;

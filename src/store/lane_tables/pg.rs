@@ -117,11 +117,7 @@ fn rows_of(t: &Table, rs: Vec<postgres::Row>) -> Result<Vec<Row>, postgres::Erro
 }
 
 /// A row read back as the first `width` columns of `t` (in that order in the select).
-pub(crate) fn row_of(
-    t: &Table,
-    r: &postgres::Row,
-    width: usize,
-) -> Result<Row, postgres::Error> {
+pub(crate) fn row_of(t: &Table, r: &postgres::Row, width: usize) -> Result<Row, postgres::Error> {
     t.cols[..width]
         .iter()
         .enumerate()
