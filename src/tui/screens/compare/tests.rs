@@ -1,5 +1,6 @@
 //! Tests of `compare`.
 
+use super::draw::{token_text, verdict_line};
 use super::*;
 use std::sync::Arc;
 
