@@ -240,5 +240,9 @@ fn no_file_grows_past_a_thousand_lines() {
             over_800.push(format!("{rel} ({n})"));
         }
     }
-    assert!(over_800.len() <= 8, "{} files over 800 lines: {over_800:#?}", over_800.len());
+    assert!(
+        over_800.len() <= 8,
+        "{} files over 800 lines: {over_800:#?}",
+        over_800.len()
+    );
 }

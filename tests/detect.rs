@@ -1589,6 +1589,19 @@ fn sentences_are_scored_against_the_samples_and_asked_once() {
     assert_eq!((code, env.mock.requests()), (Some(0), before), "{err}");
     assert!(err.contains("(6 stored, 0 to ask"), "{err}");
     assert_eq!(evs2, evs);
+    // One sample only: half the checks, all stored already; fewer than asked is said.
+    let (code, evs4, err) = sentences(&["--judge", "referee", "--samples", "1"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(evs4[0]["samples"], 1);
+    assert!(
+        err.contains("3 sentence×sample checks (3 stored, 0 to ask"),
+        "{err}"
+    );
+    let (_, _, err) = sentences(&["--samples", "4"]);
+    assert!(
+        err.contains("1 answer(s) have fewer than 4 samples"),
+        "{err}"
+    );
     // Without a judge: the methods that need no model.
     let (code, evs3, _) = sentences(&[]);
     assert_eq!(code, Some(0));

@@ -33,6 +33,10 @@ pub struct SentencesArgs {
     /// sentences × samples calls per answer, each asked once.
     #[arg(long)]
     pub judge: Option<String>,
+    /// At most this many samples per answer (the first N; the prompt method's cost is
+    /// sentences × samples). Nothing new is sampled: an answer with fewer is said.
+    #[arg(long, value_name = "N")]
+    pub samples: Option<usize>,
     /// Only this many answers, in order.
     #[arg(long)]
     pub limit: Option<usize>,
@@ -96,6 +100,19 @@ pub(crate) fn sentences(
     let mut groups = super::entropy::groups_of(&store, &id, args.dataset.as_deref())?;
     if let Some(n) = args.limit {
         groups.truncate(n);
+    }
+    if let Some(n) = args.samples {
+        let fewer = groups.iter().filter(|g| g.answers.len() < n + 1).count();
+        for g in &mut groups {
+            g.answers.truncate(n + 1);
+            g.loglik.truncate(n + 1);
+        }
+        if fewer > 0 {
+            crate::warn!(
+                "{fewer} answer(s) have fewer than {n} samples (nothing new is sampled: run prism run --samples {} or prism detect -k {n} for more)",
+                n + 1
+            );
+        }
     }
     // Each answer's tokens, from the run that made it (for the logprob method).
     let mut tokens: HashMap<String, HashMap<u32, _>> = HashMap::new();
