@@ -246,3 +246,11 @@ fn no_file_grows_past_a_thousand_lines() {
         over_800.len()
     );
 }
+
+/// One way to open a store (issue 60): through `Db` (`Db::open` for what a command names,
+/// `Db::file` for this machine's file); nothing outside the store opens a connection itself.
+#[test]
+fn nothing_outside_the_store_opens_a_connection() {
+    let found = offenders("", &["Store::open(", "fn existing_store"], &["store/"]);
+    assert!(found.is_empty(), "{found:#?}");
+}

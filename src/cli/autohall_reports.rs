@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::dataset::claims::Truth;
 use crate::detect::import::{self, File};
 use crate::detect::{released, results};
-use crate::store::{DetectWrite, Store};
+use crate::store::DetectWrite;
 
 fn truth(t: Option<crate::dataset::claims::Truth>) -> &'static str {
     t.map_or("unread", |t| t.as_str())
@@ -84,7 +84,7 @@ pub(super) fn import(args: &Import<'_>, db: &Path) -> anyhow::Result<i32> {
         args.reading,
         dataset,
     );
-    let mut store = Store::open(db)?;
+    let mut store = crate::store::Db::file(db).store()?;
     store.apply_detect(&[DetectWrite::CreateRun(Box::new(run.clone()), targets)])?;
     let stored = crate::detect::stored::Stored::load(&store, &run.id)?;
     let mut rep = results::claims_report(&stored, 1, 0);
@@ -301,7 +301,7 @@ pub(super) fn reread(
     kind: crate::store::DetectKind,
 ) -> anyhow::Result<i32> {
     let json_mode = json || !std::io::stdout().is_terminal();
-    let mut store = super::run::existing_store(db, "pass --db")?;
+    let mut store = crate::store::Db::file(db).existing_store("pass --db")?;
     let run = store
         .detect_run(id)?
         .with_context(|| format!("no detection run {id} in the store"))?;

@@ -124,10 +124,10 @@ pub(crate) fn report(
         None
     } else {
         let db = args.db.clone().unwrap_or_else(|| default_db(dirs));
-        Some(super::run::existing_store(
-            &db,
-            "pass --db, or --summary/--prism-outputs",
-        )?)
+        Some(
+            crate::store::Db::file(&db)
+                .existing_store("pass --db, or --summary/--prism-outputs")?,
+        )
     };
     let load_ds = |r: &str| -> Option<crate::dataset::Dataset> {
         let p = args.data.as_deref().or(dataset_path(r));
@@ -248,7 +248,7 @@ fn item_page(args: &ReportArgs, item_id: &str, dirs: &Dirs) -> anyhow::Result<i3
         anyhow::bail!("--item writes an HTML page: leave out --format, or pass --format html");
     }
     let db = args.db.clone().unwrap_or_else(|| default_db(dirs));
-    let store = super::run::existing_store(&db, "run prism run first, or pass --db")?;
+    let store = crate::store::Db::file(&db).existing_store("run prism run first, or pass --db")?;
     let run = match &args.run {
         Some(id) => store
             .run(id)?

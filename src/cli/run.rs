@@ -16,7 +16,7 @@ use crate::config::Dirs;
 use crate::dataset::Dataset;
 use crate::engine::{self, BackendFactory, Event, RunSpec, RunSummary};
 use crate::provider::{ModelsFile, Params, config::KeyStatus};
-use crate::store::{Db, Store};
+use crate::store::Db;
 
 /// Options of `prism run`.
 #[derive(Debug, clap::Args)]
@@ -249,15 +249,6 @@ fn parse_shots(s: &str) -> Result<u32, String> {
 
 pub fn default_db(dirs: &Dirs) -> PathBuf {
     dirs.data.join("prism.db")
-}
-
-/// The SQLite store at `db`, which must exist already (`hint` says how to make one). A
-/// PostgreSQL URL is refused by name, its password hidden, never looked for as a file.
-pub(crate) fn existing_store(db: &Path, hint: &str) -> anyhow::Result<Store> {
-    if !db.is_file() {
-        bail!("no store at {} ({hint})", crate::store::shown_name(db));
-    }
-    Ok(Store::open(db)?)
 }
 
 /// The models file: `--models-file`, else `models.toml` in the config dir, else none; plus the

@@ -20,7 +20,7 @@ use crate::engine::score::{Panel, ScoreCounts, ToScore, score_all};
 use crate::engine::{BackendFactory, Caller};
 use crate::eval::panel::PanelRule;
 use crate::eval::summary::{self, Aggregator, Catalogue, ModelSummary, Point};
-use crate::store::{ScoreRecord, Store, StoreHandle};
+use crate::store::{ScoreRecord, StoreHandle};
 use crate::taxonomy::Dimension;
 
 #[derive(Debug, clap::Args)]
@@ -426,7 +426,8 @@ fn score_outputs(
         crate::warn!("{p}");
     }
     // Judge replies are cached in the default store, so scoring again costs no judge calls.
-    let cache = Store::open(&default_db(dirs))
+    let cache = crate::store::Db::file(&default_db(dirs))
+        .store()
         .ok()
         .map(|s| StoreHandle::spawn(s, None));
     let panel = judge_panel(judges, args, dirs, &factory, cache)?;

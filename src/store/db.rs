@@ -98,6 +98,15 @@ impl Db {
             .or_else(|| config_db.filter(|d| pg::is_url(d)).map(PathBuf::from))
     }
 
+    /// This machine's store at `path`, a file (what a command that takes no shared store, or
+    /// the TUI's own connections, open).
+    pub fn file(path: &Path) -> Db {
+        Db {
+            local: path.to_path_buf(),
+            shared: None,
+        }
+    }
+
     /// A shared store only: a file is refused with `refusal` (given the file's name).
     pub fn open_shared(
         arg: &str,
@@ -149,7 +158,7 @@ impl Db {
     /// This machine's store, which must exist already (`hint` says how to make one).
     pub fn existing_store(&self, hint: &str) -> anyhow::Result<Store> {
         if !self.local.is_file() {
-            bail!("no store at {} ({hint})", self.local.display());
+            bail!("no store at {} ({hint})", shown_name(&self.local));
         }
         self.store()
     }

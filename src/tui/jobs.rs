@@ -332,7 +332,7 @@ impl Jobs {
                 .reader
                 .as_ref()
                 .and_then(|r| r.path())
-                .and_then(|p| Store::open(&p).ok()),
+                .and_then(|p| crate::store::Db::file(&p).store().ok()),
             review: services.review.as_ref().and_then(|r| r.reopen()),
         };
         let out = tx.clone();

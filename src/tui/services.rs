@@ -57,9 +57,10 @@ impl Services {
         factory: BackendFactory,
         dataset_ref: String,
     ) -> anyhow::Result<Services> {
-        let writer = Store::open(db)?;
-        let reader = Store::open(db)?;
-        let review = crate::store::Panel::local(Store::open(db)?);
+        let file = crate::store::Db::file(db);
+        let writer = file.store()?;
+        let reader = file.store()?;
+        let review = crate::store::Panel::local(file.store()?);
         Ok(Services {
             store: Some(StoreHandle::spawn(writer, Some(db.to_path_buf()))),
             reader: Some(reader),

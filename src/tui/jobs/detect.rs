@@ -346,8 +346,8 @@ impl Job for Entropy {
         cx.spawn(Slot::Other, cancel, async move {
             let name = judge.name.clone();
             let opened = tokio::task::spawn_blocking(move || {
-                let store = Store::open(&path)?;
-                crate::store::Result::Ok(semantic::Known::of(&store.entailments(Some(&name))?))
+                let store = crate::store::Db::file(&path).store()?;
+                anyhow::Ok(semantic::Known::of(&store.entailments(Some(&name))?))
             })
             .await;
             let known = match opened {
