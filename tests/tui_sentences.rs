@@ -110,7 +110,7 @@ fn sentences_are_shaded_in_place_and_the_judge_fills_them_in() {
         assert!(s.contains("where in the answer"), "{s}");
         assert!(s.contains("[3·!!]"), "the made-up sentence, marked\n{s}");
         assert!(s.contains("[1·"), "{s}");
-        assert!(s.contains("unigram: rarest word"), "{s}");
+        assert!(s.contains("unigram: mean word surprise"), "{s}");
         let view = app.find::<Sentences>().unwrap();
         assert_eq!(view.view.as_ref().unwrap().0.sentences.len(), 3);
         // Down to the made-up sentence: its scores, each sample with no verdict yet.
@@ -169,6 +169,14 @@ fn sentences_are_shaded_in_place_and_the_judge_fills_them_in() {
     let s = play(&rt, &mut app, &mut services, vec![vec![]], (80, 24));
     assert_eq!(mock.requests(), before);
     assert!(s.contains("[1·ok]") && s.contains("[3·!!]"), "{s}");
+    // No judge chosen: the judge that has verdicts on these sentences is shown.
+    let (mut app, mut services) = session(&rt, &db, judge_models(&mock.url()));
+    app.push(Open::Sentences {
+        run: "r-where".into(),
+        job: 0,
+    });
+    let s = play(&rt, &mut app, &mut services, vec![vec![]], (120, 40));
+    assert!(s.contains("judge referee") && s.contains("[3·!!]"), "{s}");
     // Escape goes back.
     play(
         &rt,

@@ -408,13 +408,14 @@ pub fn answer_scores(scored: &[Scored]) -> BTreeMap<&'static str, f64> {
 /// One stored answer as the screens show it: the answer under test with its samples (the other
 /// answers its run has to the same item from the same model, else the samples of its newest
 /// detection's newest complete round), its tokens when stored, and the verdicts `judge` gave
-/// on its sentences. `None`: no such answer, or it has no text.
+/// on its sentences (no judge named: the judge with the most verdicts on them, named in the
+/// result). `None`: no such answer, or it has no text.
 pub fn of_stored(
     store: &crate::store::Store,
     run: &str,
     job: u32,
     judge: Option<&str>,
-) -> crate::store::Result<Option<(Answer, Known)>> {
+) -> crate::store::Result<Option<(Answer, Known, Option<String>)>> {
     let Some(me) = store.response(run, job)? else {
         return Ok(None);
     };
@@ -461,20 +462,32 @@ pub fn of_stored(
         answers,
     };
     let answer = Answer::new(group, tokens);
-    let known = match judge {
-        Some(j) => {
-            let mine: std::collections::HashSet<&str> =
-                answer.sentences.iter().map(|s| s.text.as_str()).collect();
-            let recs: Vec<SupportRecord> = store
-                .records_where::<SupportRecord>(Some(("judge", j)))?
-                .into_iter()
-                .filter(|r| mine.contains(r.sentence.as_str()))
-                .collect();
-            Known::of(&recs)
+    let mine: std::collections::HashSet<&str> =
+        answer.sentences.iter().map(|s| s.text.as_str()).collect();
+    let recs: Vec<SupportRecord> = store
+        .records_where::<SupportRecord>(judge.map(|j| ("judge", j)))?
+        .into_iter()
+        .filter(|r| mine.contains(r.sentence.as_str()) && r.verdict.is_some())
+        .collect();
+    let judge = match judge {
+        Some(j) => Some(j.to_string()),
+        None => {
+            let mut by: BTreeMap<&str, usize> = BTreeMap::new();
+            for r in &recs {
+                *by.entry(r.judge.as_str()).or_default() += 1;
+            }
+            by.into_iter()
+                .max_by_key(|(j, n)| (*n, std::cmp::Reverse(*j)))
+                .map(|(j, _)| j.to_string())
         }
-        None => Known::default(),
     };
-    Ok(Some((answer, known)))
+    let known = Known::of(
+        &recs
+            .into_iter()
+            .filter(|r| Some(&r.judge) == judge.as_ref())
+            .collect::<Vec<_>>(),
+    );
+    Ok(Some((answer, known, judge)))
 }
 
 /// What the front-end hears: each verdict as it is saved.

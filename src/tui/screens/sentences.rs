@@ -74,9 +74,10 @@ impl Sentences {
                 .iter()
                 .map(|s| s.scores.logprob_avg.map(|v| 1.0 - (-v).exp()))
                 .collect(),
-            // Unbounded: relative to the answer's own sentences.
+            // Unbounded: relative to the answer's own sentences. By the average: with a few
+            // samples the maximum saturates (every sentence holds a word no sample repeats).
             Method::Unigram => {
-                let v: Vec<f64> = scored.iter().filter_map(|s| s.scores.unigram).collect();
+                let v: Vec<f64> = scored.iter().filter_map(|s| s.scores.unigram_avg).collect();
                 let (lo, hi) = v
                     .iter()
                     .fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
@@ -84,7 +85,7 @@ impl Sentences {
                     .iter()
                     .map(|s| {
                         s.scores
-                            .unigram
+                            .unigram_avg
                             .map(|u| if hi > lo { (u - lo) / (hi - lo) } else { 0.0 })
                     })
                     .collect()
@@ -193,9 +194,10 @@ impl Component for Sentences {
     fn on_msg(&mut self, msg: &Msg, _cx: &Cx) -> Vec<Cmd> {
         if let Some(Loaded(got)) = msg.get() {
             match &**got {
-                Some(v) => {
-                    self.cursor = self.cursor.min(v.0.sentences.len().saturating_sub(1));
-                    self.view = Some(v.clone());
+                Some((answer, known, judge)) => {
+                    self.cursor = self.cursor.min(answer.sentences.len().saturating_sub(1));
+                    self.view = Some((answer.clone(), known.clone()));
+                    self.judge = judge.clone();
                 }
                 None => {
                     self.missing = Some("the answer is not in the store, or has no text".into())
@@ -389,7 +391,7 @@ fn style_of(level: u8, t: &Theme) -> Style {
 fn legend_line(t: &Theme, method: Method) -> Line<'static> {
     let how = match method {
         Method::Prompt => "prompt: share of samples not backing it",
-        Method::Unigram => "unigram: rarest word, relative within the answer",
+        Method::Unigram => "unigram: mean word surprise, relative within the answer",
         Method::Logprob => "logprob: 1 - geometric mean token p",
     };
     let mut spans = vec![Span::styled(format!(" {how}: "), t.muted())];
@@ -464,7 +466,7 @@ struct Load {
 
 /// What [`Load`] read: `None` when the answer is not in the store (or has no text).
 #[derive(Debug)]
-pub struct Loaded(pub Box<Option<(Answer, Known)>>);
+pub struct Loaded(pub Box<Option<(Answer, Known, Option<String>)>>);
 
 impl Outcome for Loaded {}
 
