@@ -111,6 +111,8 @@ fn sentences_are_shaded_in_place_and_the_judge_fills_them_in() {
         assert!(s.contains("[3·!!]"), "the made-up sentence, marked\n{s}");
         assert!(s.contains("[1·"), "{s}");
         assert!(s.contains("unigram: mean word surprise"), "{s}");
+        // The legend fits at 80 columns.
+        assert!(s.contains("[!!]≥.75 [-]none"), "{s}");
         let view = app.find::<Sentences>().unwrap();
         assert_eq!(view.view.as_ref().unwrap().0.sentences.len(), 3);
         // Down to the made-up sentence: its scores, each sample with no verdict yet.

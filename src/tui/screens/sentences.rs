@@ -391,19 +391,20 @@ fn style_of(level: u8, t: &Theme) -> Style {
 fn legend_line(t: &Theme, method: Method) -> Line<'static> {
     let how = match method {
         Method::Prompt => "prompt: share of samples not backing it",
-        Method::Unigram => "unigram: mean word surprise, relative within the answer",
-        Method::Logprob => "logprob: 1 - geometric mean token p",
+        Method::Unigram => "unigram: mean word surprise, relative",
+        Method::Logprob => "tokens: 1 - geometric mean p",
     };
     let mut spans = vec![Span::styled(format!(" {how}: "), t.muted())];
+    // Short enough for 80 columns with the longest method's words.
     for (mark, level, words) in [
         ("ok", 1, "<.25"),
         ("?", 2, "<.5"),
         ("!", 3, "<.75"),
         ("!!", 4, "≥.75"),
-        ("-", 0, "no score"),
+        ("-", 0, "none"),
     ] {
         spans.push(Span::styled(format!("[{mark}]"), style_of(level, t)));
-        spans.push(Span::styled(format!(" {words}  "), t.muted()));
+        spans.push(Span::styled(format!("{words} "), t.muted()));
     }
     Line::from(spans)
 }
