@@ -76,6 +76,16 @@ impl Services {
         })
     }
 
+    /// Where labels are written: the shared store when there is one (it writes this machine's
+    /// copy too), else this machine's file; `None` without a store. One way for every label
+    /// (`Db::add_labels`), whichever screen or undo writes it.
+    pub fn labels_db(&self) -> Option<Arc<crate::store::Db>> {
+        self.shared.clone().or_else(|| {
+            let path = self.reader.as_ref()?.path()?;
+            Some(Arc::new(crate::store::Db::file(&path)))
+        })
+    }
+
     /// Uses `cfg` as the judge, sharing the store's cache.
     pub fn set_judge(&mut self, cfg: &ModelConfig) -> anyhow::Result<()> {
         let caller = Caller::new(

@@ -37,13 +37,13 @@ pub(crate) enum Changed {
 }
 
 /// Carries out an undo on the store worker: the restoring record is worked out from what is
-/// stored and added where the original went (the shared store first for labels, as `L` does;
-/// the review panel's store for decisions). What it did, for the status line, and what
+/// stored and added where the original went (labels through `labels`, the one way `L` writes
+/// them too: the shared store first when there is one; decisions to the review panel's store). What it did, for the status line, and what
 /// changed; or why it could not.
 pub(crate) fn run(
     u: Undo,
     cx: &mut StoreCtx,
-    shared: Option<&Db>,
+    labels: Option<&Db>,
 ) -> Result<(String, Changed), String> {
     let at = crate::store::now_millis();
     match u {
@@ -79,7 +79,7 @@ pub(crate) fn run(
             }
         }
         Undo::Label(done) => {
-            let Some(reader) = &mut cx.reader else {
+            let Some(reader) = &cx.reader else {
                 return Err("undo: labels need a store".into());
             };
             // Every label saved here is in this machine's store too (`Db::add_labels`).
@@ -87,11 +87,9 @@ pub(crate) fn run(
                 Ok(all) => crate::store::judging::undoing_label(&all, &done, at),
                 Err(e) => return Err(format!("undo: reading labels: {e}")),
             };
-            let saved = match shared {
+            let saved = match labels {
                 Some(db) => db.add_labels(std::slice::from_ref(&back)),
-                None => reader
-                    .add_labels(std::slice::from_ref(&back))
-                    .map_err(anyhow::Error::from),
+                None => Err(anyhow::anyhow!("labels need a store")),
             };
             match saved {
                 Ok(_) => Ok((

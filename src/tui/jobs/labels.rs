@@ -36,7 +36,7 @@ impl Outcome for LabelsChanged {}
 
 impl Job for SaveLabel {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
-        let shared = cx.services.shared.clone();
+        let db = cx.services.labels_db();
         let at = crate::store::now_millis();
         let reviewer = cx.services.reviewer.clone();
         let rec = AnswerLabel {
@@ -50,17 +50,11 @@ impl Job for SaveLabel {
             note: self.note,
             created_at: at,
         };
-        cx.on_store(move |sx| {
-            let Some(reader) = &mut sx.reader else {
+        cx.on_store(move |_| {
+            let Some(db) = &db else {
                 return vec![Msg::failed("labels need a store")];
             };
-            let saved = match &shared {
-                Some(db) => db.add_labels(std::slice::from_ref(&rec)),
-                None => reader
-                    .add_labels(std::slice::from_ref(&rec))
-                    .map_err(anyhow::Error::from),
-            };
-            match saved {
+            match db.add_labels(std::slice::from_ref(&rec)) {
                 Ok(_) => vec![
                     Msg::notice(format!(
                         "labelled {} (kept with your earlier labels; your newest counts)",

@@ -17,10 +17,10 @@ impl Outcome for Undone {
 
 impl Job for TakeBack {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
-        let shared = cx.services.shared.clone();
+        let labels = cx.services.labels_db();
         let u = self.0;
         cx.on_store(
-            move |sx| match crate::tui::undo::run(u, sx, shared.as_deref()) {
+            move |sx| match crate::tui::undo::run(u, sx, labels.as_deref()) {
                 Ok((said, changed)) => vec![
                     Msg::new(Undone(said)),
                     match changed {
