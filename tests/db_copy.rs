@@ -339,6 +339,17 @@ fn fill_lanes(s: &mut Store) {
         label("l2", Label::CantTell, ""),
     ])
     .unwrap();
+    s.save_records(&[prism::sentences::SupportRecord {
+        judge: "j".into(),
+        sentence: "Paris is the capital.".into(),
+        context: "The capital is Paris, ünï.".into(),
+        verdict: Some(prism::sentences::Verdict::Yes),
+        reply: Some("Yes".into()),
+        error: None,
+        attempts: 1,
+        created_at: 12,
+    }])
+    .unwrap();
 }
 
 fn copy(from: &str, to: &str) -> (String, String) {
@@ -433,7 +444,7 @@ fn a_store_goes_to_postgres_and_back_the_same() {
     );
     assert!(
         err.contains(
-            "2 detection/self-detection run(s) read, 12 of their rows and 8 answer checks, entailments, topics, judge verdicts, labels and quality scores"
+            "2 detection/self-detection run(s) read, 12 of their rows, and 9 rows of answer checks, entailments, claim topics, quality scores, judge verdicts, answer labels, sentence support"
         ),
         "{err}"
     );
@@ -448,7 +459,10 @@ fn a_store_goes_to_postgres_and_back_the_same() {
         out.contains("d-one: detection run, 0 of its 8 rows"),
         "{out}"
     );
-    assert!(err.contains("0 of their rows and 0 answer checks"), "{err}");
+    assert!(
+        err.contains("0 of their rows, and 0 rows of answer checks"),
+        "{err}"
+    );
     assert!(
         err.contains("added 0 answers, 0 scores, 0 cache entries, 0 review decisions;"),
         "{err}"

@@ -10,7 +10,8 @@ use clap::Subcommand;
 pub enum DbCommand {
     /// Copy a store into another (a SQLite file or a postgres:// URL each way); run it again to
     /// finish a copy that stopped. Every table moves: runs, detection and self-detection runs,
-    /// answer checks, entailments, topics, judge verdicts, labels, the cache, review decisions, quality scores.
+    /// answer checks, entailments, topics, judge verdicts, labels, sentence verdicts, the cache,
+    /// review decisions, quality scores.
     Copy {
         from: PathBuf,
         to: PathBuf,

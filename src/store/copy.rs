@@ -132,8 +132,14 @@ pub fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<()> {
     if left_alone.len() > 10 {
         crate::warn!("... and {} more run(s) left alone", left_alone.len() - 10);
     }
+    // The loose tables named from their descriptions: a new one is said without an edit here.
+    let loose_names = lane_tables::LOOSE
+        .iter()
+        .map(|t| t.name.replace('_', " "))
+        .collect::<Vec<_>>()
+        .join(", ");
     crate::warn!(
-        "{shown_from} -> {shown_to}: {} run(s) read, {} new; added {} answers, {} scores, {} cache entries, {} review decisions; {} detection/self-detection run(s) read, {} of their rows and {} answer checks, entailments, topics, judge verdicts, labels and quality scores added or brought up to date",
+        "{shown_from} -> {shown_to}: {} run(s) read, {} new; added {} answers, {} scores, {} cache entries, {} review decisions; {} detection/self-detection run(s) read, {} of their rows, and {} rows of {loose_names} added or brought up to date",
         runs.len(),
         total.runs,
         total.responses,
