@@ -2,7 +2,7 @@
 //! Rust's differ: whitespace (`str.split`, `str.strip`, `re`'s `\s`), word characters (`re`'s
 //! `\w` and `\b`), and `str.isupper` / `str.islower`. PRISM-FORMAT.md names each.
 
-use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
+use unicode_properties::UnicodeGeneralCategory;
 
 /// Python's `str.isspace` for one character (and `re`'s `\s`): Unicode's White_Space, as Rust
 /// has it, plus the information separators U+001C..U+001F.
@@ -22,15 +22,17 @@ pub(crate) fn split(s: &str) -> impl Iterator<Item = &str> {
 
 /// `re`'s `\w` on a `str` pattern: `str.isalnum()` or `_`, that is a letter (Lu, Ll, Lt, Lm,
 /// Lo) or a number (Nd, Nl, No) of any script. Rust's `is_alphanumeric` also takes the marks
-/// that are Other_Alphabetic (a Devanagari vowel sign), which Python does not.
+/// that are Other_Alphabetic (a Devanagari vowel sign), which Python does not. The categories
+/// are the `regex` crate's (Unicode 16), not `unicode-properties`' (Unicode 17): a character
+/// assigned only in Unicode 17 (U+058B, an Armenian modifier letter) is unassigned, so not a
+/// word character, for every Python a PRISM evaluator runs on (3.11: Unicode 14; 3.13: 15.1).
 pub(crate) fn is_word(c: char) -> bool {
     if c.is_ascii() {
         return c.is_ascii_alphanumeric() || c == '_';
     }
-    matches!(
-        c.general_category_group(),
-        GeneralCategoryGroup::Letter | GeneralCategoryGroup::Number
-    )
+    static WORD: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let word = WORD.get_or_init(|| regex::Regex::new(r"^[\p{L}\p{N}]$").expect("a fixed pattern"));
+    word.is_match(c.encode_utf8(&mut [0; 4]))
 }
 
 /// A title-case letter (category Lt: `ǅ`, `ᾈ`), which fails both `isupper` and `islower`.
@@ -62,6 +64,8 @@ mod tests {
         assert_eq!(strip("\u{1e} x \u{85}"), "x");
         assert!(is_word('是') && is_word('é') && is_word('_') && is_word('Ж') && is_word('²'));
         assert!(!is_word('。') && !is_word('\u{093F}') && !is_word('-'));
+        // Unassigned before Unicode 17 (a fuzz input): not a word character, as in Python.
+        assert!(!is_word('\u{058B}') && !is_word('\u{058C}'));
         assert!(is_lower("abc") && !is_lower("ǅa") && !is_lower("ABC") && !is_lower("123"));
         assert!(is_upper("ABC 1") && !is_upper("ǅA") && !is_upper("Abc"));
     }

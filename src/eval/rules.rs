@@ -305,6 +305,16 @@ mod tests {
     }
 
     #[test]
+    fn a_letter_beside_a_character_python_does_not_know_stands_alone() {
+        // U+058B was assigned in Unicode 17, after every Python PRISM's evaluators run on: for
+        // them it is not a word character, so the A beside it is a standalone letter (the
+        // choice fuzz target found prism reading it as a letter of a word).
+        assert_eq!(extract_choice("\u{058B}A\u{FFFD}", 65), Some('A'));
+        assert_eq!(extract_choice("\u{058B}A", 4), Some('A'));
+        assert_eq!(extract_choice("xA", 4), None);
+    }
+
+    #[test]
     fn several_choices_in_the_tail_the_topmost_wins_as_in_prisms_code() {
         // PRISM's extract_choice re.searches the joined last five lines, so the first match in
         // that tail decides (PRISM-FORMAT.md, "Choice"), whatever its docstring says.
