@@ -8,6 +8,7 @@ mod common;
 
 use std::path::Path;
 
+use common::answers::stored_answer;
 use common::mock;
 use common::screen::{code, key, models, play, runtime, session};
 use crossterm::event::KeyCode;
@@ -48,31 +49,20 @@ fn seed(db: &Path) -> String {
     let told = "Paris is the capital of France. The Eiffel Tower is in Paris.";
     let responses: Vec<ResponseRecord> = jobs
         .iter()
-        .map(|j| ResponseRecord {
-            run_id: "r-where".into(),
-            job_idx: j.idx,
-            item_id: j.item_id.clone(),
-            task_id: j.task_id.clone(),
-            model: j.model.clone(),
-            sample: j.sample,
-            text: Some(if j.sample == 0 {
+        .map(|j| {
+            let text = if j.sample == 0 {
                 format!("{told} {MADE_UP}")
             } else {
                 told.to_string()
-            }),
-            error: None,
-            finish_reason: Some("stop".into()),
-            prompt_tokens: None,
-            completion_tokens: None,
-            latency_ms: None,
-            first_token_ms: None,
-            attempts: 1,
-            params: "{}".into(),
-            request_hash: String::new(),
-            cached: false,
-            created_at: 0,
-            cache_key: None,
-            logprobs: None,
+            };
+            let mut r = stored_answer(
+                ("r-where", j.idx),
+                (&j.item_id, &j.task_id),
+                &j.model,
+                &text,
+            );
+            r.sample = j.sample;
+            r
         })
         .collect();
     store.save_responses(&responses).unwrap();

@@ -177,63 +177,34 @@ fn cluster(
     (groups, known, judge): (&Arc<Vec<Group>>, Known, &crate::provider::ModelConfig),
     factory: BackendFactory,
 ) -> anyhow::Result<bool> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let calls = rt.block_on(async {
-        crate::shutdown::cancel_on_signal(&cancel);
-        let handle = db.records_handle(
-            db.store()?,
+    // (verdicts read, unreadable, failed calls)
+    let mut calls = (0, 0, 0);
+    let interrupted = super::lane_flags::run_records(
+        db,
+        &args.ask,
+        (
             &format!("entropy:{}:{id}", judge.name),
             "entailment verdict(s)",
-        )?;
-        let caller = Arc::new(crate::engine::Caller::new(
-            judge,
-            &factory,
-            Some(handle.clone()),
-            !args.ask.no_cache,
-            cancel.clone(),
-        )?);
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let unit = Arc::new(semantic::GroupClustering {
-            groups: groups.clone(),
-            known: std::sync::Mutex::new(known),
-            caller,
-        });
-        let lock = unit.lock(id);
-        let lane = crate::engine::Lane {
-            store: handle.clone(),
-            factory: factory.clone(),
-            events: tx,
-            cancel: cancel.clone(),
-        };
-        let lane = crate::engine::records::run(
-            lane,
-            args.ask.concurrency.max(1),
-            &lock,
-            unit,
+        ),
+        (judge, &factory),
+        (
+            |caller| semantic::GroupClustering {
+                groups: groups.clone(),
+                known: std::sync::Mutex::new(known),
+                caller,
+            },
             (0..groups.len()).collect(),
-        );
-        let tally = async move {
-            // (verdicts read, unreadable, failed calls)
-            let mut t = (0, 0, 0);
-            while let Some(ev) = rx.recv().await {
-                if let EntropyEvent::Saved(r) = ev {
-                    match (&r.relation, &r.error) {
-                        (Some(_), _) => t.0 += 1,
-                        (None, None) => t.1 += 1,
-                        (None, Some(_)) => t.2 += 1,
-                    }
+        ),
+        |ev| {
+            if let EntropyEvent::Saved(r) = ev {
+                match (&r.relation, &r.error) {
+                    (Some(_), _) => calls.0 += 1,
+                    (None, None) => calls.1 += 1,
+                    (None, Some(_)) => calls.2 += 1,
                 }
             }
-            t
-        };
-        let (ran, tally) = tokio::join!(lane, tally);
-        ran.map_err(|e| anyhow::anyhow!("{e}"))?;
-        anyhow::Ok(tally)
-    })?;
-    let interrupted = cancel.is_cancelled();
+        },
+    )?;
     crate::warn!(
         "judge {}: {} verdicts read, {} unreadable (counted as not entailing), {} failed calls{}",
         judge.name,

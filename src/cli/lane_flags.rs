@@ -76,3 +76,61 @@ pub(super) fn synced(
     db.sync()?;
     Ok(db)
 }
+
+/// A records lane run by a command that asks `judge` (`prism entropy`, `prism sentences`): on a
+/// runtime of its own, ctrl-c cancelling it, each record pushed to a shared store as it commits
+/// (`lock` also names the run for the pusher, `noun` its records in messages), every event handed
+/// to `each`. Whether it was interrupted.
+pub(super) fn run_records<U: crate::engine::records::Unit>(
+    db: &crate::store::Db,
+    ask: &AskFlags,
+    (lock, noun): (&str, &'static str),
+    (judge, factory): (
+        &crate::provider::ModelConfig,
+        &crate::engine::BackendFactory,
+    ),
+    (make, todo): (
+        impl FnOnce(std::sync::Arc<crate::engine::Caller>) -> U,
+        Vec<U::Todo>,
+    ),
+    mut each: impl FnMut(crate::engine::records::RecordEvent<U::Record, U::Outcome>),
+) -> anyhow::Result<bool> {
+    use std::sync::Arc;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let cancel = tokio_util::sync::CancellationToken::new();
+    rt.block_on(async {
+        crate::shutdown::cancel_on_signal(&cancel);
+        let handle = db.records_handle(db.store()?, lock, noun)?;
+        let caller = Arc::new(crate::engine::Caller::new(
+            judge,
+            factory,
+            Some(handle.clone()),
+            !ask.no_cache,
+            cancel.clone(),
+        )?);
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let lane = crate::engine::Lane {
+            store: handle,
+            factory: factory.clone(),
+            events: tx,
+            cancel: cancel.clone(),
+        };
+        let run = crate::engine::records::run(
+            lane,
+            ask.concurrency.max(1),
+            lock,
+            Arc::new(make(caller)),
+            todo,
+        );
+        let drain = async {
+            while let Some(ev) = rx.recv().await {
+                each(ev);
+            }
+        };
+        let (ran, ()) = tokio::join!(run, drain);
+        ran.map_err(|e| anyhow::anyhow!("{e}"))
+    })?;
+    Ok(cancel.is_cancelled())
+}

@@ -199,58 +199,34 @@ fn ask(
     (answers, judge, todo): (&Arc<Vec<Answer>>, &crate::provider::ModelConfig, Vec<Check>),
     factory: BackendFactory,
 ) -> anyhow::Result<bool> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let tally = rt.block_on(async {
-        crate::shutdown::cancel_on_signal(&cancel);
-        let handle = db.records_handle(
-            db.store()?,
+    // (yes or no, neither, failed calls)
+    let mut tally = (0, 0, 0);
+    let interrupted = super::lane_flags::run_records(
+        db,
+        &args.ask,
+        (
             &format!("sentences:{}:{id}", judge.name),
             "sentence verdict(s)",
-        )?;
-        let caller = Arc::new(crate::engine::Caller::new(
-            judge,
-            &factory,
-            Some(handle.clone()),
-            !args.ask.no_cache,
-            cancel.clone(),
-        )?);
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<SentenceEvent>();
-        let unit = Arc::new(Support {
-            answers: answers.clone(),
-            caller,
-            known: std::sync::Mutex::new(Known::default()),
-        });
-        let lock = unit.lock(id);
-        let lane = crate::engine::Lane {
-            store: handle.clone(),
-            factory: factory.clone(),
-            events: tx,
-            cancel: cancel.clone(),
-        };
-        let lane =
-            crate::engine::records::run(lane, args.ask.concurrency.max(1), &lock, unit, todo);
-        let tally = async move {
-            // (yes or no, neither, failed calls)
-            let mut t = (0, 0, 0);
-            while let Some(ev) = rx.recv().await {
-                if let SentenceEvent::Saved(r) = ev {
-                    match (&r.verdict, &r.error) {
-                        (Some(crate::sentences::Verdict::Other), _) => t.1 += 1,
-                        (Some(_), _) => t.0 += 1,
-                        (None, _) => t.2 += 1,
-                    }
+        ),
+        (judge, &factory),
+        (
+            |caller| Support {
+                answers: answers.clone(),
+                caller,
+                known: std::sync::Mutex::new(Known::default()),
+            },
+            todo,
+        ),
+        |ev| {
+            if let SentenceEvent::Saved(r) = ev {
+                match (&r.verdict, &r.error) {
+                    (Some(crate::sentences::Verdict::Other), _) => tally.1 += 1,
+                    (Some(_), _) => tally.0 += 1,
+                    (None, _) => tally.2 += 1,
                 }
             }
-            t
-        };
-        let (ran, tally) = tokio::join!(lane, tally);
-        ran.map_err(|e| anyhow::anyhow!("{e}"))?;
-        anyhow::Ok(tally)
-    })?;
-    let interrupted = cancel.is_cancelled();
+        },
+    )?;
     crate::warn!(
         "judge {}: {} verdicts yes or no, {} neither (counted 0.5), {} failed calls{}",
         judge.name,
