@@ -17,7 +17,7 @@ pub struct Sentence {
 
 /// Words after which a full stop rarely ends a sentence (lower-case, with their dot).
 const ABBREVIATIONS: &[&str] = &[
-    "mr.", "mrs.", "ms.", "dr.", "prof.", "st.", "sr.", "jr.", "vs.", "e.g.", "i.e.", "cf.", "no.",
+    "mr.", "mrs.", "ms.", "dr.", "prof.", "st.", "sr.", "jr.", "vs.", "e.g.", "i.e.", "cf.",
     "fig.", "approx.", "inc.", "ltd.", "co.", "corp.", "dept.", "est.", "gen.", "gov.", "lt.",
     "col.", "sgt.", "capt.", "rev.", "vol.", "pp.", "p.", "ca.", "jan.", "feb.", "mar.", "apr.",
     "aug.", "sept.", "sep.", "oct.", "nov.", "dec.", "mt.", "ft.", "al.",
@@ -60,13 +60,17 @@ fn blocks(answer: &str) -> Vec<(usize, usize, Block)> {
             continue;
         }
         let fence = t.starts_with("```");
-        if (fence || t.is_empty() || is_list_item(t))
+        // A Markdown heading is a line of its own: a paragraph ends before it and after it.
+        let heading = t.starts_with('#');
+        if (fence || t.is_empty() || is_list_item(t) || heading)
             && let Some((s, e)) = para.take()
         {
             out.push((s, e, Block::Prose));
         }
         if fence {
             code = Some(start);
+        } else if heading {
+            out.push((start, end, Block::Prose));
         } else if is_list_item(t) {
             para = Some((start, end));
         } else if !t.is_empty() {
@@ -130,6 +134,10 @@ fn continues(piece: &str, next: &str) -> bool {
     }
     if last == "etc." {
         return next.trim_start().starts_with(char::is_lowercase);
+    }
+    // "No. 5" (a number); "No. It was..." is an answer and its reason, two sentences.
+    if last == "no." {
+        return next.trim_start().starts_with(|c: char| c.is_ascii_digit());
     }
     // Initials: "U.S.", "a.m." (letters each followed by a dot).
     let b = last.as_bytes();
@@ -202,6 +210,23 @@ mod tests {
                 "It has cats, dogs, etc. and birds.",
                 "It ends etc.",
                 "Then more."
+            ]
+        );
+        // "No." answers a question; "No. 5" is a number.
+        assert_eq!(
+            texts("No. He excelled at it. He wore No. 23 then."),
+            ["No.", "He excelled at it.", "He wore No. 23 then."]
+        );
+    }
+
+    #[test]
+    fn a_heading_is_a_line_of_its_own() {
+        assert_eq!(
+            texts("# Output Format\nAnswer in a few words.\nIt wraps\nhere."),
+            [
+                "# Output Format",
+                "Answer in a few words.",
+                "It wraps\nhere."
             ]
         );
     }
