@@ -162,6 +162,21 @@ fn script(s: &Side, dir: &Path) -> Script {
     printed.push(s.prism(&["entropy", &detect, "--judge", "ah", "--json"]));
     // Where in the answer: the detection's answers under test against their samples.
     printed.push(s.prism(&["sentences", &detect, "--judge", "ah", "--json"]));
+    // People's grades of two of the run's sentences (the span taken from the answer), and
+    // which sentence method tells.
+    let grades = s.dir.path().join("grades.jsonl");
+    let grade = |uid: &str, job: u32, label: &str| {
+        format!(
+            r#"{{"uid": "{uid}", "run": "{run}", "job": {job}, "reviewer": "ann", "sentence": 0, "start": 0, "end": 4, "label": "{label}", "created_at": 1700000000000}}"#
+        )
+    };
+    std::fs::write(
+        &grades,
+        [grade("g1", 0, "major"), grade("g2", 1, "accurate")].join("\n"),
+    )
+    .unwrap();
+    s.prism(&["labels", "import", grades.to_str().unwrap()]);
+    printed.push(s.prism(&["signals", &run, "--json"]));
     s.prism(&["self-detect", &run, "--json"]);
     // AutoHall on claims, its topics; self-detection on facts.
     s.prism(&[

@@ -350,6 +350,22 @@ fn fill_lanes(s: &mut Store) {
         created_at: 12,
     }])
     .unwrap();
+    s.add_labels(&[prism::sentences::labels::SentenceLabel {
+        uid: "g1".into(),
+        run_id: "r-one".into(),
+        job_idx: 2,
+        item_id: "item-2".into(),
+        model: "m".into(),
+        sentence: 1,
+        start: 10,
+        end: 31,
+        text: "It was built in 1066.".into(),
+        reviewer: "ann".into(),
+        label: prism::sentences::labels::Grade::Major,
+        note: "ünï".into(),
+        created_at: 13,
+    }])
+    .unwrap();
 }
 
 fn copy(from: &str, to: &str) -> (String, String) {
@@ -444,7 +460,7 @@ fn a_store_goes_to_postgres_and_back_the_same() {
     );
     assert!(
         err.contains(
-            "2 detection/self-detection run(s) read, 12 of their rows, and 9 rows of answer checks, entailments, claim topics, quality scores, judge verdicts, answer labels, sentence support"
+            "2 detection/self-detection run(s) read, 12 of their rows, and 10 rows of answer checks, entailments, claim topics, quality scores, judge verdicts, answer labels, sentence support, sentence labels"
         ),
         "{err}"
     );

@@ -1611,3 +1611,162 @@ fn sentences_are_scored_against_the_samples_and_asked_once() {
         s[2]["scores"]["unigram"]
     );
 }
+
+/// People grade sentences (`prism labels import`, as the TUI's `L` writes them): the grades
+/// export and import again without a copy, a bad line is named and the rest load, and
+/// `prism signals` says how well each sentence method finds the made-up sentences.
+#[test]
+fn graded_sentences_say_which_sentence_method_tells() {
+    let env = Env::new();
+    env.prism()
+        .args([
+            "run",
+            "--models",
+            "teller",
+            "--limit",
+            "6",
+            "--samples",
+            "3",
+            "--concurrency",
+            "1",
+            "--json",
+        ])
+        .assert()
+        .code(0);
+    let out = env
+        .prism()
+        .args(["sentences", "--judge", "referee", "--json"])
+        .output()
+        .unwrap();
+    let evs = events(&out.stdout);
+    assert_eq!(evs.len(), 6, "{}", String::from_utf8_lossy(&out.stderr));
+    // Each made-up sentence graded major, the others accurate; one line names a span past the
+    // answer's end.
+    let mut lines = String::new();
+    for e in &evs {
+        for (i, s) in e["sentences"].as_array().unwrap().iter().enumerate() {
+            let made_up = s["text"].as_str().unwrap().contains("Martians");
+            lines.push_str(
+                &serde_json::json!({
+                    "run": e["run"], "job": e["job"], "reviewer": "ann",
+                    "sentence": i, "start": s["start"], "end": s["end"],
+                    "label": if made_up { "major" } else { "accurate" },
+                })
+                .to_string(),
+            );
+            lines.push('\n');
+        }
+    }
+    lines.push_str(
+        &serde_json::json!({"run": evs[0]["run"], "job": evs[0]["job"], "reviewer": "ann",
+            "sentence": 9, "start": 90, "end": 4000, "label": "minor"})
+        .to_string(),
+    );
+    lines.push('\n');
+    let file = env.dir.path().join("grades.jsonl");
+    std::fs::write(&file, &lines).unwrap();
+    let out = env
+        .prism()
+        .args(["labels", "import"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("grades.jsonl:19: end: bytes 90..4000"),
+        "{err}"
+    );
+    assert!(err.contains("19 label(s) read, 18 new"), "{err}");
+    // Exported with their sentence; imported again, nothing is new.
+    let exported = env.prism().args(["labels", "export"]).output().unwrap();
+    let rows = events(&exported.stdout);
+    assert_eq!(rows.len(), 18);
+    assert!(
+        rows.iter()
+            .all(|r| r["sentence"].is_u64() && r["text"].is_string())
+    );
+    assert_eq!(
+        rows.iter()
+            .filter(|r| r["label"] == "major_inaccurate")
+            .count(),
+        6
+    );
+    let again = env.dir.path().join("again.jsonl");
+    std::fs::write(&again, &exported.stdout).unwrap();
+    let out = env
+        .prism()
+        .args(["labels", "import"])
+        .arg(&again)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        err.contains("18 label(s) read, 0 new, 18 already here"),
+        "{err}"
+    );
+
+    let out = env.prism().args(["signals", "--json"]).output().unwrap();
+    let rows: Vec<serde_json::Value> = events(&out.stdout)
+        .into_iter()
+        .filter(|e| e["event"] == "sentence_signal")
+        .collect();
+    let row = |m: &str| {
+        rows.iter()
+            .find(|r| r["row"]["method"] == m)
+            .unwrap_or_else(|| panic!("no {m} row: {rows:?}"))["row"]
+            .clone()
+    };
+    let prompt = row("prompt");
+    assert_eq!(prompt["non_factual"]["n"], 18);
+    assert_eq!(prompt["non_factual"]["hallucinated"], 6);
+    assert_eq!(prompt["non_factual"]["auprc"], 100.0);
+    assert_eq!(prompt["factual_auprc"], 100.0);
+    assert!((prompt["non_factual_baseline"].as_f64().unwrap() - 100.0 / 3.0).abs() < 1e-9);
+    // Every answer holds one made-up sentence of three: the share never moves, so there is
+    // no correlation to give.
+    assert_eq!(prompt["answers"], 6);
+    assert!(prompt["pearson"].is_null());
+    let unigram = row("unigram");
+    assert_eq!(unigram["non_factual"]["auroc"], 100.0, "{unigram}");
+
+    // The report draws the answers with their most doubtful sentences, shaded (HTML), and
+    // carries every sentence with its scores (JSON, CSV).
+    let report = |format: &str| {
+        let out = env
+            .prism()
+            .args(["report", "--format", format])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json: serde_json::Value = serde_json::from_str(&report("json")).unwrap();
+    let sec = &json["sentences"];
+    assert_eq!(sec["method"], "prompt", "{sec}");
+    assert_eq!(sec["judge"], "referee");
+    let answers = sec["answers"].as_array().unwrap();
+    assert_eq!(answers.len(), 6);
+    assert_eq!(answers[0]["worst"], 1.0);
+    assert_eq!(answers[0]["sentences"][2]["scores"]["prompt"], 1.0);
+    assert_eq!(answers[0]["sentences"][2]["start"], 62);
+    let html = report("html");
+    assert!(html.contains("Where in the answer"), "{html}");
+    assert!(
+        html.contains("[3·!!]</span> <span class=\"s4\"")
+            && html.contains("Martians in 1066.</span>"),
+        "the made-up sentence shaded darkest"
+    );
+    assert!(html.contains("[1·ok]</span> <span class=\"s1\""));
+    let csv = report("csv");
+    assert!(
+        csv.lines()
+            .any(|l| l.starts_with("sentences,") && l.contains("Martians")),
+        "{csv}"
+    );
+}

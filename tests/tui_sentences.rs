@@ -179,3 +179,76 @@ fn sentences_are_shaded_in_place_and_the_judge_fills_them_in() {
     );
     assert_ne!(app.top(), ScreenId::Sentences);
 }
+
+/// `L` grades the sentence under the cursor (accurate, minor or major inaccurate, with a note):
+/// the grade is stored with the sentence's index, span and text, shows on the sentence, and `z`
+/// takes it back (nothing deleted: a withdrawal is added).
+#[test]
+fn a_sentence_is_graded_in_place_and_undone() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    let run = seed(&db);
+    let (mut app, mut services) = session(&rt, &db, Vec::new());
+    app.push(Open::Sentences {
+        run: run.clone(),
+        job: 0,
+    });
+    let s = play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![
+            vec![code(KeyCode::Down), code(KeyCode::Down), key('L')],
+            vec![code(KeyCode::Tab), code(KeyCode::Tab)],
+        ],
+        (80, 24),
+    );
+    assert!(s.contains("Grade sentence 3"), "{s}");
+    assert!(s.contains("major inaccurate"), "{s}");
+    let s = play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![
+            "Martians".chars().map(key).collect(),
+            vec![code(KeyCode::Enter)],
+            vec![],
+        ],
+        (80, 24),
+    );
+    // No judge's verdicts: the prompt method has no score ("-"); the grade after the mark.
+    assert!(s.contains("[3·-·M]"), "{s}");
+    assert!(s.contains("your grade: major inaccurate"), "{s}");
+    let stored: Vec<prism::sentences::labels::SentenceLabel> = Store::open(&db)
+        .unwrap()
+        .records_where(Some(("run_id", run.as_str())))
+        .unwrap();
+    assert_eq!(stored.len(), 1);
+    let g = &stored[0];
+    assert_eq!((g.job_idx, g.sentence), (0, 2));
+    assert_eq!(g.text, MADE_UP);
+    assert_eq!(g.label, prism::sentences::labels::Grade::Major);
+    assert_eq!(g.note, "Martians");
+    let answer = "Paris is the capital of France. The Eiffel Tower is in Paris. It was built by Martians in 1066.";
+    assert_eq!(&answer[g.start as usize..g.end as usize], MADE_UP);
+    // At 120x40 too, then z: withdrawn, kept.
+    let s = play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![vec![key('z')], vec![]],
+        (120, 40),
+    );
+    assert!(
+        s.contains("undone your grade major inaccurate on sentence 3"),
+        "{s}"
+    );
+    assert!(s.contains("your grade: none"), "{s}");
+    let stored: Vec<prism::sentences::labels::SentenceLabel> = Store::open(&db)
+        .unwrap()
+        .records_where(Some(("run_id", run.as_str())))
+        .unwrap();
+    assert_eq!(stored.len(), 2);
+    assert!(prism::sentences::labels::newest(&stored).is_empty());
+}

@@ -11,6 +11,7 @@ use clap::{Args, Subcommand};
 
 use crate::config::{Config, Dirs};
 use crate::review::judges::{self, By, Options, Trial};
+use crate::sentences::labels::{Grade, SentenceLabel};
 use crate::store::{AnswerLabel, Label, Store, now_millis};
 use crate::taxonomy::Dimension;
 
@@ -49,7 +50,9 @@ pub enum LabelsCommand {
         json: bool,
     },
     /// Labels as JSON lines (`{"uid", "run", "job", "item_id", "model", "reviewer", "label",
-    /// "note", "created_at"}`) on stdout or into --out.
+    /// "note", "created_at"}`) on stdout or into --out; a label on a sentence also has
+    /// `"sentence"` (its index in the answer), `"start"`, `"end"` (its bytes) and `"text"`, and
+    /// its label is accurate, minor_inaccurate or major_inaccurate.
     Export {
         #[arg(long)]
         run: Option<String>,
@@ -145,22 +148,57 @@ pub(crate) fn labels(args: LabelsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
                     );
                 }
             }
-            if labels.is_empty() {
+            let mut sentences: Vec<SentenceLabel> = db
+                .store()?
+                .records_where(run.as_deref().map(|r| ("run_id", r)))?;
+            sentences.sort_by(|a, b| (a.created_at, &a.uid).cmp(&(b.created_at, &b.uid)));
+            for l in &sentences {
+                let line = if json {
+                    crate::text::json_for_terminal(&serde_json::to_string(l)?).into_owned()
+                } else {
+                    crate::text::sanitize(&format!(
+                        "{} {:>5} {:<14} {:<12} {:<12} sentence {} {}: {}",
+                        crate::store::format_time(l.created_at.div_euclid(1000)),
+                        l.job_idx,
+                        crate::text::one_line(&l.item_id),
+                        crate::text::one_line(&l.model),
+                        crate::text::one_line(&l.reviewer),
+                        l.sentence + 1,
+                        l.label.as_str(),
+                        crate::text::one_line(&l.text),
+                    ))
+                    .into_owned()
+                };
+                crate::outln!("{line}");
+            }
+            if labels.is_empty() && sentences.is_empty() {
                 crate::warn!("no labels yet: prism labels add RUN JOB LABEL, or `L` in the TUI");
             }
             Ok(0)
         }
         LabelsCommand::Export { run, out } => {
-            let labels = db.store()?.answer_labels(run.as_deref())?;
+            let store = db.store()?;
+            let labels = store.answer_labels(run.as_deref())?;
+            let sentences: Vec<SentenceLabel> =
+                store.records_where(run.as_deref().map(|r| ("run_id", r)))?;
             let mut body = String::new();
             for l in &labels {
+                body.push_str(&serde_json::to_string(l)?);
+                body.push('\n');
+            }
+            for l in &sentences {
                 body.push_str(&serde_json::to_string(l)?);
                 body.push('\n');
             }
             match out {
                 Some(p) => {
                     std::fs::write(&p, body).with_context(|| format!("writing {}", p.display()))?;
-                    crate::warn!("{} label(s) written to {}", labels.len(), p.display());
+                    crate::warn!(
+                        "{} label(s) on answers and {} on sentences written to {}",
+                        labels.len(),
+                        sentences.len(),
+                        p.display()
+                    );
                 }
                 None => std::io::stdout().lock().write_all(body.as_bytes())?,
             }
@@ -197,7 +235,14 @@ fn import_labels(db: &crate::store::Db, file: &Path) -> anyhow::Result<i32> {
     let mut save = |batch: &mut Vec<LabelAt>, problems: &mut Problems| -> anyhow::Result<()> {
         let labels = match_answers(&store, std::mem::take(batch), problems, &mut elsewhere)?;
         kept += labels.len();
-        added += db.add_labels(&labels)?;
+        let (answers, sentences): (Vec<_>, Vec<_>) =
+            labels.into_iter().partition(|l| l.1.is_none());
+        let answers: Vec<AnswerLabel> = answers.into_iter().map(|l| l.0).collect();
+        let sentences: Vec<SentenceLabel> = sentences
+            .into_iter()
+            .filter_map(|(l, p)| Some(p?.label(l)))
+            .collect();
+        added += db.add_labels(&answers)? + db.add_labels(&sentences)?;
         Ok(())
     };
     let mut lines =
@@ -234,7 +279,7 @@ fn import_labels(db: &crate::store::Db, file: &Path) -> anyhow::Result<i32> {
         }
         read += 1;
         match label_of_line(text) {
-            Ok(l) => batch.push((at, l)),
+            Ok((l, sentence)) => batch.push((at, l, sentence)),
             Err(why) => problems.push(format!("{at}: {why}")),
         }
         if batch.len() >= LABEL_BATCH {
@@ -298,10 +343,10 @@ fn match_answers(
     labels: Vec<LabelAt>,
     problems: &mut Problems,
     elsewhere: &mut usize,
-) -> anyhow::Result<Vec<AnswerLabel>> {
+) -> anyhow::Result<Vec<(AnswerLabel, Option<SentencePart>)>> {
     let mut out = Vec::with_capacity(labels.len());
     let mut runs: HashMap<String, bool> = HashMap::new();
-    for (at, mut l) in labels {
+    for (at, mut l, mut part) in labels {
         let Some(answer) = store.response(&l.run_id, l.job_idx)? else {
             let held = match runs.get(&l.run_id) {
                 Some(h) => *h,
@@ -319,10 +364,29 @@ fn match_answers(
                 ));
             } else {
                 *elsewhere += 1;
-                out.push(l);
+                out.push((l, part));
             }
             continue;
         };
+        // A sentence's span must lie in the answer; its text, when left out, is taken from it.
+        if let Some(p) = &mut part {
+            let text = answer.text.as_deref().unwrap_or_default();
+            match text.get(p.start as usize..p.end as usize) {
+                Some(t) if p.text.is_empty() => p.text = t.to_string(),
+                Some(_) => {}
+                None => {
+                    problems.push(format!(
+                        "{at}: end: bytes {}..{} are not a span of answer {} of run {} ({} bytes)",
+                        p.start,
+                        p.end,
+                        l.job_idx,
+                        crate::text::one_line(&l.run_id),
+                        text.len()
+                    ));
+                    continue;
+                }
+            }
+        }
         let mut clash = None;
         for (field, said, held) in [
             ("item_id", &mut l.item_id, answer.item_id),
@@ -342,20 +406,84 @@ fn match_answers(
         }
         match clash {
             Some(why) => problems.push(why),
-            None => out.push(l),
+            None => out.push((l, part)),
         }
     }
     Ok(out)
 }
 
-/// A label read from a file, with the `file:line` it was read from.
-type LabelAt = (String, AnswerLabel);
+/// A label read from a file, with the `file:line` it was read from. A label on a sentence is
+/// read as one on its answer (checked against the answer the same way) with its sentence part.
+type LabelAt = (String, AnswerLabel, Option<SentencePart>);
 
-fn label_of_line(line: &str) -> Result<AnswerLabel, String> {
+/// What a label on a sentence says beyond its answer.
+#[derive(Debug, Clone)]
+struct SentencePart {
+    sentence: u32,
+    start: u32,
+    end: u32,
+    text: String,
+    grade: Grade,
+}
+
+impl SentencePart {
+    fn of(o: &serde_json::Map<String, serde_json::Value>) -> Result<Option<SentencePart>, String> {
+        let Some(v) = o.get("sentence") else {
+            return Ok(None);
+        };
+        let num = |k: &str, v: Option<&serde_json::Value>| {
+            v.and_then(serde_json::Value::as_u64)
+                .and_then(|j| u32::try_from(j).ok())
+                .ok_or(format!("{k}: missing or not a whole number"))
+        };
+        let sentence = num("sentence", Some(v))?;
+        let (start, end) = (num("start", o.get("start"))?, num("end", o.get("end"))?);
+        if end < start {
+            return Err(format!("end: {end} is before start {start}"));
+        }
+        let label = o.get("label").and_then(|v| v.as_str()).unwrap_or_default();
+        let grade = Grade::parse(label).ok_or_else(|| {
+            format!(
+                "label: {:?} is not accurate, minor_inaccurate, major_inaccurate or withdrawn (a sentence's grade)",
+                crate::text::one_line(label)
+            )
+        })?;
+        let text = o.get("text").and_then(|v| v.as_str()).unwrap_or_default();
+        Ok(Some(SentencePart {
+            sentence,
+            start,
+            end,
+            text: text.to_string(),
+            grade,
+        }))
+    }
+
+    /// The sentence label, on the answer `l` was matched to.
+    fn label(self, l: AnswerLabel) -> SentenceLabel {
+        SentenceLabel {
+            uid: l.uid,
+            run_id: l.run_id,
+            job_idx: l.job_idx,
+            item_id: l.item_id,
+            model: l.model,
+            sentence: self.sentence,
+            start: self.start,
+            end: self.end,
+            text: self.text,
+            reviewer: l.reviewer,
+            label: self.grade,
+            note: l.note,
+            created_at: l.created_at,
+        }
+    }
+}
+
+fn label_of_line(line: &str) -> Result<(AnswerLabel, Option<SentencePart>), String> {
     let v: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
     let Some(o) = v.as_object() else {
         return Err("not a JSON object".into());
     };
+    let sentence = SentencePart::of(o)?;
     let text = |k: &str| -> Result<String, String> {
         match o.get(k) {
             Some(serde_json::Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
@@ -366,7 +494,13 @@ fn label_of_line(line: &str) -> Result<AnswerLabel, String> {
     };
     let opt = |k: &str| o.get(k).and_then(|v| v.as_str()).map(str::to_string);
     let label = text("label")?;
-    let label = Label::parse(&label).ok_or_else(|| {
+    // A sentence's grade was read with its part; the answer's label is not used for it.
+    let label = if sentence.is_some() {
+        Ok(Label::CantTell)
+    } else {
+        Label::parse(&label).ok_or(())
+    }
+    .map_err(|()| {
         format!(
             "label: {:?} is not hallucinated, correct, cant_tell or withdrawn",
             crate::text::one_line(&label)
@@ -399,9 +533,14 @@ fn label_of_line(line: &str) -> Result<AnswerLabel, String> {
         .unwrap_or_else(|| {
             use sha2::{Digest, Sha256};
             let mut h = Sha256::new();
+            let sentence_at = sentence
+                .as_ref()
+                .map(|p| format!("{} {} {} {}", p.sentence, p.start, p.end, p.grade.as_str()))
+                .unwrap_or_default();
             for part in [
                 run.as_str(),
                 &job.to_string(),
+                &sentence_at,
                 &reviewer,
                 label.as_str(),
                 &note,
@@ -418,17 +557,20 @@ fn label_of_line(line: &str) -> Result<AnswerLabel, String> {
                 .collect();
             format!("{}-imported-{hex}", crate::text::one_line(&reviewer))
         });
-    Ok(AnswerLabel {
-        uid,
-        run_id: run,
-        job_idx: job,
-        item_id: opt("item_id").unwrap_or_default(),
-        model: opt("model").unwrap_or_default(),
-        reviewer,
-        label,
-        note,
-        created_at,
-    })
+    Ok((
+        AnswerLabel {
+            uid,
+            run_id: run,
+            job_idx: job,
+            item_id: opt("item_id").unwrap_or_default(),
+            model: opt("model").unwrap_or_default(),
+            reviewer,
+            label,
+            note,
+            created_at,
+        },
+        sentence,
+    ))
 }
 
 #[derive(Debug, Args)]

@@ -138,6 +138,7 @@ pub(crate) fn report(
     };
     let mut detections = crate::report::detection::Detections::default();
     let mut judges = None;
+    let mut sentences = None;
     if let Some(store) = &store {
         // Only --detect or --selfcheck asked for: those tables alone.
         let detect_only =
@@ -163,6 +164,9 @@ pub(crate) fn report(
                 ));
             }
             judges = judges_of(store, &run.id, ds.as_ref())?;
+            if let Some(ds) = &ds {
+                sentences = crate::report::sentences::of_run(store, &run.id, ds)?;
+            }
             let flags: Vec<_> = crate::detect::results::answer_flags(store)?
                 .into_iter()
                 .filter(|f| f.source_run == run.id)
@@ -229,6 +233,7 @@ pub(crate) fn report(
     rep.detections = detections;
     rep.selfcheck = selfchecks;
     rep.judges = judges;
+    rep.sentences = sentences;
     let out = render_as(&rep, heat, args.format, theme)?;
     let store_path = args.db.clone().unwrap_or_else(|| default_db(dirs));
     let written =
@@ -331,7 +336,8 @@ fn render_as(
     theme: &crate::theme::Theme,
 ) -> anyhow::Result<String> {
     let det = &rep.detections;
-    let sc = crate::report::selfcheck::tables(&rep.selfcheck);
+    let mut sc = crate::report::selfcheck::tables(&rep.selfcheck);
+    let shaded = crate::report::sentences::tables(rep.sentences.as_ref());
     use crate::report::detection as dt;
     use crate::report::tables as tb;
     Ok(match format {
@@ -343,6 +349,7 @@ fn render_as(
                 String::new()
             };
             s.push_str(&dt::table(det));
+            sc.extend(shaded);
             s.push_str(&tb::text(&sc));
             crate::text::sanitize(&s).into_owned()
         }
@@ -359,6 +366,7 @@ fn render_as(
                     dt::csv(det)
                 },
                 tb::csv(&sc),
+                tb::csv(&shaded),
             ] {
                 if part.is_empty() {
                     continue;
@@ -377,6 +385,7 @@ fn render_as(
                 String::new()
             };
             s.push_str(&dt::markdown(det));
+            sc.extend(shaded);
             s.push_str(&tb::markdown(&sc));
             s
         }
@@ -395,6 +404,9 @@ fn render_as(
             if let Some(t) = &rep.judges {
                 v["judges"] = serde_json::to_value(t)?;
             }
+            if let Some(t) = &rep.sentences {
+                v["sentences"] = serde_json::to_value(t)?;
+            }
             crate::text::json_for_terminal(&serde_json::to_string_pretty(&v)?).into_owned() + "\n"
         }
         Format::Html => {
@@ -409,6 +421,9 @@ fn render_as(
             }
             if let Some(t) = &rep.judges {
                 extra.push_str(&crate::report::judges::html(t));
+            }
+            if let Some(t) = &rep.sentences {
+                extra.push_str(&crate::report::sentences::html(t));
             }
             if let Some(at) = s.rfind("</body>") {
                 s.insert_str(at, &extra);

@@ -1,6 +1,9 @@
 //! `prism signals`: which zero-resource signal predicts PRISM's verdict, per model and
 //! dimension (or category, or sub-task): AUROC and AUPRC with bootstrap 95% intervals and the
 //! prediction-rejection ratio, over the stored answers that have both a signal and a score.
+//! Then, where people graded sentences (`L` on the where-in-the-answer screen), which sentence
+//! method tells (`sentences::eval`): AUC-PR with non-factual and with factual as positive,
+//! AUROC, the random baselines, and at answer level Pearson and Spearman.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -10,6 +13,8 @@ use serde_json::json;
 
 use crate::config::Dirs;
 use crate::detect::signals::{By, SignalRow, gather, table};
+use crate::sentences::eval::MethodRow;
+use crate::sentences::labels::SentenceLabel;
 
 #[derive(Debug, Args)]
 pub struct SignalsArgs {
@@ -27,6 +32,10 @@ pub struct SignalsArgs {
     /// The bootstrap's seed (the same seed, the same intervals).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// The judge whose verdicts score sentences by the prompt method (default: the judge with
+    /// the most verdicts on each answer).
+    #[arg(long)]
+    pub judge: Option<String>,
     /// The store (default: prism.db in the data dir), or a shared store (postgres://...), read
     /// through this machine's copy.
     #[arg(long)]
@@ -56,9 +65,10 @@ pub(crate) fn signals(args: SignalsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
     })?;
     points.retain(|p| args.model.as_ref().is_none_or(|m| &p.model == m));
     let rows = table(&points, args.by, args.resamples, args.seed);
-    if rows.is_empty() {
+    let sentences = sentence_rows(&store, &args)?;
+    if rows.is_empty() && sentences.is_empty() {
         crate::warn!(
-            "no answer has both a signal and a PRISM score: score a run (prism score RUN), then check its answers (prism detect --run RUN)"
+            "no answer has both a signal and a PRISM score: score a run (prism score RUN), then check its answers (prism detect --run RUN); no sentence graded by people either (L on the where-in-the-answer screen)"
         );
         return Ok(0);
     }
@@ -69,13 +79,104 @@ pub(crate) fn signals(args: SignalsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
                 crate::text::json_for_terminal(&json!({"event": "signal", "row": r}).to_string())
             );
         }
+        for r in &sentences {
+            crate::outln!(
+                "{}",
+                crate::text::json_for_terminal(
+                    &json!({"event": "sentence_signal", "row": r}).to_string()
+                )
+            );
+        }
     } else {
-        eprint!(
-            "{}",
-            crate::text::sanitize(&text(&rows, args.resamples, args.seed))
-        );
+        if !rows.is_empty() {
+            eprint!(
+                "{}",
+                crate::text::sanitize(&text(&rows, args.resamples, args.seed))
+            );
+        }
+        if !sentences.is_empty() {
+            eprint!("{}", crate::text::sanitize(&sentence_text(&sentences)));
+        }
     }
     Ok(0)
+}
+
+/// The sentence methods against people's grades, of `--run` and `--model` when given.
+fn sentence_rows(
+    store: &crate::store::Store,
+    args: &SignalsArgs,
+) -> anyhow::Result<Vec<MethodRow>> {
+    let mut labels: Vec<SentenceLabel> =
+        store.records_where(args.run.as_deref().map(|r| ("run_id", r)))?;
+    labels.retain(|l| args.model.as_ref().is_none_or(|m| &l.model == m));
+    if labels.is_empty() {
+        return Ok(Vec::new());
+    }
+    let g = crate::sentences::eval::gather(store, &labels, args.judge.as_deref())?;
+    if g.lost > 0 {
+        crate::warn!(
+            "{} graded sentence(s) left out: their answer is not in this store, or the sentence is no longer in it",
+            g.lost
+        );
+    }
+    Ok(crate::sentences::eval::table(&g, args.resamples, args.seed))
+}
+
+fn sentence_text(rows: &[MethodRow]) -> String {
+    let pct = |v: Option<f64>| v.map_or("-".into(), |v| crate::text::fixed(v, 1));
+    let ci = |v: Option<(f64, f64)>| {
+        v.map_or(String::new(), |(a, b)| {
+            format!(
+                "[{}, {}]",
+                crate::text::fixed(a, 0),
+                crate::text::fixed(b, 0)
+            )
+        })
+    };
+    let r2 = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
+    let mut s = format!(
+        "\nwhere in the answer: sentence methods against people's grades (non-factual: minor or major inaccurate)\n\n{:<12} {:>5} {:>4}  {:>6} {:<10} {:>5}  {:>6} {:<10} {:>5}  {:>5} {:<10}  {:>4} {:>7} {:>8}\n",
+        "method",
+        "n",
+        "#NF",
+        "NF-PR",
+        "",
+        "base",
+        "F-PR",
+        "",
+        "base",
+        "AUROC",
+        "",
+        "ans",
+        "pearson",
+        "spearman"
+    );
+    for r in rows {
+        let nf = &r.non_factual;
+        let head = format!("{:<12} {:>5} {:>4}  ", r.method, nf.n, nf.hallucinated);
+        let answers = format!(
+            "{:>4} {:>7} {:>8}",
+            r.answers,
+            r2(r.pearson),
+            r2(r.spearman)
+        );
+        match &nf.too_few {
+            Some(why) => s.push_str(&format!("{head}too few: {why}  {answers}\n")),
+            None => s.push_str(&format!(
+                "{head}{:>6} {:<10} {:>5}  {:>6} {:<10} {:>5}  {:>5} {:<10}  {answers}\n",
+                pct(nf.auprc),
+                ci(nf.auprc_ci),
+                pct(r.non_factual_baseline),
+                pct(r.factual_auprc),
+                ci(r.factual_auprc_ci),
+                pct(r.factual_baseline),
+                pct(nf.auroc),
+                ci(nf.auroc_ci),
+            )),
+        }
+    }
+    s.push_str("\nNF-PR: AUC-PR, non-factual positive · F-PR: factual positive · base: the random baseline (the positives' share) · ans: answers, their mean sentence score against people's share of non-factual sentences\n");
+    s
 }
 
 fn text(rows: &[SignalRow], resamples: usize, seed: u64) -> String {

@@ -10,6 +10,7 @@ pub mod item;
 pub mod judges;
 pub(crate) mod render;
 pub(crate) mod selfcheck;
+pub mod sentences;
 pub(crate) mod tables;
 
 use std::collections::BTreeMap;
@@ -242,6 +243,9 @@ pub struct Report {
     pub selfcheck: Vec<selfcheck::Section>,
     /// The judges on trial over the reported run's judged answers, when any were kept.
     pub judges: Option<crate::review::judges::Trial>,
+    /// Where in the answer: the run's answers with the most doubtful sentences, when the run
+    /// has samples.
+    pub sentences: Option<sentences::Section>,
     /// Every sub-task with a score in any row, in taxonomy order.
     pub tasks: Vec<String>,
     pub meta: Meta,
@@ -264,6 +268,7 @@ impl Report {
             detections: detection::Detections::default(),
             selfcheck: Vec::new(),
             judges: None,
+            sentences: None,
         }
     }
 

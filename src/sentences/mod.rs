@@ -14,6 +14,8 @@
 //! records lane (`engine::records`): each saved as it arrives, on a shared store too, resumed
 //! where it stopped, asked once per judge, sentence and sample text.
 
+pub mod eval;
+pub mod labels;
 pub mod split;
 
 use std::collections::{BTreeMap, HashMap};
@@ -124,16 +126,12 @@ pub fn logprob(
     let mut at = 0;
     let mut per: Vec<Vec<f64>> = vec![Vec::new(); sentences.len()];
     for t in tokens {
-        let Some(off) = answer
-            .get(at..)
-            .and_then(|rest| rest.find(t.token.as_str()))
-        else {
+        let Some((start, len)) = place(answer, at, &t.token) else {
             continue;
         };
-        let start = at + off;
-        at = start + t.token.len();
+        at = start + len;
         // A token's own first non-space character says where it is.
-        let lead = t.token.len() - t.token.trim_start().len();
+        let lead = len - t.token[t.token.len() - len..].trim_start().len();
         let pos = start + lead;
         if let Some(i) = sentences.iter().position(|s| s.start <= pos && pos < s.end) {
             per[i].push(-f64::from(t.logprob));
@@ -147,6 +145,31 @@ pub fn logprob(
             })
         })
         .collect()
+}
+
+/// Where the token `tok` sits in `answer` at or just after `at`: its start and how many of its
+/// bytes are there. The stored answer is the tokens' text trimmed (a first token " Mercury" is
+/// "Mercury" in it) and a token may be missing from it (sanitised away): a token is looked for
+/// only a few bytes ahead, never further (a search to the end would jump to the same word a
+/// paragraph on and lose every token before it), and one found nowhere near is skipped.
+fn place(answer: &str, at: usize, tok: &str) -> Option<(usize, usize)> {
+    let rest = answer.get(at..)?;
+    if tok.is_empty() {
+        return None;
+    }
+    if rest.starts_with(tok) {
+        return Some((at, tok.len()));
+    }
+    let mut w = (tok.len() + 8).min(rest.len());
+    while !rest.is_char_boundary(w) {
+        w -= 1;
+    }
+    if let Some(i) = rest[..w].find(tok) {
+        return Some((at + i, tok.len()));
+    }
+    // Its leading spaces trimmed away with the answer's.
+    let bare = tok.trim_start();
+    (!bare.is_empty() && rest.starts_with(bare)).then_some((at, bare.len()))
 }
 
 /// What a judge said of a sentence against one sample.
@@ -388,15 +411,7 @@ pub fn to_ask(answers: &[Answer], known: &Known) -> (Vec<(usize, usize, usize)>,
 /// The answer's own score per method: the mean of its sentences' (METHODS.md §5, 3.).
 pub fn answer_scores(scored: &[Scored]) -> BTreeMap<&'static str, f64> {
     let mut out = BTreeMap::new();
-    type Pick = fn(&Scores) -> Option<f64>;
-    let pick: [(&'static str, Pick); 5] = [
-        ("prompt", |s| s.prompt),
-        ("unigram", |s| s.unigram),
-        ("unigram_avg", |s| s.unigram_avg),
-        ("logprob_avg", |s| s.logprob_avg),
-        ("logprob_max", |s| s.logprob_max),
-    ];
-    for (name, f) in pick {
+    for (name, f) in eval::SCORES {
         let v: Vec<f64> = scored.iter().filter_map(|s| f(&s.scores)).collect();
         if !v.is_empty() && v.len() == scored.len() {
             out.insert(name, v.iter().sum::<f64>() / v.len() as f64);
@@ -614,6 +629,26 @@ mod tests {
         // A token the text does not hold is left out, not misplaced.
         let lp = logprob(&sents, answer, &[t("Maybe", -9.0), t(" No", -1.0)]);
         assert_eq!(lp, vec![None, Some((1.0, 1.0))]);
+        // The answer is stored trimmed: its first token " Mercury" is "Mercury" there, and is
+        // not looked for a paragraph on (where it would take every token before it along).
+        let answer = "Mercury\nMercury is a metal. Mercury is dense.";
+        let sents = split(answer);
+        assert_eq!(sents.len(), 2);
+        let toks = [
+            t(" Mercury", -1.0),
+            t("\n", -1.0),
+            t("Mercury", -1.0),
+            t(" is", -1.0),
+            t(" a", -1.0),
+            t(" metal", -1.0),
+            t(".", -1.0),
+            t(" Mercury", -3.0),
+            t(" is", -3.0),
+            t(" dense", -3.0),
+            t(".", -3.0),
+        ];
+        let lp = logprob(&sents, answer, &toks);
+        assert_eq!(lp, vec![Some((1.0, 1.0)), Some((3.0, 3.0))]);
     }
 
     #[test]

@@ -655,15 +655,14 @@ impl Db {
         Ok(pg.put_run_bundle(&bundle)?.responses)
     }
 
-    /// Adds people's labels on answers: on a shared store there first (every reviewer's screen
-    /// sees them), then here. A label already kept (its uid) is not added twice; returns how
-    /// many were new where they were first put.
-    pub fn add_labels(&self, labels: &[super::AnswerLabel]) -> anyhow::Result<usize> {
-        use super::record::Record;
-        let t = &super::lane_tables::ANSWER_LABELS;
-        let rows: Vec<_> = labels.iter().map(Record::to_row).collect();
+    /// Adds people's labels (on answers, `AnswerLabel`; on sentences, `SentenceLabel`): on a
+    /// shared store there first (every reviewer's screen sees them), then here. A label
+    /// already kept (its uid) is not added twice; returns how many were new where they were
+    /// first put.
+    pub fn add_labels<R: super::record::Record>(&self, labels: &[R]) -> anyhow::Result<usize> {
+        let rows: Vec<_> = labels.iter().map(R::to_row).collect();
         let shared = match self.pg() {
-            Some(pg) => Some(pg.put_lane_rows(vec![(t, rows)], false)?),
+            Some(pg) => Some(pg.put_lane_rows(vec![(R::table(), rows)], false)?),
             None => None,
         };
         let here = self.store()?.add_labels(labels)?;

@@ -266,10 +266,11 @@ impl Store {
         self.records_where(run.map(|r| ("run_id", r)))
     }
 
-    /// Adds labels (one already here, by its uid, is not added twice); returns how many were new.
-    pub fn add_labels(&mut self, labels: &[AnswerLabel]) -> Result<usize> {
+    /// Adds labels, on answers or on sentences (one already here, by its uid, is not added
+    /// twice); returns how many were new.
+    pub fn add_labels<R: Record>(&mut self, labels: &[R]) -> Result<usize> {
         let rows: Vec<_> = labels.iter().map(Record::to_row).collect();
-        self.put_lane_rows(&[(&ANSWER_LABELS, rows)], false)
+        self.put_lane_rows(&[(R::table(), rows)], false)
     }
 
     /// Every label on the answers of `run` (of every run for `None`), oldest first.

@@ -196,8 +196,17 @@ impl Mode {
 
 mod defs;
 
+use defs::DEFS;
 pub use defs::action_names;
-use defs::{DEFS, Def};
+
+/// One action: config name, (mode, description) pairs saying where it applies and what it does
+/// there, and its default keys.
+struct Def {
+    action: Action,
+    name: &'static str,
+    keys: &'static [&'static str],
+    uses: &'static [(&'static [Mode], &'static str)],
+}
 
 impl Def {
     fn describe(&self, mode: Mode) -> Option<&'static str> {

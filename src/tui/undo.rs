@@ -6,6 +6,7 @@
 
 use super::store_worker::StoreCtx;
 use crate::review::ReviewRecord;
+use crate::sentences::labels::{Grade, SentenceLabel};
 use crate::store::{AnswerLabel, Db};
 use crate::text::one_line;
 
@@ -14,6 +15,8 @@ use crate::text::one_line;
 pub enum Undo {
     Decision(Box<ReviewRecord>),
     Label(AnswerLabel),
+    /// A grade of one sentence (the where-in-the-answer screen's `L`).
+    Sentence(SentenceLabel),
 }
 
 impl Undo {
@@ -25,6 +28,11 @@ impl Undo {
                 format!("your {} on {}", d.decision.as_str(), one_line(&d.item_id))
             }
             Undo::Label(l) => format!("your label {}", l.label.words()),
+            Undo::Sentence(l) => format!(
+                "your grade {} on sentence {}",
+                l.label.words(),
+                l.sentence + 1
+            ),
         }
     }
 }
@@ -106,6 +114,33 @@ pub(crate) fn run(
                     Changed::Labels,
                 )),
                 Err(e) => Err(format!("undo: saving the label: {e:#}")),
+            }
+        }
+        Undo::Sentence(done) => {
+            let Some(reader) = &cx.reader else {
+                return Err("undo: labels need a store".into());
+            };
+            let back = match reader.records_where::<SentenceLabel>(Some(("run_id", &done.run_id))) {
+                Ok(all) => crate::sentences::labels::undoing(&all, &done, at),
+                Err(e) => return Err(format!("undo: reading grades: {e}")),
+            };
+            let saved = match labels {
+                Some(db) => db.add_labels(std::slice::from_ref(&back)),
+                None => Err(anyhow::anyhow!("labels need a store")),
+            };
+            match saved {
+                Ok(_) => Ok((
+                    format!(
+                        "undone {}: {} (nothing deleted)",
+                        Undo::Sentence(done.clone()).what(),
+                        match back.label {
+                            Grade::Withdrawn => "you have none on it now".to_string(),
+                            g => format!("{} again", g.words()),
+                        }
+                    ),
+                    Changed::Labels,
+                )),
+                Err(e) => Err(format!("undo: saving the grade: {e:#}")),
             }
         }
     }

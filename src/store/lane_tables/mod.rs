@@ -399,6 +399,33 @@ pub static SENTENCE_SUPPORT: Table = Table {
     changes: true,
 };
 
+/// People's verdicts on the sentences of answers (`sentences::labels`, SelfCheckGPT's
+/// accurate / minor / major inaccurate): one row per labelling, by its uid, never replaced;
+/// the sentence by its index in the answer, its byte span and its text (so a label still
+/// reads if the splitter changes). `span_start`, `span_end`: `end` is a keyword of SQL.
+pub static SENTENCE_LABELS: Table = Table {
+    name: "sentence_labels",
+    cols: &[
+        ("uid", Text),
+        ("run_id", Text),
+        ("job_idx", Int),
+        ("item_id", Text),
+        ("model", Text),
+        ("sentence", Int),
+        ("span_start", Int),
+        ("span_end", Int),
+        ("text", Text),
+        ("reviewer", Text),
+        ("label", Text),
+        ("note", Text),
+        ("created_at", Int),
+    ],
+    key: 1,
+    behind: "false",
+    run_col: Some("run_id"),
+    changes: true,
+};
+
 /// A kind of lane run: its runs table first, then the tables of its rows (parents first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LaneKind {
@@ -431,7 +458,7 @@ impl LaneKind {
 
 /// Tables kept beside runs rather than in one: copied whole (or, for answer checks, by the
 /// runs whose answers they check).
-pub static LOOSE: [&Table; 7] = [
+pub static LOOSE: [&Table; 8] = [
     &ANSWER_CHECKS,
     &ENTAILMENTS,
     &CLAIM_TOPICS,
@@ -439,6 +466,7 @@ pub static LOOSE: [&Table; 7] = [
     &JUDGE_VERDICTS,
     &ANSWER_LABELS,
     &SENTENCE_SUPPORT,
+    &SENTENCE_LABELS,
 ];
 
 static DETECT_TABLES: [&Table; 4] = [

@@ -4,6 +4,7 @@
 //! through the shared store's mirror) reaches it as [`LabelsChanged`].
 
 use super::{Effects, Job, JobCx, Msg, Outcome, Reply};
+use crate::sentences::labels::{Grade, SentenceLabel};
 use crate::store::{AnswerLabel, Label};
 use crate::tui::screen_id::ScreenId;
 
@@ -68,19 +69,99 @@ impl Job for SaveLabel {
     }
 }
 
+/// Which sentence of an answer a label is on (its index, byte span and text).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SentencePick {
+    pub index: u32,
+    pub start: u32,
+    pub end: u32,
+    pub text: String,
+}
+
+/// Saves a person's grade of one sentence of an answer (the where-in-the-answer screen's
+/// `L`), the same way as a label on an answer.
+pub struct SaveSentenceLabel {
+    pub run: String,
+    pub job: u32,
+    pub item_id: String,
+    pub model: String,
+    pub sentence: SentencePick,
+    pub grade: Grade,
+    pub note: String,
+}
+
+/// A grade saved (the screen shows it on its sentence; `z` can take it back).
+#[derive(Debug)]
+pub struct SentenceLabelled(pub SentenceLabel);
+
+impl Outcome for SentenceLabelled {
+    fn apply(&self, fx: &mut Effects<'_>) {
+        fx.undo
+            .push(crate::tui::undo::Undo::Sentence(self.0.clone()));
+    }
+}
+
+impl Job for SaveSentenceLabel {
+    fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
+        let db = cx.services.labels_db();
+        let at = crate::store::now_millis();
+        let reviewer = cx.services.reviewer.clone();
+        let rec = SentenceLabel {
+            uid: AnswerLabel::new_uid(&reviewer, at),
+            run_id: self.run,
+            job_idx: self.job,
+            item_id: self.item_id,
+            model: self.model,
+            sentence: self.sentence.index,
+            start: self.sentence.start,
+            end: self.sentence.end,
+            text: self.sentence.text,
+            reviewer,
+            label: self.grade,
+            note: self.note,
+            created_at: at,
+        };
+        cx.on_store(move |_| {
+            let Some(db) = &db else {
+                return vec![Msg::failed("labels need a store")];
+            };
+            match db.add_labels(std::slice::from_ref(&rec)) {
+                Ok(_) => vec![
+                    Msg::notice(format!(
+                        "sentence {} graded {} (your newest grade counts; z takes it back)",
+                        rec.sentence + 1,
+                        rec.label.words()
+                    )),
+                    Msg::new(SentenceLabelled(rec)),
+                ],
+                Err(e) => vec![Msg::failed(format!("saving the grade: {e:#}"))],
+            }
+        });
+    }
+}
+
 /// Starts the watch on labels (once; it lives as long as the loop). It watches this machine's
 /// store file: on a shared store that is the mirror, into which the team's labels are pulled.
 fn watch_labels(cx: &mut JobCx<'_>) {
+    watch_table(cx, "answer_labels", &[ScreenId::Compare, ScreenId::Judges]);
+}
+
+/// Starts the watch on people's grades of sentences, for the where-in-the-answer screen.
+pub fn watch_sentence_labels(cx: &mut JobCx<'_>) {
+    watch_table(cx, "sentence_labels", &[ScreenId::Sentences]);
+}
+
+fn watch_table(cx: &mut JobCx<'_>, table: &'static str, to: &'static [ScreenId]) {
     let Some(path) = cx.services.reader.as_ref().and_then(|r| r.path()) else {
         return;
     };
-    cx.watch("labels", move |reply: Reply| {
+    cx.watch(table, move |reply: Reply| {
         let changed = move || {
-            for to in [ScreenId::Compare, ScreenId::Judges] {
-                reply.to(to).outcome(LabelsChanged);
+            for s in to {
+                reply.to(*s).outcome(LabelsChanged);
             }
         };
-        crate::store::panel_watch::Watch::start_table(path, "answer_labels", changed)
+        crate::store::panel_watch::Watch::start_table(path, table, changed)
             .map_err(|e| format!("other people's labels will not show live: {e}"))
     });
 }

@@ -1,7 +1,7 @@
 //! Every action of every screen, once: its config name, its default keys, and what it does on
 //! each screen it applies to (the help popup, the palette and the book are made from this).
 
-use super::{Action, Mode};
+use super::{Action, Def, Mode};
 
 use Mode::{
     Browse, Claims, Compare, Contradictions, Correlation, Drill, Flip, Heatmap, Help, Judges, Pair,
@@ -42,15 +42,6 @@ const SCROLL: &[Mode] = &[
     Judges,
     Where,
 ];
-
-/// One action: config name, (mode, description) pairs saying where it applies and what it does
-/// there, and its default keys.
-pub(super) struct Def {
-    pub(super) action: Action,
-    pub(super) name: &'static str,
-    pub(super) keys: &'static [&'static str],
-    pub(super) uses: &'static [(&'static [Mode], &'static str)],
-}
 
 /// Every action's config name, in help order (the book's configuration chapter lists the same; a test holds them
 /// together).
@@ -561,6 +552,10 @@ pub(super) const DEFS: &[Def] = &[
             (
                 &[Review],
                 "label the selected stored answer (s selects the next): hallucinated, correct or can't tell",
+            ),
+            (
+                &[Where],
+                "grade the sentence under the cursor: accurate, minor or major",
             ),
         ],
     },

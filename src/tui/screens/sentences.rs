@@ -3,7 +3,9 @@
 //! judge's stored verdicts, unigram, or the answer's tokens; `m` switches), a mark before each
 //! so it reads without colour. `↑`/`↓` move over the sentences; under the answer, the sentence
 //! under the cursor with its scores and each sample's verdict and text. `w` asks the judge (`u`
-//! chooses it) the checks not stored yet, each shown as it is saved.
+//! chooses it) the checks not stored yet, each shown as it is saved. `L` grades the sentence
+//! under the cursor (accurate, minor or major inaccurate; `z` takes it back), as people's
+//! labels the sentence methods are measured against (`prism signals`).
 
 use std::sync::Arc;
 
@@ -14,6 +16,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use tokio_util::sync::CancellationToken;
 
+use crate::sentences::labels::{Grade, SentenceLabel};
 use crate::sentences::{Answer, Known, Method, Scored, SentenceEvent, Support, Verdict};
 use crate::text::{one_line, sanitize};
 use crate::theme::Theme;
@@ -35,6 +38,9 @@ pub struct Sentences {
     pub method: Method,
     scroll: u16,
     asking: bool,
+    /// People's grades of this answer's sentences (every reviewer's), and who "you" are.
+    pub grades: Vec<SentenceLabel>,
+    me: String,
 }
 
 impl Sentences {
@@ -49,16 +55,66 @@ impl Sentences {
             method: Method::Prompt,
             scroll: 0,
             asking: false,
+            grades: Vec::new(),
+            me: String::new(),
         }
+    }
+
+    /// Your newest grade of sentence `i`, and how many others graded it.
+    fn grade_of(&self, i: usize) -> (Option<Grade>, usize) {
+        let mut mine = None;
+        let mut others = 0;
+        for l in crate::sentences::labels::newest(&self.grades) {
+            if l.sentence as usize == i {
+                if l.reviewer == self.me {
+                    mine = Some(l.label);
+                } else {
+                    others += 1;
+                }
+            }
+        }
+        (mine, others)
+    }
+
+    /// `L`: the popup grading the sentence under the cursor.
+    fn grade(&self) -> Cmd {
+        let Some((a, _)) = &self.view else {
+            return Cmd::Notice("no answer to grade yet".into());
+        };
+        let Some(s) = a.sentences.get(self.cursor) else {
+            return Cmd::Notice("no sentence in this answer to grade".into());
+        };
+        let pick = crate::tui::jobs::labels::SentencePick {
+            index: self.cursor as u32,
+            start: s.start as u32,
+            end: s.end as u32,
+            text: s.text.clone(),
+        };
+        Cmd::Popup(Box::new(
+            crate::tui::popups::LabelAnswer::new(
+                &self.run,
+                self.job,
+                &a.group.item_id,
+                &a.group.model,
+                &a.group.model,
+            )
+            .on_sentence(pick),
+        ))
     }
 
     fn load(&mut self, cx: &Cx) -> Vec<Cmd> {
         self.judge = cx.judge.map(str::to_string);
-        vec![Cmd::job(Load {
-            run: self.run.clone(),
-            job: self.job,
-            judge: self.judge.clone(),
-        })]
+        vec![
+            Cmd::job(Load {
+                run: self.run.clone(),
+                job: self.job,
+                judge: self.judge.clone(),
+            }),
+            Cmd::job(LoadGrades {
+                run: self.run.clone(),
+                job: self.job,
+            }),
+        ]
     }
 
     /// Every sentence scored, with its doubt in 0..=1 by the shading method (`None`: that method
@@ -173,6 +229,7 @@ impl Component for Sentences {
                 };
             }
             Action::WhereInAnswer => return self.ask(cx),
+            Action::Label => return vec![self.grade()],
             Action::ChooseJudge => {
                 return vec![Cmd::Popup(Box::new(crate::tui::popups::JudgePicker::new(
                     cx,
@@ -192,6 +249,23 @@ impl Component for Sentences {
         Vec::new()
     }
     fn on_msg(&mut self, msg: &Msg, _cx: &Cx) -> Vec<Cmd> {
+        use crate::tui::jobs::labels::{LabelsChanged, SentenceLabelled};
+        if let Some(SentenceLabelled(l)) = msg.get()
+            && l.run_id == self.run
+            && l.job_idx == self.job
+        {
+            self.grades.push(l.clone());
+        }
+        if msg.get::<LabelsChanged>().is_some() {
+            return vec![Cmd::job(LoadGrades {
+                run: self.run.clone(),
+                job: self.job,
+            })];
+        }
+        if let Some(Grades(g, me)) = msg.get() {
+            self.grades = g.clone();
+            self.me = me.clone();
+        }
         if let Some(Loaded(got)) = msg.get() {
             match &**got {
                 Some((answer, known, judge)) => {
@@ -237,7 +311,8 @@ impl Component for Sentences {
         f.render_widget(Block::default().style(t.base()), area);
         let k = |a| cx.keymap.hint(Mode::Where, a);
         let hints = format!(
-            " ↑↓ sentence  {} shade by  {} ask the judge  {} judge  {} back  {} help",
+            " ↑↓ sentence  {} grade  {} shade by  {} ask the judge  {} judge  {} back  {} help",
+            k(Action::Label),
             k(Action::Metric),
             k(Action::WhereInAnswer),
             k(Action::ChooseJudge),
@@ -280,7 +355,14 @@ impl Component for Sentences {
             title,
         );
         f.render_widget(Paragraph::new(legend_line(t, self.method)), legend);
-        let text = answer_lines(self.view.as_ref().map(|v| &v.0), &scored, self.cursor, t);
+        let graded: Vec<Option<Grade>> = (0..scored.len()).map(|i| self.grade_of(i).0).collect();
+        let text = answer_lines(
+            self.view.as_ref().map(|v| &v.0),
+            &scored,
+            &graded,
+            self.cursor,
+            t,
+        );
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(t.border(true))
@@ -340,6 +422,22 @@ impl Sentences {
             ),
             t.accent(),
         )];
+        let (mine, others) = self.grade_of(self.cursor);
+        out.push(Line::styled(
+            format!(
+                "your grade: {}{}",
+                mine.map_or("none (L grades it)", |g| g.words()),
+                match others {
+                    0 => String::new(),
+                    n => format!(" · {n} other reviewer(s) graded it"),
+                }
+            ),
+            if mine.is_some_and(|g| g != Grade::Accurate) {
+                t.warning()
+            } else {
+                t.muted()
+            },
+        ));
         if answer.samples().is_empty() {
             out.push(Line::styled(NO_SAMPLES.to_string(), t.muted()));
         }
@@ -409,11 +507,13 @@ fn legend_line(t: &Theme, method: Method) -> Line<'static> {
     Line::from(spans)
 }
 
-/// The answer with each sentence in place, a mark `[n·mark]` before it, shaded by its doubt;
+/// The answer with each sentence in place, a mark `[n·mark]` before it, shaded by its doubt
+/// (with your grade after the mark when you gave one: `·A` accurate, `·m` minor, `·M` major);
 /// the sentence under the cursor reversed. Text between sentences is drawn plain.
 fn answer_lines(
     answer: Option<&Answer>,
     scored: &[(Scored, Option<f64>)],
+    graded: &[Option<Grade>],
     cursor: usize,
     t: &Theme,
 ) -> Vec<Line<'static>> {
@@ -448,7 +548,13 @@ fn answer_lines(
         if i == cursor {
             style = style.add_modifier(Modifier::REVERSED);
         }
-        push(&format!("[{}·{mark}] ", i + 1), style_of(level, t));
+        let yours = match graded.get(i).copied().flatten() {
+            Some(Grade::Accurate) => "·A",
+            Some(Grade::Minor) => "·m",
+            Some(Grade::Major) => "·M",
+            _ => "",
+        };
+        push(&format!("[{}·{mark}{yours}] ", i + 1), style_of(level, t));
         push(&text[s.start..s.end], style);
         at = s.end;
     }
@@ -478,6 +584,35 @@ impl Job for Load {
             match crate::sentences::of_stored(r, &run, job, judge.as_deref()) {
                 Ok(v) => Msg::new(Loaded(Box::new(v))),
                 Err(e) => Msg::failed(format!("reading the answer: {e}")),
+            }
+        });
+    }
+}
+
+/// Reads people's grades of one answer's sentences.
+struct LoadGrades {
+    run: String,
+    job: u32,
+}
+
+/// Every reviewer's grades of the answer's sentences, and who "you" are.
+#[derive(Debug)]
+pub struct Grades(pub Vec<SentenceLabel>, pub String);
+
+impl Outcome for Grades {}
+
+impl Job for LoadGrades {
+    fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
+        crate::tui::jobs::labels::watch_sentence_labels(cx);
+        let LoadGrades { run, job } = *self;
+        let me = cx.services.reviewer.clone();
+        cx.on_reader(None, move |r| {
+            match r.records_where::<SentenceLabel>(Some(("run_id", &run))) {
+                Ok(all) => Msg::new(Grades(
+                    all.into_iter().filter(|l| l.job_idx == job).collect(),
+                    me,
+                )),
+                Err(e) => Msg::failed(format!("reading the grades: {e}")),
             }
         });
     }
