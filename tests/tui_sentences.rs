@@ -252,3 +252,116 @@ fn a_sentence_is_graded_in_place_and_undone() {
     assert_eq!(stored.len(), 2);
     assert!(prism::sentences::labels::newest(&stored).is_empty());
 }
+
+/// The heatmap's drill-down ranks its items by their answer's worst sentence (`w`), and back
+/// by score (`w` again): the answer that makes a sentence up comes first although it scored
+/// better.
+#[test]
+fn the_drill_down_ranks_items_by_their_worst_sentence() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    seed(&db);
+    // A second item, whose answer its samples all restate.
+    let ds = prism::dataset::load_sample().dataset;
+    let it = &ds.items[1];
+    let task = ds.task_of(it).id.clone();
+    let mut store = Store::open(&db).unwrap();
+    let told = "Paris is the capital of France. The Eiffel Tower is in Paris.";
+    let jobs: Vec<JobRecord> = (0..3)
+        .map(|s| JobRecord {
+            idx: 3 + s,
+            item_id: it.id.to_string(),
+            task_id: task.clone(),
+            model: "teller".into(),
+            sample: s,
+        })
+        .collect();
+    store
+        .create_run(
+            &RunRecord {
+                id: "r-two".into(),
+                created_at: 1,
+                dataset: "<sample-data>".into(),
+                config: RunConfig::default(),
+                status: RunStatus::Finished,
+            },
+            &jobs,
+        )
+        .unwrap();
+    let mut records: Vec<ResponseRecord> = jobs
+        .iter()
+        .map(|j| {
+            let mut r = stored_answer(("r-two", j.idx), (&j.item_id, &j.task_id), "teller", told);
+            r.sample = j.sample;
+            r
+        })
+        .collect();
+    store.save_responses(&records).unwrap();
+    drop(store);
+    let mut first = Store::open(&db).unwrap().responses("r-where").unwrap();
+    first.retain(|r| r.sample == 0);
+    let (mut app, mut services) = session(&rt, &db, Vec::new());
+    // The session holds both items' answers and their scores: the made-up answer scored 1,
+    // the other 0 (worst first by score: item 1).
+    records.retain(|r| r.sample == 0);
+    app.session.load_stored(0, &first);
+    app.session.load_stored(1, &records);
+    for (item, run, job, score) in [(0, "r-where", 0, 1.0), (1, "r-two", 3, 0.0)] {
+        let it = &ds.items[item];
+        app.session.apply_score(prism::store::ScoreRecord {
+            run_id: run.into(),
+            job_idx: job,
+            item_id: it.id.to_string(),
+            task_id: ds.task_of(it).id.clone(),
+            model: "teller".into(),
+            sample: 0,
+            evaluator: "exact".into(),
+            score: Some(score),
+            detail: String::new(),
+            judge: None,
+            judge_reply: None,
+            judge_attempts: 0,
+            created_at: 0,
+            rule_score: None,
+        });
+    }
+    app.push(Open::Heatmap);
+    let s = play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![vec![code(KeyCode::Enter)]],
+        (120, 40),
+    );
+    let h = app.heatmap().unwrap();
+    let d = h.drill.as_ref().unwrap_or_else(|| panic!("no drill\n{s}"));
+    assert_eq!(d.items.iter().map(|x| x.0).collect::<Vec<_>>(), [1, 0]);
+    let s = play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![vec![key('w')], vec![]],
+        (80, 24),
+    );
+    let d = app.heatmap().unwrap().drill.as_ref().unwrap();
+    assert_eq!(
+        d.items.iter().map(|x| x.0).collect::<Vec<_>>(),
+        [0, 1],
+        "the made-up sentence first\n{s}"
+    );
+    assert!(s.contains("worst sentence first (unigram_avg)"), "{s}");
+    assert!(s.contains("2/2 items by their worst sentence"), "{s}");
+    let s = play(&rt, &mut app, &mut services, vec![vec![]], (120, 40));
+    assert!(
+        s.contains("1.00  s ") && s.contains("0.00  s "),
+        "each item's worst sentence beside it\n{s}"
+    );
+    let s = play(&rt, &mut app, &mut services, vec![vec![key('w')]], (80, 24));
+    let d = app.heatmap().unwrap().drill.as_ref().unwrap();
+    assert_eq!(
+        d.items.iter().map(|x| x.0).collect::<Vec<_>>(),
+        [1, 0],
+        "{s}"
+    );
+}

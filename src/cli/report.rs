@@ -71,6 +71,26 @@ pub struct ReportArgs {
     pub force: bool,
 }
 
+/// The tables of the self-detection runs `ids`.
+fn selfcheck_sections(
+    store: &crate::store::Store,
+    ids: &[String],
+) -> anyhow::Result<Vec<crate::report::selfcheck::Section>> {
+    let mut out = Vec::new();
+    for id in ids {
+        let run = store
+            .selfcheck_run(id)?
+            .with_context(|| format!("no self-detection run {id} in the store"))?;
+        let stored = crate::selfcheck::results::Stored::load(store, id)?;
+        out.push(crate::report::selfcheck::Section {
+            run_id: run.id.clone(),
+            dataset: run.dataset.clone(),
+            rows: crate::selfcheck::results::rows(&run, &stored),
+        });
+    }
+    Ok(out)
+}
+
 /// The judges on trial for the reported run, when a panel's verdicts are stored.
 fn judges_of(
     store: &crate::store::Store,
@@ -165,7 +185,12 @@ pub(crate) fn report(
             }
             judges = judges_of(store, &run.id, ds.as_ref())?;
             if let Some(ds) = &ds {
-                sentences = crate::report::sentences::of_run(store, &run.id, ds)?;
+                sentences = crate::report::sentences::of_run(
+                    store,
+                    &run.id,
+                    ds,
+                    Some(crate::report::sentences::WORST),
+                )?;
             }
             let flags: Vec<_> = crate::detect::results::answer_flags(store)?
                 .into_iter()
@@ -184,20 +209,10 @@ pub(crate) fn report(
     for f in &args.references {
         rows.extend(build::references_csv(f, &mut problems)?);
     }
-    let mut selfchecks = Vec::new();
-    if let Some(store) = &store {
-        for id in &args.selfcheck {
-            let run = store
-                .selfcheck_run(id)?
-                .with_context(|| format!("no self-detection run {id} in the store"))?;
-            let stored = crate::selfcheck::results::Stored::load(store, id)?;
-            selfchecks.push(crate::report::selfcheck::Section {
-                run_id: run.id.clone(),
-                dataset: run.dataset.clone(),
-                rows: crate::selfcheck::results::rows(&run, &stored),
-            });
-        }
-    }
+    let selfchecks = match &store {
+        Some(store) => selfcheck_sections(store, &args.selfcheck)?,
+        None => Vec::new(),
+    };
     if rows.is_empty() && detections.is_empty() && selfchecks.is_empty() {
         bail!("nothing to report");
     }

@@ -52,12 +52,14 @@ fn method_name(method: Method) -> &'static str {
     }
 }
 
-/// The [`WORST`] answers of `run` by their worst sentence; `None` when no answer of the run
-/// has samples (a run made without `--samples`) or no method scores any.
+/// The `limit` answers of `run` (every one for `None`) by their worst sentence, worst first;
+/// `None` when no answer of the run has samples (a run made without `--samples`) or no method
+/// scores any.
 pub fn of_run(
     store: &crate::store::Store,
     run: &str,
     ds: &crate::dataset::Dataset,
+    limit: Option<usize>,
 ) -> crate::store::Result<Option<Section>> {
     let groups = crate::detect::semantic::run_groups(store, run, ds)?;
     if groups.is_empty() {
@@ -134,7 +136,9 @@ pub fn of_run(
         })
         .collect();
     out.sort_by(|a, b| b.worst.total_cmp(&a.worst).then(a.job.cmp(&b.job)));
-    out.truncate(WORST);
+    if let Some(n) = limit {
+        out.truncate(n);
+    }
     Ok(Some(Section {
         method: method_name(method),
         judge: judge.filter(|_| method == Method::Prompt),

@@ -737,6 +737,10 @@ pub(super) const DEFS: &[Def] = &[
                 &[Where],
                 "ask the judge (u chooses it) whether each sample supports each sentence, for the checks not stored yet",
             ),
+            (
+                &[Drill],
+                "rank the items by their answer's worst sentence, and back",
+            ),
         ],
     },
     Def {

@@ -48,6 +48,75 @@ pub struct Drill {
     /// (item index, mean score over its samples).
     pub items: Vec<(usize, f64)>,
     pub sel: usize,
+    /// Each item's worst sentence (`w`: where in the answer) and the method that scored it,
+    /// once read; the items ranked by it while `by_sentence`.
+    pub worst: Option<(std::collections::HashMap<usize, f64>, &'static str)>,
+    pub by_sentence: bool,
+}
+
+impl Drill {
+    /// Worst sentence first (items without one last), else worst score first.
+    fn order(&mut self) {
+        let picked = self.items.get(self.sel).map(|x| x.0);
+        match (&self.worst, self.by_sentence) {
+            (Some((w, _)), true) => self.items.sort_by(|a, b| {
+                let (x, y) = (w.get(&a.0), w.get(&b.0));
+                y.is_some()
+                    .cmp(&x.is_some())
+                    .then(
+                        y.copied()
+                            .unwrap_or(0.0)
+                            .total_cmp(&x.copied().unwrap_or(0.0)),
+                    )
+                    .then(a.0.cmp(&b.0))
+            }),
+            _ => self
+                .items
+                .sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0))),
+        }
+        self.sel = picked
+            .and_then(|p| self.items.iter().position(|x| x.0 == p))
+            .unwrap_or(0);
+    }
+}
+
+/// Reads the worst sentence of every answer of `runs` by `model` (the drill's `w`).
+struct LoadWorst {
+    runs: Vec<String>,
+    model: String,
+}
+
+/// Per item id, its answer's worst sentence, and the method.
+#[derive(Debug)]
+struct Worst(std::collections::HashMap<String, f64>, &'static str);
+
+impl crate::tui::jobs::Outcome for Worst {}
+
+impl crate::tui::jobs::Job for LoadWorst {
+    fn start(self: Box<Self>, cx: &mut crate::tui::jobs::JobCx<'_>) {
+        let ds = cx.ds.clone();
+        let LoadWorst { runs, model } = *self;
+        cx.on_reader(Some("where in the answer needs a store"), move |r| {
+            let mut worst = std::collections::HashMap::new();
+            let mut method = "";
+            for run in &runs {
+                match crate::report::sentences::of_run(r, run, &ds, None) {
+                    Ok(Some(sec)) => {
+                        method = sec.method;
+                        for a in sec.answers.into_iter().filter(|a| a.model == model) {
+                            let w: &mut f64 = worst.entry(a.item_id).or_insert(f64::MIN);
+                            *w = w.max(a.worst);
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        return crate::tui::jobs::Msg::failed(format!("reading sentences: {e}"));
+                    }
+                }
+            }
+            crate::tui::jobs::Msg::new(Worst(worst, method))
+        });
+    }
 }
 
 /// What the cells show.
@@ -291,7 +360,7 @@ impl Heatmap {
         }
     }
 
-    fn apply_drill(&mut self, a: Action) -> Vec<Cmd> {
+    fn apply_drill(&mut self, a: Action, cx: &Cx) -> Vec<Cmd> {
         let Some(d) = self.drill.as_mut() else {
             return Vec::new();
         };
@@ -311,6 +380,32 @@ impl Heatmap {
                 // Back from compare returns here, to the same cell and item.
                 return vec![Cmd::Push(Open::Compare { items, pos: d.sel })];
             }
+            Action::WhereInAnswer => {
+                d.by_sentence = !d.by_sentence;
+                if d.by_sentence && d.worst.is_none() {
+                    let items: std::collections::HashSet<usize> =
+                        d.items.iter().map(|x| x.0).collect();
+                    let mut runs: Vec<String> = cx
+                        .session
+                        .answers
+                        .iter()
+                        .filter(|((i, m, _), a)| {
+                            *m == d.model && items.contains(i) && !a.run_id.is_empty()
+                        })
+                        .map(|(_, a)| a.run_id.clone())
+                        .collect();
+                    runs.sort();
+                    runs.dedup();
+                    return vec![
+                        Cmd::job(LoadWorst {
+                            runs,
+                            model: d.model.clone(),
+                        }),
+                        Cmd::Notice("reading each answer's sentences…".into()),
+                    ];
+                }
+                d.order();
+            }
             Action::Back | Action::Cancel | Action::Collapse => self.drill = None,
             _ => {}
         }
@@ -319,7 +414,7 @@ impl Heatmap {
 
     fn apply(&mut self, a: Action, cx: &Cx) -> Vec<Cmd> {
         if self.drill.is_some() {
-            return self.apply_drill(a);
+            return self.apply_drill(a, cx);
         }
         let ncols = self.columns().len();
         let last_col = ncols.saturating_sub(1);
@@ -448,6 +543,8 @@ impl Heatmap {
                     label,
                     items,
                     sel: 0,
+                    worst: None,
+                    by_sentence: false,
                 });
             }
             Action::Back | Action::Cancel | Action::Heatmap => return vec![Cmd::Pop],
@@ -531,6 +628,25 @@ impl Component for Heatmap {
         use crate::tui::jobs::Failed;
         use crate::tui::jobs::runs::RunRows;
         use crate::tui::jobs::signals::{Flags, Signals};
+        if let Some(Worst(by_id, method)) = msg.get()
+            && let Some(d) = self.drill.as_mut()
+        {
+            let worst: std::collections::HashMap<usize, f64> = by_id
+                .iter()
+                .filter_map(|(id, w)| Some((cx.ds.index_of(id)?, *w)))
+                .collect();
+            let found = d.items.iter().filter(|x| worst.contains_key(&x.0)).count();
+            d.worst = Some((worst, method));
+            d.order();
+            return vec![Cmd::Notice(if found == 0 {
+                "no answer here has samples to weigh its sentences against: run with --samples 5 (w in compare shows one answer's)".into()
+            } else {
+                format!(
+                    "{found}/{} items by their worst sentence ({method}); w: by score",
+                    d.items.len()
+                )
+            })];
+        }
         // Other workers' answers and scores arrived: the rates again, and the chosen runs' rows
         // read again.
         if msg.get::<crate::store::mirror::Pulled>().is_some() {

@@ -268,7 +268,16 @@ pub(super) fn draw_drill(cx: &Cx, f: &mut Frame, area: Rect, d: &Drill) {
         .title(Line::from(vec![
             Span::styled(format!(" {} ", one_line(&d.model)), t.accent()),
             Span::styled(
-                format!("· {} · {} items, worst first ", d.label, d.items.len()),
+                format!(
+                    "· {} · {} items, {} ",
+                    d.label,
+                    d.items.len(),
+                    match (&d.worst, d.by_sentence) {
+                        (Some((_, m)), true) => format!("worst sentence first ({m})"),
+                        (None, true) => "reading sentences…".to_string(),
+                        _ => "worst first".to_string(),
+                    }
+                ),
                 t.muted(),
             ),
         ]));
@@ -291,11 +300,21 @@ pub(super) fn draw_drill(cx: &Cx, f: &mut Frame, area: Rect, d: &Drill) {
                 let bg = t.heat(h);
                 Style::default().bg(bg).fg(ink_on(bg))
             };
-            let line = Line::from(vec![
-                Span::styled(format!(" {score:.2} "), style),
-                Span::styled(format!(" {:<28} ", one_line(&item.id)), t.accent()),
-                Span::styled(one_line(&item.question), t.base()),
-            ]);
+            let mut spans = vec![Span::styled(format!(" {score:.2} "), style)];
+            // The worst sentence's score, when ranked by it (`-`: no samples to weigh it).
+            if let (Some((w, _)), true) = (&d.worst, d.by_sentence) {
+                spans.push(Span::styled(
+                    w.get(&i)
+                        .map_or(" s -    ".to_string(), |v| format!(" s {v:<5.2}")),
+                    t.warning(),
+                ));
+            }
+            spans.push(Span::styled(
+                format!(" {:<28} ", one_line(&item.id)),
+                t.accent(),
+            ));
+            spans.push(Span::styled(one_line(&item.question), t.base()));
+            let line = Line::from(spans);
             if pos == d.sel {
                 line.style(t.selected(true))
             } else {
