@@ -266,4 +266,82 @@ mod tests {
             close(r.spearman, &c["spearman"], "Spearman");
         }
     }
+
+    /// The study in the book (docs/src/sentences.md): the 274 graded sentences of the embedded
+    /// models (tests/fixtures/sentence-study), their scores as `prism sentences --json` printed
+    /// them, give the AUC-PR the book quotes.
+    #[test]
+    fn the_books_study_numbers_come_from_the_committed_grades() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sentence-study");
+        let read = |f: &str| -> Vec<serde_json::Value> {
+            std::fs::read_to_string(format!("{dir}/{f}"))
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect()
+        };
+        let labels: Vec<SentenceLabel> = read("labels.jsonl")
+            .into_iter()
+            .map(|v| serde_json::from_value(v).unwrap())
+            .collect();
+        let people = verdicts(&labels);
+        let mut g = Gathered::default();
+        for e in read("sentences.jsonl") {
+            let (run, job) = (
+                e["run"].as_str().unwrap(),
+                e["job"].as_u64().unwrap() as u32,
+            );
+            let mut bad = 0;
+            let ss = e["sentences"].as_array().unwrap();
+            for (i, x) in ss.iter().enumerate() {
+                let nf = people[&(run.to_string(), job, i as u32)];
+                bad += usize::from(nf);
+                g.sentences.push(Graded {
+                    run: run.into(),
+                    job,
+                    model: e["model"].as_str().unwrap().into(),
+                    sentence: i as u32,
+                    non_factual: nf,
+                    scores: SCORES
+                        .iter()
+                        .filter_map(|(n, _)| Some((*n, x["scores"][*n].as_f64()?)))
+                        .collect(),
+                });
+            }
+            g.answers.push(GradedAnswer {
+                run: run.into(),
+                job,
+                model: e["model"].as_str().unwrap().into(),
+                share: bad as f64 / ss.len() as f64,
+                scores: SCORES
+                    .iter()
+                    .filter_map(|(n, _)| Some((*n, e["answer"][*n].as_f64()?)))
+                    .collect(),
+            });
+        }
+        assert_eq!(g.sentences.len(), 274);
+        let rows = table(&g, 1000, 0);
+        let got: Vec<(&str, String, String)> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.method,
+                    format!("{:.1}", r.non_factual.auprc.unwrap()),
+                    format!("{:.1}", r.factual_auprc.unwrap()),
+                )
+            })
+            .collect();
+        let want = [
+            ("prompt", "25.3", "79.3"),
+            ("unigram", "45.2", "92.4"),
+            ("unigram_avg", "41.4", "91.2"),
+            ("logprob_avg", "36.9", "88.6"),
+            ("logprob_max", "44.6", "89.1"),
+        ];
+        assert_eq!(got, want.map(|(m, a, b)| (m, a.to_string(), b.to_string())));
+        assert_eq!(
+            format!("{:.1}", rows[0].non_factual_baseline.unwrap()),
+            "23.0"
+        );
+    }
 }

@@ -80,9 +80,10 @@ impl Drill {
     }
 }
 
-/// Reads the worst sentence of every answer of `runs` by `model` (the drill's `w`).
+/// Reads the worst sentence of `model`'s answers (the drill's `w`): from the stored runs made
+/// with samples, newest first, each item's answer in the newest run that has one (the
+/// heatmap shows the newest scores too).
 struct LoadWorst {
-    runs: Vec<String>,
     model: String,
 }
 
@@ -95,26 +96,33 @@ impl crate::tui::jobs::Outcome for Worst {}
 impl crate::tui::jobs::Job for LoadWorst {
     fn start(self: Box<Self>, cx: &mut crate::tui::jobs::JobCx<'_>) {
         let ds = cx.ds.clone();
-        let LoadWorst { runs, model } = *self;
+        let model = self.model;
         cx.on_reader(Some("where in the answer needs a store"), move |r| {
-            let mut worst = std::collections::HashMap::new();
-            let mut method = "";
-            for run in &runs {
-                match crate::report::sentences::of_run(r, run, &ds, None) {
-                    Ok(Some(sec)) => {
-                        method = sec.method;
-                        for a in sec.answers.into_iter().filter(|a| a.model == model) {
-                            let w: &mut f64 = worst.entry(a.item_id).or_insert(f64::MIN);
-                            *w = w.max(a.worst);
-                        }
+            let read = || -> crate::store::Result<Worst> {
+                let mut worst = std::collections::HashMap::new();
+                let mut method = "";
+                for run in r.runs()? {
+                    // A run of one sample per item, or without this model, has nothing to weigh
+                    // (a run's settings may not say: then it is read).
+                    let c = &run.config;
+                    let asked = c.models.is_empty() || c.models.iter().any(|m| m.name == model);
+                    if c.samples == 1 || !asked {
+                        continue;
                     }
-                    Ok(None) => {}
-                    Err(e) => {
-                        return crate::tui::jobs::Msg::failed(format!("reading sentences: {e}"));
+                    let Some(sec) = crate::report::sentences::of_run(r, &run.id, &ds, None)? else {
+                        continue;
+                    };
+                    method = sec.method;
+                    for a in sec.answers.into_iter().filter(|a| a.model == model) {
+                        worst.entry(a.item_id).or_insert(a.worst);
                     }
                 }
+                Ok(Worst(worst, method))
+            };
+            match read() {
+                Ok(w) => crate::tui::jobs::Msg::new(w),
+                Err(e) => crate::tui::jobs::Msg::failed(format!("reading sentences: {e}")),
             }
-            crate::tui::jobs::Msg::new(Worst(worst, method))
         });
     }
 }
@@ -360,7 +368,7 @@ impl Heatmap {
         }
     }
 
-    fn apply_drill(&mut self, a: Action, cx: &Cx) -> Vec<Cmd> {
+    fn apply_drill(&mut self, a: Action) -> Vec<Cmd> {
         let Some(d) = self.drill.as_mut() else {
             return Vec::new();
         };
@@ -383,22 +391,8 @@ impl Heatmap {
             Action::WhereInAnswer => {
                 d.by_sentence = !d.by_sentence;
                 if d.by_sentence && d.worst.is_none() {
-                    let items: std::collections::HashSet<usize> =
-                        d.items.iter().map(|x| x.0).collect();
-                    let mut runs: Vec<String> = cx
-                        .session
-                        .answers
-                        .iter()
-                        .filter(|((i, m, _), a)| {
-                            *m == d.model && items.contains(i) && !a.run_id.is_empty()
-                        })
-                        .map(|(_, a)| a.run_id.clone())
-                        .collect();
-                    runs.sort();
-                    runs.dedup();
                     return vec![
                         Cmd::job(LoadWorst {
-                            runs,
                             model: d.model.clone(),
                         }),
                         Cmd::Notice("reading each answer's sentences…".into()),
@@ -414,7 +408,7 @@ impl Heatmap {
 
     fn apply(&mut self, a: Action, cx: &Cx) -> Vec<Cmd> {
         if self.drill.is_some() {
-            return self.apply_drill(a, cx);
+            return self.apply_drill(a);
         }
         let ncols = self.columns().len();
         let last_col = ncols.saturating_sub(1);
@@ -639,7 +633,7 @@ impl Component for Heatmap {
             d.worst = Some((worst, method));
             d.order();
             return vec![Cmd::Notice(if found == 0 {
-                "no answer here has samples to weigh its sentences against: run with --samples 5 (w in compare shows one answer's)".into()
+                "no answer here has samples to weigh its sentences: run with --samples 5".into()
             } else {
                 format!(
                     "{found}/{} items by their worst sentence ({method}); w: by score",

@@ -488,7 +488,7 @@ fn style_of(level: u8, t: &Theme) -> Style {
 
 fn legend_line(t: &Theme, method: Method) -> Line<'static> {
     let how = match method {
-        Method::Prompt => "prompt: share of samples not backing it",
+        Method::Prompt => "prompt: samples not backing it",
         Method::Unigram => "unigram: mean word surprise, relative",
         Method::Logprob => "tokens: 1 - geometric mean p",
     };
