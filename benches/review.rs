@@ -153,7 +153,7 @@ fn measure(label: &str, ds: &Arc<Dataset>, store: &Store, review: Panel, saves: 
     let cx = screen_env.cx(ds);
     // Opening the screen: everything it reads, statuses and the queue.
     let t = Instant::now();
-    let data = ReviewData::load(store, &review, "eve").unwrap();
+    let data = ReviewData::load(store, &review, "eve", None).unwrap();
     let loaded = t.elapsed();
     let t = Instant::now();
     let statuses = data.statuses(2);
@@ -235,7 +235,7 @@ fn measure_live(label: &str, ds: &Arc<Dataset>, store: &Store, mine: Panel, othe
     let screen_env = ScreenEnv::new(ds);
     let cx = screen_env.cx(ds);
     let mut screen = Review::new();
-    let data = ReviewData::load(store, &mine, "fay").unwrap();
+    let data = ReviewData::load(store, &mine, "fay", None).unwrap();
     let _ = screen.on_msg(
         &Msg::new(prism::tui::jobs::review::Review(Box::new(data))),
         &cx,

@@ -365,3 +365,45 @@ fn the_drill_down_ranks_items_by_their_worst_sentence() {
         "{s}"
     );
 }
+
+/// The review queue takes an item whose answer holds a sentence most of its samples do not
+/// back (the judge's stored verdicts) as a triage signal: first in the queue, and said why.
+#[test]
+fn the_review_queue_puts_an_unbacked_sentence_first() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    seed(&db);
+    let told = "Paris is the capital of France. The Eiffel Tower is in Paris.";
+    let verdict = |sentence: &str, v: prism::sentences::Verdict| prism::sentences::SupportRecord {
+        judge: "referee".into(),
+        sentence: sentence.into(),
+        context: told.into(),
+        verdict: Some(v),
+        reply: Some("x".into()),
+        error: None,
+        attempts: 1,
+        created_at: 1,
+    };
+    use prism::sentences::Verdict::{No, Yes};
+    Store::open(&db)
+        .unwrap()
+        .save_records(&[
+            verdict("Paris is the capital of France.", Yes),
+            verdict("The Eiffel Tower is in Paris.", Yes),
+            verdict(MADE_UP, No),
+        ])
+        .unwrap();
+    let (mut app, mut services) = session(&rt, &db, Vec::new());
+    app.push(Open::Review { scope: None });
+    let s = play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![vec![], vec![]],
+        (120, 40),
+    );
+    let r = app.find::<prism::tui::screens::Review>().unwrap();
+    assert_eq!(r.queue.first(), Some(&0), "{s}");
+    assert!(s.contains("a sentence its samples do not back"), "{s}");
+}

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::tables::Table;
-use crate::sentences::{Answer, Known, Method, Scored};
+use crate::sentences::{Method, Scored};
 
 /// How many answers a report shows.
 pub const WORST: usize = 10;
@@ -61,49 +61,9 @@ pub fn of_run(
     ds: &crate::dataset::Dataset,
     limit: Option<usize>,
 ) -> crate::store::Result<Option<Section>> {
-    let groups = crate::detect::semantic::run_groups(store, run, ds)?;
-    if groups.is_empty() {
+    let Some((judge, scored)) = crate::sentences::scored_run(store, run, ds)? else {
         return Ok(None);
-    }
-    let tokens: std::collections::HashMap<u32, _> = store.logprobs(run)?.into_iter().collect();
-    let answers: Vec<Answer> = groups
-        .into_iter()
-        .map(|g| {
-            let t = g.source_job.and_then(|j| tokens.get(&j).cloned());
-            Answer::new(g, t)
-        })
-        .collect();
-    // The judge with the most verdicts on these answers' sentences.
-    let mine: std::collections::HashSet<&str> = answers
-        .iter()
-        .flat_map(|a| a.sentences.iter().map(|s| s.text.as_str()))
-        .collect();
-    let recs: Vec<crate::sentences::SupportRecord> = store
-        .records_where::<crate::sentences::SupportRecord>(None)?
-        .into_iter()
-        .filter(|r| r.verdict.is_some() && mine.contains(r.sentence.as_str()))
-        .collect();
-    let mut by: std::collections::BTreeMap<&str, usize> = Default::default();
-    for r in &recs {
-        *by.entry(r.judge.as_str()).or_default() += 1;
-    }
-    let judge = by
-        .into_iter()
-        .max_by_key(|(j, n)| (*n, std::cmp::Reverse(*j)))
-        .map(|(j, _)| j.to_string());
-    let known = Known::of(
-        &recs
-            .into_iter()
-            .filter(|r| Some(&r.judge) == judge.as_ref())
-            .collect::<Vec<_>>(),
-    );
-    let scored: Vec<(Answer, Vec<Scored>)> = answers
-        .into_iter()
-        .map(|a| {
-            let s = a.score(&Method::ALL, &known);
-            (a, s)
-        })
-        .collect();
+    };
     let full = |m: Method| {
         scored
             .iter()

@@ -24,13 +24,45 @@ pub struct ReviewData {
     pub evidence: HashMap<String, Evidence>,
 }
 
+/// Each item's least backed sentence by the prompt method (the share of samples the judge
+/// said do not back it), over the answers of every stored run made with samples. Only the
+/// prompt method: its score means the same on every answer (the others are relative).
+fn unbacked_sentences(
+    store: &Store,
+    ds: &crate::dataset::Dataset,
+    evidence: &mut HashMap<String, Evidence>,
+) -> crate::store::Result<()> {
+    for run in store.runs()? {
+        if run.config.samples == 1 {
+            continue;
+        }
+        let Some((Some(_), scored)) = crate::sentences::scored_run(store, &run.id, ds)? else {
+            continue;
+        };
+        for (a, s) in scored {
+            let worst = s
+                .iter()
+                .filter_map(|x| x.scores.prompt)
+                .fold(None, |w: Option<f64>, x| Some(w.map_or(x, |w| w.max(x))));
+            if let Some(w) = worst {
+                let e = evidence.entry(a.group.item_id.clone()).or_default();
+                e.unbacked = Some(e.unbacked.map_or(w, |u| u.max(w)));
+            }
+        }
+    }
+    Ok(())
+}
+
 impl ReviewData {
     /// Scores and detections from `store` (this machine's runs); decisions, drafts and quality
-    /// scores from `review` (the same file, or the panel's shared database).
+    /// scores from `review` (the same file, or the panel's shared database). With the dataset,
+    /// also each item's least backed sentence (where in the answer: the prompt method's stored
+    /// verdicts on the answers of runs made with samples).
     pub fn load(
         store: &Store,
         review: &crate::store::Panel,
         reviewer: &str,
+        ds: Option<&crate::dataset::Dataset>,
     ) -> crate::store::Result<ReviewData> {
         let mut evidence: HashMap<String, Evidence> = HashMap::new();
         store.score_triples(|item, model, score| {
@@ -55,6 +87,9 @@ impl ReviewData {
             let e = evidence.entry(f.item_id.clone()).or_default();
             e.checked += 1;
             e.flagged += u32::from(f.outcome.flagged());
+        }
+        if let Some(ds) = ds {
+            unbacked_sentences(store, ds, &mut evidence)?;
         }
         for q in review.quality(None)? {
             if let Some(s) = q.scores {

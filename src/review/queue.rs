@@ -25,6 +25,9 @@ pub struct Evidence {
     pub judges_disagree: u32,
     /// Answers where one judge, asked again, gave a different verdict.
     pub judge_flips: u32,
+    /// The least backed sentence of the item's answers: the share of its samples a judge said
+    /// do not support it (where in the answer's prompt method), when asked.
+    pub unbacked: Option<f64>,
 }
 
 /// Per item, how many of its answers the judges disagree on and how many a judge flipped on,
@@ -63,8 +66,11 @@ pub fn judge_evidence(verdicts: &[crate::store::JudgeVerdict]) -> HashMap<String
     out
 }
 
+/// A sentence at least this share of whose samples do not back it is a triage signal.
+pub const UNBACKED: f64 = 0.75;
+
 /// Why an item is worth a look; each is shown beside the item.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Signals {
     /// At least one model mostly right and another mostly wrong (mean score ≥ 0.5 vs < 0.5).
     pub models_disagree: bool,
@@ -84,6 +90,9 @@ pub struct Signals {
     pub judges_disagree: u32,
     /// Answers a judge scored differently when asked again: its verdict there is a coin toss.
     pub judge_flips: u32,
+    /// A sentence of an answer that most of its samples do not back (prompt score ≥ 0.75):
+    /// likely made up, and the item's reference or the verdict may need a look. Its score.
+    pub unbacked: Option<f64>,
 }
 
 impl Signals {
@@ -107,6 +116,7 @@ impl Signals {
             rule_judge: e.rule_judge,
             judges_disagree: e.judges_disagree,
             judge_flips: e.judge_flips,
+            unbacked: e.unbacked.filter(|&u| u >= UNBACKED),
         }
     }
 
@@ -120,6 +130,7 @@ impl Signals {
             + 2 * u32::from(self.judge_flips > 0)
             + 2 * u32::from(self.all_fail)
             + 2 * u32::from(self.low_quality)
+            + 2 * u32::from(self.unbacked.is_some())
             + u32::from(self.all_pass)
     }
 
@@ -148,6 +159,9 @@ impl Signals {
         }
         if self.low_quality {
             v.push("low quality score");
+        }
+        if self.unbacked.is_some() {
+            v.push("a sentence its samples do not back");
         }
         v
     }
@@ -235,14 +249,21 @@ impl View<'_> {
     }
 }
 
-/// The queue order: higher priority first, dataset order within a priority.
+/// The queue order: higher priority first; within a priority the least backed sentence first
+/// (where the judge was asked), then dataset order.
 pub fn order_key(
     signals: &HashMap<String, Signals>,
     ds: &Dataset,
     i: usize,
-) -> (std::cmp::Reverse<u32>, usize) {
+) -> (std::cmp::Reverse<u32>, std::cmp::Reverse<u32>, usize) {
+    let s = signals.get(&*ds.items[i].id);
     (
-        std::cmp::Reverse(signals.get(&*ds.items[i].id).map_or(0, Signals::priority)),
+        std::cmp::Reverse(s.map_or(0, Signals::priority)),
+        // In thousandths: an order, not a measure.
+        std::cmp::Reverse(
+            s.and_then(|s| s.unbacked)
+                .map_or(0, |u| (u * 1000.0) as u32),
+        ),
         i,
     )
 }
@@ -304,7 +325,33 @@ mod tests {
             rule_judge: 0,
             judges_disagree: 0,
             judge_flips: 0,
+            unbacked: None,
         }
+    }
+
+    #[test]
+    fn a_sentence_its_samples_do_not_back_is_a_signal_and_ranks_within_its_priority() {
+        let ds = crate::dataset::load_sample().dataset;
+        let with = |u: Option<f64>| {
+            let mut e = ev(&[("a", &[1.0])], 0);
+            e.unbacked = u;
+            Signals::of(&e)
+        };
+        assert_eq!(with(Some(0.5)).unbacked, None, "half the samples back it");
+        assert_eq!(with(Some(0.75)).unbacked, Some(0.75));
+        assert!(
+            with(Some(1.0))
+                .labels()
+                .contains(&"a sentence its samples do not back")
+        );
+        assert_eq!(with(Some(1.0)).priority(), with(None).priority() + 2);
+        // Two items of one priority: the less backed first, whatever the dataset order.
+        let mut signals = HashMap::new();
+        signals.insert(ds.items[0].id.to_string(), with(Some(0.8)));
+        signals.insert(ds.items[1].id.to_string(), with(Some(1.0)));
+        let mut q = vec![0, 1, 2];
+        q.sort_by_key(|&i| order_key(&signals, &ds, i));
+        assert_eq!(q, [1, 0, 2]);
     }
 
     #[test]

@@ -505,6 +505,63 @@ pub fn of_stored(
     Ok(Some((answer, known, judge)))
 }
 
+/// A run's answers with their sentences scored, and the judge whose verdicts the prompt
+/// method took (none when no judge was asked).
+pub type ScoredRun = (Option<String>, Vec<(Answer, Vec<Scored>)>);
+
+/// Every answer of `run` that has samples (a run made with `--samples N`), its sentences
+/// scored by every method, the prompt method by the judge with the most verdicts on them
+/// (named); `None` when no answer has samples.
+pub fn scored_run(
+    store: &crate::store::Store,
+    run: &str,
+    ds: &crate::dataset::Dataset,
+) -> crate::store::Result<Option<ScoredRun>> {
+    let groups = crate::detect::semantic::run_groups(store, run, ds)?;
+    if groups.is_empty() {
+        return Ok(None);
+    }
+    let tokens: HashMap<u32, _> = store.logprobs(run)?.into_iter().collect();
+    let answers: Vec<Answer> = groups
+        .into_iter()
+        .map(|g| {
+            let t = g.source_job.and_then(|j| tokens.get(&j).cloned());
+            Answer::new(g, t)
+        })
+        .collect();
+    let mine: std::collections::HashSet<&str> = answers
+        .iter()
+        .flat_map(|a| a.sentences.iter().map(|s| s.text.as_str()))
+        .collect();
+    let recs: Vec<SupportRecord> = store
+        .records_where::<SupportRecord>(None)?
+        .into_iter()
+        .filter(|r| r.verdict.is_some() && mine.contains(r.sentence.as_str()))
+        .collect();
+    let mut by: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in &recs {
+        *by.entry(r.judge.as_str()).or_default() += 1;
+    }
+    let judge = by
+        .into_iter()
+        .max_by_key(|(j, n)| (*n, std::cmp::Reverse(*j)))
+        .map(|(j, _)| j.to_string());
+    let known = Known::of(
+        &recs
+            .into_iter()
+            .filter(|r| Some(&r.judge) == judge.as_ref())
+            .collect::<Vec<_>>(),
+    );
+    let scored = answers
+        .into_iter()
+        .map(|a| {
+            let s = a.score(&Method::ALL, &known);
+            (a, s)
+        })
+        .collect();
+    Ok(Some((judge, scored)))
+}
+
 /// What the front-end hears: each verdict as it is saved.
 pub type SentenceEvent = RecordEvent<SupportRecord, ()>;
 

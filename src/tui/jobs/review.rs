@@ -33,12 +33,13 @@ impl Job for LoadReview {
             });
         }
         let (reviewer, blind) = (cx.services.reviewer.clone(), cx.services.blind);
+        let ds = cx.ds.clone();
         cx.on_store(move |sx| {
             let (Some(reader), Some(review)) = (&sx.reader, &sx.review) else {
                 return vec![Msg::failed("review needs a store")];
             };
             vec![
-                match crate::review::load::ReviewData::load(reader, review, &reviewer) {
+                match crate::review::load::ReviewData::load(reader, review, &reviewer, Some(&ds)) {
                     Ok(mut d) => {
                         d.blind = blind;
                         Msg::new(Review(Box::new(d)))
