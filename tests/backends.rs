@@ -176,6 +176,8 @@ fn script(s: &Side, dir: &Path) -> Script {
     )
     .unwrap();
     s.prism(&["labels", "import", grades.to_str().unwrap()]);
+    // One more sample for each of the run's answers, drawn (the run has two each).
+    printed.push(s.prism(&["sentences", &run, "--samples", "2", "--json"]));
     printed.push(s.prism(&["signals", &run, "--json"]));
     s.prism(&["self-detect", &run, "--json"]);
     // AutoHall on claims, its topics; self-detection on facts.

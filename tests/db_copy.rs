@@ -366,6 +366,16 @@ fn fill_lanes(s: &mut Store) {
         created_at: 13,
     }])
     .unwrap();
+    s.save_records(&[prism::sentences::draw::Drawn {
+        run_id: "r-one".into(),
+        job_idx: 2,
+        k: 1,
+        text: Some("Paris, ünï.".into()),
+        error: None,
+        attempts: 1,
+        created_at: 14,
+    }])
+    .unwrap();
 }
 
 fn copy(from: &str, to: &str) -> (String, String) {
@@ -460,7 +470,7 @@ fn a_store_goes_to_postgres_and_back_the_same() {
     );
     assert!(
         err.contains(
-            "2 detection/self-detection run(s) read, 12 of their rows, and 10 rows of answer checks, entailments, claim topics, quality scores, judge verdicts, answer labels, sentence support, sentence labels"
+            "2 detection/self-detection run(s) read, 12 of their rows, and 11 rows of answer checks, entailments, claim topics, quality scores, judge verdicts, answer labels, sentence support, sentence labels, sentence samples"
         ),
         "{err}"
     );

@@ -1597,11 +1597,6 @@ fn sentences_are_scored_against_the_samples_and_asked_once() {
         err.contains("3 sentence×sample checks (3 stored, 0 to ask"),
         "{err}"
     );
-    let (_, _, err) = sentences(&["--samples", "4"]);
-    assert!(
-        err.contains("1 answer(s) have fewer than 4 samples"),
-        "{err}"
-    );
     // Without a judge: the methods that need no model.
     let (code, evs3, _) = sentences(&[]);
     assert_eq!(code, Some(0));
@@ -1610,6 +1605,11 @@ fn sentences_are_scored_against_the_samples_and_asked_once() {
         evs3[0]["sentences"][2]["scores"]["unigram"],
         s[2]["scores"]["unigram"]
     );
+    // Four samples: the two missing are drawn from the model that answered.
+    let (code, evs5, err) = sentences(&["--samples", "4"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("drawing 2 sample(s) for 1 answer(s)"), "{err}");
+    assert_eq!(evs5[0]["samples"], 4);
 }
 
 /// People grade sentences (`prism labels import`, as the TUI's `L` writes them): the grades
@@ -1769,4 +1769,94 @@ fn graded_sentences_say_which_sentence_method_tells() {
             .any(|l| l.starts_with("sentences,") && l.contains("Martians")),
         "{csv}"
     );
+}
+
+/// `--samples N` on a run made without samples draws the missing ones from the model that
+/// answered (its prompt again), saves them, and never draws them twice.
+#[test]
+fn sentences_draw_the_samples_an_answer_lacks_once() {
+    let env = Env::new();
+    env.prism()
+        .args(["run", "--models", "teller", "--limit", "2", "--json"])
+        .assert()
+        .code(0);
+    // Without samples, and without --samples: what to do is said.
+    let out = env.prism().args(["sentences", "--json"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_ne!(out.status.code(), Some(0));
+    assert!(err.contains("--samples 5"), "{err}");
+    let before = env.mock.requests();
+    let out = env
+        .prism()
+        .args([
+            "sentences",
+            "--samples",
+            "2",
+            "--judge",
+            "referee",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("drawing 4 sample(s) for 2 answer(s) of 1 model(s)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("model teller: 4 sample(s) drawn, 0 failed"),
+        "{err}"
+    );
+    let evs = events(&out.stdout);
+    assert_eq!(evs.len(), 2);
+    for e in &evs {
+        assert_eq!(e["samples"], 2, "{e}");
+        // The drawn samples leave the made-up sentence out: it alone is not backed.
+        let prompt: Vec<f64> = e["sentences"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["scores"]["prompt"].as_f64().unwrap())
+            .collect();
+        assert_eq!(prompt, [0.0, 0.0, 1.0], "{e}");
+    }
+    let drawn = env.mock.requests() - before;
+    // 4 samples, then the judge: 3 sentences against one sample text (the two are alike).
+    assert_eq!(drawn, 4 + 3, "{err}");
+    let stored = Store::open(&env.db())
+        .unwrap()
+        .records_where::<prism::sentences::draw::Drawn>(None)
+        .unwrap();
+    assert_eq!(stored.len(), 4);
+    assert!(
+        stored
+            .iter()
+            .all(|d| d.text.is_some() && d.k >= 1 && d.k <= 2)
+    );
+    // Again, and without --samples: nothing drawn or asked, the drawn samples are used.
+    let before = env.mock.requests();
+    for args in [&["--samples", "2"][..], &[]] {
+        let out = env
+            .prism()
+            .arg("sentences")
+            .args(args)
+            .args(["--judge", "referee", "--json"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(!err.contains("drawing"), "{err}");
+        assert_eq!(events(&out.stdout)[0]["samples"], 2);
+    }
+    assert_eq!(env.mock.requests(), before);
+    // Three samples: one more each.
+    let out = env
+        .prism()
+        .args(["sentences", "--samples", "3", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(err.contains("drawing 2 sample(s) for 2 answer(s)"), "{err}");
+    assert_eq!(events(&out.stdout)[0]["samples"], 3);
 }

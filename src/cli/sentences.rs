@@ -33,8 +33,9 @@ pub struct SentencesArgs {
     /// sentences × samples calls per answer, each asked once.
     #[arg(long)]
     pub judge: Option<String>,
-    /// At most this many samples per answer (the first N; the prompt method's cost is
-    /// sentences × samples). Nothing new is sampled: an answer with fewer is said.
+    /// Samples per answer: the first N of those it has, and for a run's answers with fewer, the
+    /// missing ones drawn from the model that answered (its prompt again, with its own
+    /// parameters; saved, never drawn twice). The prompt method's cost is sentences × samples.
     #[arg(long, value_name = "N")]
     pub samples: Option<usize>,
     /// Only this many answers, in order.
@@ -90,6 +91,7 @@ pub(crate) fn sentences(
             },
         };
         db.pull_table(&lane_tables::SENTENCE_SUPPORT, None)?;
+        db.pull_table(&lane_tables::SENTENCE_SAMPLES, None)?;
         named_run = id;
     }
     let store = db.existing_store("run prism run --samples 5 first")?;
@@ -97,11 +99,17 @@ pub(crate) fn sentences(
         Some(id) => id.clone(),
         None => store.latest_run()?.context("no runs in the store")?.id,
     };
-    let mut groups = super::entropy::groups_of(&store, &id, args.dataset.as_deref())?;
-    if let Some(n) = args.limit {
-        groups.truncate(n);
-    }
+    let mut groups = groups(&store, &id, &args)?;
     if let Some(n) = args.samples {
+        let todo = to_draw(&store, &groups, n)?;
+        if !todo.is_empty() {
+            let interrupted = draw(&args, &db, &id, todo, dirs, &factory)?;
+            groups = self::groups(&store, &id, &args)?;
+            if interrupted {
+                crate::warn!("drawing samples was interrupted: run it again for the rest");
+                return Ok(130);
+            }
+        }
         let fewer = groups.iter().filter(|g| g.answers.len() < n + 1).count();
         for g in &mut groups {
             g.answers.truncate(n + 1);
@@ -109,8 +117,7 @@ pub(crate) fn sentences(
         }
         if fewer > 0 {
             crate::warn!(
-                "{fewer} answer(s) have fewer than {n} samples (nothing new is sampled: run prism run --samples {} or prism detect -k {n} for more)",
-                n + 1
+                "{fewer} answer(s) have fewer than {n} samples (a detection's answers are sampled by prism detect -k {n}; a model not in the models file cannot be asked; a failed call is asked again next time)"
             );
         }
     }
@@ -188,6 +195,160 @@ pub(crate) fn sentences(
     }
     show(&args, &answers, &methods, &known);
     Ok(if interrupted { 130 } else { 0 })
+}
+
+/// The answers of `id` with their samples: a detection's answers under test, or a run's first
+/// answer per item and model with its other answers and the samples drawn for it. With
+/// `--samples`, also the run's answers that have no sample yet (they are drawn). `--limit`
+/// keeps the first.
+fn groups(
+    store: &crate::store::Store,
+    id: &str,
+    args: &SentencesArgs,
+) -> anyhow::Result<Vec<crate::detect::semantic::Group>> {
+    let mut groups = if store.detect_run(id)?.is_some() {
+        super::entropy::groups_of(store, id, args.dataset.as_deref())?
+    } else {
+        let run = store
+            .run(id)?
+            .with_context(|| format!("no run or detection run {id} in the store"))?;
+        let (ds, _) = super::run::open_dataset(
+            args.dataset
+                .as_deref()
+                .or(super::run::dataset_path(&run.dataset)),
+        )
+        .with_context(|| format!("the dataset of run {id} (its questions)"))?;
+        let groups = crate::sentences::draw::run_groups(store, id, &ds, args.samples.is_some())?;
+        if groups.is_empty() {
+            bail!(
+                "run {id} has no answer with samples: draw them with prism sentences {id} --samples 5, or make a run with prism run --samples 5"
+            );
+        }
+        groups
+    };
+    if let Some(n) = args.limit {
+        groups.truncate(n);
+    }
+    Ok(groups)
+}
+
+/// What to draw so each of a run's answers has `n` samples: (its response, the missing `k`s),
+/// a `k` already drawn (with a text) never again.
+fn to_draw(
+    store: &crate::store::Store,
+    groups: &[crate::detect::semantic::Group],
+    n: usize,
+) -> anyhow::Result<Vec<(crate::store::ResponseRecord, Vec<u32>)>> {
+    let mut out = Vec::new();
+    let mut drawn: HashMap<String, HashMap<u32, Vec<(u32, String)>>> = HashMap::new();
+    for g in groups {
+        let (Some(run), Some(job), crate::detect::semantic::Via::Samples) =
+            (&g.source_run, g.source_job, &g.via)
+        else {
+            continue;
+        };
+        let have = g.answers.len().saturating_sub(1);
+        if have >= n {
+            continue;
+        }
+        if !drawn.contains_key(run) {
+            drawn.insert(run.clone(), crate::sentences::draw::drawn(store, run)?);
+        }
+        let done: Vec<u32> = drawn[run]
+            .get(&job)
+            .map(|v| v.iter().map(|x| x.0).collect())
+            .unwrap_or_default();
+        // The run's own samples come first; drawn ones are numbered from 1 after them.
+        let own = have - done.len();
+        let ks: Vec<u32> = (1..=(n - own) as u32)
+            .filter(|k| !done.contains(k))
+            .take(n - have)
+            .collect();
+        if let Some(r) = store.response(run, job)? {
+            out.push((r, ks));
+        }
+    }
+    Ok(out)
+}
+
+/// Draws `todo`'s samples, each model's by a lane of its own; whether it was interrupted.
+fn draw(
+    args: &SentencesArgs,
+    db: &crate::store::Db,
+    id: &str,
+    todo: Vec<(crate::store::ResponseRecord, Vec<u32>)>,
+    dirs: &Dirs,
+    factory: &BackendFactory,
+) -> anyhow::Result<bool> {
+    let run = db.store()?.run(id)?.context("the run is gone")?;
+    let (ds, _) = super::run::open_dataset(
+        args.dataset
+            .as_deref()
+            .or(super::run::dataset_path(&run.dataset)),
+    )?;
+    let models = load_models(dirs, args.ask.models_file.as_deref())?;
+    let calls: usize = todo.iter().map(|(_, k)| k.len()).sum();
+    let mut by_model: std::collections::BTreeMap<
+        String,
+        Vec<(crate::sentences::draw::Target, Vec<u32>)>,
+    > = Default::default();
+    for (r, ks) in todo {
+        if let Some(t) = crate::sentences::draw::Target::of(&ds, &r) {
+            by_model.entry(r.model.clone()).or_default().push((t, ks));
+        }
+    }
+    crate::warn!(
+        "drawing {calls} sample(s) for {} answer(s) of {} model(s) (each saved as it arrives)",
+        by_model.values().map(Vec::len).sum::<usize>(),
+        by_model.len()
+    );
+    for (model, todo) in by_model {
+        let Some(cfg) = models
+            .select(&model)
+            .ok()
+            .and_then(|v| v.into_iter().next())
+        else {
+            crate::warn!(
+                "model {model} is not in the models file: its answers' samples cannot be drawn"
+            );
+            continue;
+        };
+        let (targets, ks): (Vec<_>, Vec<_>) = todo.into_iter().unzip();
+        let items: Vec<(usize, u32)> = ks
+            .iter()
+            .enumerate()
+            .flat_map(|(i, ks)| ks.iter().map(move |&k| (i, k)))
+            .collect();
+        let targets = Arc::new(targets);
+        let (mut ok, mut failed) = (0, 0);
+        let interrupted = super::lane_flags::run_records(
+            db,
+            &args.ask,
+            (&format!("samples:{model}:{id}"), "sample(s)"),
+            (&cfg, factory),
+            (
+                |caller| crate::sentences::draw::Draw {
+                    targets: targets.clone(),
+                    caller,
+                },
+                items,
+            ),
+            |ev| {
+                if let crate::engine::records::RecordEvent::Saved(r) = ev {
+                    if r.text.is_some() {
+                        ok += 1
+                    } else {
+                        failed += 1
+                    }
+                }
+            },
+        )?;
+        crate::warn!("model {model}: {ok} sample(s) drawn, {failed} failed");
+        if interrupted {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Asks the judge the prompt method's `todo` calls, each saved (and pushed to a shared store) as

@@ -14,6 +14,7 @@
 //! records lane (`engine::records`): each saved as it arrives, on a shared store too, resumed
 //! where it stopped, asked once per judge, sentence and sample text.
 
+pub mod draw;
 pub mod eval;
 pub mod labels;
 pub mod split;
@@ -447,6 +448,9 @@ pub fn of_stored(
             answers.push(t);
         }
     }
+    if let Some(more) = draw::drawn(store, run)?.remove(&job) {
+        answers.extend(more.into_iter().map(|(_, t)| t));
+    }
     if answers.len() == 1
         && let Some((id, target)) = store.detection_of(run, job)?
         && let Some(d) = store.detect_run(&id)?
@@ -517,7 +521,7 @@ pub fn scored_run(
     run: &str,
     ds: &crate::dataset::Dataset,
 ) -> crate::store::Result<Option<ScoredRun>> {
-    let groups = crate::detect::semantic::run_groups(store, run, ds)?;
+    let groups = draw::run_groups(store, run, ds, false)?;
     if groups.is_empty() {
         return Ok(None);
     }

@@ -426,6 +426,26 @@ pub static SENTENCE_LABELS: Table = Table {
     changes: true,
 };
 
+/// Samples drawn for an answer that had fewer than asked (`prism sentences --samples N`): the
+/// model that gave the answer asked its prompt again, sample `k` (1-based after the answer's
+/// own); a copy moves a row forward only over one whose call failed.
+pub static SENTENCE_SAMPLES: Table = Table {
+    name: "sentence_samples",
+    cols: &[
+        ("run_id", Text),
+        ("job_idx", Int),
+        ("k", Int),
+        ("text", Text),
+        ("error", Text),
+        ("attempts", Int),
+        ("created_at", Int),
+    ],
+    key: 3,
+    behind: "sentence_samples.text IS NULL AND excluded.text IS NOT NULL",
+    run_col: Some("run_id"),
+    changes: true,
+};
+
 /// A kind of lane run: its runs table first, then the tables of its rows (parents first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LaneKind {
@@ -458,7 +478,7 @@ impl LaneKind {
 
 /// Tables kept beside runs rather than in one: copied whole (or, for answer checks, by the
 /// runs whose answers they check).
-pub static LOOSE: [&Table; 8] = [
+pub static LOOSE: [&Table; 9] = [
     &ANSWER_CHECKS,
     &ENTAILMENTS,
     &CLAIM_TOPICS,
@@ -467,6 +487,7 @@ pub static LOOSE: [&Table; 8] = [
     &ANSWER_LABELS,
     &SENTENCE_SUPPORT,
     &SENTENCE_LABELS,
+    &SENTENCE_SAMPLES,
 ];
 
 static DETECT_TABLES: [&Table; 4] = [

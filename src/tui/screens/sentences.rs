@@ -201,7 +201,7 @@ impl Sentences {
     }
 }
 
-const NO_SAMPLES: &str = "this answer has no samples: run it with prism run --samples 5, or x (contradictions) samples some";
+const NO_SAMPLES: &str = "this answer has no samples: prism sentences RUN --samples 5 draws some, or x (contradictions) samples some";
 
 impl Component for Sentences {
     fn id(&self) -> ScreenId {
