@@ -407,3 +407,51 @@ fn the_review_queue_puts_an_unbacked_sentence_first() {
     assert_eq!(r.queue.first(), Some(&0), "{s}");
     assert!(s.contains("a sentence its samples do not back"), "{s}");
 }
+
+/// The heatmap's signals metric (`m`) has a row per model and sentence method where people
+/// graded sentences, against their grades.
+#[test]
+fn the_heatmaps_signals_show_the_sentence_methods_against_peoples_grades() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prism.db");
+    let run = seed(&db);
+    let ds = prism::dataset::load_sample().dataset;
+    let it = &ds.items[0];
+    let grades: Vec<prism::sentences::labels::SentenceLabel> = prism::sentences::split(
+        "Paris is the capital of France. The Eiffel Tower is in Paris. It was built by Martians in 1066.",
+    )
+    .into_iter()
+    .enumerate()
+    .map(|(i, s)| prism::sentences::labels::SentenceLabel {
+        uid: format!("g{i}"),
+        run_id: run.clone(),
+        job_idx: 0,
+        item_id: it.id.to_string(),
+        model: "teller".into(),
+        sentence: i as u32,
+        start: s.start as u32,
+        end: s.end as u32,
+        text: s.text,
+        reviewer: "ann".into(),
+        label: if i == 2 {
+            prism::sentences::labels::Grade::Major
+        } else {
+            prism::sentences::labels::Grade::Accurate
+        },
+        note: String::new(),
+        created_at: 1,
+    })
+    .collect();
+    Store::open(&db).unwrap().add_labels(&grades).unwrap();
+    let (mut app, mut services) = session(&rt, &db, Vec::new());
+    app.push(Open::Heatmap);
+    let s = play(
+        &rt,
+        &mut app,
+        &mut services,
+        vec![vec![key('m'), key('m'), key('m')], vec![], vec![]],
+        (120, 40),
+    );
+    assert!(s.contains("sentence unigram (people)"), "{s}");
+}

@@ -32,6 +32,8 @@ pub struct Graded {
     pub run: String,
     pub job: u32,
     pub model: String,
+    /// The answer's sub-task (the heatmap's cells).
+    pub task: String,
     pub sentence: u32,
     pub non_factual: bool,
     pub scores: BTreeMap<&'static str, f64>,
@@ -97,6 +99,7 @@ pub fn gather(
                 run: run.clone(),
                 job,
                 model: answer.group.model.clone(),
+                task: answer.group.task_id.clone(),
                 sentence: idx,
                 non_factual,
                 scores: SCORES
@@ -114,6 +117,36 @@ pub fn gather(
         });
     }
     Ok(out)
+}
+
+/// The heatmap's signal names of the sentence methods (against people's grades, not PRISM's
+/// verdict: the name says so).
+fn signal_name(method: &str) -> &'static str {
+    match method {
+        "prompt" => "sentence prompt (people)",
+        "unigram" => "sentence unigram (people)",
+        "unigram_avg" => "sentence unigram avg (people)",
+        "logprob_avg" => "sentence logprob avg (people)",
+        _ => "sentence logprob max (people)",
+    }
+}
+
+/// Every graded sentence's score by each method as a signal point (for the heatmap's signals
+/// metric: one row per model and method, a cell per dimension).
+pub fn points(g: &Gathered) -> Vec<crate::detect::signals::Point> {
+    let mut out = Vec::new();
+    for s in &g.sentences {
+        for (name, v) in &s.scores {
+            out.push(crate::detect::signals::Point {
+                signal: signal_name(name),
+                model: s.model.clone(),
+                task: s.task.clone(),
+                value: *v,
+                hallucinated: s.non_factual,
+            });
+        }
+    }
+    out
 }
 
 /// A method's numbers against people's grades.
@@ -180,6 +213,7 @@ mod tests {
             run: "r".into(),
             job: 0,
             model: "m".into(),
+            task: "KE-FD-Myths".into(),
             sentence: 0,
             non_factual: bad,
             scores: [("unigram", score)].into_iter().collect(),
@@ -300,6 +334,7 @@ mod tests {
                     run: run.into(),
                     job,
                     model: e["model"].as_str().unwrap().into(),
+                    task: e["task_id"].as_str().unwrap().into(),
                     sentence: i as u32,
                     non_factual: nf,
                     scores: SCORES

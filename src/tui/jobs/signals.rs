@@ -63,6 +63,13 @@ fn signal_rows(r: &Store) -> crate::store::Result<Vec<crate::detect::signals::Si
             })
             .clone()
     })?;
+    // Where people graded sentences: each sentence method, against their grades.
+    let labels: Vec<crate::sentences::labels::SentenceLabel> = r.records_where(None)?;
+    let mut points = points;
+    if !labels.is_empty() {
+        let g = crate::sentences::eval::gather(r, &labels, None)?;
+        points.extend(crate::sentences::eval::points(&g));
+    }
     let mut rows = Vec::new();
     for by in [By::Dimension, By::Category, By::Task] {
         rows.extend(
