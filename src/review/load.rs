@@ -32,6 +32,13 @@ fn unbacked_sentences(
     ds: &crate::dataset::Dataset,
     evidence: &mut HashMap<String, Evidence>,
 ) -> crate::store::Result<()> {
+    // No judge was ever asked: nothing to read (and no run's answers are read for it).
+    if store
+        .records_where::<crate::sentences::SupportRecord>(None)?
+        .is_empty()
+    {
+        return Ok(());
+    }
     for run in store.runs()? {
         if run.config.samples == 1 {
             continue;
