@@ -2,7 +2,7 @@
 //! every sampled answer and every pair verdict, each saved the moment it arrives so a run
 //! resumes without asking anything twice.
 
-use rusqlite::{OptionalExtension, Row, params};
+use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use super::Store;
@@ -201,7 +201,7 @@ impl Verdict {
         }
     }
 
-    fn parse(s: &str) -> Result<Verdict> {
+    pub(super) fn parse(s: &str) -> Result<Verdict> {
         Ok(match s {
             "conflict" => Verdict::Conflict,
             "consistent" => Verdict::Consistent,
@@ -280,36 +280,7 @@ impl DetectWrite {
     }
 }
 
-fn target_row(r: &Row) -> rusqlite::Result<Target> {
-    let label: Option<String> = r.get(15)?;
-    let class: Option<String> = r.get(16)?;
-    Ok(Target {
-        run_id: r.get(0)?,
-        idx: r.get(1)?,
-        item_id: r.get(2)?,
-        task_id: r.get(3)?,
-        model: r.get(4)?,
-        temperature: r.get(5)?,
-        source_run: r.get(6)?,
-        source_job: r.get(7)?,
-        prompt: r.get(8)?,
-        question: r.get(9)?,
-        params: r.get(10)?,
-        answer: r.get(11)?,
-        answer_error: r.get(12)?,
-        refused: r.get(13)?,
-        rounds: r.get(14)?,
-        label: label.as_deref().and_then(|l| match l {
-            "true" => Some(Truth::True),
-            "false" => Some(Truth::False),
-            _ => None,
-        }),
-        class: class.as_deref().and_then(Class::parse),
-        class_reply: r.get(17)?,
-        class_error: r.get(18)?,
-    })
-}
-
+/// The targets' columns in the order a new run's insert binds them.
 const TARGET_COLUMNS: &str = "run_id, idx, item_id, task_id, model, temperature, source_run, \
      source_job, prompt, question, params, answer, answer_error, refused, rounds, label, class, \
      class_reply, class_error";
@@ -480,75 +451,19 @@ impl Store {
         Ok(self.detect_runs()?.into_iter().find(|r| r.id == id))
     }
 
+    /// A detection's targets, by index.
     pub fn detect_targets(&self, run_id: &str) -> Result<Vec<Target>> {
-        let mut st = self.conn.prepare(&format!(
-            "SELECT {TARGET_COLUMNS} FROM detect_targets WHERE run_id = ?1 ORDER BY idx"
-        ))?;
-        let rows = st
-            .query_map([run_id], target_row)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
+        self.records_where(Some(("run_id", run_id)))
     }
 
+    /// A detection's samples, by target, round and k.
     pub fn detect_samples(&self, run_id: &str) -> Result<Vec<SampleRecord>> {
-        let mut st = self.conn.prepare(
-            "SELECT run_id, target, round, k, variant, text, error, attempts, cached, created_at
-             FROM detect_samples WHERE run_id = ?1 ORDER BY target, round, k",
-        )?;
-        let rows = st
-            .query_map([run_id], |r| {
-                Ok(SampleRecord {
-                    run_id: r.get(0)?,
-                    target: r.get(1)?,
-                    round: r.get(2)?,
-                    k: r.get(3)?,
-                    variant: r.get(4)?,
-                    text: r.get(5)?,
-                    error: r.get(6)?,
-                    attempts: r.get(7)?,
-                    cached: r.get(8)?,
-                    created_at: r.get(9)?,
-                })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
+        self.records_where(Some(("run_id", run_id)))
     }
 
+    /// A detection's pair verdicts, by target, round, k and wording.
     pub fn detect_pairs(&self, run_id: &str) -> Result<Vec<PairRecord>> {
-        let mut st = self.conn.prepare(
-            "SELECT run_id, target, round, k, judge, verdict, explanation, quote_a, quote_b, reply,
-             error, attempts, created_at, wording FROM detect_pairs WHERE run_id = ?1
-             ORDER BY target, round, k, wording",
-        )?;
-        let rows = st
-            .query_map([run_id], |r| {
-                Ok((
-                    PairRecord {
-                        run_id: r.get(0)?,
-                        target: r.get(1)?,
-                        round: r.get(2)?,
-                        k: r.get(3)?,
-                        wording: r.get(13)?,
-                        judge: r.get(4)?,
-                        verdict: Verdict::Unparsed,
-                        explanation: r.get(6)?,
-                        quote_a: r.get(7)?,
-                        quote_b: r.get(8)?,
-                        reply: r.get(9)?,
-                        error: r.get(10)?,
-                        attempts: r.get(11)?,
-                        created_at: r.get(12)?,
-                    },
-                    r.get::<_, String>(5)?,
-                ))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        rows.into_iter()
-            .map(|(mut p, v)| {
-                p.verdict = Verdict::parse(&v)?;
-                Ok(p)
-            })
-            .collect()
+        self.records_where(Some(("run_id", run_id)))
     }
 
     /// The newest detection of a stored answer: (detection run, target).

@@ -35,6 +35,7 @@ mod cache;
 pub mod copy;
 pub mod db;
 mod detect;
+mod detect_records;
 mod entailments;
 mod error;
 pub mod history;
