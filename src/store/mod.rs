@@ -65,6 +65,7 @@ mod runs;
 mod schema;
 mod scores;
 mod selfcheck;
+mod selfcheck_records;
 pub mod summaries;
 pub mod tables;
 mod time;

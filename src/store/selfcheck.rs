@@ -288,77 +288,14 @@ impl Store {
         Ok(self.selfcheck_runs()?.into_iter().find(|r| r.id == id))
     }
 
+    /// A self-detection run's items, by index.
     pub fn selfcheck_items(&self, run_id: &str) -> Result<Vec<SelfcheckItem>> {
-        let mut st = self.conn.prepare(&format!(
-            "SELECT {ITEM_COLUMNS} FROM selfcheck_items WHERE run_id = ?1 ORDER BY idx"
-        ))?;
-        let rows = st
-            .query_map([run_id], |r| {
-                Ok(SelfcheckItem {
-                    run_id: r.get(0)?,
-                    idx: r.get(1)?,
-                    triple_id: r.get(2)?,
-                    subject: r.get(3)?,
-                    relation: r.get(4)?,
-                    object: r.get(5)?,
-                    source: r.get(6)?,
-                    popularity: r.get(7)?,
-                    generator: r.get(8)?,
-                    params: r.get(9)?,
-                    shots: r.get(10)?,
-                    true_sentence: r.get(11)?,
-                    true_attempts: r.get(12)?,
-                    false_sentence: r.get(13)?,
-                    false_attempts: r.get(14)?,
-                    set_aside: r.get(15)?,
-                    error: r.get(16)?,
-                    decoy: r.get(17)?,
-                })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
+        self.records_where(Some(("run_id", run_id)))
     }
 
+    /// A self-detection run's verdicts, by item, sentence, detector and mode.
     pub fn selfcheck_verdicts(&self, run_id: &str) -> Result<Vec<VerdictRecord>> {
-        let mut st = self.conn.prepare(
-            "SELECT run_id, item, sentence, detector, mode, verdict, reply, error, attempts,
-             created_at FROM selfcheck_verdicts WHERE run_id = ?1
-             ORDER BY item, sentence, detector, mode",
-        )?;
-        let rows = st
-            .query_map([run_id], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, u32>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, String>(5)?,
-                    r.get::<_, Option<String>>(6)?,
-                    r.get::<_, Option<String>>(7)?,
-                    r.get::<_, u32>(8)?,
-                    r.get::<_, i64>(9)?,
-                ))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        rows.into_iter()
-            .map(
-                |(run_id, item, sentence, detector, mode, verdict, reply, error, attempts, at)| {
-                    Ok(VerdictRecord {
-                        run_id,
-                        item,
-                        sentence: parse("sentence", &sentence)?,
-                        detector,
-                        mode: parse("mode", &mode)?,
-                        answer: parse("verdict", &verdict)?,
-                        reply,
-                        error,
-                        attempts,
-                        created_at: at,
-                    })
-                },
-            )
-            .collect()
+        self.records_where(Some(("run_id", run_id)))
     }
 }
 
