@@ -287,6 +287,8 @@ pub(crate) fn save_scores(
     worker: &dyn Fn(&str) -> Option<String>,
 ) -> PgResult<()> {
     let mut tx = c.transaction()?;
+    // Every group these scores may touch, locked before any row is written (see `lock`).
+    super::summaries::pg::lock(&mut tx, &super::summaries::Touched::of(rs))?;
     let ins = tx.prepare(
         "INSERT INTO scores (run_id, job_idx, item_id, task_id, model, sample, evaluator, score,
          detail, judge, judge_reply, judge_attempts, created_at, rule_score)
@@ -633,6 +635,8 @@ pub(crate) fn put_bundle(
     run: &RunRow,
 ) -> PgResult<super::bundle::Added> {
     let mut tx = c.transaction()?;
+    // The groups its scores touch, locked before any row is written (`summaries::pg::lock`).
+    super::summaries::pg::lock(&mut tx, &super::summaries::Touched::of(&b.scores))?;
     let mut added = super::bundle::Added {
         runs: insert_run(&mut tx, run, "ON CONFLICT (id) DO NOTHING")? as usize,
         ..Default::default()

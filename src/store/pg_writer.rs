@@ -288,6 +288,12 @@ impl Writer {
             let jobs = self.conn.prepare(pg_runs::SAVE_JOBS)?;
             self.conn.with(|c| {
                 let mut tx = c.transaction()?;
+                // Every group the scores touch, locked first, in one order, before any answer
+                // or score is written (see `summaries::pg::lock`).
+                super::summaries::pg::lock(
+                    &mut tx,
+                    &super::summaries::Touched::of(own.iter().chain(&stored)),
+                )?;
                 let dropped = if rs.is_empty() {
                     0
                 } else {

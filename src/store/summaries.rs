@@ -529,11 +529,7 @@ pub(crate) mod pg {
     /// whatever commits in between.
     pub(crate) fn refresh(tx: &mut Transaction<'_>, t: &Touched) -> PgResult<()> {
         if !t.groups.is_empty() {
-            let locks = group_locks(&t.groups);
-            tx.execute(
-                "SELECT pg_advisory_xact_lock($1::INT, g) FROM unnest($2::INT[]) AS g",
-                &[&GROUP_LOCKS, &locks],
-            )?;
+            lock(tx, t)?;
             let mut cols: [Vec<&str>; 3] = Default::default();
             for (run, model, task) in &t.groups {
                 cols[0].push(run);
@@ -586,6 +582,23 @@ pub(crate) mod pg {
                 &[&items, &models, &samples],
             )?;
         }
+        Ok(())
+    }
+
+    /// Takes the touched groups' locks (held to the commit; taken again by [`refresh`], which
+    /// a lock already held lets through). A transaction that saves scores takes them before
+    /// it writes any row: two saves of the same answers (two workers scoring one run) then
+    /// wait for each other at the lock, holding nothing; took after the rows, each held a row
+    /// the other waited for while waiting for the other's lock, and the server broke the
+    /// deadlock by failing one (issue: scores lost between workers).
+    pub(crate) fn lock(tx: &mut Transaction<'_>, t: &Touched) -> PgResult<()> {
+        if t.groups.is_empty() {
+            return Ok(());
+        }
+        tx.execute(
+            "SELECT pg_advisory_xact_lock($1::INT, g) FROM unnest($2::INT[]) AS g",
+            &[&GROUP_LOCKS, &group_locks(&t.groups)],
+        )?;
         Ok(())
     }
 
