@@ -190,6 +190,7 @@ pub(crate) fn report(
                     &run.id,
                     ds,
                     Some(crate::report::sentences::WORST),
+                    &crate::sentences::support_records(store)?,
                 )?;
             }
             let flags: Vec<_> = crate::detect::results::answer_flags(store)?

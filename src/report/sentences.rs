@@ -60,8 +60,9 @@ pub fn of_run(
     run: &str,
     ds: &crate::dataset::Dataset,
     limit: Option<usize>,
+    support: &[crate::sentences::SupportRecord],
 ) -> crate::store::Result<Option<Section>> {
-    let Some((judge, scored)) = crate::sentences::scored_run(store, run, ds)? else {
+    let Some((judge, scored)) = crate::sentences::scored_run(store, run, ds, support)? else {
         return Ok(None);
     };
     let full = |m: Method| {

@@ -32,18 +32,17 @@ fn unbacked_sentences(
     ds: &crate::dataset::Dataset,
     evidence: &mut HashMap<String, Evidence>,
 ) -> crate::store::Result<()> {
-    // No judge was ever asked: nothing to read (and no run's answers are read for it).
-    if store
-        .records_where::<crate::sentences::SupportRecord>(None)?
-        .is_empty()
-    {
+    // Every verdict read once; none (no judge was ever asked): no run's answers are read.
+    let support = crate::sentences::support_records(store)?;
+    if support.is_empty() {
         return Ok(());
     }
     for run in store.runs()? {
         if run.config.samples == 1 {
             continue;
         }
-        let Some((Some(_), scored)) = crate::sentences::scored_run(store, &run.id, ds)? else {
+        let Some((Some(_), scored)) = crate::sentences::scored_run(store, &run.id, ds, &support)?
+        else {
             continue;
         };
         for (a, s) in scored {

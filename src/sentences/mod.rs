@@ -509,17 +509,24 @@ pub fn of_stored(
     Ok(Some((answer, known, judge)))
 }
 
+/// Every judge's stored verdict on a sentence (what [`scored_run`] picks from).
+pub fn support_records(store: &crate::store::Store) -> crate::store::Result<Vec<SupportRecord>> {
+    store.records_where::<SupportRecord>(None)
+}
+
 /// A run's answers with their sentences scored, and the judge whose verdicts the prompt
 /// method took (none when no judge was asked).
 pub type ScoredRun = (Option<String>, Vec<(Answer, Vec<Scored>)>);
 
 /// Every answer of `run` that has samples (a run made with `--samples N`), its sentences
 /// scored by every method, the prompt method by the judge with the most verdicts on them
-/// (named); `None` when no answer has samples.
+/// among `support` (every stored verdict, [`support_records`]: read once by a caller that
+/// scores several runs); `None` when no answer has samples.
 pub fn scored_run(
     store: &crate::store::Store,
     run: &str,
     ds: &crate::dataset::Dataset,
+    support: &[SupportRecord],
 ) -> crate::store::Result<Option<ScoredRun>> {
     let groups = draw::run_groups(store, run, ds, false)?;
     if groups.is_empty() {
@@ -537,10 +544,10 @@ pub fn scored_run(
         .iter()
         .flat_map(|a| a.sentences.iter().map(|s| s.text.as_str()))
         .collect();
-    let recs: Vec<SupportRecord> = store
-        .records_where::<SupportRecord>(None)?
-        .into_iter()
+    let recs: Vec<SupportRecord> = support
+        .iter()
         .filter(|r| r.verdict.is_some() && mine.contains(r.sentence.as_str()))
+        .cloned()
         .collect();
     let mut by: BTreeMap<&str, usize> = BTreeMap::new();
     for r in &recs {

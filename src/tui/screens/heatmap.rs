@@ -101,6 +101,8 @@ impl crate::tui::jobs::Job for LoadWorst {
             let read = || -> crate::store::Result<Worst> {
                 let mut worst = std::collections::HashMap::new();
                 let mut method = "";
+                // Every verdict read once, for every run.
+                let support = crate::sentences::support_records(r)?;
                 for run in r.runs()? {
                     // A run of one sample per item, or without this model, has nothing to weigh
                     // (a run's settings may not say: then it is read).
@@ -109,7 +111,9 @@ impl crate::tui::jobs::Job for LoadWorst {
                     if c.samples == 1 || !asked {
                         continue;
                     }
-                    let Some(sec) = crate::report::sentences::of_run(r, &run.id, &ds, None)? else {
+                    let Some(sec) =
+                        crate::report::sentences::of_run(r, &run.id, &ds, None, &support)?
+                    else {
                         continue;
                     };
                     method = sec.method;
