@@ -7,6 +7,7 @@ pub(crate) mod detect;
 pub(crate) mod entropy;
 pub(crate) mod exchange;
 pub(crate) mod gate;
+pub(crate) mod import;
 mod inputs;
 pub(crate) mod judges;
 mod lane_flags;
@@ -232,19 +233,10 @@ pub enum Command {
     /// whether the answer contains false information, directly and with chain-of-thought;
     /// verdicts stored and asked once; `prism signals` scores them against PRISM's verdict.
     SelfDetect(self_detect::SelfDetectArgs),
-    /// Read outputs/<model>/responses/*.jsonl produced elsewhere into the store as a new run.
-    Import {
-        #[arg(long, value_name = "DIR")]
-        prism_outputs: PathBuf,
-        /// The store (default: prism.db in the data dir), or a shared store (postgres://...):
-        /// imported here, then the run copied there.
-        #[arg(long)]
-        db: Option<PathBuf>,
-        /// The dataset the answers belong to (recorded with the run). With it, items of an
-        /// answered task that have no response are kept as failed answers (PRISM scores them 0).
-        #[arg(long)]
-        dataset: Option<PathBuf>,
-    },
+    /// Runs made elsewhere as prism runs: inspect_ai logs, lm-evaluation-harness samples,
+    /// promptfoo results (each file one run, with the tool's own scores), or PRISM's official
+    /// outputs/<model>/responses/*.jsonl (--prism-outputs). Prints each run's id.
+    Import(import::ImportArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -437,11 +429,7 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
             run: run_id,
             prism_outputs,
         }) => exchange::export_cmd(db, run_id.as_deref(), &prism_outputs, &dirs),
-        Some(Command::Import {
-            prism_outputs,
-            db,
-            dataset,
-        }) => exchange::import_cmd(&prism_outputs, db, dataset, &dirs),
+        Some(Command::Import(args)) => import::import(args, &dirs),
         Some(Command::Themes) => {
             for name in theme::available(Some(&dirs.themes())) {
                 crate::say!("{name}");

@@ -159,6 +159,7 @@ pub(crate) fn report(
     let mut detections = crate::report::detection::Detections::default();
     let mut judges = None;
     let mut sentences = None;
+    let mut source = Vec::new();
     if let Some(store) = &store {
         // Only --detect or --selfcheck asked for: those tables alone.
         let detect_only =
@@ -184,6 +185,7 @@ pub(crate) fn report(
                 ));
             }
             judges = judges_of(store, &run.id, ds.as_ref())?;
+            source = crate::report::source::tables(store, &run.id)?;
             if let Some(ds) = &ds {
                 sentences = crate::report::sentences::of_run(
                     store,
@@ -250,6 +252,7 @@ pub(crate) fn report(
     rep.selfcheck = selfchecks;
     rep.judges = judges;
     rep.sentences = sentences;
+    rep.source = source;
     let out = render_as(&rep, heat, args.format, theme)?;
     let store_path = args.db.clone().unwrap_or_else(|| default_db(dirs));
     let written =
@@ -353,7 +356,8 @@ fn render_as(
 ) -> anyhow::Result<String> {
     let det = &rep.detections;
     let mut sc = crate::report::selfcheck::tables(&rep.selfcheck);
-    let shaded = crate::report::sentences::tables(rep.sentences.as_ref());
+    let mut shaded = crate::report::sentences::tables(rep.sentences.as_ref());
+    shaded.extend(rep.source.iter().cloned());
     use crate::report::detection as dt;
     use crate::report::tables as tb;
     Ok(match format {
@@ -423,6 +427,9 @@ fn render_as(
             if let Some(t) = &rep.sentences {
                 v["sentences"] = serde_json::to_value(t)?;
             }
+            if !rep.source.is_empty() {
+                v["source"] = crate::report::tables::json(&rep.source);
+            }
             crate::text::json_for_terminal(&serde_json::to_string_pretty(&v)?).into_owned() + "\n"
         }
         Format::Html => {
@@ -440,6 +447,10 @@ fn render_as(
             }
             if let Some(t) = &rep.sentences {
                 extra.push_str(&crate::report::sentences::html(t));
+            }
+            if !rep.source.is_empty() {
+                extra.push_str("<h2>The tool's own scores</h2>\n");
+                extra.push_str(&tb::html(&rep.source));
             }
             if let Some(at) = s.rfind("</body>") {
                 s.insert_str(at, &extra);

@@ -211,15 +211,26 @@ fn score_store(
     }
     let mut inputs = Vec::new();
     let mut missing = 0;
+    let mut foreign = 0;
     for r in store.responses(&run.id)? {
         let Some(item) = ds.index_of(&r.item_id) else {
-            missing += 1;
+            if crate::foreign::place::is_foreign_task(&r.task_id) {
+                foreign += 1;
+            } else {
+                missing += 1;
+            }
             continue;
         };
         inputs.push(ToScore::from_record(item, &r));
     }
     if missing > 0 {
         crate::warn!("warning: {missing} responses name items not in the dataset; skipped");
+    }
+    if foreign > 0 {
+        crate::warn!(
+            "note: {foreign} imported answers are not items of this release: they keep the tool's own scores (prism report --run {})",
+            run.id
+        );
     }
     let handle = db.records_handle(store, &format!("score:{}", run.id), "score(s)")?;
     let panel = judge_panel(judges, args, dirs, &factory, Some(handle.clone()))?;

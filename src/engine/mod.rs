@@ -358,6 +358,7 @@ pub async fn run(
             filter: spec.filter.clone(),
             limit: spec.limit,
             no_cache: !spec.use_cache,
+            source: None,
         },
         status: RunStatus::Running,
     };

@@ -20,6 +20,17 @@ pub(crate) fn model_named(
     }
     match snapshots.iter().find(|m| m.name == name) {
         None => anyhow::bail!("run {run_id} has no model {name}"),
+        // An imported model mapped to a configured one: that one answers in its place.
+        Some(s) if s.is_imported() && s.answered_by.is_some() => {
+            let by = s.answered_by.as_deref().unwrap_or_default();
+            match configured.iter().find(|m| m.name == by) {
+                Some(m) => Ok(m.clone()),
+                None => anyhow::bail!(
+                    "run {run_id}: {name:?} is answered by {by:?}, but {}",
+                    not_configured(by)
+                ),
+            }
+        }
         Some(s) if s.is_imported() => anyhow::bail!(
             "run {run_id}: model {name:?} was imported from files: there is no endpoint to call; \
              name a configured model to answer in its place"

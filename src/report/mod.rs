@@ -11,6 +11,7 @@ pub mod judges;
 pub(crate) mod render;
 pub(crate) mod selfcheck;
 pub mod sentences;
+pub(crate) mod source;
 pub(crate) mod tables;
 
 use std::collections::BTreeMap;
@@ -246,6 +247,9 @@ pub struct Report {
     /// Where in the answer: the run's answers with the most doubtful sentences, when the run
     /// has samples.
     pub sentences: Option<sentences::Section>,
+    /// A run imported from another tool: its own scores over its tree, and how they agree with
+    /// PRISM's rules.
+    pub(crate) source: Vec<tables::Table>,
     /// Every sub-task with a score in any row, in taxonomy order.
     pub tasks: Vec<String>,
     pub meta: Meta,
@@ -269,6 +273,7 @@ impl Report {
             selfcheck: Vec::new(),
             judges: None,
             sentences: None,
+            source: Vec::new(),
         }
     }
 

@@ -151,3 +151,28 @@ pub(crate) fn html(tables: &[Table]) -> String {
     }
     s
 }
+
+/// As JSON: each table an object with its id, title and rows keyed by the header's names.
+pub(crate) fn json(tables: &[Table]) -> serde_json::Value {
+    serde_json::Value::Array(
+        tables
+            .iter()
+            .map(|t| {
+                let rows: Vec<serde_json::Value> = t
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        serde_json::Value::Object(
+                            t.header
+                                .iter()
+                                .zip(r)
+                                .map(|(h, c)| (h.to_string(), serde_json::Value::from(c.clone())))
+                                .collect(),
+                        )
+                    })
+                    .collect();
+                serde_json::json!({"id": t.id, "title": t.title, "rows": rows})
+            })
+            .collect(),
+    )
+}

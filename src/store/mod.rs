@@ -99,7 +99,7 @@ pub use responses::ResponseRecord;
 pub use review::Draft;
 pub use runs::{
     IMPORTED, JobCounts, JobRecord, JobState, LabelledRun, ModelSnapshot, RunConfig, RunFilter,
-    RunRecord, RunStatus, new_run_id,
+    RunRecord, RunSource, RunStatus, new_run_id,
 };
 pub use scores::ScoreRecord;
 pub use selfcheck::{

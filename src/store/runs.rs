@@ -42,6 +42,23 @@ pub struct RunConfig {
     /// from the cache either (they would be copies of another run's, not new samples).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_cache: bool,
+    /// Where an imported run came from (another tool's log); none for a run prism made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<RunSource>,
+}
+
+/// The log a run was imported from: the tool and its version, the task, the file, its
+/// SHA-256 (a second import of the same file finds the run instead of copying it) and when
+/// the tool made it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct RunSource {
+    pub tool: String,
+    pub version: String,
+    pub task: String,
+    pub file: String,
+    pub sha256: String,
+    pub created: String,
 }
 
 /// The settings a model ran with, as the run keeps them. Not the user-facing [`ModelConfig`]
@@ -52,6 +69,10 @@ pub struct RunConfig {
 #[serde(default)]
 pub struct ModelSnapshot {
     pub name: String,
+    /// For an imported model: the configured model that answers in its place when a lane needs
+    /// new answers (`prism import --model-map NAME=CONFIGURED`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<String>,
     /// `openai`, `anthropic`, `gemini`, `local`; `imported` for answers read from files.
     pub provider: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -99,6 +120,7 @@ impl From<&ModelConfig> for ModelSnapshot {
     fn from(m: &ModelConfig) -> ModelSnapshot {
         ModelSnapshot {
             name: m.name.clone(),
+            answered_by: None,
             provider: m.provider.as_str().to_string(),
             base_url: m.base_url.clone(),
             base_urls: m.base_urls.clone(),

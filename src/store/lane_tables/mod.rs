@@ -446,6 +446,34 @@ pub static SENTENCE_SAMPLES: Table = Table {
     changes: true,
 };
 
+/// The samples of a run imported from another tool's log (`prism import`, `foreign::place`):
+/// per answer, the item as the tool had it (its id, input, target, choices, category and
+/// metadata as JSON) and the tool's own score (`inspect: includes C`), kept beside prism's.
+pub static SOURCE_SAMPLES: Table = Table {
+    name: "source_samples",
+    cols: &[
+        ("run_id", Text),
+        ("job_idx", Int),
+        ("tool", Text),
+        ("task", Text),
+        ("sample_id", Text),
+        ("epoch", Int),
+        ("category", Text),
+        ("input", Text),
+        ("target", Text),
+        ("choices", Text),
+        ("metadata", Text),
+        ("score_name", Text),
+        ("score_shown", Text),
+        ("score", Real),
+        ("explanation", Text),
+    ],
+    key: 2,
+    behind: "false",
+    run_col: Some("run_id"),
+    changes: true,
+};
+
 /// A kind of lane run: its runs table first, then the tables of its rows (parents first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LaneKind {
@@ -478,7 +506,7 @@ impl LaneKind {
 
 /// Tables kept beside runs rather than in one: copied whole (or, for answer checks, by the
 /// runs whose answers they check).
-pub static LOOSE: [&Table; 9] = [
+pub static LOOSE: [&Table; 10] = [
     &ANSWER_CHECKS,
     &ENTAILMENTS,
     &CLAIM_TOPICS,
@@ -488,6 +516,7 @@ pub static LOOSE: [&Table; 9] = [
     &SENTENCE_SUPPORT,
     &SENTENCE_LABELS,
     &SENTENCE_SAMPLES,
+    &SOURCE_SAMPLES,
 ];
 
 static DETECT_TABLES: [&Table; 4] = [
