@@ -65,8 +65,10 @@ pub(crate) fn listed(
         .sum();
     let answered = counts.done + counts.failed;
     // (A run held in part has its summaries and counts as the shared store has them.)
+    // Answers imported under another tool's tree never get a PRISM score.
+    let foreign = run.config.source.as_ref().map_or(0, |s| s.foreign_answers);
     let unscored_answers = if rows > 0 {
-        answered.saturating_sub(rows)
+        answered.saturating_sub(rows + foreign)
     } else {
         0
     };

@@ -211,6 +211,11 @@ fn script(s: &Side, dir: &Path) -> Script {
     s.prism(&["import", "--prism-outputs", &outputs]);
     let imported = s.newest("runs", &ids);
     ids.push(imported.clone());
+    // Another tool's log (inspect_ai), its samples and the tool's scores.
+    let inspect_log = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/import/inspect/2026-12-06T23-54-09-00-00_prism-fixture_V9UKtc9HxfuKRzzqu6Qz4k.json");
+    s.prism(&["import", inspect_log.to_str().unwrap()]);
+    ids.push(s.newest("runs", &ids));
     s.prism(&["runs", "name", &run, "first"]);
     s.prism(&["runs", "tag", &run, "baseline"]);
     // What the reading commands print.

@@ -172,10 +172,13 @@ pub(crate) fn report(
                 None => store.latest_run()?.context("no runs in the store")?,
             };
             let ds = load_ds(&run.dataset);
-            let (r, m) =
-                build::from_store(store, &run.id, ds.as_ref()).map_err(|e| score_hint(e, &args))?;
-            rows.extend(r);
-            meta = m;
+            source = crate::report::source::tables(store, &run.id)?;
+            if let Some((r, m)) =
+                rates_unless_only_source(store, &run.id, ds.as_ref(), &source, &args)?
+            {
+                rows.extend(r);
+                meta = m;
+            }
             // Rates of a run held in part are the shared store's (its summaries); the tables
             // of answers only reach as far as its pull did: said, and a partial result.
             if let Some((here, all)) = store.pulled_in_part(&run.id)? {
@@ -185,7 +188,6 @@ pub(crate) fn report(
                 ));
             }
             judges = judges_of(store, &run.id, ds.as_ref())?;
-            source = crate::report::source::tables(store, &run.id)?;
             if let Some(ds) = &ds {
                 sentences = crate::report::sentences::of_run(
                     store,
@@ -216,7 +218,7 @@ pub(crate) fn report(
         Some(store) => selfcheck_sections(store, &args.selfcheck)?,
         None => Vec::new(),
     };
-    if rows.is_empty() && detections.is_empty() && selfchecks.is_empty() {
+    if rows.is_empty() && detections.is_empty() && selfchecks.is_empty() && source.is_empty() {
         bail!("nothing to report");
     }
     if let Some(b) = &args.baseline {
@@ -508,6 +510,27 @@ fn add_detections(
 }
 
 /// A run that is not scored yet gets the command that scores it, with the `--db` given here.
+/// The run's rates; for a run imported from another tool that PRISM's rules have not scored
+/// yet, none (its tool's own scores are the report), said.
+fn rates_unless_only_source(
+    store: &crate::store::Store,
+    run: &str,
+    ds: Option<&crate::dataset::Dataset>,
+    source: &[crate::report::tables::Table],
+    args: &ReportArgs,
+) -> anyhow::Result<Option<(Vec<crate::report::Row>, crate::report::Meta)>> {
+    match build::from_store(store, run, ds) {
+        Ok(x) => Ok(Some(x)),
+        Err(e) if !source.is_empty() && e.is::<build::NoScores>() => {
+            crate::warn!(
+                "note: {e}: the tool's own scores only (prism score --run {run} scores the release's items by PRISM's rules)"
+            );
+            Ok(None)
+        }
+        Err(e) => Err(score_hint(e, args)),
+    }
+}
+
 fn score_hint(e: anyhow::Error, args: &ReportArgs) -> anyhow::Error {
     match e.downcast_ref::<build::NoScores>() {
         Some(ns) => {

@@ -373,3 +373,41 @@ pub fn value_to_float(v: &Value) -> Option<f64> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_read_as_inspect_reads_them() {
+        let f = |s: &str| value_to_float(&serde_json::from_str(s).unwrap());
+        assert_eq!(f("\"C\""), Some(1.0));
+        assert_eq!(f("\"P\""), Some(0.5));
+        assert_eq!(f("\"I\""), Some(0.0));
+        assert_eq!(f("\"N\""), Some(0.0));
+        assert_eq!(f("0.25"), Some(0.25));
+        assert_eq!(f("true"), Some(1.0));
+        assert_eq!(f("{\"a\": 1}"), None);
+    }
+
+    #[test]
+    fn attachments_are_resolved_and_a_chat_input_reads_as_its_last_user_turn() {
+        let s: Sample = serde_json::from_str(
+            r#"{"id": 7, "input": [{"role": "system", "content": "be brief"},
+                {"role": "user", "content": [{"type": "text", "text": "attachment://h1"}]}],
+                "target": ["a", "b"], "attachments": {"h1": "the long question"},
+                "output": {"completion": "", "choices": [{"message": {"content": "yes"}}]}}"#,
+        )
+        .unwrap();
+        let x = convert(s, &EvalSpec::default());
+        assert_eq!(x.id, "7");
+        assert_eq!(x.input, "the long question");
+        assert_eq!(x.target.as_deref(), Some("a\nb"));
+        assert_eq!(
+            x.output.as_deref(),
+            Some("yes"),
+            "from the choices when no completion"
+        );
+        assert_eq!(x.error, None);
+    }
+}

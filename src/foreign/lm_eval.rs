@@ -270,3 +270,53 @@ fn answer_of(resps: &[Value], continuation: impl Fn(usize) -> Option<String>) ->
         .map(|(i, _)| i)?;
     continuation(best).map(|c| c.trim().to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stamp_is_what_follows_the_task() {
+        assert_eq!(
+            stamp_of(
+                "samples_mmlu_high_school_2026-12-06T23-54-20.3.jsonl",
+                "samples_",
+                ".jsonl"
+            ),
+            "2026-12-06T23-54-20.3"
+        );
+        assert_eq!(
+            stamp_of("results_2026-12-06T23-54-20.3.json", "results_", ".json"),
+            "2026-12-06T23-54-20.3"
+        );
+    }
+
+    #[test]
+    fn a_loglikelihood_answer_is_the_choice_scored_highest() {
+        let resps: Vec<Value> =
+            serde_json::from_str("[[[-3.2, false]], [[-0.4, true]], [[-9.0, false]]]").unwrap();
+        let conts = [" Paris", " Lyon", " Nice"];
+        assert_eq!(
+            answer_of(&resps, |i| conts.get(i).map(|c| c.to_string())).as_deref(),
+            Some("Lyon")
+        );
+        let made: Vec<Value> = serde_json::from_str("[\"42\"]").unwrap();
+        assert_eq!(answer_of(&made, |_| None).as_deref(), Some("42"));
+        assert_eq!(answer_of(&[], |_| None), None);
+    }
+
+    #[test]
+    fn a_target_index_names_its_choice() {
+        let v: Value = serde_json::from_str(
+            r#"{"doc_id": 3, "doc": {"question": "Q?", "choices": ["a", "b", "c"], "subject": "law"},
+                "target": 2, "filtered_resps": ["c"], "metrics": ["acc"], "acc": 1.0}"#,
+        )
+        .unwrap();
+        let s = sample(&v, "m").unwrap();
+        assert_eq!(s.target.as_deref(), Some("c"));
+        assert_eq!(s.id, "doc 3");
+        assert_eq!(s.category.as_deref(), Some("law"));
+        assert_eq!(s.input, "Q?", "no arguments: the document's question");
+        assert_eq!(s.score.unwrap().label(Tool::LmEval), "lm-eval: acc 1.0");
+    }
+}

@@ -175,6 +175,7 @@ pub fn import(store: &mut Store, run: &ForeignRun, opts: &Options) -> anyhow::Re
                     .to_string(),
                 sha256: sha,
                 created: run.created.clone(),
+                foreign_answers: responses.len() - matched,
             }),
             ..RunConfig::default()
         },

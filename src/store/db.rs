@@ -652,7 +652,19 @@ impl Db {
             .with_context(|| format!("run {id} was not stored"))?;
         // A new run: linked to the shared store, so what others add to it there comes back.
         store.link_runs(pg.shown(), &[(RunKind::Answers, id)])?;
-        Ok(pg.put_run_bundle(&bundle)?.responses)
+        let answers = pg.put_run_bundle(&bundle)?.responses;
+        // And its rows of every described table that belongs to a run (an imported run's
+        // sources, its labels, checks...): a run is pushed whole, whatever tables a lane added.
+        for t in super::lane_tables::LOOSE
+            .iter()
+            .filter(|t| t.run_col.is_some())
+        {
+            let rows = store.lane_rows(t, Some(id))?;
+            if !rows.is_empty() {
+                pg.put_lane_rows(vec![(*t, rows)], false)?;
+            }
+        }
+        Ok(answers)
     }
 
     /// Adds people's labels (on answers, `AnswerLabel`; on sentences, `SentenceLabel`): on a

@@ -59,6 +59,9 @@ pub struct RunSource {
     pub file: String,
     pub sha256: String,
     pub created: String,
+    /// Answers that are not items of a release (under the tool's tree): PRISM's rules never
+    /// score them, so they are not counted as waiting for a score.
+    pub foreign_answers: usize,
 }
 
 /// The settings a model ran with, as the run keeps them. Not the user-facing [`ModelConfig`]
@@ -181,6 +184,12 @@ impl RunConfig {
         if self.no_cache {
             s.push_str(" no_cache");
         }
+        if let Some(src) = &self.source {
+            s.push_str(&format!(
+                " from {} {} {:?}",
+                src.tool, src.version, src.task
+            ));
+        }
         s.trim_start().to_string()
     }
 }
@@ -189,8 +198,12 @@ impl ModelSnapshot {
     /// Its settings in a few words: provider, model id, and the parameters set (`openai gpt-4o
     /// temperature=0.2`), for listings and reports.
     pub fn describe(&self) -> String {
+        let by = self
+            .answered_by
+            .as_deref()
+            .map_or(String::new(), |b| format!(" (new answers from {b})"));
         format!(
-            "{} {}{}",
+            "{} {}{}{by}",
             self.provider,
             self.model.as_deref().unwrap_or(&self.name),
             params_text(&self.params)

@@ -63,6 +63,9 @@ pub struct Answer {
     /// What to say of its tokens: what was left out as they came, or that they do not spell
     /// the answer (then `logprobs` is none and the answer is drawn as stored).
     pub tokens_note: Option<String>,
+    /// For an answer imported from another tool's log: that tool's verdict (`inspect:
+    /// includes C`), shown beside prism's own.
+    pub source_verdict: Option<String>,
 }
 
 impl Answer {
@@ -81,6 +84,7 @@ impl Answer {
             verdict: None,
             logprobs: None,
             tokens_note: None,
+            source_verdict: None,
         }
     }
 
@@ -108,6 +112,7 @@ impl Answer {
             verdict: None,
             logprobs,
             tokens_note,
+            source_verdict: None,
         }
     }
 }

@@ -70,6 +70,8 @@ pub struct RunAnswers {
     pub item: usize,
     pub records: Vec<ResponseRecord>,
     pub scores: Vec<ScoreRecord>,
+    /// For a run imported from another tool: that tool's own verdict on each answer, by job.
+    pub sources: Vec<crate::foreign::record::SourceRecord>,
 }
 
 impl Outcome for RunAnswers {}
@@ -84,11 +86,19 @@ impl Job for LoadRunAnswers {
             match (r.run_item_answers(&run, &id), r.scores_for_item(&id)) {
                 (Ok(records), Ok(mut scores)) => {
                     scores.retain(|s| s.run_id == run);
+                    // A run prism made has none: an empty read of a small table.
+                    let mut sources = r
+                        .records_where::<crate::foreign::record::SourceRecord>(Some((
+                            "run_id", &run,
+                        )))
+                        .unwrap_or_default();
+                    sources.retain(|s| records.iter().any(|a| a.job_idx == s.job_idx));
                     Msg::new(RunAnswers {
                         run,
                         item,
                         records,
                         scores,
+                        sources,
                     })
                 }
                 (Err(e), _) | (_, Err(e)) => Msg::failed(format!("reading the run's answers: {e}")),

@@ -89,9 +89,14 @@ impl Compare {
         item: usize,
         records: &[crate::store::ResponseRecord],
         scores: &[crate::store::ScoreRecord],
+        sources: &[crate::foreign::record::SourceRecord],
     ) {
         for r in records {
             let mut a = Answer::from_record(r);
+            a.source_verdict = sources
+                .iter()
+                .find(|s| s.job_idx == r.job_idx)
+                .and_then(|s| s.verdict());
             a.verdict = scores
                 .iter()
                 .find(|s| s.job_idx == r.job_idx && s.run_id == r.run_id)
@@ -491,7 +496,7 @@ impl Component for Compare {
         if let Some(a) = msg.get::<RunAnswers>()
             && self.run.as_ref() == Some(&a.run)
         {
-            self.on_run_answers(a.item, &a.records, &a.scores);
+            self.on_run_answers(a.item, &a.records, &a.scores, &a.sources);
         }
         if let Some(Labelled(l)) = msg.get() {
             if !self.people.iter().any(|p| p.uid == l.uid) {

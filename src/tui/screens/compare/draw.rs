@@ -163,6 +163,9 @@ impl Compare {
                     .to_string(),
             ));
         }
+        if let Some(v) = &a.source_verdict {
+            facts.push((1, crate::text::one_line(v)));
+        }
         if self.show_tokens
             && let Some(n) = &a.tokens_note
             && n != crate::eval::whitebox::TOKENS_MISMATCH

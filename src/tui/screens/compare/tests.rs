@@ -70,6 +70,7 @@ fn answer(text: &str, status: Status) -> Answer {
         verdict: None,
         logprobs: None,
         tokens_note: None,
+        source_verdict: None,
     }
 }
 
