@@ -136,6 +136,7 @@ have_portable_llama_cpp_python() {
 #   chromium  the HTML report test
 #   postgres  the PostgreSQL server for the shared store's tests
 #   openssl   the openssl tool: the TLS test makes its server's certificates with it
+#   node    Node.js and npm: promptfoo, for the import fixtures (scripts/import-fixtures)
 missing_packages() {
   local need
   [ $# -gt 0 ] || set -- build python
@@ -156,6 +157,10 @@ missing_packages() {
       openssl) openssl version >/dev/null 2>&1 || echo openssl ;;
       xmllint) xmllint --version >/dev/null 2>&1 || echo libxml2-utils ;;
       zsh) zsh -fc 'exit 0' >/dev/null 2>&1 || echo zsh ;;
+      node)
+        node --version >/dev/null 2>&1 || echo nodejs
+        npm --version >/dev/null 2>&1 || echo npm
+        ;;
       *) echo "missing_packages: unknown need $need" >&2; return 2 ;;
     esac
   done

@@ -62,7 +62,7 @@ pub(crate) fn import(args: ImportArgs, dirs: &crate::config::Dirs) -> anyhow::Re
     let forced = args.format.as_deref().and_then(Tool::parse);
     let read = foreign::read(&args.files, forced);
     let mut problems = read.problems;
-    let mut made = 0;
+    let mut made: Vec<String> = Vec::new();
     for run in &read.runs {
         let placed = match place::import(&mut store, run, &opts) {
             Ok(p) => p,
@@ -85,7 +85,7 @@ pub(crate) fn import(args: ImportArgs, dirs: &crate::config::Dirs) -> anyhow::Re
                 placed.run_id
             );
         } else {
-            made += 1;
+            made.push(placed.run_id.clone());
             let mut line = format!(
                 "{}: {} answers of {} ({what}) as run {}",
                 run.file.display(),
@@ -117,9 +117,13 @@ pub(crate) fn import(args: ImportArgs, dirs: &crate::config::Dirs) -> anyhow::Re
     for p in &problems {
         crate::warn!("{p}");
     }
-    if made > 0 && opts.dataset.is_some() {
+    if !made.is_empty() && opts.dataset.is_some() {
+        let run = match made.as_slice() {
+            [one] => one.as_str(),
+            _ => "RUN",
+        };
         crate::warn!(
-            "score the answers on the release's items by PRISM's rules: prism score --run RUN"
+            "score the answers on the release's items by PRISM's rules: prism score --run {run}"
         );
     }
     Ok(if read.runs.is_empty() {
