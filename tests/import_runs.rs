@@ -6,6 +6,8 @@
 //! run; and hostile logs (a zip bomb, a FIFO, a newer format, a sample with no output, a cut
 //! file) each named, the rest imported, nothing half-written.
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -375,4 +377,48 @@ fn a_file_no_tool_wrote_is_named_and_format_forces_a_reading() {
     let (code, out, err) = env.import(&[&fixtures()], &[]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.lines().count(), 4, "{out}\n{err}");
+}
+
+#[test]
+fn a_mapped_model_draws_new_samples_for_imported_answers() {
+    let mock = common::mock::start_background();
+    let env = Env::new();
+    std::fs::write(
+        env.dir.path().join("models.toml"),
+        format!(
+            "[[models]]\nname = \"teller\"\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"echo\"\n",
+            mock.url()
+        ),
+    )
+    .unwrap();
+    let (code, out, err) = env.import(
+        &[&log("inspect-json")],
+        &["--model-map", "openai-api/stub/stub-model=teller"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let run = out.trim();
+    let drawn = env
+        .prism()
+        .args(["sentences", run, "--samples", "2", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&drawn.stderr);
+    assert!(
+        drawn.status.success()
+            && err.contains("drawing 8 sample(s) for 4 answer(s) of 1 model(s)")
+            && err.contains(
+                "model openai-api/stub/stub-model (answered by teller, mapped at import): 8 sample(s) drawn, 0 failed"
+            ),
+        "two more for each answer on a release item: {err}"
+    );
+    // Without the map there is no endpoint to call, and it says so.
+    let env = Env::new();
+    let (_, out, _) = env.import(&[&log("inspect-json")], &[]);
+    let drawn = env
+        .prism()
+        .args(["sentences", out.trim(), "--samples", "2", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&drawn.stderr);
+    assert!(err.contains("was imported from files"), "{err}");
 }

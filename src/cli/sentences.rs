@@ -303,15 +303,19 @@ fn draw(
         by_model.len()
     );
     for (model, todo) in by_model {
-        let Some(cfg) = models
-            .select(&model)
-            .ok()
-            .and_then(|v| v.into_iter().next())
-        else {
-            crate::warn!(
-                "model {model} is not in the models file: its answers' samples cannot be drawn"
-            );
-            continue;
+        // This machine's model of that name (or, for an imported model, the one mapped to
+        // answer in its place), never an endpoint the run recorded.
+        let cfg = match crate::engine::models::model_named(
+            &model,
+            &models.models,
+            &run.config.models,
+            id,
+        ) {
+            Ok(c) => c,
+            Err(e) => {
+                crate::warn!("{e:#}: its answers' samples cannot be drawn");
+                continue;
+            }
         };
         let (targets, ks): (Vec<_>, Vec<_>) = todo.into_iter().unzip();
         let items: Vec<(usize, u32)> = ks
@@ -343,7 +347,12 @@ fn draw(
                 }
             },
         )?;
-        crate::warn!("model {model}: {ok} sample(s) drawn, {failed} failed");
+        let by = if cfg.name == model {
+            String::new()
+        } else {
+            format!(" (answered by {}, mapped at import)", cfg.name)
+        };
+        crate::warn!("model {model}{by}: {ok} sample(s) drawn, {failed} failed");
         if interrupted {
             return Ok(true);
         }
