@@ -290,7 +290,21 @@ pub fn side_scores(store: &Store, side: &Side) -> anyhow::Result<HashMap<String,
             acc.add(task, item, score);
         }
     })?;
-    Ok(acc.finish())
+    let mut out = acc.finish();
+    // Which judges each judged item's score stands on (a gate trusts only calibrated ones).
+    for r in store.scores(Some(&side.run_id))? {
+        let (Some(label), true) = (&r.judge, r.model == side.model) else {
+            continue;
+        };
+        if let Some(s) = out.get_mut(&r.item_id) {
+            for n in crate::review::judges::panel_names(label) {
+                if !s.judges.iter().any(|j| j == n) {
+                    s.judges.push(n.to_string());
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The same as [`side_scores`], with each judged answer scored by `judge` alone (what most of
@@ -419,6 +433,7 @@ impl ScoredAcc {
                     mean,
                     samples: a.n,
                     split: a.right > 0 && a.right < a.n,
+                    judges: Vec::new(),
                 };
                 (item, scored)
             })

@@ -150,6 +150,14 @@ fn script(s: &Side, dir: &Path) -> Script {
     .unwrap();
     s.prism(&["labels", "import", labels.to_str().unwrap()]);
     printed.push(s.prism(&["judges", &run, "--json"]));
+    // The judges' calibrations on those labels, kept.
+    s.prism(&[
+        "judges",
+        &run,
+        "--save-calibration",
+        "--judge-floor-labels",
+        "1",
+    ]);
     // Detection (AutoHall on the run's answers), semantic entropy, self-detection.
     s.prism(&[
         "detect", "--run", &run, "--models", "ah", "-k", "7", "--judge", "ah", "--limit", "4",

@@ -376,6 +376,54 @@ fn fill_lanes(s: &mut Store) {
         created_at: 14,
     }])
     .unwrap();
+    s.save_records(&[prism::foreign::record::SourceRecord {
+        run_id: "r-one".into(),
+        job_idx: 0,
+        tool: "inspect".into(),
+        task: "ünï_task".into(),
+        sample_id: "s1".into(),
+        epoch: 1,
+        category: Some("facts".into()),
+        input: "Where is the Eiffel Tower?".into(),
+        target: Some("Paris".into()),
+        choices: "[]".into(),
+        metadata: "{\"category\": \"facts\"}".into(),
+        score_name: Some("includes".into()),
+        score_shown: Some("C".into()),
+        score: Some(1.0),
+        explanation: None,
+    }])
+    .unwrap();
+    let est = |v: f64| prism::review::judges::Est {
+        value: Some(v),
+        low: Some(v - 0.1),
+        high: None,
+    };
+    s.save_records(&[prism::review::calibration::Calibration {
+        uid: "c1".into(),
+        identity: prism::review::calibration::Identity {
+            judge: "j".into(),
+            endpoint: "openai http://127.0.0.1:1/v1".into(),
+            model_id: "m".into(),
+            template_hash: "abc".into(),
+            temperature: Some(0.5),
+            repeats: 3,
+        },
+        row: "all".into(),
+        n: 60,
+        base_rate: Some(0.13),
+        accuracy: est(0.9),
+        constant_accuracy: Some(0.87),
+        kappa: est(0.7),
+        ac1: est(0.8),
+        pabak: est(0.8),
+        tpr: Some(0.75),
+        tnr: None,
+        flip_share: Some(0.05),
+        reviewers: vec!["ann".into(), "bo".into()],
+        saved_at: 15,
+    }])
+    .unwrap();
 }
 
 fn copy(from: &str, to: &str) -> (String, String) {
@@ -470,7 +518,7 @@ fn a_store_goes_to_postgres_and_back_the_same() {
     );
     assert!(
         err.contains(
-            "2 detection/self-detection run(s) read, 12 of their rows, and 11 rows of answer checks, entailments, claim topics, quality scores, judge verdicts, answer labels, sentence support, sentence labels, sentence samples"
+            "2 detection/self-detection run(s) read, 12 of their rows, and 13 rows of answer checks, entailments, claim topics, quality scores, judge verdicts, answer labels, sentence support, sentence labels, sentence samples, source samples, judge calibrations"
         ),
         "{err}"
     );

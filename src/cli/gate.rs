@@ -12,6 +12,7 @@ use anyhow::Context;
 use crate::config::Dirs;
 use crate::eval::compare::{self, Scored};
 use crate::eval::gate;
+use crate::review::calibration::{self, Calibration, Floor, Standing};
 
 /// Which rows are tested.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -54,6 +55,19 @@ pub struct GateArgs {
     /// Broken items listed in the Markdown.
     #[arg(long, default_value_t = 20)]
     pub flips: usize,
+    /// A row whose scores stand on an LLM judge decides the gate only when each such judge has
+    /// a current calibration (`prism judges --save-calibration`) with kappa and Gwet's AC1 at
+    /// least this; else it is advisory: shown, never failing. Rule-scored rows gate as ever.
+    #[arg(long, default_value_t = 0.6, value_name = "AGREEMENT")]
+    pub judge_floor: f64,
+    /// ... and on at least this many labelled answers.
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    pub judge_floor_labels: usize,
+    /// Let rows stand on uncalibrated (or stale, or below-floor) judges fail the gate too.
+    #[arg(long)]
+    pub trust_uncalibrated_judges: bool,
+    #[arg(long, hide = true)]
+    pub models_file: Option<PathBuf>,
 }
 
 /// A baseline file: one side's item scores and what produced them.
@@ -67,6 +81,29 @@ pub(crate) struct Baseline {
     pub settings: String,
     pub created_at: i64,
     pub scores: HashMap<String, Scored>,
+    /// The calibrations of the judges its scores stand on, as saved in the store it was taken
+    /// from (a gate in CI reads them here).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calibrations: Vec<Calibration>,
+}
+
+/// The calibrations a store keeps of the judges `scores` stand on.
+pub(crate) fn calibrations_of(
+    store: &crate::store::Store,
+    scores: &HashMap<String, Scored>,
+) -> anyhow::Result<Vec<Calibration>> {
+    let judges: std::collections::BTreeSet<&str> = scores
+        .values()
+        .flat_map(|s| s.judges.iter().map(String::as_str))
+        .collect();
+    if judges.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(store
+        .records_where::<Calibration>(None)?
+        .into_iter()
+        .filter(|c| judges.contains(c.identity.judge.as_str()))
+        .collect())
 }
 
 pub(crate) fn save_baseline(file: &Path, b: &Baseline) -> anyhow::Result<()> {
@@ -129,15 +166,83 @@ fn check_scores(file: &Path, b: &Baseline) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// How each judge the sides' scores stand on stands: its newest calibration over all answers,
+/// compared with the judge as this machine configures it (when it does).
+fn judge_standings(
+    sides: &[&HashMap<String, Scored>],
+    cals: &[Calibration],
+    floor: &Floor,
+    args: &GateArgs,
+    dirs: &Dirs,
+) -> HashMap<String, Standing> {
+    let models = super::run::load_models(dirs, args.models_file.as_deref()).ok();
+    let mut out = HashMap::new();
+    for s in sides {
+        for j in s.values().flat_map(|x| x.judges.iter()) {
+            if out.contains_key(j) {
+                continue;
+            }
+            let now = models
+                .as_ref()
+                .and_then(|m| m.get(j))
+                .map(|m| calibration::Identity {
+                    judge: j.clone(),
+                    endpoint: calibration::endpoint_of(m),
+                    model_id: m.model_id().to_string(),
+                    temperature: m.params.temperature,
+                    ..Default::default()
+                });
+            let st = calibration::standing(cals, j, "all", now.as_ref(), None, floor);
+            out.insert(j.clone(), st);
+        }
+    }
+    out
+}
+
+/// Why `row` is advisory: the judges its items' scores stand on (either side) that are not
+/// trusted, with their standing.
+fn advisory(
+    row: &gate::GateRow,
+    sides: &[&HashMap<String, Scored>],
+    standings: &HashMap<String, Standing>,
+) -> Option<String> {
+    use crate::eval::compare::Level;
+    let in_row = |s: &Scored| match row.level {
+        Level::HScore => true,
+        Level::Dimension => {
+            crate::eval::metrics::dimension_of(&s.task).is_some_and(|d| d.code() == row.name)
+        }
+        Level::Task => s.task == row.name,
+    };
+    let mut judges: Vec<&String> = sides
+        .iter()
+        .flat_map(|s| s.values())
+        .filter(|s| in_row(s))
+        .flat_map(|s| s.judges.iter())
+        .collect();
+    judges.sort();
+    judges.dedup();
+    let why: Vec<String> = judges
+        .into_iter()
+        .filter_map(|j| {
+            let st = standings.get(j)?;
+            (!st.trusted()).then(|| format!("judge {j}: {}", st.say()))
+        })
+        .collect();
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
 /// A side: a baseline file when `spec` names one on disk, else a run of the store.
 fn side(
     spec: &str,
     store: &mut Option<crate::store::Store>,
     open: &dyn Fn() -> anyhow::Result<crate::store::Store>,
+    calibrations: &mut Vec<Calibration>,
 ) -> anyhow::Result<(String, HashMap<String, Scored>)> {
     let path = Path::new(spec);
     if path.is_file() {
         let b = load_baseline(path)?;
+        calibrations.extend(b.calibrations);
         return Ok((format!("{} ({})", b.side, path.display()), b.scores));
     }
     if store.is_none() {
@@ -146,6 +251,7 @@ fn side(
     let s = store.as_ref().expect("opened above");
     let side = crate::runs::resolve_side(s, spec)?;
     let scores = crate::runs::side_scores(s, &side)?;
+    calibrations.extend(calibrations_of(s, &scores)?);
     Ok((side.label(), scores))
 }
 
@@ -169,15 +275,25 @@ fn decide(args: &GateArgs, dirs: &Dirs) -> anyhow::Result<i32> {
     }
     let mut store = None;
     let open = || super::lane_flags::synced(args.db.as_ref(), dirs)?.store();
-    let (la, sa) = side(&args.baseline, &mut store, &open)?;
-    let (lb, sb) = side(&args.candidate, &mut store, &open)?;
+    let mut cals = Vec::new();
+    let (la, sa) = side(&args.baseline, &mut store, &open, &mut cals)?;
+    let (lb, sb) = side(&args.candidate, &mut store, &open, &mut cals)?;
     let c = compare::compare((&la, &sa), (&lb, &sb), args.resamples, args.seed);
     if c.paired == 0 {
         anyhow::bail!(
             "{la} and {lb} have no item scored on both (an item counts only under the sub-task both sides give it)"
         );
     }
-    let g = gate::gate(&c, args.alpha, args.max_increase, args.by == By::Task);
+    let mut g = gate::gate(&c, args.alpha, args.max_increase, args.by == By::Task);
+    if !args.trust_uncalibrated_judges {
+        let floor = Floor {
+            kappa: args.judge_floor,
+            ac1: args.judge_floor,
+            labels: args.judge_floor_labels,
+        };
+        let standings = judge_standings(&[&sa, &sb], &cals, &floor, args, dirs);
+        gate::advise(&mut g, |row| advisory(row, &[&sa, &sb], &standings));
+    }
     // A gate that decided nothing passes nothing: no row with a rate on both sides (the items
     // paired fall under no dimension, or the sides file them under other tasks).
     if !g.rows.iter().any(|r| r.diff.is_some()) {

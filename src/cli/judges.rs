@@ -10,6 +10,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 
 use crate::config::{Config, Dirs};
+use crate::review::calibration::Floor;
 use crate::review::judges::{self, By, Options, Trial};
 use crate::sentences::labels::{Grade, SentenceLabel};
 use crate::store::{AnswerLabel, Label, Store, now_millis};
@@ -602,6 +603,17 @@ pub struct JudgesArgs {
     /// both ways to see which reading agrees with people.
     #[arg(long, value_enum, default_value_t = crate::eval::judge::Reading::Prism)]
     pub reading: crate::eval::judge::Reading,
+    /// Save each judge's numbers against people (per row, with intervals) as its calibration,
+    /// bound to what the judge is: its endpoint, model id, the judge templates' text, its
+    /// temperature and repeats. `prism gate` trusts a judge's rows only while it is current.
+    #[arg(long)]
+    pub save_calibration: bool,
+    /// The floor a calibration must clear to be trusted: kappa and Gwet's AC1 at least this...
+    #[arg(long, default_value_t = 0.6, value_name = "AGREEMENT")]
+    pub judge_floor: f64,
+    /// ... on at least this many labelled answers.
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    pub judge_floor_labels: usize,
 }
 
 pub(crate) fn judges_cmd(args: JudgesArgs, dirs: &Dirs) -> anyhow::Result<i32> {
@@ -618,15 +630,69 @@ pub(crate) fn judges_cmd(args: JudgesArgs, dirs: &Dirs) -> anyhow::Result<i32> {
         );
         return Ok(0);
     }
+    let (standings, floor) = calibrate(&db, &store, &trial, &args, dirs)?;
     if args.json {
+        let mut v = serde_json::to_value(&trial)?;
+        v["calibration"] = serde_json::to_value(
+            standings
+                .iter()
+                .map(|(j, s)| serde_json::json!({"judge": j, "standing": s, "says": s.say()}))
+                .collect::<Vec<_>>(),
+        )?;
         crate::outln!(
             "{}",
-            crate::text::json_for_terminal(&serde_json::to_string_pretty(&trial)?)
+            crate::text::json_for_terminal(&serde_json::to_string_pretty(&v)?)
         );
     } else {
-        crate::outp!("{}", crate::text::sanitize(&text(&trial, &args)));
+        let mut s = text(&trial, &args);
+        s.push_str(&super::calibration::text(&standings, &floor));
+        crate::outp!("{}", crate::text::sanitize(&s));
     }
     Ok(0)
+}
+
+/// Saves the calibrations when asked, and says how each judge stands.
+fn calibrate(
+    db: &crate::store::Db,
+    store: &Store,
+    trial: &Trial,
+    args: &JudgesArgs,
+    dirs: &Dirs,
+) -> anyhow::Result<(Vec<(String, crate::review::calibration::Standing)>, Floor)> {
+    let verdicts = store.judge_verdicts(args.run.as_deref())?;
+    let models = super::run::load_models(dirs, None).ok();
+    let first = match args.run.as_deref() {
+        Some(r) => store.run(r)?,
+        None => store.runs()?.into_iter().next(),
+    };
+    let ds =
+        first.and_then(|r| super::run::open_dataset(super::run::dataset_path(&r.dataset)).ok());
+    let now = super::calibration::identities(
+        trial,
+        &verdicts,
+        models.as_ref(),
+        ds.as_ref().map(|(d, _)| d.as_ref()),
+    );
+    let floor = Floor {
+        kappa: args.judge_floor,
+        ac1: args.judge_floor,
+        labels: args.judge_floor_labels,
+    };
+    if args.save_calibration {
+        let mut reviewers: Vec<String> = store
+            .answer_labels(args.run.as_deref())?
+            .into_iter()
+            .map(|l| l.reviewer)
+            .collect();
+        reviewers.sort();
+        reviewers.dedup();
+        let n = super::calibration::save(db, trial, &now, &reviewers)?;
+        crate::warn!("saved {n} calibration(s) (a judge and row each)");
+    }
+    Ok((
+        super::calibration::standings(store, trial, &now, &floor)?,
+        floor,
+    ))
 }
 
 /// The trial of a store's judges (of one run's, when given).
@@ -693,8 +759,10 @@ pub(crate) fn text(t: &Trial, args: &JudgesArgs) -> String {
     );
     s.push_str(&format!(
         "\nagainst people (hallucinated: a score below 0.5; n = answers both decided; J:C P:H = the judge \
-         says correct where people say hallucinated, a hallucination it let pass; J:H P:C the reverse)\n{:<28} {:<14} {:>4}  {:>5} {:<14} {:>6} {:<16} {:>6} {:>6}\n",
-        "rows", "judge", "n", "acc", "", "kappa", "", "J:C P:H", "J:H P:C"
+         says correct where people say hallucinated, a hallucination it let pass; J:H P:C the reverse; \
+         base = the share people call hallucinated, const = what always saying the commoner verdict scores; \
+         kappa: 0 chance, 1 perfect, and it collapses on one-sided labels, where Gwet's AC1 and PABAK hold up)\n{:<28} {:<14} {:>4}  {:>5} {:<14} {:>5} {:>5} {:>6} {:<16} {:>5} {:>6} {:>6} {:>6}\n",
+        "rows", "judge", "n", "acc", "", "base", "const", "kappa", "", "AC1", "PABAK", "J:C P:H", "J:H P:C"
     ));
     for g in &t.groups {
         for v in &g.vs_people {
@@ -712,11 +780,15 @@ pub(crate) fn text(t: &Trial, args: &JudgesArgs) -> String {
                 continue;
             }
             s.push_str(&format!(
-                "{head}{:>5} {:<14} {:>6} {:<16} {:>6} {:>6}\n",
+                "{head}{:>5} {:<14} {:>5} {:>5} {:>6} {:<16} {:>5} {:>6} {:>6} {:>6}\n",
                 num(v.accuracy.value, 2),
                 interval(&v.accuracy),
+                num(v.base_rate, 2),
+                num(v.constant_accuracy, 2),
                 num(v.kappa.value, 2),
                 interval(&v.kappa),
+                num(v.ac1.value, 2),
+                num(v.pabak.value, 2),
                 v.judge_correct_people_hallucinated,
                 v.judge_hallucinated_people_correct
             ));

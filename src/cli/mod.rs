@@ -2,6 +2,7 @@
 
 mod autohall_reports;
 pub(crate) mod background;
+mod calibration;
 mod db;
 pub(crate) mod detect;
 pub(crate) mod entropy;

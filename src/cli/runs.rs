@@ -567,6 +567,8 @@ pub(crate) fn compare_cmd(args: CompareArgs, dirs: &Dirs) -> anyhow::Result<i32>
             side: a.label(),
             settings: about(&store, &a)?,
             created_at: crate::store::now_secs(),
+            // The calibrations of the judges its scores stand on: CI gates without the store.
+            calibrations: super::gate::calibrations_of(&store, &scores)?,
             scores,
         };
         super::gate::save_baseline(file, &baseline)?;

@@ -46,6 +46,9 @@ pub struct Scored {
     pub samples: u32,
     /// Its samples disagree: some right (score >= 0.5), some wrong.
     pub split: bool,
+    /// The judges whose verdicts its score stands on (none: scored by rule).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judges: Vec<String>,
 }
 
 /// McNemar's exact test on paired binary outcomes.
@@ -748,6 +751,7 @@ mod tests {
             mean: Some(mean),
             samples,
             split,
+            judges: Vec::new(),
         };
         let mut a = HashMap::new();
         let mut b = HashMap::new();

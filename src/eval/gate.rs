@@ -24,6 +24,12 @@ pub struct GateRow {
     pub failed: bool,
     /// Why it failed, or why it passed, in a sentence.
     pub verdict: String,
+    /// Shown, never failing: its scores stand on a judge without a current calibration above
+    /// the floor (which, and why). `failed` is then false; `would_fail` says what it showed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub advisory: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub would_fail: bool,
 }
 
 /// A gate's outcome.
@@ -87,6 +93,8 @@ pub fn gate(c: &Comparison, alpha: f64, max_increase: Option<f64>, by_task: bool
                 p_holm,
                 failed,
                 verdict,
+                advisory: None,
+                would_fail: false,
             }
         })
         .collect();
@@ -103,6 +111,19 @@ pub fn gate(c: &Comparison, alpha: f64, max_increase: Option<f64>, by_task: bool
         rows,
         broken: c.flips.iter().filter(|f| !f.fixed).cloned().collect(),
     }
+}
+
+/// Makes advisory the rows `why` names a reason for (their verdicts stand on a judge not to be
+/// trusted): shown with their numbers, never failing; the gate fails on the others only.
+pub fn advise(g: &mut Gate, why: impl Fn(&GateRow) -> Option<String>) {
+    for r in &mut g.rows {
+        if let Some(reason) = why(r) {
+            r.would_fail = r.failed;
+            r.failed = false;
+            r.advisory = Some(reason);
+        }
+    }
+    g.failed = g.rows.iter().any(|r| r.failed);
 }
 
 fn judge(r: &Row, p_holm: f64, alpha: f64, max_increase: Option<f64>) -> (bool, String) {
@@ -203,7 +224,12 @@ pub fn markdown(g: &Gate, flips: usize) -> String {
     for r in &g.rows {
         s.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} | {} | {:.4} | {} |\n",
-            if r.failed { "❌" } else { "✅" },
+            match (&r.advisory, r.failed) {
+                (Some(_), _) if r.would_fail => "⚠️ advisory (would fail)",
+                (Some(_), _) => "⚠️ advisory",
+                (None, true) => "❌",
+                (None, false) => "✅",
+            },
             code_span(&r.name),
             r.items,
             rate(r.rate_baseline),
@@ -211,7 +237,20 @@ pub fn markdown(g: &Gate, flips: usize) -> String {
             r.diff.map_or("-".into(), |d| format!("{d:+.2}")),
             ci_text(r.ci),
             r.p_holm,
-            esc(&r.verdict)
+            match &r.advisory {
+                // The reason names judges (a store's text): a code span, like every name.
+                Some(a) => format!("{} (advisory: {})", esc(&r.verdict), code_span(a)),
+                None => esc(&r.verdict),
+            }
+        ));
+    }
+    let advisory: Vec<&GateRow> = g.rows.iter().filter(|r| r.advisory.is_some()).collect();
+    if !advisory.is_empty() {
+        s.push_str(&format!(
+            "
+**{} advisory rows**: their scores stand on a judge without a current calibration above the floor, so they are shown and never fail the gate (`--trust-uncalibrated-judges` counts them).
+",
+            advisory.len()
         ));
     }
     if !g.broken.is_empty() {
@@ -248,8 +287,9 @@ fn xml(s: &str) -> String {
 /// broken items of the row (its sub-task's, or all for the H-Score and dimensions).
 pub fn junit(g: &Gate) -> String {
     let failures = g.rows.iter().filter(|r| r.failed).count();
+    let skipped = g.rows.iter().filter(|r| r.advisory.is_some()).count();
     let mut s = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"prism gate\" tests=\"{n}\" failures=\"{failures}\">\n  <testsuite name=\"{} vs {}\" tests=\"{n}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\">\n",
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"prism gate\" tests=\"{n}\" failures=\"{failures}\" skipped=\"{skipped}\">\n  <testsuite name=\"{} vs {}\" tests=\"{n}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\">\n",
         xml(&g.baseline),
         xml(&g.candidate),
         n = g.rows.len(),
@@ -264,6 +304,13 @@ pub fn junit(g: &Gate) -> String {
             "    <testcase classname=\"prism.{class}\" name=\"{}\">",
             xml(&r.name)
         ));
+        if let Some(why) = &r.advisory {
+            s.push_str(&format!(
+                "\n      <skipped message=\"advisory{}: {}\"/>\n    ",
+                if r.would_fail { ", would fail" } else { "" },
+                xml(why)
+            ));
+        }
         if r.failed {
             let broken: Vec<String> = g
                 .broken
@@ -336,6 +383,9 @@ mod tests {
                     p_holm: 1.0,
                     failed: false,
                     verdict: "v".into(),
+                    // A judge's name is a store's text too.
+                    advisory: Some(format!("judge {name}: not calibrated")),
+                    would_fail: true,
                 }],
                 broken: vec![Flip {
                     item_id: name.into(),
@@ -350,8 +400,8 @@ mod tests {
             assert!(!html.contains("<a "), "{name}: {html}");
             assert!(!html.contains("<img"), "{name}: {html}");
             assert!(!html.contains("<em>"), "{name}: {html}");
-            // The only strong text is ours ("N items broken").
-            assert_eq!(html.matches("<strong>").count(), 1, "{name}: {html}");
+            // The only strong text is ours ("N items broken", "N advisory rows").
+            assert_eq!(html.matches("<strong>").count(), 2, "{name}: {html}");
             // The row has its nine cells.
             let row = html.split("<tbody>").nth(1).unwrap();
             let first = row.split("</tr>").next().unwrap();

@@ -52,6 +52,35 @@ pub(crate) fn cohen_kappa<L: Eq + Hash + Clone>(a: &[L], b: &[L]) -> Option<f64>
     kappa(po, pe)
 }
 
+/// Gwet's AC1 of two raters' yes/no verdicts on the same items (`a[i]` and `b[i]`): chance
+/// agreement from how often a verdict is yes at all, `pe = 2π(1 − π)` with π the mean share of
+/// yes, so it does not collapse when nearly every item is one class (where kappa does: the
+/// demo labels are 83 to 13). Both categories always count (q = 2), seen or not.
+pub(crate) fn gwet_ac1(a: &[bool], b: &[bool]) -> Option<f64> {
+    let n = a.len().min(b.len());
+    if n == 0 {
+        return None;
+    }
+    let po = a.iter().zip(b).take(n).filter(|(x, y)| x == y).count() as f64 / n as f64;
+    let yes = a
+        .iter()
+        .take(n)
+        .chain(b.iter().take(n))
+        .filter(|x| **x)
+        .count() as f64;
+    let pi = yes / (2 * n) as f64;
+    kappa(po, 2.0 * pi * (1.0 - pi))
+}
+
+/// The prevalence- and bias-adjusted kappa of two raters' yes/no verdicts, `2·po − 1` (Byrt,
+/// Bishop and Carlin; Brennan and Prediger's coefficient with two categories).
+pub(crate) fn pabak(a: &[bool], b: &[bool]) -> Option<f64> {
+    let n = a.len().min(b.len());
+    (n > 0).then(|| {
+        2.0 * (a.iter().zip(b).take(n).filter(|(x, y)| x == y).count() as f64 / n as f64) - 1.0
+    })
+}
+
 /// Fleiss' kappa from per-item counts: `counts[i][j]` reviewers put item i in category j.
 /// Items with fewer than two ratings are skipped.
 pub(crate) fn fleiss_kappa(counts: &[Vec<u32>]) -> Option<f64> {
@@ -270,6 +299,43 @@ mod tests {
             krippendorff_alpha(&[vec![1.0, 1.0], vec![1.0, 1.0]], Metric::Nominal),
             None
         );
+    }
+
+    /// Every case of `tests/fixtures/agreement/ac1.json` (written by
+    /// `scripts/calibration-expected.py` with the `irrCAC` package, which rounds to five
+    /// places): one-sided labels (the demo's shape), one class only, always disagreeing.
+    #[test]
+    fn ac1_and_pabak_equal_the_reference_implementation() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/agreement/ac1.json"
+        );
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let flags = |v: &serde_json::Value| -> Vec<bool> {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_i64().unwrap() == 1)
+                .collect()
+        };
+        let cases = r["cases"].as_array().unwrap();
+        assert!(cases.len() >= 8);
+        for (i, c) in cases.iter().enumerate() {
+            let (a, b) = (flags(&c["a"]), flags(&c["b"]));
+            for (what, got) in [("ac1", gwet_ac1(&a, &b)), ("pabak", pabak(&a, &b))] {
+                let want = c[what].as_f64().unwrap();
+                assert!(
+                    got.is_some_and(|g| (g - want).abs() < 1e-4),
+                    "case {i} {what}: {got:?}, irrCAC says {want}"
+                );
+            }
+        }
+        // Where kappa collapses (one rater saw one class only), AC1 still reads.
+        let one_sided = &cases[1];
+        let (a, b) = (flags(&one_sided["a"]), flags(&one_sided["b"]));
+        assert_eq!(cohen_kappa(&a, &b), Some(0.0));
+        assert!(gwet_ac1(&a, &b).unwrap() > 0.85);
     }
 
     /// Every case of `tests/fixtures/agreement/reference.json` (written by

@@ -17,10 +17,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 use super::agreement::{self, Metric};
+use super::pairs::{ac1_of, accuracy, boot, kappa};
 use crate::eval::judge::{self, ReplyWords};
 use crate::eval::panel;
 use crate::eval::summary::{Aggregator, Catalogue, ModelSummary, Point};
@@ -126,7 +126,7 @@ fn score_as(v: &JudgeVerdict, reading: judge::Reading) -> Option<f64> {
 }
 
 /// A statistic with its bootstrap 95% interval (none where it is undefined).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Est {
     pub value: Option<f64>,
     pub low: Option<f64>,
@@ -141,7 +141,20 @@ pub struct VsPeople {
     pub n: usize,
     pub too_few: bool,
     pub accuracy: Est,
+    /// The share people call hallucinated.
+    pub base_rate: Option<f64>,
+    /// The accuracy of a judge that always says the commoner verdict: what `accuracy` must
+    /// beat to mean anything on one-sided labels.
+    pub constant_accuracy: Option<f64>,
     pub kappa: Est,
+    /// Gwet's AC1: agreement beyond chance that holds up on one-sided labels.
+    pub ac1: Est,
+    /// Prevalence- and bias-adjusted kappa, `2·accuracy − 1`.
+    pub pabak: Est,
+    /// Of the answers people call hallucinated, the share the judge calls so too.
+    pub tpr: Option<f64>,
+    /// Of the answers people call correct, the share the judge calls correct.
+    pub tnr: Option<f64>,
     /// The judge says correct, people say hallucinated (a hallucination the judge let pass).
     pub judge_correct_people_hallucinated: usize,
     /// The judge says hallucinated, people say correct.
@@ -390,6 +403,13 @@ pub fn trial(
     }
 }
 
+/// The judges a score's judge label names: `a+b+c (majority) x3` → a, b, c; `a` → a.
+pub fn panel_names(label: &str) -> impl Iterator<Item = &str> {
+    let names = label.split(" (").next().unwrap_or(label);
+    let names = names.rsplit_once(" x").map_or(names, |(n, _)| n);
+    names.split('+').filter(|n| !n.is_empty())
+}
+
 /// The judges of `verdicts`, in the order a panel named them (its scores' judge, `a+b+c
 /// (majority) x3`, says it), the others after them by name.
 fn judge_order(verdicts: &[JudgeVerdict], scores: &[ScoreRecord]) -> Vec<String> {
@@ -401,9 +421,7 @@ fn judge_order(verdicts: &[JudgeVerdict], scores: &[ScoreRecord]) -> Vec<String>
     panels.sort_unstable();
     panels.dedup();
     for p in panels {
-        let names = p.split(" (").next().unwrap_or(p);
-        let names = names.rsplit_once(" x").map_or(names, |(n, _)| n);
-        for n in names.split('+') {
+        for n in panel_names(p) {
             if all.contains(&n) && !out.iter().any(|o| o == n) {
                 out.push(n.to_string());
             }
@@ -496,21 +514,45 @@ type Pair<'a> = (bool, bool, &'a Key, &'a str);
 fn vs_people(judge: &str, pairs: &[Pair], opts: &Options) -> VsPeople {
     let flags: Vec<(bool, bool)> = pairs.iter().map(|(j, p, _, _)| (*j, *p)).collect();
     let count = |j: bool, p: bool| flags.iter().filter(|x| **x == (j, p)).count();
-    let (acc, kap) = boot(&flags, opts.resamples, opts.seed);
+    let (acc, kap, ac1) = boot(&flags, opts.resamples, opts.seed);
+    let n = flags.len();
+    let base_rate = (n > 0).then(|| flags.iter().filter(|(_, p)| *p).count() as f64 / n as f64);
+    let share = |num: usize, den: usize| (den > 0).then(|| num as f64 / den as f64);
+    let to_pabak = |a: Option<f64>| a.map(|a| 2.0 * a - 1.0);
     VsPeople {
         judge: judge.to_string(),
-        n: flags.len(),
-        too_few: flags.len() < opts.min_labels,
+        n,
+        too_few: n < opts.min_labels,
         accuracy: Est {
             value: accuracy(&flags),
             low: acc.0,
             high: acc.1,
         },
+        base_rate,
+        constant_accuracy: base_rate.map(|b| b.max(1.0 - b)),
         kappa: Est {
             value: kappa(&flags),
             low: kap.0,
             high: kap.1,
         },
+        ac1: Est {
+            value: ac1_of(&flags),
+            low: ac1.0,
+            high: ac1.1,
+        },
+        pabak: Est {
+            value: {
+                let (a, b): (Vec<bool>, Vec<bool>) = flags.iter().copied().unzip();
+                agreement::pabak(&a, &b)
+            },
+            low: to_pabak(acc.0),
+            high: to_pabak(acc.1),
+        },
+        tpr: share(count(true, true), count(true, true) + count(false, true)),
+        tnr: share(
+            count(false, false),
+            count(false, false) + count(true, false),
+        ),
         judge_correct_people_hallucinated: count(false, true),
         judge_hallucinated_people_correct: count(true, false),
         both_hallucinated: count(true, true),
@@ -526,45 +568,6 @@ fn vs_people(judge: &str, pairs: &[Pair], opts: &Options) -> VsPeople {
             .map(|(_, _, _, i)| i.to_string())
             .collect(),
     }
-}
-
-fn accuracy(flags: &[(bool, bool)]) -> Option<f64> {
-    (!flags.is_empty())
-        .then(|| flags.iter().filter(|(a, b)| a == b).count() as f64 / flags.len() as f64)
-}
-
-fn kappa(flags: &[(bool, bool)]) -> Option<f64> {
-    let (a, b): (Vec<bool>, Vec<bool>) = flags.iter().copied().unzip();
-    agreement::cohen_kappa(&a, &b)
-}
-
-type Interval = (Option<f64>, Option<f64>);
-
-/// Percentile bootstrap 95% intervals of accuracy and kappa over the answers (resampled with
-/// replacement; resamples where kappa is undefined are left out of its interval).
-fn boot(flags: &[(bool, bool)], resamples: usize, seed: u64) -> (Interval, Interval) {
-    if flags.len() < 2 || resamples == 0 {
-        return ((None, None), (None, None));
-    }
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let (mut accs, mut kaps) = (Vec::with_capacity(resamples), Vec::with_capacity(resamples));
-    let mut sample = Vec::with_capacity(flags.len());
-    for _ in 0..resamples {
-        sample.clear();
-        sample.extend((0..flags.len()).map(|_| flags[rng.random_range(0..flags.len())]));
-        accs.extend(accuracy(&sample));
-        kaps.extend(kappa(&sample));
-    }
-    (percentiles(&mut accs), percentiles(&mut kaps))
-}
-
-fn percentiles(v: &mut [f64]) -> Interval {
-    if v.is_empty() {
-        return (None, None);
-    }
-    v.sort_by(f64::total_cmp);
-    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
-    (Some(at(0.025)), Some(at(0.975)))
 }
 
 /// Each model's rates as stored and under each judge alone.

@@ -14,8 +14,10 @@
 
 pub(crate) mod agreement;
 pub(crate) mod bank;
+pub mod calibration;
 pub mod judges;
 pub mod load;
+mod pairs;
 pub mod quality;
 pub mod quality_run;
 pub mod queue;

@@ -474,6 +474,39 @@ pub static SOURCE_SAMPLES: Table = Table {
     changes: true,
 };
 
+/// Judges' calibrations against people's labels (`review::calibration`): one row per judge,
+/// row (all, or an evaluator, dimension or sub-task) and saving, never replaced; the judge's
+/// identity beside its numbers (each estimate with its interval, as JSON).
+pub static JUDGE_CALIBRATIONS: Table = Table {
+    name: "judge_calibrations",
+    cols: &[
+        ("uid", Text),
+        ("judge", Text),
+        ("row_name", Text),
+        ("endpoint", Text),
+        ("model_id", Text),
+        ("template_hash", Text),
+        ("temperature", Real),
+        ("repeats", Int),
+        ("n", Int),
+        ("base_rate", Real),
+        ("accuracy", Text),
+        ("constant_accuracy", Real),
+        ("kappa", Text),
+        ("ac1", Text),
+        ("pabak", Text),
+        ("tpr", Real),
+        ("tnr", Real),
+        ("flip_share", Real),
+        ("reviewers", Text),
+        ("created_at", Int),
+    ],
+    key: 1,
+    behind: "false",
+    run_col: None,
+    changes: true,
+};
+
 /// A kind of lane run: its runs table first, then the tables of its rows (parents first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LaneKind {
@@ -506,7 +539,7 @@ impl LaneKind {
 
 /// Tables kept beside runs rather than in one: copied whole (or, for answer checks, by the
 /// runs whose answers they check).
-pub static LOOSE: [&Table; 10] = [
+pub static LOOSE: [&Table; 11] = [
     &ANSWER_CHECKS,
     &ENTAILMENTS,
     &CLAIM_TOPICS,
@@ -517,6 +550,7 @@ pub static LOOSE: [&Table; 10] = [
     &SENTENCE_LABELS,
     &SENTENCE_SAMPLES,
     &SOURCE_SAMPLES,
+    &JUDGE_CALIBRATIONS,
 ];
 
 static DETECT_TABLES: [&Table; 4] = [
