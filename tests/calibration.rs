@@ -205,6 +205,18 @@ fn a_calibration_is_saved_goes_stale_and_decides_which_gate_rows_count() {
     assert!(!md.contains("judge j:"), "j is calibrated\n{md}");
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("<skipped message=\"advisory"), "{xml}");
+    let xsd = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/junit/junit.xsd");
+    let valid = std::process::Command::new("xmllint")
+        .args(["--noout", "--schema"])
+        .arg(&xsd)
+        .arg(&junit)
+        .output()
+        .expect("xmllint (libxml2-utils) runs the JUnit schema check");
+    assert!(
+        valid.status.success(),
+        "{}",
+        String::from_utf8_lossy(&valid.stderr)
+    );
     let (_, js, _) = env.out(&["gate", &cand, &base, "--json", floor[0], floor[1]]);
     let g: Value = serde_json::from_str(&js).unwrap();
     let ke = g["rows"]
