@@ -456,6 +456,9 @@ fn the_judges_screen_lists_a_judges_disagreements_and_labels_from_there() {
     for name in ["all", "fact_judge", "judge_equiv", "Fleiss"] {
         assert!(grid.contains(name), "{name}: {grid}");
     }
+    // The chosen cell says how the judge stands: nothing saved yet, and AC1 beside kappa.
+    assert!(grid.contains("calibration: not calibrated"), "{grid}");
+    assert!(grid.contains("AC1 1.00"), "{grid}");
     let count = |f: &dyn Fn(&Plan) -> bool| plans.values().filter(|p| f(p)).count();
     let disagree = count(&|p| p.contrary);
     // Two judges to the right (c), its disagreements.

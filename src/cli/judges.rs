@@ -660,7 +660,9 @@ fn calibrate(
     dirs: &Dirs,
 ) -> anyhow::Result<(Vec<(String, crate::review::calibration::Standing)>, Floor)> {
     let verdicts = store.judge_verdicts(args.run.as_deref())?;
-    let models = super::run::load_models(dirs, None).ok();
+    let models = super::run::load_models(dirs, None)
+        .map(|f| f.models)
+        .unwrap_or_default();
     let first = match args.run.as_deref() {
         Some(r) => store.run(r)?,
         None => store.runs()?.into_iter().next(),
@@ -670,7 +672,7 @@ fn calibrate(
     let now = super::calibration::identities(
         trial,
         &verdicts,
-        models.as_ref(),
+        &models,
         ds.as_ref().map(|(d, _)| d.as_ref()),
     );
     let floor = Floor {

@@ -5,6 +5,8 @@
 //! answers, then per evaluator, dimension or sub-task); `prism gate` counts a judge's rows
 //! only when its calibration is current and above the floor.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -131,6 +133,70 @@ pub fn template_hash<'a>(templates: impl IntoIterator<Item = (&'a String, &'a St
         h.update([0]);
     }
     format!("{:x}", h.finalize())
+}
+
+/// What each judge of the trial is now: as this machine configures it (a judge it does not
+/// configure keeps only its name and repeats), asked with `ds`'s judge templates.
+pub fn identities(
+    trial: &Trial,
+    verdicts: &[crate::store::JudgeVerdict],
+    models: &[crate::provider::ModelConfig],
+    ds: Option<&crate::dataset::Dataset>,
+) -> Vec<Identity> {
+    let templates = ds
+        .map(|d| template_hash(d.prompts.judges.iter()))
+        .unwrap_or_default();
+    trial
+        .judges
+        .iter()
+        .map(|j| {
+            let m = models.iter().find(|m| &m.name == j);
+            Identity {
+                judge: j.clone(),
+                endpoint: m.map(endpoint_of).unwrap_or_default(),
+                model_id: m.map(|m| m.model_id().to_string()).unwrap_or_default(),
+                template_hash: templates.clone(),
+                temperature: m.and_then(|m| m.params.temperature),
+                repeats: repeats(verdicts, j),
+            }
+        })
+        .collect()
+}
+
+/// How many times the judge was asked per answer, most often.
+fn repeats(verdicts: &[crate::store::JudgeVerdict], judge: &str) -> u32 {
+    let mut per: HashMap<(&str, u32), u32> = HashMap::new();
+    for v in verdicts.iter().filter(|v| v.judge == judge) {
+        *per.entry((v.run_id.as_str(), v.job_idx)).or_default() += 1;
+    }
+    let mut counts: HashMap<u32, usize> = HashMap::new();
+    for n in per.values() {
+        *counts.entry(*n).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .max_by_key(|(n, c)| (*c, *n))
+        .map_or(1, |(n, _)| n)
+}
+
+/// Each judge's standing over all answers, with what decides it.
+pub fn standings(
+    store: &crate::store::Store,
+    trial: &Trial,
+    now: &[Identity],
+    floor: &Floor,
+) -> crate::store::Result<Vec<(String, Standing)>> {
+    let saved = store.records_where::<Calibration>(None)?;
+    let all = &trial.groups[0];
+    Ok(trial
+        .judges
+        .iter()
+        .map(|j| {
+            let labels_now = all.vs_people.iter().find(|v| &v.judge == j).map(|v| v.n);
+            let id = now.iter().find(|i| &i.judge == j);
+            (j.clone(), standing(&saved, j, "all", id, labels_now, floor))
+        })
+        .collect())
 }
 
 /// The calibrations a trial makes: one per judge and row with people's labels under it.

@@ -203,10 +203,16 @@ impl Job for LoadItemLabels {
 /// The judges on trial over one run's judged answers, or every run's.
 pub struct LoadJudges {
     pub run: Option<String>,
+    /// This machine's models: what each judge is now, for whether its calibration holds.
+    pub models: Vec<crate::provider::ModelConfig>,
 }
 
+/// The trial, and how each judge's calibration stands (`review::calibration`).
 #[derive(Debug)]
-pub struct Trial(pub Box<crate::review::judges::Trial>);
+pub struct Trial(
+    pub Box<crate::review::judges::Trial>,
+    pub Vec<(String, crate::review::calibration::Standing)>,
+);
 
 impl Outcome for Trial {}
 
@@ -214,12 +220,19 @@ impl Job for LoadJudges {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
         watch_labels(cx);
         let cat = crate::eval::summary::Catalogue::of(cx.ds);
-        let run = self.run;
+        let ds = cx.ds.clone();
+        let (run, models) = (self.run, self.models);
         cx.on_reader(Some("the judges need a store"), move |r| {
+            use crate::review::calibration as cal;
             let opts = crate::review::judges::Options::default();
-            crate::review::judges::of_store(r, run.as_deref(), &cat, &opts)
-                .map(|t| Msg::new(Trial(Box::new(t))))
-                .unwrap_or_else(|e| Msg::failed(format!("reading the judges: {e}")))
+            let got =
+                crate::review::judges::of_store(r, run.as_deref(), &cat, &opts).and_then(|t| {
+                    let verdicts = r.judge_verdicts(run.as_deref())?;
+                    let now = cal::identities(&t, &verdicts, &models, Some(&ds));
+                    let standings = cal::standings(r, &t, &now, &cal::Floor::default())?;
+                    Ok(Msg::new(Trial(Box::new(t), standings)))
+                });
+            got.unwrap_or_else(|e| Msg::failed(format!("reading the judges: {e}")))
         });
     }
 }

@@ -32,6 +32,8 @@ pub struct Judges {
     /// The answers of the chosen cell where the judge and people disagree, once `enter` opened
     /// them.
     disputed: Option<Disputed>,
+    /// Each judge's calibration standing (what `prism gate` trusts).
+    standings: Vec<(String, crate::review::calibration::Standing)>,
 }
 
 struct Disputed {
@@ -54,6 +56,7 @@ impl Judges {
             row: 0,
             col: 0,
             disputed: None,
+            standings: Vec::new(),
         }
     }
 
@@ -75,9 +78,10 @@ impl Judges {
         self.group()?.vs_people.get(self.col)
     }
 
-    fn load(&self) -> Vec<Cmd> {
+    fn load(&self, cx: &Cx) -> Vec<Cmd> {
         vec![Cmd::job(crate::tui::jobs::labels::LoadJudges {
             run: self.run.clone(),
+            models: cx.models.to_vec(),
         })]
     }
 
@@ -180,8 +184,8 @@ impl Component for Judges {
     fn mode(&self) -> Mode {
         Mode::Judges
     }
-    fn on_open(&mut self, _cx: &Cx) -> Vec<Cmd> {
-        let mut cmds = self.load();
+    fn on_open(&mut self, cx: &Cx) -> Vec<Cmd> {
+        let mut cmds = self.load(cx);
         cmds.push(Cmd::Notice(
             "reading the judges' verdicts and the labels…".into(),
         ));
@@ -201,10 +205,11 @@ impl Component for Judges {
             _ => self.on_grid(a),
         }
     }
-    fn on_msg(&mut self, msg: &Msg, _cx: &Cx) -> Vec<Cmd> {
+    fn on_msg(&mut self, msg: &Msg, cx: &Cx) -> Vec<Cmd> {
         use crate::tui::jobs::labels::{JudgedAnswer, Labelled, LabelsChanged, Trial};
-        if let Some(Trial(t)) = msg.get() {
+        if let Some(Trial(t, standings)) = msg.get() {
             self.trial = Some((**t).clone());
+            self.standings = standings.clone();
             self.row = self.row.min(t.groups.len().saturating_sub(1));
             self.col = self.col.min(t.judges.len().saturating_sub(1));
             // With nothing judged, the body says what to do; a message would cover it.
@@ -222,7 +227,7 @@ impl Component for Judges {
         // answer's list of labels: read both again (the list of disagreements stays as opened,
         // so the place in it holds).
         if msg.get::<Labelled>().is_some() || msg.get::<LabelsChanged>().is_some() {
-            let mut cmds = self.load();
+            let mut cmds = self.load(cx);
             if let Some(d) = &self.disputed
                 && let Some((run, job)) = d.answers.get(d.pos)
             {
@@ -455,10 +460,29 @@ impl Judges {
                 ),
             ]));
             lines.push(Line::raw(format!(
-                "   accuracy {}   kappa {}   (95% bootstrap intervals)",
+                "   accuracy {} (always the commoner verdict: {})   kappa {}   (95% bootstrap intervals)",
                 est(&c.accuracy),
+                num(c.constant_accuracy),
                 est(&c.kappa)
             )));
+            lines.push(Line::raw(format!(
+                "   people call {} hallucinated · AC1 {}  PABAK {} (they hold up where kappa collapses on one-sided labels; kappa 0 is chance, 1 perfect)",
+                c.base_rate
+                    .map_or("-".into(), |b| format!("{}%", fixed(100.0 * b, 0))),
+                est(&c.ac1),
+                num(c.pabak.value)
+            )));
+            if let Some((_, st)) = self.standings.iter().find(|(j, _)| *j == c.judge) {
+                let style = if st.trusted() {
+                    t.success()
+                } else {
+                    t.warning()
+                };
+                lines.push(Line::styled(
+                    format!("   calibration: {}", one_line(&st.say())),
+                    style,
+                ));
+            }
             lines.push(Line::raw(format!(
                 "   judge correct / people hallucinated {}   judge hallucinated / people correct {}   both hallucinated {}   both correct {}",
                 c.judge_correct_people_hallucinated,
