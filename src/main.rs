@@ -12,6 +12,12 @@ fn main() {
     if args.get(1).map(String::as_str) == Some(prism::provider::local::WORKER_SUBCOMMAND) {
         std::process::exit(prism::provider::local::worker::main(&args[2..]));
     }
+    // A mistyped command is said as one, with the nearest command, before clap would read it
+    // as a dataset path (`prism rnu`) or name the next word (`prism comapre a b`).
+    if let Some(msg) = prism::cli::shell::mistyped_command(&args) {
+        eprintln!("{msg}");
+        std::process::exit(2);
+    }
     let cli = prism::cli::Cli::parse_from(args);
     let result = prism::cli::main(cli);
     // Values a store held that this prism does not know were read as "unknown": each is named

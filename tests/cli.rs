@@ -267,3 +267,27 @@ fn the_man_page_covers_every_command() {
     assert!(dir.path().join("prism.1").exists());
     assert!(dir.path().join("prism-compare.1").exists());
 }
+
+/// A mistyped command is answered as one, with the nearest command (not read as a dataset
+/// path, nor with the next word named as the unknown command); a real path still opens.
+#[test]
+fn a_mistyped_command_gets_the_nearest_command() {
+    for (args, want) in [
+        (vec!["rnu"], "did you mean `prism run`?"),
+        (vec!["comapre", "a", "b"], "did you mean `prism compare`?"),
+        (vec!["rport", "--run", "x"], "did you mean `prism report`?"),
+        (vec!["Judegs"], "did you mean `prism judges`?"),
+        (vec!["frobnicate", "x"], "\"frobnicate\" is not a command"),
+    ] {
+        let out = prism().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    // One word that is no command and near none: still read as a path, and said so.
+    let out = prism().arg("frobnicate").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("frobnicate: no such file or directory"));
+    // A real path is a path, whatever it looks like.
+    let out = prism().args(["validate", "run"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("did you mean"));
+}

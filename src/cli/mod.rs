@@ -23,7 +23,7 @@ pub(crate) mod score;
 pub(crate) mod self_detect;
 pub(crate) mod selfcheck;
 pub(crate) mod sentences;
-mod shell;
+pub mod shell;
 pub use shell::reference_markdown;
 pub(crate) mod signals;
 mod tui_start;

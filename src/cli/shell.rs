@@ -161,3 +161,43 @@ fn arg_synopsis(a: &clap::Arg) -> String {
     }
     s
 }
+
+/// A first word that is neither a command nor a path, but near a command (`prism rnu`,
+/// `prism comapre a b`): what to say instead of reading it as a dataset path or naming the
+/// next word an unknown command. `None` when the word is a command, a path, an option, or
+/// near no command.
+pub fn mistyped_command(args: &[String]) -> Option<String> {
+    use clap::CommandFactory;
+    let word = args.get(1)?;
+    if word.starts_with('-') || std::path::Path::new(word).exists() {
+        return None;
+    }
+    let cmd = super::Cli::command();
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .flat_map(|s| {
+            std::iter::once(s.get_name().to_string()).chain(s.get_all_aliases().map(String::from))
+        })
+        .chain(["help".to_string()])
+        .collect();
+    if names.iter().any(|n| n == word) {
+        return None;
+    }
+    let lower = word.to_lowercase();
+    let nearest = names
+        .iter()
+        .map(|n| (strsim::damerau_levenshtein(&lower, n), n))
+        .filter(|(d, n)| *d <= 2.min(n.len() / 2).max(1))
+        .min_by_key(|(d, n)| (*d, n.len()))
+        .map(|(_, n)| n.clone());
+    match nearest {
+        Some(n) => Some(format!(
+            "prism: {word:?} is not a command (nor a file or directory here): did you mean `prism {n}`? (prism --help lists the commands)"
+        )),
+        // More words after it: a command was meant, not a dataset path.
+        None if args.len() > 2 && !args[2].starts_with('-') => Some(format!(
+            "prism: {word:?} is not a command (nor a file or directory here): prism --help lists the commands"
+        )),
+        None => None,
+    }
+}
