@@ -291,3 +291,39 @@ fn a_mistyped_command_gets_the_nearest_command() {
     let out = prism().args(["validate", "run"]).output().unwrap();
     assert!(!String::from_utf8_lossy(&out.stderr).contains("did you mean"));
 }
+
+/// A models file that does not read hides nothing: its error whole (line, caret, the values
+/// allowed), and the built-in models still listed; exit 1 says the file needs fixing.
+#[test]
+fn a_broken_models_file_keeps_the_built_in_models() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("models.toml"),
+        "[[models]]\nname = \"x\"\nprovider = \"opnai\"\n",
+    )
+    .unwrap();
+    let out = Command::cargo_bin("prism")
+        .unwrap()
+        .env("PRISM_CONFIG_DIR", dir.path())
+        .env("PRISM_DATA_DIR", dir.path())
+        .arg("models")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("line 3, column 12"), "{stderr}");
+    assert!(
+        stderr.contains("  |            ^^^^^^^"),
+        "the caret under its column: {stderr}"
+    );
+    assert!(stderr.contains("expected one of `openai`"), "{stderr}");
+    if cfg!(feature = "local") {
+        assert!(
+            stdout.contains("local") && stdout.contains("smol"),
+            "{stdout}"
+        );
+    }
+}

@@ -276,6 +276,21 @@ pub fn load_models(dirs: &Dirs, file: Option<&Path>) -> anyhow::Result<ModelsFil
     Ok(f)
 }
 
+/// The models, or, when the models file does not read, the built-in ones with the error in
+/// full: a broken file never hides the embedded models.
+pub fn load_models_or_builtins(dirs: &Dirs, file: Option<&Path>) -> (ModelsFile, Option<String>) {
+    match load_models(dirs, file) {
+        Ok(m) => (m, None),
+        Err(e) => {
+            let mut f = ModelsFile::default();
+            if cfg!(feature = "local") {
+                f.models = vec![builtin_local(), builtin_smol(dirs)];
+            }
+            (f, Some(format!("{e:#}")))
+        }
+    }
+}
+
 /// The built-in `smol` model: SmolLM2 135M Instruct in the data dir, run in a worker process with
 /// the chat template from its own metadata (it is an instruct model). Two retries: the only
 /// local failure worth retrying is a worker that died, and a fresh one usually answers.
@@ -387,7 +402,11 @@ pub fn factory(dirs: &Dirs) -> BackendFactory {
 
 /// `prism models`: names, providers, endpoints and whether each key is set (never the key).
 pub fn list_models(dirs: &Dirs, file: Option<&Path>) -> anyhow::Result<i32> {
-    let models = load_models(dirs, file)?;
+    let (models, broken) = load_models_or_builtins(dirs, file);
+    if let Some(e) = &broken {
+        crate::warn!("prism: {e}");
+        crate::warn!("the models file does not read: only the built-in models are listed");
+    }
     if models.models.is_empty() {
         crate::say!(
             "no models configured; add [[models]] entries to {} (see docs/src/running-models.md, or `prism model install` for the built-in ones)",
@@ -431,7 +450,7 @@ pub fn list_models(dirs: &Dirs, file: Option<&Path>) -> anyhow::Result<i32> {
             key
         );
     }
-    Ok(0)
+    Ok(i32::from(broken.is_some()))
 }
 
 /// Items selected by `--filter` and `--limit`, in dataset order.

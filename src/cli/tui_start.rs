@@ -156,13 +156,14 @@ pub(super) fn start(args: TuiArgs, dirs: &Dirs, open_review: bool) -> anyhow::Re
         Some(p) => canonical(p),
         None => "<sample-data>".to_string(),
     };
-    let models = match run::load_models(dirs, args.models_file.as_deref()) {
-        Ok(m) => m.models,
-        Err(e) => {
-            notices.push(format!("{e:#}"));
-            Vec::new()
-        }
-    };
+    // A models file that does not read: its error whole, and the built-in models still here.
+    let (models, broken) = run::load_models_or_builtins(dirs, args.models_file.as_deref());
+    if let Some(e) = broken {
+        notices.push(format!(
+            "{e}\nthe models file does not read: only the built-in models are here until it is fixed"
+        ));
+    }
+    let models = models.models;
     let app = crate::tui::App::new(
         Arc::new(loaded.dataset),
         Arc::new(loaded.problems),

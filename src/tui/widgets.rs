@@ -68,13 +68,22 @@ pub(crate) fn long_notice(f: &mut Frame, area: Rect, theme: &Theme, notice: &str
     use ratatui::widgets::{Clear, Wrap};
     use unicode_width::UnicodeWidthStr;
     let text = crate::text::one_line(notice);
+    // A notice of several lines (a TOML error with its caret) is one too long too.
+    let several = notice.trim_end().contains('\n');
     // The status line shows a leading space on some screens: leave a column for it.
-    if text.width() + 1 < area.width as usize || area.height < 6 || area.width < 20 {
+    if (!several && text.width() + 1 < area.width as usize) || area.height < 6 || area.width < 20 {
         return;
     }
-    let para = Paragraph::new(Line::styled(text, theme.warning())).wrap(Wrap { trim: true });
+    // Its own lines kept (each made safe to draw), so an error with a caret reads as it was
+    // written; no trimming, so the caret stays under its column.
+    let shown: Vec<Line> = notice
+        .trim_end()
+        .lines()
+        .map(|l| Line::styled(crate::text::sanitize(l).into_owned(), theme.warning()))
+        .collect();
+    let para = Paragraph::new(shown).wrap(Wrap { trim: false });
     let inner_w = area.width.saturating_sub(2);
-    let lines = (para.line_count(inner_w) as u16).clamp(1, 8);
+    let lines = (para.line_count(inner_w) as u16).clamp(1, 12);
     let h = (lines + 2).min(area.height.saturating_sub(2));
     // At the top, under the title line: the key hints at the bottom stay in sight, and the
     // panes' contents (the verdicts a message talks about) are covered the least; it leaves
