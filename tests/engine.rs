@@ -830,3 +830,72 @@ async fn tokens_stream_live_when_asked() {
         }
     }
 }
+
+/// A judge chosen while a run goes (the TUI's `u`) judges every answer that arrives after it;
+/// the ones before waited, unscored, for it (issue 62: they had stayed unscored to the end).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judge_set_while_the_run_goes_judges_the_answers_after() {
+    let m = mock::start(true).await;
+    let ds = sample();
+    // The Myths items: open answers the rules leave to the semantic-equivalence judge. One at
+    // a time, each taking a moment (`slow`), so the judge arrives part-way.
+    let items: Vec<usize> = (0..ds.items.len())
+        .filter(|&i| ds.task_of(&ds.items[i]).id == "KE-FD-Myths")
+        .collect();
+    assert!(items.len() >= 4);
+    let mut answerer = openai("a", &m.url(), "slow");
+    answerer.max_concurrency = 1;
+    let (store, _dir, path) = memory_store();
+    let judge = engine::Caller::new(
+        &openai("j", &m.url(), "judge"),
+        &engine::http_backends(),
+        Some(store.clone()),
+        true,
+        CancellationToken::new(),
+    )
+    .unwrap();
+    let mut spec = fast(RunSpec::new(
+        ds.clone(),
+        "<sample-data>".into(),
+        items.clone(),
+        vec![answerer],
+    ));
+    spec.concurrency = 1;
+    let slot = engine::JudgeSlot::default();
+    spec.score = Some(engine::Scoring {
+        judge: slot.clone(),
+    });
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let run = tokio::spawn(engine::run(
+        spec,
+        store,
+        engine::http_backends(),
+        tx,
+        CancellationToken::new(),
+    ));
+    // After the first answer, the judge is chosen.
+    let mut before = 0;
+    while let Some(e) = rx.recv().await {
+        if let Event::Done { .. } = e {
+            before += 1;
+            slot.set(Some(Arc::new(judge)));
+            break;
+        }
+    }
+    let summary = run.await.unwrap().unwrap();
+    assert_eq!(summary.done, items.len());
+    let scores = Store::open(&path)
+        .unwrap()
+        .scores(Some(&summary.run_id))
+        .unwrap();
+    let judged = scores
+        .iter()
+        .filter(|s| s.judge.as_deref() == Some("j"))
+        .count();
+    assert!(
+        judged >= items.len() - before - 1,
+        "the answers after the judge was chosen are judged: {judged} of {}: {scores:?}",
+        items.len()
+    );
+    assert!(judged >= 2, "{scores:?}");
+}

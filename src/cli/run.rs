@@ -764,9 +764,7 @@ fn scoring(
         format!("no model {name:?} to judge with (--judge, or judge in config.toml)")
     })?;
     let caller = engine::Caller::new(cfg, factory, Some(store.clone()), use_cache, cancel.clone())?;
-    Ok(Some(engine::Scoring {
-        judge: Some(Arc::new(caller)),
-    }))
+    Ok(Some(engine::Scoring::with(Some(Arc::new(caller)))))
 }
 
 /// What the scores that arrived with a run came to.

@@ -206,7 +206,40 @@ pub enum Event {
 /// announced as [`Event::Scored`]; the run finishes once its answers' scores are in.
 #[derive(Clone, Default)]
 pub struct Scoring {
-    pub judge: Option<Arc<Caller>>,
+    pub judge: JudgeSlot,
+}
+
+impl Scoring {
+    /// Scoring with this judge (or none: what needs one waits).
+    pub fn with(judge: Option<Arc<Caller>>) -> Scoring {
+        Scoring {
+            judge: JudgeSlot::new(judge),
+        }
+    }
+}
+
+/// The judge a run scores with, which a front-end may set while the run goes (the TUI's `u`):
+/// every answer that arrives after it is set is judged by it; the ones before waited.
+#[derive(Clone, Default)]
+pub struct JudgeSlot(Arc<std::sync::RwLock<Option<Arc<Caller>>>>);
+
+impl JudgeSlot {
+    pub fn new(judge: Option<Arc<Caller>>) -> JudgeSlot {
+        JudgeSlot(Arc::new(std::sync::RwLock::new(judge)))
+    }
+
+    /// The judge now.
+    pub fn get(&self) -> Option<Arc<Caller>> {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub fn set(&self, judge: Option<Arc<Caller>>) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = judge;
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).is_some()
+    }
 }
 
 /// How a stored run is resumed (see [`resume`]).

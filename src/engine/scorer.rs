@@ -26,8 +26,9 @@ const GRACE_ON_CANCEL: Duration = Duration::from_secs(2);
 /// beside it by [`Scorer::start`], for the run to wait on.
 pub(super) struct Scorer {
     tx: Mutex<Option<mpsc::UnboundedSender<ToScore>>>,
-    /// A judge reads what the rules cannot settle (else such an answer is settled unscored).
-    judged: bool,
+    /// A judge reads what the rules cannot settle (else such an answer is settled unscored);
+    /// set while the run goes, it judges what arrives after.
+    judge: super::JudgeSlot,
 }
 
 impl Scorer {
@@ -38,7 +39,7 @@ impl Scorer {
         events: mpsc::UnboundedSender<Event>,
     ) -> (Scorer, JoinHandle<()>) {
         let (tx, mut rx) = mpsc::unbounded_channel::<ToScore>();
-        let judged = scoring.judge.is_some();
+        let slot = scoring.judge.clone();
         let task = tokio::spawn(async move {
             let (stx, mut srx) = mpsc::unbounded_channel();
             let tell = events.clone();
@@ -56,7 +57,7 @@ impl Scorer {
                     }
                     let (ds, judge, store, stx, tell) = (
                         ds.clone(),
-                        scoring.judge.clone(),
+                        scoring.judge.get(),
                         store.clone(),
                         stx.clone(),
                         tell.clone(),
@@ -93,7 +94,7 @@ impl Scorer {
         (
             Scorer {
                 tx: Mutex::new(Some(tx)),
-                judged,
+                judge: slot,
             },
             task,
         )
@@ -101,7 +102,7 @@ impl Scorer {
 
     /// Whether a judge reads what the rules cannot settle.
     pub(super) fn judged(&self) -> bool {
-        self.judged
+        self.judge.is_set()
     }
 
     /// Scores a stored answer (after the run ended, it is left for later).

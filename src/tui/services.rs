@@ -19,8 +19,9 @@ pub struct Services {
     pub dataset_ref: String,
     /// Most requests in flight for runs started here.
     pub concurrency: usize,
-    /// The judge for judged evaluators (`judge` in config.toml), if any.
-    pub judge: Option<Arc<Caller>>,
+    /// The judge for judged evaluators (`judge` in config.toml, or chosen with `u`), if any:
+    /// a run going when it is chosen judges with it from then on (the run shares the slot).
+    pub judge: crate::engine::JudgeSlot,
     /// Who is reviewing (`--reviewer`, the config's `reviewer`, or the login name).
     pub reviewer: String,
     /// Where review decisions and drafts go: the store's file, or a shared PostgreSQL database.
@@ -42,7 +43,7 @@ impl Services {
             factory: crate::engine::http_backends(),
             dataset_ref: "<sample-data>".into(),
             concurrency: 16,
-            judge: None,
+            judge: Default::default(),
             reviewer: crate::review::load::default_reviewer(),
             review: None,
             blind: false,
@@ -67,7 +68,7 @@ impl Services {
             factory,
             dataset_ref,
             concurrency: 16,
-            judge: None,
+            judge: Default::default(),
             reviewer: crate::review::load::default_reviewer(),
             review: Some(review),
             blind: false,
@@ -95,7 +96,7 @@ impl Services {
             true,
             CancellationToken::new(),
         )?;
-        self.judge = Some(Arc::new(caller));
+        self.judge.set(Some(Arc::new(caller)));
         Ok(())
     }
 }

@@ -162,7 +162,7 @@ impl Outcome for Scored {
 impl Job for Score {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
         let judge = if self.judge {
-            cx.services.judge.clone()
+            cx.services.judge.get()
         } else {
             None
         };
@@ -232,7 +232,7 @@ impl Job for SetJudge {
             CancellationToken::new(),
         );
         match caller {
-            Ok(c) => s.judge = Some(Arc::new(c)),
+            Ok(c) => s.judge.set(Some(Arc::new(c))),
             Err(e) => return cx.fail(format!("judge {}: {e:#}", cfg.name)),
         }
         let not_remembered = match &s.config_file {

@@ -31,7 +31,8 @@ impl Job for Run {
         );
         spec.concurrency = s.concurrency;
         spec.samples = self.samples.max(1);
-        // Scored as they arrive, with the judge chosen when the run starts.
+        // Scored as they arrive, with the session's judge: one chosen while the run goes (`u`)
+        // judges every answer that arrives after (the slot is the session's).
         spec.score = Some(crate::engine::Scoring {
             judge: s.judge.clone(),
         });

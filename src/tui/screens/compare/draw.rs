@@ -216,7 +216,12 @@ impl Compare {
                 t,
                 (
                     self.show_judge,
-                    &cx.keymap.hint(Mode::Compare, Action::ChooseJudge),
+                    // A judge chosen: the answer waits for it (scored as the run goes).
+                    &if cx.judge.is_some() {
+                        String::new()
+                    } else {
+                        cx.keymap.hint(Mode::Compare, Action::ChooseJudge)
+                    },
                 ),
                 (r.width as usize).saturating_sub(2),
             )),
@@ -445,7 +450,8 @@ pub(super) fn status_span(a: Option<&Answer>, t: &Theme) -> Span<'static> {
 /// evaluator's detail, and who judged, in `room` columns: parts that do not fit are dropped
 /// whole, least important first (the evaluator's name, the judge, the detail, the hint), so no
 /// part, and no number in it, is ever cut. `(showing, choose_judge)`: whether the judge's reply
-/// is shown, and the key that chooses a judge.
+/// is shown, and the key that chooses a judge (empty: a judge is chosen, and the answer waits
+/// for it rather than asking for one).
 pub(super) fn verdict_line(
     v: &crate::store::ScoreRecord,
     t: &Theme,
@@ -471,7 +477,11 @@ pub(super) fn verdict_line(
     if v.score.is_none() && v.judge.is_none() && v.detail.starts_with("needs the ") {
         parts.push((
             1,
-            format!("{choose_judge}: choose a judge"),
+            if choose_judge.is_empty() {
+                "the judge is asked".to_string()
+            } else {
+                format!("{choose_judge}: choose a judge")
+            },
             t.accent().add_modifier(Modifier::BOLD),
         ));
     }
