@@ -69,7 +69,7 @@ fn tui_opens_moves_searches_and_quits_in_a_real_terminal() {
 fn a_signal_mid_run_restores_the_terminal_and_marks_the_run_interrupted() {
     let bin = env!("CARGO_BIN_EXE_prism");
     let mock = common::mock::start_background();
-    for how in ["SIGTERM", "SIGHUP"] {
+    for how in ["SIGTERM", "SIGHUP", "C-c"] {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("models.toml"),
@@ -119,11 +119,27 @@ fn a_signal_mid_run_restores_the_terminal_and_marks_the_run_interrupted() {
             std::thread::sleep(Duration::from_millis(50));
         };
         assert_eq!(run.status, prism::store::RunStatus::Running);
-        if how == "SIGTERM" {
-            assert_eq!(unsafe { libc::kill(tmux.prism_pid(), libc::SIGTERM) }, 0);
-            wait_file(&status, "prism did not exit on SIGTERM");
+        if how == "SIGTERM" || how == "C-c" {
+            if how == "C-c" {
+                tmux.keys(&["C-c"]);
+            } else {
+                assert_eq!(unsafe { libc::kill(tmux.prism_pid(), libc::SIGTERM) }, 0);
+            }
+            wait_file(&status, "prism did not exit");
             wait_file(&stty, "no stty output");
-            assert_eq!(std::fs::read_to_string(&status).unwrap().trim(), "0");
+            // Interrupted, as the CLI says it: exit 130 and the command that finishes it.
+            assert_eq!(
+                std::fs::read_to_string(&status).unwrap().trim(),
+                "130",
+                "{how}"
+            );
+            let s = tmux.wait_for("the resume command", |s| s.contains("--resume"));
+            let flat = s.replace('\n', "");
+            assert!(
+                flat.contains(&format!("run {} interrupted:", run.id))
+                    && flat.contains(&format!("prism run --resume {}", run.id)),
+                "{how}: {s}"
+            );
             let modes = std::fs::read_to_string(&stty).unwrap();
             let words: Vec<&str> = modes.split_whitespace().collect();
             assert!(

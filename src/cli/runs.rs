@@ -480,7 +480,7 @@ fn list(
         crate::say!(
             "{label}{tags}  {}  {}  {}  {} items{}  {} done, {} failed",
             format_time(l.run.created_at),
-            l.run.status.as_str(),
+            l.run.status.word(),
             l.run.dataset,
             l.items,
             if l.run.config.samples > 1 {

@@ -187,8 +187,21 @@ pub(super) fn start(args: TuiArgs, dirs: &Dirs, open_review: bool) -> anyhow::Re
         app.push(crate::tui::component::Open::Review { scope: None });
     }
     app.mouse = config.mouse.unwrap_or(true);
-    let chosen = crate::tui::run(app, services, notices).context("running the TUI")?;
-    run::remember_choice(dirs, &chosen);
+    let ended = crate::tui::run(app, services, notices).context("running the TUI")?;
+    run::remember_choice(dirs, &ended.chosen);
+    // A run left going is interrupted (its answers kept): said as the CLI says it, exit 130.
+    if let Some((id, done, total)) = ended.unfinished {
+        // The store as given (a URL's password is never repeated: the user gives it again).
+        let db = match &args.db {
+            Some(d) if d.to_string_lossy().contains("://") => "URL".to_string(),
+            Some(d) => crate::text::shell_quote(&d.display().to_string()),
+            None => crate::text::shell_quote(&run::default_db(dirs).display().to_string()),
+        };
+        crate::warn!(
+            "run {id} interrupted: {done} of {total} jobs done; finish it with: prism run --resume {id} --db {db}"
+        );
+        return Ok(130);
+    }
     Ok(0)
 }
 

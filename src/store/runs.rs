@@ -306,13 +306,23 @@ impl RunStatus {
         }
     }
 
+    /// The word people read: a run stopped before its end (`q`, Ctrl-C, a signal, `X`) is
+    /// "interrupted" everywhere (it resumes with `prism run --resume`); the store keeps
+    /// `cancelled`, as older prisms wrote it.
+    pub fn word(self) -> &'static str {
+        match self {
+            RunStatus::Cancelled => "interrupted",
+            other => other.as_str(),
+        }
+    }
+
     /// A stored status; one this prism does not know reads as [`RunStatus::Unknown`], and is
     /// named once (see [`super::unknown`]).
     pub fn parse(s: &str) -> Result<RunStatus> {
         Ok(match s {
             "running" => RunStatus::Running,
             "finished" => RunStatus::Finished,
-            "cancelled" => RunStatus::Cancelled,
+            "cancelled" | "interrupted" => RunStatus::Cancelled,
             "imported" => RunStatus::Imported,
             other => {
                 super::unknown::note("run status", other);

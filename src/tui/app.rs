@@ -129,6 +129,13 @@ impl App {
     }
 
     /// The models chosen in the run picker, by name.
+    /// The run started here that did not finish (quit, Ctrl-C or a signal while it went):
+    /// its id, and how many of its jobs were done, of how many.
+    pub fn unfinished_run(&self) -> Option<(String, usize, usize)> {
+        let r = self.session.active.as_ref()?;
+        (r.done + r.failed < r.total).then(|| (r.run_id.clone(), r.done + r.failed, r.total))
+    }
+
     pub fn chosen_names(&self) -> Vec<String> {
         self.models
             .iter()

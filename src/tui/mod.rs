@@ -220,7 +220,13 @@ fn write_clipboard(text: &str) -> io::Result<()> {
 /// Opens the TUI on a real terminal and restores it afterwards, also on error and on panic.
 /// Runs the TUI until the user quits; returns the models chosen in the run picker then (the
 /// front-end remembers them for the next session).
-pub fn run(app: App, mut services: Services, notices: Vec<String>) -> anyhow::Result<Vec<String>> {
+/// What a TUI session left behind: the models chosen, and the run it left unfinished.
+pub struct Ended {
+    pub chosen: Vec<String>,
+    pub unfinished: Option<(String, usize, usize)>,
+}
+
+pub fn run(app: App, mut services: Services, notices: Vec<String>) -> anyhow::Result<Ended> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -267,5 +273,8 @@ pub fn run(app: App, mut services: Services, notices: Vec<String>) -> anyhow::Re
     let _ = execute!(io::stdout(), DisableMouseCapture);
     ratatui::restore();
     result?;
-    Ok(app.chosen_names())
+    Ok(Ended {
+        chosen: app.chosen_names(),
+        unfinished: app.unfinished_run(),
+    })
 }

@@ -448,7 +448,7 @@ impl Runs {
                     },
                     tags,
                     models,
-                    l.run.status.as_str(),
+                    l.run.status.word(),
                     format_time(l.run.created_at),
                     l.items,
                     l.done,

@@ -456,7 +456,7 @@ impl Selfcheck {
                         } else {
                             ""
                         },
-                        run.status.as_str()
+                        run.status.word()
                     ),
                     t.muted(),
                 ));
