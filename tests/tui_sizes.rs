@@ -543,7 +543,7 @@ fn seed_models(db: &Path, n: usize) -> Vec<String> {
 #[test]
 fn many_models_in_the_tree_at_three_sizes() {
     let rt = common::screen::runtime();
-    let number = regex::Regex::new(r"^(\d+(\.\d)?|\d+/\d+|-)$").unwrap();
+    let number = regex::Regex::new(r"^(\d+(\.\d)?|⧗\d+/\d+|-)$").unwrap();
     let cut = regex::Regex::new(r"\d…").unwrap();
     for n in [8usize, 24] {
         let dir = tempfile::tempdir().unwrap();

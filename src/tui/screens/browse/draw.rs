@@ -462,8 +462,9 @@ struct RateColumn {
 pub(super) fn rate_cell(rate: Option<NodeRate>, t: &Theme) -> (String, Style) {
     match rate {
         Some(NodeRate::Rate(r)) => (format!("{r:.1}"), Style::default().fg(t.heat(r))),
+        // A count, never a rate: marked (the status line says what the mark means).
         Some(NodeRate::Partial { scored, answered }) => {
-            (format!("{scored}/{answered}"), t.warning())
+            (format!("⧗{scored}/{answered}"), t.warning())
         }
         None => ("-".to_string(), t.muted()),
     }

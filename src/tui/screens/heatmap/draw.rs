@@ -33,6 +33,11 @@ impl Heatmap {
             .border_type(BorderType::Rounded)
             .border_style(t.border(true))
             .title(match self.metric {
+                // A cell of answers that wait for a judge is a count, never a rate: marked, and
+                // the mark said here.
+                Metric::Rate if rep.rows.iter().any(|r| !r.pending.is_empty()) => {
+                    " Hallucination rate % (lower is better) · * partial · ⧗2/6: 2 of 6 answered items scored, the rest wait for a judge (u) ".to_string()
+                }
                 Metric::Rate => " Hallucination rate % (lower is better) · * partial ".to_string(),
                 Metric::Flags => {
                     let undecided = self
@@ -129,7 +134,7 @@ impl Heatmap {
                 let pending = rep.pending(ri, self.view, c);
                 let mut text = match (pending, cell) {
                     // Answers await a judge here: how far scoring got, no rate.
-                    (Some((s, a)), _) => format!("{s}/{a}"),
+                    (Some((s, a)), _) => format!("⧗{s}/{a}"),
                     (None, Some(c)) => c.text(),
                     (None, None) => "-".to_string(),
                 };
