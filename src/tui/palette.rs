@@ -28,6 +28,29 @@ pub(crate) struct Palette {
     shown: usize,
 }
 
+/// How well every query word matches a row: 0, each starts a word of the action's config name;
+/// 1, each starts a word of the row; 2, each is inside it; 3, only scattered letters.
+fn tier(words: &[String], name: &str, hay: &str) -> u8 {
+    let split = |s: &str| -> Vec<String> {
+        s.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let (name_words, hay_words) = (split(name), split(hay));
+    let hay = hay.to_lowercase();
+    let starts = |ws: &[String], q: &str| ws.iter().any(|w| w.starts_with(q));
+    if words.iter().all(|q| starts(&name_words, q)) {
+        0
+    } else if words.iter().all(|q| starts(&hay_words, q)) {
+        1
+    } else if words.iter().all(|q| hay.contains(q.as_str())) {
+        2
+    } else {
+        3
+    }
+}
+
 impl Palette {
     pub(crate) fn new(of: Mode) -> Palette {
         Palette {
@@ -48,19 +71,29 @@ impl Palette {
         let pattern = Pattern::parse(&self.query, CaseMatching::Ignore, Normalization::Smart);
         let mut matcher = Matcher::new(Config::DEFAULT);
         let mut buf = Vec::new();
-        let mut scored: Vec<(u32, usize, PaletteRow)> = rows
+        let words: Vec<String> = self
+            .query
+            .split_whitespace()
+            .map(str::to_lowercase)
+            .collect();
+        let mut scored: Vec<(u8, u32, usize, PaletteRow)> = rows
             .into_iter()
             .enumerate()
             .filter_map(|(i, r)| {
                 // What it does first: people search for "judge", not for `choose_judge`.
                 let hay = format!("{} {} {}", r.desc, r.name.replace('_', " "), r.keys);
                 let score = pattern.score(Utf32Str::new(&hay, &mut buf), &mut matcher)?;
-                Some((score, i, r))
+                Some((tier(&words, &r.name, &hay), score, i, r))
             })
             .collect();
-        // Best score first; among equals, help order.
-        scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        scored.into_iter().map(|(_, _, r)| r).collect()
+        // A query word that starts a word of the action's name ranks first ("judge": choose a
+        // judge before score again), then one starting a word of what it does, then one inside
+        // a word; letters merely scattered through a row ("heat" in "t", "esc", "end") are cut
+        // when anything matched better.
+        let best = scored.iter().map(|x| x.0).min().unwrap_or(3);
+        scored.retain(|x| x.0 < 3 || best == 3);
+        scored.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+        scored.into_iter().map(|(_, _, _, r)| r).collect()
     }
 
     fn nav(&mut self, a: Action, n: usize) {
@@ -265,5 +298,38 @@ fn keys_or_unbound(row: &PaletteRow) -> String {
         "unbound".to_string()
     } else {
         row.keys.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tier;
+
+    #[test]
+    fn the_actions_name_ranks_first_and_scattered_letters_last() {
+        let q = |s: &str| vec![s.to_string()];
+        // "judge": choosing the judge is named for it; scoring again only says it.
+        assert_eq!(
+            tier(
+                &q("judge"),
+                "choose_judge",
+                "choose the judge choose judge u"
+            ),
+            0
+        );
+        assert_eq!(
+            tier(
+                &q("judge"),
+                "rescore",
+                "score the item's answers again (and judge them) rescore S"
+            ),
+            1
+        );
+        assert_eq!(tier(&q("eat"), "heatmap", "the heatmap heatmap H"), 2);
+        // "heat" is only scattered through "go to the last row" (h, e, a, t).
+        assert_eq!(
+            tier(&q("heat"), "bottom", "go to the last row bottom end, G"),
+            3
+        );
     }
 }
