@@ -83,7 +83,7 @@ impl Palette {
                 // What it does first: people search for "judge", not for `choose_judge`.
                 let hay = format!("{} {} {}", r.desc, r.name.replace('_', " "), r.keys);
                 let score = pattern.score(Utf32Str::new(&hay, &mut buf), &mut matcher)?;
-                Some((tier(&words, &r.name, &hay), score, i, r))
+                Some((tier(&words, r.name, &hay), score, i, r))
             })
             .collect();
         // A query word that starts a word of the action's name ranks first ("judge": choose a
