@@ -616,6 +616,10 @@ fn a_gate_on_a_baseline_that_decides_nothing_is_never_a_pass() {
         .assert()
         .success();
     let good: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    // A committed file names the dataset by its folder, not this machine's path to it.
+    let settings = good["settings"].as_str().unwrap();
+    assert!(settings.contains(" · prism-mini · "), "{settings}");
+    assert!(!settings.contains(env!("CARGO_MANIFEST_DIR")), "{settings}");
     let gate = |edit: &dyn Fn(&mut Value)| {
         let mut b = good.clone();
         for s in b["scores"].as_object_mut().unwrap().values_mut() {

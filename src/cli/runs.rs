@@ -562,10 +562,20 @@ pub(crate) fn compare_cmd(args: CompareArgs, dirs: &Dirs) -> anyhow::Result<i32>
     let a = crate::runs::resolve_side(&store, &args.a)?;
     if let Some(file) = &args.save_baseline {
         let scores = crate::runs::side_scores(&store, &a).context("reading the side's scores")?;
+        // The dataset by its folder's name: a baseline is committed and read on other
+        // machines, where this one's absolute path means nothing (and says whose disk it was).
+        let mut settings = about(&store, &a)?;
+        if let Some(run) = store.run(&a.run_id)? {
+            let short = std::path::Path::new(&run.dataset)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| run.dataset.clone());
+            settings = settings.replace(&run.dataset, &short);
+        }
         let baseline = super::gate::Baseline {
             prism_baseline: 1,
             side: a.label(),
-            settings: about(&store, &a)?,
+            settings,
             created_at: crate::store::now_secs(),
             // The calibrations of the judges its scores stand on: CI gates without the store.
             calibrations: super::gate::calibrations_of(&store, &scores)?,
