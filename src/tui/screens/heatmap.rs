@@ -731,7 +731,7 @@ impl Component for Heatmap {
             Span::styled(" heatmap ", t.base().add_modifier(Modifier::BOLD)),
             Span::styled(
                 format!(
-                    "{} · {} · {} models{}{}",
+                    "{} · {} · {} model{}{}{}",
                     match self.metric {
                         Metric::Rate => "hallucination rate",
                         Metric::Flags => "self-contradiction flags",
@@ -740,6 +740,7 @@ impl Component for Heatmap {
                     },
                     self.view.name(),
                     rep.rows.len() - refs,
+                    if rep.rows.len() - refs == 1 { "" } else { "s" },
                     if self.runs.is_some() {
                         " of the chosen runs (model @ run)"
                     } else {
