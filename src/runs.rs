@@ -120,39 +120,39 @@ pub(crate) fn compare_runs(
     let (ra, rb) = (run(a)?, run(b)?);
     let (ma, mb) = (run_models(store, &ra)?, run_models(store, &rb)?);
     let common: Vec<String> = ma.iter().filter(|m| mb.contains(m)).cloned().collect();
-    let chosen = model
-        .and_then(|m| common.iter().find(|c| c.as_str() == m))
-        .or_else(|| common.first());
-    let (ma, mb) = match chosen {
-        Some(m) => (m.clone(), m.clone()),
-        None if ma.len() == 1 && mb.len() == 1 => (ma[0].clone(), mb[0].clone()),
-        None => anyhow::bail!(
+    // The model asked for; else each model both have in turn, the first with an item scored
+    // on both sides (one model scored on no common item never hides another that is).
+    let tries: Vec<(String, String)> = match model {
+        Some(m) if common.iter().any(|c| c == m) => vec![(m.to_string(), m.to_string())],
+        _ if !common.is_empty() => common.iter().map(|m| (m.clone(), m.clone())).collect(),
+        _ if ma.len() == 1 && mb.len() == 1 => vec![(ma[0].clone(), mb[0].clone())],
+        _ => anyhow::bail!(
             "{a} and {b} have no model in common: compare one model of each with prism compare {a}:MODEL {b}:MODEL"
         ),
     };
-    let sa = Side {
-        run_id: a.to_string(),
-        model: ma,
-    };
-    let sb = Side {
-        run_id: b.to_string(),
-        model: mb,
-    };
-    let mut c = compare(
-        (&sa.label(), &side_scores(store, &sa)?),
-        (&sb.label(), &side_scores(store, &sb)?),
-        2000,
-        0,
-    );
-    c.sides = Some([sa.clone(), sb.clone()]);
-    if c.paired == 0 {
-        anyhow::bail!(
-            "{} and {} have no item scored on both",
-            sa.label(),
-            sb.label()
+    let mut tried = Vec::new();
+    for (ma, mb) in tries {
+        let sa = Side {
+            run_id: a.to_string(),
+            model: ma,
+        };
+        let sb = Side {
+            run_id: b.to_string(),
+            model: mb,
+        };
+        let mut c = compare(
+            (&sa.label(), &side_scores(store, &sa)?),
+            (&sb.label(), &side_scores(store, &sb)?),
+            2000,
+            0,
         );
+        c.sides = Some([sa.clone(), sb.clone()]);
+        if c.paired > 0 {
+            return Ok((c, common));
+        }
+        tried.push(format!("{} and {}", sa.label(), sb.label()));
     }
-    Ok((c, common))
+    anyhow::bail!("no item scored on both: {}", tried.join("; "))
 }
 
 /// Heatmap rows for stored runs, in the order given: a row per model of each run, named
@@ -453,5 +453,81 @@ mod tests {
         );
         assert_eq!(sparkline(&[Some(5.0), Some(5.0)]), "▄▄");
         assert_eq!(sparkline(&[None]), "·");
+    }
+}
+
+#[cfg(test)]
+mod compare_tests {
+    use super::*;
+    use crate::store::{JobRecord, ModelSnapshot, RunConfig, RunRecord, RunStatus, ScoreRecord};
+
+    /// A run of two models on two items of a task; `scored` says which model's answers have a
+    /// score.
+    fn seed(s: &mut Store, id: &str, scored: &str) {
+        let models = ["local", "smol"];
+        let jobs: Vec<JobRecord> = (0..4)
+            .map(|i| JobRecord {
+                idx: i,
+                item_id: format!("KE-FD-Myths-000{}", i % 2 + 1),
+                task_id: "KE-FD-Myths".into(),
+                model: models[(i / 2) as usize].into(),
+                sample: 0,
+            })
+            .collect();
+        s.create_run(
+            &RunRecord {
+                id: id.into(),
+                created_at: 0,
+                dataset: "<sample-data>".into(),
+                config: RunConfig {
+                    models: models.iter().map(|m| ModelSnapshot::imported(m)).collect(),
+                    samples: 1,
+                    ..RunConfig::default()
+                },
+                status: RunStatus::Finished,
+            },
+            &jobs,
+        )
+        .unwrap();
+        let scores: Vec<ScoreRecord> = jobs
+            .iter()
+            .filter(|j| j.model == scored)
+            .map(|j| ScoreRecord {
+                run_id: id.into(),
+                job_idx: j.idx,
+                item_id: j.item_id.clone(),
+                task_id: j.task_id.clone(),
+                model: j.model.clone(),
+                sample: 0,
+                evaluator: "exact".into(),
+                score: Some(1.0),
+                detail: String::new(),
+                judge: None,
+                judge_reply: None,
+                judge_attempts: 0,
+                created_at: 0,
+                rule_score: None,
+            })
+            .collect();
+        s.save_scores(&scores).unwrap();
+    }
+
+    /// Two runs whose first common model has no item scored on both: the comparison goes on
+    /// to the next model that has (issue 62: the runs screen stopped at "no item scored").
+    #[test]
+    fn a_comparison_finds_the_model_scored_on_both() {
+        let mut s = Store::open_in_memory().unwrap();
+        seed(&mut s, "ra", "smol");
+        seed(&mut s, "rb", "smol");
+        let (c, common) = compare_runs(&s, ("ra", "rb"), None).unwrap();
+        assert_eq!(common, ["local", "smol"]);
+        assert_eq!(c.a, "ra:smol");
+        assert_eq!(c.paired, 2);
+        // Asked for local by name: said, not silently another model.
+        let e = compare_runs(&s, ("ra", "rb"), Some("local")).unwrap_err();
+        assert!(
+            e.to_string().contains("no item scored on both: ra:local"),
+            "{e}"
+        );
     }
 }

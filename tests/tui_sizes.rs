@@ -377,7 +377,13 @@ fn the_runs_screen_lists_and_compares_two_runs() {
             &rt,
             &mut app,
             &mut services,
-            vec![key(' '), key(' '), code(KeyCode::Enter)],
+            // Marking leaves the cursor on the run marked: down, then the second.
+            vec![
+                key(' '),
+                code(KeyCode::Down),
+                key(' '),
+                code(KeyCode::Enter),
+            ],
             size,
         );
         let text = screen(&term);

@@ -112,7 +112,8 @@ impl Component for Runs {
                         self.marked.push(id);
                     }
                 }
-                self.sel = (self.sel + 1).min(n.saturating_sub(1));
+                // The cursor stays on the run marked: two runs to compare are rarely
+                // neighbours, and a cursor that moved on had the next key mark the wrong one.
             }
             Action::Heatmap => {
                 let runs = if self.marked.is_empty() {
