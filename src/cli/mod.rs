@@ -13,6 +13,7 @@ mod inputs;
 pub(crate) mod judges;
 mod lane_flags;
 pub mod model;
+mod models;
 pub(crate) mod output;
 pub(crate) mod quality;
 pub(crate) mod report;
@@ -424,7 +425,7 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
             report::report(args, &dirs, &theme)
         }
         Some(Command::Model { what }) => model_cmd(what, &dirs),
-        Some(Command::Models { models_file }) => run::list_models(&dirs, models_file.as_deref()),
+        Some(Command::Models { models_file }) => models::list_models(&dirs, models_file.as_deref()),
         Some(Command::Export {
             db,
             run: run_id,

@@ -454,24 +454,35 @@ impl Judges {
                     format!(
                         "  over {} answers both decided{}",
                         c.n,
-                        if c.too_few { " (too few to trust)" } else { "" }
+                        if c.too_few { " (too few)" } else { "" }
                     ),
                     t.muted(),
                 ),
             ]));
-            lines.push(Line::raw(format!(
-                "   accuracy {} (always the commoner verdict: {})   kappa {}   (95% bootstrap intervals)",
-                est(&c.accuracy),
-                num(c.constant_accuracy),
-                est(&c.kappa)
-            )));
-            lines.push(Line::raw(format!(
-                "   people call {} hallucinated · AC1 {}  PABAK {} (they hold up where kappa collapses on one-sided labels; kappa 0 is chance, 1 perfect)",
-                c.base_rate
-                    .map_or("-".into(), |b| format!("{}%", fixed(100.0 * b, 0))),
-                est(&c.ac1),
-                num(c.pabak.value)
-            )));
+            if c.too_few {
+                // As `prism judges`: no agreement read from a handful of labels.
+                lines.push(Line::styled(
+                    format!(
+                        "   too few labels to measure it (fewer than {}): L labels more",
+                        trial.min_labels
+                    ),
+                    t.warning(),
+                ));
+            } else {
+                lines.push(Line::raw(format!(
+                    "   accuracy {} (always the commoner verdict: {})   kappa {}   (95% bootstrap intervals)",
+                    est(&c.accuracy),
+                    num(c.constant_accuracy),
+                    est(&c.kappa)
+                )));
+                lines.push(Line::raw(format!(
+                    "   people call {} hallucinated · AC1 {}  PABAK {} (they hold up where kappa collapses on one-sided labels; kappa 0 is chance, 1 perfect)",
+                    c.base_rate
+                        .map_or("-".into(), |b| format!("{}%", fixed(100.0 * b, 0))),
+                    est(&c.ac1),
+                    num(c.pabak.value)
+                )));
+            }
             if let Some((_, st)) = self.standings.iter().find(|(j, _)| *j == c.judge) {
                 let style = if st.trusted() {
                     t.success()
