@@ -179,6 +179,14 @@ fn a_calibration_is_saved_goes_stale_and_decides_which_gate_rows_count() {
     env.models(&format!("{}/v2", env.url));
     let (_, table, _) = env.out(&["judges", &base, floor[0], floor[1]]);
     assert!(table.contains("stale: the endpoint changed"), "{table}");
+    // The run's report says it too.
+    let (code, rep, err) = env.out(&["report", "--run", &base, "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let rep: Value = serde_json::from_str(&rep).unwrap();
+    let said = rep["calibration"][0]["rows"][0]["calibration"]
+        .as_str()
+        .unwrap();
+    assert!(said.starts_with("stale: the endpoint changed"), "{rep:#}");
     env.models(&format!("{}/v1", env.url));
     // A floor wanting more labels than there are (50).
     let (_, table, _) = env.out(&["judges", &base, "--judge-floor-labels", "60"]);

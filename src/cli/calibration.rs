@@ -32,3 +32,32 @@ pub(crate) fn save(
     db.add_labels(&cals)?;
     Ok(cals.len())
 }
+
+/// The report's table of how each judge's calibration stands, for the run's judges.
+pub(crate) fn table(
+    store: &crate::store::Store,
+    trial: &Trial,
+    ds: Option<&crate::dataset::Dataset>,
+    dirs: &crate::config::Dirs,
+) -> anyhow::Result<Option<crate::report::tables::Table>> {
+    let verdicts = store.judge_verdicts(None)?;
+    let models = super::run::load_models(dirs, None)
+        .map(|f| f.models)
+        .unwrap_or_default();
+    let now = identities(trial, &verdicts, &models, ds);
+    let floor = Floor::default();
+    let rows: Vec<Vec<String>> = standings(store, trial, &now, &floor)?
+        .into_iter()
+        .map(|(j, st)| vec![j, st.say()])
+        .collect();
+    Ok((!rows.is_empty()).then(|| crate::report::tables::Table {
+        id: "judge_calibration",
+        title: format!(
+            "The judges' calibrations (what prism gate trusts: current, kappa and AC1 >= {} on >= {} labels)",
+            crate::text::fixed(floor.kappa, 2),
+            floor.labels
+        ),
+        header: vec!["judge", "calibration"],
+        rows,
+    }))
+}

@@ -188,6 +188,10 @@ pub(crate) fn report(
                 ));
             }
             judges = judges_of(store, &run.id, ds.as_ref())?;
+            // How each judge's calibration stands, beside its numbers (what `prism gate` trusts).
+            if let Some(t) = &judges {
+                source.extend(super::calibration::table(store, t, ds.as_ref(), dirs)?);
+            }
             if let Some(ds) = &ds {
                 sentences = crate::report::sentences::of_run(
                     store,
@@ -429,8 +433,16 @@ fn render_as(
             if let Some(t) = &rep.sentences {
                 v["sentences"] = serde_json::to_value(t)?;
             }
-            if !rep.source.is_empty() {
-                v["source"] = crate::report::tables::json(&rep.source);
+            let (cal, src): (Vec<_>, Vec<_>) = rep
+                .source
+                .iter()
+                .cloned()
+                .partition(|t| t.id == "judge_calibration");
+            if !src.is_empty() {
+                v["source"] = crate::report::tables::json(&src);
+            }
+            if !cal.is_empty() {
+                v["calibration"] = crate::report::tables::json(&cal);
             }
             crate::text::json_for_terminal(&serde_json::to_string_pretty(&v)?).into_owned() + "\n"
         }
@@ -451,7 +463,7 @@ fn render_as(
                 extra.push_str(&crate::report::sentences::html(t));
             }
             if !rep.source.is_empty() {
-                extra.push_str("<h2>The tool's own scores</h2>\n");
+                extra.push_str("<h2>The tool's own scores, the judges' calibrations</h2>\n");
                 extra.push_str(&tb::html(&rep.source));
             }
             if let Some(at) = s.rfind("</body>") {
