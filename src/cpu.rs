@@ -1,6 +1,6 @@
-//! A prism built with `target-cpu=native` (the default, for speed) uses every instruction set of
-//! the machine it was built on. Copied to a machine with fewer, it would die with SIGILL at some
-//! random point; this check says so in words before anything runs.
+//! A prism built with `target-cpu=native` (on purpose: the default build is portable) uses every
+//! instruction set of the machine it was built on. Copied to a machine with fewer, it would die
+//! with SIGILL at some random point; this check says so in words before anything runs.
 
 /// The instruction sets this binary was compiled to use that this CPU lacks.
 #[cfg(target_arch = "x86_64")]
