@@ -15,6 +15,7 @@ pub mod dataset;
 pub mod detect;
 pub mod engine;
 pub mod eval;
+pub mod files;
 pub mod foreign;
 pub mod fuzzing;
 pub mod prompt;

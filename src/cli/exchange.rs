@@ -276,40 +276,19 @@ pub(crate) fn import(
             .collect();
         missing += absent.len();
         for r in read.rows.into_iter().chain(absent) {
-            let idx = jobs.len() as u32;
-            jobs.push(JobRecord {
-                idx,
-                item_id: r.id.clone(),
-                task_id: r.task.clone(),
-                model: model.clone(),
-                sample: 0,
-            });
-            let (text, error) = match r.response.strip_prefix("ERROR:") {
-                Some(e) => (None, Some(e.trim().to_string())),
-                None => (Some(r.response), None),
-            };
-            responses.push(ResponseRecord {
-                run_id: run_id.clone(),
-                job_idx: idx,
+            let job = JobRecord {
+                idx: jobs.len() as u32,
                 item_id: r.id,
                 task_id: r.task,
                 model: model.clone(),
                 sample: 0,
-                text,
-                error,
-                finish_reason: None,
-                prompt_tokens: None,
-                completion_tokens: None,
-                latency_ms: None,
-                first_token_ms: None,
-                attempts: 0,
-                params: "{}".into(),
-                request_hash: String::new(),
-                cached: false,
-                created_at: now_secs(),
-                cache_key: None,
-                logprobs: None,
-            });
+            };
+            let (text, error) = match r.response.strip_prefix("ERROR:") {
+                Some(e) => (None, Some(e.trim().to_string())),
+                None => (Some(r.response), None),
+            };
+            responses.push(ResponseRecord::imported(&run_id, &job, text, error));
+            jobs.push(job);
         }
     }
     if models.is_empty() {

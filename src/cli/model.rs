@@ -11,13 +11,12 @@
 //! Both go through a private venv under the data dir, are checked against a pinned SHA-256, and
 //! are remembered as verified (a marker file) so later starts do not hash them again.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use sha2::{Digest, Sha256};
 
 use crate::config::Dirs;
 
@@ -113,19 +112,7 @@ pub fn default_path(dirs: &Dirs) -> PathBuf {
     GEMMA.path(dirs)
 }
 
-pub fn sha256_file(path: &Path) -> std::io::Result<String> {
-    let mut f = std::fs::File::open(path)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(hex::encode(h.finalize()))
-}
+pub use crate::files::sha256_file;
 
 /// Installs a built-in model. Returns its path. Does nothing when it is already there and
 /// verified. `hub_url` overrides the model's own hub address.

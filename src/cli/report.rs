@@ -192,20 +192,7 @@ pub(crate) fn report(
             if let Some(t) = &judges {
                 source.extend(super::calibration::table(store, t, ds.as_ref(), dirs)?);
             }
-            if let Some(ds) = &ds {
-                sentences = crate::report::sentences::of_run(
-                    store,
-                    &run.id,
-                    ds,
-                    Some(crate::report::sentences::WORST),
-                    &crate::sentences::support_records(store)?,
-                )?;
-            }
-            let flags: Vec<_> = crate::detect::results::answer_flags(store)?
-                .into_iter()
-                .filter(|f| f.source_run == run.id)
-                .collect();
-            detections.answers = crate::detect::results::agreement(&flags);
+            (sentences, detections.answers) = answer_lenses(store, &run.id, ds.as_ref())?;
         }
         add_detections(store, &args.detect, &mut detections)?;
     }
@@ -522,6 +509,33 @@ fn add_detections(
 }
 
 /// A run that is not scored yet gets the command that scores it, with the `--db` given here.
+/// Where in the run's answers its sentences are least backed (with a dataset), and how its
+/// answers' self-contradiction flags agree with PRISM's verdicts.
+fn answer_lenses(
+    store: &crate::store::Store,
+    run: &str,
+    ds: Option<&crate::dataset::Dataset>,
+) -> anyhow::Result<(
+    Option<crate::report::sentences::Section>,
+    Vec<crate::detect::results::Agreement>,
+)> {
+    let sentences = match ds {
+        Some(ds) => crate::report::sentences::of_run(
+            store,
+            run,
+            ds,
+            Some(crate::report::sentences::WORST),
+            &crate::sentences::support_records(store)?,
+        )?,
+        None => None,
+    };
+    let flags: Vec<_> = crate::detect::results::answer_flags(store)?
+        .into_iter()
+        .filter(|f| f.source_run == run)
+        .collect();
+    Ok((sentences, crate::detect::results::agreement(&flags)))
+}
+
 /// The run's rates; for a run imported from another tool that PRISM's rules have not scored
 /// yet, none (its tool's own scores are the report), said.
 fn rates_unless_only_source(

@@ -4,10 +4,8 @@
 //! tree, `<tool>/<task>/<category>`, with the tool's score beside each answer.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Read;
 
 use anyhow::Context;
-use sha2::{Digest, Sha256};
 
 use super::record::SourceRecord;
 use super::{ForeignRun, ForeignSample};
@@ -57,19 +55,10 @@ pub fn is_foreign_task(task_id: &str) -> bool {
     task_id.contains('/')
 }
 
-/// The SHA-256 of a file, read in blocks.
+/// The SHA-256 of a log (a regular file only: a FIFO would never end).
 pub fn file_sha256(path: &std::path::Path) -> anyhow::Result<String> {
-    let mut f = super::regular_file(path)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(format!("{:x}", h.finalize()))
+    super::regular_file(path)?;
+    Ok(crate::files::sha256_file(path)?)
 }
 
 /// Writes `run` into the store as one prism run, or finds the run a former import of the same
@@ -135,16 +124,17 @@ pub fn import(store: &mut Store, run: &ForeignRun, opts: &Options) -> anyhow::Re
         if !models.contains(&s.model) {
             models.push(s.model.clone());
         }
-        let idx = jobs.len() as u32;
-        jobs.push(JobRecord {
-            idx,
-            item_id: item_id.clone(),
-            task_id: task_id.clone(),
+        let job = JobRecord {
+            idx: jobs.len() as u32,
+            item_id,
+            task_id,
             model: s.model.clone(),
             sample,
-        });
-        responses.push(response(&run_id, idx, &item_id, &task_id, s));
-        sources.push(source(&run_id, idx, run, s));
+        };
+        let (text, error) = answer(s);
+        responses.push(ResponseRecord::imported(&run_id, &job, text, error));
+        sources.push(source(&run_id, job.idx, run, s));
+        jobs.push(job);
     }
     if jobs.is_empty() {
         anyhow::bail!(
@@ -209,38 +199,11 @@ fn place(
     Some((item.id.to_string(), ds.task_of(item).id.clone()))
 }
 
-fn response(
-    run_id: &str,
-    idx: u32,
-    item_id: &str,
-    task_id: &str,
-    s: &ForeignSample,
-) -> ResponseRecord {
-    ResponseRecord {
-        run_id: run_id.to_string(),
-        job_idx: idx,
-        item_id: item_id.to_string(),
-        task_id: task_id.to_string(),
-        model: s.model.clone(),
-        sample: s.epoch.saturating_sub(1),
-        text: s.output.clone(),
-        error: if s.output.is_some() {
-            None
-        } else {
-            s.error.clone()
-        },
-        finish_reason: None,
-        prompt_tokens: None,
-        completion_tokens: None,
-        latency_ms: None,
-        first_token_ms: None,
-        attempts: 0,
-        params: "{}".into(),
-        request_hash: String::new(),
-        cached: false,
-        created_at: now_secs(),
-        cache_key: None,
-        logprobs: None,
+/// The answer's text, or why there is none.
+fn answer(s: &ForeignSample) -> (Option<String>, Option<String>) {
+    match &s.output {
+        Some(t) => (Some(t.clone()), None),
+        None => (None, s.error.clone()),
     }
 }
 

@@ -127,6 +127,38 @@ impl ResponseRecord {
     pub fn is_ok(&self) -> bool {
         self.error.is_none()
     }
+
+    /// An answer read from files (another tool's log, PRISM's outputs layout) for `job` of
+    /// `run_id`: its text, or why there is none; no endpoint was called, so nothing of a call.
+    pub fn imported(
+        run_id: &str,
+        job: &super::JobRecord,
+        text: Option<String>,
+        error: Option<String>,
+    ) -> ResponseRecord {
+        ResponseRecord {
+            run_id: run_id.to_string(),
+            job_idx: job.idx,
+            item_id: job.item_id.clone(),
+            task_id: job.task_id.clone(),
+            model: job.model.clone(),
+            sample: job.sample,
+            text,
+            error,
+            finish_reason: None,
+            prompt_tokens: None,
+            completion_tokens: None,
+            latency_ms: None,
+            first_token_ms: None,
+            attempts: 0,
+            params: "{}".into(),
+            request_hash: String::new(),
+            cached: false,
+            created_at: super::now_secs(),
+            cache_key: None,
+            logprobs: None,
+        }
+    }
 }
 
 impl Store {

@@ -25,6 +25,40 @@ impl Heatmap {
         }
     }
 
+    /// What the grid shows, in its border.
+    fn grid_title(&self, rep: &crate::report::Report) -> String {
+        match self.metric {
+            // A cell of answers that wait for a judge is a count, never a rate: marked, and
+            // the mark said here.
+            Metric::Rate if rep.rows.iter().any(|r| !r.pending.is_empty()) => {
+                " Hallucination rate % (lower is better) · * partial · ⧗2/6: 2 of 6 answered items scored, the rest wait for a judge (u) ".to_string()
+            }
+            Metric::Rate => " Hallucination rate % (lower is better) · * partial ".to_string(),
+            Metric::Flags => {
+                let undecided = self
+                    .flags
+                    .iter()
+                    .flatten()
+                    .filter(|f| f.outcome.undecided())
+                    .count();
+                format!(
+                    " Answers flagged by self-contradiction % (any of K pairs conflicts){} · H-Score column: mean of the four ",
+                    if undecided > 0 {
+                        format!(" · {undecided} undecided left out (no verdict read)")
+                    } else {
+                        String::new()
+                    }
+                )
+            }
+            Metric::Split => {
+                " Items whose samples disagree % (some right, some wrong; items with 2+ samples) · H-Score column: mean of the four ".to_string()
+            }
+            Metric::Signals => {
+                " AUROC % of each signal against PRISM's verdict (higher predicts better, 50 chance; H-Score column: mean of the four) · - too few of a class · intervals: prism signals ".to_string()
+            }
+        }
+    }
+
     pub(super) fn draw_grid(&mut self, cx: &Cx, f: &mut Frame, area: Rect) {
         let t = cx.theme;
         let Some(rep) = &self.report else { return };
@@ -32,36 +66,7 @@ impl Heatmap {
             .borders(Borders::ALL)
             .border_type(BorderType::Rounded)
             .border_style(t.border(true))
-            .title(match self.metric {
-                // A cell of answers that wait for a judge is a count, never a rate: marked, and
-                // the mark said here.
-                Metric::Rate if rep.rows.iter().any(|r| !r.pending.is_empty()) => {
-                    " Hallucination rate % (lower is better) · * partial · ⧗2/6: 2 of 6 answered items scored, the rest wait for a judge (u) ".to_string()
-                }
-                Metric::Rate => " Hallucination rate % (lower is better) · * partial ".to_string(),
-                Metric::Flags => {
-                    let undecided = self
-                        .flags
-                        .iter()
-                        .flatten()
-                        .filter(|f| f.outcome.undecided())
-                        .count();
-                    format!(
-                        " Answers flagged by self-contradiction % (any of K pairs conflicts){} · H-Score column: mean of the four ",
-                        if undecided > 0 {
-                            format!(" · {undecided} undecided left out (no verdict read)")
-                        } else {
-                            String::new()
-                        }
-                    )
-                }
-                Metric::Split => {
-                    " Items whose samples disagree % (some right, some wrong; items with 2+ samples) · H-Score column: mean of the four ".to_string()
-                }
-                Metric::Signals => {
-                    " AUROC % of each signal against PRISM's verdict (higher predicts better, 50 chance; H-Score column: mean of the four) · - too few of a class · intervals: prism signals ".to_string()
-                }
-            });
+            .title(self.grid_title(rep));
         let inner = block.inner(area);
         f.render_widget(block, area);
         let cols = rep.columns(self.view);
