@@ -158,6 +158,17 @@ fn script(s: &Side, dir: &Path) -> Script {
         "--judge-floor-labels",
         "1",
     ]);
+    // A wording of the judge's own, tried on the same labels (its verdicts and text kept).
+    let wording = s.dir.path().join("terse.md");
+    std::fs::write(&wording, "{model_answer} vs {reference}: YES or NO?").unwrap();
+    s.prism(&[
+        "judges",
+        &run,
+        "--judge",
+        "j",
+        "--try-template",
+        wording.to_str().unwrap(),
+    ]);
     // Detection (AutoHall on the run's answers), semantic entropy, self-detection.
     s.prism(&[
         "detect", "--run", &run, "--models", "ah", "-k", "7", "--judge", "ah", "--limit", "4",

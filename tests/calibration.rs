@@ -262,3 +262,157 @@ fn a_calibration_is_saved_goes_stale_and_decides_which_gate_rows_count() {
     assert_eq!(code, 0, "{md}{err}");
     assert!(!md.contains("advisory"), "{md}");
 }
+
+/// Your own judge prompt, tried on the same labels: `prism judges --try-template` asks the
+/// judge with each wording and the dataset's on the labelled answers, keeps each as a judge of
+/// its own (`c~plain`), leaves the scores alone and says which wording agrees with people;
+/// `prism score --judge-template` scores with one; an edited wording makes its calibration
+/// stale. The mock's `judgecontrary` flips its verdict on prompts holding `[[contrary]]`, so a
+/// wording holding it is wrong everywhere and the dataset's is wrong on a quarter.
+#[test]
+fn wordings_of_a_judge_are_tried_on_the_same_labels_and_bound_to_their_text() {
+    let env = Env::new();
+    let base = env.run_judged_by("c");
+    label_as_judge_reads(&env, &base);
+    let body = "Question: {question}\nAnswer: {model_answer}\nReference: {reference}\nSame meaning? Say YES or NO.";
+    let plain = env.dir.path().join("plain.md");
+    std::fs::write(&plain, body).unwrap();
+    let contrary = env.dir.path().join("contrary.md");
+    std::fs::write(&contrary, format!("[[contrary]] {body}")).unwrap();
+    let floor = ["--judge-floor-labels", "10"];
+    let store_path = env.dir.path().join("prism.db");
+    let judged_by = |run: &str| -> Vec<Option<String>> {
+        let store = prism::store::Store::open(&store_path).unwrap();
+        let mut j: Vec<_> = store
+            .scores(Some(run))
+            .unwrap()
+            .into_iter()
+            .map(|s| s.judge)
+            .filter(Option::is_some)
+            .collect();
+        j.dedup();
+        j
+    };
+    assert_eq!(judged_by(&base), [Some("c".to_string())]);
+
+    let (code, out, err) = env.out(&[
+        "judges",
+        &base,
+        "--judge",
+        "c",
+        "--try-template",
+        plain.to_str().unwrap(),
+        "--try-template",
+        contrary.to_str().unwrap(),
+        floor[0],
+        floor[1],
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("c~plain: 50 answer(s) judged"), "{err}");
+    assert!(out.contains("Wordings of one judge"), "{out}");
+    assert!(
+        out.contains("c agrees with people more than c~contrary"),
+        "{out}"
+    );
+    assert!(
+        out.contains("c and c~plain agree with people on the same 50 answers"),
+        "{out}"
+    );
+    assert!(
+        out.contains("c~plain agrees with people more than c~contrary"),
+        "{out}"
+    );
+    // Scores stay as they stood.
+    assert_eq!(judged_by(&base), [Some("c".to_string())]);
+
+    let (_, v, _) = env.out(&["judges", &base, "--json", floor[0], floor[1]]);
+    let v: Value = serde_json::from_str(&v).unwrap();
+    let pair = v["templates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["a"] == "c" && p["b"] == "c~contrary")
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(pair["n"], 50);
+    assert_eq!(pair["accuracy_b"], 0.0, "wrong on every answer: {pair:#}");
+    let a = pair["accuracy_a"].as_f64().unwrap();
+    assert!(
+        a > 0.6 && a < 0.9,
+        "wrong on the [[contrary]] quarter: {pair:#}"
+    );
+    assert!(pair["p_value"].as_f64().unwrap() < 0.001, "{pair:#}");
+    assert!(
+        pair["difference"]["high"].as_f64().unwrap() < 0.0,
+        "{pair:#}"
+    );
+    // The store keeps the wordings' text.
+    let store = prism::store::Store::open(&store_path).unwrap();
+    let kept: Vec<prism::review::judge_templates::JudgeTemplate> =
+        store.records_where(None).unwrap();
+    assert_eq!(kept.len(), 2);
+    assert!(kept.iter().any(|t| t.label == "plain" && t.text == body));
+    drop(store);
+
+    // Scoring with a wording: another judge, named so.
+    let (code, _, err) = env.out(&[
+        "score",
+        "--run",
+        &base,
+        "--data",
+        mini().to_str().unwrap(),
+        "--judge",
+        "c",
+        "--judge-template",
+        plain.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(judged_by(&base), [Some("c~plain".to_string())]);
+
+    // Calibrated, then the wording is edited and scored with again: stale, and why.
+    let (code, _, err) = env.out(&["judges", &base, "--save-calibration", floor[0], floor[1]]);
+    assert_eq!(code, 0, "{err}");
+    let (_, table, _) = env.out(&["judges", &base, floor[0], floor[1]]);
+    let line = |t: &str, j: &str| {
+        let standings = t.split("\ncalibration (").nth(1).unwrap_or_default();
+        standings
+            .lines()
+            .find(|l| l.starts_with(&format!("{j} ")))
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("no standing of {j}:\n{t}"))
+    };
+    assert!(!line(&table, "c~plain").contains("stale"), "{table}");
+    std::fs::write(&plain, format!("{body}\nThink first.")).unwrap();
+    let (code, _, err) = env.out(&[
+        "score",
+        "--run",
+        &base,
+        "--data",
+        mini().to_str().unwrap(),
+        "--judge",
+        "c",
+        "--judge-template",
+        plain.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (_, table, _) = env.out(&["judges", &base, floor[0], floor[1]]);
+    assert!(
+        line(&table, "c~plain").contains("stale: the template changed"),
+        "{table}"
+    );
+    assert!(!line(&table, "c").contains("stale"), "{table}");
+
+    // A wording without the answer, or for no judge, is refused before any judge is asked.
+    let bad = env.dir.path().join("bad.md");
+    std::fs::write(&bad, "Is {reference} right?").unwrap();
+    let (code, _, err) = env.out(&[
+        "score",
+        "--run",
+        &base,
+        "--judge",
+        "c",
+        "--judge-template",
+        bad.to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("has no {model_answer}"), "{err}");
+}

@@ -44,7 +44,7 @@ pub(crate) fn table(
     let models = super::run::load_models(dirs, None)
         .map(|f| f.models)
         .unwrap_or_default();
-    let now = identities(trial, &verdicts, &models, ds);
+    let now = identities(trial, &verdicts, &models, ds, &store.records_where(None)?);
     let floor = Floor::default();
     let rows: Vec<Vec<String>> = standings(store, trial, &now, &floor)?
         .into_iter()

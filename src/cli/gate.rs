@@ -184,7 +184,7 @@ fn judge_standings(
             }
             let now = models
                 .as_ref()
-                .and_then(|m| m.get(j))
+                .and_then(|m| m.get(crate::review::judge_templates::model_of(j)))
                 .map(|m| calibration::Identity {
                     judge: j.clone(),
                     endpoint: calibration::endpoint_of(m),

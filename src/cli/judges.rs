@@ -614,10 +614,35 @@ pub struct JudgesArgs {
     /// ... on at least this many labelled answers.
     #[arg(long, default_value_t = 50, value_name = "N")]
     pub judge_floor_labels: usize,
+    /// First ask --judge with this wording of a PRISM judge (`[JUDGE=]FILE`, as `prism score
+    /// --judge-template`), and with the dataset's own, on every labelled answer a judge
+    /// decides; then compare the wordings on the same answers. Give it twice for two
+    /// wordings. Scores stay as they are; verdicts are kept as `<model>~<file stem>`.
+    #[arg(long, value_name = "[JUDGE=]FILE", requires = "judge")]
+    pub try_template: Vec<String>,
+    /// The judge model --try-template asks (a name from the models file).
+    #[arg(long, value_name = "MODEL")]
+    pub judge: Option<String>,
+    /// With --try-template: ask each wording this many times per answer.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub judge_repeats: u32,
 }
 
-pub(crate) fn judges_cmd(args: JudgesArgs, dirs: &Dirs) -> anyhow::Result<i32> {
+pub(crate) fn judges_cmd(
+    args: JudgesArgs,
+    dirs: &Dirs,
+    factory: crate::engine::BackendFactory,
+) -> anyhow::Result<i32> {
     let db = super::lane_flags::synced(args.db.as_ref(), dirs)?;
+    if let Some(judge) = args
+        .judge
+        .as_deref()
+        .filter(|_| !args.try_template.is_empty())
+    {
+        let run = args.run.as_deref();
+        let (files, n) = (&args.try_template, args.judge_repeats);
+        super::judge_templates::try_templates(&db, run, judge, files, n, dirs, &factory)?;
+    }
     let store = db.existing_store("run prism run and prism score --judge first")?;
     let trial = try_judges(&store, args.run.as_deref(), &args)?;
     if trial.judges.is_empty() {
@@ -645,6 +670,7 @@ pub(crate) fn judges_cmd(args: JudgesArgs, dirs: &Dirs) -> anyhow::Result<i32> {
         );
     } else {
         let mut s = text(&trial, &args);
+        s.push_str(&super::judge_templates::text(&trial.templates));
         s.push_str(&super::calibration::text(&standings, &floor));
         crate::outp!("{}", crate::text::sanitize(&s));
     }
@@ -674,6 +700,7 @@ fn calibrate(
         &verdicts,
         &models,
         ds.as_ref().map(|(d, _)| d.as_ref()),
+        &store.records_where(None)?,
     );
     let floor = Floor {
         kappa: args.judge_floor,

@@ -10,6 +10,7 @@ pub(crate) mod exchange;
 pub(crate) mod gate;
 pub(crate) mod import;
 mod inputs;
+pub(crate) mod judge_templates;
 pub(crate) mod judges;
 mod lane_flags;
 pub mod model;
@@ -405,7 +406,7 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Man { dir, markdown }) => shell::man(dir.as_deref(), markdown),
         Some(Command::Signals(args)) => signals::signals(args, &dirs),
         Some(Command::Labels(args)) => judges::labels(args, &dirs),
-        Some(Command::Judges(args)) => judges::judges_cmd(args, &dirs),
+        Some(Command::Judges(args)) => judges::judges_cmd(args, &dirs, run::factory(&dirs)),
         Some(Command::Entropy(args)) => entropy::entropy(args, &dirs, run::factory(&dirs)),
         Some(Command::Sentences(args)) => sentences::sentences(args, &dirs, run::factory(&dirs)),
         Some(Command::SelfDetect(args)) => {

@@ -55,6 +55,14 @@ pub struct ScoreArgs {
     /// compares the two on people's labels without asking again.
     #[arg(long, value_enum, default_value_t = crate::eval::judge::Reading::Prism)]
     pub judge_reading: crate::eval::judge::Reading,
+    /// Ask the judge with your own wording of one of PRISM's judges instead of the dataset's:
+    /// `[JUDGE=]FILE`, JUDGE one of semantic_equivalence (the default), math_equivalence,
+    /// code_rubric, claim_audit; the file's placeholders are {question}, {model_answer},
+    /// {reference}, {test_input}, {test_output}. The judge's verdicts and scores are kept as
+    /// `<model>~<file stem>`: another judge, calibrated apart, never PRISM's. Try wordings
+    /// side by side first with `prism judges --try-template`.
+    #[arg(long, value_name = "[JUDGE=]FILE")]
+    pub judge_template: Vec<String>,
     /// The dataset (a PRISM release dir); default: the run's own, or the sample data.
     #[arg(long, value_name = "PRISM_DIR")]
     pub data: Option<PathBuf>,
@@ -80,12 +88,16 @@ pub struct ScoreArgs {
 pub(crate) fn score(args: ScoreArgs, dirs: &Dirs, factory: BackendFactory) -> anyhow::Result<i32> {
     let (config, _) = Config::load(&dirs.config_file());
     let judges = judge_names(&args.judge, &config)?;
+    let wording = super::judge_templates::Wording::load(&args.judge_template)?;
+    if judges.is_empty() && wording.label.is_some() {
+        bail!("--judge-template: no judge to ask with it (pass --judge MODEL)");
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     match &args.prism_outputs {
-        Some(out) => score_outputs(&args, out, &judges, dirs, factory, &rt),
-        None => score_store(&args, &judges, dirs, factory, &rt),
+        Some(out) => score_outputs(&args, out, &judges, &wording, dirs, factory, &rt),
+        None => score_store(&args, &judges, &wording, dirs, factory, &rt),
     }
 }
 
@@ -115,6 +127,7 @@ fn judge_names(flag: &[String], config: &Config) -> anyhow::Result<Vec<String>> 
 /// The panel of the judges named (none: no judging), each with its limits, retries and cache.
 fn judge_panel(
     names: &[String],
+    wording: &super::judge_templates::Wording,
     args: &ScoreArgs,
     dirs: &Dirs,
     factory: &BackendFactory,
@@ -134,7 +147,7 @@ fn judge_panel(
             );
         };
         judges.push(Arc::new(Caller::new(
-            cfg,
+            &wording.judge(cfg),
             factory,
             store.clone(),
             !args.no_cache,
@@ -164,7 +177,11 @@ fn drive(
         let task = tokio::spawn(score_all(
             ds,
             inputs,
-            crate::engine::score::Judging { panel, concurrency },
+            crate::engine::score::Judging {
+                panel,
+                concurrency,
+                keep_scores: true,
+            },
             store,
             tx,
         ));
@@ -187,6 +204,7 @@ fn drive(
 fn score_store(
     args: &ScoreArgs,
     judges: &[String],
+    wording: &super::judge_templates::Wording,
     dirs: &Dirs,
     factory: BackendFactory,
     rt: &tokio::runtime::Runtime,
@@ -206,6 +224,8 @@ fn score_store(
             .ok_or_else(|| anyhow::anyhow!("no runs in {shown}"))?,
     };
     let (ds, _) = open_dataset(args.data.as_deref().or(dataset_path(&run.dataset)))?;
+    let ds = wording.apply(ds);
+    wording.keep(&db)?;
     if let Some(note) = crate::eval::summary::registry_note(&ds) {
         crate::warn!("note: {note}");
     }
@@ -233,7 +253,7 @@ fn score_store(
         );
     }
     let handle = db.records_handle(store, &format!("score:{}", run.id), "score(s)")?;
-    let panel = judge_panel(judges, args, dirs, &factory, Some(handle.clone()))?;
+    let panel = judge_panel(judges, wording, args, dirs, &factory, Some(handle.clone()))?;
     let shown = panel.as_ref().map(Panel::name);
     let judge = shown.as_deref();
     let (counts, _) = drive(
@@ -393,12 +413,14 @@ fn score_outputs(
     args: &ScoreArgs,
     out: &Path,
     judges: &[String],
+    wording: &super::judge_templates::Wording,
     dirs: &Dirs,
     factory: BackendFactory,
     rt: &tokio::runtime::Runtime,
 ) -> anyhow::Result<i32> {
     let model = args.model.as_deref().expect("clap requires --model");
     let (ds, _) = open_dataset(args.data.as_deref())?;
+    let ds = wording.apply(ds);
     if let Some(note) = crate::eval::summary::registry_note(&ds) {
         crate::warn!("note: {note}");
     }
@@ -441,7 +463,7 @@ fn score_outputs(
         .store()
         .ok()
         .map(|s| StoreHandle::spawn(s, None));
-    let panel = judge_panel(judges, args, dirs, &factory, cache)?;
+    let panel = judge_panel(judges, wording, args, dirs, &factory, cache)?;
     let shown = panel.as_ref().map(Panel::name);
     let judge = shown.as_deref();
     let (counts, mut scores) = drive(rt, ds.clone(), inputs, panel, args.concurrency, None)?;

@@ -75,6 +75,9 @@ pub struct Prompts {
     pub tasks: BTreeMap<String, String>,
     /// `prompts/judges/<stem>.md`, by stem.
     pub judges: BTreeMap<String, String>,
+    /// The user's own wordings (`--judge-template`), by judge name: asked before the
+    /// dataset's, for every task (never loaded from a dataset).
+    pub judge_overrides: BTreeMap<String, String>,
 }
 
 /// A task the dataset's registry names, whether or not its items loaded: a dimension's rate is

@@ -257,6 +257,9 @@ impl Panel {
 pub(crate) struct Judging {
     pub(crate) panel: Option<Panel>,
     pub(crate) concurrency: usize,
+    /// Whether the scores are saved (else only the judges' verdicts are: a trial of a
+    /// judge's wording leaves the scores as they stand).
+    pub(crate) keep_scores: bool,
 }
 
 impl Judging {
@@ -265,6 +268,7 @@ impl Judging {
         Judging {
             panel: judge.map(Panel::single),
             concurrency,
+            keep_scores: true,
         }
     }
 }
@@ -274,7 +278,11 @@ impl Judging {
 pub(crate) async fn score_all(
     ds: Arc<Dataset>,
     inputs: Vec<ToScore>,
-    Judging { panel, concurrency }: Judging,
+    Judging {
+        panel,
+        concurrency,
+        keep_scores,
+    }: Judging,
     store: Option<StoreHandle>,
     out: mpsc::UnboundedSender<ScoreRecord>,
 ) -> anyhow::Result<ScoreCounts> {
@@ -296,7 +304,7 @@ pub(crate) async fn score_all(
             Ruled::Ask(rec, ask) => asks.push((rec, ask, t.stored_earlier)),
         }
     }
-    if let Some(store) = &store {
+    if let Some(store) = store.as_ref().filter(|_| keep_scores) {
         for (of_stored, recs) in settled.iter().enumerate() {
             for chunk in recs.chunks(4096) {
                 retrying(|| save(store, chunk.to_vec(), of_stored == 1))
@@ -320,7 +328,7 @@ pub(crate) async fn score_all(
             let mut saved = Ok(());
             if let Some(s) = &store {
                 saved = retrying(|| s.save_records(&verdicts)).await;
-                if saved.is_ok() {
+                if saved.is_ok() && keep_scores {
                     saved = retrying(|| save(s, vec![rec.clone()], of_stored)).await;
                 }
             }

@@ -155,9 +155,13 @@ fn builtin(stem: &str) -> Option<&'static str> {
     BY_STEM.get(stem).copied()
 }
 
-/// The judge prompt template for a task: the dataset's own `prompts/judges/*.md` when present
-/// (by task id for the per-task judges), else ours.
+/// The judge prompt template for a task: the user's own wording of this judge
+/// (`--judge-template`), else the dataset's own `prompts/judges/*.md` when present (by task
+/// id for the per-task judges), else ours.
 pub(crate) fn template<'a>(ds: &'a Dataset, task: &Task, kind: JudgeKind) -> Option<&'a str> {
+    if let Some(own) = ds.prompts.judge_overrides.get(kind.name()) {
+        return Some(own);
+    }
     let own = kind.0.per_task.then_some(task.id.as_str());
     let stems = || own.into_iter().chain(kind.0.prompts.iter().copied());
     stems()

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::judge_templates::{self, JudgeTemplate};
 use super::judges::{Est, Trial, VsPeople};
 use crate::store::lane_tables::{JUDGE_CALIBRATIONS, Table, Val};
 use crate::store::record::{Fields, Record, int, real, text};
@@ -135,27 +136,42 @@ pub fn template_hash<'a>(templates: impl IntoIterator<Item = (&'a String, &'a St
     format!("{:x}", h.finalize())
 }
 
-/// What each judge of the trial is now: as this machine configures it (a judge it does not
-/// configure keeps only its name and repeats), asked with `ds`'s judge templates.
+/// What each judge of the trial is now: as this machine configures its model (a judge it does
+/// not configure keeps only its name and repeats), asked with `ds`'s judge templates and, for
+/// a judge named `<model>~<label>`, the user's wordings stored under that label.
 pub fn identities(
     trial: &Trial,
     verdicts: &[crate::store::JudgeVerdict],
     models: &[crate::provider::ModelConfig],
     ds: Option<&crate::dataset::Dataset>,
+    stored: &[JudgeTemplate],
 ) -> Vec<Identity> {
-    let templates = ds
-        .map(|d| template_hash(d.prompts.judges.iter()))
-        .unwrap_or_default();
     trial
         .judges
         .iter()
         .map(|j| {
-            let m = models.iter().find(|m| &m.name == j);
+            let m = models
+                .iter()
+                .find(|m| m.name == judge_templates::model_of(j));
+            let templates = ds.map_or_else(String::new, |d| {
+                let own = judge_templates::of_judge(stored, j);
+                let overridden = own
+                    .iter()
+                    .map(|t| (format!("judge:{}", t.judge), t.text.clone()));
+                let all: Vec<(String, String)> = d
+                    .prompts
+                    .judges
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .chain(overridden)
+                    .collect();
+                template_hash(all.iter().map(|(k, v)| (k, v)))
+            });
             Identity {
                 judge: j.clone(),
                 endpoint: m.map(endpoint_of).unwrap_or_default(),
                 model_id: m.map(|m| m.model_id().to_string()).unwrap_or_default(),
-                template_hash: templates.clone(),
+                template_hash: templates,
                 temperature: m.and_then(|m| m.params.temperature),
                 repeats: repeats(verdicts, j),
             }

@@ -21,6 +21,7 @@ use serde::Serialize;
 
 use super::agreement::{self, Metric};
 use super::pairs::{ac1_of, accuracy, boot, kappa};
+use super::template_trial::{self, TemplatePair};
 use crate::eval::judge::{self, ReplyWords};
 use crate::eval::panel;
 use crate::eval::summary::{Aggregator, Catalogue, ModelSummary, Point};
@@ -232,6 +233,8 @@ pub struct Trial {
     pub reading: judge::Reading,
     /// Per judge, its equivalence replies that say two things or none.
     pub replies: Vec<Replies>,
+    /// Each two wordings of one judge model (`--judge-template`) on the same labelled answers.
+    pub templates: Vec<TemplatePair>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -392,6 +395,7 @@ pub fn trial(
         groups.push(group(&name, &judges, these, &people, opts));
     }
     Trial {
+        templates: template_pairs(&judges, &answers, &people, opts),
         models: readings(&judges, &answers, scores, cat),
         reading: opts.reading,
         replies: replies(&judges, verdicts),
@@ -401,6 +405,37 @@ pub fn trial(
         people: people_counts,
         groups,
     }
+}
+
+/// Each two wordings of one model compared on the answers both judged and people labelled.
+fn template_pairs(
+    judges: &[String],
+    answers: &BTreeMap<Key, Answer>,
+    people: &HashMap<Key, bool>,
+    opts: &Options,
+) -> Vec<TemplatePair> {
+    let mut out = Vec::new();
+    for (i, a) in judges.iter().enumerate() {
+        for (j, b) in judges.iter().enumerate().skip(i + 1) {
+            if !template_trial::same_model(a, b) {
+                continue;
+            }
+            // The judge asked with the dataset's wording first: the one tried against.
+            let (i, j) = if b.contains('~') { (i, j) } else { (j, i) };
+            let on_same: Vec<(bool, bool, bool)> = answers
+                .iter()
+                .filter_map(|(k, x)| Some((x.verdict(i)?, x.verdict(j)?, *people.get(k)?)))
+                .collect();
+            out.push(template_trial::compare(
+                &judges[i],
+                &judges[j],
+                &on_same,
+                opts.resamples,
+                opts.seed,
+            ));
+        }
+    }
+    out
 }
 
 /// The judges a score's judge label names: `a+b+c (majority) x3` → a, b, c; `a` → a.

@@ -15,6 +15,7 @@
 pub(crate) mod agreement;
 pub(crate) mod bank;
 pub mod calibration;
+pub mod judge_templates;
 pub mod judges;
 pub mod load;
 mod pairs;
@@ -22,6 +23,7 @@ pub mod quality;
 pub mod quality_run;
 pub mod queue;
 pub(crate) mod rubric;
+pub mod template_trial;
 
 use std::collections::BTreeMap;
 

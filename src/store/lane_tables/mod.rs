@@ -507,6 +507,23 @@ pub static JUDGE_CALIBRATIONS: Table = Table {
     changes: true,
 };
 
+/// The user's own judge prompts (`review::judge_templates`): per label and judge, the newest
+/// text a judge named `<model>~<label>` was asked with, and its SHA-256.
+pub static JUDGE_TEMPLATES: Table = Table {
+    name: "judge_templates",
+    cols: &[
+        ("label", Text),
+        ("judge", Text),
+        ("sha256", Text),
+        ("text", Text),
+        ("created_at", Int),
+    ],
+    key: 2,
+    behind: "judge_templates.created_at < excluded.created_at",
+    run_col: None,
+    changes: true,
+};
+
 /// A kind of lane run: its runs table first, then the tables of its rows (parents first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LaneKind {
@@ -539,7 +556,7 @@ impl LaneKind {
 
 /// Tables kept beside runs rather than in one: copied whole (or, for answer checks, by the
 /// runs whose answers they check).
-pub static LOOSE: [&Table; 11] = [
+pub static LOOSE: [&Table; 12] = [
     &ANSWER_CHECKS,
     &ENTAILMENTS,
     &CLAIM_TOPICS,
@@ -551,6 +568,7 @@ pub static LOOSE: [&Table; 11] = [
     &SENTENCE_SAMPLES,
     &SOURCE_SAMPLES,
     &JUDGE_CALIBRATIONS,
+    &JUDGE_TEMPLATES,
 ];
 
 static DETECT_TABLES: [&Table; 4] = [

@@ -228,7 +228,8 @@ impl Job for LoadJudges {
             let got =
                 crate::review::judges::of_store(r, run.as_deref(), &cat, &opts).and_then(|t| {
                     let verdicts = r.judge_verdicts(run.as_deref())?;
-                    let now = cal::identities(&t, &verdicts, &models, Some(&ds));
+                    let stored = r.records_where(None)?;
+                    let now = cal::identities(&t, &verdicts, &models, Some(&ds), &stored);
                     let standings = cal::standings(r, &t, &now, &cal::Floor::default())?;
                     Ok(Msg::new(Trial(Box::new(t), standings)))
                 });
