@@ -327,3 +327,54 @@ fn a_broken_models_file_keeps_the_built_in_models() {
         );
     }
 }
+
+/// A subcommand's help lists its own options (not the TUI's --theme and --reviewer), and each
+/// manual page's NAME line is a line: the command's first sentence, its whole text below.
+#[test]
+fn help_and_manual_pages_say_what_each_command_takes() {
+    let help = |args: &[&str]| {
+        let o = prism().args(args).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let gate = help(&["gate", "--help"]);
+    assert!(
+        gate.contains("--baseline-file") || gate.contains("BASELINE"),
+        "{gate}"
+    );
+    assert!(
+        !gate.contains("--reviewer") && !gate.contains("--theme"),
+        "{gate}"
+    );
+    assert!(help(&["report", "--help"]).contains("--theme"));
+    assert!(help(&["review", "--help"]).contains("--reviewer"));
+    assert!(help(&["--help"]).contains("--reviewer"));
+    let dir = tempfile::tempdir().unwrap();
+    let o = prism()
+        .args(["man", "--dir", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let mut pages = 0;
+    for e in std::fs::read_dir(dir.path()).unwrap() {
+        let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+        let name = text
+            .split(".SH NAME\n")
+            .nth(1)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap();
+        assert!(name.chars().count() <= 130, "NAME is a paragraph: {name}");
+        pages += 1;
+    }
+    assert!(pages > 20, "{pages} pages");
+    let run = std::fs::read_to_string(dir.path().join("prism-run.1")).unwrap();
+    assert!(
+        run.contains("prism\\-run \\- Run items against models\n"),
+        "{run}"
+    );
+    assert!(
+        run.contains("130 interrupted"),
+        "the whole text in DESCRIPTION"
+    );
+}

@@ -788,9 +788,18 @@ fn z_takes_back_the_sessions_labels_and_decisions_without_deleting_any() {
         keys
     };
     play(&rt, &mut app, &mut services, label(1));
-    play(&rt, &mut app, &mut services, vec![]);
+    let term = play(&rt, &mut app, &mut services, vec![]);
+    // The first label is just that; the second says the first is kept.
+    let s = screen(&term);
+    assert!(s.contains("labelled correct"), "{s}");
+    assert!(!s.contains("earlier label"), "{s}");
     play(&rt, &mut app, &mut services, label(0));
-    play(&rt, &mut app, &mut services, vec![]);
+    let term = play(&rt, &mut app, &mut services, vec![]);
+    let s = screen(&term);
+    assert!(
+        s.contains("labelled hallucinated (your earlier label on this answer kept"),
+        "{s}"
+    );
     let labels = || Store::open(&db).unwrap().answer_labels(None).unwrap();
     let newest = |all: &[prism::store::AnswerLabel]| -> Vec<prism::store::Label> {
         prism::store::judging::newest_labels(all)

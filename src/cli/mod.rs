@@ -58,7 +58,7 @@ pub struct Cli {
     /// (claims or triples files open their own screens).
     pub path: Option<PathBuf>,
     /// Colour theme (bundled: dark, light, high-contrast; or a file in the config dir's themes/).
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub theme: Option<String>,
     /// Store for runs started in the TUI (default: prism.db in the data dir); a postgres:// URL
     /// is the team's shared store instead: review decisions go there, and its runs are mirrored
@@ -69,7 +69,7 @@ pub struct Cli {
     #[arg(long)]
     pub models_file: Option<PathBuf>,
     /// Your name on review decisions (default: `reviewer` in the config, else the login name).
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub reviewer: Option<String>,
     /// Blind review: the review screen shows the models of an item's answers as "model A",
     /// "model B", ... (also `blind = true` in the config).
@@ -174,6 +174,12 @@ pub enum Command {
         /// Blind review: models shown as "model A", "model B", ...
         #[arg(long)]
         blind: bool,
+        /// Your name on review decisions (as `prism --reviewer`).
+        #[arg(long)]
+        reviewer: Option<String>,
+        /// Colour theme (as `prism --theme`).
+        #[arg(long)]
+        theme: Option<String>,
     },
     /// The runs in the store: id, name, tags, when, dataset, models with their settings, items,
     /// done and failed, each model's H-Score and rates; `name`, `tag` and `rm` manage them;
@@ -365,12 +371,16 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
         path,
         db,
         blind,
+        reviewer,
+        theme,
     }) = &mut cli.command
     {
         let (path, db, blind) = (path.take(), db.take(), *blind);
         cli.path = path.or(cli.path.take());
         cli.db = db.or(cli.db.take());
         cli.blind |= blind;
+        cli.reviewer = reviewer.take().or(cli.reviewer.take());
+        cli.theme = theme.take().or(cli.theme.take());
         cli.command = None;
         open_review = true;
     }
@@ -414,8 +424,9 @@ pub fn main(cli: Cli) -> anyhow::Result<i32> {
         }
         Some(Command::Report(args)) => {
             let (config, _) = Config::load(&dirs.config_file());
-            let name = cli
+            let name = args
                 .theme
+                .clone()
                 .or(config.theme)
                 .unwrap_or_else(|| theme::DEFAULT_THEME.to_string());
             // A file keeps its colours: NO_COLOR is about the terminal.

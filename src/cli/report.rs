@@ -21,6 +21,10 @@ pub enum Format {
 
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
+    /// The HTML report's colours: a theme (bundled: dark, light, high-contrast; or a file in
+    /// the config dir's themes/); default: the config's, else dark.
+    #[arg(long)]
+    pub theme: Option<String>,
     /// Store to read scored runs from (default: prism.db in the data dir; used unless only
     /// files are given), or a shared store (postgres://...), read through this machine's copy.
     #[arg(long)]

@@ -30,7 +30,7 @@ pub(super) fn man(dir: Option<&Path>, markdown: bool) -> anyhow::Result<i32> {
     if markdown {
         return to_stdout(reference_markdown().as_bytes());
     }
-    let cmd = super::Cli::command();
+    let cmd = short_names(super::Cli::command());
     match dir {
         None => {
             let mut page = Vec::new();
@@ -46,6 +46,43 @@ pub(super) fn man(dir: Option<&Path>, markdown: bool) -> anyhow::Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// Each page's NAME line is the command's first sentence ("prism-run - Run items against
+/// models"); the whole text stays in its DESCRIPTION.
+fn short_names(cmd: clap::Command) -> clap::Command {
+    let cmd = cmd.mut_subcommands(short_names);
+    let Some(about) = cmd.get_about().map(|a| a.to_string()) else {
+        return cmd;
+    };
+    let first = first_sentence(&about);
+    if first.len() == about.trim().len() {
+        return cmd;
+    }
+    let long = cmd
+        .get_long_about()
+        .map_or(about.clone(), |l| l.to_string());
+    cmd.about(first).long_about(long)
+}
+
+/// Up to the first `. `, `; ` or `: ` (without it), or the whole line; a sentence still
+/// longer than a line is cut at its first comma.
+fn first_sentence(text: &str) -> String {
+    let line = text.trim().lines().next().unwrap_or_default();
+    let upto = |seps: &[&str], s: &str| {
+        let cut = seps
+            .iter()
+            .filter_map(|p| s.find(p))
+            .min()
+            .unwrap_or(s.len());
+        s[..cut].trim_end_matches('.').to_string()
+    };
+    let first = upto(&[". ", "; ", ": "], line);
+    if first.chars().count() > 80 {
+        upto(&[", "], &first)
+    } else {
+        first
+    }
 }
 
 /// The CLI reference of the book (`docs/src/reference/cli.md`): every command and subcommand

@@ -319,12 +319,18 @@ pub(crate) async fn score_all(
     let Some(panel) = panel else {
         return Ok(counts);
     };
-    let gate = Arc::new(Semaphore::new(concurrency.max(1)));
+    // `concurrency` answers judged at once, each answer's askings (every judge, every repeat)
+    // one after another: answers finish, and are saved, in turn. (A limit on calls alone let
+    // every answer start at once: with a panel asked three times, none finished until nearly
+    // all had been asked, and nothing was saved for half an hour.)
+    let answers = Arc::new(Semaphore::new(concurrency.max(1)));
     let mut handles = Vec::with_capacity(asks.len());
     for (rec, ask, of_stored) in asks {
-        let (panel, gate, store, out) = (panel.clone(), gate.clone(), store.clone(), out.clone());
+        let (panel, store, out) = (panel.clone(), store.clone(), out.clone());
+        let answers = answers.clone();
         handles.push(tokio::spawn(async move {
-            let (rec, verdicts, outcome) = judge_one(&panel, &gate, rec, &ask).await;
+            let _turn = answers.acquire().await;
+            let (rec, verdicts, outcome) = judge_one(&panel, rec, &ask).await;
             let mut saved = Ok(());
             if let Some(s) = &store {
                 saved = retrying(|| s.save_records(&verdicts)).await;
@@ -413,7 +419,6 @@ enum Outcome {
 /// every verdict, and scores the answer by the panel's rule.
 async fn judge_one(
     panel: &Panel,
-    gate: &Semaphore,
     mut rec: ScoreRecord,
     ask: &judge::JudgeAsk,
 ) -> (ScoreRecord, Vec<JudgeVerdict>, Outcome) {
@@ -423,10 +428,7 @@ async fn judge_one(
     for caller in &panel.judges {
         let mut scores = Vec::new();
         for repeat in 0..panel.repeats.max(1) {
-            let judged = {
-                let _slot = gate.acquire().await;
-                ask_judge(caller, ask, panel.reading, repeat).await
-            };
+            let judged = ask_judge(caller, ask, panel.reading, repeat).await;
             let (score, detail) = match &judged.verdict {
                 Ok(v) => (Some(v.score), v.detail.clone()),
                 Err(e) => {

@@ -55,12 +55,27 @@ impl Job for SaveLabel {
             let Some(db) = &db else {
                 return vec![Msg::failed("labels need a store")];
             };
+            // Whether this reviewer labelled the answer before (said only then).
+            let earlier = db
+                .store()
+                .and_then(|s| Ok(s.answer_labels(Some(&rec.run_id))?))
+                .map(|ls| {
+                    ls.iter()
+                        .filter(|l| l.job_idx == rec.job_idx && l.reviewer == rec.reviewer)
+                        .count()
+                })
+                .unwrap_or(0);
             match db.add_labels(std::slice::from_ref(&rec)) {
                 Ok(_) => vec![
-                    Msg::notice(format!(
-                        "labelled {} (kept with your earlier labels; your newest counts)",
-                        rec.label.words()
-                    )),
+                    Msg::notice(if earlier == 0 {
+                        format!("labelled {}", rec.label.words())
+                    } else {
+                        format!(
+                            "labelled {} (your earlier label{} on this answer kept; the newest counts)",
+                            rec.label.words(),
+                            if earlier == 1 { "" } else { "s" }
+                        )
+                    }),
                     Msg::new(Labelled(rec)),
                 ],
                 Err(e) => vec![Msg::failed(format!("saving the label: {e:#}"))],
