@@ -701,6 +701,10 @@ fn a_shared_store_over_tls_checks_the_servers_certificate() {
         .code(1);
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert!(err.to_lowercase().contains("certificate"), "{err}");
+    assert!(
+        err.contains("set PGSSLROOTCERT to that CA's PEM file"),
+        "{err}"
+    );
     // Without TLS the server refuses.
     let plain = format!(
         "postgres://prism@127.0.0.1:{}/postgres?sslmode=disable",
@@ -878,4 +882,43 @@ fn a_shared_store_of_the_previous_schema_migrates_and_reads() {
     let b = s.run_bundle("r-old").unwrap().unwrap();
     assert_eq!(b.responses[0].text.as_deref(), Some("an answer"));
     assert_eq!(b.scores[0].score, Some(1.0));
+}
+
+/// A server that wants a password and gets none: the message says where one goes (PGPASSWORD
+/// or a pgpass file, never the URL); given PGPASSWORD, the copy goes.
+#[test]
+fn a_missing_password_names_where_one_goes() {
+    let pg = Pg::start();
+    let mut c = postgres::Client::connect(&pg.url(), postgres::NoTls).unwrap();
+    c.batch_execute("ALTER USER prism PASSWORD 'open-sesame'")
+        .unwrap();
+    std::fs::write(
+        pg.data_dir().join("pg_hba.conf"),
+        "local all all trust\nhost all all 127.0.0.1/32 scram-sha-256\n",
+    )
+    .unwrap();
+    c.batch_execute("SELECT pg_reload_conf()").unwrap();
+    drop(c);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src.db");
+    fill(&src);
+    let out = Command::cargo_bin("prism")
+        .unwrap()
+        .args(["db", "copy", src.to_str().unwrap(), &pg.url()])
+        .env_remove("PGPASSWORD")
+        .env("PGPASSFILE", dir.path().join("none"))
+        .env("HOME", dir.path())
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.contains("password missing"), "{err}");
+    assert!(err.contains("set PGPASSWORD"), "{err}");
+    assert!(!err.contains("open-sesame"));
+    Command::cargo_bin("prism")
+        .unwrap()
+        .args(["db", "copy", src.to_str().unwrap(), &pg.url()])
+        .env("PGPASSWORD", "open-sesame")
+        .assert()
+        .success();
 }

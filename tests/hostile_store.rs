@@ -214,6 +214,12 @@ fn a_planted_run_never_sends_a_workers_secrets_anywhere() {
         text.contains("skipped model exfil") && text.contains("stay pending"),
         "{text}"
     );
+    // ... and which models file was read, so a worker that mounts it elsewhere learns why.
+    assert!(
+        text.contains("this machine's models file: ")
+            && text.contains("models.toml (from PRISM_CONFIG_DIR)"),
+        "{text}"
+    );
     // `good` answered as this machine's models file says (here from the cache of the real
     // run's identical request), never at the endpoint the run recorded.
     assert!(

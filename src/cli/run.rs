@@ -138,6 +138,10 @@ pub struct WorkArgs {
     /// an endpoint or a key variable for a worker).
     #[arg(long)]
     pub recorded_endpoints: bool,
+    /// Ask the models again instead of reusing this machine's cached replies (as `prism run
+    /// --no-cache`; a run started with it asks again on every worker anyway).
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 impl WorkArgs {
@@ -166,7 +170,7 @@ impl WorkArgs {
             max_tokens: None,
             seed: None,
             logprobs: None,
-            no_cache: false,
+            no_cache: self.no_cache,
             judge: self.judge,
             no_score: self.no_score,
             json: self.json,
@@ -182,6 +186,25 @@ fn parse_lease(s: &str) -> Result<f64, String> {
         Ok(v) if (1.0..=86_400.0).contains(&v) => Ok(v),
         _ => Err("a number of seconds from 1 to 86400".into()),
     }
+}
+
+/// Which models file this machine reads, in words: the path, where it came from when not the
+/// default, and whether it is there (a container that mounts it elsewhere learns why its
+/// models are missing).
+fn models_file_read(dirs: &Dirs, file: Option<&Path>) -> String {
+    let (path, from) = match file {
+        Some(f) => (f.to_path_buf(), "--models-file"),
+        None if std::env::var_os("PRISM_CONFIG_DIR").is_some() => {
+            (dirs.config.join("models.toml"), "PRISM_CONFIG_DIR")
+        }
+        None => (dirs.config.join("models.toml"), "the config dir"),
+    };
+    let there = if path.is_file() {
+        ""
+    } else {
+        " (not found: set PRISM_CONFIG_DIR to the directory holding it, or pass --models-file)"
+    };
+    format!("{} (from {from}){there}", path.display())
 }
 
 /// The models of this machine's models file (and the built-in ones) that bear the run's model
@@ -205,7 +228,7 @@ fn own_models(
 }
 
 /// Says which models answer a resumed or joined run and which of its models are skipped.
-fn tell_resume_models(chosen: &engine::ResumeModels, shared: bool) {
+fn tell_resume_models(chosen: &engine::ResumeModels, shared: bool, models_file: &str) {
     let (recorded, own): (Vec<&str>, Vec<&str>) = chosen
         .models
         .iter()
@@ -225,6 +248,9 @@ fn tell_resume_models(chosen: &engine::ResumeModels, shared: bool) {
     }
     for note in &chosen.notes {
         crate::warn!("{}", crate::text::one_line(note));
+    }
+    if !chosen.skipped.is_empty() {
+        crate::warn!("this machine's models file: {models_file}");
     }
     for (name, why) in &chosen.skipped {
         crate::warn!(
@@ -553,7 +579,8 @@ fn resume_task(
     };
     let own = own_models(dirs, args.models_file.as_deref(), &run);
     let chosen = engine::resume_models(&run, &named, &own, args.recorded_endpoints)?;
-    tell_resume_models(&chosen, db.is_shared());
+    let file = models_file_read(dirs, args.models_file.as_deref());
+    tell_resume_models(&chosen, db.is_shared(), &file);
     let models = chosen.models;
     let (ds, _) = open_dataset(args.dataset.as_deref().or(dataset_path(&run.dataset)))?;
     let jobs = db.jobs(&run.id)?;

@@ -82,6 +82,20 @@ fn pg_err(shown: &str, e: impl std::fmt::Display) -> StoreError {
     StoreError::Shared(format!("{shown}: {e}"))
 }
 
+/// A connection error with what to do, where the driver's words leave it out: the server
+/// asked for a password and none was given (`password missing`), or the server's certificate
+/// is signed by a CA this machine does not trust (a cluster's own CA).
+fn with_hint(e: String) -> String {
+    let hint = if e.contains("password missing") {
+        " (set PGPASSWORD, or a pgpass file: PGPASSFILE or ~/.pgpass; never the URL)"
+    } else if e.contains("UnknownIssuer") || e.contains("unknown issuer") {
+        " (the server's certificate is signed by a CA this machine does not trust: set PGSSLROOTCERT to that CA's PEM file)"
+    } else {
+        ""
+    };
+    format!("{e}{hint}")
+}
+
 /// A driver error with its causes ("error connecting to server: Connection refused").
 pub(super) fn chain(e: &postgres::Error) -> String {
     let mut s = e.to_string();
@@ -156,7 +170,7 @@ impl PgStore {
                 let mut client = match cfg.connect(tls()) {
                     Ok(c) => c,
                     Err(e) => {
-                        let _ = ready_tx.send(Err(pg_err(&shown2, chain(&e))));
+                        let _ = ready_tx.send(Err(pg_err(&shown2, with_hint(chain(&e)))));
                         return;
                     }
                 };
