@@ -361,3 +361,62 @@ fn esc_during_a_run_goes_back_and_the_run_goes_on() {
         assert!(app.browse().marked.iter().all(|m| !m));
     }
 }
+
+/// After `esc` during a run, the browse screen's status line shows the run going on and the key
+/// back to it (the tree's cells show its progress too). At 80x24 and 120x40.
+#[test]
+fn after_esc_the_browse_screen_shows_the_run_and_the_way_back() {
+    use futures::StreamExt;
+    let mock = mock::start_background();
+    let rt = runtime();
+    for size in [(80u16, 24u16), (120, 40)] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("prism.db");
+        let slow: ModelsFile = toml::from_str(&format!(
+            "[[models]]\nname = \"slow\"\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"crawl\"\n",
+            mock.url()
+        ))
+        .unwrap();
+        let (mut app, mut services) = common::screen::session(&rt, &db, slow.models);
+        let start = [
+            key('j'),
+            code(KeyCode::Enter),
+            key('j'),
+            code(KeyCode::Tab),
+            key(' '),
+            key(' '),
+            key(' '),
+            key('r'),
+            code(KeyCode::Enter),
+        ];
+        let esc = futures::stream::once(async {
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            Ok::<_, std::io::Error>(code(KeyCode::Esc))
+        });
+        let events = futures::stream::iter(start.into_iter().map(Ok::<_, std::io::Error>))
+            .chain(esc)
+            .boxed();
+        let mut term = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
+        // Stopped (as q stops it) while the run still goes: what was last drawn is browse.
+        let stop = async { tokio::time::sleep(std::time::Duration::from_millis(900)).await };
+        rt.block_on(prism::tui::run_loop_until(
+            &mut term,
+            &mut app,
+            events,
+            &mut services,
+            stop,
+        ))
+        .unwrap();
+        let s = common::screen::screen(&term);
+        let last = s
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .last()
+            .unwrap_or_default();
+        assert!(
+            last.contains("/3 running · backspace back to it"),
+            "{size:?}: the status line says the run goes on:\n{s}"
+        );
+        assert!(s.contains("Taxonomy"), "{size:?}: browse is drawn\n{s}");
+    }
+}

@@ -358,6 +358,19 @@ impl Browse {
         } else {
             let k = |a| cx.keymap.hint(Mode::Browse, a);
             let mut spans = Vec::new();
+            // A run left with esc goes on: its progress here, and the way back to it.
+            if let Some(run) = cx.session.active.as_ref().filter(|r| r.running()) {
+                spans.push(Span::styled(
+                    format!(
+                        " {} {}/{} running · {} back to it ",
+                        one_line(&run.run_id),
+                        run.done + run.failed,
+                        run.total,
+                        k(Action::Back)
+                    ),
+                    t.accent(),
+                ));
+            }
             if self.search.regex.is_some() {
                 spans.push(Span::styled(
                     format!(" /{} ", one_line(&self.search.query)),
