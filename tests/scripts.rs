@@ -170,3 +170,27 @@ fn a_llama_cpp_python_built_with_amx_or_avx512_is_not_the_portable_one() {
     std::fs::write(empty.path().join("python"), "#!/bin/sh\nexit 1\n").unwrap();
     assert_eq!(check(&empty), 1);
 }
+
+/// The CI example runs with what the README installs (the embedded model when no server is
+/// given) and its committed baselines hold no path of the machine they were made on.
+#[test]
+fn the_ci_example_needs_no_server_and_its_baselines_no_local_path() {
+    let ci = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/ci");
+    for name in ["baseline.json", "baseline-server.json"] {
+        let text = std::fs::read_to_string(ci.join(name)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["prism_baseline"], 1, "{name}");
+        for local in ["/home/", "/root", "/tmp/", "/work/", "/Users/", "C:\\"] {
+            assert!(!text.contains(local), "{name} holds a local path ({local})");
+        }
+    }
+    let script = std::fs::read_to_string(ci.join("gate.sh")).unwrap();
+    assert!(
+        !script.contains(": \"${PY:?"),
+        "gate.sh must not require llama-cpp-python"
+    );
+    assert!(
+        script.contains("model=local"),
+        "the embedded model is the default"
+    );
+}
