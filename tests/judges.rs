@@ -456,6 +456,15 @@ fn the_judges_screen_lists_a_judges_disagreements_and_labels_from_there() {
     for name in ["all", "fact_judge", "judge_equiv", "Fleiss"] {
         assert!(grid.contains(name), "{name}: {grid}");
     }
+    // What the cells are is said: what a kappa means, and that n counts answers both decided.
+    assert!(grid.contains("1 perfect, 0 chance"), "{grid}");
+    assert!(grid.contains("50 of them with people's verdict"), "{grid}");
+    // At 80 columns the three judges' cells fit, and the judges among themselves move below
+    // (never run into a judge's column).
+    let narrow = play(&rt, &mut app, &mut services, vec![vec![]], (80, 24));
+    assert!(!narrow.contains("among: Fleiss"), "{narrow}");
+    assert!(narrow.contains("among the judges:"), "{narrow}");
+    assert!(narrow.contains("κ 1.00"), "{narrow}");
     // The chosen cell says how the judge stands: nothing saved yet, and AC1 beside kappa.
     assert!(grid.contains("calibration: not calibrated"), "{grid}");
     assert!(grid.contains("AC1 1.00"), "{grid}");

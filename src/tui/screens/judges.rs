@@ -287,7 +287,8 @@ impl Component for Judges {
                 body,
             ),
             Some(trial) => {
-                let grid_h = (trial.groups.len() as u16 + 3).min(body.height / 2).max(4);
+                // Borders, the header and the legend around the rows.
+                let grid_h = (trial.groups.len() as u16 + 4).min(body.height / 2).max(5);
                 let [grid, below] =
                     Layout::vertical([Constraint::Length(grid_h), Constraint::Min(3)]).areas(body);
                 self.draw_grid(f, grid, t, trial);
@@ -340,18 +341,7 @@ impl Judges {
             Span::styled(" judges on trial ", t.base().add_modifier(Modifier::BOLD)),
             Span::styled(scope, t.muted()),
         ];
-        if let Some(trial) = &self.trial {
-            let all = trial.groups.first();
-            spans.push(Span::styled(
-                format!(
-                    " · {} judged answers · {} with people's verdict · {} can't tell",
-                    all.map_or(0, |g| g.judged),
-                    trial.people.decided,
-                    trial.people.cant_tell
-                ),
-                t.muted(),
-            ));
-        }
+        // Whose disagreements are listed first: the title is cut at the right.
         if let Some(d) = &self.disputed {
             spans.push(Span::styled(
                 format!(
@@ -362,6 +352,21 @@ impl Judges {
                     d.answers.len()
                 ),
                 t.accent(),
+            ));
+        }
+        if let Some(trial) = &self.trial {
+            // The cells count answers both a judge and people decided: said here beside all
+            // that people labelled (rule-scored answers and "can't tell" have no cell).
+            let all = trial.groups.first();
+            spans.push(Span::styled(
+                format!(
+                    " · {} judged answers, {} of them with people's verdict · people decided {} in all, {} can't tell",
+                    all.map_or(0, |g| g.judged),
+                    all.map_or(0, |g| g.labelled),
+                    trial.people.decided,
+                    trial.people.cant_tell
+                ),
+                t.muted(),
             ));
         }
         title_line(t, spans)
@@ -386,10 +391,14 @@ impl Judges {
                 t.muted(),
             ));
         }
-        head.push(Span::styled(format!("{:>14}", "among: Fleiss"), t.muted()));
-        head.push(Span::styled(format!("{:>8}", "α"), t.muted()));
+        // The judges among themselves, where the width allows (else in the details below).
+        let among = name_w + 9 + trial.judges.len() * col_w + 22 <= area.width as usize;
+        if among {
+            head.push(Span::styled(format!("{:>14}", "among: Fleiss"), t.muted()));
+            head.push(Span::styled(format!("{:>8}", "α"), t.muted()));
+        }
         let mut lines = vec![Line::from(head)];
-        let visible = area.height.saturating_sub(3) as usize;
+        let visible = area.height.saturating_sub(4) as usize;
         let start = self.row.saturating_sub(visible.saturating_sub(1));
         for (r, g) in trial.groups.iter().enumerate().skip(start).take(visible) {
             let mut spans = vec![Span::styled(
@@ -418,20 +427,27 @@ impl Judges {
                 spans.push(Span::raw(" "));
                 spans.push(Span::styled(format!("{:>w$}", text, w = col_w - 1), style));
             }
-            spans.push(Span::styled(
-                format!("{:>14}", num(g.among.fleiss_kappa)),
-                t.base(),
-            ));
-            spans.push(Span::styled(
-                format!("{:>8}", num(g.among.krippendorff_alpha)),
-                t.base(),
-            ));
+            if among {
+                spans.push(Span::styled(
+                    format!("{:>14}", num(g.among.fleiss_kappa)),
+                    t.base(),
+                ));
+                spans.push(Span::styled(
+                    format!("{:>8}", num(g.among.krippendorff_alpha)),
+                    t.base(),
+                ));
+            }
             lines.push(Line::from(spans));
         }
         lines.push(Line::styled(
             format!(
-                " κ: Cohen's kappa of the judge against people's labels (n answers both decided; - under {}). Fleiss and α: the judges among themselves.",
-                trial.min_labels
+                " κ: the judge against people (1 perfect, 0 chance, below 0 worse than chance) · n: answers both decided (\"can't tell\" left out); - under {} · {}",
+                trial.min_labels,
+                if among {
+                    "Fleiss and α: the judges among themselves"
+                } else {
+                    "the judges among themselves: below, per row"
+                }
             ),
             t.muted(),
         ));
