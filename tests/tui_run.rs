@@ -410,8 +410,7 @@ fn after_esc_the_browse_screen_shows_the_run_and_the_way_back() {
         let s = common::screen::screen(&term);
         let last = s
             .lines()
-            .filter(|l| !l.trim().is_empty())
-            .last()
+            .rfind(|l| !l.trim().is_empty())
             .unwrap_or_default();
         assert!(
             last.contains("/3 running · backspace back to it"),
