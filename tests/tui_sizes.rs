@@ -765,6 +765,9 @@ fn a_stored_run_opens_with_its_own_answers() {
         let head: String = old_text.chars().take(12).collect();
         assert!(s.contains(&head), "the older run's answer: {s}");
         assert!(!s.contains("NEWER"), "not the newest run's: {s}");
+        // The progress line is about this run (never another run's progress).
+        assert!(s.contains("stored run r-sizes ·"), "{s}");
+        assert!(!s.contains("no run in progress"), "{s}");
     }
 }
 

@@ -134,6 +134,8 @@ pub struct ActiveRun {
     /// Of the done jobs, those answered from the cache (no request).
     pub cached: usize,
     pub started: Instant,
+    /// When the last job finished (the ETA counts down from it between answers).
+    pub last_finished: Option<Instant>,
     pub finished: Option<Instant>,
     pub cancelled: bool,
     /// Done (or failed) jobs and all jobs, per task index.
@@ -160,10 +162,22 @@ impl ActiveRun {
         }
     }
 
+    /// The time left: the jobs left at the pace of those finished so far (measured up to the
+    /// last one that finished), counting down from then. (Measured up to now, the pace fell
+    /// while a long answer streamed and the ETA grew from 12 s to 44 s between answers.)
     pub fn eta(&self) -> Option<Duration> {
         let left = self.total.saturating_sub(self.done + self.failed);
-        let r = self.rate();
-        (r > 0.0 && self.running()).then(|| Duration::from_secs_f64(left as f64 / r))
+        let fetched = (self.done + self.failed).saturating_sub(self.cached);
+        let last = self.last_finished?;
+        if !self.running() || fetched == 0 {
+            return None;
+        }
+        let per_job = last.duration_since(self.started).as_secs_f64() / fetched as f64;
+        let since = Instant::now().duration_since(last).as_secs_f64();
+        // A job slower than the pace so far: one second left rather than none (it is coming).
+        Some(Duration::from_secs_f64(
+            (per_job * left as f64 - since).max(1.0),
+        ))
     }
 }
 
@@ -264,6 +278,7 @@ impl Session {
                     failed: 0,
                     cached: 0,
                     started: Instant::now(),
+                    last_finished: None,
                     finished: None,
                     cancelled: false,
                     per_task,
@@ -319,6 +334,7 @@ impl Session {
                     self.set_point(item, &response.model, response.sample, None);
                 }
                 if let (Some(run), Some(item)) = (self.active.as_mut(), item) {
+                    run.last_finished = Some(Instant::now());
                     if ok {
                         run.done += 1;
                         run.cached += usize::from(response.cached);
@@ -597,5 +613,46 @@ impl Session {
             .map(|(_, _, s)| s + 1)
             .max()
             .unwrap_or(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(total: usize, done: usize, started_ago: u64, last_ago: u64) -> ActiveRun {
+        let now = Instant::now();
+        ActiveRun {
+            run_id: "r".into(),
+            models: Vec::new(),
+            jobs: Arc::new(Vec::new()),
+            items: Vec::new(),
+            total,
+            done,
+            failed: 0,
+            cached: 0,
+            started: now - Duration::from_secs(started_ago),
+            last_finished: Some(now - Duration::from_secs(last_ago)),
+            finished: None,
+            cancelled: false,
+            per_task: HashMap::new(),
+        }
+    }
+
+    #[test]
+    fn the_eta_counts_down_while_an_answer_streams() {
+        // One of four done after 12 s: 36 s left.
+        let at_done = run(4, 1, 12, 0).eta().unwrap().as_secs_f64();
+        assert!((at_done - 36.0).abs() < 0.5, "{at_done}");
+        // 20 s later, nothing more done: the ETA went down, never up.
+        let later = run(4, 1, 32, 20).eta().unwrap().as_secs_f64();
+        assert!((later - 16.0).abs() < 0.5, "{later}");
+        // Slower than the pace so far: a second, not zero or less.
+        let slow = run(4, 1, 62, 50).eta().unwrap().as_secs_f64();
+        assert_eq!(slow, 1.0);
+        // Nothing finished yet: no ETA to give.
+        let mut none = run(4, 0, 5, 0);
+        none.last_finished = None;
+        assert_eq!(none.eta(), None);
     }
 }

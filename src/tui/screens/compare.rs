@@ -603,7 +603,7 @@ impl Component for Compare {
             }
         }
         self.drawn = drawn;
-        gauge(cx, f, a.gauge);
+        gauge(cx, f, a.gauge, self.run.as_deref(), self.own.len());
         status_lines(f, a.status, t, cx.notice, &hints);
         self.areas = Some(a);
     }

@@ -520,9 +520,26 @@ pub(super) fn verdict_line(
     Line::from(spans)
 }
 
-pub(super) fn gauge(cx: &Cx, f: &mut Frame, area: Rect) {
+/// The run's progress; for a stored run opened from the runs screen (`stored`, with its
+/// `answers`), that run, never the progress of another one going on.
+pub(super) fn gauge(cx: &Cx, f: &mut Frame, area: Rect, stored: Option<&str>, answers: usize) {
     let t = cx.theme;
-    let Some(run) = &cx.session.active else {
+    let active = cx.session.active.as_ref();
+    if let Some(id) = stored.filter(|id| active.is_none_or(|r| r.run_id != *id)) {
+        let going = active
+            .filter(|r| r.running())
+            .map(|r| format!(" · run {} goes on", one_line(&r.run_id)))
+            .unwrap_or_default();
+        f.render_widget(
+            Paragraph::new(Line::styled(
+                format!(" stored run {} · {answers} answers{going}", one_line(id)),
+                t.muted(),
+            )),
+            area,
+        );
+        return;
+    }
+    let Some(run) = active else {
         f.render_widget(
             Paragraph::new(Line::styled(" no run in progress", t.muted())),
             area,
