@@ -22,6 +22,7 @@ mod pairs;
 pub mod quality;
 pub mod quality_run;
 pub mod queue;
+mod replies;
 pub(crate) mod rubric;
 pub mod template_trial;
 

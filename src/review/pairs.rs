@@ -6,6 +6,14 @@ use rand::{Rng, SeedableRng};
 
 use super::agreement;
 
+/// A statistic with its bootstrap 95% interval (none where it is undefined).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Est {
+    pub value: Option<f64>,
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+}
+
 pub(crate) fn accuracy(flags: &[(bool, bool)]) -> Option<f64> {
     (!flags.is_empty())
         .then(|| flags.iter().filter(|(a, b)| a == b).count() as f64 / flags.len() as f64)

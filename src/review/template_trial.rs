@@ -12,8 +12,7 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 use super::judge_templates::model_of;
-use super::judges::Est;
-use super::pairs::{ac1_of, accuracy, kappa};
+use super::pairs::{Est, ac1_of, accuracy, kappa};
 
 /// Two wordings compared on the answers both judged and people labelled.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -137,6 +137,8 @@ pub enum Open {
         run: String,
         items: Vec<usize>,
     },
+    /// A run imported from another tool, in that tool's own tree.
+    Source(String),
     Heatmap,
     /// The heatmap of these stored runs (a row per model and run).
     HeatmapOf(Vec<String>),

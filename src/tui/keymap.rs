@@ -118,10 +118,12 @@ pub enum Mode {
     Palette,
     /// Where in the answer: one answer's sentences shaded by how little its samples back them.
     Where,
+    /// A run imported from another tool, in that tool's own tree.
+    Source,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 19] = [
+    pub const ALL: [Mode; 20] = [
         Mode::Browse,
         Mode::Compare,
         Mode::Heatmap,
@@ -141,6 +143,7 @@ impl Mode {
         Mode::Judges,
         Mode::Palette,
         Mode::Where,
+        Mode::Source,
     ];
 
     /// The name used in the config (`[keys.compare]`).
@@ -165,6 +168,7 @@ impl Mode {
             Mode::Judges => "judges",
             Mode::Palette => "palette",
             Mode::Where => "where",
+            Mode::Source => "source",
         }
     }
 
@@ -190,11 +194,13 @@ impl Mode {
             Mode::Judges => "judges on trial",
             Mode::Palette => "command palette",
             Mode::Where => "where in the answer",
+            Mode::Source => "imported run",
         }
     }
 }
 
 mod defs;
+mod groups;
 
 use defs::DEFS;
 pub use defs::action_names;

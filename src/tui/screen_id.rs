@@ -23,4 +23,5 @@ pub enum ScreenId {
     Judges,
     Palette,
     Sentences,
+    Source,
 }

@@ -240,3 +240,59 @@ impl Job for LoadPairAnswers {
         });
     }
 }
+
+/// A run imported from another tool, in that tool's own terms: every sample with its task and
+/// category, each model's answer and the tool's score (what the source screen shows).
+pub struct LoadSource {
+    pub run: String,
+}
+
+/// One imported answer as the tool had it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceAnswer {
+    pub source: crate::foreign::record::SourceRecord,
+    pub model: String,
+    /// The answer's text (`None`: the tool kept none, or the model failed).
+    pub text: Option<String>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug)]
+pub struct SourceRun {
+    pub run: String,
+    pub answers: Vec<SourceAnswer>,
+}
+
+impl Outcome for SourceRun {}
+
+impl Job for LoadSource {
+    fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
+        let run = self.run;
+        cx.on_reader(RUNS_NEED, move |r| {
+            let read = || -> crate::store::Result<Vec<SourceAnswer>> {
+                let sources = crate::foreign::record::of_run(r, &run)?;
+                let mut answers: std::collections::HashMap<u32, ResponseRecord> = r
+                    .responses(&run)?
+                    .into_iter()
+                    .map(|a| (a.job_idx, a))
+                    .collect();
+                Ok(sources
+                    .into_values()
+                    .map(|s| {
+                        let a = answers.remove(&s.job_idx);
+                        SourceAnswer {
+                            model: a.as_ref().map(|a| a.model.clone()).unwrap_or_default(),
+                            text: a.as_ref().and_then(|a| a.text.clone()),
+                            error: a.and_then(|a| a.error),
+                            source: s,
+                        }
+                    })
+                    .collect())
+            };
+            match read() {
+                Ok(answers) => Msg::new(SourceRun { run, answers }),
+                Err(e) => Msg::failed(format!("reading the imported run: {e}")),
+            }
+        });
+    }
+}

@@ -1,47 +1,13 @@
 //! Every action of every screen, once: its config name, its default keys, and what it does on
 //! each screen it applies to (the help popup, the palette and the book are made from this).
 
+use super::groups::{SCREENS, SCROLL};
 use super::{Action, Def, Mode};
 
 use Mode::{
     Browse, Claims, Compare, Contradictions, Correlation, Drill, Flip, Heatmap, Help, Judges, Pair,
-    Palette, Picker, Problems, Review, Runs, Selfcheck, Sentences, Where,
+    Palette, Picker, Problems, Review, Runs, Selfcheck, Sentences, Source, Where,
 };
-
-/// The screens (not popups): where the global actions apply.
-const SCREENS: &[Mode] = &[
-    Browse,
-    Compare,
-    Heatmap,
-    Drill,
-    Contradictions,
-    Claims,
-    Selfcheck,
-    Sentences,
-    Review,
-    Runs,
-    Flip,
-    Judges,
-    Where,
-];
-const SCROLL: &[Mode] = &[
-    Browse,
-    Compare,
-    Heatmap,
-    Drill,
-    Help,
-    Problems,
-    Picker,
-    Contradictions,
-    Pair,
-    Claims,
-    Selfcheck,
-    Sentences,
-    Runs,
-    Flip,
-    Judges,
-    Where,
-];
 
 /// Every action's config name, in help order (the book's configuration chapter lists the same; a test holds them
 /// together).
@@ -99,6 +65,7 @@ pub(super) const DEFS: &[Def] = &[
             (&[Review], "scroll the item up"),
             (&[Runs], "scroll the comparison up"),
             (&[Flip], "scroll the answers up"),
+            (&[Source], "scroll the sample up"),
             (&[Judges], "scroll the answer up"),
             (&[Heatmap], "ten columns left"),
         ],
@@ -116,6 +83,7 @@ pub(super) const DEFS: &[Def] = &[
             (&[Review], "scroll the item down"),
             (&[Runs], "scroll the comparison down"),
             (&[Flip], "scroll the answers down"),
+            (&[Source], "scroll the sample down"),
             (&[Judges], "scroll the answer down"),
             (&[Heatmap], "ten columns right"),
         ],
@@ -213,6 +181,7 @@ pub(super) const DEFS: &[Def] = &[
         keys: &["tab"],
         uses: &[
             (&[Browse], "focus the next pane"),
+            (&[Source], "between the tool's tree and its samples"),
             (&[Compare], "next model's pane"),
             (&[Claims], "next model's reference"),
             (
@@ -534,10 +503,16 @@ pub(super) const DEFS: &[Def] = &[
         action: Action::OpenRun,
         name: "open_run",
         keys: &["o"],
-        uses: &[(
-            &[Runs],
-            "open the selected run's answers, item by item (that run's, not the newest)",
-        )],
+        uses: &[
+            (
+                &[Runs],
+                "open the run's answers item by item (imported: the tool's tree)",
+            ),
+            (
+                &[Source],
+                "the release's items among the samples, in the compare screen",
+            ),
+        ],
     },
     Def {
         action: Action::Label,
@@ -702,6 +677,7 @@ pub(super) const DEFS: &[Def] = &[
             (&[Flip], "back to the comparison"),
             (&[Sentences], "back to the scores"),
             (&[Where], "back to the answers"),
+            (&[Source], "back to the runs"),
             (&[Judges], "back to the grid, else to the heatmap"),
             (&[Correlation, Pair], "close"),
         ],

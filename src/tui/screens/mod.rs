@@ -14,6 +14,7 @@ mod review;
 mod runs;
 mod selfcheck;
 pub mod sentences;
+mod source;
 
 pub use browse::{Browse, Focus, Search, find_matches, item_detail};
 pub use claims::ClaimsBrowse;
@@ -27,6 +28,7 @@ pub use review::{
 };
 pub use runs::Runs;
 pub use selfcheck::Selfcheck;
+pub use source::Source;
 
 use super::component::{Component, Open};
 
@@ -43,6 +45,7 @@ pub fn open(o: Open) -> Box<dyn Component> {
         Open::Review { scope } => Box::new(Review::scoped(scope)),
         Open::Runs => Box::new(Runs::default()),
         Open::Flip { flips, pos, sides } => Box::new(Flip::new(flips, pos, *sides)),
+        Open::Source(run) => Box::new(Source::new(run)),
         Open::Judges { run } => Box::new(Judges::new(run)),
         Open::Sentences { run, job } => Box::new(sentences::Sentences::new(run, job)),
     }

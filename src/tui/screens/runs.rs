@@ -136,6 +136,13 @@ impl Component for Runs {
             Action::Models => return self.next_model(),
             Action::OpenRun => {
                 return match self.selected() {
+                    // A run imported from another tool opens in that tool's own tree (its
+                    // samples that are items of the release open from there).
+                    Some(l) if l.run.config.source.is_some() => {
+                        vec![Cmd::Push(crate::tui::component::Open::Source(
+                            l.run.id.clone(),
+                        ))]
+                    }
                     Some(l) => vec![
                         Cmd::job(crate::tui::jobs::runs::LoadRunItems {
                             run: l.run.id.clone(),
