@@ -424,6 +424,15 @@ fn fill_lanes(s: &mut Store) {
         saved_at: 15,
     }])
     .unwrap();
+    s.save_records(&[prism::review::judge_templates::JudgeTemplate {
+        label: "terse".into(),
+        judge: "semantic_equivalence",
+        text: "{model_answer} vs {reference}: ünï".into(),
+        sha256: "def".into(),
+        path: String::new(),
+        saved_at: 16,
+    }])
+    .unwrap();
 }
 
 fn copy(from: &str, to: &str) -> (String, String) {
@@ -518,7 +527,7 @@ fn a_store_goes_to_postgres_and_back_the_same() {
     );
     assert!(
         err.contains(
-            "2 detection/self-detection run(s) read, 12 of their rows, and 13 rows of answer checks, entailments, claim topics, quality scores, judge verdicts, answer labels, sentence support, sentence labels, sentence samples, source samples, judge calibrations"
+            "2 detection/self-detection run(s) read, 12 of their rows, and 14 rows of answer checks, entailments, claim topics, quality scores, judge verdicts, answer labels, sentence support, sentence labels, sentence samples, source samples, judge calibrations, judge templates"
         ),
         "{err}"
     );

@@ -481,7 +481,7 @@ fn a_teammates_label_reaches_the_judges_screen_through_the_shared_store() {
     tmux.wait_for("the heatmap", |s| s.contains("H-Score"));
     tmux.keys(&["J"]);
     tmux.wait_for("the judges screen", |s| {
-        s.contains("judges on trial") && s.contains("0 with people's verdict")
+        s.contains("judges on trial") && s.contains("people decided 0 in all")
     });
     let start = std::time::Instant::now();
     finish(
@@ -503,7 +503,7 @@ fn a_teammates_label_reaches_the_judges_screen_through_the_shared_store() {
     );
     let said = start.elapsed();
     tmux.wait_for("the teammate's label counted", |s| {
-        s.contains("1 with people's verdict")
+        s.contains("people decided 1 in all")
     });
     // Measured, not asserted (machines are noisy): the note reports it.
     eprintln!(

@@ -760,7 +760,7 @@ fn a_label_made_in_one_tui_appears_on_the_others_judges_screen_within_a_second()
         std::time::Duration::from_secs(1),
     );
     assert!(s.contains("judges on trial"), "{s}");
-    assert!(s.contains("1 with people's verdict"), "{s}");
+    assert!(s.contains("people decided 1 in all"), "{s}");
     let labels = Store::open(&db).unwrap().answer_labels(None).unwrap();
     assert_eq!(labels.len(), 1);
     assert_eq!(labels[0].reviewer, "bob");

@@ -252,9 +252,7 @@ fn choosing_a_judge_scores_the_waiting_answers_and_is_remembered() {
     );
     let s = screen(&term);
     assert!(
-        s.contains(
-            "judge: j: scoring the 3 answers that waited for a judge; remembered in config.toml"
-        ),
+        s.contains("judge j: scoring 3 waiting answers · remembered"),
         "{s}"
     );
     assert!(s.contains("judge: different meaning"), "{s}");

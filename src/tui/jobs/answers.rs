@@ -269,17 +269,18 @@ impl Outcome for JudgeSet {
     /// The judge is set: the answers that waited for one are scored, and the notice says so.
     fn apply(&self, fx: &mut Effects<'_>) {
         *fx.judge = Some(self.name.clone());
+        // One line at 80 columns: a longer notice opens in a box over the item pane.
         let caveat = fx
             .models
             .iter()
             .find(|m| m.name == self.name)
             .and_then(judge_caveat)
-            .map(|c| format!(" ({c})"))
+            .map(|_| " (small, embedded: indicative only)")
             .unwrap_or_default();
         let scoring = match self.waiting.len() {
-            0 => "no answer waits for a judge".to_string(),
-            1 => "scoring the 1 answer that waited for a judge".to_string(),
-            n => format!("scoring the {n} answers that waited for a judge"),
+            0 => "no answer waiting".to_string(),
+            1 => "scoring 1 waiting answer".to_string(),
+            n => format!("scoring {n} waiting answers"),
         };
         if !self.waiting.is_empty() {
             fx.more.push(Box::new(Score {
@@ -288,11 +289,11 @@ impl Outcome for JudgeSet {
             }));
         }
         let memory = match &self.not_remembered {
-            None => "; remembered in config.toml".to_string(),
+            None => " · remembered".to_string(),
             Some(e) => format!("; not remembered: {e}"),
         };
         *fx.notice = Some(format!(
-            "judge: {}{caveat}: {scoring}{memory}",
+            "judge {}{caveat}: {scoring}{memory}",
             crate::text::one_line(&self.name)
         ));
     }
