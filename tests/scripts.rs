@@ -194,3 +194,44 @@ fn the_ci_example_needs_no_server_and_its_baselines_no_local_path() {
         "the embedded model is the default"
     );
 }
+
+/// `scripts/demo-judge-trial` rebuilds the demo's labelled answers from the labels file alone:
+/// every one of the 100 labels lands on an answer with its item, model and text (the judging,
+/// an hour of the embedded models, is left to the script's users: `--no-judge` here).
+#[test]
+fn the_demo_labels_land_on_their_answers_from_the_file_alone() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new("python3")
+        .arg(root.join("scripts/demo-judge-trial"))
+        .args([
+            "--prism",
+            env!("CARGO_BIN_EXE_prism"),
+            "--no-judge",
+            "--keep",
+        ])
+        .arg(dir.path())
+        .env_remove("PRISM_DATA_DIR")
+        .env_remove("PRISM_CONFIG_DIR")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("100 labels on their answers"), "{err}");
+    let store = prism::store::Store::open(&dir.path().join("prism.db")).unwrap();
+    let labels = store.answer_labels(None).unwrap();
+    assert_eq!(labels.len(), 100);
+    let wanted: Vec<serde_json::Value> =
+        std::fs::read_to_string(root.join("tests/fixtures/demo-labels/labels.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+    for l in &labels {
+        let a = store.response(&l.run_id, l.job_idx).unwrap().unwrap();
+        assert_eq!((&a.item_id, &a.model), (&l.item_id, &l.model));
+        let orig = l.uid.split('@').next().unwrap();
+        let w = wanted.iter().find(|w| w["uid"] == orig).unwrap();
+        assert_eq!(a.text.as_deref(), w["answer"].as_str(), "{}", l.uid);
+    }
+}
