@@ -354,18 +354,21 @@ fn wordings_of_a_judge_are_tried_on_the_same_labels_and_bound_to_their_text() {
     drop(store);
 
     // Scoring with a wording: another judge, named so.
-    let (code, _, err) = env.out(&[
-        "score",
-        "--run",
-        &base,
-        "--data",
-        mini().to_str().unwrap(),
-        "--judge",
-        "c",
-        "--judge-template",
-        plain.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
+    let score_with_plain = || {
+        let (code, _, err) = env.out(&[
+            "score",
+            "--run",
+            &base,
+            "--data",
+            mini().to_str().unwrap(),
+            "--judge",
+            "c",
+            "--judge-template",
+            plain.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+    };
+    score_with_plain();
     assert_eq!(judged_by(&base), [Some("c~plain".to_string())]);
 
     // Calibrated, then the wording is edited and scored with again: stale, and why.
@@ -382,18 +385,7 @@ fn wordings_of_a_judge_are_tried_on_the_same_labels_and_bound_to_their_text() {
     };
     assert!(!line(&table, "c~plain").contains("stale"), "{table}");
     std::fs::write(&plain, format!("{body}\nThink first.")).unwrap();
-    let (code, _, err) = env.out(&[
-        "score",
-        "--run",
-        &base,
-        "--data",
-        mini().to_str().unwrap(),
-        "--judge",
-        "c",
-        "--judge-template",
-        plain.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
+    score_with_plain();
     let (_, table, _) = env.out(&["judges", &base, floor[0], floor[1]]);
     assert!(
         line(&table, "c~plain").contains("stale: the template changed"),

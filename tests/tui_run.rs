@@ -297,6 +297,35 @@ fn choosing_a_judge_scores_the_waiting_answers_and_is_remembered() {
     );
 }
 
+/// A session whose one model, `slow`, answers a chunk every 400 ms (the mock's `crawl`).
+fn slow_session(
+    rt: &tokio::runtime::Runtime,
+    db: &std::path::Path,
+    mock: &mock::Mock,
+) -> (prism::tui::App, prism::tui::Services) {
+    let slow: ModelsFile = toml::from_str(&format!(
+        "[[models]]\nname = \"slow\"\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"crawl\"\n",
+        mock.url()
+    ))
+    .unwrap();
+    common::screen::session(rt, db, slow.models)
+}
+
+/// The keys that run the first sub-task's first three items on `slow`.
+fn three_items_on_slow() -> Vec<crossterm::event::Event> {
+    vec![
+        key('j'),
+        code(KeyCode::Enter),
+        key('j'),
+        code(KeyCode::Tab),
+        key(' '),
+        key(' '),
+        key(' '),
+        key('r'),
+        code(KeyCode::Enter),
+    ]
+}
+
 /// `esc` during a run goes back and leaves the run going; `X` stops it only when pressed twice
 /// (issue 45: esc had cancelled a demo's run one second in). At 80x24 and 120x40.
 #[test]
@@ -307,23 +336,8 @@ fn esc_during_a_run_goes_back_and_the_run_goes_on() {
     for size in [(80u16, 24u16), (120, 40)] {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("prism.db");
-        let slow: ModelsFile = toml::from_str(&format!(
-            "[[models]]\nname = \"slow\"\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"crawl\"\n",
-            mock.url()
-        ))
-        .unwrap();
-        let (mut app, mut services) = common::screen::session(&rt, &db, slow.models);
-        let start = vec![
-            key('j'),
-            code(KeyCode::Enter),
-            key('j'),
-            code(KeyCode::Tab),
-            key(' '),
-            key(' '),
-            key(' '),
-            key('r'),
-            code(KeyCode::Enter),
-        ];
+        let (mut app, mut services) = slow_session(&rt, &db, &mock);
+        let start = three_items_on_slow();
         // The keys after the run started: esc (back), then X once (asks; nothing stops).
         let later = |k: crossterm::event::Event, ms: u64| {
             futures::stream::once(async move {
@@ -370,23 +384,8 @@ fn after_esc_the_browse_screen_shows_the_run_and_the_way_back() {
     for size in [(80u16, 24u16), (120, 40)] {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("prism.db");
-        let slow: ModelsFile = toml::from_str(&format!(
-            "[[models]]\nname = \"slow\"\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"crawl\"\n",
-            mock.url()
-        ))
-        .unwrap();
-        let (mut app, mut services) = common::screen::session(&rt, &db, slow.models);
-        let start = [
-            key('j'),
-            code(KeyCode::Enter),
-            key('j'),
-            code(KeyCode::Tab),
-            key(' '),
-            key(' '),
-            key(' '),
-            key('r'),
-            code(KeyCode::Enter),
-        ];
+        let (mut app, mut services) = slow_session(&rt, &db, &mock);
+        let start = three_items_on_slow();
         let esc = futures::stream::once(async {
             tokio::time::sleep(std::time::Duration::from_millis(300)).await;
             Ok::<_, std::io::Error>(code(KeyCode::Esc))

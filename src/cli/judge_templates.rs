@@ -85,14 +85,10 @@ pub(crate) fn try_templates(
         }
         wordings.push(w);
     }
-    let models = super::run::load_models(dirs, None)?;
-    let Some(cfg) = models.get(judge) else {
-        let known: Vec<&str> = models.models.iter().map(|m| m.name.as_str()).collect();
-        bail!(
-            "--judge {judge:?}: no such model (configured: {})",
-            known.join(", ")
-        );
-    };
+    let judge_cfg = super::run::load_models(dirs, None)?
+        .select(judge)
+        .map_err(|e| anyhow::anyhow!("--judge: {e}"))?;
+    let cfg = &judge_cfg[0];
     let store = db.existing_store("run prism run and label answers first")?;
     let by_run = labelled_answers(&store, run)?;
     if by_run.is_empty() {

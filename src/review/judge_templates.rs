@@ -46,6 +46,11 @@ const KINDS: [(&str, JudgeKind); 8] = [
     ("claims", JudgeKind::CLAIMS),
 ];
 
+/// The judge a name (or short name) words.
+fn kind_named(name: &str) -> Option<JudgeKind> {
+    KINDS.iter().find(|(n, _)| *n == name).map(|(_, k)| *k)
+}
+
 /// The placeholder each judge's template must hold for the judge to see what it judges.
 fn required(judge: &str) -> &'static [&'static str] {
     match judge {
@@ -60,22 +65,17 @@ impl JudgeTemplate {
     /// the equivalence judges): a template without them would be asked without the answer.
     pub fn load(arg: &str) -> Result<JudgeTemplate, String> {
         let (judge, file) = match arg.split_once('=') {
-            Some((k, f)) if KINDS.iter().any(|(n, _)| *n == k) => (k, f),
+            Some((k, f)) if kind_named(k).is_some() => (k, f),
             Some((k, _)) if !Path::new(arg).exists() => {
                 return Err(format!(
-                    "--judge-template {arg}: no judge {k:?} (one of semantic_equivalence, math_equivalence, code_rubric, claim_audit)"
+                    "{arg}: no judge {k:?} (one of semantic_equivalence, math_equivalence, code_rubric, claim_audit)"
                 ));
             }
             _ => ("semantic_equivalence", arg),
         };
-        let kind = KINDS
-            .iter()
-            .find(|(n, _)| *n == judge)
-            .map(|(_, k)| *k)
-            .unwrap_or(JudgeKind::EQUIVALENCE);
+        let kind = kind_named(judge).unwrap_or(JudgeKind::EQUIVALENCE);
         let path = Path::new(file);
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("--judge-template {}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let label = label_of(path)?;
         for p in required(kind.name()) {
             if !text.contains(p) {
@@ -116,7 +116,7 @@ fn label_of(path: &Path) -> Result<String, String> {
         .collect();
     if label.trim_matches('_').is_empty() {
         return Err(format!(
-            "--judge-template {}: name the file after its wording (its stem labels the judge)",
+            "{}: name the file after its wording (its stem labels the judge)",
             path.display()
         ));
     }
@@ -222,10 +222,7 @@ impl Record for JudgeTemplate {
         let judge = f.text("judge")?;
         Ok(JudgeTemplate {
             label: f.text("label")?,
-            judge: KINDS
-                .iter()
-                .find(|(n, _)| *n == judge)
-                .map_or("semantic_equivalence", |(_, k)| k.name()),
+            judge: kind_named(&judge).map_or("semantic_equivalence", JudgeKind::name),
             sha256: f.text("sha256")?,
             text: f.text("text")?,
             path: String::new(),

@@ -358,7 +358,11 @@ fn template_pairs(
                 continue;
             }
             // The judge asked with the dataset's wording first: the one tried against.
-            let (i, j) = if b.contains('~') { (i, j) } else { (j, i) };
+            let (i, j) = if super::judge_templates::label_in(b).is_some() {
+                (i, j)
+            } else {
+                (j, i)
+            };
             let on_same: Vec<(bool, bool, bool)> = answers
                 .iter()
                 .filter_map(|(k, x)| Some((x.verdict(i)?, x.verdict(j)?, *people.get(k)?)))

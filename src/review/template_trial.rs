@@ -11,7 +11,7 @@
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
-use super::judge_templates::model_of;
+use super::judge_templates::{label_in, model_of};
 use super::pairs::{Est, ac1_of, accuracy, kappa};
 
 /// Two wordings compared on the answers both judged and people labelled.
@@ -75,7 +75,7 @@ impl TemplatePair {
 
 /// Whether two judges are wordings of one model (one of them asked with a template).
 pub fn same_model(a: &str, b: &str) -> bool {
-    a != b && model_of(a) == model_of(b) && (a.contains('~') || b.contains('~'))
+    a != b && model_of(a) == model_of(b) && (label_in(a).is_some() || label_in(b).is_some())
 }
 
 /// Compares `a` and `b` on `answers`: per answer, (a says hallucinated, b says hallucinated,

@@ -27,6 +27,11 @@ struct Node {
     category: Option<String>,
     /// Indices into the answers, ordered by sample then model.
     answers: Vec<usize>,
+    /// Its samples, each once.
+    samples: usize,
+    /// Per model (in `Source::models` order), the rate the tool's scores make (`None`: the
+    /// tool scored none of its answers); made once when the run loads, not per frame.
+    rates: Vec<Option<f64>>,
 }
 
 pub struct Source {
@@ -79,10 +84,18 @@ impl Source {
                         &b.model,
                     ))
                 });
+                let mut ids: Vec<&str> = idx
+                    .iter()
+                    .map(|&i| answers[i].source.sample_id.as_str())
+                    .collect();
+                ids.dedup();
+                let rates = models.iter().map(|m| rate(&answers, &idx, m)).collect();
                 Node {
                     task,
                     category,
+                    samples: ids.len(),
                     answers: idx,
+                    rates,
                 }
             })
             .collect();
@@ -91,6 +104,14 @@ impl Source {
         self.loaded = true;
         self.node = self.node.min(self.nodes.len().saturating_sub(1));
         self.sample = 0;
+    }
+
+    /// The chosen node's answers (what its sample list and the sample pane look in).
+    fn node_answers(&self) -> impl Iterator<Item = &SourceAnswer> {
+        self.nodes
+            .get(self.node)
+            .into_iter()
+            .flat_map(|n| n.answers.iter().map(|&i| &self.answers[i]))
     }
 
     /// The samples of the chosen node: (sample id, epoch) in order, each once.
@@ -108,20 +129,6 @@ impl Source {
         out
     }
 
-    /// A node's rate for a model from the tool's scores, and how many it scored of its answers.
-    fn rate(&self, node: &Node, model: &str) -> (Option<f64>, usize, usize) {
-        let mine: Vec<&SourceAnswer> = node
-            .answers
-            .iter()
-            .map(|&i| &self.answers[i])
-            .filter(|a| a.model == model)
-            .collect();
-        let scores: Vec<f64> = mine.iter().filter_map(|a| a.source.score).collect();
-        let rate = (!scores.is_empty())
-            .then(|| 100.0 * (1.0 - scores.iter().sum::<f64>() / scores.len() as f64));
-        (rate, scores.len(), mine.len())
-    }
-
     /// The release's items among the run's samples (what `p` opens in the compare screen).
     fn release_items(&self, cx: &Cx) -> Vec<usize> {
         let mut items: Vec<usize> = self
@@ -133,6 +140,18 @@ impl Source {
         items.dedup();
         items
     }
+}
+
+/// The hallucination rate `model`'s answers among `idx` make from the tool's scores (100 × (1 −
+/// mean)), none when the tool scored none of them.
+fn rate(answers: &[SourceAnswer], idx: &[usize], model: &str) -> Option<f64> {
+    let scores: Vec<f64> = idx
+        .iter()
+        .map(|&i| &answers[i])
+        .filter(|a| a.model == model)
+        .filter_map(|a| a.source.score)
+        .collect();
+    (!scores.is_empty()).then(|| 100.0 * (1.0 - scores.iter().sum::<f64>() / scores.len() as f64))
 }
 
 impl Component for Source {
@@ -309,22 +328,12 @@ impl Source {
             } else {
                 t.base()
             };
-            let samples = {
-                let mut ids: Vec<&str> = n
-                    .answers
-                    .iter()
-                    .map(|&a| self.answers[a].source.sample_id.as_str())
-                    .collect();
-                ids.dedup();
-                ids.len()
-            };
             let mut spans = vec![Span::styled(
-                format!("{:<name_w$}{samples:>5}", truncate(&label, name_w)),
+                format!("{:<name_w$}{:>5}", truncate(&label, name_w), n.samples),
                 style,
             )];
-            for m in &self.models {
-                let (rate, _, _) = self.rate(n, m);
-                let cell = match rate {
+            for rate in &n.rates {
+                let cell = match *rate {
                     Some(r) => Span::styled(format!("{r:>col$.1}"), Style::default().fg(t.heat(r))),
                     None => Span::styled(format!("{:>col$}", "-"), t.muted()),
                 };
@@ -355,8 +364,7 @@ impl Source {
             .take(rows)
             .map(|(i, (id, epoch))| {
                 let input = self
-                    .answers
-                    .iter()
+                    .node_answers()
                     .find(|a| a.source.sample_id == *id && a.source.epoch == *epoch)
                     .map(|a| a.source.input.as_str())
                     .unwrap_or_default();
@@ -390,8 +398,7 @@ impl Source {
             return;
         };
         let these: Vec<&SourceAnswer> = self
-            .answers
-            .iter()
+            .node_answers()
             .filter(|a| a.source.sample_id == id && a.source.epoch == epoch)
             .collect();
         let Some(first) = these.first() else {
