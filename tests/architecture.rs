@@ -254,3 +254,38 @@ fn nothing_outside_the_store_opens_a_connection() {
     let found = offenders("", &["Store::open(", "fn existing_store"], &["store/"]);
     assert!(found.is_empty(), "{found:#?}");
 }
+
+/// The code of a file before its test module (`#[cfg(test)]` and what follows), where a test
+/// may read a count by position.
+fn code_before_tests(p: &Path) -> String {
+    let text = code(p);
+    match text.find("#[cfg(test)]") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+/// Every row is read by column name (issue 60): a record through its table's description
+/// (`store::record`), any other read by the name its SELECT gives the column. A read by
+/// position breaks silently when a SELECT gains or moves a column.
+#[test]
+fn the_store_reads_no_column_by_position() {
+    let positional =
+        regex::Regex::new(r"\b(r|row|ends)\.(get|get_ref|try_get)(::<[^>]*>)?\(\s*\d+\s*\)")
+            .unwrap();
+    let root = src();
+    let mut found = Vec::new();
+    for f in rust_files(&root.join("store")) {
+        let rel = f.strip_prefix(&root).unwrap().display().to_string();
+        if rel.ends_with("/tests.rs") {
+            continue;
+        }
+        let text = code_before_tests(&f);
+        for (n, line) in text.lines().enumerate() {
+            if positional.is_match(line) {
+                found.push(format!("{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
+}

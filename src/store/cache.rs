@@ -77,13 +77,24 @@ impl Record for CacheEntry {
 /// its min or max): unlike `ORDER BY created_at DESC LIMIT 1` it needs no temporary B-tree,
 /// which every job's lookup opened and closed; with no such answer the aggregate's one row is
 /// all NULL, and the outer `WHERE` drops it.
-pub(super) const LOOKUP: &str = "SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms, logprobs FROM cache WHERE key = ?1
-     UNION ALL
-     SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms, logprobs FROM (
-         SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms, logprobs, max(created_at)
-         FROM responses WHERE cache_key = ?1 AND error IS NULL AND text IS NOT NULL)
-     WHERE text IS NOT NULL
-     LIMIT 1";
+/// Its columns are the cache table's, in the description's order (the answer's `created_at` is
+/// its newest), so the row converts to a [`CacheEntry`] by name.
+pub(super) static LOOKUP: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let cols = super::tables::CACHE.col_list();
+    let answer = cols.replacen("key", "?1", 1);
+    let inner = answer
+        .replacen("?1, ", "", 1)
+        .replace("created_at", "max(created_at) AS created_at");
+    format!(
+        "SELECT {cols} FROM cache WHERE key = ?1
+         UNION ALL
+         SELECT {answer} FROM (
+             SELECT {inner}
+             FROM responses WHERE cache_key = ?1 AND error IS NULL AND text IS NOT NULL)
+         WHERE text IS NOT NULL
+         LIMIT 1"
+    )
+});
 
 impl Store {
     pub fn cache_put(&self, key: &str, c: &Cached) -> Result<()> {
@@ -101,17 +112,13 @@ impl Store {
     /// The cached answer for `key`: a single call's entry in `cache`, else a run's answer that
     /// carries the key (the newest).
     pub fn cache_get(&self, key: &str) -> Result<Option<Cached>> {
-        let row = |r: &rusqlite::Row<'_>| {
-            Ok(Cached {
-                text: r.get(0)?,
-                finish_reason: r.get(1)?,
-                prompt_tokens: r.get(2)?,
-                completion_tokens: r.get(3)?,
-                latency_ms: r.get::<_, Option<i64>>(4)?.map(|v| v as u64),
-                logprobs: r.get(5)?,
+        let mut st = self.conn.prepare_cached(&LOOKUP)?;
+        let width = super::tables::CACHE.cols.len();
+        let entry = st
+            .query_row([key], |r| {
+                super::lane_tables::sqlite_record::<CacheEntry>(r, width)
             })
-        };
-        let mut st = self.conn.prepare_cached(LOOKUP)?;
-        Ok(st.query_row([key], row).optional()?)
+            .optional()?;
+        Ok(entry.map(|e| e.cached))
     }
 }

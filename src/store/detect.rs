@@ -475,7 +475,7 @@ impl Store {
                  WHERE t.source_run = ?1 AND t.source_job = ?2
                  ORDER BY r.created_at DESC, r.id DESC LIMIT 1",
                 params![source_run, source_job],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get("run_id")?, r.get("idx")?)),
             )
             .optional()?)
     }

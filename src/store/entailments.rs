@@ -117,7 +117,7 @@ impl Store {
             "SELECT judge FROM entailments GROUP BY judge ORDER BY COUNT(*) DESC, judge",
         )?;
         let rows = st
-            .query_map([], |r| r.get(0))?
+            .query_map([], |r| r.get("judge"))?
             .collect::<rusqlite::Result<Vec<String>>>()?;
         Ok(rows)
     }

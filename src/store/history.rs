@@ -89,10 +89,10 @@ impl History for super::pg::PgStore {
         let run = run.to_string();
         self.call(move |c| {
             c.query_one(
-                "SELECT COUNT(DISTINCT item_id) FROM jobs WHERE run_id = $1",
+                "SELECT COUNT(DISTINCT item_id) AS n FROM jobs WHERE run_id = $1",
                 &[&run],
             )
-            .map(|r| r.get::<_, i64>(0) as usize)
+            .map(|r| r.get::<_, i64>("n") as usize)
         })
     }
     fn run_summaries(&self, run: &str) -> Result<Vec<super::summaries::TaskSummary>> {

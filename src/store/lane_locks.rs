@@ -46,17 +46,17 @@ pub(super) mod pg {
             Some(_) => Ok(()),
             None => {
                 let row = tx.query_one(
-                    "SELECT host, pid, EXTRACT(EPOCH FROM now() - heartbeat)::BIGINT, owner
+                    "SELECT host, pid, EXTRACT(EPOCH FROM now() - heartbeat)::BIGINT AS age, owner
                      FROM lane_locks WHERE run_id = $1 FOR UPDATE",
                     &[&run],
                 )?;
                 let held = LaneHeld {
-                    host: row.get(0),
-                    pid: row.get(1),
-                    age: row.get(2),
+                    host: row.get("host"),
+                    pid: row.get("pid"),
+                    age: row.get("age"),
                 };
                 if held.host == who.host && !alive(held.pid) {
-                    let owner: String = row.get(3);
+                    let owner: String = row.get("owner");
                     tx.execute(
                         "UPDATE lane_locks SET owner = $3, pid = $4, heartbeat = now()
                          WHERE run_id = $1 AND owner = $2",

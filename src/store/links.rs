@@ -95,7 +95,7 @@ impl Gate {
                 .conn
                 .prepare("SELECT kind, run_id FROM shared_links WHERE store = ?1")?;
             let rows = st.query_map([store], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+                Ok((r.get::<_, String>("kind")?, r.get::<_, String>("run_id")?))
             })?;
             for row in rows {
                 let (kind, id) = row?;
@@ -113,7 +113,7 @@ impl Gate {
             let mut st = local
                 .conn
                 .prepare(&format!("SELECT id FROM {}", kind.as_str()))?;
-            for id in st.query_map([], |r| r.get::<_, String>(0))? {
+            for id in st.query_map([], |r| r.get::<_, String>("id"))? {
                 local_runs.insert((kind, id?));
             }
         }

@@ -64,7 +64,14 @@ impl Store {
             .query_row(
                 "SELECT owner, host, pid, heartbeat FROM run_locks WHERE run_id = ?1",
                 [run_id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                |r| {
+                    Ok((
+                        r.get("owner")?,
+                        r.get("host")?,
+                        r.get("pid")?,
+                        r.get("heartbeat")?,
+                    ))
+                },
             )
             .optional()?;
         if let Some((o, host, p, beat)) = current {
@@ -101,7 +108,7 @@ impl Store {
             .query_row(
                 "SELECT owner FROM run_locks WHERE run_id = ?1",
                 [run_id],
-                |r| r.get(0),
+                |r| r.get("owner"),
             )
             .optional()?)
     }

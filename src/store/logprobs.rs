@@ -116,7 +116,10 @@ impl Store {
         )?;
         let rows = st
             .query_map(params![run_id], |r| {
-                Ok((r.get::<_, u32>(0)?, r.get::<_, Vec<u8>>(1)?))
+                Ok((
+                    r.get::<_, u32>("job_idx")?,
+                    r.get::<_, Vec<u8>>("logprobs")?,
+                ))
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(rows

@@ -514,7 +514,7 @@ impl Store {
     fn all_labels(&self) -> Result<HashMap<String, (Option<String>, String)>> {
         let mut st = self.conn.prepare("SELECT id, name, tags FROM runs")?;
         let rows = st
-            .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?
+            .query_map([], |r| Ok((r.get("id")?, (r.get("name")?, r.get("tags")?))))?
             .collect::<rusqlite::Result<HashMap<_, _>>>()?;
         Ok(rows)
     }
@@ -532,7 +532,7 @@ impl Store {
             .conn
             .prepare("SELECT what, seen FROM mirror_marks WHERE store = ?1")?;
         let rows = st
-            .query_map([store], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .query_map([store], |r| Ok((r.get("what")?, r.get("seen")?)))?
             .collect::<rusqlite::Result<HashMap<_, _>>>()?;
         Ok(rows)
     }

@@ -50,7 +50,7 @@ impl Store {
         let mut st = self
             .conn
             .prepare_cached("SELECT run_id, next_job FROM mirror_pending ORDER BY run_id DESC")?;
-        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let rows = st.query_map([], |r| Ok((r.get("run_id")?, r.get("next_job")?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -105,9 +105,9 @@ impl Store {
             return Ok(None);
         };
         let here: i64 = self.conn.query_row(
-            "SELECT COUNT(*) FROM responses WHERE run_id = ?1",
+            "SELECT COUNT(*) AS n FROM responses WHERE run_id = ?1",
             [run],
-            |r| r.get(0),
+            |r| r.get("n"),
         )?;
         // Every answer here (the pull's last page landed, its bookkeeping not yet cleared): not
         // in part.
@@ -121,12 +121,12 @@ impl Store {
         )?;
         Ok(st
             .query_row([run], |r| {
-                let n = |i: usize| r.get::<_, i64>(i).map(|v| v.max(0) as usize);
+                let n = |c: &str| r.get::<_, i64>(c).map(|v| v.max(0) as usize);
                 Ok(JobCounts {
-                    done: n(0)?,
-                    failed: n(1)?,
-                    pending: n(2)?,
-                    unknown: n(3)?,
+                    done: n("done")?,
+                    failed: n("failed")?,
+                    pending: n("pending")?,
+                    unknown: n("unknown")?,
                 })
             })
             .optional()?)

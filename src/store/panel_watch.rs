@@ -105,9 +105,9 @@ fn watch_file(path: &std::path::Path, table: &str, stop: &AtomicBool, changed: &
     };
     let last_rowid = |c: &Connection| {
         c.query_row(
-            &format!("SELECT COALESCE(MAX(rowid), 0) FROM {table}"),
+            &format!("SELECT COALESCE(MAX(rowid), 0) AS last FROM {table}"),
             [],
-            |r| r.get::<_, i64>(0),
+            |r| r.get::<_, i64>("last"),
         )
     };
     let mut conn = None;
@@ -117,7 +117,9 @@ fn watch_file(path: &std::path::Path, table: &str, stop: &AtomicBool, changed: &
             conn = open().ok();
         }
         if let Some(c) = &conn {
-            match c.query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0)) {
+            match c.query_row("PRAGMA data_version", [], |r| {
+                r.get::<_, i64>("data_version")
+            }) {
                 Ok(v) if version != Some(v) => {
                     version = Some(v);
                     // Something was committed (by anyone): were decisions among it?

@@ -300,7 +300,7 @@ impl PgStore {
                 ),
                 &[&seq],
             )?;
-            let last = rows.last().map_or(seq, |r| r.get::<_, i64>(width));
+            let last = rows.last().map_or(seq, |r| r.get::<_, i64>("seq"));
             let out = rows
                 .iter()
                 .filter_map(|r| {
@@ -387,13 +387,15 @@ impl PgStore {
             RunKind::Answers => {
                 "SELECT EXISTS (SELECT 1 FROM runs WHERE id = $1)
                      OR EXISTS (SELECT 1 FROM responses WHERE run_id = $1)
-                     OR EXISTS (SELECT 1 FROM scores WHERE run_id = $1)"
+                     OR EXISTS (SELECT 1 FROM scores WHERE run_id = $1) AS found"
             }
-            RunKind::Detect => "SELECT EXISTS (SELECT 1 FROM detect_runs WHERE id = $1)",
-            RunKind::Selfcheck => "SELECT EXISTS (SELECT 1 FROM selfcheck_runs WHERE id = $1)",
+            RunKind::Detect => "SELECT EXISTS (SELECT 1 FROM detect_runs WHERE id = $1) AS found",
+            RunKind::Selfcheck => {
+                "SELECT EXISTS (SELECT 1 FROM selfcheck_runs WHERE id = $1) AS found"
+            }
         };
         let id = id.to_string();
-        self.call(move |c| Ok(c.query_one(sql, &[&id])?.get(0)))
+        self.call(move |c| Ok(c.query_one(sql, &[&id])?.get("found")))
     }
 
     /// Every run, newest first.
@@ -531,10 +533,10 @@ impl PgStore {
     pub fn last_change(&self) -> Result<i64> {
         self.call(|c| {
             let r = c.query_one(
-                "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM prism_changes",
+                "SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS last FROM prism_changes",
                 &[],
             )?;
-            Ok(r.get(0))
+            Ok(r.get("last"))
         })
     }
 
@@ -542,11 +544,11 @@ impl PgStore {
     pub fn max_changes(&self) -> Result<(i64, i64)> {
         self.call(|c| {
             let r = c.query_one(
-                "SELECT COALESCE((SELECT max(seq) FROM responses), 0),
-                        COALESCE((SELECT max(seq) FROM scores), 0)",
+                "SELECT COALESCE((SELECT max(seq) FROM responses), 0) AS answers,
+                        COALESCE((SELECT max(seq) FROM scores), 0) AS scores",
                 &[],
             )?;
-            Ok((r.get(0), r.get(1)))
+            Ok((r.get("answers"), r.get("scores")))
         })
     }
 

@@ -9,16 +9,24 @@ use std::sync::Arc;
 use tokio_postgres::{Client, Statement};
 
 use super::Cached;
+use super::record::Record;
 
 /// The cached answer for a key: a single call's entry first, else the newest answer of a run
 /// that carries the key.
-const CACHE_GET: &str = "SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms, logprobs
-     FROM cache WHERE key = $1
-     UNION ALL
-     SELECT * FROM (SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms, logprobs
-         FROM responses WHERE cache_key = $1 AND error IS NULL AND text IS NOT NULL
-         ORDER BY created_at DESC LIMIT 1) b
-     LIMIT 1";
+/// Its columns are the cache table's in the description's order, so the row converts to a
+/// [`CacheEntry`](super::cache::CacheEntry) by name.
+static CACHE_GET: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let cols = super::tables::CACHE.col_list();
+    let answer = cols.replacen("key", "$1::TEXT AS key", 1);
+    format!(
+        "SELECT {cols} FROM cache WHERE key = $1
+         UNION ALL
+         SELECT * FROM (SELECT {answer}
+             FROM responses WHERE cache_key = $1 AND error IS NULL AND text IS NOT NULL
+             ORDER BY created_at DESC LIMIT 1) b
+         LIMIT 1"
+    )
+});
 
 /// Connections lookups are spread over.
 const CONNECTIONS: usize = 4;
@@ -52,7 +60,7 @@ impl Lookups {
         }
         let (client, connection) = self.cfg.connect(super::pg::tls()).await.ok()?;
         tokio::spawn(connection);
-        let st = client.prepare(CACHE_GET).await.ok()?;
+        let st = client.prepare(&CACHE_GET).await.ok()?;
         let c = Arc::new((client, st));
         *g = Some(c.clone());
         Some(c)
@@ -61,13 +69,8 @@ impl Lookups {
     pub(crate) async fn get(&self, key: &str) -> Option<Cached> {
         let c = self.conn().await?;
         let row = c.0.query_opt(&c.1, &[&key]).await.ok()??;
-        Some(Cached {
-            text: row.get(0),
-            finish_reason: row.get(1),
-            prompt_tokens: row.get::<_, Option<i64>>(2).map(|v| v as u32),
-            completion_tokens: row.get::<_, Option<i64>>(3).map(|v| v as u32),
-            latency_ms: row.get::<_, Option<i64>>(4).map(|v| v as u64),
-            logprobs: row.get(5),
-        })
+        let t = &super::tables::CACHE;
+        let row = super::lane_tables::pg::row_of(t, &row, t.cols.len()).ok()?;
+        Some(super::cache::CacheEntry::from_row(&row).ok()?.cached)
     }
 }

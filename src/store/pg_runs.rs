@@ -130,18 +130,18 @@ pub(crate) fn lease<S: ToStatement + ?Sized>(
     // Only asked when nothing could be leased (the count reads every pending job's row).
     let held: i64 = if rows.is_empty() {
         tx.query_one(
-            "SELECT count(*) FROM jobs WHERE run_id = $1 AND model = $2 AND state = 'pending'
+            "SELECT count(*) AS n FROM jobs WHERE run_id = $1 AND model = $2 AND state = 'pending'
              AND leased_until >= now() AND worker IS DISTINCT FROM $3",
             &[&run, &model, &worker],
         )?
-        .get(0)
+        .get("n")
     } else {
         0
     };
     tx.commit()?;
     let mut jobs: Vec<u32> = rows
         .iter()
-        .filter_map(|r| index(r.get(0), "job number"))
+        .filter_map(|r| index(r.get("idx"), "job number"))
         .collect();
     jobs.sort_unstable();
     Ok(Leased {
@@ -235,8 +235,10 @@ pub(crate) fn save_responses<S: ToStatement + ?Sized, J: ToStatement + ?Sized>(
         .collect();
     let mut tx = c.transaction()?;
     let stored = tx.query(ins, &refs(&arrays))?;
-    let stored: std::collections::HashSet<(String, i64)> =
-        stored.iter().map(|r| (r.get(0), r.get(1))).collect();
+    let stored: std::collections::HashSet<(String, i64)> = stored
+        .iter()
+        .map(|r| (r.get("run_id"), r.get("job_idx")))
+        .collect();
     let dropped = rs.len() - stored.len();
     // The stored answers' jobs: done or failed, answered by their worker.
     let (mut j_run, mut j_idx, mut j_state, mut j_worker) = (vec![], vec![], vec![], vec![]);
@@ -399,25 +401,25 @@ pub(crate) fn runs_page(
 /// run costs two index lookups, not a walk over its jobs.
 pub(crate) fn job_states(c: &mut Client, run: &str) -> PgResult<(Vec<(String, i64)>, i64)> {
     let ends = c.query_one(
-        "SELECT MIN(idx)::BIGINT, MAX(idx)::BIGINT FROM jobs WHERE run_id = $1",
+        "SELECT MIN(idx)::BIGINT AS lo, MAX(idx)::BIGINT AS hi FROM jobs WHERE run_id = $1",
         &[&run],
     )?;
-    let (lo, hi): (Option<i64>, Option<i64>) = (ends.get(0), ends.get(1));
+    let (lo, hi): (Option<i64>, Option<i64>) = (ends.get("lo"), ends.get("hi"));
     let states: Vec<(String, i64)> = c
         .query(
-            "SELECT state, COUNT(*) FROM jobs WHERE run_id = $1 AND state <> 'done' GROUP BY state",
+            "SELECT state, COUNT(*) AS n FROM jobs WHERE run_id = $1 AND state <> 'done' GROUP BY state",
             &[&run],
         )?
         .iter()
-        .map(|r| (r.get(0), r.get(1)))
+        .map(|r| (r.get("state"), r.get("n")))
         .collect();
     let total = match (lo, hi) {
         (Some(0), Some(hi)) => hi + 1,
         (None, _) => 0,
         // Numbered otherwise (written by hand): counted one by one.
         _ => c
-            .query_one("SELECT COUNT(*) FROM jobs WHERE run_id = $1", &[&run])?
-            .get(0),
+            .query_one("SELECT COUNT(*) AS n FROM jobs WHERE run_id = $1", &[&run])?
+            .get("n"),
     };
     Ok((states, total))
 }
@@ -491,7 +493,7 @@ pub(crate) fn jobs(c: &mut Client, run: &str) -> PgResult<Vec<(JobRow, Option<St
     .iter()
     .filter_map(|r| {
         let row = super::lane_tables::pg::row_of(t, r, width).ok()?;
-        Some((converted(JobRow::from_row(&row))?, r.get(width)))
+        Some((converted(JobRow::from_row(&row))?, r.get("worker")))
     })
     .collect())
 }
@@ -547,20 +549,20 @@ pub(crate) type WorkerRow = (String, String, i64, i64, i64, i64, f64);
 pub(crate) fn workers(c: &mut Client, run: &str) -> PgResult<Vec<WorkerRow>> {
     Ok(c.query(
         "SELECT worker, host, pid, stored, dropped, retaken,
-         EXTRACT(EPOCH FROM now() - heartbeat)::DOUBLE PRECISION
+         EXTRACT(EPOCH FROM now() - heartbeat)::DOUBLE PRECISION AS age
          FROM run_workers WHERE run_id = $1 ORDER BY joined_at, worker",
         &[&run],
     )?
     .iter()
     .map(|r| {
         (
-            r.get(0),
-            r.get(1),
-            r.get(2),
-            r.get(3),
-            r.get(4),
-            r.get(5),
-            r.get(6),
+            r.get("worker"),
+            r.get("host"),
+            r.get("pid"),
+            r.get("stored"),
+            r.get("dropped"),
+            r.get("retaken"),
+            r.get("age"),
         )
     })
     .collect())
@@ -738,7 +740,7 @@ pub(crate) fn responses_since(
         &[&after, &limit],
     )?
     .iter()
-    .filter_map(|r| Some((r.get(20), response_row(r)?)))
+    .filter_map(|r| Some((r.get("seq"), response_row(r)?)))
     .collect())
 }
 
@@ -755,7 +757,7 @@ pub(crate) fn scores_since(
         &[&after, &limit],
     )?
     .iter()
-    .filter_map(|r| Some((r.get(14), score_row(r)?)))
+    .filter_map(|r| Some((r.get("seq"), score_row(r)?)))
     .collect())
 }
 
@@ -763,7 +765,7 @@ pub(crate) fn scores_since(
 pub(crate) fn statuses(c: &mut Client) -> PgResult<Vec<(String, String)>> {
     Ok(c.query("SELECT id, status FROM runs", &[])?
         .iter()
-        .map(|r| (r.get(0), r.get(1)))
+        .map(|r| (r.get("id"), r.get("status")))
         .collect())
 }
 
@@ -782,7 +784,7 @@ pub(crate) fn job_workers(c: &mut Client, run: &str, idxs: &[i64]) -> PgResult<V
         &[&run, &idxs],
     )?
     .iter()
-    .filter_map(|r| Some((index(r.get(0), "job number")?, r.get(1))))
+    .filter_map(|r| Some((index(r.get("idx"), "job number")?, r.get("worker"))))
     .collect())
 }
 
@@ -804,7 +806,7 @@ pub(crate) fn refs(
 pub(crate) fn labels(c: &mut Client) -> PgResult<Vec<(String, Option<String>, String)>> {
     Ok(c.query("SELECT id, name, tags FROM runs", &[])?
         .iter()
-        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .map(|r| (r.get("id"), r.get("name"), r.get("tags")))
         .collect())
 }
 
@@ -829,12 +831,12 @@ pub(crate) fn set_tags(c: &mut Client, id: &str, tags: &str) -> PgResult<bool> {
 /// Workers heard from within `secs` on a run that is not finished (a removal waits for them).
 pub(crate) fn active_workers(c: &mut Client, id: &str, secs: f64) -> PgResult<i64> {
     Ok(c.query_one(
-        "SELECT count(*) FROM run_workers w JOIN runs r ON r.id = w.run_id
+        "SELECT count(*) AS n FROM run_workers w JOIN runs r ON r.id = w.run_id
          WHERE w.run_id = $1 AND r.status = 'running'
            AND w.heartbeat > now() - make_interval(secs => $2)",
         &[&id, &secs],
     )?
-    .get(0))
+    .get("n"))
 }
 
 /// Removes a run with its jobs, answers, scores, the rows of described tables kept by its

@@ -440,10 +440,10 @@ pub(super) fn migrate(c: &mut Client) -> std::result::Result<(), postgres::Error
     tx.batch_execute("CREATE TABLE IF NOT EXISTS prism_schema (version INTEGER NOT NULL)")?;
     let found: i64 = tx
         .query_one(
-            "SELECT COALESCE(MAX(version), 0)::BIGINT FROM prism_schema",
+            "SELECT COALESCE(MAX(version), 0)::BIGINT AS version FROM prism_schema",
             &[],
         )?
-        .get(0);
+        .get("version");
     for (i, m) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         tx.batch_execute(m)?;
         tx.execute(

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Store;
 use super::error::Result;
-use super::lane_tables::{Row, Table, Val};
+use super::lane_tables::{Table, Val};
 use super::record::{Fields, Record, blob, flag, int, text};
 use super::runs::JobState;
 
@@ -188,16 +188,7 @@ impl Store {
 
     /// An answer read with [`light_cols`] (no cache key, no tokens).
     pub(super) fn response_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ResponseRecord> {
-        let row = (0..super::tables::RESPONSE_READ)
-            .map(|i| r.get_ref(i).map(super::lane_tables::sqlite_val))
-            .collect::<rusqlite::Result<Row>>()?;
-        ResponseRecord::from_row(&row).map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(
-                1,
-                rusqlite::types::Type::Integer,
-                Box::new(e),
-            )
-        })
+        super::lane_tables::sqlite_record(r, super::tables::RESPONSE_READ)
     }
 
     pub fn responses(&self, run_id: &str) -> Result<Vec<ResponseRecord>> {
@@ -273,7 +264,7 @@ impl Store {
             .conn
             .prepare("SELECT item_id FROM jobs WHERE run_id = ?1 ORDER BY idx")?;
         let rows = st
-            .query_map([run_id], |r| r.get::<_, String>(0))?
+            .query_map([run_id], |r| r.get::<_, String>("item_id"))?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         let mut seen = std::collections::HashSet::new();
         Ok(rows
@@ -291,7 +282,7 @@ impl Store {
              WHERE text IS NOT NULL AND instr(lower(text), lower(?1)) > 0 ORDER BY item_id",
         )?;
         let rows = st
-            .query_map([needle], |r| r.get::<_, String>(0))?
+            .query_map([needle], |r| r.get::<_, String>("item_id"))?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(rows)
     }
@@ -321,7 +312,7 @@ impl Store {
             .prepare_cached("SELECT logprobs FROM responses WHERE run_id = ?1 AND job_idx = ?2")?;
         for r in &mut latest {
             r.logprobs = lp
-                .query_row(params![r.run_id, r.job_idx], |row| row.get(0))
+                .query_row(params![r.run_id, r.job_idx], |row| row.get("logprobs"))
                 .optional()?
                 .flatten();
         }
@@ -354,9 +345,9 @@ impl Store {
             .conn
             .prepare_cached(
                 "SELECT r.id, COALESCE((SELECT SUM(rows) FROM run_summaries s \
-                 WHERE s.run_id = r.id), 0) FROM runs r ORDER BY r.id",
+                 WHERE s.run_id = r.id), 0) AS scored FROM runs r ORDER BY r.id",
             )?
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .query_map([], |r| Ok((r.get("id")?, r.get("scored")?)))?
             .collect::<rusqlite::Result<_>>()?;
         let mut out = Vec::new();
         for (run, scored) in runs {

@@ -118,12 +118,15 @@ impl Store {
         let mut st = self
             .conn
             .prepare_cached("SELECT item_id, model, score FROM scores WHERE score IS NOT NULL")?;
+        // Columns found by name once, then read by that index on every row (a hot loop).
+        let [item, model, score] = ["item_id", "model", "score"].map(|c| st.column_index(c));
+        let (item, model, score) = (item?, model?, score?);
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
             f(
-                r.get_ref(0)?.as_str()?,
-                r.get_ref(1)?.as_str()?,
-                r.get_ref(2)?.as_f64()?,
+                r.get_ref(item)?.as_str()?,
+                r.get_ref(model)?.as_str()?,
+                r.get_ref(score)?.as_f64()?,
             );
         }
         Ok(())
@@ -133,14 +136,14 @@ impl Store {
     /// other below).
     pub fn rule_judge_disagreements(&self, mut f: impl FnMut(&str, u32)) -> Result<()> {
         let mut st = self.conn.prepare_cached(
-            "SELECT item_id, COUNT(*) FROM scores
+            "SELECT item_id, COUNT(*) AS n FROM scores
              WHERE score IS NOT NULL AND rule_score IS NOT NULL
                AND (score >= 0.5) != (rule_score >= 0.5)
              GROUP BY item_id",
         )?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
-            f(r.get_ref(0)?.as_str()?, r.get::<_, u32>(1)?);
+            f(r.get_ref("item_id")?.as_str()?, r.get::<_, u32>("n")?);
         }
         Ok(())
     }

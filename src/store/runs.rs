@@ -753,9 +753,9 @@ impl Store {
     /// item, model and sample).
     pub fn run_item_count(&self, run_id: &str) -> Result<usize> {
         Ok(self.conn.query_row(
-            "SELECT COUNT(DISTINCT item_id) FROM jobs WHERE run_id = ?1",
+            "SELECT COUNT(DISTINCT item_id) AS n FROM jobs WHERE run_id = ?1",
             [run_id],
-            |r| r.get::<_, i64>(0),
+            |r| r.get::<_, i64>("n"),
         )? as usize)
     }
 
@@ -770,19 +770,19 @@ impl Store {
         // Apart: SQLite answers MIN or MAX alone from the key, both at once by a scan.
         let end = |f: &str| -> Result<Option<i64>> {
             Ok(self.conn.query_row(
-                &format!("SELECT {f}(idx) FROM jobs WHERE run_id = ?1"),
+                &format!("SELECT {f}(idx) AS end FROM jobs WHERE run_id = ?1"),
                 [run_id],
-                |r| r.get(0),
+                |r| r.get("end"),
             )?)
         };
         let (lo, hi) = (end("MIN")?, end("MAX")?);
         let mut states = Vec::new();
         let mut st = self.conn.prepare_cached(
-            "SELECT state, COUNT(*) FROM jobs INDEXED BY jobs_open
+            "SELECT state, COUNT(*) AS n FROM jobs INDEXED BY jobs_open
              WHERE run_id = ?1 AND state != 'done' GROUP BY state",
         )?;
         let rows = st.query_map([run_id], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+            Ok((r.get::<_, String>("state")?, r.get::<_, i64>("n")?))
         })?;
         for row in rows {
             states.push(row?);
@@ -792,9 +792,9 @@ impl Store {
             (None, _) => 0,
             // Numbered otherwise (written by hand): counted one by one.
             _ => self.conn.query_row(
-                "SELECT COUNT(*) FROM jobs WHERE run_id = ?1",
+                "SELECT COUNT(*) AS n FROM jobs WHERE run_id = ?1",
                 [run_id],
-                |r| r.get(0),
+                |r| r.get("n"),
             )?,
         };
         JobCounts::of_open(states, total)
@@ -821,19 +821,19 @@ impl Store {
         extra: Option<&str>,
     ) -> Result<Vec<LaneRun<C>>> {
         let mut st = self.conn.prepare(&format!(
-            "SELECT id, created_at, dataset, config, status, {} FROM {table}
+            "SELECT id, created_at, dataset, config, status, {} AS extra FROM {table}
              ORDER BY created_at DESC, id DESC",
             extra.unwrap_or("''")
         ))?;
         let rows = st
             .query_map([], |r| {
                 Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, String>(5)?,
+                    r.get::<_, String>("id")?,
+                    r.get::<_, i64>("created_at")?,
+                    r.get::<_, String>("dataset")?,
+                    r.get::<_, String>("config")?,
+                    r.get::<_, String>("status")?,
+                    r.get::<_, String>("extra")?,
                 ))
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;

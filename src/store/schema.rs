@@ -501,7 +501,10 @@ pub(super) const MIGRATIONS: &[&str] = &[
 ];
 
 fn version(conn: &Connection) -> Result<usize> {
-    Ok(conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))? as usize)
+    Ok(
+        conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>("user_version"))?
+            as usize,
+    )
 }
 
 /// The described tables (`lane_tables`) this store lacks. A table added after migration 18 has
@@ -543,7 +546,7 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
 }
 
 pub(super) fn schema_version(conn: &Connection) -> i64 {
-    conn.pragma_query_value(None, "user_version", |r| r.get(0))
+    conn.pragma_query_value(None, "user_version", |r| r.get("user_version"))
         .unwrap_or(0)
 }
 

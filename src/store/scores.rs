@@ -5,7 +5,7 @@ use rusqlite::{OptionalExtension, params};
 
 use super::Store;
 use super::error::Result;
-use super::lane_tables::{Row, Table, Val};
+use super::lane_tables::{Table, Val};
 use super::record::{Fields, Record, int, real, text};
 
 /// The score of one stored response. `score` is `None` when the item needs a judge and none was
@@ -96,16 +96,7 @@ impl Store {
     }
 
     fn score_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ScoreRecord> {
-        let row = (0..super::tables::SCORES.cols.len())
-            .map(|i| r.get_ref(i).map(super::lane_tables::sqlite_val))
-            .collect::<rusqlite::Result<Row>>()?;
-        ScoreRecord::from_row(&row).map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(
-                1,
-                rusqlite::types::Type::Integer,
-                Box::new(e),
-            )
-        })
+        super::lane_tables::sqlite_record(r, super::tables::SCORES.cols.len())
     }
 
     /// Every score of a run (or of every run), in job order.
@@ -129,14 +120,18 @@ impl Store {
         let mut st = self.conn.prepare_cached(
             "SELECT model, task_id, item_id, score FROM scores WHERE run_id = ?1",
         )?;
+        // Columns found by name once, then read by that index on every row (a hot loop).
+        let [model, task, item, score] =
+            ["model", "task_id", "item_id", "score"].map(|c| st.column_index(c));
+        let (model, task, item, score) = (model?, task?, item?, score?);
         let mut rows = st.query([run_id])?;
         let mut n = 0;
         while let Some(r) = rows.next()? {
             f(
-                r.get_ref(0)?.as_str()?,
-                r.get_ref(1)?.as_str()?,
-                r.get_ref(2)?.as_str()?,
-                super::unknown::score(r.get_ref(3)?.as_f64_or_null()?),
+                r.get_ref(model)?.as_str()?,
+                r.get_ref(task)?.as_str()?,
+                r.get_ref(item)?.as_str()?,
+                super::unknown::score(r.get_ref(score)?.as_f64_or_null()?),
             );
             n += 1;
         }
@@ -166,8 +161,8 @@ impl Store {
         };
         let text: Option<String> = self
             .conn
-            .prepare_cached("SELECT coalesce(text, 'ERROR: ' || error) FROM responses WHERE run_id = ?1 AND job_idx = ?2")?
-            .query_row(params![run_id, s.job_idx], |r| r.get(0))
+            .prepare_cached("SELECT coalesce(text, 'ERROR: ' || error) AS text FROM responses WHERE run_id = ?1 AND job_idx = ?2")?
+            .query_row(params![run_id, s.job_idx], |r| r.get("text"))
             .optional()?
             .flatten();
         Ok(Some((s, text)))
@@ -178,7 +173,7 @@ impl Store {
         let mut st = self.conn.prepare_cached(
             "SELECT DISTINCT judge FROM scores WHERE run_id = ?1 AND judge IS NOT NULL ORDER BY judge",
         )?;
-        let rows = st.query_map([run_id], |r| r.get(0))?;
+        let rows = st.query_map([run_id], |r| r.get("judge"))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 

@@ -349,12 +349,12 @@ fn item_scores<'a>(
         let rows = st.query_map([run, model, task, item], |r| {
             // As the summaries' SQL reads a score: a number or nothing (text written by hand
             // into a store falls outside 0..=1 there, and is no score here).
-            let score = match r.get_ref(1)? {
+            let score = match r.get_ref("score")? {
                 rusqlite::types::ValueRef::Integer(i) => Some(i as f64),
                 rusqlite::types::ValueRef::Real(f) => Some(f),
                 _ => None,
             };
-            Ok((r.get(0)?, score))
+            Ok((r.get("job_idx")?, score))
         })?;
         out.push(rows.collect::<rusqlite::Result<Vec<_>>>()?);
     }
@@ -447,8 +447,10 @@ pub(super) fn forget_run(tx: &rusqlite::Transaction<'_>, run: &str) -> Result<()
         // A read of the whole table (no index on the run: migration 23), one row per key.
         let mut st = tx
             .prepare_cached("SELECT item_id, model, sample FROM latest_scores WHERE run_id = ?1")?;
-        st.query_map([run], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-            .collect::<rusqlite::Result<_>>()?
+        st.query_map([run], |r| {
+            Ok((r.get("item_id")?, r.get("model")?, r.get("sample")?))
+        })?
+        .collect::<rusqlite::Result<_>>()?
     };
     refresh(
         tx,
@@ -633,7 +635,7 @@ pub(crate) mod pg {
                 &[&run],
             )?
             .iter()
-            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .map(|r| (r.get("run_id"), r.get("model"), r.get("task_id")))
             .collect();
         tx.execute(
             "SELECT pg_advisory_xact_lock($1::INT, g) FROM unnest($2::INT[]) AS g",
@@ -680,8 +682,12 @@ pub(crate) mod pg {
             )?
             .iter()
             .filter_map(|r| {
-                let sample: i64 = r.get(2);
-                Some((r.get(0), r.get(1), u32::try_from(sample).ok()?))
+                let sample: i64 = r.get("sample");
+                Some((
+                    r.get("item_id"),
+                    r.get("model"),
+                    u32::try_from(sample).ok()?,
+                ))
             })
             .collect())
     }

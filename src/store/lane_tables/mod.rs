@@ -16,7 +16,7 @@ mod sqlite;
 pub(super) mod pg;
 
 pub use sqlite::{Touched, touched_by_detect, touched_by_selfcheck};
-pub(in crate::store) use sqlite::{sqlite_rows, sqlite_val};
+pub(in crate::store) use sqlite::{sqlite_record, sqlite_rows};
 
 /// A column's type (SQLite's affinity; PostgreSQL's BIGINT, DOUBLE PRECISION, TEXT).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -199,7 +199,7 @@ pub(crate) fn rows_since(
         ),
         &[&after, &limit],
     )?;
-    let seqs: Vec<i64> = rs.iter().map(|r| r.get(t.cols.len())).collect();
+    let seqs: Vec<i64> = rs.iter().map(|r| r.get("seq")).collect();
     Ok(seqs.into_iter().zip(rows_of(t, rs)?).collect())
 }
 
@@ -212,6 +212,6 @@ pub(crate) fn statuses(
         &[],
     )?
     .iter()
-    .map(|r| (r.get(0), r.get(1)))
+    .map(|r| (r.get("id"), r.get("status")))
     .collect())
 }

@@ -72,7 +72,7 @@ pub fn touched_by_selfcheck(w: &super::super::SelfcheckWrite) -> Touched {
     }
 }
 
-pub(in crate::store) fn sqlite_val(v: ValueRef<'_>) -> Val {
+fn sqlite_val(v: ValueRef<'_>) -> Val {
     match v {
         ValueRef::Null => Val::Null,
         ValueRef::Integer(i) => Val::Int(i),
@@ -99,6 +99,20 @@ impl rusqlite::ToSql for Val {
             Val::Blob(b) => ToSqlOutput::Borrowed(ValueRef::Blob(b)),
         })
     }
+}
+
+/// A record from a row whose first `width` columns are its table's, in the description's order
+/// (a select made from the description): converted by column name in [`super::super::record`].
+pub(in crate::store) fn sqlite_record<R: super::super::record::Record>(
+    r: &rusqlite::Row<'_>,
+    width: usize,
+) -> rusqlite::Result<R> {
+    let row = (0..width)
+        .map(|i| r.get_ref(i).map(sqlite_val))
+        .collect::<rusqlite::Result<Row>>()?;
+    R::from_row(&row).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Null, Box::new(e))
+    })
 }
 
 pub(in crate::store) fn sqlite_rows(
@@ -168,7 +182,7 @@ impl Store {
             kind.runs_table().name
         ))?;
         let rows = st
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .query_map([], |r| Ok((r.get("id")?, r.get("status")?)))?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(rows)
     }
