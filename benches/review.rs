@@ -318,15 +318,15 @@ fn main() {
 
     let db = dir.path().join("prism.db");
     let mut store = Store::open(&db).unwrap();
-    let mut review = Panel::open(&db).unwrap();
+    let mut review = prism::store::Db::panel_of(&db).unwrap();
     seed(&ds, &mut store, &mut review);
     measure("SQLite", &ds, &store, review, saves);
     measure_live(
         "SQLite",
         &ds,
         &store,
-        Panel::open(&db).unwrap(),
-        Panel::open(&db).unwrap(),
+        prism::store::Db::panel_of(&db).unwrap(),
+        prism::store::Db::panel_of(&db).unwrap(),
     );
 
     let have_pg = std::fs::read_dir("/usr/lib/postgresql")
@@ -335,7 +335,7 @@ fn main() {
     if have_pg {
         // fsync on, as a real server runs: a save waits for its commit to reach the disk.
         let server = pg::Pg::start_with(true);
-        let mut shared = Panel::open(Path::new(&server.url())).unwrap();
+        let mut shared = prism::store::Db::panel_of(Path::new(&server.url())).unwrap();
         let mut unused = Store::open_in_memory().unwrap();
         seed(&ds, &mut unused, &mut shared);
         measure("PostgreSQL (local)", &ds, &store, shared, saves);
@@ -344,8 +344,8 @@ fn main() {
             "PostgreSQL (local)",
             &ds,
             &store,
-            Panel::open(Path::new(&url)).unwrap(),
-            Panel::open(Path::new(&url)).unwrap(),
+            prism::store::Db::panel_of(Path::new(&url)).unwrap(),
+            prism::store::Db::panel_of(Path::new(&url)).unwrap(),
         );
     } else {
         println!("PostgreSQL: not installed (scripts/bench-tools or .ci/run install it); skipped");

@@ -289,3 +289,11 @@ fn the_store_reads_no_column_by_position() {
     }
     assert!(found.is_empty(), "{found:#?}");
 }
+
+/// A store's name is parsed once (issue 60): `store::Location` says whether it is a file or a
+/// shared store, and everything else matches on that value instead of asking the string again.
+#[test]
+fn a_store_name_is_parsed_in_one_place() {
+    let found = offenders("", &["is_url("], &["store/location.rs", "store/pg_url.rs"]);
+    assert!(found.is_empty(), "{found:#?}");
+}

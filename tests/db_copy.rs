@@ -12,7 +12,6 @@ use common::pg::Pg;
 use prism::dataset::claims::Truth;
 use prism::review::quality::QualityRecord;
 use prism::review::{Decision, ReviewRecord};
-use prism::store::Panel;
 use prism::store::lane_tables;
 use prism::store::{
     Answer, AnswerCheck, AnswerLabel, Cached, Class, DetectConfig, DetectKind, DetectRun,
@@ -113,7 +112,7 @@ fn fill(path: &Path) {
     .unwrap();
     fill_lanes(&mut s);
     drop(s);
-    let mut r = Panel::open(path).unwrap();
+    let mut r = prism::store::Db::panel_of(path).unwrap();
     r.save_decisions(&[ReviewRecord {
         uid: "ann-1".into(),
         item_id: "item-1".into(),

@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use prism::review::{Decision, ReviewRecord};
-use prism::store::Panel;
 
 fn batch(reviewer: &str, round: usize, items: usize) -> Vec<ReviewRecord> {
     (0..items)
@@ -89,7 +88,7 @@ fn two_reviewers_at_once(db: String, dir: &Path, secs: u64) {
     let a = std::thread::spawn(move || reviewer("ann", db1, &d1, secs));
     let b = std::thread::spawn(move || reviewer("bob", db2, &d2, secs));
     let (a, b) = (a.join().unwrap(), b.join().unwrap());
-    let store = Panel::open(Path::new(&db)).unwrap();
+    let store = prism::store::Db::panel_of(Path::new(&db)).unwrap();
     let all = store.decisions().unwrap();
     let uids: Vec<&str> = all.iter().map(|r| r.uid.as_str()).collect();
     let unique: HashSet<&str> = uids.iter().copied().collect();
@@ -134,7 +133,7 @@ fn two_processes_on_postgres_for_a_minute_lose_nothing() {
     let dir = tempfile::tempdir().unwrap();
     two_reviewers_at_once(pg.url(), dir.path(), soak_secs());
     // Migrations ran once: a second open finds nothing to do.
-    let again = Panel::open(Path::new(&pg.url())).unwrap();
+    let again = prism::store::Db::panel_of(Path::new(&pg.url())).unwrap();
     assert!(!again.decisions().unwrap().is_empty());
 }
 
@@ -142,7 +141,7 @@ fn two_processes_on_postgres_for_a_minute_lose_nothing() {
 #[ignore = "starts a PostgreSQL server (.ci/run installs it)"]
 fn drafts_and_quality_scores_round_trip_on_postgres() {
     let pg = common::pg::Pg::start();
-    let mut db = Panel::open(Path::new(&pg.url())).unwrap();
+    let mut db = prism::store::Db::panel_of(Path::new(&pg.url())).unwrap();
     let mut d = prism::store::Draft {
         item_id: "i1".into(),
         reviewer: "ann".into(),
@@ -211,7 +210,7 @@ mod screen_on_postgres {
     ) -> (App, Services) {
         let (app, mut services) = super::common::screen::session(rt, db, Vec::new());
         services.reviewer = who.into();
-        services.review = Some(super::Panel::open(std::path::Path::new(url)).unwrap());
+        services.review = Some(prism::store::Db::panel_of(std::path::Path::new(url)).unwrap());
         (app, services)
     }
 
@@ -278,7 +277,7 @@ mod screen_on_postgres {
             },
             Duration::from_secs(1),
         );
-        let n = super::Panel::open(std::path::Path::new(&pg.url()))
+        let n = prism::store::Db::panel_of(std::path::Path::new(&pg.url()))
             .unwrap()
             .decisions()
             .unwrap()
@@ -326,7 +325,7 @@ mod screen_on_postgres {
         let s = play(&rt, &mut ann, &mut sa, decide('y'));
         assert!(s.contains("1 disputed"), "{s}");
         assert_eq!(
-            super::Panel::open(std::path::Path::new(&pg.url()))
+            prism::store::Db::panel_of(std::path::Path::new(&pg.url()))
                 .unwrap()
                 .decisions()
                 .unwrap()

@@ -73,7 +73,7 @@ pub enum ReviewCommand {
 /// The review database: `--db` (a SQLite file or a postgres:// URL), else the config's `db`
 /// when it is a postgres:// URL, else the default store.
 pub(crate) fn review_db(arg: Option<PathBuf>, dirs: &Dirs) -> anyhow::Result<Panel> {
-    Ok(Panel::open(&panel_target(arg, dirs))?)
+    crate::store::Db::panel_of(&panel_target(arg, dirs))
 }
 
 /// Where the panel's decisions and scores are: `arg`, else the config's shared store, else

@@ -459,10 +459,7 @@ fn score_outputs(
         crate::warn!("{p}");
     }
     // Judge replies are cached in the default store, so scoring again costs no judge calls.
-    let cache = crate::store::Db::file(&default_db(dirs))
-        .store()
-        .ok()
-        .map(|s| StoreHandle::spawn(s, None));
+    let cache = crate::store::Db::file(&default_db(dirs)).writer().ok();
     let panel = judge_panel(judges, wording, args, dirs, &factory, cache)?;
     let shown = panel.as_ref().map(Panel::name);
     let judge = shown.as_deref();

@@ -2,13 +2,11 @@
 //! What runs need of either (a run, its jobs, a handle to work through, whole runs to move
 //! between stores) goes through here; the rest of prism reads the SQLite store directly.
 
-use std::path::Path;
-use std::time::Duration;
-
+use super::Location;
 use super::lane_tables::{LaneKind, Row, Table};
 use super::links::{Gate, RunKind};
-use super::pg::{self, PgStore};
-use super::{Added, Cached, JobRecord, JobState, Result, RunBundle, RunRecord, Store, StoreHandle};
+use super::pg::PgStore;
+use super::{Added, Cached, JobRecord, JobState, Result, RunBundle, RunRecord, Store};
 
 pub enum AnyStore {
     Local(Store),
@@ -16,24 +14,17 @@ pub enum AnyStore {
 }
 
 impl AnyStore {
-    /// `db` is a SQLite file (made if missing) or a PostgreSQL URL.
-    pub fn open(db: &Path) -> Result<AnyStore> {
-        Ok(match db.to_str().filter(|s| pg::is_url(s)) {
-            Some(url) => AnyStore::Shared(PgStore::connect(url)?),
-            None => AnyStore::Local(Store::open(db)?),
+    /// The one place a backend is chosen: what `loc` names, connected (a SQLite file is
+    /// made if missing; a shared store's tables are made or brought up to date).
+    pub(crate) fn connect(loc: &Location) -> Result<AnyStore> {
+        Ok(match loc {
+            Location::Shared(url) => AnyStore::Shared(PgStore::connect(url)?),
+            Location::File(path) => AnyStore::Local(Store::open(path)?),
         })
     }
 
     pub fn is_shared(&self) -> bool {
         matches!(self, AnyStore::Shared(_))
-    }
-
-    /// What to call it in messages (a URL without its password).
-    pub fn describe(&self, db: &Path) -> String {
-        match self {
-            AnyStore::Local(_) => db.display().to_string(),
-            AnyStore::Shared(p) => p.shown().to_string(),
-        }
     }
 
     pub fn run(&self, id: &str) -> Result<Option<RunRecord>> {
@@ -56,15 +47,6 @@ impl AnyStore {
         match self {
             AnyStore::Local(s) => s.jobs(id),
             AnyStore::Shared(p) => Ok(p.jobs(id)?.into_iter().map(|(j, s, _)| (j, s)).collect()),
-        }
-    }
-
-    /// The handle a run works through: the SQLite writer thread, or a worker's connection to
-    /// the shared store holding leases of `lease` at a time.
-    pub fn handle(self, db: &Path, lease: Duration) -> Result<StoreHandle> {
-        match self {
-            AnyStore::Local(s) => Ok(StoreHandle::spawn(s, Some(db.to_path_buf()))),
-            AnyStore::Shared(p) => StoreHandle::spawn_pg(&p, lease),
         }
     }
 

@@ -12,34 +12,30 @@ use anyhow::bail;
 
 use super::lane_tables::{self, LaneKind};
 use super::links::RunKind;
-use super::{Added, AnyStore, CopyLinks, RunBundle};
+use super::{Added, AnyStore, CopyLinks, Location, RunBundle};
 
 /// Jobs moved per transaction by a copy.
 const PAGE: u32 = 5_000;
 
-fn is_url(p: &Path) -> bool {
-    super::pg::is_url(&p.to_string_lossy())
-}
-
 /// Copies the store `from` into `to` (each a file or a shared store's URL; `only`: these runs),
 /// saying what moved. Run again, it finishes a copy that stopped and adds nothing twice.
 pub fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<()> {
-    if !is_url(from) && !from.is_file() {
-        bail!("no store at {}", super::shown_name(from));
+    let (from, to) = (Location::of(from), Location::of(to));
+    if from.file().is_some_and(|f| !f.is_file()) {
+        bail!("no store at {}", from.shown());
     }
-    if from == to
-        || (!is_url(from)
-            && !is_url(to)
-            && to.exists()
-            && std::fs::canonicalize(from)? == std::fs::canonicalize(to)?)
-    {
+    let same_file = match (from.file(), to.file()) {
+        (Some(a), Some(b)) => b.exists() && std::fs::canonicalize(a)? == std::fs::canonicalize(b)?,
+        _ => false,
+    };
+    if from == to || same_file {
         bail!("FROM and TO are the same store");
     }
-    let mut source = AnyStore::open(from)?;
-    let mut target = AnyStore::open(to)?;
+    let mut source = AnyStore::connect(&from)?;
+    let mut target = AnyStore::connect(&to)?;
     let mut links = CopyLinks::open(&source, &target)?;
     let mut left_alone = Vec::new();
-    let (shown_from, shown_to) = (source.describe(from), target.describe(to));
+    let (shown_from, shown_to) = (from.shown(), to.shown());
     let mut runs = source.runs()?;
     let mut lane_runs = Vec::new();
     for kind in LaneKind::ALL {
@@ -119,7 +115,7 @@ pub fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<()> {
         0
     };
     let decisions = if only.is_empty() {
-        review(from, to)?
+        review(&from, &to)?
     } else {
         0
     };
@@ -202,7 +198,7 @@ fn copy_pages(source: &mut AnyStore, target: &mut AnyStore, run: &str) -> anyhow
 
 /// Review decisions (kept by their uid, so never twice). The quality agent's scores are a
 /// described table: they move with the answer checks, entailments and topics.
-fn review(from: &Path, to: &Path) -> anyhow::Result<usize> {
+fn review(from: &Location, to: &Location) -> anyhow::Result<usize> {
     let source = super::Panel::open(from)?;
     let mut target = super::Panel::open(to)?;
     Ok(target.save_decisions(&source.decisions()?)?)

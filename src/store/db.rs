@@ -21,10 +21,11 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
+use super::Location;
 use super::lane_push::{self, Pusher};
 use super::lane_tables::{LaneKind, Table};
 use super::links::{Gate, RunKind};
-use super::pg::{self, PgStore};
+use super::pg::PgStore;
 use super::{Holder, JobRecord, JobState, RunRecord, Store, StoreHandle};
 
 /// How long the end of a command waits for a shared store that went away, to push what is
@@ -58,28 +59,22 @@ struct Working {
 
 /// A store's name as messages show it: a file's path, or a URL without its password.
 pub fn shown_name(name: &Path) -> String {
-    let s = name.to_string_lossy();
-    if pg::is_url(&s) {
-        pg::redact_url(&s)
-    } else {
-        s.into_owned()
-    }
+    Location::of(name).shown()
 }
 
 impl Db {
     /// The store `arg` names (`None`: `default_local`). A shared store's URL connects to it
     /// (its tables are made or brought up to date) and works through `default_local`.
     pub fn open(arg: Option<&Path>, default_local: &Path) -> anyhow::Result<Db> {
-        let Some(url) = arg.and_then(Path::to_str).filter(|s| pg::is_url(s)) else {
-            return Ok(Db {
-                local: arg.map_or_else(|| default_local.to_path_buf(), Path::to_path_buf),
-                shared: None,
-            });
+        let url = match arg.map(Location::of) {
+            Some(Location::Shared(url)) => url,
+            Some(Location::File(local)) => return Ok(Db::file(&local)),
+            None => return Ok(Db::file(default_local)),
         };
         Ok(Db {
             local: default_local.to_path_buf(),
             shared: Some(Shared {
-                pg: PgStore::connect(url)?,
+                pg: PgStore::connect(&url)?,
                 holder: Holder {
                     owner: format!("{}-{}", super::host_name(), super::new_run_id()),
                     host: super::host_name(),
@@ -94,8 +89,10 @@ impl Db {
     /// agent): `arg`, else the config's `db` when it names a shared store, else this machine's
     /// store. Not connected: see [`Db::open`].
     pub fn configured(arg: Option<&Path>, config_db: Option<&str>) -> Option<PathBuf> {
-        arg.map(Path::to_path_buf)
-            .or_else(|| config_db.filter(|d| pg::is_url(d)).map(PathBuf::from))
+        arg.map(Path::to_path_buf).or_else(|| {
+            let d = PathBuf::from(config_db?);
+            Location::of(&d).is_shared().then_some(d)
+        })
     }
 
     /// This machine's store at `path`, a file (what a command that takes no shared store, or
@@ -113,7 +110,7 @@ impl Db {
         default_local: &Path,
         refusal: impl FnOnce(&str) -> String,
     ) -> anyhow::Result<Db> {
-        if !pg::is_url(arg) {
+        if !Location::of(Path::new(arg)).is_shared() {
             bail!("{}", refusal(arg));
         }
         Db::open(Some(Path::new(arg)), default_local)
@@ -567,13 +564,18 @@ impl Db {
         })
     }
 
+    /// This machine's writer (one thread, group commit, and the checkpoint thread beside it).
+    pub fn writer(&self) -> anyhow::Result<StoreHandle> {
+        Ok(StoreHandle::spawn(self.store()?, Some(self.local.clone())))
+    }
+
     /// The handle the answers lane works through: this machine's writer, or, on a shared
     /// store, a worker's connection to it holding leases of `lease` at a time (see the
     /// module's notes).
     pub fn run_handle(&self, lease: Duration) -> anyhow::Result<StoreHandle> {
         Ok(match self.pg() {
             Some(pg) => StoreHandle::spawn_pg(pg, lease)?,
-            None => StoreHandle::spawn(self.store()?, Some(self.local.clone())),
+            None => self.writer()?,
         })
     }
 
@@ -688,6 +690,12 @@ impl Db {
             Some(pg) => super::Panel::of_shared(pg.clone()),
             None => super::Panel::local(self.store()?),
         })
+    }
+
+    /// The review panel of the store `name` names, itself: review decisions are the panel's,
+    /// read and written where the panel keeps them, never through this machine's copy.
+    pub fn panel_of(name: &Path) -> anyhow::Result<super::Panel> {
+        Ok(super::Panel::open(&Location::of(name))?)
     }
 
     /// Mirrors the shared store into this machine's store on a thread of its own for as long

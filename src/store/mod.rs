@@ -13,6 +13,7 @@
 //!  PostgreSQL, shared (pg*.rs) ◀── pg_writer.rs: a shared run's answers and leases, direct
 //!  links.rs: rows come back only for runs shared with that store · lane_tables.rs: each table
 //!  described once (columns, key, forward rule) · record.rs: each record converted once, by name
+//!  location.rs: a store's name parsed once (a file or a shared store) · any.rs connects either
 //! ```
 //!
 //! The sharing model (kept everywhere): every command works on this machine's store, and one
@@ -44,6 +45,7 @@ pub mod lane_locks;
 pub mod lane_push;
 pub mod lane_tables;
 pub mod links;
+mod location;
 mod locks;
 pub mod logprobs;
 pub mod mirror;
@@ -90,6 +92,7 @@ pub use detect::{
 pub use entailments::{EntailRecord, Relation};
 pub use error::{Result, StoreError};
 pub use judging::{AnswerLabel, JudgeVerdict, Label};
+pub(crate) use location::Location;
 pub use locks::{HEARTBEAT_SECS, Held, Holder, STALE_AFTER_SECS, host_name, pid_alive};
 pub use panel::Panel;
 #[doc(hidden)]
@@ -154,8 +157,8 @@ impl Store {
     pub fn open(path: &Path) -> Result<Store> {
         // A PostgreSQL URL or connection string is never a file name: it would create a file
         // named after it, password and all (`./postgres:/ann:pw@host/db`).
-        if let Some(url) = path.to_str().filter(|s| pg::is_url(s)) {
-            return Err(StoreError::NotSqlite(pg::redact_url(url)));
+        if let loc @ Location::Shared(_) = Location::of(path) {
+            return Err(StoreError::NotSqlite(loc.shown()));
         }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {

@@ -83,120 +83,71 @@ pub enum Action {
     WhereInAnswer,
 }
 
-/// Where input goes: a screen, a sub-state of one, or a popup.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Mode {
-    Browse,
-    Compare,
-    Heatmap,
-    /// The heatmap's list of items behind a cell.
-    Drill,
-    /// The heatmap's rank-correlation popup.
-    Correlation,
-    Help,
-    Problems,
-    Picker,
-    /// The sampled answers of one answer and their pair verdicts.
-    Contradictions,
-    /// One pair side by side.
-    Pair,
-    /// The claims browser (topic → claim).
-    Claims,
-    /// Self-detection: generator × detector scores.
-    Selfcheck,
-    /// Self-detection: the sentences of one generator × detector pair.
-    Sentences,
-    /// Human review: the queue and the current item's decision.
-    Review,
-    /// The runs in the store and the comparison of two.
-    Runs,
-    /// A flipped item of a comparison: both runs' answers side by side.
-    Flip,
-    /// The judges on trial: each judge against people, by evaluator.
-    Judges,
-    /// The command palette: the actions of the screen below, searched as you type.
-    Palette,
-    /// Where in the answer: one answer's sentences shaded by how little its samples back them.
-    Where,
-    /// A run imported from another tool, in that tool's own tree.
-    Source,
+/// Declares the modes once: each is a variant, its name in the config (`[keys.compare]`) and
+/// what the help overlay calls it. A new screen's mode is one line here.
+macro_rules! modes {
+    ($($(#[$doc:meta])* $v:ident => ($name:literal, $title:literal),)*) => {
+        /// Where input goes: a screen, a sub-state of one, or a popup.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Mode {
+            $($(#[$doc])* $v,)*
+        }
+
+        impl Mode {
+            pub const ALL: [Mode; [$(stringify!($v),)*].len()] = [$(Mode::$v,)*];
+
+            /// The name used in the config (`[keys.compare]`).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Mode::$v => $name,)*
+                }
+            }
+
+            /// What the help overlay calls it.
+            pub fn title(self) -> &'static str {
+                match self {
+                    $(Mode::$v => $title,)*
+                }
+            }
+        }
+    };
 }
 
-impl Mode {
-    pub const ALL: [Mode; 20] = [
-        Mode::Browse,
-        Mode::Compare,
-        Mode::Heatmap,
-        Mode::Drill,
-        Mode::Correlation,
-        Mode::Help,
-        Mode::Problems,
-        Mode::Picker,
-        Mode::Contradictions,
-        Mode::Pair,
-        Mode::Claims,
-        Mode::Selfcheck,
-        Mode::Sentences,
-        Mode::Review,
-        Mode::Runs,
-        Mode::Flip,
-        Mode::Judges,
-        Mode::Palette,
-        Mode::Where,
-        Mode::Source,
-    ];
-
-    /// The name used in the config (`[keys.compare]`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Browse => "browse",
-            Mode::Compare => "compare",
-            Mode::Heatmap => "heatmap",
-            Mode::Drill => "drill",
-            Mode::Correlation => "correlation",
-            Mode::Help => "help",
-            Mode::Problems => "problems",
-            Mode::Picker => "picker",
-            Mode::Contradictions => "contradictions",
-            Mode::Pair => "pair",
-            Mode::Claims => "claims",
-            Mode::Selfcheck => "selfcheck",
-            Mode::Sentences => "sentences",
-            Mode::Review => "review",
-            Mode::Runs => "runs",
-            Mode::Flip => "flip",
-            Mode::Judges => "judges",
-            Mode::Palette => "palette",
-            Mode::Where => "where",
-            Mode::Source => "source",
-        }
-    }
-
-    /// What the help overlay calls it.
-    pub fn title(self) -> &'static str {
-        match self {
-            Mode::Browse => "browse",
-            Mode::Compare => "compare answers",
-            Mode::Heatmap => "heatmap",
-            Mode::Drill => "heatmap items",
-            Mode::Correlation => "rank correlation",
-            Mode::Help => "help",
-            Mode::Problems => "problems",
-            Mode::Picker => "run picker",
-            Mode::Contradictions => "contradictions",
-            Mode::Pair => "contradicting pair",
-            Mode::Claims => "claims",
-            Mode::Selfcheck => "self-detection",
-            Mode::Sentences => "self-detection sentences",
-            Mode::Review => "review",
-            Mode::Runs => "runs",
-            Mode::Flip => "flipped item",
-            Mode::Judges => "judges on trial",
-            Mode::Palette => "command palette",
-            Mode::Where => "where in the answer",
-            Mode::Source => "imported run",
-        }
-    }
+modes! {
+    Browse => ("browse", "browse"),
+    Compare => ("compare", "compare answers"),
+    Heatmap => ("heatmap", "heatmap"),
+    /// The heatmap's list of items behind a cell.
+    Drill => ("drill", "heatmap items"),
+    /// The heatmap's rank-correlation popup.
+    Correlation => ("correlation", "rank correlation"),
+    Help => ("help", "help"),
+    Problems => ("problems", "problems"),
+    Picker => ("picker", "run picker"),
+    /// The sampled answers of one answer and their pair verdicts.
+    Contradictions => ("contradictions", "contradictions"),
+    /// One pair side by side.
+    Pair => ("pair", "contradicting pair"),
+    /// The claims browser (topic → claim).
+    Claims => ("claims", "claims"),
+    /// Self-detection: generator × detector scores.
+    Selfcheck => ("selfcheck", "self-detection"),
+    /// Self-detection: the sentences of one generator × detector pair.
+    Sentences => ("sentences", "self-detection sentences"),
+    /// Human review: the queue and the current item's decision.
+    Review => ("review", "review"),
+    /// The runs in the store and the comparison of two.
+    Runs => ("runs", "runs"),
+    /// A flipped item of a comparison: both runs' answers side by side.
+    Flip => ("flip", "flipped item"),
+    /// The judges on trial: each judge against people, by evaluator.
+    Judges => ("judges", "judges on trial"),
+    /// The command palette: the actions of the screen below, searched as you type.
+    Palette => ("palette", "command palette"),
+    /// Where in the answer: one answer's sentences shaded by how little its samples back them.
+    Where => ("where", "where in the answer"),
+    /// A run imported from another tool, in that tool's own tree.
+    Source => ("source", "imported run"),
 }
 
 mod defs;

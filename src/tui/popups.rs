@@ -19,23 +19,12 @@ mod name_run;
 pub(crate) use label::LabelAnswer;
 pub(crate) use name_run::NameRun;
 
-fn scroll(s: u16, a: Action) -> u16 {
-    match a {
-        Action::Down => s.saturating_add(1),
-        Action::Up => s.saturating_sub(1),
-        Action::PageDown => s.saturating_add(10),
-        Action::PageUp => s.saturating_sub(10),
-        Action::Top => 0,
-        _ => s,
-    }
-}
-
 /// A scrolling popup's input: `closes` close it, other actions and the wheel scroll it.
 fn scrolling(s: &mut u16, input: Input, closes: &[Action]) -> Vec<Cmd> {
     use crossterm::event::MouseEventKind;
     match input {
         Input::Action(a) if closes.contains(&a) => return vec![Cmd::ClosePopup],
-        Input::Action(a) => *s = scroll(*s, a),
+        Input::Action(a) => *s = super::nav::scroll(*s, a).unwrap_or(*s),
         Input::Mouse(m) => match m.kind {
             MouseEventKind::ScrollDown => *s = s.saturating_add(3),
             MouseEventKind::ScrollUp => *s = s.saturating_sub(3),

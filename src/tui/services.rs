@@ -59,11 +59,11 @@ impl Services {
         dataset_ref: String,
     ) -> anyhow::Result<Services> {
         let file = crate::store::Db::file(db);
-        let writer = file.store()?;
+        let writer = file.writer()?;
         let reader = file.store()?;
-        let review = crate::store::Panel::local(file.store()?);
+        let review = file.panel()?;
         Ok(Services {
-            store: Some(StoreHandle::spawn(writer, Some(db.to_path_buf()))),
+            store: Some(writer),
             reader: Some(reader),
             factory,
             dataset_ref,

@@ -23,6 +23,7 @@ use crate::tui::component::{Cmd, Component, Cx, Input, Open, ScreenId};
 use crate::tui::jobs::Msg;
 use crate::tui::jobs::detect::DetectJob;
 use crate::tui::keymap::{Action, Mode};
+use crate::tui::nav;
 use crate::tui::popups::{PickFor, Picker};
 use crate::tui::widgets::{pane, row_in, scrollbar, status_lines, status_rows, title_line};
 
@@ -148,17 +149,15 @@ impl ClaimsBrowse {
         let n = self.rows().len();
         let last = n.saturating_sub(1);
         let mut out = vec![Cmd::ClearNotice];
+        if let Some(sel) = nav::cursor(self.sel, a, n) {
+            self.sel = sel;
+            return out;
+        }
         match a {
             Action::Quit => out.push(Cmd::Quit),
             Action::Help => out.push(Cmd::Popup(Box::new(crate::tui::popups::Help::new(
                 Mode::Claims,
             )))),
-            Action::Down => self.sel = (self.sel + 1).min(last),
-            Action::Up => self.sel = self.sel.saturating_sub(1),
-            Action::PageDown => self.sel = (self.sel + 10).min(last),
-            Action::PageUp => self.sel = self.sel.saturating_sub(10),
-            Action::Top => self.sel = 0,
-            Action::Bottom => self.sel = last,
             Action::Expand => {
                 if let Some(ClaimRow::Topic(t)) = self.selected() {
                     self.open.insert(t);

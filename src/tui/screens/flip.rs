@@ -96,10 +96,9 @@ impl Component for Flip {
                     self.scroll = 0;
                 }
             }
-            Action::Up => self.scroll = self.scroll.saturating_sub(1),
-            Action::Down => self.scroll = self.scroll.saturating_add(1),
-            Action::PageUp => self.scroll = self.scroll.saturating_sub(10),
-            Action::PageDown => self.scroll = self.scroll.saturating_add(10),
+            Action::Up | Action::Down | Action::PageUp | Action::PageDown => {
+                self.scroll = crate::tui::nav::scroll(self.scroll, a).unwrap_or(self.scroll);
+            }
             Action::Cancel | Action::Back => return vec![Cmd::Pop],
             Action::Quit => return vec![Cmd::Quit],
             Action::Help => {

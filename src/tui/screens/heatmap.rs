@@ -377,16 +377,13 @@ impl Heatmap {
             return Vec::new();
         };
         let n = d.items.len();
-        let last = n.saturating_sub(1);
+        if let Some(sel) = crate::tui::nav::cursor(d.sel, a, n) {
+            d.sel = sel;
+            return Vec::new();
+        }
         match a {
             Action::Quit => return vec![Cmd::Quit],
             Action::Help => return vec![Cmd::Popup(Box::new(Help::new(Mode::Drill)))],
-            Action::Down => d.sel = (d.sel + 1).min(last),
-            Action::Up => d.sel = d.sel.saturating_sub(1),
-            Action::PageDown => d.sel = (d.sel + 10).min(last),
-            Action::PageUp => d.sel = d.sel.saturating_sub(10),
-            Action::Top => d.sel = 0,
-            Action::Bottom => d.sel = last,
             Action::Toggle | Action::Expand if n > 0 => {
                 let items: Vec<usize> = d.items.iter().map(|x| x.0).collect();
                 // Back from compare returns here, to the same cell and item.

@@ -168,8 +168,9 @@ impl Judges {
                 d.pos += 1;
                 return self.load_answer();
             }
-            Action::PageUp => d.scroll = d.scroll.saturating_sub(10),
-            Action::PageDown => d.scroll = d.scroll.saturating_add(10),
+            Action::PageUp | Action::PageDown => {
+                d.scroll = crate::tui::nav::page(d.scroll, a).unwrap_or(d.scroll);
+            }
             Action::Cancel | Action::Back | Action::Collapse => self.disputed = None,
             _ => {}
         }

@@ -102,8 +102,9 @@ impl Component for Runs {
             }
             Action::Up => self.sel = self.sel.saturating_sub(1),
             Action::Down => self.sel = (self.sel + 1).min(n.saturating_sub(1)),
-            Action::PageDown => self.scroll = self.scroll.saturating_add(10),
-            Action::PageUp => self.scroll = self.scroll.saturating_sub(10),
+            Action::PageDown | Action::PageUp => {
+                self.scroll = crate::tui::nav::page(self.scroll, a).unwrap_or(self.scroll);
+            }
             Action::Mark => {
                 if let Some(id) = self.selected().map(|l| l.run.id.clone()) {
                     if let Some(p) = self.marked.iter().position(|m| *m == id) {

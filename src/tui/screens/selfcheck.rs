@@ -24,6 +24,7 @@ use crate::theme::Theme;
 use crate::tui::component::{Cmd, Component, Cx, Input, ScreenId};
 use crate::tui::jobs::Msg;
 use crate::tui::keymap::{Action, Mode};
+use crate::tui::nav;
 use crate::tui::popups::{PickFor, Picker};
 use crate::tui::widgets::{
     pane, row_in, scrollbar, status_lines, status_rows, title_line, truncate,
@@ -116,18 +117,15 @@ impl Selfcheck {
             self.apply_sentences(a, &mut out);
             return out;
         }
-        let last = self.rows.len().saturating_sub(1);
+        if let Some(sel) = nav::cursor(self.sel, a, self.rows.len()) {
+            self.sel = sel;
+            return out;
+        }
         match a {
             Action::Quit => out.push(Cmd::Quit),
             Action::Help => out.push(Cmd::Popup(Box::new(crate::tui::popups::Help::new(
                 Mode::Selfcheck,
             )))),
-            Action::Down => self.sel = (self.sel + 1).min(last),
-            Action::Up => self.sel = self.sel.saturating_sub(1),
-            Action::PageDown => self.sel = (self.sel + 10).min(last),
-            Action::PageUp => self.sel = self.sel.saturating_sub(10),
-            Action::Top => self.sel = 0,
-            Action::Bottom => self.sel = last,
             Action::NextItem => self.show_run(self.run_pos + 1),
             Action::PrevItem => self.show_run(self.run_pos.saturating_sub(1)),
             Action::Metric => self.cot_heat = !self.cot_heat,
@@ -183,19 +181,18 @@ impl Selfcheck {
         let Some(sv) = &mut self.sentences else {
             return;
         };
-        let last = sv.list.len().saturating_sub(1);
         let before = sv.sel;
+        // Page keys scroll the sentence's text; the other moves go over the list.
+        if let Some(s) = nav::page(sv.scroll, a) {
+            sv.scroll = s;
+        } else if let Some(sel) = nav::cursor(sv.sel, a, sv.list.len()) {
+            sv.sel = sel;
+        }
         match a {
             Action::Quit => out.push(Cmd::Quit),
             Action::Help => out.push(Cmd::Popup(Box::new(crate::tui::popups::Help::new(
                 Mode::Sentences,
             )))),
-            Action::Down => sv.sel = (sv.sel + 1).min(last),
-            Action::Up => sv.sel = sv.sel.saturating_sub(1),
-            Action::Top => sv.sel = 0,
-            Action::Bottom => sv.sel = last,
-            Action::PageDown => sv.scroll = sv.scroll.saturating_add(10),
-            Action::PageUp => sv.scroll = sv.scroll.saturating_sub(10),
             Action::Collapse | Action::Back | Action::Cancel => self.sentences = None,
             Action::NextItem => self.show_run(self.run_pos + 1),
             Action::PrevItem => self.show_run(self.run_pos.saturating_sub(1)),

@@ -235,8 +235,9 @@ impl Component for Sentences {
                     cx,
                 )))];
             }
-            Action::PageUp => self.scroll = self.scroll.saturating_sub(10),
-            Action::PageDown => self.scroll = self.scroll.saturating_add(10),
+            Action::PageUp | Action::PageDown => {
+                self.scroll = crate::tui::nav::page(self.scroll, a).unwrap_or(self.scroll);
+            }
             Action::Cancel | Action::Back => return vec![Cmd::Pop],
             Action::Quit => return vec![Cmd::Quit],
             Action::Help => {

@@ -191,8 +191,9 @@ impl Component for Source {
             Action::NextPane | Action::PrevPane | Action::Toggle => {
                 self.on_samples = !self.on_samples;
             }
-            Action::PageUp => self.scroll = self.scroll.saturating_sub(10),
-            Action::PageDown => self.scroll = self.scroll.saturating_add(10),
+            Action::PageUp | Action::PageDown => {
+                self.scroll = crate::tui::nav::page(self.scroll, a).unwrap_or(self.scroll);
+            }
             Action::OpenRun => {
                 let items = self.release_items(cx);
                 if items.is_empty() {
