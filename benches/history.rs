@@ -334,8 +334,9 @@ fn tui(cfg: &Path, data: &Path, db: &Path, runs: usize, models: usize, heat: boo
         t.keys(&["R"]);
         t.wait("the runs listed", |s| s.contains("r2026"));
         runs_listed = k.elapsed();
+        // Marking leaves the cursor on the run (issue 62): each mark, then the next run.
         for _ in 0..runs {
-            t.keys(&["Space"]);
+            t.keys(&["Space", "Down"]);
         }
         std::thread::sleep(Duration::from_millis(300));
         let k = Instant::now();

@@ -41,8 +41,8 @@ def measure(binary, keep, runs, models):
         wait(lambda s: "H%" in s, "the tree's rates")
         tm("send-keys", "-t", "b", "R")
         wait(lambda s: "r2026" in s, "the runs listed")
-        for _ in range(runs):
-            tm("send-keys", "-t", "b", "Space")
+        for _ in range(runs):  # marking leaves the cursor on the run: mark, then go down
+            tm("send-keys", "-t", "b", "Space", "Down")
         time.sleep(0.5)
         k = time.time()
         tm("send-keys", "-t", "b", "H")
