@@ -107,7 +107,7 @@ fn the_lint_wall_has_one_named_exception() {
     let clippy =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("clippy.toml")).unwrap();
     assert!(
-        clippy.contains("too-many-lines-threshold = 150"),
+        clippy.contains("too-many-lines-threshold = 130"),
         "{clippy}"
     );
     let found = offenders(
@@ -248,10 +248,34 @@ fn no_file_grows_past_a_thousand_lines() {
 }
 
 /// One way to open a store (issue 60): through `Db` (`Db::open` for what a command names,
-/// `Db::file` for this machine's file); nothing outside the store opens a connection itself.
+/// `Db::file` for this machine's file); nothing outside the store opens a connection itself,
+/// and the reader, the writer and the panel are had from a `Db` (`store`, `writer`,
+/// `run_handle`, `panel`, `panel_of`), never made (tests may make an in-memory store).
 #[test]
 fn nothing_outside_the_store_opens_a_connection() {
-    let found = offenders("", &["Store::open(", "fn existing_store"], &["store/"]);
+    let root = src();
+    let made = [
+        "Store::open(",
+        "Store::open_in_memory(",
+        "fn existing_store",
+        "StoreHandle::spawn",
+        "Panel::local(",
+        "Panel::open(",
+        "PgStore::",
+    ];
+    let mut found = Vec::new();
+    for f in rust_files(&root) {
+        let rel = f.strip_prefix(&root).unwrap().display().to_string();
+        if rel.starts_with("store/") {
+            continue;
+        }
+        let text = code_before_tests(&f);
+        found.extend(
+            made.iter()
+                .filter(|w| text.contains(*w))
+                .map(|w| format!("{rel}: {w}")),
+        );
+    }
     assert!(found.is_empty(), "{found:#?}");
 }
 

@@ -121,62 +121,7 @@ pub(crate) fn labels(args: LabelsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
             );
             Ok(0)
         }
-        LabelsCommand::List { run, json } => {
-            let labels = db.store()?.answer_labels(run.as_deref())?;
-            for l in &labels {
-                if json {
-                    crate::outln!(
-                        "{}",
-                        crate::text::json_for_terminal(&serde_json::to_string(l)?)
-                    );
-                } else {
-                    crate::outln!(
-                        "{}",
-                        crate::text::sanitize(&format!(
-                            "{} {:>5} {:<14} {:<12} {:<12} {}{}",
-                            crate::store::format_time(l.created_at.div_euclid(1000)),
-                            l.job_idx,
-                            crate::text::one_line(&l.item_id),
-                            crate::text::one_line(&l.model),
-                            crate::text::one_line(&l.reviewer),
-                            l.label.as_str(),
-                            if l.note.is_empty() {
-                                String::new()
-                            } else {
-                                format!("  {}", crate::text::one_line(&l.note))
-                            }
-                        ))
-                    );
-                }
-            }
-            let mut sentences: Vec<SentenceLabel> = db
-                .store()?
-                .records_where(run.as_deref().map(|r| ("run_id", r)))?;
-            sentences.sort_by(|a, b| (a.created_at, &a.uid).cmp(&(b.created_at, &b.uid)));
-            for l in &sentences {
-                let line = if json {
-                    crate::text::json_for_terminal(&serde_json::to_string(l)?).into_owned()
-                } else {
-                    crate::text::sanitize(&format!(
-                        "{} {:>5} {:<14} {:<12} {:<12} sentence {} {}: {}",
-                        crate::store::format_time(l.created_at.div_euclid(1000)),
-                        l.job_idx,
-                        crate::text::one_line(&l.item_id),
-                        crate::text::one_line(&l.model),
-                        crate::text::one_line(&l.reviewer),
-                        l.sentence + 1,
-                        l.label.as_str(),
-                        crate::text::one_line(&l.text),
-                    ))
-                    .into_owned()
-                };
-                crate::outln!("{line}");
-            }
-            if labels.is_empty() && sentences.is_empty() {
-                crate::warn!("no labels yet: prism labels add RUN JOB LABEL, or `L` in the TUI");
-            }
-            Ok(0)
-        }
+        LabelsCommand::List { run, json } => list_labels(&db, run.as_deref(), json),
         LabelsCommand::Export { run, out } => {
             let store = db.store()?;
             let labels = store.answer_labels(run.as_deref())?;
@@ -207,6 +152,63 @@ pub(crate) fn labels(args: LabelsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
         }
         LabelsCommand::Import { file } => import_labels(&db, &file),
     }
+}
+
+/// `prism labels list`: people's labels on answers, then on sentences, oldest first.
+fn list_labels(db: &crate::store::Db, run: Option<&str>, json: bool) -> anyhow::Result<i32> {
+    let labels = db.store()?.answer_labels(run)?;
+    for l in &labels {
+        if json {
+            crate::outln!(
+                "{}",
+                crate::text::json_for_terminal(&serde_json::to_string(l)?)
+            );
+        } else {
+            crate::outln!(
+                "{}",
+                crate::text::sanitize(&format!(
+                    "{} {:>5} {:<14} {:<12} {:<12} {}{}",
+                    crate::store::format_time(l.created_at.div_euclid(1000)),
+                    l.job_idx,
+                    crate::text::one_line(&l.item_id),
+                    crate::text::one_line(&l.model),
+                    crate::text::one_line(&l.reviewer),
+                    l.label.as_str(),
+                    if l.note.is_empty() {
+                        String::new()
+                    } else {
+                        format!("  {}", crate::text::one_line(&l.note))
+                    }
+                ))
+            );
+        }
+    }
+    let mut sentences: Vec<SentenceLabel> =
+        db.store()?.records_where(run.map(|r| ("run_id", r)))?;
+    sentences.sort_by(|a, b| (a.created_at, &a.uid).cmp(&(b.created_at, &b.uid)));
+    for l in &sentences {
+        let line = if json {
+            crate::text::json_for_terminal(&serde_json::to_string(l)?).into_owned()
+        } else {
+            crate::text::sanitize(&format!(
+                "{} {:>5} {:<14} {:<12} {:<12} sentence {} {}: {}",
+                crate::store::format_time(l.created_at.div_euclid(1000)),
+                l.job_idx,
+                crate::text::one_line(&l.item_id),
+                crate::text::one_line(&l.model),
+                crate::text::one_line(&l.reviewer),
+                l.sentence + 1,
+                l.label.as_str(),
+                crate::text::one_line(&l.text),
+            ))
+            .into_owned()
+        };
+        crate::outln!("{line}");
+    }
+    if labels.is_empty() && sentences.is_empty() {
+        crate::warn!("no labels yet: prism labels add RUN JOB LABEL, or `L` in the TUI");
+    }
+    Ok(0)
 }
 
 /// Labels saved per batch while a file is read: memory stays bounded whatever the file's size.

@@ -114,6 +114,28 @@ fn judges_of(
 }
 
 /// `theme` colours the HTML heatmap (`--theme`, else the config's, else the default).
+/// `--baseline B`: the rows of run B when the store has it, else the row of the model B.
+fn baseline_rows(
+    b: &str,
+    store: Option<&crate::store::Store>,
+    rows: &[Row],
+    args: &ReportArgs,
+    load_ds: &dyn Fn(&str) -> Option<crate::dataset::Dataset>,
+) -> anyhow::Result<Vec<Row>> {
+    if let Some(s) = store
+        && let Some(run) = s.run(b)?
+    {
+        let ds = load_ds(&run.dataset);
+        return Ok(build::from_store(s, &run.id, ds.as_ref())
+            .map_err(|e| score_hint(e, args))?
+            .0);
+    }
+    match rows.iter().find(|r| r.name == b) {
+        Some(r) => Ok(vec![r.clone()]),
+        None => bail!("--baseline {b}: no run or model of that name"),
+    }
+}
+
 pub(crate) fn report(
     mut args: ReportArgs,
     dirs: &Dirs,
@@ -217,27 +239,7 @@ pub(crate) fn report(
         bail!("nothing to report");
     }
     if let Some(b) = &args.baseline {
-        let from_run = match &store {
-            Some(s) => match s.run(b)? {
-                Some(run) => {
-                    let ds = load_ds(&run.dataset);
-                    Some(
-                        build::from_store(s, &run.id, ds.as_ref())
-                            .map_err(|e| score_hint(e, &args))?
-                            .0,
-                    )
-                }
-                None => None,
-            },
-            None => None,
-        };
-        let base = match from_run {
-            Some(r) => r,
-            None => match rows.iter().find(|r| &r.name == b) {
-                Some(r) => vec![r.clone()],
-                None => bail!("--baseline {b}: no run or model of that name"),
-            },
-        };
+        let base = baseline_rows(b, store.as_ref(), &rows, &args, &load_ds)?;
         build::attach_baseline(&mut rows, &base);
     }
     for p in &problems {

@@ -12,6 +12,46 @@ use super::{
 use crate::taxonomy::{self, Dimension, Evaluator};
 
 /// Loads a release whose registry is `<data_rel>/tasks.json`.
+/// The data file a registry entry names (relative to the source), or why it is not read.
+fn entry_file(source: &Source, data_rel: &str, file: &str) -> Result<String, String> {
+    let rel = join(data_rel, file);
+    let why = if super::source::escapes(file) {
+        Some(format!(
+            "{file:?} is outside the dataset directory (absolute or with `..`)"
+        ))
+    } else {
+        source.outside(&rel)
+    };
+    if let Some(why) = why {
+        return Err(format!("{why}; skipped"));
+    }
+    if !source.is_file(&rel) {
+        return Err(format!("{} does not exist", source.display(&rel)));
+    }
+    Ok(rel)
+}
+
+/// Data files that no registry entry names: each is a problem (it is not loaded).
+fn unnamed_files(
+    source: &Source,
+    data_rel: &str,
+    drafts: &[(TaskDraft, String)],
+    problems: &mut Vec<Problem>,
+) {
+    let named: HashSet<&str> = drafts.iter().map(|(_, rel)| rel.as_str()).collect();
+    let data_dir = if data_rel.is_empty() { "" } else { data_rel };
+    for rel in source.files_with_ext(data_dir, "jsonl") {
+        if !named.contains(rel.as_str()) && !rel.starts_with("prompts/") {
+            problems.push(Problem::error(
+                source.display(&rel),
+                0,
+                "task",
+                "no tasks.json entry names this file; not loaded",
+            ));
+        }
+    }
+}
+
 pub(super) fn load(source: &Source, data_rel: &str) -> Loaded {
     let mut problems = Vec::new();
     let registry_rel = join(data_rel, "tasks.json");
@@ -58,32 +98,13 @@ pub(super) fn load(source: &Source, data_rel: &str) -> Loaded {
             ));
             continue;
         }
-        let rel = join(data_rel, &file);
-        let why = if super::source::escapes(&file) {
-            Some(format!(
-                "{file:?} is outside the dataset directory (absolute or with `..`)"
-            ))
-        } else {
-            source.outside(&rel)
+        let rel = match entry_file(source, data_rel, &file) {
+            Ok(rel) => rel,
+            Err(why) => {
+                problems.push(Problem::error(&registry_shown, line, "file", why));
+                continue;
+            }
         };
-        if let Some(why) = why {
-            problems.push(Problem::error(
-                &registry_shown,
-                line,
-                "file",
-                format!("{why}; skipped"),
-            ));
-            continue;
-        }
-        if !source.is_file(&rel) {
-            problems.push(Problem::error(
-                &registry_shown,
-                line,
-                "file",
-                format!("{} does not exist", source.display(&rel)),
-            ));
-            continue;
-        }
         if let Some(p) = &task.prompt
             && !prompts.tasks.contains_key(p)
         {
@@ -103,19 +124,7 @@ pub(super) fn load(source: &Source, data_rel: &str) -> Loaded {
         ));
     }
 
-    // Data files that no registry entry names.
-    let named: HashSet<&str> = drafts.iter().map(|(_, rel)| rel.as_str()).collect();
-    let data_dir = if data_rel.is_empty() { "" } else { data_rel };
-    for rel in source.files_with_ext(data_dir, "jsonl") {
-        if !named.contains(rel.as_str()) && !rel.starts_with("prompts/") {
-            problems.push(Problem::error(
-                source.display(&rel),
-                0,
-                "task",
-                "no tasks.json entry names this file; not loaded",
-            ));
-        }
-    }
+    unnamed_files(source, data_rel, &drafts, &mut problems);
 
     // Read every task's file in parallel, then check each record against its task.
     let files: Vec<(String, String)> = drafts

@@ -29,6 +29,39 @@ pub(super) struct Finished {
 /// How many answers may wait for their commit per request slot.
 pub(super) const PENDING_COMMITS_PER_SLOT: usize = 2;
 
+/// A job's answer before its call: what was asked, of which model, under which cache key.
+fn blank_record(
+    sh: &Shared,
+    job: &Job,
+    req: &crate::provider::ChatRequest,
+    request_hash: String,
+    key: String,
+) -> ResponseRecord {
+    let item = &sh.spec.dataset.items[job.item];
+    ResponseRecord {
+        run_id: sh.run_id.clone(),
+        job_idx: job.idx,
+        item_id: item.id.to_string(),
+        task_id: sh.spec.dataset.task_of(item).id.clone(),
+        model: sh.models[job.model].cfg.name.clone(),
+        sample: job.sample,
+        text: None,
+        error: None,
+        finish_reason: None,
+        prompt_tokens: None,
+        completion_tokens: None,
+        latency_ms: None,
+        first_token_ms: None,
+        attempts: 0,
+        params: serde_json::to_string(&req.params).unwrap_or_default(),
+        request_hash,
+        cached: false,
+        created_at: 0,
+        cache_key: Some(key),
+        logprobs: None,
+    }
+}
+
 /// Runs one job to its answer (or failure); `None` when cancelled. Committing is the caller's.
 pub(super) async fn run_job(sh: &Shared, job: Job) -> Option<Finished> {
     let spec = &sh.spec;
@@ -49,28 +82,7 @@ pub(super) async fn run_job(sh: &Shared, job: Job) -> Option<Finished> {
     let req = prompt::build_request(&spec.dataset, job.item, spec.shots as usize, params);
     let identity = m.backend.cache_identity();
     let (req_hash, key) = request_hashes(&identity, &req, job.sample);
-    let mut record = ResponseRecord {
-        run_id: sh.run_id.clone(),
-        job_idx: job.idx,
-        item_id: item.id.to_string(),
-        task_id: task.id.clone(),
-        model: m.cfg.name.clone(),
-        sample: job.sample,
-        text: None,
-        error: None,
-        finish_reason: None,
-        prompt_tokens: None,
-        completion_tokens: None,
-        latency_ms: None,
-        first_token_ms: None,
-        attempts: 0,
-        params: serde_json::to_string(&req.params).unwrap_or_default(),
-        request_hash: req_hash,
-        cached: false,
-        created_at: 0,
-        cache_key: Some(key.clone()),
-        logprobs: None,
-    };
+    let mut record = blank_record(sh, &job, &req, req_hash, key.clone());
     if spec.use_cache
         && let Some(hit) = sh.store.cache_get(key).await
     {

@@ -342,6 +342,29 @@ fn worst_subtasks(s: &mut String, rep: &Report) {
     }
 }
 
+/// The comparison under each judge alone: where the sign changes, the judge decides.
+fn judges_table(s: &mut String, j: &crate::eval::compare::JudgeSensitivity) {
+    s.push_str("<h2>Under each judge alone</h2>\n<p>B − A with each judge's verdicts in place of the judged scores (items on both sides in parentheses): where the sign changes, the judge, not the models, decides the ranking.</p>\n<table id=\"compare-judges\"><tr><th class=\"name\"></th><th>stored</th>");
+    for (name, n) in j.judges.iter().zip(&j.paired) {
+        let _ = write!(s, "<th>{} ({n})</th>", esc(name));
+    }
+    s.push_str("<th class=\"name\"></th></tr>\n");
+    let signed = |v: Option<f64>| v.map_or("-".into(), |d| format!("{d:+.2}"));
+    for r in &j.rows {
+        let _ = write!(
+            s,
+            "<tr><td class=\"name\">{}</td><td>{}</td>",
+            esc(&r.name),
+            signed(r.stored)
+        );
+        for u in &r.under {
+            let _ = write!(s, "<td>{}</td>", signed(*u));
+        }
+        let _ = writeln!(s, "<td class=\"name\">{}</td></tr>", r.words());
+    }
+    s.push_str("</table>\n");
+}
+
 /// `prism compare --format html`: the comparison as one self-contained page (no script, no
 /// network): both sides with their runs' names and model settings (`about`), the table with
 /// the differences beyond noise marked, and the flipped items with both sides' answers side by
@@ -417,25 +440,7 @@ pub fn comparison(
     }
     s.push_str("</table>\n");
     if let Some(j) = &c.judges {
-        s.push_str("<h2>Under each judge alone</h2>\n<p>B − A with each judge's verdicts in place of the judged scores (items on both sides in parentheses): where the sign changes, the judge, not the models, decides the ranking.</p>\n<table id=\"compare-judges\"><tr><th class=\"name\"></th><th>stored</th>");
-        for (name, n) in j.judges.iter().zip(&j.paired) {
-            let _ = write!(s, "<th>{} ({n})</th>", esc(name));
-        }
-        s.push_str("<th class=\"name\"></th></tr>\n");
-        let signed = |v: Option<f64>| v.map_or("-".into(), |d| format!("{d:+.2}"));
-        for r in &j.rows {
-            let _ = write!(
-                s,
-                "<tr><td class=\"name\">{}</td><td>{}</td>",
-                esc(&r.name),
-                signed(r.stored)
-            );
-            for u in &r.under {
-                let _ = write!(s, "<td>{}</td>", signed(*u));
-            }
-            let _ = writeln!(s, "<td class=\"name\">{}</td></tr>", r.words());
-        }
-        s.push_str("</table>\n");
+        judges_table(&mut s, j);
     }
     let fixed = c.flips.iter().filter(|f| f.fixed).count();
     let _ = writeln!(

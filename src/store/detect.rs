@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Store;
 use super::error::{Result, StoreError};
+use super::record::Record;
 use super::runs::{ModelSnapshot, RunStatus};
 use crate::dataset::claims::Truth;
 use crate::provider::Params;
@@ -280,11 +281,6 @@ impl DetectWrite {
     }
 }
 
-/// The targets' columns in the order a new run's insert binds them.
-const TARGET_COLUMNS: &str = "run_id, idx, item_id, task_id, model, temperature, source_run, \
-     source_job, prompt, question, params, answer, answer_error, refused, rounds, label, class, \
-     class_reply, class_error";
-
 impl Store {
     /// Applies detection writes in one transaction.
     pub fn apply_detect(&mut self, writes: &[DetectWrite]) -> Result<()> {
@@ -309,32 +305,13 @@ impl Store {
                             run.status.as_str()
                         ],
                     )?;
-                    let mut ins = tx.prepare_cached(&format!(
-                        "INSERT INTO detect_targets ({TARGET_COLUMNS}) VALUES (?1, ?2, ?3, ?4, \
-                         ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
-                    ))?;
+                    // Each row by its table's description (`record.rs`): one conversion.
+                    let mut ins = tx.prepare_cached(&Target::table().replace_sql())?;
                     for t in targets {
-                        ins.execute(params![
-                            run.id,
-                            t.idx,
-                            t.item_id,
-                            t.task_id,
-                            t.model,
-                            t.temperature,
-                            t.source_run,
-                            t.source_job,
-                            t.prompt,
-                            t.question,
-                            t.params,
-                            t.answer,
-                            t.answer_error,
-                            t.refused,
-                            t.rounds.max(1),
-                            t.label.map(Truth::as_str),
-                            t.class.map(Class::as_str),
-                            t.class_reply,
-                            t.class_error,
-                        ])?;
+                        let mut t = t.clone();
+                        t.run_id.clone_from(&run.id);
+                        t.rounds = t.rounds.max(1);
+                        ins.execute(rusqlite::params_from_iter(t.to_row()))?;
                     }
                 }
                 DetectWrite::Status(id, status) => {
@@ -382,47 +359,12 @@ impl Store {
                     )?;
                 }
                 DetectWrite::Sample(s) => {
-                    tx.prepare_cached(
-                        "INSERT OR REPLACE INTO detect_samples (run_id, target, round, k, variant,
-                         text, error, attempts, cached, created_at)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                    )?
-                    .execute(params![
-                        s.run_id,
-                        s.target,
-                        s.round,
-                        s.k,
-                        s.variant,
-                        s.text,
-                        s.error,
-                        s.attempts,
-                        s.cached,
-                        s.created_at
-                    ])?;
+                    tx.prepare_cached(&SampleRecord::table().replace_sql())?
+                        .execute(rusqlite::params_from_iter(s.to_row()))?;
                 }
                 DetectWrite::Pair(p) => {
-                    tx.prepare_cached(
-                        "INSERT OR REPLACE INTO detect_pairs (run_id, target, round, k, judge,
-                         verdict, explanation, quote_a, quote_b, reply, error, attempts, created_at,
-                         wording)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-                    )?
-                    .execute(params![
-                        p.run_id,
-                        p.target,
-                        p.round,
-                        p.k,
-                        p.judge,
-                        p.verdict.as_str(),
-                        p.explanation,
-                        p.quote_a,
-                        p.quote_b,
-                        p.reply,
-                        p.error,
-                        p.attempts,
-                        p.created_at,
-                        p.wording
-                    ])?;
+                    tx.prepare_cached(&PairRecord::table().replace_sql())?
+                        .execute(rusqlite::params_from_iter(p.to_row()))?;
                 }
             }
         }

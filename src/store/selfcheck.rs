@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Store;
 use super::error::{Result, StoreError};
+use super::record::Record;
 use super::runs::{ModelSnapshot, RunStatus};
 use crate::provider::Params;
 
@@ -197,10 +198,6 @@ impl SelfcheckWrite {
     }
 }
 
-const ITEM_COLUMNS: &str = "run_id, idx, triple_id, subject, relation, object, source, \
-     popularity, generator, params, shots, true_sentence, true_attempts, false_sentence, \
-     false_attempts, set_aside, error, decoy";
-
 /// A stored enum's text back as the enum, or the error naming what it was.
 pub(super) fn parse<T: serde::de::DeserializeOwned>(what: &'static str, s: &str) -> Result<T> {
     serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|_| {
@@ -245,23 +242,8 @@ impl Store {
                 }
                 SelfcheckWrite::Item(it) => insert_item(&tx, it)?,
                 SelfcheckWrite::Verdict(v) => {
-                    tx.prepare_cached(
-                        "INSERT OR REPLACE INTO selfcheck_verdicts (run_id, item, sentence,
-                         detector, mode, verdict, reply, error, attempts, created_at)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                    )?
-                    .execute(params![
-                        v.run_id,
-                        v.item,
-                        v.sentence.as_str(),
-                        v.detector,
-                        v.mode.as_str(),
-                        v.answer.as_str(),
-                        v.reply,
-                        v.error,
-                        v.attempts,
-                        v.created_at
-                    ])?;
+                    tx.prepare_cached(&VerdictRecord::table().replace_sql())?
+                        .execute(rusqlite::params_from_iter(v.to_row()))?;
                 }
             }
         }
@@ -299,30 +281,9 @@ impl Store {
     }
 }
 
+/// An item by its table's description (`record.rs`): one conversion.
 fn insert_item(tx: &rusqlite::Transaction, it: &SelfcheckItem) -> Result<()> {
-    tx.prepare_cached(&format!(
-        "INSERT OR REPLACE INTO selfcheck_items ({ITEM_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6,
-         ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
-    ))?
-    .execute(params![
-        it.run_id,
-        it.idx,
-        it.triple_id,
-        it.subject,
-        it.relation,
-        it.object,
-        it.source,
-        it.popularity,
-        it.generator,
-        it.params,
-        it.shots,
-        it.true_sentence,
-        it.true_attempts,
-        it.false_sentence,
-        it.false_attempts,
-        it.set_aside,
-        it.error,
-        it.decoy
-    ])?;
+    tx.prepare_cached(&SelfcheckItem::table().replace_sql())?
+        .execute(rusqlite::params_from_iter(it.to_row()))?;
     Ok(())
 }

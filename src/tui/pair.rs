@@ -223,31 +223,7 @@ impl Component for PairView {
             scrollbar(f, area, n, self.scroll as usize, inner.height as usize);
             self.drawn = (rows, inner.height as usize);
         }
-        let (word, style) = match p.map(|p| p.verdict) {
-            Some(Verdict::Conflict) => ("✗ CONFLICT", t.error().add_modifier(Modifier::BOLD)),
-            Some(Verdict::Consistent) => ("✓ consistent", t.success().add_modifier(Modifier::BOLD)),
-            Some(Verdict::Unparsed) => ("? unreadable verdict", t.warning()),
-            Some(Verdict::Failed) => ("! the judge failed", t.error()),
-            None => ("… not checked yet", t.muted()),
-        };
-        let mut v = vec![Line::from(vec![
-            Span::styled(format!(" {word} "), style),
-            Span::styled(
-                p.map(|p| {
-                    format!(
-                        " judge {} · {} attempt{}",
-                        one_line(&p.judge),
-                        p.attempts,
-                        if p.attempts == 1 { "" } else { "s" }
-                    )
-                })
-                .unwrap_or_default(),
-                t.muted(),
-            ),
-        ])];
-        if let Some(e) = p.and_then(|p| p.explanation.as_deref().or(p.error.as_deref())) {
-            v.push(Line::styled(format!(" {}", one_line(e)), t.base()));
-        }
+        let v = verdict_lines(p, t);
         f.render_widget(Paragraph::new(v).wrap(Wrap { trim: true }), verdict);
         if self.show_reply {
             let text = p
@@ -281,4 +257,34 @@ impl Component for PairView {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
+}
+
+/// The judge's verdict on the pair, and its explanation or error.
+fn verdict_lines(p: Option<&PairRecord>, t: &crate::theme::Theme) -> Vec<Line<'static>> {
+    let (word, style) = match p.map(|p| p.verdict) {
+        Some(Verdict::Conflict) => ("✗ CONFLICT", t.error().add_modifier(Modifier::BOLD)),
+        Some(Verdict::Consistent) => ("✓ consistent", t.success().add_modifier(Modifier::BOLD)),
+        Some(Verdict::Unparsed) => ("? unreadable verdict", t.warning()),
+        Some(Verdict::Failed) => ("! the judge failed", t.error()),
+        None => ("… not checked yet", t.muted()),
+    };
+    let mut v = vec![Line::from(vec![
+        Span::styled(format!(" {word} "), style),
+        Span::styled(
+            p.map(|p| {
+                format!(
+                    " judge {} · {} attempt{}",
+                    one_line(&p.judge),
+                    p.attempts,
+                    if p.attempts == 1 { "" } else { "s" }
+                )
+            })
+            .unwrap_or_default(),
+            t.muted(),
+        ),
+    ])];
+    if let Some(e) = p.and_then(|p| p.explanation.as_deref().or(p.error.as_deref())) {
+        v.push(Line::styled(format!(" {}", one_line(e)), t.base()));
+    }
+    v
 }

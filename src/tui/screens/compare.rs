@@ -296,6 +296,30 @@ impl Compare {
         }
     }
 
+    /// Stopping the run takes the key twice within five seconds (finished answers are kept).
+    fn stop_run(&mut self, cx: &Cx) -> Vec<Cmd> {
+        let running = cx.session.active.as_ref().is_some_and(|r| r.running());
+        let armed = self
+            .stop_armed
+            .is_some_and(|t| t.elapsed() < std::time::Duration::from_secs(5));
+        if !running {
+            self.stop_armed = None;
+            vec![Cmd::Notice("no run in progress".into())]
+        } else if armed {
+            self.stop_armed = None;
+            vec![
+                Cmd::CancelRun,
+                Cmd::Notice("stopping the run: finished answers are kept".into()),
+            ]
+        } else {
+            self.stop_armed = Some(std::time::Instant::now());
+            let key = cx.keymap.hint(Mode::Compare, Action::StopRun);
+            vec![Cmd::Notice(format!(
+                "stop the run? press {key} again (finished answers are kept; any other key goes on)"
+            ))]
+        }
+    }
+
     fn apply(&mut self, a: Action, cx: &Cx) -> Vec<Cmd> {
         let models = self.models(cx.session);
         let panes = models.len();
@@ -311,28 +335,7 @@ impl Compare {
             )))),
             // esc means back here as everywhere: a run goes on (stopping it is `X`, twice).
             Action::Cancel => out.push(Cmd::Pop),
-            Action::StopRun => {
-                let running = cx.session.active.as_ref().is_some_and(|r| r.running());
-                let armed = self
-                    .stop_armed
-                    .is_some_and(|t| t.elapsed() < std::time::Duration::from_secs(5));
-                if !running {
-                    self.stop_armed = None;
-                    out.push(Cmd::Notice("no run in progress".into()));
-                } else if armed {
-                    self.stop_armed = None;
-                    out.push(Cmd::CancelRun);
-                    out.push(Cmd::Notice(
-                        "stopping the run: finished answers are kept".into(),
-                    ));
-                } else {
-                    self.stop_armed = Some(std::time::Instant::now());
-                    let key = cx.keymap.hint(Mode::Compare, Action::StopRun);
-                    out.push(Cmd::Notice(format!(
-                        "stop the run? press {key} again (finished answers are kept; any other key goes on)"
-                    )));
-                }
-            }
+            Action::StopRun => out.extend(self.stop_run(cx)),
             Action::Back => out.push(Cmd::Pop),
             Action::Heatmap => out.push(Cmd::Push(Open::Heatmap)),
             Action::NextPane | Action::Expand if panes > 0 => {

@@ -407,6 +407,73 @@ impl Heatmap {
         Vec::new()
     }
 
+    /// The next metric (rates, flags, split, signals), asking for what it reads the first time.
+    fn next_metric(&mut self, cx: &Cx) -> Vec<Cmd> {
+        self.metric = match self.metric {
+            Metric::Rate => Metric::Flags,
+            Metric::Flags => Metric::Split,
+            Metric::Split => Metric::Signals,
+            Metric::Signals => Metric::Rate,
+        };
+        self.sort = None;
+        self.baseline = None;
+        self.drill = None;
+        self.refresh(cx.session);
+        if self.metric == Metric::Flags && self.flags.is_none() {
+            return vec![
+                Cmd::job(crate::tui::jobs::signals::LoadFlags),
+                Cmd::Notice("reading the detections…".into()),
+            ];
+        }
+        if self.metric == Metric::Signals && self.signals.is_none() {
+            return vec![
+                Cmd::job(crate::tui::jobs::signals::LoadSignals),
+                Cmd::Notice("reading the signals of every stored run…".into()),
+            ];
+        }
+        Vec::new()
+    }
+
+    /// The items behind the selected cell, or why a cell of this kind has none to list.
+    fn open_drill(&mut self, cx: &Cx) -> Vec<Cmd> {
+        let Some(row) = self.current_row().cloned() else {
+            return Vec::new();
+        };
+        if row.is_reference() {
+            return vec![Cmd::Notice(
+                "published figures: there are no answers behind them".into(),
+            )];
+        }
+        if self.metric == Metric::Signals {
+            return vec![Cmd::Notice(
+                "a signal's cell is a score over its answers, not a list of items: v shows categories and sub-tasks, prism signals --by task gives intervals"
+                    .into(),
+            )];
+        }
+        if self.runs.is_some() {
+            return vec![Cmd::Notice(
+                "a stored run's row: back in the runs screen, o opens its answers (enter compares two runs, tab opens the flipped items)"
+                    .into(),
+            )];
+        }
+        let (label, items) = self.drill_items(cx, &row.name);
+        if items.is_empty() {
+            return vec![Cmd::Notice(format!(
+                "{}: no scored answers in {label}",
+                one_line(&row.name)
+            ))];
+        }
+        self.drill = Some(Drill {
+            model: row.name,
+            label,
+            items,
+            sel: 0,
+            worst: None,
+            by_sentence: false,
+        });
+        Vec::new()
+    }
+
     fn apply(&mut self, a: Action, cx: &Cx) -> Vec<Cmd> {
         if self.drill.is_some() {
             return self.apply_drill(a);
@@ -468,30 +535,7 @@ impl Heatmap {
                         .into(),
                 )];
             }
-            Action::Metric => {
-                self.metric = match self.metric {
-                    Metric::Rate => Metric::Flags,
-                    Metric::Flags => Metric::Split,
-                    Metric::Split => Metric::Signals,
-                    Metric::Signals => Metric::Rate,
-                };
-                self.sort = None;
-                self.baseline = None;
-                self.drill = None;
-                self.refresh(cx.session);
-                if self.metric == Metric::Flags && self.flags.is_none() {
-                    return vec![
-                        Cmd::job(crate::tui::jobs::signals::LoadFlags),
-                        Cmd::Notice("reading the detections…".into()),
-                    ];
-                }
-                if self.metric == Metric::Signals && self.signals.is_none() {
-                    return vec![
-                        Cmd::job(crate::tui::jobs::signals::LoadSignals),
-                        Cmd::Notice("reading the signals of every stored run…".into()),
-                    ];
-                }
-            }
+            Action::Metric => return self.next_metric(cx),
             Action::ToggleJudge => {
                 // One run's heatmap tries that run's judges; otherwise every run's.
                 let run = match self.runs.as_deref() {
@@ -505,43 +549,7 @@ impl Heatmap {
                     return vec![Cmd::Popup(Box::new(Correlation::of(rep)))];
                 }
             }
-            Action::Toggle => {
-                let Some(row) = self.current_row().cloned() else {
-                    return Vec::new();
-                };
-                if row.is_reference() {
-                    return vec![Cmd::Notice(
-                        "published figures: there are no answers behind them".into(),
-                    )];
-                }
-                if self.metric == Metric::Signals {
-                    return vec![Cmd::Notice(
-                        "a signal's cell is a score over its answers, not a list of items: v shows categories and sub-tasks, prism signals --by task gives intervals"
-                            .into(),
-                    )];
-                }
-                if self.runs.is_some() {
-                    return vec![Cmd::Notice(
-                        "a stored run's row: back in the runs screen, o opens its answers (enter compares two runs, tab opens the flipped items)"
-                            .into(),
-                    )];
-                }
-                let (label, items) = self.drill_items(cx, &row.name);
-                if items.is_empty() {
-                    return vec![Cmd::Notice(format!(
-                        "{}: no scored answers in {label}",
-                        one_line(&row.name)
-                    ))];
-                }
-                self.drill = Some(Drill {
-                    model: row.name,
-                    label,
-                    items,
-                    sel: 0,
-                    worst: None,
-                    by_sentence: false,
-                });
-            }
+            Action::Toggle => return self.open_drill(cx),
             Action::Back | Action::Cancel | Action::Heatmap => return vec![Cmd::Pop],
             _ => {}
         }

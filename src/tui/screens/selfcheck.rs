@@ -487,42 +487,48 @@ impl Selfcheck {
         spans
     }
 
+    /// What the scores pane says while it has no row: reading, no run yet, or why a run has
+    /// no scores.
+    fn empty_message(&self, cx: &Cx) -> String {
+        let k = |a| cx.keymap.hint(Mode::Selfcheck, a);
+        if !self.loaded {
+            "reading the stored runs…".to_string()
+        } else if self.runs.is_empty() {
+            format!(
+                "No self-detection run yet. {} chooses models, {} runs them on {} ({} triples over {} relations): each model writes a true and a false sentence per fact, then says whether each contains false information, directly and with chain-of-thought.\n\nFrom the shell: prism selfcheck --models smol",
+                k(Action::Run),
+                k(Action::Detect),
+                one_line(&self.set.label),
+                self.set.triples.len(),
+                self.set.relations.len()
+            )
+        } else {
+            match self.run() {
+                Some((_, stored))
+                    if self.running.is_none()
+                        && !stored.items.is_empty()
+                        && stored.items.iter().all(|it| it.set_aside.is_some()) =>
+                {
+                    let why = stored
+                        .items
+                        .iter()
+                        .find_map(|it| it.set_aside.as_deref())
+                        .map(one_line)
+                        .unwrap_or_default();
+                    format!(
+                        "Every triple of this run was set aside: the model could not write sentences that pass their checks (e.g. {why}).\n\nThat is a finding in itself. To measure the detection half anyway, start a run whose false sentences swap the object for another of its relation ({} in the picker), or use a larger generator.",
+                        cx.keymap.hint(Mode::Picker, Action::Metric),
+                    )
+                }
+                _ => "This run has no scores yet: sentences are being written.".to_string(),
+            }
+        }
+    }
+
     fn draw_scores(&mut self, f: &mut Frame, area: Rect, cx: &Cx) {
         let t = cx.theme;
         if self.rows.is_empty() {
-            let k = |a| cx.keymap.hint(Mode::Selfcheck, a);
-            let msg = if !self.loaded {
-                "reading the stored runs…".to_string()
-            } else if self.runs.is_empty() {
-                format!(
-                    "No self-detection run yet. {} chooses models, {} runs them on {} ({} triples over {} relations): each model writes a true and a false sentence per fact, then says whether each contains false information, directly and with chain-of-thought.\n\nFrom the shell: prism selfcheck --models smol",
-                    k(Action::Run),
-                    k(Action::Detect),
-                    one_line(&self.set.label),
-                    self.set.triples.len(),
-                    self.set.relations.len()
-                )
-            } else {
-                match self.run() {
-                    Some((_, stored))
-                        if self.running.is_none()
-                            && !stored.items.is_empty()
-                            && stored.items.iter().all(|it| it.set_aside.is_some()) =>
-                    {
-                        let why = stored
-                            .items
-                            .iter()
-                            .find_map(|it| it.set_aside.as_deref())
-                            .map(one_line)
-                            .unwrap_or_default();
-                        format!(
-                            "Every triple of this run was set aside: the model could not write sentences that pass their checks (e.g. {why}).\n\nThat is a finding in itself. To measure the detection half anyway, start a run whose false sentences swap the object for another of its relation ({} in the picker), or use a larger generator.",
-                            cx.keymap.hint(Mode::Picker, Action::Metric),
-                        )
-                    }
-                    _ => "This run has no scores yet: sentences are being written.".to_string(),
-                }
-            };
+            let msg = self.empty_message(cx);
             f.render_widget(
                 Paragraph::new(msg)
                     .style(t.muted())
