@@ -416,3 +416,55 @@ fn after_esc_the_browse_screen_shows_the_run_and_the_way_back() {
         assert!(s.contains("Taxonomy"), "{size:?}: browse is drawn\n{s}");
     }
 }
+
+/// `X` on the compare screen stops a run only when pressed twice within five seconds: once
+/// asks (the run goes on to the end), twice stops it with the finished answers kept.
+#[test]
+fn x_twice_stops_the_run_and_x_once_only_asks() {
+    use futures::StreamExt;
+    let mock = mock::start_background();
+    let rt = runtime();
+    for presses in [1usize, 2] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("prism.db");
+        let (mut app, mut services) = slow_session(&rt, &db, &mock);
+        let later = |k: crossterm::event::Event, ms: u64| {
+            futures::stream::once(async move {
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                Ok::<_, std::io::Error>(k)
+            })
+        };
+        let mut events = futures::stream::iter(
+            three_items_on_slow()
+                .into_iter()
+                .map(Ok::<_, std::io::Error>),
+        )
+        .boxed();
+        for _ in 0..presses {
+            events = events.chain(later(key('X'), 300)).boxed();
+        }
+        let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
+        rt.block_on(prism::tui::run_loop_with(
+            &mut term,
+            &mut app,
+            events,
+            &mut services,
+        ))
+        .unwrap();
+        let run = app.session.active.as_ref().expect("a run started");
+        assert!(!run.running());
+        let stored = prism::store::Db::file(&db)
+            .store()
+            .unwrap()
+            .latest_run()
+            .unwrap()
+            .unwrap();
+        if presses == 1 {
+            assert_eq!((run.done, run.total), (3, 3), "one X only asks");
+            assert_eq!(stored.status, prism::store::RunStatus::Finished);
+        } else {
+            assert!(run.done < 3, "two X stop the run: {} of 3 done", run.done);
+            assert_ne!(stored.status, prism::store::RunStatus::Finished);
+        }
+    }
+}
