@@ -423,33 +423,7 @@ fn list(
     };
     let code = i32::from(!bad.is_empty());
     if as_json {
-        let v: Vec<Value> = all
-            .iter()
-            .map(|l| {
-                json!({
-                    "id": l.run.id,
-                    "name": l.name,
-                    "tags": l.tags,
-                    "created_at": l.run.created_at,
-                    "status": l.run.status.as_str(),
-                    "dataset": l.run.dataset,
-                    "models": l.run.config.models.iter().map(|m| json!({
-                        "name": m.name, "settings": settings(m),
-                    })).collect::<Vec<_>>(),
-                    "samples": l.run.config.samples,
-                    "items": l.items,
-                    "done": l.done,
-                    "failed": l.failed,
-                    "unscored_answers": l.unscored_answers,
-                    "answers_here": l.pulling.map(|(here, _)| here),
-                    "summaries_disagree": verify.then(|| bad.get(&l.run.id).map_or(0, Vec::len)),
-                    "scores": l.scores.iter().map(|(m, h, d)| json!({
-                        "model": m, "h_score": h,
-                        "KE": d[0], "KM": d[1], "RE": d[2], "IFE": d[3],
-                    })).collect::<Vec<_>>(),
-                })
-            })
-            .collect();
+        let v = list_json(&all, verify.then_some(&bad));
         crate::text::out(&format!("{}\n", serde_json::to_string_pretty(&v)?));
         return Ok(code);
     }
@@ -466,52 +440,8 @@ fn list(
         );
         return Ok(0);
     }
-    let f = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.1}"));
     for l in &all {
-        let label = match &l.name {
-            Some(n) => format!("{}  \"{}\"", l.run.id, crate::text::shown_name(n, 60)),
-            None => l.run.id.clone(),
-        };
-        let tags = if l.tags.is_empty() {
-            String::new()
-        } else {
-            format!("  [{}]", l.tags.join(" "))
-        };
-        crate::say!(
-            "{label}{tags}  {}  {}  {}  {} items{}  {} done, {} failed",
-            format_time(l.run.created_at),
-            l.run.status.word(),
-            l.run.dataset,
-            l.items,
-            if l.run.config.samples > 1 {
-                format!(" × {} samples", l.run.config.samples)
-            } else {
-                String::new()
-            },
-            l.done,
-            l.failed
-        );
-        say_marks(l, bad.get(&l.run.id));
-        let asked = l.run.config.describe();
-        if !asked.is_empty() {
-            crate::say!("    run settings: {asked}");
-        }
-        for m in &l.run.config.models {
-            let score = l.scores.iter().find(|(n, ..)| *n == m.name);
-            let rates = score.map_or(String::new(), |(_, h, d)| {
-                format!(
-                    "  H {}  KE {} KM {} RE {} IFE {}",
-                    f(*h),
-                    f(d[0]),
-                    f(d[1]),
-                    f(d[2]),
-                    f(d[3])
-                )
-            });
-            if model.is_none_or(|x| x == m.name) {
-                crate::say!("    {}: {}{rates}", m.name, settings(m));
-            }
-        }
+        say_run(l, bad.get(&l.run.id), model);
     }
     if filter.limit > 0 && all.len() == filter.limit {
         crate::say!(
@@ -520,27 +450,111 @@ fn list(
         );
     }
     if let Some(m) = model {
-        // The history at a glance: each rate across the runs above, oldest first, scaled to
-        // its own range (lower is better; `·` where a run has no such rate).
-        type Scores = (String, Option<f64>, [Option<f64>; 4]);
-        let of = |pick: &dyn Fn(&Scores) -> Option<f64>| {
-            let v: Vec<Option<f64>> = all
-                .iter()
-                .map(|l| l.scores.iter().find(|s| s.0 == m).and_then(pick))
-                .collect();
-            crate::runs::sparkline(&v)
-        };
-        crate::say!(
-            "history of {m} over {} runs (oldest first): H {}  KE {}  KM {}  RE {}  IFE {}",
-            all.len(),
-            of(&|s| s.1),
-            of(&|s| s.2[0]),
-            of(&|s| s.2[1]),
-            of(&|s| s.2[2]),
-            of(&|s| s.2[3])
-        );
+        say_history(&all, m);
     }
     Ok(code)
+}
+
+/// `prism runs --json`: one object per run; `bad` is the summaries' check when `--verify` asked.
+fn list_json(all: &[crate::runs::Listed], bad: Option<&Disagreements>) -> Vec<Value> {
+    all.iter()
+        .map(|l| {
+            json!({
+                "id": l.run.id,
+                "name": l.name,
+                "tags": l.tags,
+                "created_at": l.run.created_at,
+                "status": l.run.status.as_str(),
+                "dataset": l.run.dataset,
+                "models": l.run.config.models.iter().map(|m| json!({
+                    "name": m.name, "settings": settings(m),
+                })).collect::<Vec<_>>(),
+                "samples": l.run.config.samples,
+                "items": l.items,
+                "done": l.done,
+                "failed": l.failed,
+                "unscored_answers": l.unscored_answers,
+                "answers_here": l.pulling.map(|(here, _)| here),
+                "summaries_disagree": bad.map(|b| b.get(&l.run.id).map_or(0, Vec::len)),
+                "scores": l.scores.iter().map(|(m, h, d)| json!({
+                    "model": m, "h_score": h,
+                    "KE": d[0], "KM": d[1], "RE": d[2], "IFE": d[3],
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect()
+}
+
+/// One run of `prism runs`: its line, its marks, its settings and each model's rates.
+fn say_run(l: &crate::runs::Listed, bad: Option<&Vec<(String, String)>>, model: Option<&str>) {
+    let f = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.1}"));
+    let label = match &l.name {
+        Some(n) => format!("{}  \"{}\"", l.run.id, crate::text::shown_name(n, 60)),
+        None => l.run.id.clone(),
+    };
+    let tags = if l.tags.is_empty() {
+        String::new()
+    } else {
+        format!("  [{}]", l.tags.join(" "))
+    };
+    crate::say!(
+        "{label}{tags}  {}  {}  {}  {} items{}  {} done, {} failed",
+        format_time(l.run.created_at),
+        l.run.status.word(),
+        l.run.dataset,
+        l.items,
+        if l.run.config.samples > 1 {
+            format!(" × {} samples", l.run.config.samples)
+        } else {
+            String::new()
+        },
+        l.done,
+        l.failed
+    );
+    say_marks(l, bad);
+    let asked = l.run.config.describe();
+    if !asked.is_empty() {
+        crate::say!("    run settings: {asked}");
+    }
+    for m in &l.run.config.models {
+        let score = l.scores.iter().find(|(n, ..)| *n == m.name);
+        let rates = score.map_or(String::new(), |(_, h, d)| {
+            format!(
+                "  H {}  KE {} KM {} RE {} IFE {}",
+                f(*h),
+                f(d[0]),
+                f(d[1]),
+                f(d[2]),
+                f(d[3])
+            )
+        });
+        if model.is_none_or(|x| x == m.name) {
+            crate::say!("    {}: {}{rates}", m.name, settings(m));
+        }
+    }
+}
+
+/// `prism runs --model M`: each of M's rates across the listed runs, as a sparkline.
+fn say_history(all: &[crate::runs::Listed], m: &str) {
+    // The history at a glance: each rate across the runs above, oldest first, scaled to
+    // its own range (lower is better; `·` where a run has no such rate).
+    type Scores = (String, Option<f64>, [Option<f64>; 4]);
+    let of = |pick: &dyn Fn(&Scores) -> Option<f64>| {
+        let v: Vec<Option<f64>> = all
+            .iter()
+            .map(|l| l.scores.iter().find(|s| s.0 == m).and_then(pick))
+            .collect();
+        crate::runs::sparkline(&v)
+    };
+    crate::say!(
+        "history of {m} over {} runs (oldest first): H {}  KE {}  KM {}  RE {}  IFE {}",
+        all.len(),
+        of(&|s| s.1),
+        of(&|s| s.2[0]),
+        of(&|s| s.2[1]),
+        of(&|s| s.2[2]),
+        of(&|s| s.2[3])
+    );
 }
 
 pub(crate) fn compare_cmd(args: CompareArgs, dirs: &Dirs) -> anyhow::Result<i32> {

@@ -222,24 +222,7 @@ pub fn build(
             if claims.is_some() && matched.is_none() {
                 summary.not_in_claims += 1;
             }
-            let label = match (matched, from_label) {
-                (Some(c), l) => {
-                    summary.truth_from_claims += 1;
-                    if l.is_some_and(|l| l != c.label) {
-                        summary.label_disagrees += 1;
-                        summary.disagreeing.push((f.path.clone(), r.line));
-                    }
-                    Some(c.label)
-                }
-                (None, Some(l)) => {
-                    summary.truth_from_label += 1;
-                    Some(l)
-                }
-                (None, None) => {
-                    summary.no_truth += 1;
-                    None
-                }
-            };
+            let label = truth_of(matched, from_label, &mut summary, (&f.path, r.line));
             let class = match reading.read(r.shape, &r.reply) {
                 Some(Truth::True) => Class::True,
                 Some(Truth::False) => Class::False,
@@ -290,6 +273,34 @@ pub fn build(
         status: RunStatus::Imported,
     };
     (run, targets, summary)
+}
+
+/// A record's truth: its claim's label when the claim is in the claim set (counting a released
+/// label that disagrees), else what the released label says, else none; each case counted.
+fn truth_of(
+    matched: Option<&crate::dataset::claims::Claim>,
+    from_label: Option<Truth>,
+    summary: &mut Summary,
+    (path, line): (&str, usize),
+) -> Option<Truth> {
+    match (matched, from_label) {
+        (Some(c), l) => {
+            summary.truth_from_claims += 1;
+            if l.is_some_and(|l| l != c.label) {
+                summary.label_disagrees += 1;
+                summary.disagreeing.push((path.to_string(), line));
+            }
+            Some(c.label)
+        }
+        (None, Some(l)) => {
+            summary.truth_from_label += 1;
+            Some(l)
+        }
+        (None, None) => {
+            summary.no_truth += 1;
+            None
+        }
+    }
 }
 
 fn flip(t: Truth) -> Truth {

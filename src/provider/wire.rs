@@ -7,6 +7,9 @@ use serde_json::{Value, json};
 use super::config::{ProviderKind, Secret};
 use super::types::{ChatRequest, ProviderError, Role, StreamEvent, TokenLogprob, Usage};
 
+/// A request's URL, its JSON body (serialized) and its headers.
+type Built = (String, Vec<u8>, Vec<(&'static str, String)>);
+
 /// URL, JSON body (serialized) and headers for one request.
 pub(super) fn build(
     kind: ProviderKind,
@@ -14,135 +17,148 @@ pub(super) fn build(
     model: &str,
     req: &ChatRequest,
     key: Option<&Secret>,
-) -> (String, Vec<u8>, Vec<(&'static str, String)>) {
+) -> Built {
+    match kind {
+        ProviderKind::Openai | ProviderKind::Local => openai(base, model, req, key),
+        ProviderKind::Anthropic => anthropic(base, model, req, key),
+        ProviderKind::Gemini => gemini(base, model, req, key),
+    }
+}
+
+/// OpenAI's chat completions (and every server that speaks it, the local one too).
+fn openai(base: &str, model: &str, req: &ChatRequest, key: Option<&Secret>) -> Built {
     let p = &req.params;
     let mut headers = Vec::new();
-    match kind {
-        ProviderKind::Openai | ProviderKind::Local => {
-            let body = serde_json::to_vec(&OpenAiBody {
-                model,
-                messages: &req.messages,
-                stream: true,
-                stream_options: StreamOptions {
-                    include_usage: true,
-                },
-                temperature: p.temperature,
-                top_p: p.top_p,
-                max_tokens: p.max_tokens,
-                stop: &p.stop,
-                seed: p.seed,
-                logprobs: p.logprobs.map(|_| true),
-                top_logprobs: p.logprobs.filter(|n| *n > 0).map(|n| n.min(20)),
-            })
-            .unwrap_or_default();
-            if let Some(k) = key {
-                headers.push(("authorization", format!("Bearer {}", k.expose())));
-            }
-            (format!("{base}/chat/completions"), body, headers)
-        }
-        ProviderKind::Anthropic => {
-            let system: Vec<&str> = req
-                .messages
-                .iter()
-                .filter(|m| m.role == Role::System)
-                .map(|m| m.content.as_str())
-                .collect();
-            let mut body = json!({
-                "model": model,
-                "max_tokens": p.max_tokens.unwrap_or(1024),
-                "stream": true,
-                "messages": req.messages.iter().filter(|m| m.role != Role::System)
-                    .map(|m| json!({"role": m.role.as_str(), "content": m.content})).collect::<Vec<_>>(),
-            });
-            let o = body.as_object_mut().expect("object");
-            if !system.is_empty() {
-                o.insert("system".into(), json!(system.join("\n\n")));
-            }
-            if let Some(t) = p.temperature {
-                o.insert("temperature".into(), json!(t));
-            }
-            if let Some(t) = p.top_p {
-                o.insert("top_p".into(), json!(t));
-            }
-            if !p.stop.is_empty() {
-                o.insert("stop_sequences".into(), json!(p.stop));
-            }
-            headers.push(("anthropic-version", "2023-06-01".to_string()));
-            if let Some(k) = key {
-                headers.push(("x-api-key", k.expose().to_string()));
-            }
-            let url = if base.ends_with("/v1") {
-                format!("{base}/messages")
+    let body = serde_json::to_vec(&OpenAiBody {
+        model,
+        messages: &req.messages,
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+        temperature: p.temperature,
+        top_p: p.top_p,
+        max_tokens: p.max_tokens,
+        stop: &p.stop,
+        seed: p.seed,
+        logprobs: p.logprobs.map(|_| true),
+        top_logprobs: p.logprobs.filter(|n| *n > 0).map(|n| n.min(20)),
+    })
+    .unwrap_or_default();
+    if let Some(k) = key {
+        headers.push(("authorization", format!("Bearer {}", k.expose())));
+    }
+    (format!("{base}/chat/completions"), body, headers)
+}
+
+/// Anthropic's messages.
+fn anthropic(base: &str, model: &str, req: &ChatRequest, key: Option<&Secret>) -> Built {
+    let p = &req.params;
+    let mut headers = Vec::new();
+    let system: Vec<&str> = req
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::System)
+        .map(|m| m.content.as_str())
+        .collect();
+    let mut body = json!({
+        "model": model,
+        "max_tokens": p.max_tokens.unwrap_or(1024),
+        "stream": true,
+        "messages": req.messages.iter().filter(|m| m.role != Role::System)
+            .map(|m| json!({"role": m.role.as_str(), "content": m.content})).collect::<Vec<_>>(),
+    });
+    let o = body.as_object_mut().expect("object");
+    if !system.is_empty() {
+        o.insert("system".into(), json!(system.join("\n\n")));
+    }
+    if let Some(t) = p.temperature {
+        o.insert("temperature".into(), json!(t));
+    }
+    if let Some(t) = p.top_p {
+        o.insert("top_p".into(), json!(t));
+    }
+    if !p.stop.is_empty() {
+        o.insert("stop_sequences".into(), json!(p.stop));
+    }
+    headers.push(("anthropic-version", "2023-06-01".to_string()));
+    if let Some(k) = key {
+        headers.push(("x-api-key", k.expose().to_string()));
+    }
+    let url = if base.ends_with("/v1") {
+        format!("{base}/messages")
+    } else {
+        format!("{base}/v1/messages")
+    };
+    (url, serde_json::to_vec(&body).unwrap_or_default(), headers)
+}
+
+/// Gemini's streamGenerateContent.
+fn gemini(base: &str, model: &str, req: &ChatRequest, key: Option<&Secret>) -> Built {
+    let p = &req.params;
+    let mut headers = Vec::new();
+    let system: Vec<&str> = req
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::System)
+        .map(|m| m.content.as_str())
+        .collect();
+    let contents: Vec<Value> = req
+        .messages
+        .iter()
+        .filter(|m| m.role != Role::System)
+        .map(|m| {
+            let role = if m.role == Role::Assistant {
+                "model"
             } else {
-                format!("{base}/v1/messages")
+                "user"
             };
-            (url, serde_json::to_vec(&body).unwrap_or_default(), headers)
-        }
-        ProviderKind::Gemini => {
-            let system: Vec<&str> = req
-                .messages
-                .iter()
-                .filter(|m| m.role == Role::System)
-                .map(|m| m.content.as_str())
-                .collect();
-            let contents: Vec<Value> = req
-                .messages
-                .iter()
-                .filter(|m| m.role != Role::System)
-                .map(|m| {
-                    let role = if m.role == Role::Assistant {
-                        "model"
-                    } else {
-                        "user"
-                    };
-                    json!({"role": role, "parts": [{"text": m.content}]})
-                })
-                .collect();
-            let mut gen_cfg = serde_json::Map::new();
-            if let Some(t) = p.temperature {
-                gen_cfg.insert("temperature".into(), json!(t));
-            }
-            if let Some(t) = p.top_p {
-                gen_cfg.insert("topP".into(), json!(t));
-            }
-            if let Some(m) = p.max_tokens {
-                gen_cfg.insert("maxOutputTokens".into(), json!(m));
-            }
-            if !p.stop.is_empty() {
-                gen_cfg.insert("stopSequences".into(), json!(p.stop));
-            }
-            if let Some(s) = p.seed {
-                gen_cfg.insert("seed".into(), json!(s));
-            }
-            if let Some(n) = p.logprobs {
-                gen_cfg.insert("responseLogprobs".into(), json!(true));
-                if n > 0 {
-                    gen_cfg.insert("logprobs".into(), json!(n.min(20)));
-                }
-            }
-            let mut body = json!({"contents": contents, "generationConfig": gen_cfg});
-            if !system.is_empty() {
-                body.as_object_mut().expect("object").insert(
-                    "systemInstruction".into(),
-                    json!({"parts": [{"text": system.join("\n\n")}]}),
-                );
-            }
-            if let Some(k) = key {
-                // A header, not the `key=` query parameter: URLs end up in logs and errors.
-                headers.push(("x-goog-api-key", k.expose().to_string()));
-            }
-            let root = if base.ends_with("/v1beta") || base.ends_with("/v1") {
-                base.to_string()
-            } else {
-                format!("{base}/v1beta")
-            };
-            (
-                format!("{root}/models/{model}:streamGenerateContent?alt=sse"),
-                serde_json::to_vec(&body).unwrap_or_default(),
-                headers,
-            )
+            json!({"role": role, "parts": [{"text": m.content}]})
+        })
+        .collect();
+    let mut gen_cfg = serde_json::Map::new();
+    if let Some(t) = p.temperature {
+        gen_cfg.insert("temperature".into(), json!(t));
+    }
+    if let Some(t) = p.top_p {
+        gen_cfg.insert("topP".into(), json!(t));
+    }
+    if let Some(m) = p.max_tokens {
+        gen_cfg.insert("maxOutputTokens".into(), json!(m));
+    }
+    if !p.stop.is_empty() {
+        gen_cfg.insert("stopSequences".into(), json!(p.stop));
+    }
+    if let Some(s) = p.seed {
+        gen_cfg.insert("seed".into(), json!(s));
+    }
+    if let Some(n) = p.logprobs {
+        gen_cfg.insert("responseLogprobs".into(), json!(true));
+        if n > 0 {
+            gen_cfg.insert("logprobs".into(), json!(n.min(20)));
         }
     }
+    let mut body = json!({"contents": contents, "generationConfig": gen_cfg});
+    if !system.is_empty() {
+        body.as_object_mut().expect("object").insert(
+            "systemInstruction".into(),
+            json!({"parts": [{"text": system.join("\n\n")}]}),
+        );
+    }
+    if let Some(k) = key {
+        // A header, not the `key=` query parameter: URLs end up in logs and errors.
+        headers.push(("x-goog-api-key", k.expose().to_string()));
+    }
+    let root = if base.ends_with("/v1beta") || base.ends_with("/v1") {
+        base.to_string()
+    } else {
+        format!("{base}/v1beta")
+    };
+    (
+        format!("{root}/models/{model}:streamGenerateContent?alt=sse"),
+        serde_json::to_vec(&body).unwrap_or_default(),
+        headers,
+    )
 }
 
 /// Pulls a readable message out of an error body (`{"error": {"message": ...}}` in all three

@@ -47,125 +47,138 @@ use super::tables::Table;
 fn tables(d: &Detections) -> Vec<Table> {
     let mut out = Vec::new();
     if !d.answers.is_empty() {
-        out.push(Table {
-            id: "flags",
-            title: "Self-contradiction flags on stored answers, against PRISM's verdict"
-                .to_string(),
-            header: vec![
-                "model",
-                "dimension",
-                "checked",
-                "flagged",
-                "flagged %",
-                "scored",
-                "wrong",
-                "precision %",
-                "recall %",
-                "wrong, never contradicted",
-            ],
-            rows: d
-                .answers
-                .iter()
-                .map(|a| {
-                    vec![
-                        a.model.clone(),
-                        a.dimension.clone(),
-                        a.checked.to_string(),
-                        a.flagged.to_string(),
-                        pct(share(a)),
-                        a.scored.to_string(),
-                        a.wrong.to_string(),
-                        pct(a.precision),
-                        pct(a.recall),
-                        a.wrong_never_contradicted.to_string(),
-                    ]
-                })
-                .collect(),
-        });
+        out.push(flags_table(&d.answers));
     }
     for c in &d.claims {
-        out.push(Table {
-            id: "autohall_collection",
-            title: format!("AutoHall collection: {} ({})", c.dataset, c.detect_id),
-            header: vec![
-                "model",
-                "temperature",
-                "claims",
-                "failed",
-                "refused",
-                "unparsed",
-                "#N",
-                "#H",
-                "H%",
-            ],
-            rows: c
-                .tables
-                .collection
-                .iter()
-                .map(|r| {
+        out.push(collection_table(c));
+        out.push(detection_table(c));
+    }
+    out
+}
+
+/// Self-contradiction flags of stored answers, against PRISM's verdicts.
+fn flags_table(answers: &[Agreement]) -> Table {
+    Table {
+        id: "flags",
+        title: "Self-contradiction flags on stored answers, against PRISM's verdict".to_string(),
+        header: vec![
+            "model",
+            "dimension",
+            "checked",
+            "flagged",
+            "flagged %",
+            "scored",
+            "wrong",
+            "precision %",
+            "recall %",
+            "wrong, never contradicted",
+        ],
+        rows: answers
+            .iter()
+            .map(|a| {
+                vec![
+                    a.model.clone(),
+                    a.dimension.clone(),
+                    a.checked.to_string(),
+                    a.flagged.to_string(),
+                    pct(share(a)),
+                    a.scored.to_string(),
+                    a.wrong.to_string(),
+                    pct(a.precision),
+                    pct(a.recall),
+                    a.wrong_never_contradicted.to_string(),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// AutoHall's collection table of one claims run.
+fn collection_table(c: &ClaimsSection) -> Table {
+    Table {
+        id: "autohall_collection",
+        title: format!("AutoHall collection: {} ({})", c.dataset, c.detect_id),
+        header: vec![
+            "model",
+            "temperature",
+            "claims",
+            "failed",
+            "refused",
+            "unparsed",
+            "#N",
+            "#H",
+            "H%",
+        ],
+        rows: c
+            .tables
+            .collection
+            .iter()
+            .map(|r| {
+                vec![
+                    r.model.clone(),
+                    temp(r.temperature),
+                    r.claims.to_string(),
+                    r.failed.to_string(),
+                    r.refused.to_string(),
+                    r.unparsed.to_string(),
+                    r.n.to_string(),
+                    r.h.to_string(),
+                    pct(r.h_rate),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// AutoHall's detection table of one claims run: one row per model and rule.
+fn detection_table(c: &ClaimsSection) -> Table {
+    Table {
+        id: "autohall_detection",
+        title: format!(
+            "AutoHall detection on the balanced set (K = {}, seed {}), hallucination positive: {} ({})",
+            c.tables.k, c.tables.seed, c.dataset, c.detect_id
+        ),
+        header: vec![
+            "model",
+            "temperature",
+            "rule",
+            "balanced",
+            "scored",
+            "accuracy %",
+            "precision %",
+            "recall %",
+            "F1 %",
+            "AUROC %",
+            "AUPRC %",
+        ],
+        rows: c
+            .tables
+            .detection
+            .iter()
+            .flat_map(|r| {
+                r.thresholds.iter().map(move |(th, sc)| {
+                    let first = *th == 1;
                     vec![
                         r.model.clone(),
                         temp(r.temperature),
-                        r.claims.to_string(),
-                        r.failed.to_string(),
-                        r.refused.to_string(),
-                        r.unparsed.to_string(),
-                        r.n.to_string(),
-                        r.h.to_string(),
-                        pct(r.h_rate),
+                        if first {
+                            "OR (any conflict)".to_string()
+                        } else {
+                            format!(">= {th} conflicts")
+                        },
+                        r.balanced.to_string(),
+                        r.scored.to_string(),
+                        pct(sc.accuracy),
+                        pct(sc.precision),
+                        pct(sc.recall),
+                        pct(sc.f1),
+                        if first { pct(r.auroc) } else { String::new() },
+                        if first { pct(r.auprc) } else { String::new() },
                     ]
                 })
-                .collect(),
-        });
-        out.push(Table {
-            id: "autohall_detection",
-            title: format!(
-                "AutoHall detection on the balanced set (K = {}, seed {}), hallucination positive: {} ({})",
-                c.tables.k, c.tables.seed, c.dataset, c.detect_id
-            ),
-            header: vec![
-                "model",
-                "temperature",
-                "rule",
-                "balanced",
-                "scored",
-                "accuracy %",
-                "precision %",
-                "recall %",
-                "F1 %",
-                "AUROC %",
-                "AUPRC %",
-            ],
-            rows: c
-                .tables
-                .detection
-                .iter()
-                .flat_map(|r| {
-                    r.thresholds.iter().map(move |(th, sc)| {
-                        let first = *th == 1;
-                        vec![
-                            r.model.clone(),
-                            temp(r.temperature),
-                            if first {
-                                "OR (any conflict)".to_string()
-                            } else {
-                                format!(">= {th} conflicts")
-                            },
-                            r.balanced.to_string(),
-                            r.scored.to_string(),
-                            pct(sc.accuracy),
-                            pct(sc.precision),
-                            pct(sc.recall),
-                            pct(sc.f1),
-                            if first { pct(r.auroc) } else { String::new() },
-                            if first { pct(r.auprc) } else { String::new() },
-                        ]
-                    })
-                })
-                .collect(),
-        });
+            })
+            .collect(),
     }
-    out
 }
 
 /// For the terminal.

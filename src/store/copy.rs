@@ -36,22 +36,7 @@ pub fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<()> {
     let mut links = CopyLinks::open(&source, &target)?;
     let mut left_alone = Vec::new();
     let (shown_from, shown_to) = (from.shown(), to.shown());
-    let mut runs = source.runs()?;
-    let mut lane_runs = Vec::new();
-    for kind in LaneKind::ALL {
-        for (id, _) in source.lane_statuses(kind)? {
-            lane_runs.push((kind, id));
-        }
-    }
-    if !only.is_empty() {
-        for id in only {
-            if !runs.iter().any(|r| &r.id == id) && !lane_runs.iter().any(|(_, l)| l == id) {
-                bail!("no run {id} in {shown_from}");
-            }
-        }
-        runs.retain(|r| only.contains(&r.id));
-        lane_runs.retain(|(_, id)| only.contains(id));
-    }
+    let (mut runs, lane_runs) = chosen(&source, only, &shown_from)?;
     // Oldest first, so a copy that stops has moved whole runs in the order they were made.
     runs.reverse();
     let mut total = Added::default();
@@ -91,24 +76,7 @@ pub fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<()> {
         );
         lane_rows += n;
     }
-    // Answer checks go with the runs whose answers they check; entailments and topics are
-    // kept across runs, so they move with the whole store.
-    let mut loose = 0;
-    for t in lane_tables::LOOSE {
-        let rows = match (t.run_col, only.is_empty()) {
-            (_, true) => source.lane_rows(t, None)?,
-            (Some(_), false) => {
-                let mut rows = Vec::new();
-                for id in only {
-                    rows.extend(source.lane_rows(t, Some(id))?);
-                }
-                rows
-            }
-            (None, false) => continue,
-        };
-        let rows = links.lane_rows(t, rows);
-        loose += target.put_lane_rows(vec![(t, rows)])?;
-    }
+    let loose = copy_loose(&source, &mut target, &mut links, only)?;
     let cache = if only.is_empty() {
         target.put_cache_entries(&source.cache_entries()?)?
     } else {
@@ -147,6 +115,62 @@ pub fn copy(from: &Path, to: &Path, only: &[String]) -> anyhow::Result<()> {
         loose
     );
     Ok(())
+}
+
+/// Detection and self-detection runs, by kind and id.
+type LaneRuns = Vec<(LaneKind, String)>;
+
+/// The runs a copy reads from `source` (`only`: these, each of which must be there), and its
+/// detection and self-detection runs.
+fn chosen(
+    source: &AnyStore,
+    only: &[String],
+    shown_from: &str,
+) -> anyhow::Result<(Vec<super::RunRecord>, LaneRuns)> {
+    let mut runs = source.runs()?;
+    let mut lane_runs = Vec::new();
+    for kind in LaneKind::ALL {
+        for (id, _) in source.lane_statuses(kind)? {
+            lane_runs.push((kind, id));
+        }
+    }
+    if !only.is_empty() {
+        for id in only {
+            if !runs.iter().any(|r| &r.id == id) && !lane_runs.iter().any(|(_, l)| l == id) {
+                bail!("no run {id} in {shown_from}");
+            }
+        }
+        runs.retain(|r| only.contains(&r.id));
+        lane_runs.retain(|(_, id)| only.contains(id));
+    }
+    Ok((runs, lane_runs))
+}
+
+/// The loose tables (`lane_tables::LOOSE`): answer checks go with the runs whose answers they
+/// check; entailments and topics are kept across runs, so they move with the whole store.
+fn copy_loose(
+    source: &AnyStore,
+    target: &mut AnyStore,
+    links: &mut CopyLinks,
+    only: &[String],
+) -> anyhow::Result<usize> {
+    let mut loose = 0;
+    for t in lane_tables::LOOSE {
+        let rows = match (t.run_col, only.is_empty()) {
+            (_, true) => source.lane_rows(t, None)?,
+            (Some(_), false) => {
+                let mut rows = Vec::new();
+                for id in only {
+                    rows.extend(source.lane_rows(t, Some(id))?);
+                }
+                rows
+            }
+            (None, false) => continue,
+        };
+        let rows = links.lane_rows(t, rows);
+        loose += target.put_lane_rows(vec![(t, rows)])?;
+    }
+    Ok(loose)
 }
 
 /// A run a page at a time (its jobs numbered in one page, with their answers and scores),

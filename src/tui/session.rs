@@ -246,44 +246,13 @@ impl Session {
 
     /// Applies one engine event.
     pub fn apply(&mut self, ev: Event) {
-        let ds = self.ds.clone();
-        let task_of = |i: usize| ds.items[i].task as usize;
         match ev {
             Event::Started {
                 run_id,
                 models,
                 jobs,
                 already_done,
-            } => {
-                let mut items = Vec::new();
-                let mut seen = std::collections::HashSet::new();
-                let mut per_task: HashMap<usize, (usize, usize)> = HashMap::new();
-                for j in jobs.iter() {
-                    if seen.insert(j.item) {
-                        items.push(j.item);
-                    }
-                    per_task.entry(task_of(j.item)).or_default().1 += 1;
-                    self.answers.insert(
-                        (j.item, models[j.model].clone(), j.sample),
-                        Answer::queued(&run_id),
-                    );
-                }
-                self.active = Some(ActiveRun {
-                    run_id,
-                    total: jobs.len() - already_done,
-                    models,
-                    jobs,
-                    items,
-                    done: 0,
-                    failed: 0,
-                    cached: 0,
-                    started: Instant::now(),
-                    last_finished: None,
-                    finished: None,
-                    cancelled: false,
-                    per_task,
-                });
-            }
+            } => self.start(run_id, models, jobs, already_done),
             Event::Sending { job, attempt } => {
                 if let Some(a) = self.answer_mut(job) {
                     a.status = Status::Sending { attempt };
@@ -319,32 +288,7 @@ impl Session {
                 }
             }
             Event::Done { job, response } | Event::Failed { job, response } => {
-                let ok = response.is_ok();
-                let item = self.job(job).map(|j| j.item);
-                if let Some(a) = self.answer_mut(job) {
-                    let run_id = a.run_id.clone();
-                    *a = Answer::from_record(&response);
-                    a.run_id = run_id;
-                    if ok {
-                        a.status = Status::Done;
-                    }
-                }
-                // Finished: it counts, unscored until its score arrives.
-                if let Some(item) = item {
-                    self.set_point(item, &response.model, response.sample, None);
-                }
-                if let (Some(run), Some(item)) = (self.active.as_mut(), item) {
-                    run.last_finished = Some(Instant::now());
-                    if ok {
-                        run.done += 1;
-                        run.cached += usize::from(response.cached);
-                    } else {
-                        run.failed += 1;
-                    }
-                    if let Some(c) = run.per_task.get_mut(&task_of(item)) {
-                        c.0 += 1;
-                    }
-                }
+                self.finish_job(job, &response)
             }
             Event::Scored(r) => self.apply_score(r),
             // Shown by the app as a notice; nothing to keep here.
@@ -354,22 +298,99 @@ impl Session {
             )
             | Event::ScoringFailed { .. } => {}
             Event::Life(crate::engine::harness::Lifecycle::Finished(summary)) => {
-                if let Some(run) = self.active.as_mut() {
-                    run.finished = Some(Instant::now());
-                    run.cancelled = summary.cancelled > 0;
-                    if run.cancelled {
-                        let keys: Vec<AnswerKey> = run
-                            .jobs
-                            .iter()
-                            .map(|j| (j.item, run.models[j.model].clone(), j.sample))
-                            .collect();
-                        for k in keys {
-                            if let Some(a) = self.answers.get_mut(&k)
-                                && !a.status.is_final()
-                            {
-                                a.status = Status::Cancelled;
-                            }
-                        }
+                self.finish_run(summary.cancelled > 0)
+            }
+        }
+    }
+
+    /// A run started: every job queued, counted per task.
+    fn start(
+        &mut self,
+        run_id: String,
+        models: Vec<String>,
+        jobs: Arc<Vec<Job>>,
+        already_done: usize,
+    ) {
+        let ds = self.ds.clone();
+        let task_of = |i: usize| ds.items[i].task as usize;
+        let mut items = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut per_task: HashMap<usize, (usize, usize)> = HashMap::new();
+        for j in jobs.iter() {
+            if seen.insert(j.item) {
+                items.push(j.item);
+            }
+            per_task.entry(task_of(j.item)).or_default().1 += 1;
+            self.answers.insert(
+                (j.item, models[j.model].clone(), j.sample),
+                Answer::queued(&run_id),
+            );
+        }
+        self.active = Some(ActiveRun {
+            run_id,
+            total: jobs.len() - already_done,
+            models,
+            jobs,
+            items,
+            done: 0,
+            failed: 0,
+            cached: 0,
+            started: Instant::now(),
+            last_finished: None,
+            finished: None,
+            cancelled: false,
+            per_task,
+        });
+    }
+
+    /// A job finished (answered or failed for good): its answer shown, the run's counts moved.
+    fn finish_job(&mut self, job: u32, response: &ResponseRecord) {
+        let ds = self.ds.clone();
+        let task_of = |i: usize| ds.items[i].task as usize;
+        let ok = response.is_ok();
+        let item = self.job(job).map(|j| j.item);
+        if let Some(a) = self.answer_mut(job) {
+            let run_id = a.run_id.clone();
+            *a = Answer::from_record(response);
+            a.run_id = run_id;
+            if ok {
+                a.status = Status::Done;
+            }
+        }
+        // Finished: it counts, unscored until its score arrives.
+        if let Some(item) = item {
+            self.set_point(item, &response.model, response.sample, None);
+        }
+        if let (Some(run), Some(item)) = (self.active.as_mut(), item) {
+            run.last_finished = Some(Instant::now());
+            if ok {
+                run.done += 1;
+                run.cached += usize::from(response.cached);
+            } else {
+                run.failed += 1;
+            }
+            if let Some(c) = run.per_task.get_mut(&task_of(item)) {
+                c.0 += 1;
+            }
+        }
+    }
+
+    /// The run ended; when it was stopped, every answer still waiting says so.
+    fn finish_run(&mut self, cancelled: bool) {
+        if let Some(run) = self.active.as_mut() {
+            run.finished = Some(Instant::now());
+            run.cancelled = cancelled;
+            if run.cancelled {
+                let keys: Vec<AnswerKey> = run
+                    .jobs
+                    .iter()
+                    .map(|j| (j.item, run.models[j.model].clone(), j.sample))
+                    .collect();
+                for k in keys {
+                    if let Some(a) = self.answers.get_mut(&k)
+                        && !a.status.is_final()
+                    {
+                        a.status = Status::Cancelled;
                     }
                 }
             }

@@ -139,6 +139,31 @@ const STDERR_LINES: usize = 20;
 /// How long a dead worker's stderr may take to end (a process it started could hold it open).
 const STDERR_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
 
+/// Starts `exe __local-worker ARGS` with piped stdio, in a process group of its own.
+fn spawn(exe: &Path, args: &[String]) -> Result<std::process::Child, ProviderError> {
+    let mut cmd = Command::new(exe);
+    cmd.arg(SUBCOMMAND)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    tune_threads(&mut cmd);
+    // A process group of its own: ctrl-c in prism's terminal, or the terminal closing,
+    // signals the whole foreground group; prism then stops the run in order, and the
+    // worker must not die mid-answer first. It still goes when prism goes: its stdin closes.
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    cmd.spawn().map_err(|e| {
+        ProviderError::Config(format!(
+            "cannot start the local model worker ({}): {e}",
+            exe.display()
+        ))
+    })
+}
+
 impl Worker {
     /// Starts `exe __local-worker ARGS`, loads the model and waits until it is ready.
     pub(super) fn start(
@@ -146,27 +171,7 @@ impl Worker {
         args: &[String],
         spec: &LoadSpec,
     ) -> Result<(Arc<Worker>, Loaded), ProviderError> {
-        let mut cmd = Command::new(exe);
-        cmd.arg(SUBCOMMAND)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        tune_threads(&mut cmd);
-        // A process group of its own: ctrl-c in prism's terminal, or the terminal closing,
-        // signals the whole foreground group; prism then stops the run in order, and the
-        // worker must not die mid-answer first. It still goes when prism goes: its stdin closes.
-        #[cfg(unix)]
-        {
-            use std::os::unix::process::CommandExt;
-            cmd.process_group(0);
-        }
-        let mut child = cmd.spawn().map_err(|e| {
-            ProviderError::Config(format!(
-                "cannot start the local model worker ({}): {e}",
-                exe.display()
-            ))
-        })?;
+        let mut child = spawn(exe, args)?;
         let pid = child.id();
         let tail = Arc::new(Mutex::new(VecDeque::<String>::new()));
         // Says when the worker's stderr has ended, so its last words are in `tail` before the

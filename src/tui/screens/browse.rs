@@ -2,14 +2,12 @@
 //! progress and per-model rates), the item list, and the item exactly as the model sees it;
 //! `/` search, marks for a run.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEventKind};
+use crossterm::event::{MouseButton, MouseEventKind};
 use ratatui::Frame;
 use ratatui::layout::{Alignment, Constraint, Layout, Position, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
-use ratatui_textarea::TextArea;
-use regex::{Regex, RegexBuilder};
 
 use crate::dataset::{Dataset, Item};
 use crate::taxonomy::CATEGORIES;
@@ -24,7 +22,9 @@ use crate::tui::tree::{NodeId, Tree};
 use crate::tui::widgets::{clamp_add, fit, highlight, pane, scrollbar, title_line, truncate};
 
 mod draw;
+mod search;
 pub use draw::{find_matches, item_detail};
+pub use search::Search;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
@@ -48,23 +48,6 @@ impl Focus {
             Focus::Detail => Focus::Items,
         }
     }
-}
-
-/// `/` search: the input while typing, and the matches once there is a query.
-#[derive(Debug, Default)]
-pub struct Search {
-    /// Present while the user is typing the query.
-    pub input: Option<TextArea<'static>>,
-    pub query: String,
-    pub regex: Option<Regex>,
-    /// Matching item indices, in dataset order.
-    pub matches: Vec<usize>,
-    /// Position in `matches` of the item jumped to last.
-    pub current: Option<usize>,
-    /// How many of `matches` came only from a stored answer's text (asked on enter).
-    pub by_answer: usize,
-    /// The selection before typing began, restored when the search is cancelled.
-    saved: Option<(usize, usize)>,
 }
 
 pub struct Browse {
@@ -164,32 +147,6 @@ impl Browse {
             "rates of models {}-{last} of {n} (M shows the next)",
             self.model_offset + 1
         )
-    }
-
-    /// The items whose stored answers hold the search: added to the matches (when the search is
-    /// still the one asked), said, and jumped to when nothing matched before.
-    fn on_answer_matches(&mut self, query: &str, items: &[String], ds: &Dataset) -> Vec<Cmd> {
-        if query != self.search.query.trim() || self.search.input.is_some() {
-            return Vec::new();
-        }
-        let had = self.search.matches.len();
-        let mut all = self.search.matches.clone();
-        all.extend(items.iter().filter_map(|id| ds.index_of(id)));
-        all.sort_unstable();
-        all.dedup();
-        self.search.by_answer = all.len() - had;
-        // Keep the place the user stands on: the match shown stays "match k/n" in the new list.
-        let standing = self.search.current.map(|p| self.search.matches[p]);
-        self.search.current = standing.and_then(|m| all.iter().position(|&x| x == m));
-        self.search.matches = all;
-        if had == 0 && !self.search.matches.is_empty() {
-            self.goto_match(0, ds);
-        }
-        vec![Cmd::Notice(format!(
-            "\"{}\": {had} items by their text, {} more by a stored answer (n/N step through them)",
-            one_line(query),
-            self.search.by_answer
-        ))]
     }
 
     /// Unmarks every item.
@@ -292,6 +249,80 @@ impl Browse {
         vec![Cmd::Push(Open::Compare { items, pos })]
     }
 
+    /// Right or l: opens the tree's node, or goes to the pane on the right.
+    fn expand(&mut self) {
+        match (self.focus, self.node()) {
+            (Focus::Tree, Some(n)) => {
+                if self.tree.has_children(n) && !self.tree.is_expanded(n) {
+                    self.tree.set_expanded(n, true);
+                } else {
+                    self.focus = Focus::Items;
+                }
+            }
+            (Focus::Tree, None) => {}
+            (Focus::Items, _) => self.focus = Focus::Detail,
+            (Focus::Detail, _) => {}
+        }
+    }
+
+    /// Left or h: closes the tree's node (else goes to its parent), or goes to the pane on the left.
+    fn collapse(&mut self) {
+        match (self.focus, self.node()) {
+            (Focus::Tree, Some(n)) => {
+                if self.tree.is_expanded(n) {
+                    self.tree.set_expanded(n, false);
+                } else if let Some(p) = self.tree.parent(n) {
+                    self.reselect_node(Some(p));
+                }
+            }
+            (Focus::Tree, None) => {}
+            (Focus::Items, _) => self.focus = Focus::Tree,
+            (Focus::Detail, _) => self.focus = Focus::Items,
+        }
+    }
+
+    /// Enter: opens or closes the tree's node; on an item, opens it in the compare screen.
+    fn toggle(&mut self) -> Vec<Cmd> {
+        match (self.focus, self.node()) {
+            (Focus::Tree, Some(n)) => {
+                if self.tree.has_children(n) {
+                    let open = !self.tree.is_expanded(n);
+                    self.tree.set_expanded(n, open);
+                } else {
+                    self.focus = Focus::Items;
+                }
+            }
+            (Focus::Tree, None) => {}
+            (Focus::Items | Focus::Detail, _) => {
+                if let Some(i) = self.current_item() {
+                    return self.open_item(i);
+                }
+            }
+        }
+        Vec::new()
+    }
+
+    /// The review queue, of the category or sub-task under the cursor in the tree.
+    fn open_review(&self, cx: &Cx) -> Cmd {
+        if cx.can_run {
+            // On a category or sub-task in the tree, the review covers just that (a
+            // dimension is what the panel filter is for).
+            let scope = match (self.focus, self.node().map(|n| self.tree.nodes[n].id)) {
+                (Focus::Tree, Some(crate::tui::tree::NodeId::Cat(c))) => {
+                    let cat = &crate::taxonomy::CATEGORIES[c];
+                    Some(format!("{}-{}-", cat.dimension.code(), cat.code))
+                }
+                (Focus::Tree, Some(crate::tui::tree::NodeId::Task(t))) => {
+                    Some(cx.ds.tasks[t].id.clone())
+                }
+                _ => None,
+            };
+            Cmd::Push(Open::Review { scope })
+        } else {
+            Cmd::Notice("review needs a store (start prism without --no-store)".into())
+        }
+    }
+
     /// Performs an action.
     fn apply(&mut self, a: Action, cx: &Cx) -> Vec<Cmd> {
         let mut out = Vec::new();
@@ -333,46 +364,9 @@ impl Browse {
             Action::PageDown => self.move_by(self.page() as isize),
             Action::Top => self.move_by(isize::MIN / 2),
             Action::Bottom => self.move_by(isize::MAX / 2),
-            Action::Expand => match (self.focus, self.node()) {
-                (Focus::Tree, Some(n)) => {
-                    if self.tree.has_children(n) && !self.tree.is_expanded(n) {
-                        self.tree.set_expanded(n, true);
-                    } else {
-                        self.focus = Focus::Items;
-                    }
-                }
-                (Focus::Tree, None) => {}
-                (Focus::Items, _) => self.focus = Focus::Detail,
-                (Focus::Detail, _) => {}
-            },
-            Action::Collapse => match (self.focus, self.node()) {
-                (Focus::Tree, Some(n)) => {
-                    if self.tree.is_expanded(n) {
-                        self.tree.set_expanded(n, false);
-                    } else if let Some(p) = self.tree.parent(n) {
-                        self.reselect_node(Some(p));
-                    }
-                }
-                (Focus::Tree, None) => {}
-                (Focus::Items, _) => self.focus = Focus::Tree,
-                (Focus::Detail, _) => self.focus = Focus::Items,
-            },
-            Action::Toggle => match (self.focus, self.node()) {
-                (Focus::Tree, Some(n)) => {
-                    if self.tree.has_children(n) {
-                        let open = !self.tree.is_expanded(n);
-                        self.tree.set_expanded(n, open);
-                    } else {
-                        self.focus = Focus::Items;
-                    }
-                }
-                (Focus::Tree, None) => {}
-                (Focus::Items | Focus::Detail, _) => {
-                    if let Some(i) = self.current_item() {
-                        out.extend(self.open_item(i));
-                    }
-                }
-            },
+            Action::Expand => self.expand(),
+            Action::Collapse => self.collapse(),
+            Action::Toggle => out.extend(self.toggle()),
             Action::Mark => self.toggle_mark(cx.ds),
             Action::Models => out.push(Cmd::Notice(self.next_models(cx))),
             Action::Run => out.extend(self.open_run_picker(cx)),
@@ -384,27 +378,7 @@ impl Browse {
                     dataset: "<sample-claims>".into(),
                 }));
             }
-            Action::Review => {
-                if cx.can_run {
-                    // On a category or sub-task in the tree, the review covers just that (a
-                    // dimension is what the panel filter is for).
-                    let scope = match (self.focus, self.node().map(|n| self.tree.nodes[n].id)) {
-                        (Focus::Tree, Some(crate::tui::tree::NodeId::Cat(c))) => {
-                            let cat = &crate::taxonomy::CATEGORIES[c];
-                            Some(format!("{}-{}-", cat.dimension.code(), cat.code))
-                        }
-                        (Focus::Tree, Some(crate::tui::tree::NodeId::Task(t))) => {
-                            Some(cx.ds.tasks[t].id.clone())
-                        }
-                        _ => None,
-                    };
-                    out.push(Cmd::Push(Open::Review { scope }));
-                } else {
-                    out.push(Cmd::Notice(
-                        "review needs a store (start prism without --no-store)".into(),
-                    ));
-                }
-            }
+            Action::Review => out.push(self.open_review(cx)),
             Action::SelfDetect => {
                 let loaded = crate::dataset::triples::sample_triples();
                 out.push(Cmd::Push(Open::Selfcheck {
@@ -488,145 +462,6 @@ impl Browse {
         self.tree_offset = fit(self.tree_sel, self.tree_offset, th);
         let ih = a.items.height.saturating_sub(2).max(1) as usize;
         self.item_offset = fit(self.item_sel, self.item_offset, ih);
-    }
-
-    // ----- search -----
-
-    fn start_search(&mut self) {
-        let mut input = TextArea::default();
-        input.insert_str(&self.search.query);
-        self.search.saved = Some((self.tree_sel, self.item_sel));
-        self.search.input = Some(input);
-    }
-
-    fn on_search_key(&mut self, k: KeyEvent, cx: &Cx) -> Vec<Cmd> {
-        let ds = cx.ds;
-        match k.code {
-            KeyCode::Esc => {
-                let saved = self.search.saved.take();
-                self.search = Search::default();
-                if let Some((t, i)) = saved {
-                    self.tree_sel = t.min(self.tree.visible.len().saturating_sub(1));
-                    self.item_sel = i;
-                }
-                self.keep_visible();
-            }
-            KeyCode::Enter => {
-                self.search.input = None;
-                self.search.saved = None;
-                if self.search.query.trim().is_empty() {
-                    self.search = Search::default();
-                } else if cx.can_run {
-                    // The items' own text is searched as typed; the stored answers once, now.
-                    let query = self.search.query.trim().to_string();
-                    return vec![
-                        Cmd::job(crate::tui::jobs::runs::SearchAnswers { query }),
-                        Cmd::Notice(format!(
-                            "{} items match; searching the stored answers too…",
-                            self.search.matches.len()
-                        )),
-                    ];
-                }
-            }
-            KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => {
-                return vec![Cmd::Quit];
-            }
-            _ => {
-                if let Some(input) = self.search.input.as_mut() {
-                    // Single-line input: Enter never reaches it (handled above).
-                    input.input(k);
-                }
-                self.refresh_search(ds);
-            }
-        }
-        Vec::new()
-    }
-
-    /// Re-runs the search for the current input text and jumps to the first match at or after
-    /// the selection (incremental search).
-    fn refresh_search(&mut self, ds: &Dataset) {
-        let Some(input) = &self.search.input else {
-            return;
-        };
-        let query = input.lines().join(" ");
-        if query == self.search.query {
-            return;
-        }
-        self.search.query = query.clone();
-        if query.trim().is_empty() {
-            self.search.regex = None;
-            self.search.matches.clear();
-            self.search.current = None;
-            return;
-        }
-        let re = RegexBuilder::new(&regex::escape(query.trim()))
-            .case_insensitive(true)
-            .build()
-            .ok();
-        self.search.matches = match &re {
-            Some(re) => find_matches(ds, re),
-            None => Vec::new(),
-        };
-        self.search.regex = re;
-        self.search.current = None;
-        self.search.by_answer = 0;
-        // Incremental: jump from where the user was when they pressed `/`.
-        let origin = self
-            .search
-            .saved
-            .map(|(t, i)| {
-                self.tree
-                    .visible
-                    .get(t)
-                    .map(|&n| self.tree.nodes[n].items.start + i)
-                    .unwrap_or(0)
-            })
-            .unwrap_or(0);
-        if let Some(pos) = self.search.matches.iter().position(|&m| m >= origin) {
-            self.goto_match(pos, ds);
-        } else if !self.search.matches.is_empty() {
-            self.goto_match(0, ds);
-        }
-    }
-
-    fn jump_match(&mut self, forward: bool, ds: &Dataset) {
-        let n = self.search.matches.len();
-        if n == 0 {
-            return;
-        }
-        let cur = self.current_item();
-        let pos = match (self.search.current, forward) {
-            (Some(p), true) if cur == Some(self.search.matches[p]) => (p + 1) % n,
-            (Some(p), false) if cur == Some(self.search.matches[p]) => (p + n - 1) % n,
-            // The user moved away since: continue from the selection.
-            (_, true) => {
-                let c = cur.unwrap_or(0);
-                self.search.matches.iter().position(|&m| m > c).unwrap_or(0)
-            }
-            (_, false) => {
-                let c = cur.unwrap_or(0);
-                self.search
-                    .matches
-                    .iter()
-                    .rposition(|&m| m < c)
-                    .unwrap_or(n - 1)
-            }
-        };
-        self.goto_match(pos, ds);
-    }
-
-    /// Selects the item of match `pos`: its task in the tree, the item in the list.
-    fn goto_match(&mut self, pos: usize, ds: &Dataset) {
-        let idx = self.search.matches[pos];
-        self.search.current = Some(pos);
-        let task = ds.items[idx].task as usize;
-        if let Some(row) = self.tree.reveal_task(task) {
-            self.tree_sel = row;
-            let start = self.tree.nodes[self.tree.visible[row]].items.start;
-            self.item_sel = idx - start;
-            self.detail_scroll = 0;
-        }
-        self.keep_visible();
     }
 
     // ----- mouse -----

@@ -1,6 +1,7 @@
 //! The browse screen drawn: the title bar, the tree with its rates, the items, the detail and the status bar.
 
 use super::*;
+use regex::Regex;
 
 pub(super) fn title_bar(cx: &Cx, f: &mut Frame, area: Rect) {
     let t = cx.theme;
