@@ -15,6 +15,7 @@ pub mod component;
 pub mod jobs;
 pub mod keymap;
 pub(crate) mod layout;
+pub(crate) mod line_input;
 pub(crate) mod nav;
 pub(crate) mod pair;
 pub(crate) mod palette;

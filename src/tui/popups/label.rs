@@ -8,6 +8,7 @@ use ratatui::widgets::{Clear, Paragraph, Wrap};
 use crate::text::one_line;
 use crate::tui::component::{Cmd, Component, Cx, Input, ScreenId};
 use crate::tui::keymap::Mode;
+use crate::tui::line_input::{Edit, LineInput};
 use crate::tui::widgets::{pane, popup_area};
 
 /// Labels the focused answer (the compare screen's `L`): hallucinated, correct or can't tell
@@ -24,7 +25,7 @@ pub(crate) struct LabelAnswer {
     /// The sentence graded, when it is one sentence of the answer.
     sentence: Option<crate::tui::jobs::labels::SentencePick>,
     choice: usize,
-    note: ratatui_textarea::TextArea<'static>,
+    note: LineInput,
 }
 
 impl LabelAnswer {
@@ -37,7 +38,7 @@ impl LabelAnswer {
             shown: shown.to_string(),
             sentence: None,
             choice: 0,
-            note: ratatui_textarea::TextArea::default(),
+            note: LineInput::default(),
         }
     }
 
@@ -68,7 +69,7 @@ impl LabelAnswer {
     }
 
     fn save(&self) -> Cmd {
-        let note = self.note.lines().join(" ").trim().to_string();
+        let note = self.note.text().trim().to_string();
         match &self.sentence {
             Some(s) => Cmd::job(crate::tui::jobs::labels::SaveSentenceLabel {
                 run: self.run.clone(),
@@ -102,14 +103,10 @@ impl Component for LabelAnswer {
         true
     }
     fn update(&mut self, input: Input, _cx: &Cx) -> Vec<Cmd> {
-        use crossterm::event::{KeyCode, KeyModifiers};
+        use crossterm::event::KeyCode;
         let n = self.choices().len();
         match input {
             Input::Key(k) => match k.code {
-                KeyCode::Esc => vec![Cmd::ClosePopup],
-                KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => {
-                    vec![Cmd::ClosePopup]
-                }
                 KeyCode::Tab | KeyCode::Down | KeyCode::Right => {
                     self.choice = (self.choice + 1) % n;
                     Vec::new()
@@ -118,14 +115,14 @@ impl Component for LabelAnswer {
                     self.choice = (self.choice + n - 1) % n;
                     Vec::new()
                 }
-                KeyCode::Enter => vec![Cmd::ClosePopup, self.save()],
-                _ => {
-                    self.note.input(k);
-                    Vec::new()
-                }
+                _ => match self.note.key(k) {
+                    Edit::Cancel => vec![Cmd::ClosePopup],
+                    Edit::Submit => vec![Cmd::ClosePopup, self.save()],
+                    Edit::Typed => Vec::new(),
+                },
             },
             Input::Paste(text) => {
-                self.note.insert_str(text.replace(['\n', '\r'], " "));
+                self.note.paste(&text);
                 Vec::new()
             }
             _ => Vec::new(),
@@ -171,9 +168,7 @@ impl Component for LabelAnswer {
             Paragraph::new(Line::styled("note (optional):", t.muted())),
             note_label,
         );
-        self.note.set_style(t.base());
-        self.note.set_cursor_line_style(t.base());
-        f.render_widget(&self.note, field);
+        self.note.draw(f, field, t);
         f.render_widget(
             Paragraph::new(Line::styled(
                 "tab chooses · enter saves (earlier labels are kept) · esc cancels",

@@ -8,22 +8,21 @@ use ratatui::widgets::{Clear, Paragraph, Wrap};
 use crate::text::one_line;
 use crate::tui::component::{Cmd, Component, Cx, Input, ScreenId};
 use crate::tui::keymap::Mode;
+use crate::tui::line_input::{Edit, LineInput};
 use crate::tui::widgets::{pane, popup_area};
 
 /// Names a run (the runs screen's `n`): one line, `enter` saves (an empty name takes the name
 /// off), `esc` cancels. On a shared store the name is the team's.
 pub(crate) struct NameRun {
     run: String,
-    input: ratatui_textarea::TextArea<'static>,
+    input: LineInput,
 }
 
 impl NameRun {
     pub(crate) fn new(run: &str, name: Option<&str>) -> NameRun {
-        let mut input = ratatui_textarea::TextArea::default();
-        input.insert_str(name.unwrap_or_default());
         NameRun {
             run: run.to_string(),
-            input,
+            input: LineInput::new(name.unwrap_or_default()),
         }
     }
 }
@@ -39,27 +38,20 @@ impl Component for NameRun {
         true
     }
     fn update(&mut self, input: Input, _cx: &Cx) -> Vec<Cmd> {
-        use crossterm::event::{KeyCode, KeyModifiers};
         match input {
-            Input::Key(k) => match k.code {
-                KeyCode::Esc => vec![Cmd::ClosePopup],
-                KeyCode::Enter => vec![
+            Input::Key(k) => match self.input.key(k) {
+                Edit::Cancel => vec![Cmd::ClosePopup],
+                Edit::Submit => vec![
                     Cmd::ClosePopup,
                     Cmd::job(crate::tui::jobs::runs::NameRun {
                         run: self.run.clone(),
-                        name: self.input.lines().join(" "),
+                        name: self.input.text(),
                     }),
                 ],
-                KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => {
-                    vec![Cmd::ClosePopup]
-                }
-                _ => {
-                    self.input.input(k);
-                    Vec::new()
-                }
+                Edit::Typed => Vec::new(),
             },
             Input::Paste(text) => {
-                self.input.insert_str(text.replace(['\n', '\r'], " "));
+                self.input.paste(&text);
                 Vec::new()
             }
             _ => Vec::new(),
@@ -78,9 +70,7 @@ impl Component for NameRun {
         f.render_widget(block, r);
         let [field, hint] =
             Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);
-        self.input.set_style(t.base());
-        self.input.set_cursor_line_style(t.base());
-        f.render_widget(&self.input, field);
+        self.input.draw(f, field, t);
         f.render_widget(
             Paragraph::new(Line::styled(
                 "enter saves (an empty name takes it off) · esc cancels",

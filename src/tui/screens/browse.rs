@@ -566,7 +566,7 @@ impl Component for Browse {
             Input::Key(k) if self.search.input.is_some() => self.on_search_key(k, cx),
             Input::Paste(text) => {
                 if let Some(input) = self.search.input.as_mut() {
-                    input.insert_str(text.replace(['\n', '\r'], " "));
+                    input.paste(&text);
                     self.refresh_search(cx.ds);
                 }
                 Vec::new()

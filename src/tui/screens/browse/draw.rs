@@ -343,10 +343,7 @@ impl Browse {
             ])
             .areas(area);
             f.render_widget(Paragraph::new(Span::styled("/", t.accent())), label);
-            let mut ta = input.clone();
-            ta.set_style(t.base());
-            ta.set_cursor_line_style(Style::default());
-            f.render_widget(&ta, field);
+            input.clone().draw(f, field, t);
             f.render_widget(
                 Paragraph::new(Span::styled(self.match_count(), t.muted()))
                     .alignment(Alignment::Right),

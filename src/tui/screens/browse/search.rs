@@ -2,19 +2,19 @@
 //! user stood), the stored answers once on enter, and n/N through the matches.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui_textarea::TextArea;
 use regex::{Regex, RegexBuilder};
 
 use super::{Browse, find_matches};
 use crate::dataset::Dataset;
 use crate::text::one_line;
 use crate::tui::component::{Cmd, Cx};
+use crate::tui::line_input::{Edit, LineInput};
 
 /// `/` search: the input while typing, and the matches once there is a query.
 #[derive(Debug, Default)]
 pub struct Search {
     /// Present while the user is typing the query.
-    pub input: Option<TextArea<'static>>,
+    pub(crate) input: Option<LineInput>,
     pub query: String,
     pub regex: Option<Regex>,
     /// Matching item indices, in dataset order.
@@ -60,16 +60,21 @@ impl Browse {
     }
 
     pub(super) fn start_search(&mut self) {
-        let mut input = TextArea::default();
-        input.insert_str(&self.search.query);
+        let input = LineInput::new(&self.search.query);
         self.search.saved = Some((self.tree_sel, self.item_sel));
         self.search.input = Some(input);
     }
 
     pub(super) fn on_search_key(&mut self, k: KeyEvent, cx: &Cx) -> Vec<Cmd> {
-        let ds = cx.ds;
-        match k.code {
-            KeyCode::Esc => {
+        // ctrl-c quits from the search as from anywhere else in the browse screen.
+        if k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL) {
+            return vec![Cmd::Quit];
+        }
+        let Some(input) = self.search.input.as_mut() else {
+            return Vec::new();
+        };
+        match input.key(k) {
+            Edit::Cancel => {
                 let saved = self.search.saved.take();
                 self.search = Search::default();
                 if let Some((t, i)) = saved {
@@ -78,7 +83,7 @@ impl Browse {
                 }
                 self.keep_visible();
             }
-            KeyCode::Enter => {
+            Edit::Submit => {
                 self.search.input = None;
                 self.search.saved = None;
                 if self.search.query.trim().is_empty() {
@@ -95,16 +100,7 @@ impl Browse {
                     ];
                 }
             }
-            KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => {
-                return vec![Cmd::Quit];
-            }
-            _ => {
-                if let Some(input) = self.search.input.as_mut() {
-                    // Single-line input: Enter never reaches it (handled above).
-                    input.input(k);
-                }
-                self.refresh_search(ds);
-            }
+            Edit::Typed => self.refresh_search(cx.ds),
         }
         Vec::new()
     }
@@ -115,7 +111,7 @@ impl Browse {
         let Some(input) = &self.search.input else {
             return;
         };
-        let query = input.lines().join(" ");
+        let query = input.text();
         if query == self.search.query {
             return;
         }
