@@ -195,19 +195,8 @@ pub(crate) fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
                 anyhow::bail!("no run {id} in the store (prism runs lists them)");
             };
             let answers = store.responses(&id)?.len();
-            if !yes {
-                if !std::io::stdin().is_terminal() {
-                    anyhow::bail!(
-                        "prism runs rm {id} removes {answers} answers and their scores: add --yes to do it without asking"
-                    );
-                }
-                if !confirm(&format!(
-                    "remove run {id} ({}, {answers} answers and their scores)?",
-                    format_time(run.created_at)
-                ))? {
-                    crate::say!("kept {id}");
-                    return Ok(1);
-                }
+            if !yes && !removal_agreed(&id, answers, run.created_at, None)? {
+                return Ok(1);
             }
             // A run another prism is running is not removed under it (its answers would land
             // in a run that is gone): the removal takes the run's lock first, as a resume does.
@@ -337,19 +326,8 @@ fn on_shared(db: &crate::store::Db, store: &mut Store, what: &RunsCommand) -> an
                     "run {id} has {workers} worker(s) on it (prism db workers {id} --db URL): stop them (or wait) before removing it"
                 );
             }
-            if !yes {
-                if !std::io::stdin().is_terminal() {
-                    anyhow::bail!(
-                        "prism runs rm {id} removes {answers} answers and their scores from {shown}: add --yes to do it without asking"
-                    );
-                }
-                if !confirm(&format!(
-                    "remove run {id} ({}, {answers} answers and their scores) from {shown} for everyone?",
-                    format_time(run.created_at)
-                ))? {
-                    crate::say!("kept {id}");
-                    return Ok(1);
-                }
+            if !yes && !removal_agreed(id, answers, run.created_at, Some(&shown))? {
+                return Ok(1);
             }
             let removed = db.remove_shared_run(id)?.unwrap_or(0);
             store.remove_run(id)?;
@@ -406,6 +384,35 @@ fn clean_tag(tag: &str) -> anyhow::Result<String> {
         anyhow::bail!("a tag is one word: {tag:?}");
     }
     Ok(tag)
+}
+
+/// `prism runs rm` without `--yes`: asks on a terminal (saying "kept" when the answer is no),
+/// refuses without one. `shared`: the shared store's name, whose run goes for everyone.
+fn removal_agreed(
+    id: &str,
+    answers: usize,
+    created_at: i64,
+    shared: Option<&str>,
+) -> anyhow::Result<bool> {
+    let from = shared.map_or(String::new(), |s| format!(" from {s}"));
+    if !std::io::stdin().is_terminal() {
+        anyhow::bail!(
+            "prism runs rm {id} removes {answers} answers and their scores{from}: add --yes to do it without asking"
+        );
+    }
+    let everyone = if shared.is_some() {
+        " for everyone"
+    } else {
+        ""
+    };
+    let agreed = confirm(&format!(
+        "remove run {id} ({}, {answers} answers and their scores){from}{everyone}?",
+        format_time(created_at)
+    ))?;
+    if !agreed {
+        crate::say!("kept {id}");
+    }
+    Ok(agreed)
 }
 
 fn list(
