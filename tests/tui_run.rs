@@ -326,36 +326,52 @@ fn three_items_on_slow() -> Vec<crossterm::event::Event> {
     ]
 }
 
+/// Plays `keys` at once, then each of `then` 300 ms after the one before (the run goes on in
+/// between), at `size`, until the events end and the run is over.
+fn play_with_pauses(
+    rt: &tokio::runtime::Runtime,
+    app: &mut App,
+    services: &mut Services,
+    keys: Vec<crossterm::event::Event>,
+    then: Vec<crossterm::event::Event>,
+    size: (u16, u16),
+) -> Terminal<TestBackend> {
+    use futures::StreamExt;
+    let later = |k: crossterm::event::Event| {
+        futures::stream::once(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            Ok::<_, std::io::Error>(k)
+        })
+    };
+    let mut events = futures::stream::iter(keys.into_iter().map(Ok::<_, std::io::Error>)).boxed();
+    for k in then {
+        events = events.chain(later(k)).boxed();
+    }
+    let mut term = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
+    rt.block_on(prism::tui::run_loop_with(&mut term, app, events, services))
+        .unwrap();
+    term
+}
+
 /// `esc` during a run goes back and leaves the run going; `X` stops it only when pressed twice
 /// (issue 45: esc had cancelled a demo's run one second in). At 80x24 and 120x40.
 #[test]
 fn esc_during_a_run_goes_back_and_the_run_goes_on() {
-    use futures::StreamExt;
     let mock = mock::start_background();
     let rt = runtime();
     for size in [(80u16, 24u16), (120, 40)] {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("prism.db");
         let (mut app, mut services) = slow_session(&rt, &db, &mock);
-        let start = three_items_on_slow();
-        // The keys after the run started: esc (back), then X once (asks; nothing stops).
-        let later = |k: crossterm::event::Event, ms: u64| {
-            futures::stream::once(async move {
-                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
-                Ok::<_, std::io::Error>(k)
-            })
-        };
-        let events = futures::stream::iter(start.into_iter().map(Ok::<_, std::io::Error>))
-            .chain(later(code(KeyCode::Esc), 300))
-            .boxed();
-        let mut term = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
-        rt.block_on(prism::tui::run_loop_with(
-            &mut term,
+        // The keys after the run started: esc (back).
+        play_with_pauses(
+            &rt,
             &mut app,
-            events,
             &mut services,
-        ))
-        .unwrap();
+            three_items_on_slow(),
+            vec![code(KeyCode::Esc)],
+            size,
+        );
         let run = app.session.active.as_ref().expect("a run started");
         assert_eq!(app.top(), ScreenId::Browse, "esc went back");
         assert!(!run.running());
@@ -421,36 +437,20 @@ fn after_esc_the_browse_screen_shows_the_run_and_the_way_back() {
 /// asks (the run goes on to the end), twice stops it with the finished answers kept.
 #[test]
 fn x_twice_stops_the_run_and_x_once_only_asks() {
-    use futures::StreamExt;
     let mock = mock::start_background();
     let rt = runtime();
     for presses in [1usize, 2] {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("prism.db");
         let (mut app, mut services) = slow_session(&rt, &db, &mock);
-        let later = |k: crossterm::event::Event, ms: u64| {
-            futures::stream::once(async move {
-                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
-                Ok::<_, std::io::Error>(k)
-            })
-        };
-        let mut events = futures::stream::iter(
-            three_items_on_slow()
-                .into_iter()
-                .map(Ok::<_, std::io::Error>),
-        )
-        .boxed();
-        for _ in 0..presses {
-            events = events.chain(later(key('X'), 300)).boxed();
-        }
-        let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
-        rt.block_on(prism::tui::run_loop_with(
-            &mut term,
+        play_with_pauses(
+            &rt,
             &mut app,
-            events,
             &mut services,
-        ))
-        .unwrap();
+            three_items_on_slow(),
+            vec![key('X'); presses],
+            (120, 40),
+        );
         let run = app.session.active.as_ref().expect("a run started");
         assert!(!run.running());
         let stored = prism::store::Db::file(&db)

@@ -51,16 +51,22 @@ fn openai(base: &str, model: &str, req: &ChatRequest, key: Option<&Secret>) -> B
     (format!("{base}/chat/completions"), body, headers)
 }
 
-/// Anthropic's messages.
-fn anthropic(base: &str, model: &str, req: &ChatRequest, key: Option<&Secret>) -> Built {
-    let p = &req.params;
-    let mut headers = Vec::new();
+/// The system messages as one text (Anthropic and Gemini take it apart from the turns), if any.
+fn system_text(req: &ChatRequest) -> Option<String> {
     let system: Vec<&str> = req
         .messages
         .iter()
         .filter(|m| m.role == Role::System)
         .map(|m| m.content.as_str())
         .collect();
+    (!system.is_empty()).then(|| system.join("\n\n"))
+}
+
+/// Anthropic's messages.
+fn anthropic(base: &str, model: &str, req: &ChatRequest, key: Option<&Secret>) -> Built {
+    let p = &req.params;
+    let mut headers = Vec::new();
+    let system = system_text(req);
     let mut body = json!({
         "model": model,
         "max_tokens": p.max_tokens.unwrap_or(1024),
@@ -69,8 +75,8 @@ fn anthropic(base: &str, model: &str, req: &ChatRequest, key: Option<&Secret>) -
             .map(|m| json!({"role": m.role.as_str(), "content": m.content})).collect::<Vec<_>>(),
     });
     let o = body.as_object_mut().expect("object");
-    if !system.is_empty() {
-        o.insert("system".into(), json!(system.join("\n\n")));
+    if let Some(system) = system {
+        o.insert("system".into(), json!(system));
     }
     if let Some(t) = p.temperature {
         o.insert("temperature".into(), json!(t));
@@ -97,12 +103,7 @@ fn anthropic(base: &str, model: &str, req: &ChatRequest, key: Option<&Secret>) -
 fn gemini(base: &str, model: &str, req: &ChatRequest, key: Option<&Secret>) -> Built {
     let p = &req.params;
     let mut headers = Vec::new();
-    let system: Vec<&str> = req
-        .messages
-        .iter()
-        .filter(|m| m.role == Role::System)
-        .map(|m| m.content.as_str())
-        .collect();
+    let system = system_text(req);
     let contents: Vec<Value> = req
         .messages
         .iter()
@@ -139,10 +140,10 @@ fn gemini(base: &str, model: &str, req: &ChatRequest, key: Option<&Secret>) -> B
         }
     }
     let mut body = json!({"contents": contents, "generationConfig": gen_cfg});
-    if !system.is_empty() {
+    if let Some(system) = system {
         body.as_object_mut().expect("object").insert(
             "systemInstruction".into(),
-            json!({"parts": [{"text": system.join("\n\n")}]}),
+            json!({"parts": [{"text": system}]}),
         );
     }
     if let Some(k) = key {

@@ -336,3 +336,48 @@ fn anthropic_and_gemini_errors_map_to_retryable_kinds() {
     let r = g.parse("", "{not json");
     assert!(matches!(&r[0], Err(e) if e.retryable()));
 }
+
+/// System messages: OpenAI-compatible servers get them as turns; Anthropic's `system` and
+/// Gemini's `systemInstruction` get them joined by a blank line, and the turns go without
+/// them; with none, neither key is sent.
+#[test]
+fn system_messages_go_where_each_api_wants_them() {
+    use crate::provider::{Message, Role};
+    let system = |c: &str| Message {
+        role: Role::System,
+        content: c.to_string(),
+    };
+    let mut req = ChatRequest {
+        messages: vec![
+            system("be brief"),
+            system("answer in French"),
+            Message::user("hi"),
+        ],
+        params: Default::default(),
+    };
+    let body = |kind, req: &ChatRequest| {
+        let (_, b, _) = build(kind, "http://x/v1", "m", req, None);
+        serde_json::from_slice::<Value>(&b).unwrap()
+    };
+    let o = body(ProviderKind::Openai, &req);
+    assert_eq!(o["messages"].as_array().unwrap().len(), 3);
+    let a = body(ProviderKind::Anthropic, &req);
+    assert_eq!(a["system"], json!("be brief\n\nanswer in French"));
+    assert_eq!(a["messages"], json!([{"role": "user", "content": "hi"}]));
+    let g = body(ProviderKind::Gemini, &req);
+    assert_eq!(
+        g["systemInstruction"],
+        json!({"parts": [{"text": "be brief\n\nanswer in French"}]})
+    );
+    assert_eq!(
+        g["contents"],
+        json!([{"role": "user", "parts": [{"text": "hi"}]}])
+    );
+    req.messages.drain(..2);
+    assert!(body(ProviderKind::Anthropic, &req).get("system").is_none());
+    assert!(
+        body(ProviderKind::Gemini, &req)
+            .get("systemInstruction")
+            .is_none()
+    );
+}
