@@ -83,10 +83,14 @@ fn main() {
     let mut times = Vec::new();
     for _ in 0..7 {
         let t = Instant::now();
-        let a = prism::runs::resolve_side(&store, "ra").unwrap();
-        let b = prism::runs::resolve_side(&store, "rb").unwrap();
-        let sa = prism::runs::side_scores(&store, &a).unwrap();
-        let sb = prism::runs::side_scores(&store, &b).unwrap();
+        let a = prism::runs::resolve_side(&prism::store::Db::file(&store.path().unwrap()), "ra")
+            .unwrap();
+        let b = prism::runs::resolve_side(&prism::store::Db::file(&store.path().unwrap()), "rb")
+            .unwrap();
+        let sa =
+            prism::runs::side_scores(&prism::store::Db::file(&store.path().unwrap()), &a).unwrap();
+        let sb =
+            prism::runs::side_scores(&prism::store::Db::file(&store.path().unwrap()), &b).unwrap();
         let read = t.elapsed();
         let c = compare::compare(("ra", &sa), ("rb", &sb), resamples, 0);
         let all = t.elapsed();

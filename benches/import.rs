@@ -17,7 +17,6 @@ use std::time::Instant;
 
 use counting_alloc::{CURRENT, Counting, PEAK};
 use prism::foreign::{self, place};
-use prism::store::Store;
 use serde_json::Value;
 
 #[global_allocator]
@@ -92,13 +91,13 @@ fn import(path: &Path, dir: &Path) -> (f64, usize, usize) {
         "{}.db",
         path.file_name().unwrap().to_string_lossy()
     ));
-    let mut store = Store::open(&db).unwrap();
+    let store = prism::store::Db::file(&db);
     let before = CURRENT.load(Ordering::Relaxed);
     PEAK.store(before, Ordering::Relaxed);
     let t = Instant::now();
     let read = foreign::read(&[path.to_path_buf()], None);
     assert!(read.problems.is_empty(), "{:?}", read.problems);
-    let placed = place::import(&mut store, &read.runs[0], &place::Options::default()).unwrap();
+    let placed = place::import(&store, &read.runs[0], &place::Options::default()).unwrap();
     let secs = t.elapsed().as_secs_f64();
     let peak = PEAK.load(Ordering::Relaxed).saturating_sub(before);
     (secs, placed.answers, peak)

@@ -190,7 +190,12 @@ fn main() {
     for _ in 0..5 {
         let t = Instant::now();
         let store = Store::open(&path).unwrap();
-        let (rows, meta) = build::from_store(&store, "bench", Some(&ds)).unwrap();
+        let (rows, meta) = build::from_store(
+            &prism::store::Db::file(&store.path().unwrap()),
+            "bench",
+            Some(&ds),
+        )
+        .unwrap();
         let rep = Report::new(rows, meta);
         let doc = html::html(&rep, &Theme::default_theme());
         size = doc.len();

@@ -32,8 +32,7 @@ use std::time::Instant;
 use prism::dataset::Dataset;
 use prism::review::load::ReviewData;
 use prism::review::{Decision, ReviewRecord};
-use prism::store::Panel;
-use prism::store::{ScoreRecord, Store};
+use prism::store::{Db, ScoreRecord, Store};
 use prism::tui::component::{Cmd, Component, Cx, Input};
 use prism::tui::jobs::answers::{LoadStored, Stored};
 use prism::tui::jobs::review::{
@@ -61,7 +60,7 @@ fn arg(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-fn seed(ds: &Dataset, store: &mut Store, review: &mut Panel) {
+fn seed(ds: &Dataset, store: &mut Store, review: &Db) {
     let mut scores = Vec::new();
     for (i, it) in ds.items.iter().enumerate().take(30_000) {
         for (m, model) in ["a", "b", "c"].iter().enumerate() {
@@ -147,13 +146,12 @@ fn pct(v: &mut [f64], p: f64) -> f64 {
     v[((v.len() - 1) as f64 * p).round() as usize]
 }
 
-fn measure(label: &str, ds: &Arc<Dataset>, store: &Store, review: Panel, saves: usize) {
-    let mut review = review;
+fn measure(label: &str, ds: &Arc<Dataset>, review: &Db, saves: usize) {
     let screen_env = ScreenEnv::new(ds);
     let cx = screen_env.cx(ds);
     // Opening the screen: everything it reads, statuses and the queue.
     let t = Instant::now();
-    let data = ReviewData::load(store, &review, "eve", None).unwrap();
+    let data = ReviewData::load(review, "eve", None).unwrap();
     let loaded = t.elapsed();
     let t = Instant::now();
     let statuses = data.statuses(2);
@@ -180,17 +178,17 @@ fn measure(label: &str, ds: &Arc<Dataset>, store: &Store, review: Panel, saves: 
     );
 
     // Carries out what the TUI's jobs would, feeding results back to the screen.
-    let run = |screen: &mut Review, cmds: Vec<Cmd>, review: &mut Panel| {
+    let run = |screen: &mut Review, cmds: Vec<Cmd>, review: &Db| {
         let mut queue = cmds;
         while let Some(c) = queue.pop() {
             let Cmd::Job(req) = c else { continue };
-            let msg = carry_out(req, review, store, ds);
+            let msg = carry_out(req, review, ds);
             if let Some(m) = msg {
                 queue.extend(screen.on_msg(&m, &cx));
             }
         }
     };
-    run(&mut screen, std::mem::take(&mut pending), &mut review);
+    run(&mut screen, std::mem::take(&mut pending), review);
     let stored_before = review.decisions().map(|d| d.len()).unwrap_or(0);
     let mut lat = Vec::with_capacity(saves);
     for k in 0..saves {
@@ -210,10 +208,10 @@ fn measure(label: &str, ds: &Arc<Dataset>, store: &Store, review: Panel, saves: 
             Input::Action(a),
         ] {
             let cmds = screen.update(input, &cx);
-            run(&mut screen, cmds, &mut review);
+            run(&mut screen, cmds, review);
         }
         let cmds = screen.update(Input::Action(Action::SaveDecision), &cx);
-        run(&mut screen, cmds, &mut review);
+        run(&mut screen, cmds, review);
         lat.push(t.elapsed().as_secs_f64() * 1e3);
     }
     // Every save landed (a refused one would time nothing but a notice).
@@ -229,19 +227,18 @@ fn measure(label: &str, ds: &Arc<Dataset>, store: &Store, review: Panel, saves: 
 }
 
 /// Another reviewer's save until this screen has drawn it (issue 21: under 300 ms p99).
-fn measure_live(label: &str, ds: &Arc<Dataset>, store: &Store, mine: Panel, other: Panel) {
+fn measure_live(label: &str, ds: &Arc<Dataset>, mine: Db, other: Db) {
     use prism::store::panel_watch::Watch;
-    let (mut mine, mut other) = (mine, other);
     let screen_env = ScreenEnv::new(ds);
     let cx = screen_env.cx(ds);
     let mut screen = Review::new();
-    let data = ReviewData::load(store, &mine, "fay", None).unwrap();
+    let data = ReviewData::load(&mine, "fay", None).unwrap();
     let _ = screen.on_msg(
         &Msg::new(prism::tui::jobs::review::Review(Box::new(data))),
         &cx,
     );
     let (tx, rx) = std::sync::mpsc::channel();
-    let source = mine.watch_source().expect("a file or a server");
+    let source = mine.review_source().expect("a file or a server");
     let _watch = Watch::start(source, move || {
         let _ = tx.send(());
     })
@@ -297,7 +294,6 @@ fn measure_live(label: &str, ds: &Arc<Dataset>, store: &Store, mine: Panel, othe
             "{label}: applied"
         );
     }
-    let _ = &mut mine;
     println!(
         "{label}: another reviewer's save until this screen draws it ({saves} saves): \
          p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
@@ -318,16 +314,10 @@ fn main() {
 
     let db = dir.path().join("prism.db");
     let mut store = Store::open(&db).unwrap();
-    let mut review = prism::store::Db::panel_of(&db).unwrap();
-    seed(&ds, &mut store, &mut review);
-    measure("SQLite", &ds, &store, review, saves);
-    measure_live(
-        "SQLite",
-        &ds,
-        &store,
-        prism::store::Db::panel_of(&db).unwrap(),
-        prism::store::Db::panel_of(&db).unwrap(),
-    );
+    let review = Db::file(&db);
+    seed(&ds, &mut store, &review);
+    measure("SQLite", &ds, &review, saves);
+    measure_live("SQLite", &ds, Db::file(&db), Db::file(&db));
 
     let have_pg = std::fs::read_dir("/usr/lib/postgresql")
         .map(|mut d| d.next().is_some())
@@ -335,25 +325,23 @@ fn main() {
     if have_pg {
         // fsync on, as a real server runs: a save waits for its commit to reach the disk.
         let server = pg::Pg::start_with(true);
-        let mut shared = prism::store::Db::panel_of(Path::new(&server.url())).unwrap();
-        let mut unused = Store::open_in_memory().unwrap();
-        seed(&ds, &mut unused, &mut shared);
-        measure("PostgreSQL (local)", &ds, &store, shared, saves);
+        // The answers in this machine's store, the decisions on the shared one (as the TUI
+        // reviews with a shared store).
         let url = server.url();
-        measure_live(
-            "PostgreSQL (local)",
-            &ds,
-            &store,
-            prism::store::Db::panel_of(Path::new(&url)).unwrap(),
-            prism::store::Db::panel_of(Path::new(&url)).unwrap(),
-        );
+        let shared = || Db::open(Some(Path::new(&url)), &db).unwrap();
+        let review = shared();
+        let mut unused = Store::open_in_memory().unwrap();
+        seed(&ds, &mut unused, &review);
+        measure("PostgreSQL (local)", &ds, &review, saves);
+        measure_live("PostgreSQL (local)", &ds, shared(), shared());
     } else {
         println!("PostgreSQL: not installed (scripts/bench-tools or .ci/run install it); skipped");
     }
 }
 
 /// What the TUI's jobs would do for the review screen, done here on the bench's own stores.
-fn carry_out(req: Box<dyn Job>, review: &mut Panel, store: &Store, ds: &Dataset) -> Option<Msg> {
+fn carry_out(req: Box<dyn Job>, review: &Db, ds: &Dataset) -> Option<Msg> {
+    let store = review.read().unwrap();
     let req = match req.downcast::<SaveDraft>() {
         Ok(SaveDraft(mut d)) => {
             d.reviewer = "eve".into();

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use crate::eval::compare::{PairAnswers, SampleAnswer, Scored, Side};
-use crate::store::{RunRecord, Store};
+use crate::store::{Db, RunRecord};
 
 /// One run as `prism runs` lists it.
 #[derive(Debug, Clone)]
@@ -28,7 +28,7 @@ pub struct Listed {
 /// A run as listed: its labels, its counts (one indexed count of its jobs) and its rates from
 /// its summaries; nothing of its answers is read.
 pub(crate) fn listed(
-    store: &dyn crate::store::history::History,
+    store: &Db,
     run: RunRecord,
     name: Option<String>,
     tags: Vec<String>,
@@ -91,15 +91,12 @@ pub(crate) fn settings(m: &crate::store::ModelSnapshot) -> String {
     m.describe()
 }
 
-/// A page of runs (newest first, see [`Store::runs_page`]); with a model, its history
+/// A page of runs (newest first, see [`Db::runs_page`]); with a model, its history
 /// (oldest first).
-pub(crate) fn list(
-    store: &dyn crate::store::history::History,
-    f: &crate::store::RunFilter,
-) -> anyhow::Result<Vec<Listed>> {
+pub(crate) fn list(db: &Db, f: &crate::store::RunFilter) -> anyhow::Result<Vec<Listed>> {
     let mut all = Vec::new();
-    for (run, name, tags) in store.runs_page(f)? {
-        all.push(listed(store, run, name, tags)?);
+    for (run, name, tags) in db.runs_page(f)? {
+        all.push(listed(db, run, name, tags)?);
     }
     if f.model.is_some() {
         all.reverse();
@@ -111,14 +108,15 @@ pub(crate) fn list(
 /// models both runs have. A run with several models is compared on `model` when both have it,
 /// else on the first model of the first run's that the second has too.
 pub(crate) fn compare_runs(
-    store: &Store,
+    db: &Db,
     (a, b): (&str, &str),
     model: Option<&str>,
 ) -> anyhow::Result<(crate::eval::compare::Comparison, Vec<String>)> {
+    let store = db.read()?;
     use crate::eval::compare::compare;
     let run = |id: &str| store.run(id)?.ok_or_else(|| anyhow::anyhow!("no run {id}"));
     let (ra, rb) = (run(a)?, run(b)?);
-    let (ma, mb) = (run_models(store, &ra)?, run_models(store, &rb)?);
+    let (ma, mb) = (run_models(db, &ra)?, run_models(db, &rb)?);
     let common: Vec<String> = ma.iter().filter(|m| mb.contains(m)).cloned().collect();
     // The model asked for; else each model both have in turn, the first with an item scored
     // on both sides (one model scored on no common item never hides another that is).
@@ -141,8 +139,8 @@ pub(crate) fn compare_runs(
             model: mb,
         };
         let mut c = compare(
-            (&sa.label(), &side_scores(store, &sa)?),
-            (&sb.label(), &side_scores(store, &sb)?),
+            (&sa.label(), &side_scores(db, &sa)?),
+            (&sb.label(), &side_scores(db, &sb)?),
             2000,
             0,
         );
@@ -158,10 +156,11 @@ pub(crate) fn compare_runs(
 /// Heatmap rows for stored runs, in the order given: a row per model of each run, named
 /// `model @ run` (the run's name, else its id); the runs without a score yet come back apart.
 pub(crate) fn heatmap_rows(
-    store: &Store,
+    db: &Db,
     runs: &[String],
     ds: &crate::dataset::Dataset,
 ) -> anyhow::Result<(Vec<crate::report::Row>, Vec<String>)> {
+    let store = db.read()?;
     let (mut rows, mut unscored) = (Vec::new(), Vec::new());
     let cat = crate::eval::summary::Catalogue::of(ds);
     for id in runs {
@@ -169,7 +168,7 @@ pub(crate) fn heatmap_rows(
         let Some(run) = store.run(id)? else {
             continue;
         };
-        match crate::report::build::rates_in(store, &run, &cat) {
+        match crate::report::build::rates_in(db, &run, &cat) {
             Ok(got) => {
                 let label = store.run_labels(id)?.0.unwrap_or_else(|| id.clone());
                 rows.extend(got.into_iter().map(|mut r| {
@@ -186,10 +185,11 @@ pub(crate) fn heatmap_rows(
 
 /// What each side of `sides` answered to `item_id`, with the scores.
 pub(crate) fn pair_answers(
-    store: &Store,
+    db: &Db,
     item_id: &str,
     sides: &[crate::eval::compare::Side; 2],
 ) -> anyhow::Result<PairAnswers> {
+    let store = db.read()?;
     let mut task_id = String::new();
     let mut out: [Vec<SampleAnswer>; 2] = Default::default();
     let scores = store.scores_for_item(item_id)?;
@@ -240,7 +240,8 @@ pub(crate) fn sparkline(values: &[Option<f64>]) -> String {
 }
 
 /// A side of a comparison: `RUN` or `RUN:MODEL`; a run with one model needs no model named.
-pub fn resolve_side(store: &Store, spec: &str) -> anyhow::Result<Side> {
+pub fn resolve_side(db: &Db, spec: &str) -> anyhow::Result<Side> {
+    let store = db.read()?;
     let (run_id, model) = match spec.split_once(':') {
         Some((r, m)) => (r, Some(m)),
         None => (spec, None),
@@ -248,7 +249,7 @@ pub fn resolve_side(store: &Store, spec: &str) -> anyhow::Result<Side> {
     let run = store
         .run(run_id)?
         .ok_or_else(|| anyhow::anyhow!("no run {run_id} in the store (prism runs lists them)"))?;
-    let models = run_models(store, &run)?;
+    let models = run_models(db, &run)?;
     let model = match model {
         Some(m) if models.iter().any(|x| x == m) => m.to_string(),
         Some(m) => anyhow::bail!(
@@ -270,7 +271,8 @@ pub fn resolve_side(store: &Store, spec: &str) -> anyhow::Result<Side> {
 
 /// A run's models: as its config lists them, else (a run recorded without them) as its jobs
 /// name them, in order.
-pub fn run_models(store: &Store, run: &crate::store::RunRecord) -> anyhow::Result<Vec<String>> {
+pub fn run_models(db: &Db, run: &crate::store::RunRecord) -> anyhow::Result<Vec<String>> {
+    let store = db.read()?;
     let mut models: Vec<String> = run.config.models.iter().map(|m| m.name.clone()).collect();
     if models.is_empty() {
         for (j, _) in store.jobs(&run.id)? {
@@ -283,7 +285,8 @@ pub fn run_models(store: &Store, run: &crate::store::RunRecord) -> anyhow::Resul
 }
 
 /// Per item of one side: its task and mean score; items with an unscored sample are `None`.
-pub fn side_scores(store: &Store, side: &Side) -> anyhow::Result<HashMap<String, Scored>> {
+pub fn side_scores(db: &Db, side: &Side) -> anyhow::Result<HashMap<String, Scored>> {
+    let store = db.read()?;
     let mut acc = ScoredAcc::default();
     store.score_points(&side.run_id, |model, task, item, score| {
         if model == side.model {
@@ -310,11 +313,12 @@ pub fn side_scores(store: &Store, side: &Side) -> anyhow::Result<HashMap<String,
 /// The same as [`side_scores`], with each judged answer scored by `judge` alone (what most of
 /// its askings said; unscored where it gave no verdict): how the side reads under that judge.
 pub fn side_scores_under(
-    store: &Store,
+    db: &Db,
     side: &Side,
     judge: &str,
     verdicts: &[crate::store::JudgeVerdict],
 ) -> anyhow::Result<HashMap<String, Scored>> {
+    let store = db.read()?;
     let mut askings: HashMap<u32, Vec<Option<f64>>> = HashMap::new();
     for v in verdicts
         .iter()
@@ -340,11 +344,12 @@ pub fn side_scores_under(
 /// verdicts on both sides (`None` without one): the H-Score's and each dimension's B − A as
 /// stored and under each judge, and whether the ranking holds whichever judge reads.
 pub fn judge_sensitivity(
-    store: &Store,
+    db: &Db,
     a: &Side,
     b: &Side,
     c: &crate::eval::compare::Comparison,
 ) -> anyhow::Result<Option<crate::eval::compare::JudgeSensitivity>> {
+    let store = db.read()?;
     use crate::eval::compare::{JudgeSensitivity, Level, SensitivityRow, compare};
     let mut verdicts = store.judge_verdicts(Some(&a.run_id))?;
     if b.run_id != a.run_id {
@@ -366,8 +371,8 @@ pub fn judge_sensitivity(
     }
     let mut under = Vec::new();
     for j in &judges {
-        let sa = side_scores_under(store, a, j, &verdicts)?;
-        let sb = side_scores_under(store, b, j, &verdicts)?;
+        let sa = side_scores_under(db, a, j, &verdicts)?;
+        let sb = side_scores_under(db, b, j, &verdicts)?;
         under.push(compare((&c.a, &sa), (&c.b, &sb), 0, c.seed));
     }
     let rows = c
@@ -459,7 +464,9 @@ mod tests {
 #[cfg(test)]
 mod compare_tests {
     use super::*;
-    use crate::store::{JobRecord, ModelSnapshot, RunConfig, RunRecord, RunStatus, ScoreRecord};
+    use crate::store::{
+        JobRecord, ModelSnapshot, RunConfig, RunRecord, RunStatus, ScoreRecord, Store,
+    };
 
     /// A run of two models on two items of a task; `scored` says which model's answers have a
     /// score.
@@ -519,6 +526,7 @@ mod compare_tests {
         let mut s = Store::open_in_memory().unwrap();
         seed(&mut s, "ra", "smol");
         seed(&mut s, "rb", "smol");
+        let s = Db::over(s);
         let (c, common) = compare_runs(&s, ("ra", "rb"), None).unwrap();
         assert_eq!(common, ["local", "smol"]);
         assert_eq!(c.a, "ra:smol");

@@ -248,9 +248,9 @@ fn no_file_grows_past_a_thousand_lines() {
 }
 
 /// One way to open a store (issue 60): through `Db` (`Db::open` for what a command names,
-/// `Db::file` for this machine's file); nothing outside the store opens a connection itself,
-/// and the reader, the writer and the panel are had from a `Db` (`store`, `writer`,
-/// `run_handle`, `panel`, `panel_of`), never made (tests may make an in-memory store).
+/// `Db::file` for this machine's file); nothing outside the store opens a connection itself:
+/// reads, the review panel and the writer are had from a `Db` (`read`, the review methods,
+/// `writer`, `run_handle`), never made (tests may make an in-memory store).
 #[test]
 fn nothing_outside_the_store_opens_a_connection() {
     let root = src();
@@ -320,4 +320,51 @@ fn the_store_reads_no_column_by_position() {
 fn a_store_name_is_parsed_in_one_place() {
     let found = offenders("", &["is_url("], &["store/location.rs", "store/pg_url.rs"]);
     assert!(found.is_empty(), "{found:#?}");
+}
+
+/// The names code outside `src/store/` reaches through `crate::store::` (its `use` lists and
+/// qualified paths), outside tests: each path's segments after `store::`.
+fn store_names(text: &str) -> Vec<String> {
+    let path = regex::Regex::new(r"\bcrate::store::(\{[^}]*\}|[\w:]+)").unwrap();
+    let mut names = Vec::new();
+    for c in path.captures_iter(text) {
+        let list = c[1].trim_start_matches('{').trim_end_matches('}');
+        for item in list.split(',') {
+            for seg in item.split("::") {
+                let seg = seg.trim().trim_start_matches('{').trim();
+                if !seg.is_empty() {
+                    names.push(seg.to_string());
+                }
+            }
+        }
+    }
+    names
+}
+
+/// One store type outside the store (issue 60): code names `Db` (what a command names and
+/// everything is reached through: reads, the review panel, lists of runs, the writer) and the
+/// records, never a connection (`Store`), the review panel's store (`Panel`), the lists'
+/// backends (`History`) or a backend. The writer a `Db` hands out (`StoreHandle`) is named
+/// where the engine holds it: a write-only handle, cheap to clone into every task, that can
+/// neither read nor open anything.
+#[test]
+fn outside_the_store_one_store_type_is_named() {
+    let root = src();
+    let inner = ["Store", "Panel", "History", "history", "PgStore", "AnyStore", "pg", "panel"];
+    let mut found = Vec::new();
+    for f in rust_files(&root) {
+        let rel = f.strip_prefix(&root).unwrap().display().to_string();
+        if rel.starts_with("store/") {
+            continue;
+        }
+        for n in store_names(&code_before_tests(&f)) {
+            if inner.contains(&n.as_str()) {
+                found.push(format!("{rel}: store::{n}"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
+    // The check sees what it is meant to.
+    let seen = store_names("use crate::store::{Db, Store};\nfn f(s: &crate::store::history::History) {}");
+    assert_eq!(seen, ["Db", "Store", "history", "History"]);
 }

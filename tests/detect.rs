@@ -134,7 +134,7 @@ fn autohall_on_scripted_claims() {
     let evs = env.autohall(&file, "6");
     let id = detect_id(&evs);
     let store = Store::open(&env.db()).unwrap();
-    let stored = Stored::load(&store, &id).unwrap();
+    let stored = Stored::load(&prism::store::Db::file(&store.path().unwrap()), &id).unwrap();
     let by_item: HashMap<&str, &prism::store::Target> = stored
         .targets
         .iter()
@@ -287,7 +287,7 @@ fn a_judge_reply_that_echoes_the_question_is_no_conflict() {
     let evs = env.autohall(&file, "2");
     let id = detect_id(&evs);
     let store = Store::open(&env.db()).unwrap();
-    let stored = Stored::load(&store, &id).unwrap();
+    let stored = Stored::load(&prism::store::Db::file(&store.path().unwrap()), &id).unwrap();
     assert_eq!(stored.pairs.len(), 2);
     for p in &stored.pairs {
         assert_eq!(p.verdict, Verdict::Unparsed, "{:?}", p.reply);
@@ -341,7 +341,7 @@ fn detect_on_stored_answers_with_a_judge() {
     let evs = events(&out.stdout);
     let id = detect_id(&evs);
     let store = Store::open(&env.db()).unwrap();
-    let stored = Stored::load(&store, &id).unwrap();
+    let stored = Stored::load(&prism::store::Db::file(&store.path().unwrap()), &id).unwrap();
     assert_eq!(stored.targets.len(), 3);
     let run = store.latest_run().unwrap().unwrap();
     for t in &stored.targets {
@@ -516,7 +516,7 @@ fn resume_after_kill_9_repeats_no_finished_call() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let before = Stored::load(&Store::open(&env.db()).unwrap(), &id).unwrap();
+    let before = Stored::load(&prism::store::Db::file(&env.db()), &id).unwrap();
     assert!(before.pairs.len() >= 10 && before.pairs.len() < 48);
 
     let out = env
@@ -525,7 +525,7 @@ fn resume_after_kill_9_repeats_no_finished_call() {
         .output()
         .unwrap();
     exited_ok(&out);
-    let after = Stored::load(&Store::open(&env.db()).unwrap(), &id).unwrap();
+    let after = Stored::load(&prism::store::Db::file(&env.db()), &id).unwrap();
     assert_eq!(after.samples.len(), 48);
     assert_eq!(after.pairs.len(), 48);
     assert!(after.targets.iter().all(|t| t.class.is_some()));
@@ -669,7 +669,7 @@ fn released_outputs_import_as_a_stored_run() {
     let store = Store::open(&env.db()).unwrap();
     let run = store.detect_run(id).unwrap().unwrap();
     assert_eq!(run.status.as_str(), "imported");
-    let stored = Stored::load(&store, id).unwrap();
+    let stored = Stored::load(&prism::store::Db::file(&store.path().unwrap()), id).unwrap();
     assert_eq!(stored.targets[0].item_id, "0");
     assert_eq!(
         stored.targets[0].answer.as_deref(),
@@ -936,7 +936,13 @@ references = ["Cite one source about this claim (P3): {claim}"]
         0
     );
     let store = Store::open(&env.db()).unwrap();
-    assert_eq!(Stored::load(&store, &id).unwrap().pairs.len(), 4);
+    assert_eq!(
+        Stored::load(&prism::store::Db::file(&store.path().unwrap()), &id)
+            .unwrap()
+            .pairs
+            .len(),
+        4
+    );
     let run = store.detect_run(&id).unwrap().unwrap();
     assert!(
         run.config
@@ -1005,7 +1011,7 @@ fn pair_wordings_side_by_side() {
     assert_eq!(env.mock.attempts_for("autohall", "(lenient wording)"), 12);
     assert_eq!(env.mock.attempts_for("autohall", "(strict wording)"), 12);
     let store = Store::open(&env.db()).unwrap();
-    let stored = Stored::load(&store, &id).unwrap();
+    let stored = Stored::load(&prism::store::Db::file(&store.path().unwrap()), &id).unwrap();
     assert_eq!(stored.pairs.len(), 36);
     let conflicts = |w: u32| {
         stored
@@ -1149,7 +1155,7 @@ fn a_run_is_read_again_from_its_replies() {
     let file = env.claims(&SCRIPTED[..3]);
     let id = detect_id(&env.autohall(&file, "4"));
     let mut store = Store::open(&env.db()).unwrap();
-    let stored = Stored::load(&store, &id).unwrap();
+    let stored = Stored::load(&prism::store::Db::file(&store.path().unwrap()), &id).unwrap();
     let right: Vec<_> = stored.pairs.clone();
     // As an older reader might have stored them: a conflict read as consistent, an unreadable
     // reply read as a conflict.
@@ -1187,7 +1193,9 @@ fn a_run_is_read_again_from_its_replies() {
     assert_eq!(r["reread"]["pair_changes"]["consistent → conflict"], 1);
     assert_eq!(r["reread"]["pair_changes"]["conflict → unparsed"], 1);
     let store = Store::open(&env.db()).unwrap();
-    let now = Stored::load(&store, &id).unwrap().pairs;
+    let now = Stored::load(&prism::store::Db::file(&store.path().unwrap()), &id)
+        .unwrap()
+        .pairs;
     assert_eq!(
         now.iter().map(|p| p.verdict).collect::<Vec<_>>(),
         right.iter().map(|p| p.verdict).collect::<Vec<_>>()

@@ -419,7 +419,9 @@ fn autohall_runs_on_the_embedded_models() {
         .unwrap()
         .to_string();
     let store = prism::store::Store::open(&dir.path().join("prism.db")).unwrap();
-    let stored = prism::detect::stored::Stored::load(&store, &id).unwrap();
+    let stored =
+        prism::detect::stored::Stored::load(&prism::store::Db::file(&store.path().unwrap()), &id)
+            .unwrap();
     assert_eq!(stored.targets.len(), 4, "2 claims x 2 models");
     for t in &stored.targets {
         assert!(
@@ -502,7 +504,11 @@ fn selfcheck_runs_on_the_embedded_models() {
         .and_then(|e| e["run_id"].as_str().map(str::to_string))
         .unwrap();
     let store = prism::store::Store::open(&dir.path().join("prism.db")).unwrap();
-    let s = prism::selfcheck::results::Stored::load(&store, &id).unwrap();
+    let s = prism::selfcheck::results::Stored::load(
+        &prism::store::Db::file(&store.path().unwrap()),
+        &id,
+    )
+    .unwrap();
     assert_eq!(s.items.len(), 6, "3 triples x 2 generators");
     for it in &s.items {
         assert!(it.error.is_none(), "{:?}", it.error);

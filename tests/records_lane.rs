@@ -129,9 +129,7 @@ fn run_lane(db: &Db, m: &mock::Mock, prompts: &[&str]) -> Vec<Row> {
     db.ensure_table(&WORDS).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let handle = db
-            .records_handle(db.store().unwrap(), "test-words", "word count(s)")
-            .unwrap();
+        let handle = db.records_handle("test-words", "word count(s)").unwrap();
         let factory = prism::engine::http_backends();
         let cancel = tokio_util::sync::CancellationToken::new();
         let caller =
@@ -161,7 +159,7 @@ fn run_lane(db: &Db, m: &mock::Mock, prompts: &[&str]) -> Vec<Row> {
         assert_eq!(heard, prompts.len(), "every record heard as it was saved");
     });
     db.finish().unwrap();
-    db.store().unwrap().lane_rows(&WORDS, None).unwrap()
+    db.read().unwrap().lane_rows(&WORDS, None).unwrap()
 }
 
 #[test]

@@ -88,7 +88,8 @@ fn two_reviewers_at_once(db: String, dir: &Path, secs: u64) {
     let a = std::thread::spawn(move || reviewer("ann", db1, &d1, secs));
     let b = std::thread::spawn(move || reviewer("bob", db2, &d2, secs));
     let (a, b) = (a.join().unwrap(), b.join().unwrap());
-    let store = prism::store::Db::panel_of(Path::new(&db)).unwrap();
+    let store =
+        prism::store::Db::reviewing(Path::new(&db), std::path::Path::new("unused.db")).unwrap();
     let all = store.decisions().unwrap();
     let uids: Vec<&str> = all.iter().map(|r| r.uid.as_str()).collect();
     let unique: HashSet<&str> = uids.iter().copied().collect();
@@ -133,7 +134,11 @@ fn two_processes_on_postgres_for_a_minute_lose_nothing() {
     let dir = tempfile::tempdir().unwrap();
     two_reviewers_at_once(pg.url(), dir.path(), soak_secs());
     // Migrations ran once: a second open finds nothing to do.
-    let again = prism::store::Db::panel_of(Path::new(&pg.url())).unwrap();
+    let again = prism::store::Db::reviewing(
+        std::path::Path::new(&pg.url()),
+        std::path::Path::new("unused.db"),
+    )
+    .unwrap();
     assert!(!again.decisions().unwrap().is_empty());
 }
 
@@ -141,7 +146,11 @@ fn two_processes_on_postgres_for_a_minute_lose_nothing() {
 #[ignore = "starts a PostgreSQL server (.ci/run installs it)"]
 fn drafts_and_quality_scores_round_trip_on_postgres() {
     let pg = common::pg::Pg::start();
-    let mut db = prism::store::Db::panel_of(Path::new(&pg.url())).unwrap();
+    let db = prism::store::Db::reviewing(
+        std::path::Path::new(&pg.url()),
+        std::path::Path::new("unused.db"),
+    )
+    .unwrap();
     let mut d = prism::store::Draft {
         item_id: "i1".into(),
         reviewer: "ann".into(),
@@ -210,7 +219,10 @@ mod screen_on_postgres {
     ) -> (App, Services) {
         let (app, mut services) = super::common::screen::session(rt, db, Vec::new());
         services.reviewer = who.into();
-        services.review = Some(prism::store::Db::panel_of(std::path::Path::new(url)).unwrap());
+        // The TUI on a shared store: review decisions go to it.
+        services.db = Some(std::sync::Arc::new(
+            prism::store::Db::open(Some(std::path::Path::new(url)), db).unwrap(),
+        ));
         (app, services)
     }
 
@@ -277,11 +289,14 @@ mod screen_on_postgres {
             },
             Duration::from_secs(1),
         );
-        let n = prism::store::Db::panel_of(std::path::Path::new(&pg.url()))
-            .unwrap()
-            .decisions()
-            .unwrap()
-            .len();
+        let n = prism::store::Db::reviewing(
+            std::path::Path::new(&pg.url()),
+            std::path::Path::new("unused.db"),
+        )
+        .unwrap()
+        .decisions()
+        .unwrap()
+        .len();
         assert_eq!(n, 2, "both decisions stored");
         assert!(s.contains("· 1 disputed"), "{s}");
         let b = bob.find::<prism::tui::screens::Review>().unwrap();
@@ -325,11 +340,14 @@ mod screen_on_postgres {
         let s = play(&rt, &mut ann, &mut sa, decide('y'));
         assert!(s.contains("1 disputed"), "{s}");
         assert_eq!(
-            prism::store::Db::panel_of(std::path::Path::new(&pg.url()))
-                .unwrap()
-                .decisions()
-                .unwrap()
-                .len(),
+            prism::store::Db::reviewing(
+                std::path::Path::new(&pg.url()),
+                std::path::Path::new("unused.db")
+            )
+            .unwrap()
+            .decisions()
+            .unwrap()
+            .len(),
             3
         );
     }

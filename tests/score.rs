@@ -783,8 +783,8 @@ fn the_rule_verdict_is_kept_beside_the_judges_and_flags_disagreement() {
     let (first, second) = (of(&yes_no[0].id), of(&yes_no[1].id));
     assert_eq!((first.score, first.rule_score), (Some(1.0), Some(0.0)));
     assert_eq!((second.score, second.rule_score), (Some(0.0), Some(0.0)));
-    let review = prism::store::Db::panel_of(&db).unwrap();
-    let data = prism::review::load::ReviewData::load(&store, &review, "ann", None).unwrap();
+    let data =
+        prism::review::load::ReviewData::load(&prism::store::Db::file(&db), "ann", None).unwrap();
     let signals = |id: &str| data.signals.get(id).copied().unwrap_or_default();
     assert_eq!(signals(&yes_no[0].id).rule_judge, 1);
     assert!(

@@ -98,7 +98,7 @@ fn selfcheck_on_scripted_triples() {
     );
     let (id, evs) = run_id(&out.stdout);
     let store = Store::open(&env.db()).unwrap();
-    let s = Stored::load(&store, &id).unwrap();
+    let s = Stored::load(&prism::store::Db::file(&store.path().unwrap()), &id).unwrap();
     let by = |t: &str| s.items.iter().find(|i| i.triple_id == t).unwrap();
     assert_eq!(
         by("a").true_sentence.as_deref(),
@@ -201,7 +201,7 @@ fn another_detector_judges_every_generators_sentences() {
         String::from_utf8_lossy(&out.stderr)
     );
     let (id, evs) = run_id(&out.stdout);
-    let s = Stored::load(&Store::open(&env.db()).unwrap(), &id).unwrap();
+    let s = Stored::load(&prism::store::Db::file(&env.db()), &id).unwrap();
     assert_eq!(
         s.verdicts.len(),
         2 * 2 * 2 * 2,
@@ -258,7 +258,7 @@ fn swap_writes_false_sentences_from_other_objects_of_the_relation() {
     let store = Store::open(&env.db()).unwrap();
     let run = store.selfcheck_run(&id).unwrap().unwrap();
     assert_eq!(run.config.false_by, prism::store::FalseBy::Swap);
-    let s = Stored::load(&store, &id).unwrap();
+    let s = Stored::load(&prism::store::Db::file(&store.path().unwrap()), &id).unwrap();
     let homes = ["London", "Oslo", "Rome"];
     for it in &s.items {
         let t = it.true_sentence.as_deref().unwrap();
@@ -286,7 +286,10 @@ fn swap_writes_false_sentences_from_other_objects_of_the_relation() {
     assert_eq!(env.mock.requests(), 4 + 12);
     // The mock's detector only flags "Wrongville": a swapped object goes unnoticed.
     let store = Store::open(&env.db()).unwrap();
-    let rows = prism::selfcheck::results::rows(&run, &Stored::load(&store, &id).unwrap());
+    let rows = prism::selfcheck::results::rows(
+        &run,
+        &Stored::load(&prism::store::Db::file(&store.path().unwrap()), &id).unwrap(),
+    );
     assert_eq!((rows[0].items, rows[0].set_aside), (3, 1));
     assert_eq!(rows[0].direct.scores.recall, Some(0.0));
 }
@@ -334,7 +337,7 @@ fn resume_after_kill_9_asks_nothing_twice() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let before = Stored::load(&Store::open(&env.db()).unwrap(), &id).unwrap();
+    let before = Stored::load(&prism::store::Db::file(&env.db()), &id).unwrap();
     assert!(before.verdicts.len() >= 8 && before.verdicts.len() < 40);
     let out = env
         .prism()
@@ -347,7 +350,7 @@ fn resume_after_kill_9_asks_nothing_twice() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let after = Stored::load(&Store::open(&env.db()).unwrap(), &id).unwrap();
+    let after = Stored::load(&prism::store::Db::file(&env.db()), &id).unwrap();
     assert_eq!(after.verdicts.len(), 40);
     for v in &before.verdicts {
         let now = after

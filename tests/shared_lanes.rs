@@ -164,7 +164,7 @@ fn autohall_on_a_shared_store_is_pushed_as_it_runs_and_resumed_by_another_machin
     // What the team has of A's work is what reached the shared store before the kill (a row
     // A committed in the last moment and had not pushed yet stays on A, pushed when A resumes
     // it): that much B must keep as it is.
-    let a_local = Stored::load(&Store::open(&a.local()).unwrap(), &id).unwrap();
+    let a_local = Stored::load(&prism::store::Db::file(&a.local()), &id).unwrap();
     let on_shared = a.dir.path().join("shared-at-kill.db");
     a.prism()
         .args(["db", "copy", &url])
@@ -172,7 +172,7 @@ fn autohall_on_a_shared_store_is_pushed_as_it_runs_and_resumed_by_another_machin
         .args(["--run", &id])
         .assert()
         .success();
-    let before = Stored::load(&Store::open(&on_shared).unwrap(), &id).unwrap();
+    let before = Stored::load(&prism::store::Db::file(&on_shared), &id).unwrap();
     assert!(before.pairs.len() >= 10 && before.pairs.len() <= a_local.pairs.len());
     assert!(before.pairs.len() < 48, "killed before the end");
     // Another machine resumes the run from the shared store (the dead holder's lock is taken
@@ -190,7 +190,7 @@ fn autohall_on_a_shared_store_is_pushed_as_it_runs_and_resumed_by_another_machin
         "{err}"
     );
     assert!(!err.contains(&pg_password(&url)), "{err}");
-    let done = Stored::load(&Store::open(&b.local()).unwrap(), &id).unwrap();
+    let done = Stored::load(&prism::store::Db::file(&b.local()), &id).unwrap();
     assert_eq!(done.samples.len(), 48);
     assert_eq!(done.pairs.len(), 48);
     // Each remaining pair is one request (the judge is the model; samples too): fewer than the
@@ -217,7 +217,7 @@ fn autohall_on_a_shared_store_is_pushed_as_it_runs_and_resumed_by_another_machin
         .args(["db", "copy", &url, c.local().to_str().unwrap()])
         .assert()
         .success();
-    let copied = Stored::load(&Store::open(&c.local()).unwrap(), &id).unwrap();
+    let copied = Stored::load(&prism::store::Db::file(&c.local()), &id).unwrap();
     assert_eq!(copied.targets, done.targets);
     assert_eq!(copied.samples, done.samples);
     assert_eq!(copied.pairs, done.pairs);
@@ -232,7 +232,7 @@ fn autohall_on_a_shared_store_is_pushed_as_it_runs_and_resumed_by_another_machin
         0,
         "nothing twice"
     );
-    let mirrored = Stored::load(&Store::open(&mirror_db).unwrap(), &id).unwrap();
+    let mirrored = Stored::load(&prism::store::Db::file(&mirror_db), &id).unwrap();
     assert_eq!(mirrored.pairs, done.pairs);
     // The report reads on a third machine straight from the shared store.
     let out = c
@@ -549,7 +549,7 @@ fn a_lane_holds_its_results_while_the_database_is_away() {
     assert!(err.contains("cannot reach the shared store"), "{err}");
     assert!(err.contains("the shared store answers again"), "{err}");
     let mut db = client(&pg);
-    let local = Stored::load(&Store::open(&a.local()).unwrap(), &id).unwrap();
+    let local = Stored::load(&prism::store::Db::file(&a.local()), &id).unwrap();
     assert_eq!(local.pairs.len(), 48);
     assert_eq!(count(&mut db, "detect_samples", &id), 48);
     assert_eq!(count(&mut db, "detect_pairs", &id), 48);

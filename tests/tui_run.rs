@@ -454,7 +454,7 @@ fn x_twice_stops_the_run_and_x_once_only_asks() {
         let run = app.session.active.as_ref().expect("a run started");
         assert!(!run.running());
         let stored = prism::store::Db::file(&db)
-            .store()
+            .read()
             .unwrap()
             .latest_run()
             .unwrap()

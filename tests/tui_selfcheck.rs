@@ -129,7 +129,10 @@ fn a_run_from_the_screen_scores_drills_and_reloads() {
     assert_eq!(stored.items.len(), 5);
     // From the store, the same scores the screen shows.
     let store = Store::open(&db).unwrap();
-    let from_store = rows(run, &Stored::load(&store, &run.id).unwrap());
+    let from_store = rows(
+        run,
+        &Stored::load(&prism::store::Db::file(&store.path().unwrap()), &run.id).unwrap(),
+    );
     assert_eq!(sc.rows, from_store);
     assert_eq!(sc.rows.len(), 1);
     let r = &sc.rows[0];

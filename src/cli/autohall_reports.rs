@@ -28,7 +28,7 @@ pub(super) struct Import<'a> {
     pub json: bool,
 }
 
-pub(super) fn import(args: &Import<'_>, db: &Path) -> anyhow::Result<i32> {
+pub(super) fn import(args: &Import<'_>, db: &crate::store::Db) -> anyhow::Result<i32> {
     let json_mode = args.json || !std::io::stdout().is_terminal();
     let claims = match args.claims {
         Some(p) => {
@@ -84,9 +84,8 @@ pub(super) fn import(args: &Import<'_>, db: &Path) -> anyhow::Result<i32> {
         args.reading,
         dataset,
     );
-    let mut store = crate::store::Db::file(db).store()?;
-    store.apply_detect(&[DetectWrite::CreateRun(Box::new(run.clone()), targets)])?;
-    let stored = crate::detect::stored::Stored::load(&store, &run.id)?;
+    db.apply_detect(&[DetectWrite::CreateRun(Box::new(run.clone()), targets)])?;
+    let stored = crate::detect::stored::Stored::load(db, &run.id)?;
     let mut rep = results::claims_report(&stored, 1, 0);
     // No samples were released with the classifications: there is no detection to show.
     rep.detection.clear();
@@ -296,13 +295,13 @@ fn slice_rows(title: &str, slices: &[crate::detect::analysis::Slice]) -> String 
 /// `--reread RUN`: a run's stored replies read again with today's readers, the changes saved.
 pub(super) fn reread(
     id: &str,
-    db: &Path,
+    db: &crate::store::Db,
     json: bool,
     kind: crate::store::DetectKind,
 ) -> anyhow::Result<i32> {
     let json_mode = json || !std::io::stdout().is_terminal();
-    let mut store = crate::store::Db::file(db).existing_store("pass --db")?;
-    let run = store
+    let run = db
+        .read_existing("pass --db")?
         .detect_run(id)?
         .with_context(|| format!("no detection run {id} in the store"))?;
     if run.kind != kind {
@@ -321,9 +320,9 @@ pub(super) fn reread(
             run.config.reading.as_deref().unwrap_or("paper")
         );
     }
-    let stored = crate::detect::stored::Stored::load(&store, id)?;
+    let stored = crate::detect::stored::Stored::load(db, id)?;
     let r = crate::detect::reread::reread(&run, &stored);
-    store.apply_detect(&r.writes)?;
+    db.apply_detect(&r.writes)?;
     if json_mode {
         let line = json!({"event": "reread", "detect_id": id, "reread": r, "changed": r.changed()});
         crate::outln!("{}", crate::text::json_for_terminal(&line.to_string()));
@@ -352,7 +351,7 @@ pub(super) fn reread(
         );
     }
     if kind == crate::store::DetectKind::Claims {
-        let again = crate::detect::stored::Stored::load(&store, id)?;
+        let again = crate::detect::stored::Stored::load(db, id)?;
         let rep = results::claims_report(&again, run.config.k, run.config.seed);
         eprint!("{}", crate::text::sanitize(&claims_table(&rep)));
     }
@@ -377,21 +376,19 @@ fn assign_topics(
 ) -> anyhow::Result<std::collections::HashMap<String, String>> {
     use crate::detect::topics::{self, TopicEvent};
     let vocab = topics::vocabulary(&by.list);
-    let mut store = db.store()?;
-    let mut stored = store.topics(&by.model.name, &vocab)?;
+    let mut stored = db.read()?.topics(&by.model.name, &vocab)?;
     // Replies kept from earlier analyses are read as this prism reads them.
     let moved = topics::read_again(&stored, &by.list);
     if !moved.is_empty() {
         for r in &moved {
-            store.save_topic(r)?;
+            db.save_topic(r)?;
         }
         crate::warn!(
             "topics: {} stored replies read otherwise by this prism",
             moved.len()
         );
-        stored = store.topics(&by.model.name, &vocab)?;
+        stored = db.read()?.topics(&by.model.name, &vocab)?;
     }
-    drop(store);
     let todo = topics::todo(claims, &stored);
     let distinct: std::collections::BTreeSet<&String> = claims.iter().collect();
     crate::warn!(
@@ -409,7 +406,7 @@ fn assign_topics(
         let (read, unread, failed) = rt.block_on(async {
             crate::shutdown::cancel_on_signal(&cancel);
             let lock = format!("topics:{}:{vocab}", by.model.name);
-            let handle = db.records_handle(db.store()?, &lock, "topic(s)")?;
+            let handle = db.records_handle(&lock, "topic(s)")?;
             let caller = std::sync::Arc::new(crate::engine::Caller::new(
                 &by.model,
                 &by.factory,
@@ -457,7 +454,7 @@ fn assign_topics(
         );
         db.finish()?;
     }
-    let records = db.store()?.topics(&by.model.name, &vocab)?;
+    let records = db.read()?.topics(&by.model.name, &vocab)?;
     Ok(topics::assigned(&records))
 }
 
@@ -469,7 +466,7 @@ pub(super) fn analyse(
     topics_by: Option<TopicsBy>,
 ) -> anyhow::Result<i32> {
     let json_mode = json || !std::io::stdout().is_terminal();
-    let store = db.existing_store("run prism autohall first, or pass --db")?;
+    let store = db.read_existing("run prism autohall first, or pass --db")?;
     let run = store
         .detect_run(id)?
         .with_context(|| format!("no detection run {id} in the store"))?;
@@ -479,7 +476,7 @@ pub(super) fn analyse(
     if run.config.k == 0 {
         bail!("{id} holds no samples (an import of released classifications): nothing to analyse");
     }
-    let stored = crate::detect::stored::Stored::load(&store, id)?;
+    let stored = crate::detect::stored::Stored::load(db, id)?;
     drop(store);
     let assigned = match &topics_by {
         Some(by) => {

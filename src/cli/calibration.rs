@@ -35,18 +35,19 @@ pub(crate) fn save(
 
 /// The report's table of how each judge's calibration stands, for the run's judges.
 pub(crate) fn table(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     trial: &Trial,
     ds: Option<&crate::dataset::Dataset>,
     dirs: &crate::config::Dirs,
 ) -> anyhow::Result<Option<crate::report::tables::Table>> {
+    let store = db.read()?;
     let verdicts = store.judge_verdicts(None)?;
     let models = super::run::load_models(dirs, None)
         .map(|f| f.models)
         .unwrap_or_default();
     let now = identities(trial, &verdicts, &models, ds, &store.records_where(None)?);
     let floor = Floor::default();
-    let rows: Vec<Vec<String>> = standings(store, trial, &now, &floor)?
+    let rows: Vec<Vec<String>> = standings(db, trial, &now, &floor)?
         .into_iter()
         .map(|(j, st)| vec![j, st.say()])
         .collect();

@@ -21,7 +21,7 @@ use crate::engine::BackendFactory;
 use crate::provider::{ModelConfig, Params};
 use crate::store::Db;
 use crate::store::lane_tables::{self, LaneKind};
-use crate::store::{DetectKind, DetectRun, Store, Verdict};
+use crate::store::{DetectKind, DetectRun, Verdict};
 
 fn parse_k(s: &str) -> Result<u32, String> {
     match s.parse::<u32>() {
@@ -168,10 +168,11 @@ use super::background::{Task, calls_bar, lifecycle, tick};
 fn resume_plan(
     dirs: &Dirs,
     c: &Common,
-    store: &Store,
+    db: &crate::store::Db,
     id: &str,
     kind: DetectKind,
 ) -> anyhow::Result<Plan> {
+    let store = db.read()?;
     let run = store
         .detect_run(id)?
         .with_context(|| format!("no detection run {id} in the store"))?;
@@ -199,21 +200,17 @@ fn resume_plan(
     } else {
         configured.select(&c.models.join(","))?
     };
-    plan::resume(store, id, &named, judge_of(dirs, c)?)
+    plan::resume(db, id, &named, judge_of(dirs, c)?)
 }
 
 /// The plan of `prism detect` without `--resume`: the stored answers of a run.
-fn answers_plan(
-    args: &DetectArgs,
-    dirs: &Dirs,
-    store: &Store,
-    db: &std::path::Path,
-) -> anyhow::Result<Plan> {
+fn answers_plan(args: &DetectArgs, dirs: &Dirs, db: &crate::store::Db) -> anyhow::Result<Plan> {
+    let store = db.read_existing("run prism run first, or pass --db")?;
     let c = &args.common;
     let source = match &args.run {
         Some(id) => store
             .run(id)?
-            .with_context(|| format!("no run {id} in {}", db.display()))?,
+            .with_context(|| format!("no run {id} in {}", db.shown()))?,
         None => store.latest_run()?.context("no runs in the store")?,
     };
     let (ds, _) = open_dataset(args.dataset.as_deref().or(dataset_path(&source.dataset)))
@@ -321,7 +318,7 @@ fn claims_plan(args: &AutohallArgs, dirs: &Dirs) -> anyhow::Result<Plan> {
 
 /// Runs a plan on `db`, printing as `prism run` does.
 fn launch(
-    (plan, store): (Plan, Store),
+    plan: Plan,
     db: &Db,
     c: &Common,
     factory: BackendFactory,
@@ -330,7 +327,7 @@ fn launch(
     let cancel = CancellationToken::new();
     let (tx, rx) = mpsc::unbounded_channel();
     let run = plan.run.clone();
-    let handle = db.lane_handle(store, LaneKind::Detect, &run.id)?;
+    let handle = db.lane_handle(LaneKind::Detect, &run.id)?;
     let opts = options(c);
     let c2 = cancel.clone();
     let lane = crate::engine::Lane {
@@ -358,23 +355,13 @@ pub(crate) fn detect(
     }
     let c = &args.common;
     if let Some(id) = &c.reread {
-        let code =
-            super::autohall_reports::reread(id, db.local(), c.lane.json, DetectKind::Answers)?;
+        let code = super::autohall_reports::reread(id, &db, c.lane.json, DetectKind::Answers)?;
         db.push_lane(LaneKind::Detect, id)?;
         return Ok(code);
     }
     let planned = match &c.lane.resume {
-        Some(id) => {
-            let store = db.store()?;
-            (
-                resume_plan(dirs, c, &store, id, DetectKind::Answers)?,
-                store,
-            )
-        }
-        None => {
-            let store = db.existing_store("run prism run first, or pass --db")?;
-            (answers_plan(&args, dirs, &store, db.local())?, store)
-        }
+        Some(id) => resume_plan(dirs, c, &db, id, DetectKind::Answers)?,
+        None => answers_plan(&args, dirs, &db)?,
     };
     launch(planned, &db, c, factory, "detect")
 }
@@ -397,7 +384,7 @@ pub(crate) fn autohall(
     }
     if !args.import.is_empty() {
         let before: Vec<String> = db
-            .store()?
+            .read()?
             .lane_statuses(LaneKind::Detect)?
             .into_iter()
             .map(|(id, _)| id)
@@ -410,10 +397,10 @@ pub(crate) fn autohall(
                 reading: args.reading,
                 json: c.lane.json,
             },
-            db.local(),
+            &db,
         )?;
         if db.is_shared() {
-            for (id, _) in db.store()?.lane_statuses(LaneKind::Detect)? {
+            for (id, _) in db.read()?.lane_statuses(LaneKind::Detect)? {
                 if !before.contains(&id) {
                     db.push_lane(LaneKind::Detect, &id)?;
                     crate::warn!("{id}: pushed to {}", db.shown());
@@ -423,8 +410,7 @@ pub(crate) fn autohall(
         return Ok(code);
     }
     if let Some(id) = &c.reread {
-        let code =
-            super::autohall_reports::reread(id, db.local(), c.lane.json, DetectKind::Claims)?;
+        let code = super::autohall_reports::reread(id, &db, c.lane.json, DetectKind::Claims)?;
         db.push_lane(LaneKind::Detect, id)?;
         return Ok(code);
     }
@@ -454,12 +440,11 @@ pub(crate) fn autohall(
         let code = super::autohall_reports::analyse(id, &db, c.lane.json, topics)?;
         return Ok(code);
     }
-    let store = db.store()?;
     let plan = match &c.lane.resume {
-        Some(id) => resume_plan(dirs, c, &store, id, DetectKind::Claims)?,
+        Some(id) => resume_plan(dirs, c, &db, id, DetectKind::Claims)?,
         None => claims_plan(&args, dirs)?,
     };
-    launch((plan, store), &db, c, factory, "autohall")
+    launch(plan, &db, c, factory, "autohall")
 }
 
 /// Runs the task to its end, printing progress or JSON lines, then the results.
@@ -478,8 +463,7 @@ fn drive(
     super::background::say_summary("detection", &summary, &failures);
     db.finish()?;
     // The results, from what is stored (a resumed run counts everything, not just this part).
-    let store = db.store()?;
-    let stored = Stored::load(&store, &run.id)?;
+    let stored = Stored::load(db, &run.id)?;
     let k = run.config.k.max(1);
     match run.kind {
         DetectKind::Claims => {

@@ -16,7 +16,6 @@ use super::run::{dataset_path, load_models, open_dataset};
 use crate::config::Dirs;
 use crate::detect::semantic::{self, EntropyEvent, Group, Known, members};
 use crate::engine::BackendFactory;
-use crate::store::Store;
 use crate::store::lane_tables::{self, LaneKind};
 
 #[derive(Debug, Args)]
@@ -38,12 +37,13 @@ pub struct EntropyArgs {
 
 /// The groups of `id` (a detection run or a run), or why there are none.
 pub(crate) fn groups_of(
-    store: &Store,
+    db: &crate::store::Db,
     id: &str,
     dataset: Option<&Path>,
 ) -> anyhow::Result<Vec<Group>> {
+    let store = db.read()?;
     if let Some(d) = store.detect_run(id)? {
-        let stored = crate::detect::run::Stored::load(store, id)?;
+        let stored = crate::detect::run::Stored::load(db, id)?;
         let groups = semantic::detection_groups(id, d.config.k.max(1), &stored);
         if groups.is_empty() {
             bail!(
@@ -57,7 +57,7 @@ pub(crate) fn groups_of(
         .with_context(|| format!("no run or detection run {id} in the store"))?;
     let (ds, _) = open_dataset(dataset.or(dataset_path(&run.dataset)))
         .with_context(|| format!("the dataset of run {id} (its questions)"))?;
-    let groups = semantic::run_groups(store, id, &ds)?;
+    let groups = semantic::run_groups(db, id, &ds)?;
     if groups.is_empty() {
         bail!(
             "run {id} has no item with two answers or more from one model: make one with prism run --samples 5, or sample answers with prism detect --run {id} and pass the detection run"
@@ -85,12 +85,12 @@ pub(crate) fn entropy(
         db.pull_table(&lane_tables::ENTAILMENTS, None)?;
         named_run = id;
     }
-    let store = db.existing_store("run prism run --samples 5 first")?;
+    let store = db.read_existing("run prism run --samples 5 first")?;
     let id = match &named_run {
         Some(id) => id.clone(),
         None => store.latest_run()?.context("no runs in the store")?.id,
     };
-    let mut groups = groups_of(&store, &id, args.dataset.as_deref())?;
+    let mut groups = groups_of(&db, &id, args.dataset.as_deref())?;
     if let Some(n) = args.limit {
         groups.truncate(n);
     }
@@ -112,7 +112,7 @@ pub(crate) fn entropy(
     let interrupted = todo > 0 && cluster(&args, &db, &id, (&groups, known, &judge), factory)?;
     // Every verdict went to a shared store as it was saved; what is left goes now.
     db.finish()?;
-    let known = Known::of(&db.store()?.entailments(Some(&judge.name))?);
+    let known = Known::of(&db.read()?.entailments(Some(&judge.name))?);
     let as_json = args.ask.json || !std::io::stdout().is_terminal();
     let mut unfinished = 0;
     let mut text = format!(

@@ -10,8 +10,7 @@ use anyhow::{Context, bail};
 use serde_json::json;
 
 use crate::store::{
-    JobRecord, ModelSnapshot, ResponseRecord, RunConfig, RunRecord, RunStatus, Store, new_run_id,
-    now_secs,
+    JobRecord, ModelSnapshot, ResponseRecord, RunConfig, RunRecord, RunStatus, new_run_id, now_secs,
 };
 
 /// A model name as a directory name: path separators and odd characters become `_`.
@@ -51,10 +50,11 @@ pub(crate) fn unique_names<'a>(
 }
 
 pub(crate) fn export(
-    store: &Store,
+    db: &crate::store::Db,
     run_id: Option<&str>,
     out: &Path,
 ) -> anyhow::Result<(String, usize, Vec<String>)> {
+    let store = db.read()?;
     let run = match run_id {
         Some(id) => store
             .run(id)?
@@ -241,7 +241,7 @@ pub(crate) struct Imported {
 }
 
 pub(crate) fn import(
-    store: &mut Store,
+    db: &crate::store::Db,
     dir: &Path,
     dataset_ref: &str,
     ds: Option<&crate::dataset::Dataset>,
@@ -305,8 +305,7 @@ pub(crate) fn import(
         },
         status: RunStatus::Imported,
     };
-    store.create_run(&run, &jobs)?;
-    store.save_responses(&responses)?;
+    db.import_run::<crate::store::ResponseRecord>(&run, &jobs, &responses, &[])?;
     Ok(Imported {
         run_id,
         answers: responses.len() - missing,
@@ -323,8 +322,8 @@ pub(crate) fn export_cmd(
     dirs: &crate::config::Dirs,
 ) -> anyhow::Result<i32> {
     // A shared store's run is exported from this machine's copy, brought up to date first.
-    let store = super::lane_flags::synced(db.as_ref(), dirs)?.store()?;
-    let (id, n, notes) = export(&store, run_id, prism_outputs)?;
+    let db = super::lane_flags::synced(db.as_ref(), dirs)?;
+    let (id, n, notes) = export(&db, run_id, prism_outputs)?;
     for note in notes {
         crate::warn!("note: {note}");
     }
@@ -334,7 +333,7 @@ pub(crate) fn export_cmd(
     );
     // A run whose pull from a shared store is not finished is exported as far as it is here,
     // and said: exit 2, as for a partial result.
-    if let Some((here, all)) = store.pulled_in_part(&id)? {
+    if let Some((here, all)) = db.pulled_in_part(&id)? {
         crate::warn!(
             "run {id} is only in part on this machine: {here} of {all} answers (its pull from the shared store is not finished: export with --db URL to go on with it)"
         );
@@ -352,7 +351,6 @@ pub(crate) fn import_cmd(
 ) -> anyhow::Result<i32> {
     // Into a shared store: imported here, then the run copied there whole.
     let db = crate::store::Db::open(db.as_deref(), &super::run::default_db(dirs))?;
-    let mut store = db.store()?;
     // With the dataset, items of an answered task that have no response are known, and kept
     // as failed answers (PRISM scores them 0, in the denominator).
     let ds = match &dataset {
@@ -367,7 +365,7 @@ pub(crate) fn import_cmd(
         answers: n,
         problems,
         missing,
-    } = import(&mut store, prism_outputs, &dataset_ref, ds.as_deref())?;
+    } = import(&db, prism_outputs, &dataset_ref, ds.as_deref())?;
     for p in &problems {
         crate::warn!("{p}");
     }

@@ -89,9 +89,10 @@ pub(crate) struct Baseline {
 
 /// The calibrations a store keeps of the judges `scores` stand on.
 pub(crate) fn calibrations_of(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     scores: &HashMap<String, Scored>,
 ) -> anyhow::Result<Vec<Calibration>> {
+    let store = db.read()?;
     let judges: std::collections::BTreeSet<&str> = scores
         .values()
         .flat_map(|s| s.judges.iter().map(String::as_str))
@@ -235,8 +236,8 @@ fn advisory(
 /// A side: a baseline file when `spec` names one on disk, else a run of the store.
 fn side(
     spec: &str,
-    store: &mut Option<crate::store::Store>,
-    open: &dyn Fn() -> anyhow::Result<crate::store::Store>,
+    store: &mut Option<crate::store::Db>,
+    open: &dyn Fn() -> anyhow::Result<crate::store::Db>,
     calibrations: &mut Vec<Calibration>,
 ) -> anyhow::Result<(String, HashMap<String, Scored>)> {
     let path = Path::new(spec);
@@ -274,7 +275,7 @@ fn decide(args: &GateArgs, dirs: &Dirs) -> anyhow::Result<i32> {
         anyhow::bail!("--resamples {}: 1 to 100,000", args.resamples);
     }
     let mut store = None;
-    let open = || super::lane_flags::synced(args.db.as_ref(), dirs)?.store();
+    let open = || super::lane_flags::synced(args.db.as_ref(), dirs);
     let mut cals = Vec::new();
     let (la, sa) = side(&args.baseline, &mut store, &open, &mut cals)?;
     let (lb, sb) = side(&args.candidate, &mut store, &open, &mut cals)?;

@@ -47,7 +47,6 @@ pub(crate) fn import(args: ImportArgs, dirs: &crate::config::Dirs) -> anyhow::Re
     }
     let model_map = parse_map(&args.model_map)?;
     let db = crate::store::Db::open(args.db.as_deref(), &super::run::default_db(dirs))?;
-    let mut store = db.store()?;
     let ds = match &args.dataset {
         Some(d) => Some(super::run::open_dataset(Some(d.as_path()))?),
         None => None,
@@ -64,7 +63,7 @@ pub(crate) fn import(args: ImportArgs, dirs: &crate::config::Dirs) -> anyhow::Re
     let mut problems = read.problems;
     let mut made: Vec<String> = Vec::new();
     for run in &read.runs {
-        let placed = match place::import(&mut store, run, &opts) {
+        let placed = match place::import(&db, run, &opts) {
             Ok(p) => p,
             Err(e) => {
                 problems.push(format!("{e:#}"));

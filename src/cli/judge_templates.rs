@@ -89,8 +89,8 @@ pub(crate) fn try_templates(
         .select(judge)
         .map_err(|e| anyhow::anyhow!("--judge: {e}"))?;
     let cfg = &judge_cfg[0];
-    let store = db.existing_store("run prism run and label answers first")?;
-    let by_run = labelled_answers(&store, run)?;
+    db.read_existing("run prism run and label answers first")?;
+    let by_run = labelled_answers(db, run)?;
     if by_run.is_empty() {
         bail!(
             "no labelled answers{}: label answers first (prism labels add, or L in the TUI's J view)",
@@ -101,7 +101,7 @@ pub(crate) fn try_templates(
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let handle = db.records_handle(store, "judges:try-template", "verdict(s)")?;
+    let handle = db.records_handle("judges:try-template", "verdict(s)")?;
     let mut asked = Vec::new();
     for w in &wordings {
         w.keep(db)?;
@@ -157,9 +157,10 @@ pub(crate) fn try_templates(
 
 /// The labelled answers of `run` (of every run), by run: its dataset and the answers.
 fn labelled_answers(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     run: Option<&str>,
 ) -> anyhow::Result<Vec<(Arc<Dataset>, Vec<ToScore>)>> {
+    let store = db.read()?;
     let mut jobs: BTreeMap<String, Vec<u32>> = BTreeMap::new();
     for l in store.answer_labels(run)? {
         jobs.entry(l.run_id).or_default().push(l.job_idx);

@@ -13,7 +13,7 @@ use crate::config::{Config, Dirs};
 use crate::review::calibration::Floor;
 use crate::review::judges::{self, By, Options, Trial};
 use crate::sentences::labels::{Grade, SentenceLabel};
-use crate::store::{AnswerLabel, Label, Store, now_millis};
+use crate::store::{AnswerLabel, Label, now_millis};
 use crate::taxonomy::Dimension;
 
 #[derive(Debug, Args)]
@@ -85,7 +85,7 @@ pub(crate) fn labels(args: LabelsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
             if chars > MAX_NOTE_CHARS {
                 bail!("--note: {chars} characters (a note is at most {MAX_NOTE_CHARS})");
             }
-            let store = db.existing_store("run prism run first")?;
+            let store = db.read_existing("run prism run first")?;
             let Some(answer) = store.response(&run, job)? else {
                 bail!(
                     "no answer {job} in run {} of {}",
@@ -123,7 +123,7 @@ pub(crate) fn labels(args: LabelsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
         }
         LabelsCommand::List { run, json } => list_labels(&db, run.as_deref(), json),
         LabelsCommand::Export { run, out } => {
-            let store = db.store()?;
+            let store = db.read()?;
             let labels = store.answer_labels(run.as_deref())?;
             let sentences: Vec<SentenceLabel> =
                 store.records_where(run.as_deref().map(|r| ("run_id", r)))?;
@@ -156,7 +156,7 @@ pub(crate) fn labels(args: LabelsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
 
 /// `prism labels list`: people's labels on answers, then on sentences, oldest first.
 fn list_labels(db: &crate::store::Db, run: Option<&str>, json: bool) -> anyhow::Result<i32> {
-    let labels = db.store()?.answer_labels(run)?;
+    let labels = db.read()?.answer_labels(run)?;
     for l in &labels {
         if json {
             crate::outln!(
@@ -183,8 +183,7 @@ fn list_labels(db: &crate::store::Db, run: Option<&str>, json: bool) -> anyhow::
             );
         }
     }
-    let mut sentences: Vec<SentenceLabel> =
-        db.store()?.records_where(run.map(|r| ("run_id", r)))?;
+    let mut sentences: Vec<SentenceLabel> = db.read()?.records_where(run.map(|r| ("run_id", r)))?;
     sentences.sort_by(|a, b| (a.created_at, &a.uid).cmp(&(b.created_at, &b.uid)));
     for l in &sentences {
         let line = if json {
@@ -231,12 +230,11 @@ fn import_labels(db: &crate::store::Db, file: &Path) -> anyhow::Result<i32> {
         );
     }
     let f = std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?;
-    let store = db.store()?;
     let mut problems = Problems::default();
     let (mut read, mut kept, mut added, mut elsewhere) = (0usize, 0usize, 0usize, 0usize);
     let mut batch: Vec<LabelAt> = Vec::new();
     let mut save = |batch: &mut Vec<LabelAt>, problems: &mut Problems| -> anyhow::Result<()> {
-        let labels = match_answers(&store, std::mem::take(batch), problems, &mut elsewhere)?;
+        let labels = match_answers(db, std::mem::take(batch), problems, &mut elsewhere)?;
         kept += labels.len();
         let (answers, sentences): (Vec<_>, Vec<_>) =
             labels.into_iter().partition(|l| l.1.is_none());
@@ -342,11 +340,12 @@ impl Problems {
 /// job its run does not have is left out, named. Labels on runs this store does not hold are
 /// kept as written (a run can arrive after its labels) and counted in `elsewhere`.
 fn match_answers(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     labels: Vec<LabelAt>,
     problems: &mut Problems,
     elsewhere: &mut usize,
 ) -> anyhow::Result<Vec<(AnswerLabel, Option<SentencePart>)>> {
+    let store = db.read()?;
     let mut out = Vec::with_capacity(labels.len());
     let mut runs: HashMap<String, bool> = HashMap::new();
     for (at, mut l, mut part) in labels {
@@ -645,8 +644,8 @@ pub(crate) fn judges_cmd(
         let (files, n) = (&args.try_template, args.judge_repeats);
         super::judge_templates::try_templates(&db, run, judge, files, n, dirs, &factory)?;
     }
-    let store = db.existing_store("run prism run and prism score --judge first")?;
-    let trial = try_judges(&store, args.run.as_deref(), &args)?;
+    db.read_existing("run prism run and prism score --judge first")?;
+    let trial = try_judges(&db, args.run.as_deref(), &args)?;
     if trial.judges.is_empty() {
         crate::warn!(
             "no judge's verdict is stored{}: score with one or more judges first (prism score --judge a,b --judge-repeats 3)",
@@ -657,7 +656,7 @@ pub(crate) fn judges_cmd(
         );
         return Ok(0);
     }
-    let (standings, floor) = calibrate(&db, &store, &trial, &args, dirs)?;
+    let (standings, floor) = calibrate(&db, &trial, &args, dirs)?;
     if args.json {
         let mut v = serde_json::to_value(&trial)?;
         v["calibration"] = serde_json::to_value(
@@ -682,11 +681,11 @@ pub(crate) fn judges_cmd(
 /// Saves the calibrations when asked, and says how each judge stands.
 fn calibrate(
     db: &crate::store::Db,
-    store: &Store,
     trial: &Trial,
     args: &JudgesArgs,
     dirs: &Dirs,
 ) -> anyhow::Result<(Vec<(String, crate::review::calibration::Standing)>, Floor)> {
+    let store = db.read()?;
     let verdicts = store.judge_verdicts(args.run.as_deref())?;
     let models = super::run::load_models(dirs, None)
         .map(|f| f.models)
@@ -721,17 +720,18 @@ fn calibrate(
         crate::warn!("saved {n} calibration(s) (a judge and row each)");
     }
     Ok((
-        super::calibration::standings(store, trial, &now, &floor)?,
+        super::calibration::standings(db, trial, &now, &floor)?,
         floor,
     ))
 }
 
 /// The trial of a store's judges (of one run's, when given).
 pub(crate) fn try_judges(
-    store: &Store,
+    db: &crate::store::Db,
     run: Option<&str>,
     args: &JudgesArgs,
 ) -> anyhow::Result<Trial> {
+    let store = db.read()?;
     if let Some(r) = run
         && store.run(r)?.is_none()
     {
@@ -748,7 +748,7 @@ pub(crate) fn try_judges(
         .map(|(d, _)| crate::eval::summary::Catalogue::of(&d))
         .unwrap_or_default();
     Ok(judges::of_store(
-        store,
+        db,
         run,
         &cat,
         &Options {

@@ -102,7 +102,7 @@ pub(super) fn run_records<U: crate::engine::records::Unit>(
     let cancel = tokio_util::sync::CancellationToken::new();
     rt.block_on(async {
         crate::shutdown::cancel_on_signal(&cancel);
-        let handle = db.records_handle(db.store()?, lock, noun)?;
+        let handle = db.records_handle(lock, noun)?;
         let caller = Arc::new(crate::engine::Caller::new(
             judge,
             factory,

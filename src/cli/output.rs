@@ -99,7 +99,7 @@ mod tests {
     fn a_store_or_any_sqlite_file_is_never_overwritten_unless_forced() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("s.db");
-        crate::store::Db::file(&db).store().unwrap();
+        crate::store::Db::file(&db).read().unwrap();
         let write = |o: &mut dyn Write| -> anyhow::Result<()> { Ok(o.write_all(b"x\n")?) };
         let e = write_output(Some(&db), &[&db], false, write).unwrap_err();
         assert!(
@@ -110,7 +110,7 @@ mod tests {
         std::fs::copy(&db, &other).unwrap();
         let e = write_output(Some(&other), &[&db], false, write).unwrap_err();
         assert!(e.to_string().contains("a SQLite database"), "{e}");
-        assert!(crate::store::Db::file(&db).store().is_ok());
+        assert!(crate::store::Db::file(&db).read().is_ok());
         // A plain file is replaced whole, keeping its mode; forced, a database too.
         let plain = dir.path().join("out.csv");
         std::fs::write(&plain, "old\n").unwrap();

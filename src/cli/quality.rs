@@ -109,7 +109,7 @@ pub(crate) fn quality(
     let cancel = CancellationToken::new();
     let tally = rt.block_on(async {
         crate::shutdown::cancel_on_signal(&cancel);
-        let handle = db.records_handle(db.store()?, &plan.run_id, "quality score(s)")?;
+        let handle = db.records_handle(&plan.run_id, "quality score(s)")?;
         let caller = Arc::new(Caller::new(
             &cfg,
             &factory,
@@ -210,7 +210,7 @@ fn report(
     name: &str,
     ds: &crate::dataset::Dataset,
     items: &[usize],
-    store: &crate::store::Panel,
+    store: &crate::store::Db,
 ) -> anyhow::Result<()> {
     let wanted: std::collections::HashSet<&str> = items.iter().map(|&i| &*ds.items[i].id).collect();
     let records: Vec<QualityRecord> = store

@@ -77,15 +77,16 @@ pub struct ReportArgs {
 
 /// The tables of the self-detection runs `ids`.
 fn selfcheck_sections(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     ids: &[String],
 ) -> anyhow::Result<Vec<crate::report::selfcheck::Section>> {
+    let store = db.read()?;
     let mut out = Vec::new();
     for id in ids {
         let run = store
             .selfcheck_run(id)?
             .with_context(|| format!("no self-detection run {id} in the store"))?;
-        let stored = crate::selfcheck::results::Stored::load(store, id)?;
+        let stored = crate::selfcheck::results::Stored::load(db, id)?;
         out.push(crate::report::selfcheck::Section {
             run_id: run.id.clone(),
             dataset: run.dataset.clone(),
@@ -97,7 +98,7 @@ fn selfcheck_sections(
 
 /// The judges on trial for the reported run, when a panel's verdicts are stored.
 fn judges_of(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     run: &str,
     ds: Option<&crate::dataset::Dataset>,
 ) -> anyhow::Result<Option<crate::review::judges::Trial>> {
@@ -105,7 +106,7 @@ fn judges_of(
         .map(crate::eval::summary::Catalogue::of)
         .unwrap_or_default();
     let trial = crate::review::judges::of_store(
-        store,
+        db,
         Some(run),
         &cat,
         &crate::review::judges::Options::default(),
@@ -117,16 +118,16 @@ fn judges_of(
 /// `--baseline B`: the rows of run B when the store has it, else the row of the model B.
 fn baseline_rows(
     b: &str,
-    store: Option<&crate::store::Store>,
+    db: Option<&crate::store::Db>,
     rows: &[Row],
     args: &ReportArgs,
     load_ds: &dyn Fn(&str) -> Option<crate::dataset::Dataset>,
 ) -> anyhow::Result<Vec<Row>> {
-    if let Some(s) = store
-        && let Some(run) = s.run(b)?
+    if let Some(db) = db
+        && let Some(run) = db.read()?.run(b)?
     {
         let ds = load_ds(&run.dataset);
-        return Ok(build::from_store(s, &run.id, ds.as_ref())
+        return Ok(build::from_store(db, &run.id, ds.as_ref())
             .map_err(|e| score_hint(e, args))?
             .0);
     }
@@ -166,14 +167,12 @@ pub(crate) fn report(
         let store_path = args.db.clone().unwrap_or_else(|| default_db(dirs));
         super::output::refuse_stores(o, &[&store_path])?;
     }
-    let store = if files_only {
+    let db = if files_only {
         None
     } else {
-        let db = args.db.clone().unwrap_or_else(|| default_db(dirs));
-        Some(
-            crate::store::Db::file(&db)
-                .existing_store("pass --db, or --summary/--prism-outputs")?,
-        )
+        let db = crate::store::Db::file(&args.db.clone().unwrap_or_else(|| default_db(dirs)));
+        db.read_existing("pass --db, or --summary/--prism-outputs")?;
+        Some(db)
     };
     let load_ds = |r: &str| -> Option<crate::dataset::Dataset> {
         let p = args.data.as_deref().or(dataset_path(r));
@@ -186,7 +185,8 @@ pub(crate) fn report(
     let mut judges = None;
     let mut sentences = None;
     let mut source = Vec::new();
-    if let Some(store) = &store {
+    if let Some(db) = &db {
+        let store = db.read()?;
         // Only --detect or --selfcheck asked for: those tables alone.
         let detect_only =
             args.run.is_none() && (!args.detect.is_empty() || !args.selfcheck.is_empty());
@@ -198,9 +198,9 @@ pub(crate) fn report(
                 None => store.latest_run()?.context("no runs in the store")?,
             };
             let ds = load_ds(&run.dataset);
-            source = crate::report::source::tables(store, &run.id)?;
+            source = crate::report::source::tables(db, &run.id)?;
             if let Some((r, m)) =
-                rates_unless_only_source(store, &run.id, ds.as_ref(), &source, &args)?
+                rates_unless_only_source(db, &run.id, ds.as_ref(), &source, &args)?
             {
                 rows.extend(r);
                 meta = m;
@@ -213,14 +213,14 @@ pub(crate) fn report(
                     run.id
                 ));
             }
-            judges = judges_of(store, &run.id, ds.as_ref())?;
+            judges = judges_of(db, &run.id, ds.as_ref())?;
             // How each judge's calibration stands, beside its numbers (what `prism gate` trusts).
             if let Some(t) = &judges {
-                source.extend(super::calibration::table(store, t, ds.as_ref(), dirs)?);
+                source.extend(super::calibration::table(db, t, ds.as_ref(), dirs)?);
             }
-            (sentences, detections.answers) = answer_lenses(store, &run.id, ds.as_ref())?;
+            (sentences, detections.answers) = answer_lenses(db, &run.id, ds.as_ref())?;
         }
-        add_detections(store, &args.detect, &mut detections)?;
+        add_detections(db, &args.detect, &mut detections)?;
     }
     for f in &args.summary {
         rows.push(build::from_summary_file(f, &mut problems)?);
@@ -231,15 +231,15 @@ pub(crate) fn report(
     for f in &args.references {
         rows.extend(build::references_csv(f, &mut problems)?);
     }
-    let selfchecks = match &store {
-        Some(store) => selfcheck_sections(store, &args.selfcheck)?,
+    let selfchecks = match &db {
+        Some(db) => selfcheck_sections(db, &args.selfcheck)?,
         None => Vec::new(),
     };
     if rows.is_empty() && detections.is_empty() && selfchecks.is_empty() && source.is_empty() {
         bail!("nothing to report");
     }
     if let Some(b) = &args.baseline {
-        let base = baseline_rows(b, store.as_ref(), &rows, &args, &load_ds)?;
+        let base = baseline_rows(b, db.as_ref(), &rows, &args, &load_ds)?;
         build::attach_baseline(&mut rows, &base);
     }
     for p in &problems {
@@ -270,15 +270,16 @@ fn item_page(args: &ReportArgs, item_id: &str, dirs: &Dirs) -> anyhow::Result<i3
     if !matches!(args.format, Format::Table | Format::Html) {
         anyhow::bail!("--item writes an HTML page: leave out --format, or pass --format html");
     }
-    let db = args.db.clone().unwrap_or_else(|| default_db(dirs));
-    let store = crate::store::Db::file(&db).existing_store("run prism run first, or pass --db")?;
+    let path = args.db.clone().unwrap_or_else(|| default_db(dirs));
+    let db = crate::store::Db::file(&path);
+    let store = db.read_existing("run prism run first, or pass --db")?;
     let run = match &args.run {
         Some(id) => store
             .run(id)?
-            .ok_or_else(|| anyhow::anyhow!("no run {id} in {}", db.display()))?,
+            .ok_or_else(|| anyhow::anyhow!("no run {id} in {}", path.display()))?,
         None => store
             .latest_run()?
-            .ok_or_else(|| anyhow::anyhow!("no runs in {}", db.display()))?,
+            .ok_or_else(|| anyhow::anyhow!("no runs in {}", path.display()))?,
     };
     let mut responses: Vec<_> = store
         .responses(&run.id)?
@@ -336,7 +337,7 @@ fn item_page(args: &ReportArgs, item_id: &str, dirs: &Dirs) -> anyhow::Result<i3
             .collect(),
     };
     let out = html(&view);
-    let written = super::output::write_output(args.output.as_deref(), &[&db], args.force, |w| {
+    let written = super::output::write_output(args.output.as_deref(), &[&path], args.force, |w| {
         Ok(w.write_all(out.as_bytes())?)
     })?;
     if let Some(p) = written {
@@ -470,15 +471,16 @@ fn render_as(
 /// The tables of the detection runs asked for with `--detect`: AutoHall's for claims runs, and
 /// for answer runs (when the run's own are not there already) how the flags agree with PRISM.
 fn add_detections(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     ids: &[String],
     detections: &mut crate::report::detection::Detections,
 ) -> anyhow::Result<()> {
+    let store = db.read()?;
     for id in ids {
         let d = store
             .detect_run(id)?
             .with_context(|| format!("no detection run {id} in the store"))?;
-        let stored = crate::detect::stored::Stored::load(store, id)?;
+        let stored = crate::detect::stored::Stored::load(db, id)?;
         match d.kind {
             crate::store::DetectKind::Claims => {
                 detections
@@ -495,7 +497,7 @@ fn add_detections(
             }
             crate::store::DetectKind::Answers => {
                 // This run's verdicts, against the scores of the answers it tested.
-                let all = crate::detect::results::answer_flags(store)?;
+                let all = crate::detect::results::answer_flags(db)?;
                 let mine: Vec<_> = all
                     .into_iter()
                     .filter(|f| {
@@ -518,7 +520,7 @@ fn add_detections(
 /// Where in the run's answers its sentences are least backed (with a dataset), and how its
 /// answers' self-contradiction flags agree with PRISM's verdicts.
 fn answer_lenses(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     run: &str,
     ds: Option<&crate::dataset::Dataset>,
 ) -> anyhow::Result<(
@@ -527,15 +529,15 @@ fn answer_lenses(
 )> {
     let sentences = match ds {
         Some(ds) => crate::report::sentences::of_run(
-            store,
+            db,
             run,
             ds,
             Some(crate::report::sentences::WORST),
-            &crate::sentences::support_records(store)?,
+            &crate::sentences::support_records(db)?,
         )?,
         None => None,
     };
-    let flags: Vec<_> = crate::detect::results::answer_flags(store)?
+    let flags: Vec<_> = crate::detect::results::answer_flags(db)?
         .into_iter()
         .filter(|f| f.source_run == run)
         .collect();
@@ -545,13 +547,13 @@ fn answer_lenses(
 /// The run's rates; for a run imported from another tool that PRISM's rules have not scored
 /// yet, none (its tool's own scores are the report), said.
 fn rates_unless_only_source(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     run: &str,
     ds: Option<&crate::dataset::Dataset>,
     source: &[crate::report::tables::Table],
     args: &ReportArgs,
 ) -> anyhow::Result<Option<(Vec<crate::report::Row>, crate::report::Meta)>> {
-    match build::from_store(store, run, ds) {
+    match build::from_store(db, run, ds) {
         Ok(x) => Ok(Some(x)),
         Err(e) if !source.is_empty() && e.is::<build::NoScores>() => {
             crate::warn!(

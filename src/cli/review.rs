@@ -11,7 +11,6 @@ use clap::Subcommand;
 use crate::config::Dirs;
 use crate::review::agreement::{self, Metric};
 use crate::review::{Decision, ReviewRecord, State};
-use crate::store::Panel;
 
 #[derive(Debug, Subcommand)]
 pub enum ReviewCommand {
@@ -72,8 +71,8 @@ pub enum ReviewCommand {
 
 /// The review database: `--db` (a SQLite file or a postgres:// URL), else the config's `db`
 /// when it is a postgres:// URL, else the default store.
-pub(crate) fn review_db(arg: Option<PathBuf>, dirs: &Dirs) -> anyhow::Result<Panel> {
-    crate::store::Db::panel_of(&panel_target(arg, dirs))
+pub(crate) fn review_db(arg: Option<PathBuf>, dirs: &Dirs) -> anyhow::Result<crate::store::Db> {
+    crate::store::Db::reviewing(&panel_target(arg, dirs), &super::run::default_db(dirs))
 }
 
 /// Where the panel's decisions and scores are: `arg`, else the config's shared store, else
@@ -129,7 +128,7 @@ pub(crate) fn review(what: ReviewCommand, dirs: &Dirs) -> anyhow::Result<i32> {
             for p in &problems {
                 crate::warn!("{p}");
             }
-            let mut store = review_db(d, dirs)?;
+            let store = review_db(d, dirs)?;
             let added = store.save_decisions(&records)?;
             crate::warn!(
                 "{}: {added} new decisions, {} already there, {} bad lines",

@@ -13,7 +13,7 @@ use super::run::default_db;
 use crate::config::Dirs;
 use crate::eval::compare::{self, Comparison, Level};
 use crate::runs::settings;
-use crate::store::{Store, format_time};
+use crate::store::{Db, format_time};
 
 #[derive(Debug, Subcommand)]
 pub enum RunsCommand {
@@ -116,16 +116,28 @@ pub struct CompareArgs {
     pub force: bool,
 }
 
+impl RunsCommand {
+    /// The run it is about.
+    fn id(&self) -> &str {
+        match self {
+            RunsCommand::Name { id, .. }
+            | RunsCommand::Tag { id, .. }
+            | RunsCommand::Rm { id, .. }
+            | RunsCommand::Repair { id } => id,
+        }
+    }
+}
+
 /// The store to read (a shared store's runs read through this machine's, brought up to date).
-fn open(db: Option<&PathBuf>, dirs: &Dirs) -> anyhow::Result<Store> {
-    super::lane_flags::synced(db, dirs)?.store()
+fn open(db: Option<&PathBuf>, dirs: &Dirs) -> anyhow::Result<Db> {
+    super::lane_flags::synced(db, dirs)
 }
 
 pub(crate) fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
     let Some(what) = args.what else {
         // A list reads the store that holds the runs (a shared store itself: nothing is
         // pulled first), a page and its summaries.
-        let db = crate::store::Db::open(args.db.as_deref(), &default_db(dirs))?;
+        let db = crate::store::Db::open(args.db.as_deref(), &default_db(dirs))?.listing_shared();
         let filter = crate::store::RunFilter {
             limit: args.limit,
             since: args
@@ -141,7 +153,7 @@ pub(crate) fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
                 .map(|t| clean_tag(t))
                 .collect::<anyhow::Result<_>>()?,
         };
-        return db.with_history(|h| list(h, &filter, args.json, args.verify));
+        return list(&db, &filter, args.json, args.verify);
     };
     // --db goes before or after the subcommand; what only a list reads does not go with one.
     let listing = [
@@ -165,74 +177,66 @@ pub(crate) fn runs(args: RunsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
     }
     let db = super::lane_flags::synced(args.db.as_ref(), dirs)?;
     if let RunsCommand::Repair { id } = &what {
-        return repair(&db, id);
+        return repair(&db.listing_shared(), id);
     }
-    let mut store = db.store()?;
-    if db.is_shared() {
-        return on_shared(&db, &mut store, &what);
-    }
-    match what {
+    let shown = db.shown();
+    let missing = || anyhow::anyhow!("no run {} in {shown} (prism runs lists them)", what.id());
+    match &what {
         RunsCommand::Name { id, name } => {
-            let name = clean_name(&name);
+            let name = clean_name(name);
             let n = (!name.is_empty()).then_some(name.as_str());
-            if !store.set_run_name(&id, n)? {
-                anyhow::bail!("no run {id} in the store (prism runs lists them)");
+            if !db.name_run(id, n)? {
+                return Err(missing());
             }
-            say_name(&id, n);
-            Ok(0)
+            say_name(id, n);
         }
         RunsCommand::Tag { id, tag, remove } => {
-            let tag = clean_tag(&tag)?;
-            if !store.tag_run(&id, &tag, remove)? {
-                anyhow::bail!("no run {id} in the store (prism runs lists them)");
-            }
-            let (_, tags) = store.run_labels(&id)?;
-            say_tags(&id, &tags);
-            Ok(0)
+            let tag = clean_tag(tag)?;
+            let Some(tags) = db.tag_run(id, &tag, *remove)? else {
+                return Err(missing());
+            };
+            say_tags(id, &tags);
         }
         RunsCommand::Rm { id, yes } => {
-            let Some(run) = store.run(&id)? else {
-                anyhow::bail!("no run {id} in the store (prism runs lists them)");
+            // Counted where the run is removed: on the shared store, its answers there and
+            // the workers heard from within the last minute.
+            let (created_at, answers) = match db.shared_run_to_remove(id)? {
+                Some((_, _, workers)) if workers > 0 => anyhow::bail!(
+                    "run {id} has {workers} worker(s) on it (prism db workers {id} --db URL): stop them (or wait) before removing it"
+                ),
+                Some((run, answers, _)) => (run.created_at, answers),
+                None if db.is_shared() => return Err(missing()),
+                None => {
+                    let store = db.read()?;
+                    let Some(run) = store.run(id)? else {
+                        return Err(missing());
+                    };
+                    (run.created_at, store.responses(id)?.len())
+                }
             };
-            let answers = store.responses(&id)?.len();
-            if !yes && !removal_agreed(&id, answers, run.created_at, None)? {
+            let everyone = db.is_shared().then_some(shown.as_str());
+            if !yes && !removal_agreed(id, answers, created_at, everyone)? {
                 return Ok(1);
             }
-            // A run another prism is running is not removed under it (its answers would land
-            // in a run that is gone): the removal takes the run's lock first, as a resume does.
-            let me = crate::store::Holder {
-                owner: format!("prism-runs-rm-{}", std::process::id()),
-                host: crate::store::host_name(),
-                pid: i64::from(std::process::id()),
-            };
-            if let Err(held) =
-                store.lock_run(&id, &me, crate::store::now_secs(), crate::store::pid_alive)?
-            {
-                anyhow::bail!(
-                    "run {id} is being run by another prism (pid {}, seen {} s ago): stop it (or wait) before removing it",
-                    held.pid,
-                    held.age
-                );
+            let removed = db.remove_run(id)?;
+            match everyone {
+                Some(s) => crate::say!("removed {id} from {s}: {removed} answers and their scores"),
+                None => crate::say!("removed {id}: {removed} answers and their scores"),
             }
-            let removed = store.remove_run(&id)?.unwrap_or(0);
-            crate::say!("removed {id}: {removed} answers and their scores");
-            Ok(0)
         }
         RunsCommand::Repair { .. } => unreachable!("repaired above"),
     }
+    Ok(0)
 }
 
 /// Groups whose summaries part from the scores: (model, task) per run that has any.
 type Disagreements = std::collections::HashMap<String, Vec<(String, String)>>;
 
 /// `--verify`: each listed run's groups whose summaries part from its scores.
-fn disagreements(
-    store: &dyn crate::store::history::History,
-    all: &[crate::runs::Listed],
-) -> anyhow::Result<Disagreements> {
+fn disagreements(db: &Db, all: &[crate::runs::Listed]) -> anyhow::Result<Disagreements> {
     let mut bad = Disagreements::new();
     for l in all {
-        let d = crate::store::history::summaries_disagree(store, &l.run.id)?;
+        let d = db.summaries_disagree(&l.run.id)?;
         if !d.is_empty() {
             bad.insert(l.run.id.clone(), d);
         }
@@ -274,67 +278,16 @@ fn say_marks(l: &crate::runs::Listed, bad: Option<&Vec<(String, String)>>) {
 /// `prism runs repair RUN`: its summaries made again from its scores, on the store that holds
 /// it (a shared store for everyone; this machine's copy too).
 fn repair(db: &crate::store::Db, id: &str) -> anyhow::Result<i32> {
-    let before = db.with_history(|h| {
-        let c = h.job_counts(id)?;
-        if c.done + c.failed + c.pending + c.unknown == 0 && h.recount_summaries(id)?.is_empty() {
-            anyhow::bail!("no run {id} in {} (prism runs lists them)", db.shown());
-        }
-        Ok(crate::store::history::summaries_disagree(h, id)?)
-    })?;
+    let c = db.job_counts(id)?;
+    if c.done + c.failed + c.pending + c.unknown == 0 && db.recount_summaries(id)?.is_empty() {
+        anyhow::bail!("no run {id} in {} (prism runs lists them)", db.shown());
+    }
+    let before = db.summaries_disagree(id)?;
     let groups = db.repair_summaries(id)?;
     crate::say!(
         "{id}: summaries made again from its scores ({groups} model × sub-task group(s); {} differed)",
         before.len()
     );
-    Ok(0)
-}
-
-/// Naming, tagging and removing a run of a shared store: done there (every machine's mirror
-/// takes a name or a tag) and in this machine's copy. A removed run stays in the copies other
-/// machines made of it, as anything copied does.
-fn on_shared(db: &crate::store::Db, store: &mut Store, what: &RunsCommand) -> anyhow::Result<i32> {
-    let shown = db.shown();
-    let missing = |id: &str| anyhow::anyhow!("no run {id} in {shown} (prism runs lists them)");
-    match what {
-        RunsCommand::Name { id, name } => {
-            let name = clean_name(name);
-            let n = (!name.is_empty()).then_some(name.as_str());
-            if !db.name_shared_run(id, n)? {
-                return Err(missing(id));
-            }
-            store.set_run_name(id, n)?;
-            say_name(id, n);
-        }
-        RunsCommand::Tag { id, tag, remove } => {
-            let tag = clean_tag(tag)?;
-            // The copy here was brought up to date just now: its tags are the shared ones.
-            if !store.tag_run(id, &tag, *remove)? {
-                return Err(missing(id));
-            }
-            let (_, tags) = store.run_labels(id)?;
-            if !db.tag_shared_run(id, &tags)? {
-                return Err(missing(id));
-            }
-            say_tags(id, &tags);
-        }
-        RunsCommand::Rm { id, yes } => {
-            let Some((run, answers, workers)) = db.shared_run_to_remove(id)? else {
-                return Err(missing(id));
-            };
-            if workers > 0 {
-                anyhow::bail!(
-                    "run {id} has {workers} worker(s) on it (prism db workers {id} --db URL): stop them (or wait) before removing it"
-                );
-            }
-            if !yes && !removal_agreed(id, answers, run.created_at, Some(&shown))? {
-                return Ok(1);
-            }
-            let removed = db.remove_shared_run(id)?.unwrap_or(0);
-            store.remove_run(id)?;
-            crate::say!("removed {id} from {shown}: {removed} answers and their scores");
-        }
-        RunsCommand::Repair { .. } => unreachable!("repaired before"),
-    }
     Ok(0)
 }
 
@@ -416,15 +369,15 @@ fn removal_agreed(
 }
 
 fn list(
-    store: &dyn crate::store::history::History,
+    db: &Db,
     filter: &crate::store::RunFilter,
     as_json: bool,
     verify: bool,
 ) -> anyhow::Result<i32> {
     let model = filter.model.as_deref();
-    let all = crate::runs::list(store, filter)?;
+    let all = crate::runs::list(db, filter)?;
     let bad = if verify {
-        disagreements(store, &all)?
+        disagreements(db, &all)?
     } else {
         Default::default()
     };
@@ -579,14 +532,14 @@ pub(crate) fn compare_cmd(args: CompareArgs, dirs: &Dirs) -> anyhow::Result<i32>
     if let Some(o) = args.output.as_deref().filter(|_| !args.force) {
         super::output::refuse_stores(o, &[&store_path])?;
     }
-    let store = open(args.db.as_ref(), dirs)?;
-    let a = crate::runs::resolve_side(&store, &args.a)?;
+    let db = open(args.db.as_ref(), dirs)?;
+    let a = crate::runs::resolve_side(&db, &args.a)?;
     if let Some(file) = &args.save_baseline {
-        let scores = crate::runs::side_scores(&store, &a).context("reading the side's scores")?;
+        let scores = crate::runs::side_scores(&db, &a).context("reading the side's scores")?;
         // The dataset by its folder's name: a baseline is committed and read on other
         // machines, where this one's absolute path means nothing (and says whose disk it was).
-        let mut settings = about(&store, &a)?;
-        if let Some(run) = store.run(&a.run_id)? {
+        let mut settings = about(&db, &a)?;
+        if let Some(run) = db.read()?.run(&a.run_id)? {
             let short = std::path::Path::new(&run.dataset)
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
@@ -599,7 +552,7 @@ pub(crate) fn compare_cmd(args: CompareArgs, dirs: &Dirs) -> anyhow::Result<i32>
             settings,
             created_at: crate::store::now_secs(),
             // The calibrations of the judges its scores stand on: CI gates without the store.
-            calibrations: super::gate::calibrations_of(&store, &scores)?,
+            calibrations: super::gate::calibrations_of(&db, &scores)?,
             scores,
         };
         super::gate::save_baseline(file, &baseline)?;
@@ -616,15 +569,15 @@ pub(crate) fn compare_cmd(args: CompareArgs, dirs: &Dirs) -> anyhow::Result<i32>
         }
         anyhow::bail!("name the second side to compare with (or --save-baseline FILE)");
     };
-    let b = crate::runs::resolve_side(&store, b_spec)?;
+    let b = crate::runs::resolve_side(&db, b_spec)?;
     if a == b {
         anyhow::bail!(
             "{} against itself: name two runs, or two models of one",
             a.label()
         );
     }
-    let sa = crate::runs::side_scores(&store, &a).context("reading the first side's scores")?;
-    let sb = crate::runs::side_scores(&store, &b).context("reading the second side's scores")?;
+    let sa = crate::runs::side_scores(&db, &a).context("reading the first side's scores")?;
+    let sb = crate::runs::side_scores(&db, &b).context("reading the second side's scores")?;
     let c = compare::compare(
         (&a.label(), &sa),
         (&b.label(), &sb),
@@ -639,21 +592,21 @@ pub(crate) fn compare_cmd(args: CompareArgs, dirs: &Dirs) -> anyhow::Result<i32>
         );
     }
     let mut c = c;
-    c.judges = crate::runs::judge_sensitivity(&store, &a, &b, &c)
-        .context("reading the judges' verdicts")?;
+    c.judges =
+        crate::runs::judge_sensitivity(&db, &a, &b, &c).context("reading the judges' verdicts")?;
     let text = match args.format {
         CompareFormat::Json => format!("{}\n", serde_json::to_string_pretty(&c)?),
         CompareFormat::Csv => csv(&c),
-        CompareFormat::Md => markdown(&c, args.flips, &[about(&store, &a)?, about(&store, &b)?]),
-        CompareFormat::Table => table(&c, args.flips, &[about(&store, &a)?, about(&store, &b)?]),
+        CompareFormat::Md => markdown(&c, args.flips, &[about(&db, &a)?, about(&db, &b)?]),
+        CompareFormat::Table => table(&c, args.flips, &[about(&db, &a)?, about(&db, &b)?]),
         CompareFormat::Html => {
             let sides = [a.clone(), b.clone()];
-            let about = [about(&store, &a)?, about(&store, &b)?];
+            let about = [about(&db, &a)?, about(&db, &b)?];
             let answers = c
                 .flips
                 .iter()
                 .take(args.flips)
-                .map(|f| crate::runs::pair_answers(&store, &f.item_id, &sides))
+                .map(|f| crate::runs::pair_answers(&db, &f.item_id, &sides))
                 .collect::<anyhow::Result<Vec<_>>>()?;
             crate::report::html::comparison(&c, &about, &answers)
         }
@@ -677,7 +630,8 @@ pub(crate) fn compare_cmd(args: CompareArgs, dirs: &Dirs) -> anyhow::Result<i32>
 
 /// A side in words for a report: its run's name (if any), when it ran, and the model's
 /// settings in that run.
-fn about(store: &Store, side: &compare::Side) -> anyhow::Result<String> {
+fn about(db: &Db, side: &compare::Side) -> anyhow::Result<String> {
+    let store = db.read()?;
     let Some(run) = store.run(&side.run_id)? else {
         return Ok(String::new());
     };

@@ -213,7 +213,7 @@ fn score_store(
     // shared store as it is saved.
     let db = super::lane_flags::open_db(args.db.as_ref(), dirs)?;
     let named = db.pull_run(args.run.as_deref())?;
-    let store = db.existing_store("run `prism run` first, or pass --db")?;
+    let store = db.read_existing("run `prism run` first, or pass --db")?;
     let shown = db.local().display().to_string();
     let run = match &named {
         Some(id) => store
@@ -252,7 +252,7 @@ fn score_store(
             run.id
         );
     }
-    let handle = db.records_handle(store, &format!("score:{}", run.id), "score(s)")?;
+    let handle = db.records_handle(&format!("score:{}", run.id), "score(s)")?;
     let panel = judge_panel(judges, wording, args, dirs, &factory, Some(handle.clone()))?;
     let shown = panel.as_ref().map(Panel::name);
     let judge = shown.as_deref();
@@ -267,7 +267,7 @@ fn score_store(
     // Every score went to a shared store as it was saved; what is left goes now.
     db.finish()?;
     // Summaries from what the store now holds (the source of truth).
-    let scores = db.store()?.scores(Some(&run.id))?;
+    let scores = db.read()?.scores(Some(&run.id))?;
     let models = summarise(&ds, &scores);
     let report = json!({
         "run": run.id,

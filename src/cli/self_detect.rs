@@ -56,7 +56,7 @@ pub(crate) fn self_detect(
     if let Some(id) = named_run.as_deref().filter(|_| db.is_shared()) {
         db.pull_table(&lane_tables::ANSWER_CHECKS, Some(id))?;
     }
-    let store = db.existing_store("run prism run first, or pass --db")?;
+    let store = db.read_existing("run prism run first, or pass --db")?;
     let run = match &named_run {
         Some(id) => store
             .run(id)?
@@ -76,11 +76,11 @@ pub(crate) fn self_detect(
     if responses.is_empty() {
         bail!("run {} has no finished answer to check", run.id);
     }
-    let (detectors, todo) = plan_checks(&args, dirs, &store, &run, &ds, &responses)?;
+    let (detectors, todo) = plan_checks(&args, dirs, &db, &run, &ds, &responses)?;
     let interrupted = !todo.is_empty() && ask(&args, &db, &run.id, (detectors, todo), factory)?;
     // Every verdict went to a shared store as it was saved; what is left goes now.
     db.finish()?;
-    let failed = say_verdicts(&args, &db.store()?, &run.id, &responses)?;
+    let failed = say_verdicts(&args, &db, &run.id, &responses)?;
     Ok(if interrupted {
         130
     } else if failed > 0 {
@@ -96,11 +96,12 @@ pub(crate) fn self_detect(
 fn plan_checks(
     args: &SelfDetectArgs,
     dirs: &Dirs,
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     run: &crate::store::RunRecord,
     ds: &crate::dataset::Dataset,
     responses: &[crate::store::ResponseRecord],
 ) -> anyhow::Result<(Detectors, Vec<Check>)> {
+    let store = db.read()?;
     let modes: Vec<Mode> = match args.mode {
         None => Mode::BOTH.to_vec(),
         Some(ModeArg::Direct) => vec![Mode::Direct],
@@ -189,11 +190,7 @@ fn ask(
     let cancel = tokio_util::sync::CancellationToken::new();
     rt.block_on(async {
         crate::shutdown::cancel_on_signal(&cancel);
-        let handle = db.records_handle(
-            db.store()?,
-            &format!("answer-checks:{run_id}"),
-            "answer check(s)",
-        )?;
+        let handle = db.records_handle(&format!("answer-checks:{run_id}"), "answer check(s)")?;
         let mut callers = HashMap::new();
         for (name, cfg) in &detectors {
             callers.insert(
@@ -233,10 +230,11 @@ fn ask(
 /// (JSON lines with `--json`); how many checks failed.
 fn say_verdicts(
     args: &SelfDetectArgs,
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     run_id: &str,
     responses: &[crate::store::ResponseRecord],
 ) -> anyhow::Result<usize> {
+    let store = db.read()?;
     // What the verdicts come to, per detector and mode, beside PRISM's verdict where scored.
     let scores: HashMap<u32, f64> = store
         .scores(Some(run_id))?

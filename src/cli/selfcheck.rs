@@ -90,11 +90,11 @@ fn resume_task(
     db: &Db,
     (opts, factory, tx, cancel): Launch,
 ) -> anyhow::Result<(Task, SelfcheckRun)> {
-    let store = db.store()?;
+    let store = db.read()?;
     let run = store
         .selfcheck_run(id)?
         .with_context(|| format!("no self-detection run {id} in {}", db.local().display()))?;
-    let stored = Stored::load(&store, id)?;
+    let stored = Stored::load(db, id)?;
     // The run's models answer as this machine's models file names them (never as the store
     // recorded them); `--models` picks which of them.
     let configured = load_models(dirs, args.lane.models_file.as_deref())?;
@@ -118,7 +118,7 @@ fn resume_task(
             )?);
         }
     }
-    let handle = db.lane_handle(store, LaneKind::Selfcheck, &run.id)?;
+    let handle = db.lane_handle(LaneKind::Selfcheck, &run.id)?;
     let r = run.clone();
     let c2 = cancel;
     let task: Task = Box::pin(async move {
@@ -216,7 +216,7 @@ fn new_task(
             false_by: args.false_by,
         },
     );
-    let handle = db.lane_handle(db.store()?, LaneKind::Selfcheck, &run.id)?;
+    let handle = db.lane_handle(LaneKind::Selfcheck, &run.id)?;
     let r = run.clone();
     let c2 = cancel;
     let task: Task = Box::pin(async move {
@@ -259,8 +259,7 @@ pub(crate) fn selfcheck(
         super::background::run_with_printer(task, print_events(rx, json_mode), &cancel)?;
     super::background::say_summary("self-detection", &summary, &failures);
     db.finish()?;
-    let store = db.store()?;
-    let stored = Stored::load(&store, &run.id)?;
+    let stored = Stored::load(&db, &run.id)?;
     let rows = results::rows(&run, &stored);
     let by_area: Vec<Vec<results::RelationRecall>> = areas
         .as_ref()

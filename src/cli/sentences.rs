@@ -94,17 +94,17 @@ pub(crate) fn sentences(
         db.pull_table(&lane_tables::SENTENCE_SAMPLES, None)?;
         named_run = id;
     }
-    let store = db.existing_store("run prism run --samples 5 first")?;
+    let store = db.read_existing("run prism run --samples 5 first")?;
     let id = match &named_run {
         Some(id) => id.clone(),
         None => store.latest_run()?.context("no runs in the store")?.id,
     };
-    let mut groups = groups(&store, &id, &args)?;
+    let mut groups = groups(&db, &id, &args)?;
     if let Some(n) = args.samples {
-        let todo = to_draw(&store, &groups, n)?;
+        let todo = to_draw(&db, &groups, n)?;
         if !todo.is_empty() {
             let interrupted = draw(&args, &db, &id, todo, dirs, &factory)?;
-            groups = self::groups(&store, &id, &args)?;
+            groups = self::groups(&db, &id, &args)?;
             if interrupted {
                 crate::warn!("drawing samples was interrupted: run it again for the rest");
                 return Ok(130);
@@ -189,7 +189,7 @@ pub(crate) fn sentences(
     db.finish()?;
     if let Some(j) = &judge {
         known = Known::of(
-            &db.store()?
+            &db.read()?
                 .records_where::<SupportRecord>(Some(("judge", &j.name)))?,
         );
     }
@@ -202,12 +202,13 @@ pub(crate) fn sentences(
 /// `--samples`, also the run's answers that have no sample yet (they are drawn). `--limit`
 /// keeps the first.
 fn groups(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     id: &str,
     args: &SentencesArgs,
 ) -> anyhow::Result<Vec<crate::detect::semantic::Group>> {
+    let store = db.read()?;
     let mut groups = if store.detect_run(id)?.is_some() {
-        super::entropy::groups_of(store, id, args.dataset.as_deref())?
+        super::entropy::groups_of(db, id, args.dataset.as_deref())?
     } else {
         let run = store
             .run(id)?
@@ -218,7 +219,7 @@ fn groups(
                 .or(super::run::dataset_path(&run.dataset)),
         )
         .with_context(|| format!("the dataset of run {id} (its questions)"))?;
-        let groups = crate::sentences::draw::run_groups(store, id, &ds, args.samples.is_some())?;
+        let groups = crate::sentences::draw::run_groups(db, id, &ds, args.samples.is_some())?;
         if groups.is_empty() {
             bail!(
                 "run {id} has no answer with samples: draw them with prism sentences {id} --samples 5, or make a run with prism run --samples 5"
@@ -235,10 +236,11 @@ fn groups(
 /// What to draw so each of a run's answers has `n` samples: (its response, the missing `k`s),
 /// a `k` already drawn (with a text) never again.
 fn to_draw(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     groups: &[crate::detect::semantic::Group],
     n: usize,
 ) -> anyhow::Result<Vec<(crate::store::ResponseRecord, Vec<u32>)>> {
+    let store = db.read()?;
     let mut out = Vec::new();
     let mut drawn: HashMap<String, HashMap<u32, Vec<(u32, String)>>> = HashMap::new();
     for g in groups {
@@ -252,7 +254,7 @@ fn to_draw(
             continue;
         }
         if !drawn.contains_key(run) {
-            drawn.insert(run.clone(), crate::sentences::draw::drawn(store, run)?);
+            drawn.insert(run.clone(), crate::sentences::draw::drawn(db, run)?);
         }
         let done: Vec<u32> = drawn[run]
             .get(&job)
@@ -280,7 +282,7 @@ fn draw(
     dirs: &Dirs,
     factory: &BackendFactory,
 ) -> anyhow::Result<bool> {
-    let run = db.store()?.run(id)?.context("the run is gone")?;
+    let run = db.read()?.run(id)?.context("the run is gone")?;
     let (ds, _) = super::run::open_dataset(
         args.dataset
             .as_deref()

@@ -48,7 +48,7 @@ pub struct SignalsArgs {
 pub(crate) fn signals(args: SignalsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
     // A shared store is read through this machine's copy, brought up to date first.
     let db = super::lane_flags::synced(args.db.as_ref(), dirs)?;
-    let store = db.existing_store("run prism run, prism score and prism detect first")?;
+    let store = db.read_existing("run prism run, prism score and prism detect first")?;
     if let Some(run) = &args.run
         && store.run(run)?.is_none()
     {
@@ -58,14 +58,14 @@ pub(crate) fn signals(args: SignalsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
         Some(r) => vec![r.clone()],
         None => store.runs()?.into_iter().map(|r| r.id).collect(),
     };
-    let mut points = gather(&store, &runs, &|r| {
+    let mut points = gather(&db, &runs, &|r| {
         super::run::open_dataset(super::run::dataset_path(&r.dataset))
             .ok()
             .map(|(d, _)| d)
     })?;
     points.retain(|p| args.model.as_ref().is_none_or(|m| &p.model == m));
     let rows = table(&points, args.by, args.resamples, args.seed);
-    let sentences = sentence_rows(&store, &args)?;
+    let sentences = sentence_rows(&db, &args)?;
     if rows.is_empty() && sentences.is_empty() {
         crate::warn!(
             "no answer has both a signal and a PRISM score: score a run (prism score RUN), then check its answers (prism detect --run RUN); no sentence graded by people either (L on the where-in-the-answer screen)"
@@ -102,17 +102,15 @@ pub(crate) fn signals(args: SignalsArgs, dirs: &Dirs) -> anyhow::Result<i32> {
 }
 
 /// The sentence methods against people's grades, of `--run` and `--model` when given.
-fn sentence_rows(
-    store: &crate::store::Store,
-    args: &SignalsArgs,
-) -> anyhow::Result<Vec<MethodRow>> {
+fn sentence_rows(db: &crate::store::Db, args: &SignalsArgs) -> anyhow::Result<Vec<MethodRow>> {
+    let store = db.read()?;
     let mut labels: Vec<SentenceLabel> =
         store.records_where(args.run.as_deref().map(|r| ("run_id", r)))?;
     labels.retain(|l| args.model.as_ref().is_none_or(|m| &l.model == m));
     if labels.is_empty() {
         return Ok(Vec::new());
     }
-    let g = crate::sentences::eval::gather(store, &labels, args.judge.as_deref())?;
+    let g = crate::sentences::eval::gather(db, &labels, args.judge.as_deref())?;
     if g.lost > 0 {
         crate::warn!(
             "{} graded sentence(s) left out: their answer is not in this store, or the sentence is no longer in it",

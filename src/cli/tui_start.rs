@@ -218,15 +218,15 @@ fn services(
     // A postgres:// --db (or config db) is the team's shared store: review decisions go there,
     // and its runs are mirrored into this machine's store (runs started here go there as they end).
     let named = crate::store::Db::configured(args.db.as_deref(), config.db.as_deref());
-    let (db, shared) = match crate::store::Db::open(named.as_deref(), &run::default_db(dirs)) {
-        Ok(d) => (d.local().to_path_buf(), d.is_shared().then_some(d)),
+    let db = match crate::store::Db::open(named.as_deref(), &run::default_db(dirs)) {
+        Ok(d) => d,
         Err(e) => {
             let local = run::default_db(dirs);
             notices.push(format!(
                 "{e:#}; review decisions stay in {}",
                 local.display()
             ));
-            (local, None)
+            crate::store::Db::file(&local)
         }
     };
     let judge_cfg =
@@ -243,7 +243,7 @@ fn services(
                 }
             });
     let (mut app, mut services) =
-        match crate::tui::Services::with_store(&db, run::factory(dirs), dataset_ref) {
+        match crate::tui::Services::with_db(db, run::factory(dirs), dataset_ref) {
             Ok(services) => {
                 let preselect = run::preselect(dirs, &models);
                 (app.with_models(models).with_chosen(&preselect), services)
@@ -270,15 +270,6 @@ fn services(
         services.reviewer = r;
     }
     services.blind = args.blind || config.blind.unwrap_or(false);
-    if let Some(shared) = shared {
-        // The team's runs are mirrored into this machine's store while the TUI runs, and
-        // review decisions go to the shared store.
-        match shared.panel() {
-            Ok(p) => services.review = Some(p),
-            Err(e) => notices.push(format!("{e:#}; review decisions stay in {}", db.display())),
-        }
-        services.shared = Some(std::sync::Arc::new(shared));
-    }
     // Read off the loop thread: the first frame does not wait for the history.
     app.request(
         crate::tui::component::ScreenId::Browse,

@@ -12,7 +12,7 @@ pub(crate) use crate::engine::models::model_named;
 use crate::provider::{ModelConfig, Params};
 use crate::store::{
     DetectConfig, DetectKind, DetectRun, DetectWrite, ModelSnapshot, ResponseRecord, RunRecord,
-    RunStatus, Store,
+    RunStatus,
 };
 
 /// How a plan runs: a new run, the rest of a stored one, or one more round for one target.
@@ -149,13 +149,14 @@ pub(crate) fn answers(
 /// Items for models: each model's newest stored answer to each item is tested, or asked for
 /// first when there is none.
 pub(crate) fn items(
-    reader: &Store,
+    db: &crate::store::Db,
     ds: &Dataset,
     dataset_ref: &str,
     items: &[usize],
     models: Vec<ModelConfig>,
     settings: &Settings,
 ) -> anyhow::Result<Plan> {
+    let reader = db.read()?;
     if models.is_empty() {
         anyhow::bail!("choose models first");
     }
@@ -223,15 +224,16 @@ pub(crate) fn claims(
 /// machine's models, which answer for the run's models of their names (a store never names an
 /// endpoint or a key); `judge` replaces the recorded judge.
 pub(crate) fn resume(
-    reader: &Store,
+    db: &crate::store::Db,
     id: &str,
     configured: &[ModelConfig],
     judge: Option<ModelConfig>,
 ) -> anyhow::Result<Plan> {
+    let reader = db.read()?;
     let run = reader
         .detect_run(id)?
         .ok_or_else(|| anyhow::anyhow!("no detection run {id}"))?;
-    let stored = Stored::load(reader, id)?;
+    let stored = Stored::load(db, id)?;
     let snaps = &run.config.models;
     let models = snaps
         .iter()
@@ -264,15 +266,16 @@ fn recorded_judge(
 
 /// One more round of K samples for one target of a stored run.
 pub(crate) fn again(
-    reader: &Store,
+    db: &crate::store::Db,
     id: &str,
     target: u32,
     configured: &[ModelConfig],
 ) -> anyhow::Result<Plan> {
+    let reader = db.read()?;
     let run = reader
         .detect_run(id)?
         .ok_or_else(|| anyhow::anyhow!("no detection run {id}"))?;
-    let mut stored = Stored::load(reader, id)?;
+    let mut stored = Stored::load(db, id)?;
     let t = stored
         .targets
         .iter_mut()
@@ -406,29 +409,30 @@ mod tests {
             ..Settings::with_k(2)
         };
         let p = claims(&set, "<sample-claims>".into(), models, &s).unwrap();
-        let mut store = Store::open_in_memory().unwrap();
+        let mut store = crate::store::Store::open_in_memory().unwrap();
         store
             .apply_detect(&[DetectWrite::CreateRun(
                 Box::new(p.run.clone()),
                 p.stored.targets.clone(),
             )])
             .unwrap();
+        let db = &crate::store::Db::over(store);
         // Not configured on this machine: refused (a store never names an endpoint).
-        let e = again(&store, &p.run.id, 1, &[]).unwrap_err().to_string();
+        let e = again(db, &p.run.id, 1, &[]).unwrap_err().to_string();
         assert!(e.contains("not in this machine's models file"), "{e}");
         let configured = vec![
             model("a", "http://127.0.0.1:1/v1"),
             model("judge", "http://127.0.0.1:3/v1"),
         ];
-        let one = again(&store, &p.run.id, 1, &configured).unwrap();
+        let one = again(db, &p.run.id, 1, &configured).unwrap();
         assert_eq!(one.launch, Launch::Again { target: 1 });
         assert_eq!(one.focus(), 1);
         assert_eq!(one.judge.as_ref().map(|j| j.name.as_str()), Some("judge"));
         let t = one.stored.targets.iter().find(|t| t.idx == 1).unwrap();
         assert_eq!(t.rounds, 2);
         assert_eq!(one.models.len(), 1);
-        assert!(again(&store, &p.run.id, 9999, &configured).is_err());
-        let r = resume(&store, &p.run.id, &configured, None).unwrap();
+        assert!(again(db, &p.run.id, 9999, &configured).is_err());
+        let r = resume(db, &p.run.id, &configured, None).unwrap();
         assert_eq!(r.launch, Launch::Resume);
         assert_eq!(r.stored.targets.len(), p.stored.targets.len());
     }

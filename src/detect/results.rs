@@ -368,7 +368,8 @@ pub struct AnswerFlag {
 
 /// Every stored answer that has been through detection, flagged or not (only answers whose
 /// pairs are all checked: a half-done detection says nothing yet), newest detection first wins.
-pub(crate) fn answer_flags(store: &crate::store::Store) -> crate::store::Result<Vec<AnswerFlag>> {
+pub(crate) fn answer_flags(db: &crate::store::Db) -> crate::store::Result<Vec<AnswerFlag>> {
+    let store = db.read()?;
     use std::collections::hash_map::Entry;
     let mut seen: HashMap<(String, u32), AnswerFlag> = HashMap::new();
     let mut scores: HashMap<String, HashMap<u32, Option<f64>>> = HashMap::new();
@@ -377,7 +378,7 @@ pub(crate) fn answer_flags(store: &crate::store::Store) -> crate::store::Result<
         if run.kind != crate::store::DetectKind::Answers {
             continue;
         }
-        let stored = Stored::load(store, &run.id)?;
+        let stored = Stored::load(db, &run.id)?;
         let outcomes = outcomes(&stored, run.config.k.max(1), 0);
         for t in &stored.targets {
             let (Some(src), Some(job), Some(o)) =

@@ -17,7 +17,7 @@ use crate::engine::records::{Cx, RecordEvent, Unit};
 use crate::engine::{Caller, judge};
 use crate::eval::semantic::{Clustering, Entropy, cluster, entropy};
 use crate::provider::{ChatRequest, Message, Params, TokenLogprob};
-use crate::store::{EntailRecord, Relation, ResponseRecord, SampleRecord, Store, Target, now_secs};
+use crate::store::{EntailRecord, Relation, ResponseRecord, SampleRecord, Target, now_secs};
 
 /// Where a group's answers come from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -97,10 +97,11 @@ pub fn sample_groups(
 
 /// The sample groups of a stored run, the questions from its dataset `ds`.
 pub fn run_groups(
-    store: &Store,
+    db: &crate::store::Db,
     run_id: &str,
     ds: &crate::dataset::Dataset,
 ) -> crate::store::Result<Vec<Group>> {
+    let store = db.read()?;
     let tokens: HashMap<u32, _> = store.logprobs(run_id)?.into_iter().collect();
     Ok(sample_groups(&store.responses(run_id)?, &tokens, |item| {
         ds.item_by_id(item).map(crate::prompt::format_question)

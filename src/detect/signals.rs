@@ -80,17 +80,15 @@ pub fn contradiction_points(flags: &[AnswerFlag]) -> Vec<Point> {
 /// The white-box signals of every scored answer with token log-probabilities, in `runs`:
 /// the negated mean and minimum token log-probability (perplexity ranks as the mean does, so
 /// it is not a signal of its own) and the mean entropy.
-pub fn whitebox_points(
-    store: &crate::store::Store,
-    runs: &[String],
-) -> crate::store::Result<Vec<Point>> {
+pub fn whitebox_points(db: &crate::store::Db, runs: &[String]) -> crate::store::Result<Vec<Point>> {
+    let store = db.read()?;
     let mut out = Vec::new();
     for run in runs {
         let tokens = store.logprobs(run)?;
         if tokens.is_empty() {
             continue;
         }
-        let scores = scored(store, run)?;
+        let scores = scored(db, run)?;
         for (job, toks) in tokens {
             let (Some((score, task, model)), Some(w)) =
                 (scores.get(&job), crate::eval::whitebox::scores(&toks))
@@ -173,20 +171,20 @@ pub fn semantic_points(
 /// and the white-box scores (where their tokens were stored). `dataset_of` gives a run's
 /// dataset, for the questions of its samples (`None`: its sample groups are left out).
 pub fn gather(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     runs: &[String],
     dataset_of: &dyn Fn(
         &crate::store::RunRecord,
     ) -> Option<std::sync::Arc<crate::dataset::Dataset>>,
 ) -> crate::store::Result<Vec<Point>> {
-    let flags: Vec<AnswerFlag> = super::results::answer_flags(store)?
+    let flags: Vec<AnswerFlag> = super::results::answer_flags(db)?
         .into_iter()
         .filter(|f| runs.contains(&f.source_run))
         .collect();
     let mut points = contradiction_points(&flags);
-    points.extend(semantic(store, runs, dataset_of)?);
-    points.extend(self_detection_points(store, runs)?);
-    points.extend(whitebox_points(store, runs)?);
+    points.extend(semantic(db, runs, dataset_of)?);
+    points.extend(self_detection_points(db, runs)?);
+    points.extend(whitebox_points(db, runs)?);
     Ok(points)
 }
 
@@ -195,16 +193,17 @@ pub fn gather(
 /// it), 0 when it said no; failed calls are left out. With several detectors on one answer,
 /// each verdict is a point.
 pub fn self_detection_points(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     runs: &[String],
 ) -> crate::store::Result<Vec<Point>> {
+    let store = db.read()?;
     let mut out = Vec::new();
     for run in runs {
         let checks = store.answer_checks(run)?;
         if checks.is_empty() {
             continue;
         }
-        let scores = scored(store, run)?;
+        let scores = scored(db, run)?;
         for c in checks {
             let (Some((score, task, model)), Some(d)) =
                 (scores.get(&c.job_idx), c.answer.detected())
@@ -229,12 +228,13 @@ pub fn self_detection_points(
 /// Semantic entropy of the answers of `runs` whose groups a judge clustered (`prism entropy`):
 /// the runs' own samples and the detections of their answers.
 fn semantic(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     runs: &[String],
     dataset_of: &dyn Fn(
         &crate::store::RunRecord,
     ) -> Option<std::sync::Arc<crate::dataset::Dataset>>,
 ) -> crate::store::Result<Vec<Point>> {
+    let store = db.read()?;
     use super::semantic::{Known, detection_groups, run_groups};
     let judges: Vec<Known> = store
         .entailment_judges()?
@@ -257,14 +257,14 @@ fn semantic(
             continue;
         }
         if let Some(ds) = dataset_of(&rec) {
-            groups.extend(run_groups(store, run, &ds)?);
+            groups.extend(run_groups(db, run, &ds)?);
         }
     }
     for d in store.detect_runs()? {
         if d.kind != crate::store::DetectKind::Answers {
             continue;
         }
-        let stored = super::stored::Stored::load(store, &d.id)?;
+        let stored = super::stored::Stored::load(db, &d.id)?;
         if stored
             .targets
             .iter()
@@ -280,9 +280,10 @@ fn semantic(
 
 /// PRISM's score of each scored answer of `run`, with its sub-task and model, by job.
 fn scored(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     run: &str,
 ) -> crate::store::Result<std::collections::HashMap<u32, (f64, String, String)>> {
+    let store = db.read()?;
     Ok(store
         .scores(Some(run))?
         .into_iter()

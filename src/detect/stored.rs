@@ -17,7 +17,8 @@ pub struct Stored {
 impl Stored {
     /// Targets, samples and pairs (not the entailment verdicts: [`Stored::with_entailments`]
     /// adds them where they are shown).
-    pub fn load(store: &crate::store::Store, run_id: &str) -> crate::store::Result<Stored> {
+    pub fn load(db: &crate::store::Db, run_id: &str) -> crate::store::Result<Stored> {
+        let store = db.read()?;
         Ok(Stored {
             targets: store.detect_targets(run_id)?,
             samples: store.detect_samples(run_id)?,
@@ -27,7 +28,8 @@ impl Stored {
     }
 
     /// Adds every judge's entailment verdicts on answers to the run's questions.
-    pub fn with_entailments(mut self, store: &crate::store::Store) -> crate::store::Result<Stored> {
+    pub fn with_entailments(mut self, db: &crate::store::Db) -> crate::store::Result<Stored> {
+        let store = db.read()?;
         let questions: Vec<&str> = self.targets.iter().map(|t| t.question.as_str()).collect();
         self.entailments = store.entailments_on(&questions)?;
         Ok(self)

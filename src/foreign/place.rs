@@ -11,7 +11,7 @@ use super::record::SourceRecord;
 use super::{ForeignRun, ForeignSample};
 use crate::dataset::Dataset;
 use crate::store::{
-    JobRecord, ModelSnapshot, ResponseRecord, RunConfig, RunRecord, RunSource, RunStatus, Store,
+    Db, JobRecord, ModelSnapshot, ResponseRecord, RunConfig, RunRecord, RunSource, RunStatus,
     new_run_id, now_secs,
 };
 
@@ -63,9 +63,9 @@ pub fn file_sha256(path: &std::path::Path) -> anyhow::Result<String> {
 
 /// Writes `run` into the store as one prism run, or finds the run a former import of the same
 /// file (and task) made.
-pub fn import(store: &mut Store, run: &ForeignRun, opts: &Options) -> anyhow::Result<Placed> {
+pub fn import(db: &Db, run: &ForeignRun, opts: &Options) -> anyhow::Result<Placed> {
     let sha = file_sha256(&run.file).with_context(|| format!("{}", run.file.display()))?;
-    if let Some(old) = store.runs()?.into_iter().find(|r| {
+    if let Some(old) = db.read()?.runs()?.into_iter().find(|r| {
         r.config
             .source
             .as_ref()
@@ -173,9 +173,7 @@ pub fn import(store: &mut Store, run: &ForeignRun, opts: &Options) -> anyhow::Re
     };
     // Run, answers and sources in one go each; a failure part-way leaves a run `prism runs rm`
     // removes whole, never answers without their run.
-    store.create_run(&record, &jobs)?;
-    store.save_responses(&responses)?;
-    store.save_records(&sources)?;
+    db.import_run(&record, &jobs, &responses, &sources)?;
     Ok(Placed {
         run_id,
         already: false,

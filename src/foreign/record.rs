@@ -88,9 +88,10 @@ impl Record for SourceRecord {
 
 /// The source rows of a run, by job.
 pub fn of_run(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     run_id: &str,
 ) -> crate::store::Result<std::collections::BTreeMap<u32, SourceRecord>> {
+    let store = db.read()?;
     Ok(store
         .records_where::<SourceRecord>(Some(("run_id", run_id)))?
         .into_iter()

@@ -11,7 +11,7 @@ use super::{Example, Meta, Row, Source, Worst};
 use crate::dataset::Dataset;
 use crate::eval::metrics::{self, DimRate};
 use crate::eval::summary::{Catalogue, category_rates};
-use crate::store::Store;
+use crate::store::Db;
 use crate::taxonomy::Dimension;
 
 /// How many of a model's worst sub-tasks a report shows.
@@ -42,20 +42,20 @@ impl std::error::Error for NoScores {}
 /// and nothing else, from the run's summaries (kept as its scores landed): it costs the run's
 /// sub-tasks, not its answers. A run without a score is [`NoScores`].
 pub fn rates_of(
-    store: &dyn crate::store::history::History,
+    db: &Db,
     run: &crate::store::RunRecord,
     ds: Option<&Dataset>,
 ) -> anyhow::Result<Vec<Row>> {
-    rates_in(store, run, &ds.map(Catalogue::of).unwrap_or_default())
+    rates_in(db, run, &ds.map(Catalogue::of).unwrap_or_default())
 }
 
 /// [`rates_of`] with the dataset's catalogue made once (a heatmap of many runs).
 pub fn rates_in(
-    store: &dyn crate::store::history::History,
+    db: &Db,
     run: &crate::store::RunRecord,
     cat: &Catalogue,
 ) -> anyhow::Result<Vec<Row>> {
-    let summaries = store.run_summaries(&run.id)?;
+    let summaries = db.run_summaries(&run.id)?;
     if summaries.iter().all(|t| t.rows == 0) {
         return Err(NoScores(run.id.clone()).into());
     }
@@ -84,16 +84,13 @@ pub fn rates_in(
 
 /// The rows of a stored run (one per model), with each model's worst sub-tasks and an example
 /// failure from each, and the run's metadata.
-pub fn from_store(
-    store: &Store,
-    run_id: &str,
-    ds: Option<&Dataset>,
-) -> anyhow::Result<(Vec<Row>, Meta)> {
+pub fn from_store(db: &Db, run_id: &str, ds: Option<&Dataset>) -> anyhow::Result<(Vec<Row>, Meta)> {
+    let store = db.read()?;
     let run = store
         .run(run_id)?
         .with_context(|| format!("no run {run_id} in the store"))?;
     let mut rows = Vec::new();
-    for mut row in rates_of(store, &run, ds)? {
+    for mut row in rates_of(db, &run, ds)? {
         let mut by_rate: Vec<(&String, f64)> = row
             .task_scores
             .iter()

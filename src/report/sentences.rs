@@ -56,13 +56,13 @@ fn method_name(method: Method) -> &'static str {
 /// `None` when no answer of the run has samples (a run made without `--samples`) or no method
 /// scores any.
 pub fn of_run(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     run: &str,
     ds: &crate::dataset::Dataset,
     limit: Option<usize>,
     support: &[crate::sentences::SupportRecord],
 ) -> crate::store::Result<Option<Section>> {
-    let Some((judge, scored)) = crate::sentences::scored_run(store, run, ds, support)? else {
+    let Some((judge, scored)) = crate::sentences::scored_run(db, run, ds, support)? else {
         return Ok(None);
     };
     let full = |m: Method| {

@@ -6,17 +6,17 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::tables::Table;
 use crate::foreign::record::{self, SourceRecord};
-use crate::store::Store;
 
 /// The source tables of `run_id`, none when it was not imported from a tool.
-pub(crate) fn tables(store: &Store, run_id: &str) -> anyhow::Result<Vec<Table>> {
+pub(crate) fn tables(db: &crate::store::Db, run_id: &str) -> anyhow::Result<Vec<Table>> {
+    let store = db.read()?;
     let Some(run) = store.run(run_id)? else {
         return Ok(Vec::new());
     };
     let Some(src) = run.config.source.as_ref() else {
         return Ok(Vec::new());
     };
-    let rows = record::of_run(store, run_id)?;
+    let rows = record::of_run(db, run_id)?;
     if rows.is_empty() {
         return Ok(Vec::new());
     }

@@ -197,11 +197,12 @@ fn repeats(verdicts: &[crate::store::JudgeVerdict], judge: &str) -> u32 {
 
 /// Each judge's standing over all answers, with what decides it.
 pub fn standings(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     trial: &Trial,
     now: &[Identity],
     floor: &Floor,
 ) -> crate::store::Result<Vec<(String, Standing)>> {
+    let store = db.read()?;
     let saved = store.records_where::<Calibration>(None)?;
     let all = &trial.groups[0];
     Ok(trial

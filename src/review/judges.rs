@@ -236,11 +236,12 @@ fn group_of(by: By, v: &JudgeVerdict) -> String {
 /// The trial of every judge in `verdicts`.
 /// The trial of a store's judges: every run's judged answers, or one run's.
 pub fn of_store(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     run: Option<&str>,
     cat: &Catalogue,
     opts: &Options,
 ) -> crate::store::Result<Trial> {
+    let store = db.read()?;
     let verdicts = store.judge_verdicts(run)?;
     let labels = store.answer_labels(run)?;
     let scores = store.scores(run)?;
@@ -264,10 +265,11 @@ pub struct JudgedAnswer {
 
 /// The answer `job` of `run` with its verdicts and labels (`None`: the store has no such answer).
 pub fn judged_answer(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     run: &str,
     job: u32,
 ) -> crate::store::Result<Option<JudgedAnswer>> {
+    let store = db.read()?;
     let Some(r) = store.response(run, job)? else {
         return Ok(None);
     };

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use super::ReviewRecord;
 use super::queue::{Evidence, Signals};
-use crate::store::{Draft, Store};
+use crate::store::{Db, Draft};
 
 /// The decisions, one reviewer's drafts, and each item's triage signals.
 #[derive(Debug, Clone, Default)]
@@ -28,20 +28,20 @@ pub struct ReviewData {
 /// said do not back it), over the answers of every stored run made with samples. Only the
 /// prompt method: its score means the same on every answer (the others are relative).
 fn unbacked_sentences(
-    store: &Store,
+    db: &Db,
     ds: &crate::dataset::Dataset,
     evidence: &mut HashMap<String, Evidence>,
 ) -> crate::store::Result<()> {
     // Every verdict read once; none (no judge was ever asked): no run's answers are read.
-    let support = crate::sentences::support_records(store)?;
+    let support = crate::sentences::support_records(db)?;
     if support.is_empty() {
         return Ok(());
     }
-    for run in store.runs()? {
+    for run in db.read()?.runs()? {
         if run.config.samples == 1 {
             continue;
         }
-        let Some((Some(_), scored)) = crate::sentences::scored_run(store, &run.id, ds, &support)?
+        let Some((Some(_), scored)) = crate::sentences::scored_run(db, &run.id, ds, &support)?
         else {
             continue;
         };
@@ -60,16 +60,16 @@ fn unbacked_sentences(
 }
 
 impl ReviewData {
-    /// Scores and detections from `store` (this machine's runs); decisions, drafts and quality
-    /// scores from `review` (the same file, or the panel's shared database). With the dataset,
-    /// also each item's least backed sentence (where in the answer: the prompt method's stored
-    /// verdicts on the answers of runs made with samples).
+    /// Scores and detections from this machine's runs; decisions, drafts and quality scores
+    /// from the review panel (the same file, or the panel's shared database). With the
+    /// dataset, also each item's least backed sentence (where in the answer: the prompt
+    /// method's stored verdicts on the answers of runs made with samples).
     pub fn load(
-        store: &Store,
-        review: &crate::store::Panel,
+        db: &Db,
         reviewer: &str,
         ds: Option<&crate::dataset::Dataset>,
     ) -> crate::store::Result<ReviewData> {
+        let store = db.read()?;
         let mut evidence: HashMap<String, Evidence> = HashMap::new();
         store.score_triples(|item, model, score| {
             evidence
@@ -89,15 +89,15 @@ impl ReviewData {
             e.judges_disagree += disagree;
             e.judge_flips += flips;
         }
-        for f in crate::detect::results::answer_flags(store)? {
+        for f in crate::detect::results::answer_flags(db)? {
             let e = evidence.entry(f.item_id.clone()).or_default();
             e.checked += 1;
             e.flagged += u32::from(f.outcome.flagged());
         }
         if let Some(ds) = ds {
-            unbacked_sentences(store, ds, &mut evidence)?;
+            unbacked_sentences(db, ds, &mut evidence)?;
         }
-        for q in review.quality(None)? {
+        for q in db.quality(None)? {
             if let Some(s) = q.scores {
                 evidence
                     .entry(q.item_id)
@@ -106,7 +106,7 @@ impl ReviewData {
                     .push((q.model, s));
             }
         }
-        let (decisions, seq) = review.decisions_after(0)?;
+        let (decisions, seq) = db.decisions_after(0)?;
         let signals = evidence
             .iter()
             .map(|(k, e)| (k.clone(), Signals::of(e)))
@@ -121,7 +121,7 @@ impl ReviewData {
             decisions,
             seq,
             by_item,
-            drafts: review
+            drafts: db
                 .drafts(reviewer)?
                 .into_iter()
                 .map(|d| (d.item_id.clone(), d))

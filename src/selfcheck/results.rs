@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 
 use crate::eval::binary::{Confusion, Scores};
-use crate::store::{Answer, Mode, SelfcheckItem, SelfcheckRun, Sentence, Store, VerdictRecord};
+use crate::store::{Answer, Mode, SelfcheckItem, SelfcheckRun, Sentence, VerdictRecord};
 
 /// What is stored of a run.
 #[derive(Debug, Clone, Default)]
@@ -21,7 +21,8 @@ pub struct Stored {
 }
 
 impl Stored {
-    pub fn load(store: &Store, run_id: &str) -> crate::store::Result<Stored> {
+    pub fn load(db: &crate::store::Db, run_id: &str) -> crate::store::Result<Stored> {
+        let store = db.read()?;
         Ok(Stored {
             items: store.selfcheck_items(run_id)?,
             verdicts: store.selfcheck_verdicts(run_id)?,

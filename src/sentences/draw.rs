@@ -59,9 +59,10 @@ impl Record for Drawn {
 
 /// The samples drawn for the answers of `run` that arrived, per job, in `k` order.
 pub fn drawn(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     run: &str,
 ) -> crate::store::Result<HashMap<u32, Vec<(u32, String)>>> {
+    let store = db.read()?;
     let mut out: HashMap<u32, Vec<(u32, String)>> = HashMap::new();
     for d in store.records_where::<Drawn>(Some(("run_id", run)))? {
         if let Some(t) = d.text {
@@ -79,13 +80,14 @@ pub fn drawn(
 /// the run has alone is a group too when it has drawn samples, or with `singles` always (its
 /// samples are to be drawn).
 pub fn run_groups(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     run: &str,
     ds: &crate::dataset::Dataset,
     singles: bool,
 ) -> crate::store::Result<Vec<Group>> {
+    let store = db.read()?;
     let responses = store.responses(run)?;
-    let drawn = drawn(store, run)?;
+    let drawn = drawn(db, run)?;
     let mut by: std::collections::BTreeMap<(&str, &str), Vec<crate::store::ResponseRecord>> =
         Default::default();
     for r in responses.iter().filter(|r| r.text.is_some()) {

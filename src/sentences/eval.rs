@@ -62,7 +62,7 @@ pub struct Gathered {
 /// Scores every graded sentence of `labels` from the store (the prompt method by `judge`'s
 /// verdicts, or by the judge with the most verdicts on each answer).
 pub fn gather(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     labels: &[SentenceLabel],
     judge: Option<&str>,
 ) -> crate::store::Result<Gathered> {
@@ -78,7 +78,7 @@ pub fn gather(
     }
     let mut out = Gathered::default();
     for ((run, job), graded) in by_answer {
-        let Some((answer, known, _)) = of_stored(store, &run, job, judge)? else {
+        let Some((answer, known, _)) = of_stored(db, &run, job, judge)? else {
             out.lost += graded.len();
             continue;
         };

@@ -427,11 +427,12 @@ pub fn answer_scores(scored: &[Scored]) -> BTreeMap<&'static str, f64> {
 /// on its sentences (no judge named: the judge with the most verdicts on them, named in the
 /// result). `None`: no such answer, or it has no text.
 pub fn of_stored(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     run: &str,
     job: u32,
     judge: Option<&str>,
 ) -> crate::store::Result<Option<(Answer, Known, Option<String>)>> {
+    let store = db.read()?;
     let Some(me) = store.response(run, job)? else {
         return Ok(None);
     };
@@ -448,14 +449,14 @@ pub fn of_stored(
             answers.push(t);
         }
     }
-    if let Some(more) = draw::drawn(store, run)?.remove(&job) {
+    if let Some(more) = draw::drawn(db, run)?.remove(&job) {
         answers.extend(more.into_iter().map(|(_, t)| t));
     }
     if answers.len() == 1
         && let Some((id, target)) = store.detection_of(run, job)?
         && let Some(d) = store.detect_run(&id)?
     {
-        let stored = crate::detect::run::Stored::load(store, &id)?;
+        let stored = crate::detect::run::Stored::load(db, &id)?;
         if let Some(g) = crate::detect::semantic::detection_groups(&id, d.config.k.max(1), &stored)
             .into_iter()
             .find(|g| matches!(g.via, crate::detect::semantic::Via::Detection { target: t, .. } if t == target))
@@ -510,7 +511,8 @@ pub fn of_stored(
 }
 
 /// Every judge's stored verdict on a sentence (what [`scored_run`] picks from).
-pub fn support_records(store: &crate::store::Store) -> crate::store::Result<Vec<SupportRecord>> {
+pub fn support_records(db: &crate::store::Db) -> crate::store::Result<Vec<SupportRecord>> {
+    let store = db.read()?;
     store.records_where::<SupportRecord>(None)
 }
 
@@ -523,12 +525,13 @@ pub type ScoredRun = (Option<String>, Vec<(Answer, Vec<Scored>)>);
 /// among `support` (every stored verdict, [`support_records`]: read once by a caller that
 /// scores several runs); `None` when no answer has samples.
 pub fn scored_run(
-    store: &crate::store::Store,
+    db: &crate::store::Db,
     run: &str,
     ds: &crate::dataset::Dataset,
     support: &[SupportRecord],
 ) -> crate::store::Result<Option<ScoredRun>> {
-    let groups = draw::run_groups(store, run, ds, false)?;
+    let store = db.read()?;
+    let groups = draw::run_groups(db, run, ds, false)?;
     if groups.is_empty() {
         return Ok(None);
     }

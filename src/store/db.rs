@@ -13,7 +13,12 @@
 //! exception is the answers of a shared run (`prism run --db URL`, `prism work`): the shared
 //! store decides which worker answers each job (leases, `FOR UPDATE SKIP LOCKED`) and which
 //! answer stands, so those go to it directly ([`Db::run_handle`]) and reach this machine's copy
-//! through the mirror like every other row. Review decisions are the panel's ([`Panel`]).
+//! through the mirror like every other row. Review decisions are the panel's, read and written
+//! where it keeps them (`db_review.rs`).
+//!
+//! Code outside the store holds a `Db` and nothing else of it: reads go through [`Db::read`]
+//! (`db_read.rs`), whole writes a command makes through a `Db` method (`db_write.rs`), a lane's
+//! answers and records through the writer a `Db` hands out.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -38,6 +43,13 @@ pub struct Db {
     /// This machine's store: what every command works on.
     local: PathBuf,
     shared: Option<Shared>,
+    /// This machine's store opened for reading, on the first read (see `db_read.rs`).
+    pub(super) reader: super::db_read::Reader,
+    /// The review panel's store, opened on first use (see `db_review.rs`).
+    pub(super) review: Mutex<Option<super::Panel>>,
+    /// Lists of runs read from the shared store itself ([`Db::listing_shared`]), not from
+    /// this machine's copy.
+    pub(super) lists_shared: bool,
 }
 
 struct Shared {
@@ -82,6 +94,9 @@ impl Db {
                 },
                 working: Mutex::new(None),
             }),
+            reader: Default::default(),
+            review: Mutex::new(None),
+            lists_shared: false,
         })
     }
 
@@ -101,7 +116,34 @@ impl Db {
         Db {
             local: path.to_path_buf(),
             shared: None,
+            reader: Default::default(),
+            review: Mutex::new(None),
+            lists_shared: false,
         }
+    }
+
+    /// Another `Db` on the same stores with connections of its own, for another thread (the
+    /// TUI's store thread). What this one is pushing stays this one's.
+    pub fn again(&self) -> Db {
+        Db {
+            local: self.local.clone(),
+            shared: self.shared.as_ref().map(|s| Shared {
+                pg: s.pg.clone(),
+                holder: s.holder.clone(),
+                working: Mutex::new(None),
+            }),
+            reader: Default::default(),
+            review: Mutex::new(None),
+            lists_shared: false,
+        }
+    }
+
+    /// The same store, whose lists of runs ([`Db::runs_page`] and the rest of what a list
+    /// reads) a shared store answers itself: a new machine lists a team's history without
+    /// pulling its answers (`prism runs`). Everything else still reads this machine's store.
+    pub fn listing_shared(mut self) -> Db {
+        self.lists_shared = true;
+        self
     }
 
     /// A shared store only: a file is refused with `refusal` (given the file's name).
@@ -134,33 +176,14 @@ impl Db {
         }
     }
 
-    /// What lists of runs read ([`super::history::History`]): a shared store answers
-    /// itself (a new machine lists a team's history without pulling its answers), else this
-    /// machine's store.
-    pub fn with_history<T>(
-        &self,
-        f: impl FnOnce(&dyn super::history::History) -> anyhow::Result<T>,
-    ) -> anyhow::Result<T> {
-        match &self.shared {
-            Some(s) => f(&s.pg),
-            None => f(&self.store()?),
-        }
-    }
-
-    /// This machine's store, opened (made if missing).
-    pub fn store(&self) -> anyhow::Result<Store> {
+    /// This machine's store, opened (made if missing): a connection of its own, for the
+    /// store's own work (a writer, a mirror, a push). Code outside the store reads through
+    /// [`Db::read`] and writes through a writer or a `Db` method.
+    pub(super) fn store(&self) -> anyhow::Result<Store> {
         Ok(Store::open(&self.local)?)
     }
 
-    /// This machine's store, which must exist already (`hint` says how to make one).
-    pub fn existing_store(&self, hint: &str) -> anyhow::Result<Store> {
-        if !self.local.is_file() {
-            bail!("no store at {} ({hint})", shown_name(&self.local));
-        }
-        self.store()
-    }
-
-    fn pg(&self) -> Option<&PgStore> {
+    pub(super) fn pg(&self) -> Option<&PgStore> {
         self.shared.as_ref().map(|s| &s.pg)
     }
 
@@ -392,25 +415,15 @@ impl Db {
 
     /// The handle a lane's run works through: on this machine's store, each commit pushed to
     /// the shared store. The run is held there first (one process at a time).
-    pub fn lane_handle(
-        &self,
-        store: Store,
-        kind: LaneKind,
-        run: &str,
-    ) -> anyhow::Result<StoreHandle> {
-        self.pushing_handle(store, Ok(kind), run)
+    pub fn lane_handle(&self, kind: LaneKind, run: &str) -> anyhow::Result<StoreHandle> {
+        self.pushing_handle(self.store()?, Ok(kind), run)
     }
 
     /// The handle a records lane (topics, entropy, answer checks, quality, scores) works
     /// through, under its lock `lock`: each record pushed to the shared store as it commits.
     /// `noun` is what the records are called when the pushes are said ("score(s)").
-    pub fn records_handle(
-        &self,
-        store: Store,
-        lock: &str,
-        noun: &'static str,
-    ) -> anyhow::Result<StoreHandle> {
-        self.pushing_handle(store, Err(noun), lock)
+    pub fn records_handle(&self, lock: &str, noun: &'static str) -> anyhow::Result<StoreHandle> {
+        self.pushing_handle(self.store()?, Err(noun), lock)
     }
 
     /// `what`: the lane run's kind, or what a records lane's records are called.
@@ -599,23 +612,6 @@ impl Db {
         }
     }
 
-    /// Names a run of the shared store for everyone (`None` takes the name off); false when it
-    /// has no such run (or the store is not shared).
-    pub fn name_shared_run(&self, id: &str, name: Option<&str>) -> anyhow::Result<bool> {
-        Ok(match self.pg() {
-            Some(pg) => pg.set_run_name(id, name)?,
-            None => false,
-        })
-    }
-
-    /// Sets a run's tags on the shared store; false when it has no such run.
-    pub fn tag_shared_run(&self, id: &str, tags: &[String]) -> anyhow::Result<bool> {
-        Ok(match self.pg() {
-            Some(pg) => pg.set_run_tags(id, tags)?,
-            None => false,
-        })
-    }
-
     /// A shared run before it is removed: the run, its answers and the workers heard from
     /// within the last minute (`None`: no such run there).
     pub fn shared_run_to_remove(
@@ -631,15 +627,6 @@ impl Db {
         let answers = pg.responses(id)?.len();
         let workers = pg.active_workers(id, super::STALE_AFTER_SECS)?;
         Ok(Some((run, answers, workers)))
-    }
-
-    /// Removes a run from the shared store for everyone; its answers removed (`None`: no such
-    /// run there).
-    pub fn remove_shared_run(&self, id: &str) -> anyhow::Result<Option<u64>> {
-        Ok(match self.pg() {
-            Some(pg) => pg.remove_run(id)?,
-            None => None,
-        })
     }
 
     /// Copies a run of this machine's store to the shared store whole (an import into a
@@ -681,21 +668,6 @@ impl Db {
         };
         let here = self.store()?.add_labels(labels)?;
         Ok(shared.unwrap_or(here))
-    }
-
-    /// The review panel of this store: the shared store's when there is one (every decision
-    /// at once for the whole panel), else this machine's.
-    pub fn panel(&self) -> anyhow::Result<super::Panel> {
-        Ok(match self.pg() {
-            Some(pg) => super::Panel::of_shared(pg.clone()),
-            None => super::Panel::local(self.store()?),
-        })
-    }
-
-    /// The review panel of the store `name` names, itself: review decisions are the panel's,
-    /// read and written where the panel keeps them, never through this machine's copy.
-    pub fn panel_of(name: &Path) -> anyhow::Result<super::Panel> {
-        Ok(super::Panel::open(&Location::of(name))?)
     }
 
     /// Mirrors the shared store into this machine's store on a thread of its own for as long

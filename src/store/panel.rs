@@ -7,17 +7,12 @@
 use super::pg::PgStore;
 use super::review_records::{QualityRecord, ReviewRecord};
 use super::{AnyStore, Location};
-use super::{Draft, Result, Store};
+use super::{Draft, Result};
 
 /// A review panel's store (see the module's notes).
 pub struct Panel(AnyStore);
 
 impl Panel {
-    /// The panel of this machine's store `store`.
-    pub fn local(store: Store) -> Panel {
-        Panel(AnyStore::Local(store))
-    }
-
     /// The panel of a shared store.
     pub(super) fn of_shared(pg: PgStore) -> Panel {
         Panel(AnyStore::Shared(pg))
@@ -26,23 +21,6 @@ impl Panel {
     /// The panel of the store `loc` names.
     pub(crate) fn open(loc: &Location) -> Result<Panel> {
         Ok(Panel(AnyStore::connect(loc)?))
-    }
-
-    /// Another handle on the same database, for another thread: a new connection to the
-    /// SQLite file, or the shared store's connection thread (`None`: an in-memory store).
-    pub fn reopen(&self) -> Option<Panel> {
-        match &self.0 {
-            AnyStore::Local(s) => Some(Panel(AnyStore::Local(Store::open(&s.path()?).ok()?))),
-            AnyStore::Shared(p) => Some(Panel(AnyStore::Shared(p.clone()))),
-        }
-    }
-
-    /// Where a watcher sees other reviewers' decisions arrive (`None`: an in-memory store).
-    pub fn watch_source(&self) -> Option<super::panel_watch::Source> {
-        match &self.0 {
-            AnyStore::Local(s) => s.path().map(super::panel_watch::Source::File),
-            AnyStore::Shared(p) => Some(super::panel_watch::Source::Shared(p.connect_config())),
-        }
     }
 
     pub fn save_decisions(&mut self, rs: &[ReviewRecord]) -> Result<usize> {

@@ -32,7 +32,19 @@ use super::session::Session;
 use super::store_worker::{StoreCtx, StoreWorker};
 use crate::dataset::Dataset;
 use crate::provider::ModelConfig;
-use crate::store::Store;
+use crate::store::Db;
+
+/// This machine's store to read on the store thread (`db` is the thread's `Db`), or, from the
+/// closure it is in, the message that it could not be opened.
+macro_rules! read_or_fail {
+    ($db:expr) => {
+        match $db.read() {
+            Ok(r) => r,
+            Err(e) => return Msg::failed(format!("reading the store: {e}")),
+        }
+    };
+}
+pub(crate) use read_or_fail;
 
 /// Background work a component asks for. `start` runs on the loop thread and must not wait: it
 /// hands the work to the store worker ([`JobCx::on_store`]) or the runtime ([`JobCx::spawn`]).
@@ -248,10 +260,10 @@ impl JobCx<'_> {
     pub fn on_reader(
         &self,
         missing: Option<&'static str>,
-        read: impl FnOnce(&Store) -> Msg + Send + 'static,
+        read: impl FnOnce(&Db) -> Msg + Send + 'static,
     ) {
-        self.on_store(move |cx| match &cx.reader {
-            Some(reader) => vec![read(reader)],
+        self.on_store(move |cx| match &cx.db {
+            Some(db) => vec![read(db)],
             None => missing.map(Msg::failed).into_iter().collect(),
         });
     }
@@ -328,12 +340,7 @@ impl Jobs {
         // The worker's own connections (SQLite serves one thread per connection well; the
         // shared store's is a handle on its connection thread).
         let ctx = StoreCtx {
-            reader: services
-                .reader
-                .as_ref()
-                .and_then(|r| r.path())
-                .and_then(|p| crate::store::Db::file(&p).store().ok()),
-            review: services.review.as_ref().and_then(|r| r.reopen()),
+            db: services.db.as_ref().map(|d| d.again()),
         };
         let out = tx.clone();
         let worker = StoreWorker::start(ctx, move |to, msg| {

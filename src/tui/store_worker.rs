@@ -15,13 +15,12 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 
 use super::screen_id::ScreenId;
-use crate::store::Panel;
-use crate::store::Store;
+use crate::store::Db;
 
-/// What a task works with: connections of the worker's own.
+/// What a task works with: the store, through a `Db` of the worker's own (its own
+/// connections; `None` without a store).
 pub struct StoreCtx {
-    pub reader: Option<Store>,
-    pub review: Option<Panel>,
+    pub db: Option<Db>,
 }
 
 /// One read or write; the messages it returns go to the component that asked. (Generic over

@@ -56,7 +56,7 @@ pub(crate) fn run(
     let at = crate::store::now_millis();
     match u {
         Undo::Decision(done) => {
-            let Some(panel) = &mut cx.review else {
+            let Some(panel) = &cx.db else {
                 return Err("undo: review needs a store".into());
             };
             let back = match panel.decisions() {
@@ -87,11 +87,11 @@ pub(crate) fn run(
             }
         }
         Undo::Label(done) => {
-            let Some(reader) = &cx.reader else {
+            let Some(db) = &cx.db else {
                 return Err("undo: labels need a store".into());
             };
             // Every label saved here is in this machine's store too (`Db::add_labels`).
-            let back = match reader.answer_labels(Some(&done.run_id)) {
+            let back = match db.read().and_then(|r| r.answer_labels(Some(&done.run_id))) {
                 Ok(all) => crate::store::judging::undoing_label(&all, &done, at),
                 Err(e) => return Err(format!("undo: reading labels: {e}")),
             };
@@ -117,10 +117,13 @@ pub(crate) fn run(
             }
         }
         Undo::Sentence(done) => {
-            let Some(reader) = &cx.reader else {
+            let Some(db) = &cx.db else {
                 return Err("undo: labels need a store".into());
             };
-            let back = match reader.records_where::<SentenceLabel>(Some(("run_id", &done.run_id))) {
+            let back = match db
+                .read()
+                .and_then(|r| r.records_where::<SentenceLabel>(Some(("run_id", &done.run_id))))
+            {
                 Ok(all) => crate::sentences::labels::undoing(&all, &done, at),
                 Err(e) => return Err(format!("undo: reading grades: {e}")),
             };

@@ -1,6 +1,7 @@
 //! Stored answers and their scores: the tree's rates when the TUI opens, an item's stored
 //! answers, scoring (by rule, or with the judge), and choosing the judge.
 
+use crate::tui::jobs::read_or_fail;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -31,20 +32,23 @@ pub struct Unscored(pub Vec<ToScore>);
 impl Job for LoadScores {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
         // Two tasks: the tree fills from the first before the second looks for unscored answers.
-        cx.on_reader(None, |r| {
+        cx.on_reader(None, |db| {
+            let r = read_or_fail!(db);
             r.latest_scores()
                 .map(|s| Msg::new(LatestScores(s)))
                 .unwrap_or_else(|e| Msg::failed(format!("reading scores: {e}")))
         });
         let ds = cx.ds.clone();
-        cx.on_reader(None, move |r| match r.unscored_responses() {
-            Ok(records) => Msg::new(Unscored(
-                records
-                    .iter()
-                    .filter_map(|r| Some(to_score(ds.index_of(&r.item_id)?, r)))
-                    .collect(),
-            )),
-            Err(e) => Msg::failed(format!("reading stored answers: {e}")),
+        cx.on_reader(None, move |db| {
+            match db.read().and_then(|r| r.unscored_responses()) {
+                Ok(records) => Msg::new(Unscored(
+                    records
+                        .iter()
+                        .filter_map(|r| Some(to_score(ds.index_of(&r.item_id)?, r)))
+                        .collect(),
+                )),
+                Err(e) => Msg::failed(format!("reading stored answers: {e}")),
+            }
         });
     }
 }
@@ -88,7 +92,8 @@ impl Job for LoadStored {
             return;
         };
         let (id, item, rescore) = (it.id.to_string(), self.item, self.rescore);
-        cx.on_reader(None, move |r| {
+        cx.on_reader(None, move |db| {
+            let r = read_or_fail!(db);
             match (r.responses_for_item(&id), r.scores_for_item(&id)) {
                 (Ok(records), Ok(scores)) => Msg::new(Stored {
                     item,
@@ -242,8 +247,8 @@ impl Job for SetJudge {
         let ds = cx.ds.clone();
         cx.on_store(move |sx| {
             let mut out = Vec::new();
-            let waiting = match &sx.reader {
-                Some(reader) => match reader.awaiting_judge() {
+            let waiting = match &sx.db {
+                Some(db) => match db.read().and_then(|r| r.awaiting_judge()) {
                     Ok(records) => records
                         .iter()
                         .filter_map(|r| Some(to_score(ds.index_of(&r.item_id)?, r)))

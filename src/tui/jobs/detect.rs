@@ -12,7 +12,7 @@ use crate::dataset::Dataset;
 use crate::detect::run::{DetectEvent, Stored};
 use crate::engine::Caller;
 use crate::provider::ModelConfig;
-use crate::store::{DetectRun, Store};
+use crate::store::DetectRun;
 
 pub const DETECT_K: u32 = 6;
 
@@ -93,8 +93,8 @@ fn start_detect(cx: &mut JobCx<'_>, job: DetectJob) -> anyhow::Result<()> {
     match &job {
         DetectJob::Load { detect_id, target } => {
             let (detect_id, target) = (detect_id.clone(), *target);
-            cx.on_store(move |sx| match &sx.reader {
-                Some(r) => vec![show(r, &detect_id, target).unwrap_or_else(|e| {
+            cx.on_store(move |sx| match &sx.db {
+                Some(db) => vec![show(db, &detect_id, target).unwrap_or_else(|e| {
                     Msg::failed(format!("reading detection {detect_id}: {e:#}"))
                 })],
                 None => vec![Msg::failed("detection needs a store")],
@@ -107,9 +107,9 @@ fn start_detect(cx: &mut JobCx<'_>, job: DetectJob) -> anyhow::Result<()> {
         } if busy => {
             let (run_id, job_idx) = (run_id.clone(), *job_idx);
             cx.on_store(move |sx| {
-                match sx.reader.as_ref().map(|r| {
-                    Ok::<_, anyhow::Error>(match r.detection_of(&run_id, job_idx)? {
-                        Some((id, target)) => Some(show(r, &id, target)?),
+                match sx.db.as_ref().map(|db| {
+                    Ok::<_, anyhow::Error>(match db.read()?.detection_of(&run_id, job_idx)? {
+                        Some((id, target)) => Some(show(db, &id, target)?),
                         None => None,
                     })
                 }) {
@@ -133,12 +133,12 @@ fn start_detect(cx: &mut JobCx<'_>, job: DetectJob) -> anyhow::Result<()> {
         tokio::sync::oneshot::channel::<anyhow::Result<Option<crate::detect::plan::Plan>>>();
     let (ds, dataset_ref) = (cx.ds.clone(), cx.services.dataset_ref.clone());
     cx.on_store(move |sx| {
-        let Some(reader) = &sx.reader else {
+        let Some(db) = &sx.db else {
             let _ = ptx.send(Err(anyhow::anyhow!("detection needs a store")));
             return Vec::new();
         };
         let mut out = Vec::new();
-        let planned = plan_detection(reader, &ds, &dataset_ref, job, &mut out);
+        let planned = plan_detection(db, &ds, &dataset_ref, job, &mut out);
         let _ = ptx.send(planned);
         out
     });
@@ -184,12 +184,13 @@ fn start_detect(cx: &mut JobCx<'_>, job: DetectJob) -> anyhow::Result<()> {
 /// The plan of a detection the TUI asked for, read on the store worker. `None`: nothing to
 /// start (the answer has a detection already, pushed onto `out` to be shown).
 fn plan_detection(
-    reader: &Store,
+    db: &crate::store::Db,
     ds: &Dataset,
     dataset_ref: &str,
     job: DetectJob,
     out: &mut Vec<Msg>,
 ) -> anyhow::Result<Option<crate::detect::plan::Plan>> {
+    let reader = db.read()?;
     use crate::detect::plan::{self, Settings};
     match job {
         DetectJob::Answer {
@@ -199,7 +200,7 @@ fn plan_detection(
             models,
         } => {
             if let Some((id, target)) = reader.detection_of(&run_id, job_idx)? {
-                out.push(show(reader, &id, target)?);
+                out.push(show(db, &id, target)?);
                 return Ok(None);
             }
             let source = reader
@@ -219,7 +220,7 @@ fn plan_detection(
             ))
         }
         DetectJob::Items { items, models, k } => Ok(Some(plan::items(
-            reader,
+            db,
             ds,
             dataset_ref,
             &items,
@@ -249,20 +250,21 @@ fn plan_detection(
             detect_id,
             target,
             models,
-        } => Ok(Some(plan::again(reader, &detect_id, target, &models)?)),
+        } => Ok(Some(plan::again(db, &detect_id, target, &models)?)),
         DetectJob::Load { .. } => Ok(None),
     }
 }
 
 /// The claims detections over a claims dataset, each with what it stored.
 fn claims_runs(
-    reader: &Store,
+    db: &crate::store::Db,
     dataset: &str,
 ) -> crate::store::Result<Vec<(crate::store::DetectRun, crate::detect::run::Stored)>> {
+    let reader = db.read()?;
     let mut out = Vec::new();
     for run in reader.detect_runs()? {
         if run.kind == crate::store::DetectKind::Claims && run.dataset == dataset {
-            let stored = crate::detect::run::Stored::load(reader, &run.id)?;
+            let stored = crate::detect::run::Stored::load(db, &run.id)?;
             out.push((run, stored));
         }
     }
@@ -270,11 +272,12 @@ fn claims_runs(
 }
 
 /// A stored detection to show, focused on `target`.
-fn show(reader: &Store, id: &str, target: u32) -> anyhow::Result<Msg> {
+fn show(db: &crate::store::Db, id: &str, target: u32) -> anyhow::Result<Msg> {
+    let reader = db.read()?;
     let run = reader
         .detect_run(id)?
         .ok_or_else(|| anyhow::anyhow!("no detection {id}"))?;
-    let stored = crate::detect::run::Stored::load(reader, id)?.with_entailments(reader)?;
+    let stored = crate::detect::run::Stored::load(db, id)?.with_entailments(db)?;
     Ok(Msg::new(Detection {
         run: Box::new(run),
         stored,
@@ -295,8 +298,8 @@ impl Outcome for Claims {}
 impl Job for LoadClaims {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
         let dataset = self.dataset;
-        cx.on_reader(None, move |r| {
-            claims_runs(r, &dataset)
+        cx.on_reader(None, move |db| {
+            claims_runs(db, &dataset)
                 .map(|c| Msg::new(Claims(c)))
                 .unwrap_or_else(|e| Msg::failed(format!("reading detections: {e}")))
         });
@@ -323,10 +326,7 @@ impl Job for Entropy {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
         use crate::detect::semantic;
         let (group, judge) = (*self.group, *self.judge);
-        let (Some(handle), Some(path)) = (
-            cx.services.store.clone(),
-            cx.services.reader.as_ref().and_then(|r| r.path()),
-        ) else {
+        let (Some(handle), Some(db)) = (cx.services.store.clone(), cx.services.db.clone()) else {
             return cx.fail("semantic entropy needs a store");
         };
         let caller = match Caller::new(
@@ -346,8 +346,7 @@ impl Job for Entropy {
         cx.spawn(Slot::Other, cancel, async move {
             let name = judge.name.clone();
             let opened = tokio::task::spawn_blocking(move || {
-                let store = crate::store::Db::file(&path).store()?;
-                anyhow::Ok(semantic::Known::of(&store.entailments(Some(&name))?))
+                anyhow::Ok(semantic::Known::of(&db.read()?.entailments(Some(&name))?))
             })
             .await;
             let known = match opened {

@@ -6,6 +6,7 @@
 use super::{Effects, Job, JobCx, Msg, Outcome, Reply};
 use crate::sentences::labels::{Grade, SentenceLabel};
 use crate::store::{AnswerLabel, Label};
+use crate::tui::jobs::read_or_fail;
 use crate::tui::screen_id::ScreenId;
 
 /// Saves a person's label on an answer, on the shared store first when there is one; never
@@ -57,8 +58,8 @@ impl Job for SaveLabel {
             };
             // Whether this reviewer labelled the answer before (said only then).
             let earlier = db
-                .store()
-                .and_then(|s| Ok(s.answer_labels(Some(&rec.run_id))?))
+                .read()
+                .and_then(|s| s.answer_labels(Some(&rec.run_id)))
                 .map(|ls| {
                     ls.iter()
                         .filter(|l| l.job_idx == rec.job_idx && l.reviewer == rec.reviewer)
@@ -167,7 +168,7 @@ pub fn watch_sentence_labels(cx: &mut JobCx<'_>) {
 }
 
 fn watch_table(cx: &mut JobCx<'_>, table: &'static str, to: &'static [ScreenId]) {
-    let Some(path) = cx.services.reader.as_ref().and_then(|r| r.path()) else {
+    let Some(path) = cx.services.db.as_ref().map(|d| d.local().to_path_buf()) else {
         return;
     };
     cx.watch(table, move |reply: Reply| {
@@ -204,13 +205,15 @@ impl Job for LoadItemLabels {
         let Some(id) = cx.ds.items.get(item).map(|it| it.id.to_string()) else {
             return;
         };
-        cx.on_reader(None, move |r| match r.answer_labels(None) {
-            Ok(all) => Msg::new(ItemLabels {
-                labels: all.into_iter().filter(|l| l.item_id == id).collect(),
-                item,
-                me,
-            }),
-            Err(e) => Msg::failed(format!("reading the labels: {e}")),
+        cx.on_reader(None, move |db| {
+            match db.read().and_then(|r| r.answer_labels(None)) {
+                Ok(all) => Msg::new(ItemLabels {
+                    labels: all.into_iter().filter(|l| l.item_id == id).collect(),
+                    item,
+                    me,
+                }),
+                Err(e) => Msg::failed(format!("reading the labels: {e}")),
+            }
         });
     }
 }
@@ -237,15 +240,16 @@ impl Job for LoadJudges {
         let cat = crate::eval::summary::Catalogue::of(cx.ds);
         let ds = cx.ds.clone();
         let (run, models) = (self.run, self.models);
-        cx.on_reader(Some("the judges need a store"), move |r| {
+        cx.on_reader(Some("the judges need a store"), move |db| {
+            let r = read_or_fail!(db);
             use crate::review::calibration as cal;
             let opts = crate::review::judges::Options::default();
             let got =
-                crate::review::judges::of_store(r, run.as_deref(), &cat, &opts).and_then(|t| {
+                crate::review::judges::of_store(db, run.as_deref(), &cat, &opts).and_then(|t| {
                     let verdicts = r.judge_verdicts(run.as_deref())?;
                     let stored = r.records_where(None)?;
                     let now = cal::identities(&t, &verdicts, &models, Some(&ds), &stored);
-                    let standings = cal::standings(r, &t, &now, &cal::Floor::default())?;
+                    let standings = cal::standings(db, &t, &now, &cal::Floor::default())?;
                     Ok(Msg::new(Trial(Box::new(t), standings)))
                 });
             got.unwrap_or_else(|e| Msg::failed(format!("reading the judges: {e}")))
@@ -267,8 +271,8 @@ impl Outcome for JudgedAnswer {}
 impl Job for LoadJudgedAnswer {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
         let (run, job) = (self.run, self.job);
-        cx.on_reader(None, move |r| {
-            match crate::review::judges::judged_answer(r, &run, job) {
+        cx.on_reader(None, move |db| {
+            match crate::review::judges::judged_answer(db, &run, job) {
                 Ok(Some(a)) => Msg::new(JudgedAnswer(Box::new(a))),
                 Ok(None) => Msg::failed(format!(
                     "answer {job} of run {} is not in the store",

@@ -23,7 +23,7 @@ impl Job for LoadReview {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
         // Watching starts before the load: what is stored meanwhile is in the load or arrives
         // as a change (a change before the screen has data is ignored).
-        if let Some(source) = cx.services.review.as_ref().and_then(|r| r.watch_source()) {
+        if let Some(source) = cx.services.db.as_ref().and_then(|d| d.review_source()) {
             cx.watch("review", move |reply: Reply| {
                 let changed = move || {
                     reply.outcome(ReviewChanged);
@@ -35,11 +35,11 @@ impl Job for LoadReview {
         let (reviewer, blind) = (cx.services.reviewer.clone(), cx.services.blind);
         let ds = cx.ds.clone();
         cx.on_store(move |sx| {
-            let (Some(reader), Some(review)) = (&sx.reader, &sx.review) else {
+            let Some(db) = &sx.db else {
                 return vec![Msg::failed("review needs a store")];
             };
             vec![
-                match crate::review::load::ReviewData::load(reader, review, &reviewer, Some(&ds)) {
+                match crate::review::load::ReviewData::load(db, &reviewer, Some(&ds)) {
                     Ok(mut d) => {
                         d.blind = blind;
                         Msg::new(Review(Box::new(d)))
@@ -68,10 +68,10 @@ impl Job for RefreshReview {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
         let after = self.after;
         cx.on_store(move |sx| {
-            let Some(review) = &sx.review else {
+            let Some(db) = &sx.db else {
                 return Vec::new();
             };
-            vec![match review.decisions_after(after) {
+            vec![match db.decisions_after(after) {
                 Ok((decisions, seq)) => Msg::new(ReviewMore { decisions, seq }),
                 Err(e) => Msg::failed(format!("reading reviews: {e}")),
             }]
@@ -93,7 +93,7 @@ impl Job for SaveDraft {
         let mut d = self.0;
         d.reviewer = cx.services.reviewer.clone();
         cx.on_store(move |sx| {
-            let Some(store) = &mut sx.review else {
+            let Some(store) = &sx.db else {
                 return Vec::new();
             };
             // Either way the screen hears: an error it shows goes once a save works.
@@ -125,7 +125,7 @@ impl Job for SaveDecision {
         r.reviewer = cx.services.reviewer.clone();
         r.uid = ReviewRecord::new_uid(&r.reviewer, r.created_at);
         cx.on_store(move |sx| {
-            let Some(store) = &mut sx.review else {
+            let Some(store) = &sx.db else {
                 return vec![Msg::failed("review needs a store")];
             };
             vec![match store.save_decisions(std::slice::from_ref(&r)) {

@@ -3,7 +3,8 @@
 //! answers side by side. All reads (and the one small write) run on the store worker.
 
 use super::{Job, JobCx, Msg, Outcome};
-use crate::store::{ResponseRecord, ScoreRecord, Store};
+use crate::store::{ResponseRecord, ScoreRecord};
+use crate::tui::jobs::read_or_fail;
 
 const RUNS_NEED: Option<&str> = Some("runs need a store");
 
@@ -15,8 +16,8 @@ pub struct Runs(pub Vec<crate::runs::Listed>);
 
 impl Outcome for Runs {}
 
-fn list(r: &Store) -> Msg {
-    crate::runs::list(r, &crate::store::RunFilter::default())
+fn list(db: &crate::store::Db) -> Msg {
+    crate::runs::list(db, &crate::store::RunFilter::default())
         .map(|l| Msg::new(Runs(l)))
         .unwrap_or_else(|e| Msg::failed(format!("reading runs: {e:#}")))
 }
@@ -44,16 +45,18 @@ impl Outcome for RunItems {}
 impl Job for LoadRunItems {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
         let (ds, run) = (cx.ds.clone(), self.run);
-        cx.on_reader(RUNS_NEED, move |r| match r.run_item_ids(&run) {
-            Ok(ids) => {
-                let items: Vec<usize> = ids.iter().filter_map(|i| ds.index_of(i)).collect();
-                Msg::new(RunItems {
-                    missing: ids.len() - items.len(),
-                    run,
-                    items,
-                })
+        cx.on_reader(RUNS_NEED, move |db| {
+            match db.read().and_then(|r| r.run_item_ids(&run)) {
+                Ok(ids) => {
+                    let items: Vec<usize> = ids.iter().filter_map(|i| ds.index_of(i)).collect();
+                    Msg::new(RunItems {
+                        missing: ids.len() - items.len(),
+                        run,
+                        items,
+                    })
+                }
+                Err(e) => Msg::failed(format!("reading the run: {e}")),
             }
-            Err(e) => Msg::failed(format!("reading the run: {e}")),
         });
     }
 }
@@ -82,7 +85,8 @@ impl Job for LoadRunAnswers {
             return;
         };
         let (id, run, item) = (it.id.to_string(), self.run, self.item);
-        cx.on_reader(RUNS_NEED, move |r| {
+        cx.on_reader(RUNS_NEED, move |db| {
+            let r = read_or_fail!(db);
             match (r.run_item_answers(&run, &id), r.scores_for_item(&id)) {
                 (Ok(records), Ok(mut scores)) => {
                     scores.retain(|s| s.run_id == run);
@@ -116,10 +120,9 @@ pub struct NameRun {
 
 impl Job for NameRun {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
-        let shared = cx.services.shared.clone();
         let (run, name) = (self.run, self.name);
         cx.on_store(move |sx| {
-            let Some(reader) = &sx.reader else {
+            let Some(db) = &sx.db else {
                 return vec![Msg::failed("runs need a store")];
             };
             let name = crate::text::one_line(&name)
@@ -128,13 +131,8 @@ impl Job for NameRun {
                 .take(200)
                 .collect::<String>();
             let n = (!name.is_empty()).then_some(name.as_str());
-            let named = match &shared {
-                // The team's name first: the local copy follows it.
-                Some(db) => db
-                    .name_shared_run(&run, n)
-                    .and_then(|ok| Ok(ok && reader.set_run_name(&run, n)?)),
-                None => reader.set_run_name(&run, n).map_err(anyhow::Error::from),
-            };
+            // On a shared store, the team's name first: the local copy follows it.
+            let named = db.name_run(&run, n);
             let said = match named {
                 Ok(true) => match n {
                     Some(n) => format!("{run} is named \"{n}\""),
@@ -143,7 +141,7 @@ impl Job for NameRun {
                 Ok(false) => format!("no run {run} in the store"),
                 Err(e) => format!("naming {run}: {e:#}"),
             };
-            vec![list(reader), Msg::notice(said)]
+            vec![list(db), Msg::notice(said)]
         });
     }
 }
@@ -164,9 +162,11 @@ impl Outcome for AnswerMatches {}
 impl Job for SearchAnswers {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
         let query = self.query;
-        cx.on_reader(None, move |r| match r.items_answered_with(&query) {
-            Ok(items) => Msg::new(AnswerMatches { query, items }),
-            Err(e) => Msg::failed(format!("searching the answers: {e}")),
+        cx.on_reader(None, move |db| {
+            match db.read().and_then(|r| r.items_answered_with(&query)) {
+                Ok(items) => Msg::new(AnswerMatches { query, items }),
+                Err(e) => Msg::failed(format!("searching the answers: {e}")),
+            }
         });
     }
 }
@@ -187,8 +187,8 @@ impl Outcome for Comparison {}
 impl Job for CompareRuns {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
         let (a, b, model) = (self.a, self.b, self.model);
-        cx.on_reader(RUNS_NEED, move |r| {
-            crate::runs::compare_runs(r, (&a, &b), model.as_deref())
+        cx.on_reader(RUNS_NEED, move |db| {
+            crate::runs::compare_runs(db, (&a, &b), model.as_deref())
                 .map(|(c, common)| Msg::new(Comparison(Box::new(c), common)))
                 .unwrap_or_else(|e| Msg::failed(format!("comparing: {e:#}")))
         });
@@ -211,8 +211,8 @@ impl Outcome for RunRows {}
 impl Job for LoadRunRows {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
         let (ds, runs) = (cx.ds.clone(), self.runs);
-        cx.on_reader(RUNS_NEED, move |r| {
-            crate::runs::heatmap_rows(r, &runs, &ds)
+        cx.on_reader(RUNS_NEED, move |db| {
+            crate::runs::heatmap_rows(db, &runs, &ds)
                 .map(|(rows, unscored)| Msg::new(RunRows { rows, unscored }))
                 .unwrap_or_else(|e| Msg::failed(format!("reading runs: {e:#}")))
         });
@@ -233,8 +233,8 @@ impl Outcome for PairAnswers {}
 impl Job for LoadPairAnswers {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
         let (item_id, sides) = (self.item_id, self.sides);
-        cx.on_reader(RUNS_NEED, move |r| {
-            crate::runs::pair_answers(r, &item_id, &sides)
+        cx.on_reader(RUNS_NEED, move |db| {
+            crate::runs::pair_answers(db, &item_id, &sides)
                 .map(|p| Msg::new(PairAnswers(Box::new(p))))
                 .unwrap_or_else(|e| Msg::failed(format!("reading answers: {e:#}")))
         });
@@ -268,9 +268,10 @@ impl Outcome for SourceRun {}
 impl Job for LoadSource {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
         let run = self.run;
-        cx.on_reader(RUNS_NEED, move |r| {
+        cx.on_reader(RUNS_NEED, move |db| {
+            let r = read_or_fail!(db);
             let read = || -> crate::store::Result<Vec<SourceAnswer>> {
-                let sources = crate::foreign::record::of_run(r, &run)?;
+                let sources = crate::foreign::record::of_run(db, &run)?;
                 let mut answers: std::collections::HashMap<u32, ResponseRecord> = r
                     .responses(&run)?
                     .into_iter()

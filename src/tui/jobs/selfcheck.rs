@@ -11,7 +11,7 @@ use crate::dataset::triples::TripleSet;
 use crate::provider::ModelConfig;
 use crate::selfcheck::results::Stored;
 use crate::selfcheck::run::SelfcheckEvent;
-use crate::store::{SelfcheckRun, Store};
+use crate::store::SelfcheckRun;
 
 /// Every stored self-detection run with what it stored, newest first.
 pub struct LoadSelfchecks;
@@ -23,18 +23,19 @@ impl Outcome for Selfchecks {}
 
 impl Job for LoadSelfchecks {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
-        cx.on_reader(None, |r| {
-            selfcheck_runs(r)
+        cx.on_reader(None, |db| {
+            selfcheck_runs(db)
                 .map(|s| Msg::new(Selfchecks(s)))
                 .unwrap_or_else(|e| Msg::failed(format!("reading self-detection runs: {e}")))
         });
     }
 }
 
-fn selfcheck_runs(reader: &Store) -> crate::store::Result<Vec<(SelfcheckRun, Stored)>> {
+fn selfcheck_runs(db: &crate::store::Db) -> crate::store::Result<Vec<(SelfcheckRun, Stored)>> {
+    let reader = db.read()?;
     let mut out = Vec::new();
     for run in reader.selfcheck_runs()? {
-        let stored = Stored::load(reader, &run.id)?;
+        let stored = Stored::load(db, &run.id)?;
         out.push((run, stored));
     }
     Ok(out)

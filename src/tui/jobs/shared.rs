@@ -11,7 +11,7 @@ pub const PULLED_NOTICE: &str = "from the team's store: ";
 /// Starts mirroring the shared store's runs into the local store, if there is a shared store;
 /// what it pulls is delivered as [`Pulled`].
 pub(super) fn mirror(services: &Services, reply: Reply) -> Option<MirrorWatch> {
-    let db = services.shared.clone()?;
+    let db = services.shared()?;
     let failed = reply.clone();
     let shown = db.shown();
     db.mirror(
@@ -82,7 +82,7 @@ pub struct Push {
 
 impl Job for Push {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
-        let Some(db) = cx.services.shared.clone() else {
+        let Some(db) = cx.services.shared() else {
             return;
         };
         let reply = cx.reply();

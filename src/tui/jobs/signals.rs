@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use super::{Job, JobCx, Msg, Outcome};
 use crate::dataset::Dataset;
-use crate::store::Store;
 
 /// Every stored answer's self-contradiction flag, with its score.
 pub struct LoadFlags;
@@ -17,8 +16,8 @@ impl Outcome for Flags {}
 
 impl Job for LoadFlags {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
-        cx.on_reader(None, |r| {
-            crate::detect::results::answer_flags(r)
+        cx.on_reader(None, |db| {
+            crate::detect::results::answer_flags(db)
                 .map(|f| Msg::new(Flags(f)))
                 .unwrap_or_else(|e| Msg::failed(format!("reading detections: {e}")))
         });
@@ -37,8 +36,8 @@ impl Outcome for Signals {}
 
 impl Job for LoadSignals {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
-        cx.on_reader(None, |r| {
-            signal_rows(r)
+        cx.on_reader(None, |db| {
+            signal_rows(db)
                 .map(|s| Msg::new(Signals(s)))
                 .unwrap_or_else(|e| Msg::failed(format!("reading signals: {e}")))
         });
@@ -47,12 +46,15 @@ impl Job for LoadSignals {
 
 /// AUROC; `prism signals` gives the intervals). Each run's questions come from its own dataset,
 /// read once per dataset.
-fn signal_rows(r: &Store) -> crate::store::Result<Vec<crate::detect::signals::SignalRow>> {
+fn signal_rows(
+    db: &crate::store::Db,
+) -> crate::store::Result<Vec<crate::detect::signals::SignalRow>> {
+    let r = db.read()?;
     use crate::detect::signals::{By, gather, table};
     let runs: Vec<String> = r.runs()?.into_iter().map(|x| x.id).collect();
     let read: std::cell::RefCell<std::collections::HashMap<String, Option<Arc<Dataset>>>> =
         Default::default();
-    let points = gather(r, &runs, &|run| {
+    let points = gather(db, &runs, &|run| {
         read.borrow_mut()
             .entry(run.dataset.clone())
             .or_insert_with(|| match run.dataset.as_str() {
@@ -67,7 +69,7 @@ fn signal_rows(r: &Store) -> crate::store::Result<Vec<crate::detect::signals::Si
     let labels: Vec<crate::sentences::labels::SentenceLabel> = r.records_where(None)?;
     let mut points = points;
     if !labels.is_empty() {
-        let g = crate::sentences::eval::gather(r, &labels, None)?;
+        let g = crate::sentences::eval::gather(db, &labels, None)?;
         points.extend(crate::sentences::eval::points(&g));
     }
     let mut rows = Vec::new();

@@ -7,6 +7,7 @@
 //! under the cursor (accurate, minor or major inaccurate; `z` takes it back), as people's
 //! labels the sentence methods are measured against (`prism signals`).
 
+use crate::tui::jobs::read_or_fail;
 use std::sync::Arc;
 
 use ratatui::Frame;
@@ -581,8 +582,8 @@ impl Outcome for Loaded {}
 impl Job for Load {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
         let Load { run, job, judge } = *self;
-        cx.on_reader(Some("where in the answer needs a store"), move |r| {
-            match crate::sentences::of_stored(r, &run, job, judge.as_deref()) {
+        cx.on_reader(Some("where in the answer needs a store"), move |db| {
+            match crate::sentences::of_stored(db, &run, job, judge.as_deref()) {
                 Ok(v) => Msg::new(Loaded(Box::new(v))),
                 Err(e) => Msg::failed(format!("reading the answer: {e}")),
             }
@@ -607,7 +608,8 @@ impl Job for LoadGrades {
         crate::tui::jobs::labels::watch_sentence_labels(cx);
         let LoadGrades { run, job } = *self;
         let me = cx.services.reviewer.clone();
-        cx.on_reader(None, move |r| {
+        cx.on_reader(None, move |db| {
+            let r = read_or_fail!(db);
             match r.records_where::<SentenceLabel>(Some(("run_id", &run))) {
                 Ok(all) => Msg::new(Grades(
                     all.into_iter().filter(|l| l.job_idx == job).collect(),

@@ -1,6 +1,7 @@
 //! The heatmap's drill: the items behind one cell, worst first, and the job that reads each
 //! item's worst sentence (`w`: where in the answer) to rank them by it.
 
+use crate::tui::jobs::{Msg, read_or_fail};
 /// The items behind one cell, worst first.
 #[derive(Debug, Clone, Default)]
 pub struct Drill {
@@ -62,12 +63,13 @@ impl crate::tui::jobs::Job for LoadWorst {
     fn start(self: Box<Self>, cx: &mut crate::tui::jobs::JobCx<'_>) {
         let ds = cx.ds.clone();
         let model = self.model;
-        cx.on_reader(Some("where in the answer needs a store"), move |r| {
+        cx.on_reader(Some("where in the answer needs a store"), move |db| {
+            let r = read_or_fail!(db);
             let read = || -> crate::store::Result<Worst> {
                 let mut worst = std::collections::HashMap::new();
                 let mut method = "";
                 // Every verdict read once, for every run.
-                let support = crate::sentences::support_records(r)?;
+                let support = crate::sentences::support_records(db)?;
                 for run in r.runs()? {
                     // A run of one sample per item, or without this model, has nothing to weigh
                     // (a run's settings may not say: then it is read).
@@ -77,7 +79,7 @@ impl crate::tui::jobs::Job for LoadWorst {
                         continue;
                     }
                     let Some(sec) =
-                        crate::report::sentences::of_run(r, &run.id, &ds, None, &support)?
+                        crate::report::sentences::of_run(db, &run.id, &ds, None, &support)?
                     else {
                         continue;
                     };
