@@ -350,7 +350,9 @@ fn store_names(text: &str) -> Vec<String> {
 #[test]
 fn outside_the_store_one_store_type_is_named() {
     let root = src();
-    let inner = ["Store", "Panel", "History", "history", "PgStore", "AnyStore", "pg", "panel"];
+    let inner = [
+        "Store", "Panel", "History", "history", "PgStore", "AnyStore", "pg", "panel",
+    ];
     let mut found = Vec::new();
     for f in rust_files(&root) {
         let rel = f.strip_prefix(&root).unwrap().display().to_string();
@@ -365,6 +367,7 @@ fn outside_the_store_one_store_type_is_named() {
     }
     assert!(found.is_empty(), "{found:#?}");
     // The check sees what it is meant to.
-    let seen = store_names("use crate::store::{Db, Store};\nfn f(s: &crate::store::history::History) {}");
+    let seen =
+        store_names("use crate::store::{Db, Store};\nfn f(s: &crate::store::history::History) {}");
     assert_eq!(seen, ["Db", "Store", "history", "History"]);
 }

@@ -596,3 +596,39 @@ fn hints_keep_the_shared_store() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("finish it with"), "{err}");
 }
+
+/// The TUI's mirror on a server that restarts, then goes away: the restart (its connections
+/// dropped and made again) is not news, an outage longer than `mirror::QUIET_OUTAGE` is said
+/// once, and the mirror pulls again when the server is back.
+#[test]
+fn a_mirror_says_an_outage_not_a_restart() {
+    use std::sync::{Arc, Mutex};
+    let pg = Pg::start();
+    let dir = tempfile::tempdir().unwrap();
+    let db = prism::store::Db::open(Some(Path::new(&pg.url())), &dir.path().join("m.db")).unwrap();
+    let said = Arc::new(Mutex::new(Vec::<String>::new()));
+    let to = said.clone();
+    let _watch = db
+        .mirror(|_| {}, move |e| to.lock().unwrap().push(e))
+        .unwrap()
+        .expect("a shared store mirrors");
+    std::thread::sleep(Duration::from_millis(500));
+    pg.restart();
+    std::thread::sleep(prism::store::mirror::EVERY * 2);
+    assert!(
+        said.lock().unwrap().is_empty(),
+        "{:?}",
+        said.lock().unwrap()
+    );
+    pg.stop();
+    std::thread::sleep(prism::store::mirror::QUIET_OUTAGE + prism::store::mirror::EVERY * 2);
+    let during = said.lock().unwrap().clone();
+    assert_eq!(during.len(), 1, "said once: {during:?}");
+    pg.start_again();
+    std::thread::sleep(prism::store::mirror::EVERY * 2);
+    assert_eq!(
+        said.lock().unwrap().len(),
+        1,
+        "nothing more once it is back"
+    );
+}

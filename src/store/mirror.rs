@@ -416,24 +416,29 @@ impl Mirror {
             .name("prism-mirror".into())
             .spawn(move || {
                 let mut listener: Option<postgres::Client> = None;
-                let mut failing = false;
+                // Since when pulls fail, and whether that was said: a connection dropped and
+                // made again (a server restarted) is not news; an outage longer than
+                // `QUIET_OUTAGE` is, once.
+                let (mut failing_since, mut said) = (None::<std::time::Instant>, false);
                 while !flag.load(Ordering::Relaxed) {
                     // A few pages of a run held in part at a time, so what came shows on the
                     // way, and a stop is heard between them.
                     let mut more = false;
                     match self.pull_some(Some(STEP_PAGES)) {
                         Ok(p) => {
-                            failing = false;
+                            (failing_since, said) = (None, false);
                             more = p.more;
                             if p.changed() {
                                 on_pull(p);
                             }
                         }
-                        Err(e) if !failing => {
-                            failing = true;
-                            on_error(e.to_string());
+                        Err(e) => {
+                            let since = *failing_since.get_or_insert_with(std::time::Instant::now);
+                            if !said && since.elapsed() >= QUIET_OUTAGE {
+                                said = true;
+                                on_error(e.to_string());
+                            }
                         }
-                        Err(_) => {}
                     }
                     if more {
                         continue;
@@ -453,6 +458,9 @@ impl Mirror {
 
 /// The longest a mirror goes without pulling.
 pub const EVERY: Duration = Duration::from_secs(2);
+
+/// How long pulls fail before the mirror says so (a server restart is over well within it).
+pub const QUIET_OUTAGE: Duration = Duration::from_secs(5);
 
 /// A running mirror; dropping it stops the thread.
 pub struct MirrorWatch {

@@ -3,9 +3,9 @@
 //! private to this module.
 //!
 //! ```text
-//!  commands · lanes · screens ──Db::open(--db)──▶ Db (db.rs)          Panel (panel.rs): review
-//!        │ read                    │ save (one writer)                decisions, live for all
-//!        ▼                         ▼
+//!  commands · lanes · screens ──Db::open(--db)──▶ Db (db.rs)   review (db_review.rs → panel.rs):
+//!        │ Db::read (db_read.rs)   │ save (one writer)          decisions, live for all
+//!        ▼                         ▼                            whole writes (db_write.rs)
 //!  Store: SQLite, this machine ◀── StoreHandle (writer.rs: group commit; answers, lane writes,
 //!        ▲            │            records of described tables, scores; held while it cannot save)
 //!  mirror.rs pulls    │ lane_push.rs pushes each commit as it lands
