@@ -112,7 +112,7 @@ fn fill(path: &Path) {
     .unwrap();
     fill_lanes(&mut s);
     drop(s);
-    let r = prism::store::Db::reviewing(path, std::path::Path::new("unused.db")).unwrap();
+    let r = prism::store::Db::open(Some(path), std::path::Path::new("unused.db")).unwrap();
     r.save_decisions(&[ReviewRecord {
         uid: "ann-1".into(),
         item_id: "item-1".into(),

@@ -89,7 +89,7 @@ fn two_reviewers_at_once(db: String, dir: &Path, secs: u64) {
     let b = std::thread::spawn(move || reviewer("bob", db2, &d2, secs));
     let (a, b) = (a.join().unwrap(), b.join().unwrap());
     let store =
-        prism::store::Db::reviewing(Path::new(&db), std::path::Path::new("unused.db")).unwrap();
+        prism::store::Db::open(Some(Path::new(&db)), std::path::Path::new("unused.db")).unwrap();
     let all = store.decisions().unwrap();
     let uids: Vec<&str> = all.iter().map(|r| r.uid.as_str()).collect();
     let unique: HashSet<&str> = uids.iter().copied().collect();
@@ -134,8 +134,8 @@ fn two_processes_on_postgres_for_a_minute_lose_nothing() {
     let dir = tempfile::tempdir().unwrap();
     two_reviewers_at_once(pg.url(), dir.path(), soak_secs());
     // Migrations ran once: a second open finds nothing to do.
-    let again = prism::store::Db::reviewing(
-        std::path::Path::new(&pg.url()),
+    let again = prism::store::Db::open(
+        Some(std::path::Path::new(&pg.url())),
         std::path::Path::new("unused.db"),
     )
     .unwrap();
@@ -146,8 +146,8 @@ fn two_processes_on_postgres_for_a_minute_lose_nothing() {
 #[ignore = "starts a PostgreSQL server (.ci/run installs it)"]
 fn drafts_and_quality_scores_round_trip_on_postgres() {
     let pg = common::pg::Pg::start();
-    let db = prism::store::Db::reviewing(
-        std::path::Path::new(&pg.url()),
+    let db = prism::store::Db::open(
+        Some(std::path::Path::new(&pg.url())),
         std::path::Path::new("unused.db"),
     )
     .unwrap();
@@ -289,8 +289,8 @@ mod screen_on_postgres {
             },
             Duration::from_secs(1),
         );
-        let n = prism::store::Db::reviewing(
-            std::path::Path::new(&pg.url()),
+        let n = prism::store::Db::open(
+            Some(std::path::Path::new(&pg.url())),
             std::path::Path::new("unused.db"),
         )
         .unwrap()
@@ -340,8 +340,8 @@ mod screen_on_postgres {
         let s = play(&rt, &mut ann, &mut sa, decide('y'));
         assert!(s.contains("1 disputed"), "{s}");
         assert_eq!(
-            prism::store::Db::reviewing(
-                std::path::Path::new(&pg.url()),
+            prism::store::Db::open(
+                Some(std::path::Path::new(&pg.url())),
                 std::path::Path::new("unused.db")
             )
             .unwrap()

@@ -826,7 +826,7 @@ fn z_takes_back_the_sessions_labels_and_decisions_without_deleting_any() {
     );
     play(&rt, &mut app, &mut services, vec![]);
     let decisions = || {
-        prism::store::Db::reviewing(&db, std::path::Path::new("unused.db"))
+        prism::store::Db::open(Some(&db), std::path::Path::new("unused.db"))
             .unwrap()
             .decisions()
             .unwrap()

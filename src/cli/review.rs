@@ -72,7 +72,10 @@ pub enum ReviewCommand {
 /// The review database: `--db` (a SQLite file or a postgres:// URL), else the config's `db`
 /// when it is a postgres:// URL, else the default store.
 pub(crate) fn review_db(arg: Option<PathBuf>, dirs: &Dirs) -> anyhow::Result<crate::store::Db> {
-    crate::store::Db::reviewing(&panel_target(arg, dirs), &super::run::default_db(dirs))
+    crate::store::Db::open(
+        Some(&panel_target(arg, dirs)),
+        &super::run::default_db(dirs),
+    )
 }
 
 /// Where the panel's decisions and scores are: `arg`, else the config's shared store, else

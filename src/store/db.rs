@@ -83,9 +83,9 @@ impl Db {
             Some(Location::File(local)) => return Ok(Db::file(&local)),
             None => return Ok(Db::file(default_local)),
         };
-        Ok(Db {
-            local: default_local.to_path_buf(),
-            shared: Some(Shared {
+        Ok(Db::of(
+            default_local,
+            Some(Shared {
                 pg: PgStore::connect(&url)?,
                 holder: Holder {
                     owner: format!("{}-{}", super::host_name(), super::new_run_id()),
@@ -94,10 +94,18 @@ impl Db {
                 },
                 working: Mutex::new(None),
             }),
+        ))
+    }
+
+    /// A `Db` on `local` (and `shared`), nothing opened yet.
+    fn of(local: &Path, shared: Option<Shared>) -> Db {
+        Db {
+            local: local.to_path_buf(),
+            shared,
             reader: Default::default(),
             review: Mutex::new(None),
             lists_shared: false,
-        })
+        }
     }
 
     /// What a command that works with the team uses (the TUI, the review panel, the quality
@@ -113,29 +121,18 @@ impl Db {
     /// This machine's store at `path`, a file (what a command that takes no shared store, or
     /// the TUI's own connections, open).
     pub fn file(path: &Path) -> Db {
-        Db {
-            local: path.to_path_buf(),
-            shared: None,
-            reader: Default::default(),
-            review: Mutex::new(None),
-            lists_shared: false,
-        }
+        Db::of(path, None)
     }
 
     /// Another `Db` on the same stores with connections of its own, for another thread (the
     /// TUI's store thread). What this one is pushing stays this one's.
     pub fn again(&self) -> Db {
-        Db {
-            local: self.local.clone(),
-            shared: self.shared.as_ref().map(|s| Shared {
-                pg: s.pg.clone(),
-                holder: s.holder.clone(),
-                working: Mutex::new(None),
-            }),
-            reader: Default::default(),
-            review: Mutex::new(None),
-            lists_shared: false,
-        }
+        let shared = self.shared.as_ref().map(|s| Shared {
+            pg: s.pg.clone(),
+            holder: s.holder.clone(),
+            working: Mutex::new(None),
+        });
+        Db::of(&self.local, shared)
     }
 
     /// The same store, whose lists of runs ([`Db::runs_page`] and the rest of what a list
@@ -179,8 +176,8 @@ impl Db {
     /// This machine's store, opened (made if missing): a connection of its own, for the
     /// store's own work (a writer, a mirror, a push). Code outside the store reads through
     /// [`Db::read`] and writes through a writer or a `Db` method.
-    pub(super) fn store(&self) -> anyhow::Result<Store> {
-        Ok(Store::open(&self.local)?)
+    pub(super) fn store(&self) -> super::Result<Store> {
+        Store::open(&self.local)
     }
 
     pub(super) fn pg(&self) -> Option<&PgStore> {
@@ -416,23 +413,23 @@ impl Db {
     /// The handle a lane's run works through: on this machine's store, each commit pushed to
     /// the shared store. The run is held there first (one process at a time).
     pub fn lane_handle(&self, kind: LaneKind, run: &str) -> anyhow::Result<StoreHandle> {
-        self.pushing_handle(self.store()?, Ok(kind), run)
+        self.pushing_handle(Ok(kind), run)
     }
 
     /// The handle a records lane (topics, entropy, answer checks, quality, scores) works
     /// through, under its lock `lock`: each record pushed to the shared store as it commits.
     /// `noun` is what the records are called when the pushes are said ("score(s)").
     pub fn records_handle(&self, lock: &str, noun: &'static str) -> anyhow::Result<StoreHandle> {
-        self.pushing_handle(self.store()?, Err(noun), lock)
+        self.pushing_handle(Err(noun), lock)
     }
 
     /// `what`: the lane run's kind, or what a records lane's records are called.
     fn pushing_handle(
         &self,
-        store: Store,
         what: Result<LaneKind, &'static str>,
         run: &str,
     ) -> anyhow::Result<StoreHandle> {
+        let store = self.store()?;
         let kind = what.ok();
         let Some(s) = &self.shared else {
             return Ok(StoreHandle::spawn(store, Some(self.local.clone())));

@@ -27,7 +27,7 @@ impl Db {
     pub fn read(&self) -> super::Result<impl Deref<Target = Store> + '_> {
         let cell = self.reader.0.lock();
         if cell.get().is_none() {
-            let _ = cell.set(Store::open(self.local())?);
+            let _ = cell.set(self.store()?);
         }
         Ok(ReentrantMutexGuard::map(cell, |c| {
             c.get().expect("the reader was opened above")

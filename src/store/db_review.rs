@@ -3,21 +3,10 @@
 //! every decision at once for the whole panel; else this machine's store), never through a
 //! copy. One of the direct-to-shared writes the store's notes name, one method per kind.
 
-use std::path::Path;
-
 use super::review_records::{QualityRecord, ReviewRecord};
 use super::{Db, Draft, Location, Panel, Result};
 
 impl Db {
-    /// The store `name` names, for its review panel: a file, or a shared store's URL (its
-    /// decisions read and written there, never through `default_local`).
-    pub fn reviewing(name: &Path, default_local: &Path) -> anyhow::Result<Db> {
-        match Location::of(name) {
-            Location::File(f) => Ok(Db::file(&f)),
-            Location::Shared(_) => Db::open(Some(name), default_local),
-        }
-    }
-
     /// Runs `f` on the panel's store, opened on first use.
     fn with_panel<T>(&self, f: impl FnOnce(&mut Panel) -> Result<T>) -> Result<T> {
         let mut held = self.review.lock().unwrap_or_else(|e| e.into_inner());
@@ -61,10 +50,10 @@ impl Db {
     }
 
     /// Where a watcher sees other reviewers' decisions arrive.
-    pub fn review_source(&self) -> Option<super::panel_watch::Source> {
+    pub fn review_source(&self) -> super::panel_watch::Source {
         match self.pg() {
-            Some(pg) => Some(super::panel_watch::Source::Shared(pg.connect_config())),
-            None => Some(super::panel_watch::Source::File(self.local().to_path_buf())),
+            Some(pg) => super::panel_watch::Source::Shared(pg.connect_config()),
+            None => super::panel_watch::Source::File(self.local().to_path_buf()),
         }
     }
 }

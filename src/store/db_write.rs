@@ -11,8 +11,7 @@ use super::{Db, TopicRecord};
 impl Db {
     /// Runs `f` on a connection of its own to this machine's store.
     fn write_here<T>(&self, f: impl FnOnce(&mut Store) -> Result<T>) -> Result<T> {
-        let mut store = Store::open(self.local())?;
-        f(&mut store)
+        f(&mut self.store()?)
     }
 
     /// A detection run's writes (an import's new run and its targets, a reread's verdicts).

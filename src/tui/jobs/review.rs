@@ -23,7 +23,7 @@ impl Job for LoadReview {
     fn start(self: Box<Self>, cx: &mut JobCx<'_>) {
         // Watching starts before the load: what is stored meanwhile is in the load or arrives
         // as a change (a change before the screen has data is ignored).
-        if let Some(source) = cx.services.db.as_ref().and_then(|d| d.review_source()) {
+        if let Some(source) = cx.services.db.as_ref().map(|d| d.review_source()) {
             cx.watch("review", move |reply: Reply| {
                 let changed = move || {
                     reply.outcome(ReviewChanged);
